@@ -1,0 +1,33 @@
+// lockstep-bench: figures printed as medians of repetitions, each row beside its anchor.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lockstep::bench {
+
+/// One row of the report.
+struct Row {
+  std::string section;   ///< e.g. "sim"
+  std::string name;      ///< what was measured
+  double value = 0;      ///< ours
+  std::string unit;
+  double anchor = 0;     ///< the figure it is compared with (0: none)
+  std::string anchor_name;
+  std::string goal;      ///< the goal in words, e.g. "<= 2x"
+  bool met = true;
+};
+
+struct Options {
+  int repetitions = 7;
+  bool quick = false;  ///< a smoke run: tiny sizes, one repetition, seconds in all
+};
+
+/// Median wall time in nanoseconds of `reps` calls of `fn`, after one warm-up call.
+double median_ns(int reps, const std::function<void()>& fn);
+
+void run_sim(const Options& opt, std::vector<Row>& rows);
+
+}  // namespace lockstep::bench

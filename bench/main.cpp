@@ -1,0 +1,70 @@
+// lockstep-bench: one run that puts every speed figure beside its anchor.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "bench.hpp"
+#include "lockstep/clock.hpp"
+#include "lockstep/version.hpp"
+
+namespace lockstep::bench {
+
+double median_ns(int reps, const std::function<void()>& fn) {
+  fn();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const std::int64_t a = monotonic_ns();
+    fn();
+    t.push_back(static_cast<double>(monotonic_ns() - a));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace lockstep::bench
+
+int main(int argc, char** argv) {
+  using namespace lockstep::bench;
+  CLI::App app{"lockstep-bench: speed figures of lockstep, each beside its anchor, medians of repetitions"};
+  app.set_version_flag("--version", std::string("lockstep-bench ") + lockstep::kVersion);
+  Options opt;
+  std::string json_path;
+  std::vector<std::string> sections{"sim"};
+  app.add_option("--repetitions", opt.repetitions, "repetitions per figure (median reported)")->check(CLI::Range(1, 1000));
+  app.add_flag("--quick", opt.quick, "smoke run: small sizes, one repetition");
+  app.add_option("--json", json_path, "also write the table as JSON to this file");
+  app.add_option("--only", sections, "sections to run")->check(CLI::IsMember({"sim"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (opt.quick) opt.repetitions = 1;
+
+  std::vector<Row> rows;
+  for (const auto& s : sections)
+    if (s == "sim") run_sim(opt, rows);
+
+  std::printf("%-6s %-44s %14s %-8s %14s %-26s %-10s %s\n", "sect", "figure", "ours", "unit", "anchor", "anchor is", "goal", "met");
+  bool all_met = true;
+  for (const Row& r : rows) {
+    std::printf("%-6s %-44s %14.3f %-8s %14.3f %-26s %-10s %s\n", r.section.c_str(), r.name.c_str(), r.value, r.unit.c_str(),
+                r.anchor, r.anchor_name.c_str(), r.goal.c_str(), r.goal.empty() ? "" : (r.met ? "yes" : "NO"));
+    all_met = all_met && r.met;
+  }
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << "{\"rows\":[";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      out << (i ? ",\n" : "\n") << "{\"section\":\"" << r.section << "\",\"name\":\"" << r.name << "\",\"value\":" << r.value
+          << ",\"unit\":\"" << r.unit << "\",\"anchor\":" << r.anchor << ",\"anchor_name\":\"" << r.anchor_name
+          << "\",\"goal\":\"" << r.goal << "\",\"met\":" << (r.met ? "true" : "false") << "}";
+    }
+    out << "\n]}\n";
+  }
+  std::fprintf(stderr, "lockstep-bench: %zu figures, %s\n", rows.size(), all_met ? "every goal met" : "some goals missed");
+  return 0;
+}

@@ -1,0 +1,50 @@
+// Step and hash cost per body, and the hash beside memcpy and serialization of the same bytes.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+#include "lockstep/arena.hpp"
+#include "lockstep/scenario.hpp"
+
+namespace lockstep::bench {
+
+void run_sim(const Options& opt, std::vector<Row>& rows) {
+  const std::vector<std::uint32_t> sizes = opt.quick ? std::vector<std::uint32_t>{1000, 5000}
+                                                     : std::vector<std::uint32_t>{1000, 10000, 100000};
+  const int ticks = opt.quick ? 5 : 20;  // ticks per repetition
+  double per_body_smallest = 0;
+  for (std::uint32_t bodies : sizes) {
+    Scenario sc = golden_scenario();
+    sc.world.bodies = bodies;
+    auto sim = make_arena(sc.world);
+    Tick t = 0;
+    for (; t < 100; ) sim->step(scenario_frame(sc, ++t));  // settle initial contacts
+    const double step_ns = median_ns(opt.repetitions, [&] {
+      for (int i = 0; i < ticks; ++i) sim->step(scenario_frame(sc, ++t));
+    }) / ticks;
+    std::uint64_t sink = 0;
+    const double hash_ns = median_ns(opt.repetitions * 3, [&] { sink += sim->hash(); });
+    std::vector<std::uint8_t> bytes, copy;
+    const double ser_ns = median_ns(opt.repetitions * 3, [&] { bytes.clear(); sim->serialize(bytes); });
+    copy.resize(bytes.size());
+    const double memcpy_ns = median_ns(opt.repetitions * 3, [&] {
+      std::memcpy(copy.data(), bytes.data(), bytes.size());
+      sink += copy[bytes.size() / 2];
+    });
+    if (sink == 42) std::puts("");  // keep the work observable
+    const std::string n = std::to_string(bodies);
+    const double per_body = step_ns / bodies;
+    if (per_body_smallest == 0) per_body_smallest = per_body;
+    rows.push_back({"sim", "step ns/body @" + n, per_body, "ns", per_body_smallest, "step ns/body @" + std::to_string(sizes[0]),
+                    "<= 1.5x", per_body <= 1.5 * per_body_smallest});
+    rows.push_back({"sim", "step+hash @" + n, (step_ns + hash_ns) / 1e6, "ms", 5.0, "half a tick", "< 5 ms",
+                    step_ns + hash_ns < 5e6});
+    rows.push_back({"sim", "hash @" + n + " (" + std::to_string(bytes.size() / 1024) + " KiB)", hash_ns / 1e3, "us",
+                    memcpy_ns / 1e3, "memcpy same bytes", "<= 2x", hash_ns <= 2 * memcpy_ns});
+    rows.push_back({"sim", "serialize+hash @" + n, (ser_ns + hash_ns) / 1e3, "us", step_ns * 0.05 / 1e3, "5% of step",
+                    "<= 5%", ser_ns + hash_ns <= step_ns * 0.05});
+  }
+}
+
+}  // namespace lockstep::bench

@@ -1,0 +1,71 @@
+// The demo world: a 2D arena where each player steers a disc by thrust and turn, and passive
+// discs bounce off each other and the walls through a uniform-grid broad phase.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "lockstep/input.hpp"
+#include "lockstep/rng.hpp"
+#include "lockstep/simulation.hpp"
+
+namespace lockstep {
+
+inline constexpr std::uint32_t kMaxBodies = 1'000'000;  ///< passive bodies per world
+inline constexpr float kDt = 1.0f / static_cast<float>(kTickRate);  ///< seconds per tick
+
+/// Arena constants; they enter the fingerprint, so changing one refuses old peers.
+struct ArenaConstants {
+  float player_radius = 1.0f;     ///< world units
+  float body_radius = 0.5f;       ///< world units
+  float area_per_entity = 8.0f;   ///< world units^2: the arena grows with the entity count
+  float min_side = 24.0f;         ///< world units
+  float thrust_accel = 40.0f;     ///< units/s^2 at full thrust
+  float turn_rate = 3.0f;         ///< rad/s at full turn
+  float player_drag = 0.995f;     ///< velocity factor per tick for player discs
+  float max_speed = 30.0f;        ///< units/s: below radius per tick, so nothing tunnels
+  float initial_speed = 6.0f;     ///< units/s, largest initial passive velocity component
+  std::uint32_t kick_interval = 64;  ///< every this many ticks one random body is kicked
+  float kick_speed = 8.0f;        ///< units/s added by a kick
+  float cell_size = 2.0f;         ///< broad-phase cell, >= the largest contact distance
+};
+
+/// The whole state. Structure of arrays; entity i is the player disc of slot i for
+/// i < players, a passive body after that. Every field is serialized and hashed.
+struct ArenaState {
+  Tick tick = 0;
+  std::uint32_t players = 0;
+  float width = 0, height = 0;
+  Rng rng;
+  std::vector<float> x, y, vx, vy;  ///< per entity, world units and units/s
+  std::vector<float> heading;       ///< per player, radians in [-pi, pi)
+
+  [[nodiscard]] std::uint32_t entities() const { return static_cast<std::uint32_t>(x.size()); }
+};
+
+/// Reusable broad-phase storage; contents never affect results.
+struct ArenaScratch {
+  std::vector<std::uint32_t> cell_of;     ///< per entity
+  std::vector<std::uint32_t> cell_start;  ///< per cell + 1, prefix sums
+  std::vector<std::uint32_t> cell_items;  ///< entity ids grouped by cell, ascending within a cell
+  std::vector<std::uint32_t> cursor;      ///< per cell, next write position while sorting
+};
+
+/// The arena's constants as built.
+const ArenaConstants& arena_constants();
+
+/// Builds the tick-0 state for `params` (valid ranges: players 1..kMaxPlayers, bodies 0..kMaxBodies).
+void arena_init(const WorldParams& params, ArenaState& out);
+
+/// Advances `s` by one tick under `frame` (frame.tick == s.tick + 1): the result is a pure
+/// function of the state before the call and the frame. `scratch` is working memory only.
+void arena_step(ArenaState& s, const InputFrame& frame, ArenaScratch& scratch);
+
+/// The Simulation implementation of the arena. Returns nullptr when `params` are out of range.
+std::unique_ptr<Simulation> make_arena(const WorldParams& params);
+
+/// Checks `params` against the arena's ranges; on failure writes a reason and returns false.
+bool arena_params_valid(const WorldParams& params, std::string* reason);
+
+}  // namespace lockstep

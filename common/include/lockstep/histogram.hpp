@@ -1,0 +1,27 @@
+// A fixed-size histogram of durations in microseconds, for lateness and latency percentiles
+// over runs of any length without growing memory.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace lockstep {
+
+/// Buckets: 1 us wide below 2 ms, 100 us wide below 200 ms, then one overflow bucket.
+/// Negative values count in bucket 0.
+class Histogram {
+ public:
+  void add_us(std::int64_t us);
+  [[nodiscard]] std::uint64_t count() const { return count_; }
+  /// The p-th percentile (0..100) in microseconds: the upper edge of the bucket it falls in.
+  [[nodiscard]] double percentile_us(double p) const;
+  [[nodiscard]] std::int64_t max_us() const { return max_us_; }
+
+ private:
+  static constexpr int kFine = 2000, kCoarse = 1980;
+  std::array<std::uint64_t, kFine + kCoarse + 1> buckets_{};
+  std::uint64_t count_ = 0;
+  std::int64_t max_us_ = 0;
+};
+
+}  // namespace lockstep

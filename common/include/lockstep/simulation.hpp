@@ -1,0 +1,79 @@
+// The interface every layer above the simulation is written against (session, replay, renderers).
+// A team brings its own simulation by implementing it, and gets networking, hashing and desync
+// tooling for free. The demo world (arena.hpp) is one implementation; tests hold a second.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "lockstep/input.hpp"
+
+namespace lockstep {
+
+/// What a world starts from; sent to clients at join, so every peer builds the same tick-0 state.
+struct WorldParams {
+  std::uint64_t seed = 1;      ///< world generation seed
+  std::uint32_t bodies = 64;   ///< passive bodies, 0..kMaxBodies
+  std::uint32_t players = 4;   ///< player slots, 1..kMaxPlayers
+};
+
+/// One disc for a renderer, in world units, already interpolated.
+struct DrawDisc {
+  float x = 0, y = 0;      ///< centre
+  float radius = 0;
+  float heading = 0;       ///< radians in [-pi, pi)
+  std::int32_t player = -1;  ///< slot of the player steering it, -1 for a passive body
+};
+
+/// A deterministic fixed-dt simulation. Implementations keep no clock, no I/O and no global
+/// random: step() is a pure function of the current state and the input frame.
+class Simulation {
+ public:
+  virtual ~Simulation() = default;
+
+  /// The tick of the current state (0 after construction).
+  [[nodiscard]] virtual Tick tick() const = 0;
+  /// Advances one tick; `frame.tick` must be tick() + 1 (asserted).
+  virtual void step(const InputFrame& frame) = 0;
+
+  /// Appends the canonical little-endian serialization of the whole state to `out`.
+  virtual void serialize(std::vector<std::uint8_t>& out) const = 0;
+  /// Replaces the state with one read from `bytes`. Returns false and leaves the state as it
+  /// was when the bytes are not a valid state of this simulation (untrusted input is fine).
+  [[nodiscard]] virtual bool deserialize(std::span<const std::uint8_t> bytes) = 0;
+  /// XXH3-64 of exactly the bytes serialize() writes.
+  [[nodiscard]] virtual std::uint64_t hash() const = 0;
+
+  /// Number of entities, for localizing a divergence.
+  [[nodiscard]] virtual std::uint32_t entity_count() const = 0;
+  /// A hash of one entity's canonical fields (entity < entity_count()).
+  [[nodiscard]] virtual std::uint64_t entity_hash(std::uint32_t entity) const = 0;
+
+  /// A new simulation holding a copy of this state.
+  [[nodiscard]] virtual std::unique_ptr<Simulation> clone() const = 0;
+  /// Copies `other`'s state into this one, reusing storage. `other` must be the same kind.
+  virtual void assign(const Simulation& other) = 0;
+
+  /// Hash of the simulation's identity, version, constants and floating-point build settings:
+  /// peers whose fingerprints differ cannot stay in sync and must not play together.
+  [[nodiscard]] virtual std::uint64_t fingerprint() const = 0;
+
+  /// Fills `out` with the discs to draw, blended from `previous` (this simulation's state one
+  /// tick earlier, same kind) to this state by `alpha` in [0, 1]; angles take the short way.
+  virtual void draw(const Simulation& previous, float alpha, std::vector<DrawDisc>& out) const = 0;
+  /// World size in world units, for renderers.
+  [[nodiscard]] virtual float width() const = 0;
+  [[nodiscard]] virtual float height() const = 0;
+
+  /// Test hook: flips the lowest mantissa bit of one stored float, picked by `selector`
+  /// (any value: reduced modulo the number of floats). Used to prove desyncs are caught.
+  virtual void perturb(std::uint64_t selector) = 0;
+};
+
+/// Builds a simulation at tick 0. Returns nullptr when the parameters are out of range.
+using SimulationFactory = std::unique_ptr<Simulation> (*)(const WorldParams&);
+
+}  // namespace lockstep

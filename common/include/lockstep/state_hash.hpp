@@ -1,0 +1,33 @@
+// XXH3-64 over canonical bytes, fed piece by piece so large arrays are hashed in place.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace lockstep {
+
+/// Streaming XXH3-64 (seed 0). Feeding pieces gives the same hash as one call over their concatenation.
+class StateHasher {
+ public:
+  StateHasher();
+  ~StateHasher();
+  StateHasher(const StateHasher&) = delete;
+  StateHasher& operator=(const StateHasher&) = delete;
+
+  void update(const void* data, std::size_t n);
+  template <class T>
+  void update(std::span<const T> values) { update(values.data(), values.size_bytes()); }
+  [[nodiscard]] std::uint64_t digest() const;
+
+ private:
+  void* state_;  // XXH3_state_t, kept out of this header
+};
+
+/// XXH3-64 of a byte range.
+std::uint64_t hash_bytes(std::span<const std::uint8_t> bytes);
+
+/// The hash-log and report form: 16 lowercase hex digits.
+std::string hash_hex(std::uint64_t hash);
+
+}  // namespace lockstep

@@ -1,0 +1,62 @@
+// The pacer's contract; its timing quality is measured by lockstep-bench, not asserted here.
+#include <doctest/doctest.h>
+
+#include "lockstep/clock.hpp"
+#include "lockstep/pacer.hpp"
+
+using namespace lockstep;
+
+TEST_SUITE("core/pacer") {
+  TEST_CASE("deadlines are absolute and a wait never returns early") {
+    PacerConfig cfg;
+    cfg.period_ns = 2'000'000;
+    Pacer pacer(cfg);
+    const std::int64_t t0 = monotonic_ns();
+    pacer.start(t0);
+    for (int i = 0; i < 20; ++i) {
+      CHECK(pacer.next_deadline() == t0 + i * cfg.period_ns);
+      REQUIRE(pacer.wait());
+      const std::int64_t now = monotonic_ns();
+      CHECK(now >= pacer.next_deadline());
+      pacer.reached(now);
+    }
+    CHECK(pacer.stats().ticks == 20);
+  }
+
+  TEST_CASE("a loop that falls far behind skips deadlines instead of spiralling") {
+    Pacer pacer;
+    pacer.start(0);
+    pacer.reached(0);
+    CHECK(pacer.stats().skipped == 0);
+    // Served 1 s late: 100 periods behind, far over the catch-up cap of 5.
+    pacer.reached(1'000'000'000 + kTickNs);
+    CHECK(pacer.stats().late_ticks == 1);
+    CHECK(pacer.stats().skipped > 90);
+    CHECK(pacer.next_deadline() >= 1'000'000'000 + kTickNs - 5 * kTickNs);
+  }
+
+  TEST_CASE("a small backlog is caught up, not skipped") {
+    Pacer pacer;
+    pacer.start(0);
+    pacer.reached(3 * kTickNs);  // three periods late: within the cap
+    CHECK(pacer.stats().skipped == 0);
+    CHECK(pacer.next_index() == 1);
+  }
+
+  TEST_CASE("percentiles interpolate between sorted values") {
+    CHECK(percentile({}, 50) == 0.0);
+    CHECK(percentile({3, 1, 2}, 50) == 2.0);
+    CHECK(percentile({1, 2, 3, 4}, 100) == 4.0);
+    CHECK(percentile({1, 2}, 50) == doctest::Approx(1.5));
+  }
+
+  TEST_CASE("the histogram reports percentiles and the maximum") {
+    Histogram h;
+    for (int i = 1; i <= 100; ++i) h.add_us(i);
+    h.add_us(50'000);
+    CHECK(h.count() == 101);
+    CHECK(h.percentile_us(50) == doctest::Approx(51));
+    CHECK(h.percentile_us(100) >= 50'000);
+    CHECK(h.max_us() == 50'000);
+  }
+}
