@@ -1,0 +1,100 @@
+// lockstep-client: joins a session. Parses options and wires the parts together.
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "lockstep/bot.hpp"
+#include "lockstep/clock.hpp"
+#include "lockstep/client_session.hpp"
+#include "lockstep/event_loop.hpp"
+#include "lockstep/log.hpp"
+#include "lockstep/state_hash.hpp"
+#include "lockstep/transport.hpp"
+#include "lockstep/version.hpp"
+
+using namespace lockstep;
+
+int main(int argc, char** argv) {
+  log_setup("lockstep-client");
+  CLI::App app{"lockstep-client: joins a lockstep session, sends inputs, steps confirmed input frames and reports\n"
+               "per-tick state hashes.\n"
+               "Exit codes: 0 finished, 1 runtime failure, 2 bad usage, 3 desync detected, 4 connection failure."};
+  app.set_version_flag("--version", std::string("lockstep-client ") + kVersion + " (protocol " +
+                                        std::to_string(kProtocolVersion) + ")");
+  ClientConfig cfg;
+  std::string connect = "127.0.0.1:7777", hash_log_path, render = "none";
+  std::uint64_t bot_seed = 0;
+  double fps = 60;
+  app.add_option("--connect", connect, "server to join, HOST:PORT")->capture_default_str();
+  app.add_option("--name", cfg.name, "display name (1-32 printable ASCII characters)")->capture_default_str();
+  auto* bot = app.add_option("--bot", bot_seed, "play with deterministic pseudo-random input from this seed");
+  app.add_option("--ticks", cfg.last_tick, "leave cleanly after this tick (0: stay to the end)")->capture_default_str();
+  app.add_option("--hash-log", hash_log_path, "write '<tick> <hash>' per executed tick to this file");
+  app.add_option("--inject-desync-at", cfg.inject_desync_at, "test hook: perturb one coordinate by one ULP after this tick");
+  app.add_option("--token", cfg.token, "join secret");
+  app.add_flag("--spectate", cfg.spectate, "join without a player slot");
+  app.add_option("--render", render, "how to draw")->check(CLI::IsMember({"none"}))->capture_default_str();
+  app.add_option("--fps", fps, "frame rate cap (0: uncapped)")->check(CLI::Range(0.0, 1000.0))->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (!split_host_port(connect, &cfg.host, &cfg.port)) {
+    LOCKSTEP_LOG_ERROR("--connect wants HOST:PORT, got '%s'", connect.c_str());
+    return 2;
+  }
+  if (cfg.spectate && bot->count() > 0) {
+    LOCKSTEP_LOG_ERROR("--spectate and --bot exclude each other");
+    return 2;
+  }
+  HashLogWriter hash_log;
+  if (!hash_log_path.empty() && !hash_log.open(hash_log_path)) {
+    LOCKSTEP_LOG_ERROR("cannot write --hash-log %s: %s", hash_log_path.c_str(), std::strerror(errno));
+    return 2;
+  }
+  std::string error;
+  auto session = ClientSession::create(cfg, &error);
+  if (!session) {
+    LOCKSTEP_LOG_ERROR("%s", error.c_str());
+    return 2;
+  }
+  if (hash_log.is_open()) session->set_hash_log(&hash_log);
+  if (bot->count() > 0) session->set_input_source([bot_seed](Tick t) { return bot_input(bot_seed, t); });
+
+  install_stop_signals();
+  std::int64_t next_status = monotonic_ns() + 1'000'000'000;
+  bool leaving = false;
+  run_event_loop(
+      session->fd(),
+      [&](std::int64_t now) {
+        if (g_stop_requested && !leaving) {
+          leaving = true;
+          session->leave("stopped by the user");
+        }
+        std::int64_t wake = session->update(now);
+        if (now >= next_status && session->phase() == ClientSession::Phase::Running) {
+          LOCKSTEP_LOG_INFO("tick %u buffered %zu rtt %u ms hash %s%s", session->executed_tick(), session->frames_buffered(),
+                            session->stats().rtt_ms, hash_hex(session->last_hash()).c_str(),
+                            session->desynced() ? " DESYNCED" : "");
+          next_status += 1'000'000'000;
+        }
+        return std::min(wake, next_status);
+      },
+      [&] { return session->finished(); });
+  hash_log.close();
+  const ClientStats& st = session->stats();
+  if (st.input_latency.count() > 0)
+    LOCKSTEP_LOG_INFO("input latency (sampled -> executed): p50 %.0f us, p99 %.0f us, max %lld us over %llu ticks",
+                      st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
+                      static_cast<long long>(st.input_latency.max_us()),
+                      static_cast<unsigned long long>(st.input_latency.count()));
+  if (session->exit_code() == 0) LOCKSTEP_LOG_INFO("%s", session->end_message().c_str());
+  else LOCKSTEP_LOG_ERROR("%s", session->end_message().c_str());
+  std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"latency_us\":{\"p50\":%.0f,\"p99\":%.0f}}\n",
+              session->executed_tick(), hash_hex(session->last_hash()).c_str(), session->exit_code(),
+              st.input_latency.percentile_us(50), st.input_latency.percentile_us(99));
+  return session->exit_code();
+}

@@ -1,0 +1,94 @@
+// The client side of a session: joins, samples its input once per tick on the server's tick
+// clock, sends it for tick `now + input delay`, executes confirmed frames strictly in order,
+// hashes after every tick and reports the hash. It reads no clock: time is passed in.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "lockstep/arena.hpp"
+#include "lockstep/hash_log.hpp"
+#include "lockstep/histogram.hpp"
+#include "lockstep/simulation.hpp"
+#include "lockstep/transport.hpp"
+#include "lockstep/version.hpp"
+
+namespace lockstep {
+
+struct ClientConfig {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 7777;
+  std::string name = "player";          ///< 1..32 printable ASCII characters
+  std::string token;                    ///< join secret
+  bool spectate = false;                ///< join without a player slot
+  Tick last_tick = 0;                   ///< leave cleanly after executing this tick, 0 = stay to the end
+  Tick inject_desync_at = 0;            ///< test hook: perturb one float by one ULP right after this tick
+  std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
+  std::int64_t lead_ns = 500'000;       ///< sample this long before the server assembles a tick
+  std::int64_t connect_timeout_ns = 5'000'000'000;
+  std::int64_t silence_timeout_ns = 3'000'000'000;  ///< no message from the server for this long: lost
+  bool execute_on_arrival = true;       ///< run frames as soon as they arrive (headless); else execute_next()
+  bool keep_previous = false;           ///< keep the state one tick back, for interpolation
+  std::uint32_t protocol_version = kProtocolVersion;  ///< tests override it to check refusals
+  SimulationFactory factory = &make_arena;
+  TransportLimits limits;
+};
+
+/// Returns this player's input for a tick; called once per tick, in tick order.
+using InputSource = std::function<PlayerInput(Tick)>;
+
+struct ClientStats {
+  std::uint64_t frames_received = 0;
+  std::uint64_t dropped_messages = 0;
+  Histogram input_latency;  ///< sample -> execution of the same tick, microseconds
+  std::uint32_t rtt_ms = 0;
+};
+
+class ClientSession {
+ public:
+  enum class Phase { Connecting, Joined, Running, Leaving, Ended };
+
+  /// Starts connecting. nullptr with `error` set when the config is invalid.
+  static std::unique_ptr<ClientSession> create(const ClientConfig& config, std::string* error);
+  ~ClientSession();
+
+  /// Handles everything that arrived and everything due at `now_ns`; returns when it next has work.
+  std::int64_t update(std::int64_t now_ns);
+  [[nodiscard]] int fd() const;
+
+  void set_input_source(InputSource source);
+  void set_hash_log(HashLogWriter* log);  ///< not owned; must outlive the session
+  /// Leaves cleanly (the server sees a clean leave), then the session ends with exit code 0.
+  void leave(const std::string& reason);
+
+  /// Confirmed frames received but not executed yet.
+  [[nodiscard]] std::size_t frames_buffered() const;
+  /// Executes the next buffered frame at `now_ns`; false when none is there.
+  bool execute_next(std::int64_t now_ns);
+
+  [[nodiscard]] Phase phase() const;
+  [[nodiscard]] bool finished() const { return phase() == Phase::Ended; }
+  /// 0 finished, 3 desync, 4 connection failed, refused or lost.
+  [[nodiscard]] int exit_code() const;
+  [[nodiscard]] const std::string& end_message() const;
+
+  /// The simulation (nullptr before the welcome) and the state one tick before it (if kept).
+  [[nodiscard]] const Simulation* simulation() const;
+  [[nodiscard]] const Simulation* previous() const;
+  [[nodiscard]] Tick executed_tick() const;
+  [[nodiscard]] std::uint64_t last_hash() const;
+  [[nodiscard]] std::int32_t slot() const;  ///< -1 for a spectator or before the welcome
+  [[nodiscard]] bool desynced() const;
+  [[nodiscard]] const ClientStats& stats() const;
+  [[nodiscard]] const NetHost& host() const;
+
+  struct Impl;
+
+ private:
+  explicit ClientSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep

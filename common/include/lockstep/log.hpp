@@ -1,0 +1,17 @@
+// Logging to stderr, one line per event, with the program's name in front.
+#pragma once
+
+namespace lockstep {
+
+enum class LogLevel { Debug = 0, Info = 1, Warn = 2, Error = 3 };
+
+/// Sets the name printed before every line and the lowest level printed.
+void log_setup(const char* program, LogLevel level = LogLevel::Info);
+void log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define LOCKSTEP_LOG_INFO(...) ::lockstep::log(::lockstep::LogLevel::Info, __VA_ARGS__)
+#define LOCKSTEP_LOG_WARN(...) ::lockstep::log(::lockstep::LogLevel::Warn, __VA_ARGS__)
+#define LOCKSTEP_LOG_ERROR(...) ::lockstep::log(::lockstep::LogLevel::Error, __VA_ARGS__)
+#define LOCKSTEP_LOG_DEBUG(...) ::lockstep::log(::lockstep::LogLevel::Debug, __VA_ARGS__)
+
+}  // namespace lockstep

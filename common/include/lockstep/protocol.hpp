@@ -1,0 +1,62 @@
+// The wire protocol (schemas/messages.fbs): verified decoding and message builders.
+// Nothing here touches a socket; sessions hand the bytes to the transport.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/input.hpp"
+#include "lockstep/simulation.hpp"
+#include "lockstep/wire/messages_generated.h"
+
+namespace lockstep::protocol {
+
+inline constexpr std::size_t kMaxMessageBytes = 8 * 1024;  ///< larger datagrams are dropped unread
+inline constexpr std::size_t kMaxWindow = 32;    ///< inputs, hashes or frames in one play message
+inline constexpr std::size_t kMaxNameBytes = 32;
+inline constexpr std::size_t kMaxTokenBytes = 128;
+inline constexpr std::size_t kMaxDetailBytes = 256;
+inline constexpr std::uint32_t kMaxInputDelay = 50;  ///< ticks
+
+/// Why a datagram was dropped before any field was used.
+enum class DecodeError { None, TooLarge, NotFlatBuffer, NoBody, FieldOutOfRange };
+const char* to_string(DecodeError e);
+
+/// Verifies `bytes` as a Message (identifier, structure, then every field's range) and returns
+/// it; nullptr with `error` set otherwise. The result points into `bytes`.
+const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* error);
+
+using Bytes = std::vector<std::uint8_t>;
+
+Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, const std::string& token,
+                   const std::string& name, bool spectate);
+struct Seat {
+  std::uint32_t slot;
+  std::string name;
+};
+Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, const WorldParams& world,
+              const std::vector<Seat>& roster);
+Bytes refuse(wire::RefuseReason reason, const std::string& detail);
+Bytes start(Tick start_tick, std::uint32_t starts_in_us);
+Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
+                  std::span<const std::uint64_t> hashes);
+/// Frames must be consecutive and at most kMaxWindow; `players` inputs are written per frame.
+Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack);
+Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash);
+Bytes player_joined(std::uint32_t slot, const std::string& name);
+Bytes player_left(std::uint32_t slot, Tick tick, const std::string& reason);
+Bytes leave(const std::string& reason);
+Bytes session_end(wire::EndReason reason, Tick last_tick, const std::string& detail);
+
+/// Reads frame `i` of a decoded ServerTick (i < frames in it).
+InputFrame frame_at(const wire::ServerTick& msg, std::uint32_t players, std::size_t i);
+/// Number of frames in a decoded ServerTick, given the session's player count; 0 if inconsistent.
+std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players);
+
+/// True when `name` is 1..kMaxNameBytes of printable ASCII.
+bool valid_name(std::string_view name);
+
+}  // namespace lockstep::protocol

@@ -1,0 +1,109 @@
+// The server side of a session: admits players, assembles each tick's input frame from their
+// inputs, broadcasts it, steps its own simulation and compares every client's per-tick hash
+// with its own. It reads no clock: the caller passes the time into update() and waits until
+// the time it returns (or until the socket is readable).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/arena.hpp"
+#include "lockstep/hash_log.hpp"
+#include "lockstep/histogram.hpp"
+#include "lockstep/pacer.hpp"
+#include "lockstep/protocol.hpp"
+#include "lockstep/simulation.hpp"
+#include "lockstep/transport.hpp"
+
+namespace lockstep {
+
+enum class OnDesync { Report, Stop };
+
+struct ServerConfig {
+  std::string bind;                ///< listen address, "" = all
+  std::uint16_t port = 7777;       ///< UDP port, 0 = any free port
+  std::uint32_t players = 2;       ///< player slots, 1..32; the session starts when all are joined
+  Tick last_tick = 0;              ///< stop after this tick, 0 = run until stopped
+  std::uint32_t input_delay = 2;   ///< ticks between sampling and executing an input, 0..50
+  WorldParams world;               ///< seed and bodies; world.players is set from `players`
+  std::string token;               ///< join secret, "" = none required
+  OnDesync on_desync = OnDesync::Report;
+  std::int64_t input_grace_ns = 100'000'000;   ///< wait this long past a tick's deadline for late inputs
+  std::int64_t start_delay_ns = 200'000'000;   ///< from "everyone is in" to tick 0's deadline
+  std::int64_t drain_timeout_ns = 3'000'000'000;  ///< after the last tick, wait this long for final hashes
+  std::int64_t join_timeout_ns = 5'000'000'000;   ///< a connection must send its join within this
+  std::uint32_t max_spectators = 8;
+  SimulationFactory factory = &make_arena;
+  TransportLimits limits;
+};
+
+/// Why an incoming message was dropped. Every drop is counted; the first few of each kind are logged.
+enum class DropReason : std::uint8_t {
+  TooLarge, Malformed, FieldOutOfRange, WrongChannel, UnexpectedMessage, NotJoined, InputTooFarAhead,
+  HashForFutureTick, HashTooOld, FrameAckOutOfRange, Count
+};
+const char* to_string(DropReason r);
+
+struct ServerStats {
+  std::uint64_t ticks = 0;           ///< ticks executed
+  std::uint64_t filled_inputs = 0;   ///< inputs repeated because they came too late
+  std::uint64_t desyncs = 0;         ///< players or spectators found desynced
+  std::uint64_t hashes_compared = 0;
+  std::uint64_t refused = 0;
+  std::array<std::uint64_t, static_cast<std::size_t>(DropReason::Count)> drops{};
+  Histogram lateness;  ///< tick executed vs its deadline, microseconds
+  [[nodiscard]] std::uint64_t total_drops() const;
+};
+
+/// A desync the server found: the first differing tick of one client.
+struct DesyncEvent {
+  Tick tick = 0;
+  std::int32_t slot = -1;  ///< -1: a spectator
+  std::string name;
+  std::uint64_t server_hash = 0, client_hash = 0;
+};
+
+class ServerSession {
+ public:
+  /// Binds the socket. nullptr with `error` set when the config is invalid or the port is taken.
+  static std::unique_ptr<ServerSession> create(const ServerConfig& config, std::string* error);
+  ~ServerSession();
+
+  /// Handles everything that arrived and everything due at `now_ns` (monotonic). Returns the
+  /// monotonic time at which it next has work, unless the socket becomes readable sooner.
+  std::int64_t update(std::int64_t now_ns);
+  /// The socket to wait on.
+  [[nodiscard]] int fd() const;
+  [[nodiscard]] std::uint16_t port() const;
+
+  /// Ends the session at the next update (operator stop): clients are told, then it finishes.
+  void stop();
+  [[nodiscard]] bool finished() const;
+  /// 0 finished as asked, 3 a desync was detected (see DESIGN.md).
+  [[nodiscard]] int exit_code() const;
+
+  [[nodiscard]] Tick executed_tick() const;
+  [[nodiscard]] const Simulation& simulation() const;
+  [[nodiscard]] const ServerStats& stats() const;
+  [[nodiscard]] const NetHost& host() const;
+  [[nodiscard]] const std::vector<DesyncEvent>& desyncs() const;
+  /// Players currently in the session.
+  [[nodiscard]] std::uint32_t active_players() const;
+
+  /// Called after every executed tick with its frame and the server's hash.
+  void on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn);
+  /// Writes every executed tick's hash to `log` (not owned; must outlive the session).
+  void set_hash_log(HashLogWriter* log);
+
+  struct Impl;
+
+ private:
+  explicit ServerSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,100 @@
+// ENet, wrapped once: RAII for the library, hosts and packets, and the few calls sessions need.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+struct _ENetHost;
+struct _ENetPeer;
+struct _ENetPacket;
+
+namespace lockstep {
+
+using EnetPeer = _ENetPeer;
+
+/// ENet channels.
+enum class Channel : std::uint8_t {
+  Control = 0,  ///< reliable, ordered
+  Play = 1,     ///< unreliable, sequenced
+};
+inline constexpr std::size_t kChannelCount = 2;
+
+/// Limits applied to every host. ENet's own defaults (32 MiB) are far too trusting.
+struct TransportLimits {
+  std::size_t max_packet_bytes = 64 * 1024;      ///< larger incoming packets are refused by ENet
+  std::size_t max_waiting_bytes = 256 * 1024;    ///< per-peer buffered incoming data
+};
+
+/// One received event. `data` is valid until the event is destroyed.
+struct NetEvent {
+  enum class Type { None, Connect, Disconnect, Receive } type = Type::None;
+  EnetPeer* peer = nullptr;
+  std::uint8_t channel = 0;
+  std::span<const std::uint8_t> data;
+  NetEvent() = default;
+  NetEvent(NetEvent&&) noexcept;
+  NetEvent& operator=(NetEvent&&) noexcept;
+  ~NetEvent();
+
+ private:
+  friend class NetHost;
+  _ENetPacket* packet_ = nullptr;
+};
+
+/// An ENet host (server or client side). Not copyable; destroying it closes its socket.
+class NetHost {
+ public:
+  /// A listening host on `bind` ("" = all addresses) and `port` (0 = any free port).
+  static std::unique_ptr<NetHost> listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
+                                         const TransportLimits& limits, std::string* error);
+  /// A client host that can make one outgoing connection.
+  static std::unique_ptr<NetHost> client(const TransportLimits& limits, std::string* error);
+  ~NetHost();
+  NetHost(const NetHost&) = delete;
+  NetHost& operator=(const NetHost&) = delete;
+
+  /// Starts connecting to host:port; nullptr when the address does not resolve.
+  EnetPeer* connect(const std::string& host, std::uint16_t port, std::string* error);
+  /// Returns the next event without blocking (and sends what is queued); Type::None when there is none.
+  NetEvent poll();
+  /// Queues `bytes` to `peer` on `channel`; reliability follows the channel.
+  void send(EnetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes);
+  /// Sends everything queued now.
+  void flush();
+  /// The UDP socket, for waiting with poll(2).
+  [[nodiscard]] int fd() const;
+  /// The bound port.
+  [[nodiscard]] std::uint16_t port() const;
+  /// Total bytes sent and received on the socket (UDP payloads, ENet headers included).
+  [[nodiscard]] std::uint64_t bytes_sent() const;
+  [[nodiscard]] std::uint64_t bytes_received() const;
+  [[nodiscard]] std::uint64_t packets_sent() const;
+  [[nodiscard]] std::uint64_t packets_received() const;
+
+  _ENetHost* raw() { return host_; }
+
+ private:
+  explicit NetHost(_ENetHost* host) : host_(host) {}
+  _ENetHost* host_;
+};
+
+/// Peer helpers.
+void peer_disconnect_later(EnetPeer* peer);  ///< after queued packets are sent
+void peer_disconnect_now(EnetPeer* peer);    ///< at once, no acknowledgement awaited
+void peer_reset(EnetPeer* peer);             ///< forget the peer without telling it
+/// Smoothed round-trip time in milliseconds, as ENet measures it.
+std::uint32_t peer_rtt_ms(const EnetPeer* peer);
+/// "a.b.c.d:port" of the peer.
+std::string peer_address(const EnetPeer* peer);
+/// A small integer the caller may attach to a peer (ENet's data pointer).
+void peer_set_tag(EnetPeer* peer, std::uintptr_t tag);
+std::uintptr_t peer_tag(const EnetPeer* peer);
+/// Sets how quickly ENet gives up on a silent peer.
+void peer_set_timeout(EnetPeer* peer, std::uint32_t minimum_ms, std::uint32_t maximum_ms);
+
+/// Splits "host:port"; false when it is not of that form or the port is out of range.
+bool split_host_port(const std::string& text, std::string* host, std::uint16_t* port);
+
+}  // namespace lockstep

@@ -1,0 +1,357 @@
+#include "lockstep/client_session.hpp"
+
+#include <algorithm>
+#include <array>
+#include <deque>
+
+#include "lockstep/log.hpp"
+#include "lockstep/protocol.hpp"
+#include "lockstep/state_hash.hpp"
+
+namespace lockstep {
+
+namespace {
+constexpr std::size_t kRing = 256;          // frames, inputs and hashes kept by tick
+constexpr std::size_t kOriginWindow = 128;  // frames the tick-clock estimate looks back over
+}  // namespace
+
+struct ClientSession::Impl {
+  ClientConfig cfg;
+  std::unique_ptr<NetHost> host;
+  EnetPeer* server = nullptr;
+  Phase phase = Phase::Connecting;
+  int exit = 0;
+  std::string message;
+  std::int64_t started_at = -1;
+  std::int64_t last_heard = 0;
+  std::int64_t leave_deadline = 0;
+
+  // From the welcome.
+  std::int32_t slot = -1;
+  std::uint32_t players = 0;
+  std::uint32_t input_delay = 0;
+  Tick session_last_tick = 0;
+  std::unique_ptr<Simulation> sim, prev;
+
+  // Confirmed frames by tick; [executed+1, received] are buffered.
+  std::array<InputFrame, kRing> frames{};
+  std::array<bool, kRing> have_frame{};
+  Tick received = 0;  // every frame up to here is in
+  Tick executed = 0;
+
+  // The server's tick clock: monotonic time of tick 0's deadline as seen here, the minimum over
+  // recent frames of (arrival - tick * period): the least-delayed arrival is the best estimate.
+  bool clock_known = false;
+  std::deque<std::int64_t> origin_samples;
+  std::int64_t origin = 0;
+  Tick sample_tick = 0;  // the next tick clock reading at which to sample
+
+  // Our inputs and hashes, by tick, until acknowledged.
+  std::array<Tick, kRing> input_tick{};
+  std::array<std::uint16_t, kRing> input{};
+  std::array<std::int64_t, kRing> sampled_at{};
+  Tick first_input = 0, last_input = 0;  // range of sampled target ticks
+  Tick input_ack = 0, hash_ack = 0;
+  std::array<std::uint64_t, kRing> hashes{};
+  std::uint64_t last_hash = 0;
+  bool desynced = false;
+  bool end_after_frames = false;  // SessionEnd arrived: end once buffered frames are done
+  int end_code_after_frames = 0;
+
+  InputSource input_source;
+  HashLogWriter* hash_log = nullptr;
+  ClientStats stats;
+
+  void end(int code, const std::string& why) {
+    if (phase == Phase::Ended) return;
+    phase = Phase::Ended;
+    exit = code;
+    message = why;
+    if (server) {
+      peer_disconnect_now(server);
+      host->flush();
+      server = nullptr;
+    }
+  }
+
+  void on_welcome(const wire::Welcome& m) {
+    if (phase != Phase::Connecting) return;
+    slot = m.slot();
+    players = m.players();
+    input_delay = m.input_delay();
+    session_last_tick = m.last_tick();
+    const WorldParams world{m.seed(), m.bodies(), m.players()};
+    sim = cfg.factory(world);
+    if (!sim) return end(1, "the server's world parameters are out of range for this simulation");
+    if (cfg.keep_previous) prev = sim->clone();
+    phase = Phase::Joined;
+    LOCKSTEP_LOG_INFO("joined as %s; %u slots, seed %llu, %u bodies, input delay %u",
+                      slot >= 0 ? ("player " + std::to_string(slot)).c_str() : "spectator", players,
+                      static_cast<unsigned long long>(m.seed()), m.bodies(), input_delay);
+  }
+
+  void on_start(const wire::Start& m, std::int64_t now) {
+    if (phase != Phase::Joined) return;
+    origin = now + std::int64_t{m.starts_in_us()} * 1000;
+    clock_known = true;
+    phase = Phase::Running;
+    // A spectator joining a running session starts sampling at the current tick.
+    const std::int64_t since = now - origin + cfg.lead_ns;
+    sample_tick = since > 0 ? static_cast<Tick>(since / kTickNs) : 0;
+  }
+
+  void on_server_tick(const wire::ServerTick& m, std::int64_t now) {
+    if (phase != Phase::Running && phase != Phase::Leaving) return;
+    input_ack = std::max(input_ack, std::min(m.input_ack(), last_input));
+    hash_ack = std::max(hash_ack, std::min(m.hash_ack(), executed));
+    const std::size_t n = protocol::frame_count(m, players);
+    if (n == 0 && m.present() && m.present()->size() > 0) {
+      ++stats.dropped_messages;
+      return;
+    }
+    bool newest = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Tick t = m.first_tick() + static_cast<Tick>(i);
+      if (t <= received || t > executed + kRing - 1) continue;  // have it, or beyond the buffer
+      frames[t % kRing] = protocol::frame_at(m, players, i);
+      have_frame[t % kRing] = true;
+      newest = true;
+      ++stats.frames_received;
+    }
+    while (have_frame[(received + 1) % kRing] && frames[(received + 1) % kRing].tick == received + 1) ++received;
+    if (newest && n > 0) {
+      const Tick last = m.first_tick() + static_cast<Tick>(n) - 1;
+      origin_samples.push_back(now - static_cast<std::int64_t>(last) * kTickNs);
+      if (origin_samples.size() > kOriginWindow) origin_samples.pop_front();
+      origin = *std::min_element(origin_samples.begin(), origin_samples.end());
+    }
+  }
+
+  void on_session_end(const wire::SessionEnd& m) {
+    const std::string detail = m.detail() ? m.detail()->str() : "";
+    int code = desynced ? 3 : 0;
+    if (m.reason() == wire::EndReason::Desync) code = 3;
+    LOCKSTEP_LOG_INFO("the server ended the session at tick %u: %s", m.last_tick(), detail.c_str());
+    end_after_frames = true;
+    end_code_after_frames = code;
+    message = "session ended: " + detail;
+  }
+
+  void on_receive(NetEvent& ev, std::int64_t now) {
+    protocol::DecodeError err;
+    const wire::Message* m = protocol::decode(ev.data, &err);
+    if (!m) {
+      ++stats.dropped_messages;
+      LOCKSTEP_LOG_WARN("dropped a message from the server: %s", protocol::to_string(err));
+      return;
+    }
+    last_heard = now;
+    switch (m->body_type()) {
+      case wire::Body::Welcome: return on_welcome(*m->body_as_Welcome());
+      case wire::Body::Refuse: {
+        const auto* r = m->body_as_Refuse();
+        return end(4, std::string("refused by the server (") + wire::EnumNameRefuseReason(r->reason()) +
+                          "): " + (r->detail() ? r->detail()->str() : ""));
+      }
+      case wire::Body::Start: return on_start(*m->body_as_Start(), now);
+      case wire::Body::ServerTick: return on_server_tick(*m->body_as_ServerTick(), now);
+      case wire::Body::DesyncNotice: {
+        const auto* d = m->body_as_DesyncNotice();
+        desynced = true;
+        LOCKSTEP_LOG_ERROR("DESYNC: the server reports that this client diverged at tick %u (ours %s, server %s)",
+                           d->tick(), hash_hex(d->client_hash()).c_str(), hash_hex(d->server_hash()).c_str());
+        return;
+      }
+      case wire::Body::PlayerJoined: {
+        const auto* j = m->body_as_PlayerJoined();
+        LOCKSTEP_LOG_INFO("player %u (%s) joined", j->slot(), j->name() ? j->name()->c_str() : "");
+        return;
+      }
+      case wire::Body::PlayerLeft: {
+        const auto* l = m->body_as_PlayerLeft();
+        LOCKSTEP_LOG_INFO("player %u %s at tick %u", l->slot(), l->reason() ? l->reason()->c_str() : "left", l->tick());
+        return;
+      }
+      case wire::Body::SessionEnd: return on_session_end(*m->body_as_SessionEnd());
+      default:
+        ++stats.dropped_messages;
+        LOCKSTEP_LOG_WARN("dropped an unexpected %s from the server", wire::EnumNameBody(m->body_type()));
+        return;
+    }
+  }
+
+  bool execute_next(std::int64_t now) {
+    if (!sim || executed >= received) return false;
+    if (cfg.last_tick != 0 && executed >= cfg.last_tick) return false;
+    const Tick t = executed + 1;
+    const InputFrame& f = frames[t % kRing];
+    if (prev) prev->assign(*sim);
+    sim->step(f);
+    if (cfg.inject_desync_at != 0 && t == cfg.inject_desync_at) {
+      sim->perturb(cfg.inject_selector);
+      LOCKSTEP_LOG_WARN("test hook: perturbed one float by one ULP after tick %u", t);
+    }
+    last_hash = sim->hash();
+    hashes[t % kRing] = last_hash;
+    executed = t;
+    have_frame[t % kRing] = false;
+    if (hash_log) hash_log->write(t, last_hash);
+    if (slot >= 0 && input_tick[t % kRing] == t && !((f.filled >> slot) & 1u))
+      stats.input_latency.add_us((now - sampled_at[t % kRing]) / 1000);
+    if (cfg.last_tick != 0 && t >= cfg.last_tick) begin_leave(now, "reached its last tick");
+    return true;
+  }
+
+  void begin_leave(std::int64_t now, const std::string& reason) {
+    if (phase == Phase::Leaving || phase == Phase::Ended || !server) return;
+    send_tick();  // the final hashes
+    host->send(server, Channel::Control, protocol::leave(reason));
+    peer_disconnect_later(server);
+    host->flush();
+    phase = Phase::Leaving;
+    leave_deadline = now + 1'000'000'000;
+    message = "left: " + reason;
+  }
+
+  void send_tick() {
+    if (!server) return;
+    // Inputs from the first unacknowledged one, hashes likewise; oldest first, bounded.
+    const Tick in_from = std::max(input_ack + 1, first_input);
+    std::vector<std::uint16_t> ins;
+    if (slot >= 0 && first_input != 0)
+      for (Tick t = in_from; t <= last_input && ins.size() < protocol::kMaxWindow; ++t) ins.push_back(input[t % kRing]);
+    const Tick oldest = executed > kRing - 1 ? executed - static_cast<Tick>(kRing - 1) : 1;
+    const Tick h_from = std::max<Tick>(hash_ack + 1, oldest);
+    std::vector<std::uint64_t> hs;
+    for (Tick t = h_from; t <= executed && hs.size() < protocol::kMaxWindow; ++t) hs.push_back(hashes[t % kRing]);
+    host->send(server, Channel::Play, protocol::client_tick(in_from, ins, received, h_from, hs));
+  }
+
+  void sample(std::int64_t now) {
+    // Every tick-clock reading that has come due samples once (a stalled client catches up,
+    // bounded by the ring), then one message carries them all.
+    bool due = false;
+    while (now >= origin + static_cast<std::int64_t>(sample_tick) * kTickNs - cfg.lead_ns) {
+      if (now - (origin + static_cast<std::int64_t>(sample_tick) * kTickNs) > 32 * kTickNs) {
+        sample_tick = static_cast<Tick>((now - origin) / kTickNs);  // far behind: resume at the present
+      }
+      const Tick target = sample_tick + input_delay;
+      if (slot >= 0 && target >= 1 && target > last_input && target > executed) {
+        const PlayerInput in = input_source ? input_source(target) : PlayerInput{};
+        input_tick[target % kRing] = target;
+        input[target % kRing] = in.pack();
+        sampled_at[target % kRing] = now;
+        if (first_input == 0) first_input = target;
+        last_input = target;
+      }
+      ++sample_tick;
+      due = true;
+    }
+    if (due) {
+      send_tick();
+      host->flush();  // out now, not at the next poll
+    }
+  }
+
+  std::int64_t update(std::int64_t now) {
+    if (started_at < 0) {
+      started_at = now;
+      last_heard = now;
+    }
+    for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll()) {
+      switch (ev.type) {
+        case NetEvent::Type::Connect:
+          last_heard = now;
+          host->send(server, Channel::Control,
+                     protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name, cfg.spectate));
+          break;
+        case NetEvent::Type::Disconnect:
+          server = nullptr;
+          if (phase == Phase::Leaving) end(desynced ? 3 : 0, message);
+          else if (end_after_frames) end(end_code_after_frames, message);
+          else if (phase == Phase::Connecting && stats.frames_received == 0 && last_heard == started_at)
+            end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port));
+          else end(4, "the connection to the server was lost");
+          break;
+        case NetEvent::Type::Receive: on_receive(ev, now); break;
+        case NetEvent::Type::None: break;
+      }
+      if (phase == Phase::Ended) return now;
+    }
+    if (cfg.execute_on_arrival)
+      while (execute_next(now)) {
+      }
+    if (end_after_frames && (executed >= received || !cfg.execute_on_arrival)) {
+      end(end_code_after_frames, message);
+      return now;
+    }
+    if (phase == Phase::Running) sample(now);
+    if (phase == Phase::Connecting && now - started_at > cfg.connect_timeout_ns)
+      end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) + " (no answer)");
+    else if (phase != Phase::Connecting && phase != Phase::Leaving && now - last_heard > cfg.silence_timeout_ns)
+      end(4, "the server stopped answering");
+    else if (phase == Phase::Leaving && now >= leave_deadline)
+      end(desynced ? 3 : 0, message);
+    if (server) stats.rtt_ms = peer_rtt_ms(server);
+    std::int64_t next = now + 100'000'000;
+    if (phase == Phase::Running) next = std::min(next, origin + static_cast<std::int64_t>(sample_tick) * kTickNs - cfg.lead_ns);
+    if (phase == Phase::Leaving) next = std::min(next, now + 10'000'000);
+    return next;
+  }
+
+  std::uint64_t sim_fingerprint() const {
+    // The fingerprint is a property of the simulation's code; build a throwaway instance to ask.
+    static std::uint64_t cached = 0;
+    static SimulationFactory cached_for = nullptr;
+    if (cached_for != cfg.factory) {
+      auto probe = cfg.factory(WorldParams{1, 0, 1});
+      cached = probe ? probe->fingerprint() : 0;
+      cached_for = cfg.factory;
+    }
+    return cached;
+  }
+};
+
+std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config, std::string* error) {
+  auto fail = [&](const std::string& why) -> std::unique_ptr<ClientSession> {
+    if (error) *error = why;
+    return nullptr;
+  };
+  if (!protocol::valid_name(config.name)) return fail("--name must be 1-32 printable ASCII characters");
+  if (config.token.size() > protocol::kMaxTokenBytes) return fail("--token must be at most 128 bytes");
+  auto impl = std::make_unique<Impl>();
+  impl->cfg = config;
+  std::string err;
+  impl->host = NetHost::client(config.limits, &err);
+  if (!impl->host) return fail(err);
+  impl->server = impl->host->connect(config.host, config.port, &err);
+  if (!impl->server) return fail(err);
+  peer_set_timeout(impl->server, 1000, static_cast<std::uint32_t>(config.silence_timeout_ns / 1'000'000));
+  return std::unique_ptr<ClientSession>(new ClientSession(std::move(impl)));
+}
+
+ClientSession::ClientSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ClientSession::~ClientSession() = default;
+std::int64_t ClientSession::update(std::int64_t now_ns) { return impl_->update(now_ns); }
+int ClientSession::fd() const { return impl_->host->fd(); }
+void ClientSession::set_input_source(InputSource source) { impl_->input_source = std::move(source); }
+void ClientSession::set_hash_log(HashLogWriter* log) { impl_->hash_log = log; }
+void ClientSession::leave(const std::string& reason) {
+  if (impl_->phase == Phase::Connecting || impl_->phase == Phase::Joined) impl_->end(0, "left: " + reason);
+  else impl_->begin_leave(impl_->last_heard, reason);
+}
+std::size_t ClientSession::frames_buffered() const { return impl_->received - impl_->executed; }
+bool ClientSession::execute_next(std::int64_t now_ns) { return impl_->execute_next(now_ns); }
+ClientSession::Phase ClientSession::phase() const { return impl_->phase; }
+int ClientSession::exit_code() const { return impl_->exit; }
+const std::string& ClientSession::end_message() const { return impl_->message; }
+const Simulation* ClientSession::simulation() const { return impl_->sim.get(); }
+const Simulation* ClientSession::previous() const { return impl_->prev.get(); }
+Tick ClientSession::executed_tick() const { return impl_->executed; }
+std::uint64_t ClientSession::last_hash() const { return impl_->last_hash; }
+std::int32_t ClientSession::slot() const { return impl_->slot; }
+bool ClientSession::desynced() const { return impl_->desynced; }
+const ClientStats& ClientSession::stats() const { return impl_->stats; }
+const NetHost& ClientSession::host() const { return *impl_->host; }
+
+}  // namespace lockstep

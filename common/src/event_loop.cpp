@@ -1,0 +1,36 @@
+#include "lockstep/event_loop.hpp"
+
+#include <csignal>
+#include <unistd.h>
+
+#include "lockstep/clock.hpp"
+#include "lockstep/pacer.hpp"
+
+namespace lockstep {
+
+std::atomic<bool> g_stop_requested{false};
+
+namespace {
+extern "C" void on_stop_signal(int) {
+  if (g_stop_requested.exchange(true)) _exit(130);
+}
+}  // namespace
+
+void install_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+void run_event_loop(int fd, const std::function<std::int64_t(std::int64_t)>& update, const std::function<bool()>& done) {
+  Pacer waiter;
+  while (!done()) {
+    const std::int64_t wake = update(monotonic_ns());
+    if (done()) break;
+    waiter.wait_until(wake, fd);
+  }
+}
+
+}  // namespace lockstep

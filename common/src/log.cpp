@@ -1,0 +1,28 @@
+#include "lockstep/log.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace lockstep {
+namespace {
+const char* g_program = "lockstep";
+LogLevel g_level = LogLevel::Info;
+}  // namespace
+
+void log_setup(const char* program, LogLevel level) {
+  g_program = program;
+  g_level = level;
+}
+
+void log(LogLevel level, const char* fmt, ...) {
+  if (level < g_level) return;
+  static const char* const names[] = {"debug", "info", "warn", "error"};
+  char line[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(line, sizeof line, fmt, args);
+  va_end(args);
+  std::fprintf(stderr, "%s: %s: %s\n", g_program, names[static_cast<int>(level)], line);
+}
+
+}  // namespace lockstep

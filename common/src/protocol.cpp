@@ -1,0 +1,202 @@
+#include "lockstep/protocol.hpp"
+
+#include <flatbuffers/flatbuffers.h>
+
+namespace lockstep::protocol {
+namespace {
+
+using flatbuffers::FlatBufferBuilder;
+
+Bytes finish(FlatBufferBuilder& fbb, wire::Body type, flatbuffers::Offset<void> body) {
+  fbb.Finish(wire::CreateMessage(fbb, type, body), wire::MessageIdentifier());
+  return Bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+template <class V>
+bool at_most(const V* v, std::size_t n) {
+  return v == nullptr || v->size() <= n;
+}
+
+bool field_ranges_ok(const wire::Message& m) {
+  using wire::Body;
+  switch (m.body_type()) {
+    case Body::JoinRequest: {
+      const auto* b = m.body_as_JoinRequest();
+      return at_most(b->token(), kMaxTokenBytes) && at_most(b->name(), kMaxNameBytes);
+    }
+    case Body::Welcome: {
+      const auto* b = m.body_as_Welcome();
+      if (b->players() < 1 || b->players() > kMaxPlayers || b->input_delay() > kMaxInputDelay) return false;
+      if (b->slot() < -1 || b->slot() >= static_cast<std::int32_t>(b->players())) return false;
+      if (!at_most(b->roster(), kMaxPlayers)) return false;
+      if (b->roster())
+        for (const auto* seat : *b->roster())
+          if (seat->slot() >= b->players() || !at_most(seat->name(), kMaxNameBytes)) return false;
+      return true;
+    }
+    case Body::Refuse: return at_most(m.body_as_Refuse()->detail(), kMaxDetailBytes);
+    case Body::Start: return m.body_as_Start()->starts_in_us() <= 10'000'000;
+    case Body::ClientTick: {
+      const auto* b = m.body_as_ClientTick();
+      return at_most(b->inputs(), kMaxWindow) && at_most(b->hashes(), kMaxWindow);
+    }
+    case Body::ServerTick: {
+      const auto* b = m.body_as_ServerTick();
+      const std::size_t n = b->present() ? b->present()->size() : 0;
+      return n <= kMaxWindow && b->filled() && b->filled()->size() == n && at_most(b->inputs(), kMaxWindow * kMaxPlayers);
+    }
+    case Body::PlayerJoined: return at_most(m.body_as_PlayerJoined()->name(), kMaxNameBytes);
+    case Body::PlayerLeft: return at_most(m.body_as_PlayerLeft()->reason(), kMaxDetailBytes);
+    case Body::Leave: return at_most(m.body_as_Leave()->reason(), kMaxDetailBytes);
+    case Body::SessionEnd: return at_most(m.body_as_SessionEnd()->detail(), kMaxDetailBytes);
+    case Body::DesyncNotice: return true;
+    case Body::NONE: return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* to_string(DecodeError e) {
+  switch (e) {
+    case DecodeError::None: return "none";
+    case DecodeError::TooLarge: return "too large";
+    case DecodeError::NotFlatBuffer: return "not a valid message";
+    case DecodeError::NoBody: return "no message body";
+    case DecodeError::FieldOutOfRange: return "field out of range";
+  }
+  return "?";
+}
+
+const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* error) {
+  auto fail = [&](DecodeError e) -> const wire::Message* {
+    if (error) *error = e;
+    return nullptr;
+  };
+  if (bytes.size() > kMaxMessageBytes) return fail(DecodeError::TooLarge);
+  if (bytes.size() < 8 || !flatbuffers::BufferHasIdentifier(bytes.data(), wire::MessageIdentifier()))
+    return fail(DecodeError::NotFlatBuffer);
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), /*max_depth=*/16, /*max_tables=*/256);
+  if (!wire::VerifyMessageBuffer(verifier)) return fail(DecodeError::NotFlatBuffer);
+  const wire::Message* m = wire::GetMessage(bytes.data());
+  if (m->body_type() == wire::Body::NONE || m->body() == nullptr) return fail(DecodeError::NoBody);
+  if (!field_ranges_ok(*m)) return fail(DecodeError::FieldOutOfRange);
+  if (error) *error = DecodeError::None;
+  return m;
+}
+
+Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, const std::string& token,
+                   const std::string& name, bool spectate) {
+  FlatBufferBuilder fbb(256);
+  const auto t = fbb.CreateString(token);
+  const auto n = fbb.CreateString(name);
+  return finish(fbb, wire::Body::JoinRequest,
+                wire::CreateJoinRequest(fbb, protocol_version, fingerprint, t, n, spectate).Union());
+}
+
+Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, const WorldParams& world,
+              const std::vector<Seat>& roster) {
+  FlatBufferBuilder fbb(256);
+  std::vector<flatbuffers::Offset<wire::PlayerInfo>> seats;
+  for (const Seat& s : roster) seats.push_back(wire::CreatePlayerInfo(fbb, s.slot, fbb.CreateString(s.name)));
+  const auto r = fbb.CreateVector(seats);
+  return finish(fbb, wire::Body::Welcome,
+                wire::CreateWelcome(fbb, slot, kTickRate, input_delay, 0, last_tick, world.seed, world.bodies,
+                                    world.players, r)
+                    .Union());
+}
+
+Bytes refuse(wire::RefuseReason reason, const std::string& detail) {
+  FlatBufferBuilder fbb(128);
+  const auto d = fbb.CreateString(detail.substr(0, kMaxDetailBytes));
+  return finish(fbb, wire::Body::Refuse, wire::CreateRefuse(fbb, reason, d).Union());
+}
+
+Bytes start(Tick start_tick, std::uint32_t starts_in_us) {
+  FlatBufferBuilder fbb(64);
+  return finish(fbb, wire::Body::Start, wire::CreateStart(fbb, start_tick, starts_in_us).Union());
+}
+
+Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
+                  std::span<const std::uint64_t> hashes) {
+  FlatBufferBuilder fbb(128);
+  const auto in = fbb.CreateVector(inputs.data(), inputs.size());
+  const auto hs = fbb.CreateVector(hashes.data(), hashes.size());
+  return finish(fbb, wire::Body::ClientTick,
+                wire::CreateClientTick(fbb, input_first_tick, in, frame_ack, hash_first_tick, hs).Union());
+}
+
+Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack) {
+  FlatBufferBuilder fbb(256);
+  std::vector<std::uint32_t> present, filled;
+  std::vector<std::uint16_t> inputs;
+  present.reserve(frames.size());
+  filled.reserve(frames.size());
+  inputs.reserve(frames.size() * players);
+  for (const InputFrame& f : frames) {
+    present.push_back(f.present);
+    filled.push_back(f.filled);
+    for (std::uint32_t p = 0; p < players; ++p) inputs.push_back(f.inputs[p].pack());
+  }
+  const auto pv = fbb.CreateVector(present);
+  const auto fv = fbb.CreateVector(filled);
+  const auto iv = fbb.CreateVector(inputs);
+  const Tick first = frames.empty() ? 0 : frames.front().tick;
+  return finish(fbb, wire::Body::ServerTick, wire::CreateServerTick(fbb, first, pv, fv, iv, input_ack, hash_ack).Union());
+}
+
+Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash) {
+  FlatBufferBuilder fbb(64);
+  return finish(fbb, wire::Body::DesyncNotice, wire::CreateDesyncNotice(fbb, tick, slot, server_hash, client_hash).Union());
+}
+
+Bytes player_joined(std::uint32_t slot, const std::string& name) {
+  FlatBufferBuilder fbb(64);
+  const auto n = fbb.CreateString(name);
+  return finish(fbb, wire::Body::PlayerJoined, wire::CreatePlayerJoined(fbb, slot, n).Union());
+}
+
+Bytes player_left(std::uint32_t slot, Tick tick, const std::string& reason) {
+  FlatBufferBuilder fbb(64);
+  const auto r = fbb.CreateString(reason);
+  return finish(fbb, wire::Body::PlayerLeft, wire::CreatePlayerLeft(fbb, slot, tick, r).Union());
+}
+
+Bytes leave(const std::string& reason) {
+  FlatBufferBuilder fbb(64);
+  const auto r = fbb.CreateString(reason);
+  return finish(fbb, wire::Body::Leave, wire::CreateLeave(fbb, r).Union());
+}
+
+Bytes session_end(wire::EndReason reason, Tick last_tick, const std::string& detail) {
+  FlatBufferBuilder fbb(128);
+  const auto d = fbb.CreateString(detail.substr(0, kMaxDetailBytes));
+  return finish(fbb, wire::Body::SessionEnd, wire::CreateSessionEnd(fbb, reason, last_tick, d).Union());
+}
+
+std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players) {
+  const std::size_t n = msg.present() ? msg.present()->size() : 0;
+  const std::size_t inputs = msg.inputs() ? msg.inputs()->size() : 0;
+  if (!msg.filled() || msg.filled()->size() != n || inputs != n * players) return 0;
+  return n;
+}
+
+InputFrame frame_at(const wire::ServerTick& msg, std::uint32_t players, std::size_t i) {
+  InputFrame f;
+  f.tick = msg.first_tick() + static_cast<Tick>(i);
+  const std::uint32_t mask = players >= 32 ? 0xffffffffu : ((1u << players) - 1u);
+  f.present = msg.present()->Get(static_cast<flatbuffers::uoffset_t>(i)) & mask;
+  f.filled = msg.filled()->Get(static_cast<flatbuffers::uoffset_t>(i)) & mask;
+  for (std::uint32_t p = 0; p < players; ++p)
+    f.inputs[p] = PlayerInput::unpack(msg.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i * players + p)));
+  return f;
+}
+
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.size() > kMaxNameBytes) return false;
+  for (char c : name)
+    if (c < 0x20 || c > 0x7e) return false;
+  return true;
+}
+
+}  // namespace lockstep::protocol

@@ -1,0 +1,549 @@
+#include "lockstep/server_session.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <map>
+
+#include "lockstep/log.hpp"
+#include "lockstep/state_hash.hpp"
+#include "lockstep/version.hpp"
+
+namespace lockstep {
+
+namespace {
+
+constexpr std::size_t kHistory = 4096;      // frames and hashes kept for resends and comparisons
+constexpr std::size_t kInputWindow = 256;   // ticks ahead of the next tick a client may send inputs for
+constexpr int kMaxTicksPerUpdate = 5;       // catch-up cap per update
+constexpr std::uint64_t kLogFirstDrops = 10;
+
+// Constant-time comparison: the time taken does not depend on where the strings differ.
+bool same_secret(const std::string& a, const std::string& b) {
+  unsigned diff = a.size() == b.size() ? 0u : 1u;
+  const std::size_t n = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned>(x ^ y);
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+const char* to_string(DropReason r) {
+  switch (r) {
+    case DropReason::TooLarge: return "too large";
+    case DropReason::Malformed: return "malformed";
+    case DropReason::FieldOutOfRange: return "field out of range";
+    case DropReason::WrongChannel: return "wrong channel";
+    case DropReason::UnexpectedMessage: return "unexpected message type";
+    case DropReason::NotJoined: return "play message before join";
+    case DropReason::InputTooFarAhead: return "input for a tick too far ahead";
+    case DropReason::HashForFutureTick: return "hash for a tick not yet executed";
+    case DropReason::HashTooOld: return "hash for a tick no longer kept";
+    case DropReason::FrameAckOutOfRange: return "frame ack out of range";
+    case DropReason::Count: break;
+  }
+  return "?";
+}
+
+std::uint64_t ServerStats::total_drops() const {
+  std::uint64_t n = 0;
+  for (auto d : drops) n += d;
+  return n;
+}
+
+struct ServerSession::Impl {
+  enum class Phase { Lobby, Running, Draining, Closing, Finished };
+  enum class Role { Pending, Player, Spectator };
+
+  struct Peer {
+    EnetPeer* enet = nullptr;
+    Role role = Role::Pending;
+    std::int32_t slot = -1;
+    std::string name;
+    std::int64_t connected_at = 0;
+    Tick frame_ack = 0;  // all frames up to here received by the client
+    Tick hash_ack = 0;   // all hashes up to here received from the client
+    bool desynced = false;
+    bool closing = false;  // refused or timed out: ENet is closing it
+  };
+
+  struct Slot {
+    bool taken = false;     // a player holds this slot
+    bool present = false;   // in the session on the last assembled tick
+    bool leaving = false;   // disconnected or left: removed at the next tick boundary
+    std::string leave_reason;
+    std::uint32_t peer_id = 0;
+    std::string name;
+    std::array<Tick, kInputWindow> input_tick{};
+    std::array<PlayerInput, kInputWindow> input{};
+    Tick input_ack = 0;
+    PlayerInput last;
+  };
+
+  ServerConfig cfg;
+  std::unique_ptr<NetHost> host;
+  std::unique_ptr<Simulation> sim;
+  Phase phase = Phase::Lobby;
+  std::map<std::uint32_t, Peer> peers;  // by id; ordered, so broadcasts go out in a fixed order
+  std::uint32_t next_peer_id = 1;
+  std::vector<Slot> slots;
+  std::vector<InputFrame> frames = std::vector<InputFrame>(kHistory);
+  std::vector<std::uint64_t> hashes = std::vector<std::uint64_t>(kHistory);
+  Tick next_tick = 1;
+  Tick first_input_tick = 1;
+  Pacer pacer;  // only its schedule is used here; waiting is the caller's
+  std::int64_t phase_deadline = 0;
+  std::int64_t last_resend = 0;
+  bool stop_requested = false;
+  int exit = 0;
+  ServerStats stats;
+  std::vector<DesyncEvent> desync_events;
+  HashLogWriter* hash_log = nullptr;
+  std::function<void(const InputFrame&, std::uint64_t)> tick_fn;
+
+  Tick executed() const { return next_tick - 1; }
+
+  void drop(Peer& p, DropReason r, const char* detail = "") {
+    const auto n = ++stats.drops[static_cast<std::size_t>(r)];
+    if (n <= kLogFirstDrops || n % 1000 == 0)
+      LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.enet).c_str(),
+                        p.name.empty() ? "not joined" : p.name.c_str(), to_string(r), detail,
+                        static_cast<unsigned long long>(n));
+  }
+
+  void send(Peer& p, Channel ch, const protocol::Bytes& bytes) { host->send(p.enet, ch, bytes); }
+  void broadcast(Channel ch, const protocol::Bytes& bytes) {
+    for (auto& [id, p] : peers)
+      if (p.role != Role::Pending) send(p, ch, bytes);
+  }
+
+  std::uint32_t joined_players() const {
+    std::uint32_t n = 0;
+    for (const Slot& s : slots) n += s.taken ? 1u : 0u;
+    return n;
+  }
+  std::uint32_t spectators() const {
+    std::uint32_t n = 0;
+    for (const auto& [id, p] : peers) n += p.role == Role::Spectator ? 1u : 0u;
+    return n;
+  }
+
+  // ---- incoming ----
+
+  void on_connect(EnetPeer* enet, std::int64_t now) {
+    const std::uint32_t id = next_peer_id++;
+    peer_set_tag(enet, id);
+    peer_set_timeout(enet, 2000, 5000);
+    Peer p;
+    p.enet = enet;
+    p.connected_at = now;
+    peers.emplace(id, std::move(p));
+  }
+
+  void on_disconnect(EnetPeer* enet) {
+    const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(enet)));
+    if (it == peers.end()) return;
+    Peer& p = it->second;
+    if (p.role == Role::Player) {
+      Slot& s = slots[static_cast<std::size_t>(p.slot)];
+      if (!s.leaving) {
+        s.leaving = true;
+        s.leave_reason = "disconnected";
+      }
+      LOCKSTEP_LOG_INFO("player %d (%s) %s", p.slot, p.name.c_str(), s.leave_reason.c_str());
+      if (phase == Phase::Lobby) free_slot(static_cast<std::size_t>(p.slot));
+    } else if (p.role == Role::Spectator) {
+      LOCKSTEP_LOG_INFO("spectator %s left", p.name.c_str());
+    }
+    peers.erase(it);
+  }
+
+  void free_slot(std::size_t slot) {
+    slots[slot] = Slot{};
+    broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(slot), next_tick, "left"));
+  }
+
+  void refuse(Peer& p, wire::RefuseReason reason, const std::string& detail) {
+    ++stats.refused;
+    LOCKSTEP_LOG_INFO("refused %s: %s", peer_address(p.enet).c_str(), detail.c_str());
+    send(p, Channel::Control, protocol::refuse(reason, detail));
+    peer_disconnect_later(p.enet);
+    p.role = Role::Pending;
+    p.closing = true;
+  }
+
+  void on_join(Peer& p, const wire::JoinRequest& m) {
+    using R = wire::RefuseReason;
+    if (p.role != Role::Pending || p.closing) return drop(p, DropReason::UnexpectedMessage, " (second join)");
+    const std::string name = m.name() ? m.name()->str() : "";
+    const std::string token = m.token() ? m.token()->str() : "";
+    if (m.protocol_version() != kProtocolVersion)
+      return refuse(p, R::WrongVersion, "protocol version " + std::to_string(m.protocol_version()) +
+                                            " is not this server's version " + std::to_string(kProtocolVersion));
+    if (m.fingerprint() != sim->fingerprint())
+      return refuse(p, R::WrongFingerprint, "simulation fingerprint " + hash_hex(m.fingerprint()) +
+                                                " differs from the server's " + hash_hex(sim->fingerprint()));
+    if (!same_secret(token, cfg.token)) return refuse(p, R::WrongToken, "wrong join token");
+    if (!protocol::valid_name(name)) return refuse(p, R::BadRequest, "a name must be 1-32 printable ASCII characters");
+    if (m.spectate()) {
+      if (spectators() >= cfg.max_spectators) return refuse(p, R::Full, "no spectator seats left");
+      if (executed() + 64 > kHistory)
+        return refuse(p, R::AlreadyStarted, "the session is too far along to spectate from its start");
+      p.role = Role::Spectator;
+      p.name = name;
+      send(p, Channel::Control, protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster()));
+      if (phase != Phase::Lobby) send_start(p);
+      LOCKSTEP_LOG_INFO("spectator %s joined from %s", name.c_str(), peer_address(p.enet).c_str());
+      return;
+    }
+    if (phase != Phase::Lobby) return refuse(p, R::AlreadyStarted, "the session has already started");
+    std::size_t slot = 0;
+    while (slot < slots.size() && slots[slot].taken) ++slot;
+    if (slot == slots.size()) return refuse(p, R::Full, "all " + std::to_string(cfg.players) + " player slots are taken");
+    Slot& s = slots[slot];
+    s.taken = true;
+    s.name = name;
+    s.peer_id = static_cast<std::uint32_t>(peer_tag(p.enet));
+    p.role = Role::Player;
+    p.slot = static_cast<std::int32_t>(slot);
+    p.name = name;
+    send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster()));
+    broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
+    LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
+                      joined_players(), cfg.players);
+  }
+
+  std::vector<protocol::Seat> roster() const {
+    std::vector<protocol::Seat> r;
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      if (slots[i].taken) r.push_back({static_cast<std::uint32_t>(i), slots[i].name});
+    return r;
+  }
+
+  void on_client_tick(Peer& p, const wire::ClientTick& m) {
+    if (p.role == Role::Pending) return drop(p, DropReason::NotJoined);
+    // Frame ack: what the client has, used to choose which frames to send again.
+    if (m.frame_ack() > executed()) return drop(p, DropReason::FrameAckOutOfRange);
+    p.frame_ack = std::max(p.frame_ack, m.frame_ack());
+
+    if (p.role == Role::Player && m.inputs() && m.inputs()->size() > 0) {
+      Slot& s = slots[static_cast<std::size_t>(p.slot)];
+      const Tick first = m.input_first_tick();
+      bool too_far = false;
+      for (flatbuffers::uoffset_t i = 0; i < m.inputs()->size(); ++i) {
+        const Tick t = first + i;
+        if (t < next_tick || t < first) continue;  // already assembled: a redundant copy
+        if (t >= next_tick + kInputWindow) { too_far = true; continue; }
+        s.input_tick[t % kInputWindow] = t;
+        s.input[t % kInputWindow] = PlayerInput::unpack(m.inputs()->Get(i));
+      }
+      if (too_far) drop(p, DropReason::InputTooFarAhead);
+      advance_input_ack(s);
+    }
+
+    if (m.hashes() && m.hashes()->size() > 0) {
+      const Tick first = m.hash_first_tick();
+      for (flatbuffers::uoffset_t i = 0; i < m.hashes()->size(); ++i) {
+        const Tick t = first + i;
+        if (t < first || t == 0) continue;
+        if (t <= p.hash_ack) continue;  // compared already
+        if (t > executed()) { drop(p, DropReason::HashForFutureTick); break; }
+        if (executed() - t >= kHistory) { drop(p, DropReason::HashTooOld); continue; }
+        compare_hash(p, t, m.hashes()->Get(i));
+        if (t == p.hash_ack + 1) p.hash_ack = t;
+      }
+    }
+  }
+
+  void advance_input_ack(Slot& s) {
+    while (s.input_tick[(s.input_ack + 1) % kInputWindow] == s.input_ack + 1 && s.input_ack + 1 < next_tick + kInputWindow)
+      ++s.input_ack;
+  }
+
+  void compare_hash(Peer& p, Tick t, std::uint64_t client_hash) {
+    ++stats.hashes_compared;
+    const std::uint64_t ours = hashes[t % kHistory];
+    if (client_hash == ours || p.desynced) return;
+    p.desynced = true;
+    ++stats.desyncs;
+    DesyncEvent ev{t, p.slot, p.name, ours, client_hash};
+    desync_events.push_back(ev);
+    LOCKSTEP_LOG_ERROR("DESYNC at tick %u: %s %d (%s) reports %s, the server has %s", t,
+                       p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(),
+                       hash_hex(client_hash).c_str(), hash_hex(ours).c_str());
+    send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, client_hash));
+    if (cfg.on_desync == OnDesync::Stop) {
+      end_session(wire::EndReason::Desync, "desync at tick " + std::to_string(t) + " of player " +
+                                               std::to_string(p.slot) + " (" + p.name + ")");
+    }
+  }
+
+  void on_receive(NetEvent& ev) {
+    const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(ev.peer)));
+    if (it == peers.end()) return;
+    Peer& p = it->second;
+    protocol::DecodeError err;
+    const wire::Message* m = protocol::decode(ev.data, &err);
+    if (!m) {
+      const DropReason r = err == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
+                           : err == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
+                                                                           : DropReason::Malformed;
+      return drop(p, r);
+    }
+    switch (m->body_type()) {
+      case wire::Body::JoinRequest:
+        if (ev.channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
+        return on_join(p, *m->body_as_JoinRequest());
+      case wire::Body::ClientTick: return on_client_tick(p, *m->body_as_ClientTick());
+      case wire::Body::Leave:
+        if (p.role == Role::Player) {
+          Slot& s = slots[static_cast<std::size_t>(p.slot)];
+          s.leaving = true;
+          s.leave_reason = "left";
+        }
+        return;
+      default: return drop(p, DropReason::UnexpectedMessage);
+    }
+  }
+
+  // ---- the session clock ----
+
+  void send_start(Peer& p) {
+    // Tell the time to tick 0's deadline; a peer joining later gets the same origin.
+    const std::int64_t origin = pacer.next_deadline() - static_cast<std::int64_t>(next_tick) * kTickNs;
+    const std::int64_t in = std::max<std::int64_t>(0, origin - now_cache);
+    send(p, Channel::Control, protocol::start(0, static_cast<std::uint32_t>(std::min<std::int64_t>(in / 1000, 10'000'000))));
+  }
+  std::int64_t now_cache = 0;
+
+  void begin(std::int64_t now) {
+    phase = Phase::Running;
+    const std::int64_t origin = now + cfg.start_delay_ns;  // tick 0's deadline
+    pacer.start(origin + kTickNs);                         // the first deadline is tick 1's
+    first_input_tick = std::max<Tick>(1, cfg.input_delay);
+    for (Slot& s : slots) s.present = s.taken;
+    for (auto& [id, p] : peers)
+      if (p.role != Role::Pending) send_start(p);
+    LOCKSTEP_LOG_INFO("session starting: %u players, seed %llu, %u bodies, input delay %u, %s", cfg.players,
+                      static_cast<unsigned long long>(cfg.world.seed), cfg.world.bodies, cfg.input_delay,
+                      cfg.last_tick ? ("until tick " + std::to_string(cfg.last_tick)).c_str() : "until stopped");
+  }
+
+  bool inputs_complete(Tick t) const {
+    if (t < first_input_tick) return true;
+    for (const Slot& s : slots)
+      if (s.taken && s.present && !s.leaving && s.input_tick[t % kInputWindow] != t) return false;
+    return true;
+  }
+
+  void assemble_and_step(std::int64_t now) {
+    const Tick t = next_tick;
+    InputFrame f;
+    f.tick = t;
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      Slot& s = slots[i];
+      if (s.taken && s.leaving && s.present) {
+        s.present = false;
+        broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(i), t, s.leave_reason));
+        LOCKSTEP_LOG_INFO("player %zu (%s) is out of the session from tick %u", i, s.name.c_str(), t);
+      }
+      if (!s.taken || !s.present) continue;
+      f.present |= 1u << i;
+      if (t < first_input_tick) continue;  // before the first sampled input: neutral
+      if (s.input_tick[t % kInputWindow] == t) {
+        s.last = s.input[t % kInputWindow];
+      } else {
+        f.filled |= 1u << i;
+        ++stats.filled_inputs;
+      }
+      f.inputs[i] = s.last;
+      s.input_ack = std::max(s.input_ack, t);  // tick t is settled either way
+      advance_input_ack(s);
+    }
+    sim->step(f);
+    const std::uint64_t h = sim->hash();
+    frames[t % kHistory] = f;
+    hashes[t % kHistory] = h;
+    ++next_tick;
+    ++stats.ticks;
+    stats.lateness.add_us((now - pacer.next_deadline()) / 1000);
+    pacer.reached(now);
+    if (hash_log) hash_log->write(t, h);
+    if (tick_fn) tick_fn(f, h);
+    if (t % (10 * kTickRate) == 0)
+      LOCKSTEP_LOG_INFO("tick %u hash %s players %u filled %llu desyncs %llu", t, hash_hex(h).c_str(),
+                        active_players_count(), static_cast<unsigned long long>(stats.filled_inputs),
+                        static_cast<unsigned long long>(stats.desyncs));
+  }
+
+  std::uint32_t active_players_count() const {
+    std::uint32_t n = 0;
+    for (const Slot& s : slots) n += (s.taken && s.present && !s.leaving) ? 1u : 0u;
+    return n;
+  }
+
+  void send_frames() {
+    for (auto& [id, p] : peers) {
+      if (p.role == Role::Pending) continue;
+      const Tick from = p.frame_ack + 1;
+      if (from > executed()) {
+        // Nothing new: still acknowledge inputs and hashes, so the client trims its window.
+        if (p.role == Role::Player || p.hash_ack > 0)
+          send(p, Channel::Play, protocol::server_tick({}, cfg.players, input_ack_of(p), p.hash_ack));
+        continue;
+      }
+      if (executed() - from >= kHistory - 1) {
+        LOCKSTEP_LOG_WARN("%s fell more than %zu ticks behind; disconnecting", p.name.c_str(), kHistory);
+        peer_disconnect_later(p.enet);
+        continue;
+      }
+      const Tick to = std::min<Tick>(executed(), from + static_cast<Tick>(protocol::kMaxWindow) - 1);
+      std::vector<InputFrame> batch;
+      batch.reserve(to - from + 1);
+      for (Tick t = from; t <= to; ++t) batch.push_back(frames[t % kHistory]);
+      send(p, Channel::Play, protocol::server_tick(batch, cfg.players, input_ack_of(p), p.hash_ack));
+    }
+  }
+
+  Tick input_ack_of(const Peer& p) const {
+    return p.role == Role::Player ? slots[static_cast<std::size_t>(p.slot)].input_ack : 0;
+  }
+
+  void end_session(wire::EndReason reason, const std::string& detail) {
+    if (phase == Phase::Closing || phase == Phase::Finished) return;
+    LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
+    broadcast(Channel::Control, protocol::session_end(reason, executed(), detail));
+    for (auto& [id, p] : peers) peer_disconnect_later(p.enet);
+    host->flush();
+    phase = Phase::Closing;
+    phase_deadline = now_cache + 1'000'000'000;
+    if (reason == wire::EndReason::Desync || stats.desyncs > 0) exit = 3;
+  }
+
+  bool all_hashes_in() const {
+    for (const auto& [id, p] : peers)
+      if (p.role != Role::Pending && p.hash_ack < cfg.last_tick) return false;
+    return true;
+  }
+
+  std::int64_t update(std::int64_t now) {
+    now_cache = now;
+    for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll()) {
+      switch (ev.type) {
+        case NetEvent::Type::Connect: on_connect(ev.peer, now); break;
+        case NetEvent::Type::Disconnect: on_disconnect(ev.peer); break;
+        case NetEvent::Type::Receive: on_receive(ev); break;
+        case NetEvent::Type::None: break;
+      }
+      if (phase == Phase::Finished) return now;
+    }
+    // Connections that never send a join are closed.
+    for (auto& [id, p] : peers)
+      if (p.role == Role::Pending && !p.closing && now - p.connected_at > cfg.join_timeout_ns) {
+        LOCKSTEP_LOG_WARN("%s sent no join within %lld ms; disconnecting", peer_address(p.enet).c_str(),
+                          static_cast<long long>(cfg.join_timeout_ns / 1'000'000));
+        peer_disconnect_later(p.enet);
+        p.closing = true;
+      }
+    if (stop_requested && phase != Phase::Closing && phase != Phase::Finished)
+      end_session(wire::EndReason::Stopped, "stopped by the operator");
+
+    switch (phase) {
+      case Phase::Lobby:
+        if (joined_players() == cfg.players) begin(now);
+        else return now + 100'000'000;
+        [[fallthrough]];
+      case Phase::Running: {
+        int ran = 0;
+        while (phase == Phase::Running && ran < kMaxTicksPerUpdate) {
+          const std::int64_t deadline = pacer.next_deadline();
+          if (now < deadline) break;
+          if (!inputs_complete(next_tick) && now < deadline + cfg.input_grace_ns) break;
+          assemble_and_step(now);
+          ++ran;
+          if (cfg.last_tick != 0 && executed() >= cfg.last_tick) {
+            phase = Phase::Draining;
+            phase_deadline = now + cfg.drain_timeout_ns;
+          }
+        }
+        if (ran > 0) {
+          send_frames();
+          host->flush();  // out now, not at the next poll
+        }
+        if (phase == Phase::Running && joined_players() > 0 && active_players_count() == 0 && ran > 0)
+          end_session(wire::EndReason::Empty, "every player left");
+        if (phase == Phase::Running) {
+          const std::int64_t deadline = pacer.next_deadline();
+          if (ran == kMaxTicksPerUpdate) return now;
+          return now < deadline ? deadline : deadline + cfg.input_grace_ns;
+        }
+        last_resend = now;
+        return now;
+      }
+      case Phase::Draining:
+        if (all_hashes_in() || now >= phase_deadline) {
+          if (!all_hashes_in()) LOCKSTEP_LOG_WARN("some clients did not report their final hashes in time");
+          end_session(wire::EndReason::Complete, "reached the last tick " + std::to_string(cfg.last_tick));
+          return now + 10'000'000;
+        }
+        if (now - last_resend >= kTickNs) {
+          send_frames();
+          host->flush();
+          last_resend = now;
+        }
+        return now + kTickNs / 2;
+      case Phase::Closing:
+        if (peers.empty() || now >= phase_deadline) {
+          host->flush();
+          phase = Phase::Finished;
+          return now;
+        }
+        return now + 10'000'000;
+      case Phase::Finished: return now + 1'000'000'000;
+    }
+    return now;
+  }
+};
+
+std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config, std::string* error) {
+  auto fail = [&](const std::string& why) -> std::unique_ptr<ServerSession> {
+    if (error) *error = why;
+    return nullptr;
+  };
+  if (config.players < 1 || config.players > static_cast<std::uint32_t>(kMaxPlayers)) return fail("--players must be 1..32");
+  if (config.input_delay > protocol::kMaxInputDelay) return fail("--input-delay must be 0..50");
+  if (config.token.size() > protocol::kMaxTokenBytes) return fail("--token must be at most 128 bytes");
+  auto impl = std::make_unique<Impl>();
+  impl->cfg = config;
+  impl->cfg.world.players = config.players;
+  impl->sim = config.factory(impl->cfg.world);
+  if (!impl->sim) return fail("the world parameters are out of range");
+  std::string err;
+  impl->host = NetHost::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
+  if (!impl->host) return fail(err);
+  impl->slots.resize(config.players);
+  impl->hashes[0] = impl->sim->hash();
+  return std::unique_ptr<ServerSession>(new ServerSession(std::move(impl)));
+}
+
+ServerSession::ServerSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ServerSession::~ServerSession() = default;
+std::int64_t ServerSession::update(std::int64_t now_ns) { return impl_->update(now_ns); }
+int ServerSession::fd() const { return impl_->host->fd(); }
+std::uint16_t ServerSession::port() const { return impl_->host->port(); }
+void ServerSession::stop() { impl_->stop_requested = true; }
+bool ServerSession::finished() const { return impl_->phase == Impl::Phase::Finished; }
+int ServerSession::exit_code() const { return impl_->exit; }
+Tick ServerSession::executed_tick() const { return impl_->executed(); }
+const Simulation& ServerSession::simulation() const { return *impl_->sim; }
+const ServerStats& ServerSession::stats() const { return impl_->stats; }
+const NetHost& ServerSession::host() const { return *impl_->host; }
+const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->desync_events; }
+std::uint32_t ServerSession::active_players() const { return impl_->active_players_count(); }
+void ServerSession::on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn) { impl_->tick_fn = std::move(fn); }
+void ServerSession::set_hash_log(HashLogWriter* log) { impl_->hash_log = log; }
+
+}  // namespace lockstep

@@ -1,0 +1,156 @@
+#include "lockstep/transport.hpp"
+
+#include <enet/enet.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace lockstep {
+namespace {
+
+void ensure_enet() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (enet_initialize() != 0) std::abort();
+    std::atexit(enet_deinitialize);
+  });
+}
+
+void apply_limits(ENetHost* host, const TransportLimits& limits) {
+  host->maximumPacketSize = limits.max_packet_bytes;
+  host->maximumWaitingData = limits.max_waiting_bytes;
+}
+
+}  // namespace
+
+NetEvent::NetEvent(NetEvent&& o) noexcept { *this = std::move(o); }
+NetEvent& NetEvent::operator=(NetEvent&& o) noexcept {
+  if (this != &o) {
+    if (packet_) enet_packet_destroy(packet_);
+    type = o.type;
+    peer = o.peer;
+    channel = o.channel;
+    data = o.data;
+    packet_ = o.packet_;
+    o.packet_ = nullptr;
+    o.type = Type::None;
+  }
+  return *this;
+}
+NetEvent::~NetEvent() {
+  if (packet_) enet_packet_destroy(packet_);
+}
+
+std::unique_ptr<NetHost> NetHost::listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
+                                         const TransportLimits& limits, std::string* error) {
+  ensure_enet();
+  ENetAddress address{};
+  address.host = ENET_HOST_ANY;
+  address.port = port;
+  if (!bind.empty() && enet_address_set_host_ip(&address, bind.c_str()) != 0) {
+    if (error) *error = "bad bind address '" + bind + "'";
+    return nullptr;
+  }
+  ENetHost* host = enet_host_create(&address, max_peers, kChannelCount, 0, 0);
+  if (!host) {
+    if (error) *error = "cannot listen on UDP port " + std::to_string(port) + " (in use, or not permitted)";
+    return nullptr;
+  }
+  apply_limits(host, limits);
+  return std::unique_ptr<NetHost>(new NetHost(host));
+}
+
+std::unique_ptr<NetHost> NetHost::client(const TransportLimits& limits, std::string* error) {
+  ensure_enet();
+  ENetHost* host = enet_host_create(nullptr, 1, kChannelCount, 0, 0);
+  if (!host) {
+    if (error) *error = "cannot create a UDP socket";
+    return nullptr;
+  }
+  apply_limits(host, limits);
+  return std::unique_ptr<NetHost>(new NetHost(host));
+}
+
+NetHost::~NetHost() { enet_host_destroy(host_); }
+
+EnetPeer* NetHost::connect(const std::string& host, std::uint16_t port, std::string* error) {
+  ENetAddress address{};
+  if (enet_address_set_host(&address, host.c_str()) != 0) {
+    if (error) *error = "cannot resolve '" + host + "'";
+    return nullptr;
+  }
+  address.port = port;
+  ENetPeer* peer = enet_host_connect(host_, &address, kChannelCount, 0);
+  if (!peer && error) *error = "cannot start a connection";
+  return peer;
+}
+
+NetEvent NetHost::poll() {
+  NetEvent out;
+  ENetEvent ev;
+  const int r = enet_host_service(host_, &ev, 0);
+  if (r <= 0) return out;
+  out.peer = ev.peer;
+  switch (ev.type) {
+    case ENET_EVENT_TYPE_CONNECT: out.type = NetEvent::Type::Connect; break;
+    case ENET_EVENT_TYPE_DISCONNECT: out.type = NetEvent::Type::Disconnect; break;
+    case ENET_EVENT_TYPE_RECEIVE:
+      out.type = NetEvent::Type::Receive;
+      out.channel = ev.channelID;
+      out.packet_ = ev.packet;
+      out.data = {ev.packet->data, ev.packet->dataLength};
+      break;
+    default: break;
+  }
+  return out;
+}
+
+void NetHost::send(EnetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) {
+  const enet_uint32 flags = channel == Channel::Control ? ENET_PACKET_FLAG_RELIABLE : 0;
+  ENetPacket* packet = enet_packet_create(bytes.data(), bytes.size(), flags);
+  if (enet_peer_send(peer, static_cast<enet_uint8>(channel), packet) != 0) enet_packet_destroy(packet);
+}
+
+void NetHost::flush() { enet_host_flush(host_); }
+int NetHost::fd() const { return static_cast<int>(host_->socket); }
+std::uint16_t NetHost::port() const {
+  ENetAddress a{};
+  enet_socket_get_address(host_->socket, &a);
+  return a.port;
+}
+std::uint64_t NetHost::bytes_sent() const { return host_->totalSentData; }
+std::uint64_t NetHost::bytes_received() const { return host_->totalReceivedData; }
+std::uint64_t NetHost::packets_sent() const { return host_->totalSentPackets; }
+std::uint64_t NetHost::packets_received() const { return host_->totalReceivedPackets; }
+
+void peer_disconnect_later(EnetPeer* peer) { enet_peer_disconnect_later(peer, 0); }
+void peer_disconnect_now(EnetPeer* peer) { enet_peer_disconnect_now(peer, 0); }
+void peer_reset(EnetPeer* peer) { enet_peer_reset(peer); }
+std::uint32_t peer_rtt_ms(const EnetPeer* peer) { return peer->roundTripTime; }
+std::string peer_address(const EnetPeer* peer) {
+  char ip[64] = "?";
+  enet_address_get_host_ip(&peer->address, ip, sizeof ip);
+  return std::string(ip) + ":" + std::to_string(peer->address.port);
+}
+void peer_set_tag(EnetPeer* peer, std::uintptr_t tag) { peer->data = reinterpret_cast<void*>(tag); }
+std::uintptr_t peer_tag(const EnetPeer* peer) { return reinterpret_cast<std::uintptr_t>(peer->data); }
+void peer_set_timeout(EnetPeer* peer, std::uint32_t minimum_ms, std::uint32_t maximum_ms) {
+  enet_peer_timeout(peer, 0, minimum_ms, maximum_ms);
+}
+
+bool split_host_port(const std::string& text, std::string* host, std::uint16_t* port) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
+  unsigned long p = 0;
+  for (std::size_t i = colon + 1; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    p = p * 10 + static_cast<unsigned long>(text[i] - '0');
+    if (p > 65535) return false;
+  }
+  if (p == 0) return false;
+  *host = text.substr(0, colon);
+  *port = static_cast<std::uint16_t>(p);
+  return true;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,111 @@
+// lockstep-server: hosts one session. Parses options and wires the parts together.
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "lockstep/event_loop.hpp"
+#include "lockstep/log.hpp"
+#include "lockstep/server_session.hpp"
+#include "lockstep/state_hash.hpp"
+#include "lockstep/version.hpp"
+
+using namespace lockstep;
+
+namespace {
+
+void print_summary(const ServerSession& s) {
+  const ServerStats& st = s.stats();
+  std::printf("{\"ticks\":%u,\"final_hash\":\"%s\",\"filled_inputs\":%llu,\"hashes_compared\":%llu,\"refused\":%llu,"
+              "\"dropped\":%llu,\"lateness_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld},\"desyncs\":[",
+              s.executed_tick(), hash_hex(s.simulation().hash()).c_str(),
+              static_cast<unsigned long long>(st.filled_inputs), static_cast<unsigned long long>(st.hashes_compared),
+              static_cast<unsigned long long>(st.refused), static_cast<unsigned long long>(st.total_drops()),
+              st.lateness.percentile_us(50), st.lateness.percentile_us(99), static_cast<long long>(st.lateness.max_us()));
+  for (std::size_t i = 0; i < s.desyncs().size(); ++i) {
+    const DesyncEvent& d = s.desyncs()[i];
+    std::printf("%s{\"tick\":%u,\"slot\":%d,\"name\":\"%s\",\"server_hash\":\"%s\",\"client_hash\":\"%s\"}", i ? "," : "",
+                d.tick, d.slot, d.name.c_str(), hash_hex(d.server_hash).c_str(), hash_hex(d.client_hash).c_str());
+  }
+  std::printf("],\"drops\":{");
+  bool first = true;
+  for (std::size_t r = 0; r < st.drops.size(); ++r) {
+    if (st.drops[r] == 0) continue;
+    std::printf("%s\"%s\":%llu", first ? "" : ",", to_string(static_cast<DropReason>(r)),
+                static_cast<unsigned long long>(st.drops[r]));
+    first = false;
+  }
+  std::printf("}}\n");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  log_setup("lockstep-server");
+  CLI::App app{"lockstep-server: hosts one deterministic lockstep session. It relays input frames at 100 Hz, steps its\n"
+               "own copy of the simulation and compares every client's per-tick state hash with its own.\n"
+               "Exit codes: 0 finished, 1 runtime failure, 2 bad usage, 3 desync detected, 4 connection failure."};
+  app.set_version_flag("--version", std::string("lockstep-server ") + kVersion + " (protocol " +
+                                        std::to_string(kProtocolVersion) + ")");
+  ServerConfig cfg;
+  std::string hash_log_path, on_desync = "report";
+  std::uint32_t ticks = 0;
+  double grace_ms = 100;
+  app.add_option("--port", cfg.port, "UDP port to listen on (0: any free port)")->capture_default_str();
+  app.add_option("--bind", cfg.bind, "address to listen on (default: all)");
+  app.add_option("--players", cfg.players, "player slots; the session starts when all are joined")
+      ->check(CLI::Range(1, kMaxPlayers))->capture_default_str();
+  app.add_option("--ticks", ticks, "stop cleanly after this tick (0: run until stopped)")->capture_default_str();
+  app.add_option("--input-delay", cfg.input_delay, "ticks between sampling an input and executing it")
+      ->check(CLI::Range(0u, protocol::kMaxInputDelay))->capture_default_str();
+  app.add_option("--seed", cfg.world.seed, "world seed, sent to clients at join")->capture_default_str();
+  app.add_option("--bodies", cfg.world.bodies, "passive bodies in the world")
+      ->check(CLI::Range(0u, kMaxBodies))->capture_default_str();
+  app.add_option("--hash-log", hash_log_path, "write '<tick> <hash>' per executed tick to this file");
+  app.add_option("--on-desync", on_desync, "on a desync: keep going and report (exit 3 at the end), or stop with exit 3")
+      ->check(CLI::IsMember({"report", "stop"}))->capture_default_str();
+  app.add_option("--token", cfg.token, "join secret clients must present");
+  app.add_option("--input-grace-ms", grace_ms, "wait this long past a tick's deadline for late inputs")
+      ->check(CLI::Range(0.0, 5000.0))->capture_default_str();
+  app.add_option("--max-spectators", cfg.max_spectators, "spectator seats")->check(CLI::Range(0u, 256u))->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  cfg.last_tick = ticks;
+  cfg.on_desync = on_desync == "stop" ? OnDesync::Stop : OnDesync::Report;
+  cfg.input_grace_ns = static_cast<std::int64_t>(grace_ms * 1e6);
+
+  HashLogWriter hash_log;
+  if (!hash_log_path.empty() && !hash_log.open(hash_log_path)) {
+    LOCKSTEP_LOG_ERROR("cannot write --hash-log %s: %s", hash_log_path.c_str(), std::strerror(errno));
+    return 2;
+  }
+  std::string error;
+  auto session = ServerSession::create(cfg, &error);
+  if (!session) {
+    LOCKSTEP_LOG_ERROR("%s", error.c_str());
+    return error.find("listen") != std::string::npos ? 1 : 2;
+  }
+  if (hash_log.is_open()) session->set_hash_log(&hash_log);
+  LOCKSTEP_LOG_INFO("listening on UDP port %u for %u players", session->port(), cfg.players);
+
+  install_stop_signals();
+  run_event_loop(
+      session->fd(),
+      [&](std::int64_t now) {
+        if (g_stop_requested) session->stop();
+        return session->update(now);
+      },
+      [&] { return session->finished(); });
+  hash_log.close();
+  const ServerStats& st = session->stats();
+  LOCKSTEP_LOG_INFO("done at tick %u: lateness p50 %.0f us, p99 %.0f us; %llu inputs filled, %llu messages dropped",
+                    session->executed_tick(), st.lateness.percentile_us(50), st.lateness.percentile_us(99),
+                    static_cast<unsigned long long>(st.filled_inputs), static_cast<unsigned long long>(st.total_drops()));
+  print_summary(*session);
+  return session->exit_code();
+}
