@@ -199,10 +199,10 @@ struct ServerSession::Impl {
       LOCKSTEP_LOG_INFO("spectator %s joined from %s", name.c_str(), peer_address(p.enet).c_str());
       return;
     }
-    if (phase != Phase::Lobby) return refuse(p, R::AlreadyStarted, "the session has already started");
     std::size_t slot = 0;
     while (slot < slots.size() && slots[slot].taken) ++slot;
     if (slot == slots.size()) return refuse(p, R::Full, "all " + std::to_string(cfg.players) + " player slots are taken");
+    if (phase != Phase::Lobby) return refuse(p, R::AlreadyStarted, "the session has already started");
     Slot& s = slots[slot];
     s.taken = true;
     s.name = name;

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# One client perturbs its state by one ULP after tick 250; the server (--on-desync stop) must
+# catch it at tick 250, name that player, exit 3, and not blame the honest client.
+source "$(dirname "$0")/lib.sh" "$1"
+"$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 1000 --on-desync stop >"$WORK/server.json" 2>"$WORK/server.err" &
+S=$!; PIDS+=($S)
+"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name honest --bot 1 --hash-log "$WORK/honest.log" >/dev/null 2>"$WORK/honest.err" &
+H=$!; PIDS+=($H)
+"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name cheat --bot 2 --inject-desync-at 250 >/dev/null 2>"$WORK/cheat.err" &
+C=$!; PIDS+=($C)
+expect_exit $S 3 server
+wait $H; wait $C
+grep -q 'DESYNC at tick 250: player [01] (cheat)' "$WORK/server.err" || fail "the server did not report tick 250 for cheat"
+[ "$(grep -c 'DESYNC' "$WORK/server.err")" = 1 ] || fail "expected exactly one desync report"
+grep -q '"desyncs":\[{"tick":250,' "$WORK/server.json" || fail "summary does not name tick 250"
+grep -q '"name":"honest"' "$WORK/server.json" && fail "the honest client was blamed"
+grep -q 'this client diverged at tick 250' "$WORK/cheat.err" || fail "the cheating client was not told"
+grep -q 'this client diverged' "$WORK/honest.err" && fail "the honest client was told it diverged"
+echo "PASS: desync caught at tick 250, only 'cheat' named"

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# lockstep-server --players 2 --ticks 500 with two --bot clients: all exit 0, hash logs identical.
+source "$(dirname "$0")/lib.sh" "$1"
+"$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 500 --hash-log "$WORK/server.log" >"$WORK/server.json" 2>"$WORK/server.err" &
+S=$!; PIDS+=($S)
+"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name alice --bot 1 --hash-log "$WORK/alice.log" >/dev/null 2>"$WORK/alice.err" &
+A=$!; PIDS+=($A)
+"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name bob --bot 2 --hash-log "$WORK/bob.log" >/dev/null 2>"$WORK/bob.err" &
+B=$!; PIDS+=($B)
+expect_exit $A 0 alice
+expect_exit $B 0 bob
+expect_exit $S 0 server
+[ "$(wc -l <"$WORK/server.log")" = 500 ] || fail "server hash log has $(wc -l <"$WORK/server.log") lines, expected 500"
+cmp "$WORK/server.log" "$WORK/alice.log" || fail "alice's hash log differs from the server's"
+cmp "$WORK/server.log" "$WORK/bob.log" || fail "bob's hash log differs from the server's"
+grep -Eq '^500 [0-9a-f]{16}$' "$WORK/server.log" || fail "hash log format"
+echo "PASS: 500 ticks, three identical hash logs"

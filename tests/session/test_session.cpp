@@ -1,0 +1,290 @@
+// Server and clients in one process over real loopback ENet sockets.
+#include <doctest/doctest.h>
+
+#include <enet/enet.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/bot.hpp"
+#include "lockstep/client_session.hpp"
+#include "lockstep/clock.hpp"
+#include "lockstep/protocol.hpp"
+#include "lockstep/rng.hpp"
+#include "lockstep/server_session.hpp"
+#include "lockstep/transport.hpp"
+#include "support/loop.hpp"
+
+using namespace lockstep;
+using lockstep::testing::Driven;
+using lockstep::testing::drive;
+
+namespace {
+
+constexpr std::int64_t kSeconds = 1'000'000'000;
+
+struct Traced {
+  std::map<Tick, std::uint64_t> hashes;
+};
+
+struct Session {
+  std::unique_ptr<ServerSession> server;
+  Traced server_trace;
+  std::vector<std::unique_ptr<ClientSession>> clients;
+  std::vector<std::unique_ptr<Traced>> traces;
+  std::vector<Driven> parts;
+
+  explicit Session(ServerConfig cfg) {
+    cfg.port = 0;
+    cfg.start_delay_ns = 50'000'000;
+    std::string err;
+    server = ServerSession::create(cfg, &err);
+    REQUIRE_MESSAGE(server != nullptr, err);
+    server->on_tick([this](const InputFrame& f, std::uint64_t h) { server_trace.hashes[f.tick] = h; });
+    parts.push_back({[this](std::int64_t now) { return server->update(now); }, [this] { return server->fd(); }});
+  }
+
+  ClientSession& add_client(ClientConfig cfg, std::uint64_t bot_seed) {
+    cfg.port = server->port();
+    std::string err;
+    auto c = ClientSession::create(cfg, &err);
+    REQUIRE_MESSAGE(c != nullptr, err);
+    if (!cfg.spectate) c->set_input_source([bot_seed](Tick t) { return bot_input(bot_seed, t); });
+    ClientSession* raw = c.get();
+    traces.push_back(std::make_unique<Traced>());
+    Traced* trace = traces.back().get();
+    clients.push_back(std::move(c));
+    parts.push_back({[raw, trace](std::int64_t now) {
+                       const std::int64_t wake = raw->finished() ? now + 50'000'000 : raw->update(now);
+                       if (raw->simulation() && raw->executed_tick() > 0) trace->hashes[raw->executed_tick()] = raw->last_hash();
+                       return wake;
+                     },
+                     [raw] { return raw->fd(); }});
+    return *raw;
+  }
+
+  bool run(std::int64_t timeout_ns) {
+    return drive(parts, [this] {
+      if (!server->finished()) return false;
+      for (auto& c : clients)
+        if (!c->finished()) return false;
+      return true;
+    }, timeout_ns);
+  }
+};
+
+ClientConfig client_named(const std::string& name) {
+  ClientConfig c;
+  c.name = name;
+  return c;
+}
+
+}  // namespace
+
+TEST_SUITE("session/loopback") {
+  TEST_CASE("a server and 3 clients agree on every tick's hash for 1000 ticks") {
+    ServerConfig cfg;
+    cfg.players = 3;
+    cfg.last_tick = 1000;
+    cfg.world.bodies = 200;
+    Session s(cfg);
+    for (int i = 0; i < 3; ++i) s.add_client(client_named("bot" + std::to_string(i)), 100 + i);
+    REQUIRE(s.run(30 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->executed_tick() == 1000);
+    REQUIRE(s.server_trace.hashes.size() == 1000);
+    for (std::size_t i = 0; i < s.clients.size(); ++i) {
+      CHECK(s.clients[i]->exit_code() == 0);
+      CHECK(s.clients[i]->executed_tick() == 1000);
+      CHECK(s.traces[i]->hashes == s.server_trace.hashes);
+    }
+    CHECK(s.server->stats().hashes_compared == 3000);
+    CHECK(s.server->stats().desyncs == 0);
+  }
+
+  TEST_CASE("a desync is caught on the tick it happens and only the diverged client is named") {
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 300;
+    cfg.on_desync = OnDesync::Stop;
+    Session s(cfg);
+    s.add_client(client_named("honest"), 1);
+    ClientConfig bad = client_named("diverged");
+    bad.inject_desync_at = 120;
+    s.add_client(bad, 2);
+    REQUIRE(s.run(20 * kSeconds));
+    CHECK(s.server->exit_code() == 3);
+    REQUIRE(s.server->desyncs().size() == 1);
+    CHECK(s.server->desyncs()[0].tick == 120);
+    CHECK(s.server->desyncs()[0].name == "diverged");
+    CHECK(s.clients[1]->desynced());
+    CHECK_FALSE(s.clients[0]->desynced());
+  }
+
+  TEST_CASE("a client that leaves at tick 200 of 600 does not stop the others") {
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 600;
+    Session s(cfg);
+    s.add_client(client_named("stays"), 1);
+    ClientConfig quitter = client_named("quits");
+    quitter.last_tick = 200;
+    s.add_client(quitter, 2);
+    REQUIRE(s.run(20 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->executed_tick() == 600);
+    CHECK(s.clients[0]->executed_tick() == 600);
+    CHECK(s.clients[1]->executed_tick() == 200);
+    CHECK(s.clients[1]->exit_code() == 0);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    for (const auto& [t, h] : s.traces[1]->hashes) CHECK(s.server_trace.hashes[t] == h);
+    CHECK(s.server->stats().desyncs == 0);
+  }
+
+  TEST_CASE("a spectator steps the same frames and reports matching hashes") {
+    ServerConfig cfg;
+    cfg.players = 1;
+    cfg.last_tick = 300;
+    Session s(cfg);
+    ClientConfig watcher = client_named("watcher");
+    watcher.spectate = true;
+    s.add_client(watcher, 0);
+    s.add_client(client_named("player"), 5);
+    REQUIRE(s.run(20 * kSeconds));
+    CHECK(s.clients[0]->slot() == -1);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    CHECK(s.clients[0]->exit_code() == 0);
+  }
+}
+
+TEST_SUITE("session/refusals") {
+  struct RefusalCase {
+    const char* what;
+    std::string token;
+    std::uint32_t version;
+    const char* expect;
+  };
+
+  TEST_CASE("wrong token, wrong protocol version and a full session are refused with their reason") {
+    for (const RefusalCase& rc : {RefusalCase{"token", "nope", kProtocolVersion, "WrongToken"},
+                                  RefusalCase{"version", "secret", kProtocolVersion + 1, "WrongVersion"},
+                                  RefusalCase{"full", "secret", kProtocolVersion, "Full"}}) {
+      CAPTURE(rc.what);
+      ServerConfig cfg;
+      cfg.players = 2;
+      cfg.token = "secret";
+      Session s(cfg);
+      if (std::string(rc.what) == "full") {
+        // Two players fill the session; the third is refused. Fill the slots first.
+        ClientConfig a = client_named("a"), b = client_named("b");
+        a.token = b.token = "secret";
+        a.last_tick = b.last_tick = 5;
+        s.add_client(a, 1);
+        s.add_client(b, 2);
+        drive(s.parts, [&] { return s.server->active_players() == 2; }, 5 * kSeconds);
+      }
+      ClientConfig c = client_named("late");
+      c.token = rc.token;
+      c.protocol_version = rc.version;
+      ClientSession& late = s.add_client(c, 3);
+      REQUIRE(drive(s.parts, [&] { return late.finished(); }, 10 * kSeconds));
+      CHECK(late.exit_code() == 4);
+      CHECK(late.end_message().find(rc.expect) != std::string::npos);
+      CHECK(s.server->stats().refused == 1);
+    }
+  }
+
+  TEST_CASE("no server: the client gives up with exit code 4") {
+    ClientConfig c = client_named("lonely");
+    c.port = 1;  // nothing listens there
+    c.connect_timeout_ns = 1 * kSeconds;
+    std::string err;
+    auto client = ClientSession::create(c, &err);
+    REQUIRE(client != nullptr);
+    REQUIRE(drive({{[&](std::int64_t now) { return client->update(now); }, [&] { return client->fd(); }}},
+                  [&] { return client->finished(); }, 10 * kSeconds));
+    CHECK(client->exit_code() == 4);
+  }
+}
+
+TEST_SUITE("session/hostile") {
+  // A raw ENet peer that speaks whatever it is told to.
+  struct RawPeer {
+    std::unique_ptr<NetHost> host;
+    EnetPeer* peer = nullptr;
+    bool connected = false;
+    explicit RawPeer(std::uint16_t port) {
+      TransportLimits big;
+      big.max_packet_bytes = 1 << 20;
+      host = NetHost::client(big, nullptr);
+      peer = host->connect("127.0.0.1", port, nullptr);
+    }
+    std::int64_t update(std::int64_t now) {
+      for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll())
+        if (ev.type == NetEvent::Type::Connect) connected = true;
+      return now + 5'000'000;
+    }
+    void send(Channel ch, const std::vector<std::uint8_t>& bytes) {
+      host->send(peer, ch, bytes);
+      host->flush();
+    }
+  };
+
+  TEST_CASE("garbage, oversized, out-of-window and out-of-turn messages are dropped and counted; the session completes") {
+    ServerConfig cfg;
+    cfg.players = 3;
+    cfg.last_tick = 400;
+    cfg.input_grace_ns = 20'000'000;
+    Session s(cfg);
+    RawPeer outsider(s.server->port());  // never joins
+    RawPeer rogue(s.server->port());     // joins as a player, then misbehaves
+    s.parts.push_back({[&](std::int64_t now) { return outsider.update(now); }, [&] { return outsider.host->fd(); }});
+    s.parts.push_back({[&](std::int64_t now) { return rogue.update(now); }, [&] { return rogue.host->fd(); }});
+    REQUIRE(drive(s.parts, [&] { return outsider.connected && rogue.connected; }, 5 * kSeconds));
+    auto probe = make_arena(WorldParams{1, 0, 1});
+    rogue.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "rogue", false));
+    s.add_client(client_named("honest1"), 1);
+    s.add_client(client_named("honest2"), 2);
+
+    Rng rng = Rng::seeded(99);
+    std::vector<std::uint8_t> valid = protocol::client_tick(1, std::vector<std::uint16_t>{1, 2, 3}, 0, 0, {});
+    int sent = 0;
+    s.parts.push_back({[&](std::int64_t now) {
+                         if (sent < 200 && s.server->executed_tick() > 20) {
+                           ++sent;
+                           std::vector<std::uint8_t> junk(1 + rng.below(300));
+                           for (auto& b : junk) b = static_cast<std::uint8_t>(rng.next_u32());
+                           outsider.send(Channel::Play, junk);                     // random bytes, not joined
+                           outsider.send(Channel::Play, valid);                    // valid but not joined
+                           rogue.send(Channel::Play, junk);                        // random bytes
+                           auto truncated = valid;
+                           truncated.resize(valid.size() / 2);
+                           rogue.send(Channel::Play, truncated);                   // truncated
+                           rogue.send(Channel::Play, std::vector<std::uint8_t>(20'000, 7));  // oversized
+                           const Tick far = s.server->executed_tick() + 100'000;   // far future inputs
+                           rogue.send(Channel::Play, protocol::client_tick(far, std::vector<std::uint16_t>{9}, 0, 0, {}));
+                           rogue.send(Channel::Play, protocol::client_tick(1, std::vector<std::uint16_t>{9}, 0, 0, {}));  // past
+                           rogue.send(Channel::Play, protocol::client_tick(0, {}, 0, far, std::vector<std::uint64_t>{1}));  // hash of the future
+                           rogue.send(Channel::Control, protocol::join_request(kProtocolVersion, 0, "", "again", false));  // second join
+                           rogue.send(Channel::Play, protocol::session_end(wire::EndReason::Complete, 1, "forged"));  // server-only message
+                         }
+                         return now + 10'000'000;
+                       },
+                       [&] { return outsider.host->fd(); }});
+    REQUIRE(s.run(40 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->executed_tick() == 400);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    CHECK(s.traces[1]->hashes == s.server_trace.hashes);
+    const ServerStats& st = s.server->stats();
+    CHECK(st.drops[static_cast<std::size_t>(DropReason::Malformed)] >= 200);
+    CHECK(st.drops[static_cast<std::size_t>(DropReason::NotJoined)] >= 100);
+    CHECK(st.drops[static_cast<std::size_t>(DropReason::TooLarge)] >= 100);
+    CHECK(st.drops[static_cast<std::size_t>(DropReason::InputTooFarAhead)] >= 100);
+    CHECK(st.drops[static_cast<std::size_t>(DropReason::HashForFutureTick)] >= 100);
+    CHECK(st.drops[static_cast<std::size_t>(DropReason::UnexpectedMessage)] >= 100);
+    CHECK(st.filled_inputs > 0);  // the rogue's slot was filled in, nobody waited forever
+  }
+}
