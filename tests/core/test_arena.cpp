@@ -190,7 +190,7 @@ TEST_SUITE("core/arena") {
     CHECK(detmath::lerp_angle(-0.5f, 0.5f, 0.5f) == doctest::Approx(0.0f));
   }
 
-  TEST_CASE("the simulation's sin and cos are accurate over [-pi, pi]") {
+  TEST_CASE("the simulation's sin and cos are accurate from -pi to pi") {
     for (int i = -1000; i <= 1000; ++i) {
       const double x = i * 3.14159265358979 / 1000.0;
       CHECK(std::fabs(detmath::sin(static_cast<float>(x)) - std::sin(x)) < 2e-6);

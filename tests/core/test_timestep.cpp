@@ -59,7 +59,7 @@ TEST_SUITE("core/timestep") {
     CHECK(total == 25);
   }
 
-  TEST_CASE("alpha stays in [0, 1) for any frame times") {
+  TEST_CASE("alpha stays at or above 0 and below 1 for any frame times") {
     FixedTimestep ts;
     Rng rng = Rng::seeded(3);
     for (int i = 0; i < 100000; ++i) {

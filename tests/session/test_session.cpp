@@ -232,7 +232,7 @@ TEST_SUITE("session/hostile") {
     }
   };
 
-  TEST_CASE("garbage, oversized, out-of-window and out-of-turn messages are dropped and counted; the session completes") {
+  TEST_CASE("garbage, oversized, out-of-window and out-of-turn messages are dropped and counted while the session completes") {
     ServerConfig cfg;
     cfg.players = 3;
     cfg.last_tick = 400;
