@@ -36,7 +36,13 @@ void print_summary(const ServerSession& s) {
                 static_cast<unsigned long long>(st.drops[r]));
     first = false;
   }
-  std::printf("}}\n");
+  // Wire cost per client per tick: ENet's counters are UDP payloads; add 28 bytes of IPv4+UDP
+  // header per datagram for the bytes on the wire.
+  const NetHost& h = s.host();
+  const double client_ticks = static_cast<double>(st.ticks) * std::max<std::uint32_t>(1, s.peak_peers());
+  const double up = (static_cast<double>(h.bytes_received()) + 28.0 * static_cast<double>(h.packets_received())) / client_ticks;
+  const double down = (static_cast<double>(h.bytes_sent()) + 28.0 * static_cast<double>(h.packets_sent())) / client_ticks;
+  std::printf("},\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f}}\n", st.ticks ? up : 0.0, st.ticks ? down : 0.0);
   std::fflush(stdout);
 }
 

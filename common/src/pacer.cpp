@@ -67,8 +67,10 @@ bool Pacer::wait_until(std::int64_t deadline_ns, int fd) {
       if (now >= wake_at) {
         // Learn how late sleeps wake up on this machine: the spin margin follows the worst
         // recent overshoot quickly and relaxes slowly.
-        const std::int64_t want = (now - wake_at) * 3 / 2 + config_.min_spin_ns;
-        spin_ns_ = want > spin_ns_ ? want : spin_ns_ - (spin_ns_ - want) / 32;
+        // A rare long stall (a preempted VM) must not make every later wait spin long, so
+        // one sample moves the margin only a quarter of the way up, and it relaxes by 1/16.
+        const std::int64_t want = (now - wake_at) + config_.min_spin_ns;
+        spin_ns_ = want > spin_ns_ ? spin_ns_ + (want - spin_ns_) / 4 : spin_ns_ - (spin_ns_ - want) / 16;
         spin_ns_ = std::clamp(spin_ns_, config_.min_spin_ns, config_.max_spin_ns);
       }
       continue;

@@ -89,6 +89,7 @@ struct ServerSession::Impl {
   Phase phase = Phase::Lobby;
   std::map<std::uint32_t, Peer> peers;  // by id; ordered, so broadcasts go out in a fixed order
   std::uint32_t next_peer_id = 1;
+  std::uint32_t peak_peers = 0;
   std::vector<Slot> slots;
   std::vector<InputFrame> frames = std::vector<InputFrame>(kHistory);
   std::vector<std::uint64_t> hashes = std::vector<std::uint64_t>(kHistory);
@@ -123,6 +124,11 @@ struct ServerSession::Impl {
   std::uint32_t joined_players() const {
     std::uint32_t n = 0;
     for (const Slot& s : slots) n += s.taken ? 1u : 0u;
+    return n;
+  }
+  std::uint32_t players_and_spectators() const {
+    std::uint32_t n = 0;
+    for (const auto& [id, p] : peers) n += p.role != Role::Pending ? 1u : 0u;
     return n;
   }
   std::uint32_t spectators() const {
@@ -197,6 +203,7 @@ struct ServerSession::Impl {
       send(p, Channel::Control, protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster()));
       if (phase != Phase::Lobby) send_start(p);
       LOCKSTEP_LOG_INFO("spectator %s joined from %s", name.c_str(), peer_address(p.enet).c_str());
+      peak_peers = std::max(peak_peers, players_and_spectators());
       return;
     }
     std::size_t slot = 0;
@@ -212,6 +219,7 @@ struct ServerSession::Impl {
     p.name = name;
     send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster()));
     broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
+    peak_peers = std::max(peak_peers, players_and_spectators());
     LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
                       joined_players(), cfg.players);
   }
@@ -542,6 +550,7 @@ const Simulation& ServerSession::simulation() const { return *impl_->sim; }
 const ServerStats& ServerSession::stats() const { return impl_->stats; }
 const NetHost& ServerSession::host() const { return *impl_->host; }
 const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->desync_events; }
+std::uint32_t ServerSession::peak_peers() const { return impl_->peak_peers; }
 std::uint32_t ServerSession::active_players() const { return impl_->active_players_count(); }
 void ServerSession::on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn) { impl_->tick_fn = std::move(fn); }
 void ServerSession::set_hash_log(HashLogWriter* log) { impl_->hash_log = log; }

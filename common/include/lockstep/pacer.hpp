@@ -13,9 +13,9 @@ namespace lockstep {
 
 struct PacerConfig {
   std::int64_t period_ns = kTickNs;          ///< time between deadlines
-  std::int64_t initial_spin_ns = 150'000;    ///< spin margin before the wake-up overshoot is learned
+  std::int64_t initial_spin_ns = 100'000;    ///< spin margin before the wake-up overshoot is learned
   std::int64_t min_spin_ns = 20'000;         ///< bounds of the learned spin margin
-  std::int64_t max_spin_ns = 1'000'000;
+  std::int64_t max_spin_ns = 300'000;
   int max_catch_up = 5;  ///< deadlines more than this many periods behind are skipped, not run
 };
 

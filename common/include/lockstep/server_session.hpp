@@ -91,6 +91,8 @@ class ServerSession {
   [[nodiscard]] const ServerStats& stats() const;
   [[nodiscard]] const NetHost& host() const;
   [[nodiscard]] const std::vector<DesyncEvent>& desyncs() const;
+  /// The most clients (players and spectators) connected at once.
+  [[nodiscard]] std::uint32_t peak_peers() const;
   /// Players currently in the session.
   [[nodiscard]] std::uint32_t active_players() const;
 
