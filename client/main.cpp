@@ -9,10 +9,12 @@
 #include "lockstep/clock.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/event_loop.hpp"
+#include "lockstep/frame_loop.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
+#include "render.hpp"
 
 using namespace lockstep;
 
@@ -35,8 +37,10 @@ int main(int argc, char** argv) {
   app.add_option("--inject-desync-at", cfg.inject_desync_at, "test hook: perturb one coordinate by one ULP after this tick");
   app.add_option("--token", cfg.token, "join secret");
   app.add_flag("--spectate", cfg.spectate, "join without a player slot");
-  app.add_option("--render", render, "how to draw")->check(CLI::IsMember({"none"}))->capture_default_str();
-  app.add_option("--fps", fps, "frame rate cap (0: uncapped)")->check(CLI::Range(0.0, 1000.0))->capture_default_str();
+  app.add_option("--render", render,
+                 "how to draw: none (headless: frames run on arrival unless --fps is given), tty (terminal), sdl (window)")
+      ->check(CLI::IsMember({"none", "tty", "sdl"}))->capture_default_str();
+  auto* fps_opt = app.add_option("--fps", fps, "frame rate cap (0: uncapped)")->check(CLI::Range(0.0, 1000.0))->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -50,6 +54,21 @@ int main(int argc, char** argv) {
     LOCKSTEP_LOG_ERROR("--spectate and --bot exclude each other");
     return 2;
   }
+  // Headless without --fps runs frames the moment they arrive (lowest latency); any renderer,
+  // or an explicit --fps, runs the accumulator frame loop and interpolates.
+  const bool frame_loop = render != "none" || fps_opt->count() > 0;
+  cfg.execute_on_arrival = !frame_loop;
+  cfg.keep_previous = frame_loop;
+  std::unique_ptr<render::Renderer> renderer;
+  if (render == "tty") renderer = render::make_tty_renderer();
+  if (render == "sdl") {
+    if (!render::sdl_available()) {
+      LOCKSTEP_LOG_ERROR("--render sdl: this build has no SDL2 (install libsdl2-dev and rebuild)");
+      return 2;
+    }
+    renderer = render::make_sdl_renderer(fps == 0, 900, 900);
+  }
+
   HashLogWriter hash_log;
   if (!hash_log_path.empty() && !hash_log.open(hash_log_path)) {
     LOCKSTEP_LOG_ERROR("cannot write --hash-log %s: %s", hash_log_path.c_str(), std::strerror(errno));
@@ -62,10 +81,23 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (hash_log.is_open()) session->set_hash_log(&hash_log);
+  PlayerInput keyboard;
   if (bot->count() > 0) session->set_input_source([bot_seed](Tick t) { return bot_input(bot_seed, t); });
+  else session->set_input_source([&keyboard](Tick) { return keyboard; });
+  if (renderer && !renderer->begin(&error)) {
+    LOCKSTEP_LOG_ERROR("%s", error.c_str());
+    return 1;
+  }
+  if (render == "tty") log_setup("lockstep-client", LogLevel::Error);  // the screen is the terminal's now
 
   install_stop_signals();
-  std::int64_t next_status = monotonic_ns() + 1'000'000'000;
+  const std::int64_t frame_period = fps > 0 ? static_cast<std::int64_t>(1e9 / fps) : 0;
+  std::int64_t now0 = monotonic_ns();
+  std::int64_t next_status = now0 + 1'000'000'000, next_frame = now0, last_frame = now0;
+  std::uint64_t frames = 0, frames_at_status = 0;
+  double shown_fps = 0;
+  FrameLoop loop;
+  std::vector<DrawDisc> discs;
   bool leaving = false;
   run_event_loop(
       session->fd(),
@@ -75,15 +107,40 @@ int main(int argc, char** argv) {
           session->leave("stopped by the user");
         }
         std::int64_t wake = session->update(now);
-        if (now >= next_status && session->phase() == ClientSession::Phase::Running) {
-          LOCKSTEP_LOG_INFO("tick %u buffered %zu rtt %u ms hash %s%s", session->executed_tick(), session->frames_buffered(),
-                            session->stats().rtt_ms, hash_hex(session->last_hash()).c_str(),
-                            session->desynced() ? " DESYNCED" : "");
+        if (frame_loop && now >= next_frame && session->simulation()) {
+          const FrameResult r = loop.frame(now - last_frame, session->frames_buffered(),
+                                           [&] { return session->execute_next(now); });
+          last_frame = now;
+          ++frames;
+          if (renderer) {
+            const render::Keys keys = renderer->poll_keys(now);
+            keyboard = keys.input;
+            if (keys.quit && !leaving) {
+              leaving = true;
+              session->leave("the player quit");
+            }
+            session->simulation()->draw(*session->previous(), static_cast<float>(r.alpha), discs);
+            render::Hud hud{session->executed_tick(), shown_fps, r.alpha, session->stats().rtt_ms,
+                            session->frames_buffered(), session->last_hash(), session->desynced(), session->slot()};
+            renderer->draw(discs, session->simulation()->width(), session->simulation()->height(), hud);
+          }
+          next_frame = frame_period > 0 ? std::max(next_frame + frame_period, now - frame_period) : now;
+        }
+        if (now >= next_status) {
+          shown_fps = static_cast<double>(frames - frames_at_status);
+          frames_at_status = frames;
+          if (session->phase() == ClientSession::Phase::Running && render != "tty")
+            LOCKSTEP_LOG_INFO("tick %u fps %.0f buffered %zu rtt %u ms hash %s%s", session->executed_tick(), shown_fps,
+                              session->frames_buffered(), session->stats().rtt_ms, hash_hex(session->last_hash()).c_str(),
+                              session->desynced() ? " DESYNCED" : "");
           next_status += 1'000'000'000;
         }
+        if (frame_loop) wake = std::min(wake, next_frame);
         return std::min(wake, next_status);
       },
       [&] { return session->finished(); });
+  if (renderer) renderer->end();
+  log_setup("lockstep-client", LogLevel::Info);
   hash_log.close();
   const ClientStats& st = session->stats();
   if (st.input_latency.count() > 0)

@@ -1,0 +1,63 @@
+// Renderers for lockstep-client: they draw interpolated discs and read the local player's keys.
+// Rendering never changes the simulation: it only reads DrawDisc lists.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/input.hpp"
+#include "lockstep/simulation.hpp"
+
+namespace lockstep::render {
+
+/// The heads-up figures drawn beside the arena.
+struct Hud {
+  Tick tick = 0;
+  double fps = 0;
+  double alpha = 0;
+  std::uint32_t rtt_ms = 0;
+  std::size_t buffered = 0;
+  std::uint64_t hash = 0;
+  bool desynced = false;
+  std::int32_t slot = -1;  ///< the local player's slot, -1 spectating
+};
+
+/// What the keyboard says this frame.
+struct Keys {
+  PlayerInput input;
+  bool quit = false;
+};
+
+class Renderer {
+ public:
+  virtual ~Renderer() = default;
+  /// Prepares the terminal or window; false with `error` set when it cannot.
+  virtual bool begin(std::string* error) = 0;
+  /// Draws one frame of `discs` in a world of `width` x `height` units.
+  virtual void draw(const std::vector<DrawDisc>& discs, float width, float height, const Hud& hud) = 0;
+  /// Reads the keyboard at monotonic time `now_ns`.
+  virtual Keys poll_keys(std::int64_t now_ns) = 0;
+  /// Restores the terminal or closes the window (also done by the destructor).
+  virtual void end() = 0;
+};
+
+/// ANSI terminal renderer on stdout, keys from stdin.
+std::unique_ptr<Renderer> make_tty_renderer();
+/// SDL2 window renderer; nullptr when lockstep was built without SDL2. `vsync` syncs presents.
+std::unique_ptr<Renderer> make_sdl_renderer(bool vsync, int width_px, int height_px);
+bool sdl_available();
+
+/// Test access to an SDL renderer's last frame: RGB of pixel (x, y). False if not SDL.
+bool sdl_read_pixel(Renderer& r, int x, int y, std::uint8_t rgb[3]);
+
+/// Maps world units to a drawing surface of w x h cells or pixels, keeping the aspect ratio.
+struct Viewport {
+  double scale = 1, off_x = 0, off_y = 0;
+  static Viewport fit(float world_w, float world_h, double w, double h);
+  [[nodiscard]] double x(double wx) const { return off_x + wx * scale; }
+  [[nodiscard]] double y(double wy) const { return off_y + wy * scale; }
+};
+
+}  // namespace lockstep::render

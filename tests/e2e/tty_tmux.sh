@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The terminal view in a real terminal (tmux): the arena and the heads-up line are on screen,
+# q leaves cleanly, and the terminal is restored afterwards.
+source "$(dirname "$0")/lib.sh" "$1"
+command -v tmux >/dev/null || fail "tmux is not installed (./quickstart installs it)"
+SOCK="$WORK/tmux.sock"
+T="tmux -S $SOCK"
+"$BIN/lockstep-server" --port "$PORT" --players 1 --hash-log "$WORK/server.log" >"$WORK/server.json" 2>"$WORK/server.err" &
+S=$!; PIDS+=($S)
+$T new-session -d -x 100 -y 34 -s view "bash --norc --noprofile"
+trap '$T kill-server 2>/dev/null; cleanup' EXIT
+$T send-keys -t view "$BIN/lockstep-client --connect 127.0.0.1:$PORT --name viewer --render tty --fps 30 --hash-log $WORK/viewer.log 2>$WORK/viewer.err; echo EXIT=\$?; stty -a | grep -o -- '-\?icanon' | head -1" Enter
+for i in $(seq 50); do
+  $T capture-pane -t view -p >"$WORK/screen.txt"
+  grep -q 'tick [1-9]' "$WORK/screen.txt" && break
+  sleep 0.1
+done
+grep -q 'tick [1-9][0-9]* *fps' "$WORK/screen.txt" || fail "no heads-up line on screen: $(cat "$WORK/screen.txt")"
+grep -q 'in sync' "$WORK/screen.txt" || fail "heads-up line lacks the desync state"
+grep -q '^+---' "$WORK/screen.txt" || fail "no arena border on screen"
+grep -q '@' "$WORK/screen.txt" || fail "the local player is not drawn"
+grep -q 'o' "$WORK/screen.txt" || fail "no bodies drawn"
+$T send-keys -t view Right  # steering must not disturb anything
+sleep 0.5
+$T send-keys -t view q
+for i in $(seq 50); do
+  $T capture-pane -t view -p >"$WORK/after.txt"
+  grep -q 'icanon' "$WORK/after.txt" && break
+  sleep 0.1
+done
+grep -q 'EXIT=0' "$WORK/after.txt" || fail "client did not exit 0 after q: $(cat "$WORK/after.txt")"
+grep -q -- '-icanon' "$WORK/after.txt" && fail "terminal left in raw mode"
+grep -q 'icanon' "$WORK/after.txt" || fail "no stty output"
+grep -q 'tick [0-9]* *fps' "$WORK/after.txt" && fail "the arena is still on screen: alternate screen not left"
+kill -INT $S 2>/dev/null; wait $S
+grep -q 'player 0 (viewer) left' "$WORK/server.err" || fail "the server did not see a clean leave"
+echo "PASS: tty view drawn, q leaves cleanly, terminal restored"
