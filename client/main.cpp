@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   app.add_option("--hash-log", hash_log_path, "write '<tick> <hash>' per executed tick to this file");
   app.add_option("--inject-desync-at", cfg.inject_desync_at, "test hook: perturb one coordinate by one ULP after this tick");
   app.add_option("--token", cfg.token, "join secret");
+  std::string summary_path;
+  app.add_option("--summary", summary_path, "write the JSON summary to this file instead of stdout");
   app.add_flag("--spectate", cfg.spectate, "join without a player slot");
   app.add_option("--render", render,
                  "how to draw: none (headless: frames run on arrival unless --fps is given), tty (terminal), sdl (window)")
@@ -97,6 +99,7 @@ int main(int argc, char** argv) {
   std::uint64_t frames = 0, frames_at_status = 0;
   double shown_fps = 0;
   FrameLoop loop;
+  Histogram frame_jitter;  // |frame interval - period|, microseconds
   std::vector<DrawDisc> discs;
   bool leaving = false;
   run_event_loop(
@@ -110,6 +113,7 @@ int main(int argc, char** argv) {
         if (frame_loop && now >= next_frame && session->simulation()) {
           const FrameResult r = loop.frame(now - last_frame, session->frames_buffered(),
                                            [&] { return session->execute_next(now); });
+          if (frames > 0 && frame_period > 0) frame_jitter.add_us(std::llabs(now - last_frame - frame_period) / 1000);
           last_frame = now;
           ++frames;
           if (renderer) {
@@ -150,8 +154,15 @@ int main(int argc, char** argv) {
                       static_cast<unsigned long long>(st.input_latency.count()));
   if (session->exit_code() == 0) LOCKSTEP_LOG_INFO("%s", session->end_message().c_str());
   else LOCKSTEP_LOG_ERROR("%s", session->end_message().c_str());
-  std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"latency_us\":{\"p50\":%.0f,\"p99\":%.0f}}\n",
+  if (!summary_path.empty() && !std::freopen(summary_path.c_str(), "w", stdout)) {
+    LOCKSTEP_LOG_ERROR("cannot write --summary %s: %s", summary_path.c_str(), std::strerror(errno));
+    return 1;
+  }
+  std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"latency_us\":{\"p50\":%.0f,\"p99\":%.0f},"
+              "\"frames\":%llu,\"frame_jitter_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld}}\n",
               session->executed_tick(), hash_hex(session->last_hash()).c_str(), session->exit_code(),
-              st.input_latency.percentile_us(50), st.input_latency.percentile_us(99));
+              st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
+              static_cast<unsigned long long>(frames), frame_jitter.percentile_us(50), frame_jitter.percentile_us(99),
+              static_cast<long long>(frame_jitter.max_us()));
   return session->exit_code();
 }

@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
   app.add_option("--on-desync", on_desync, "on a desync: keep going and report (exit 3 at the end), or stop with exit 3")
       ->check(CLI::IsMember({"report", "stop"}))->capture_default_str();
   app.add_option("--token", cfg.token, "join secret clients must present");
+  std::string summary_path;
+  app.add_option("--summary", summary_path, "write the JSON summary to this file instead of stdout");
   app.add_option("--input-grace-ms", grace_ms, "wait this long past a tick's deadline for late inputs")
       ->check(CLI::Range(0.0, 5000.0))->capture_default_str();
   app.add_option("--max-spectators", cfg.max_spectators, "spectator seats")->check(CLI::Range(0u, 256u))->capture_default_str();
@@ -112,6 +114,10 @@ int main(int argc, char** argv) {
   LOCKSTEP_LOG_INFO("done at tick %u: lateness p50 %.0f us, p99 %.0f us; %llu inputs filled, %llu messages dropped",
                     session->executed_tick(), st.lateness.percentile_us(50), st.lateness.percentile_us(99),
                     static_cast<unsigned long long>(st.filled_inputs), static_cast<unsigned long long>(st.total_drops()));
+  if (!summary_path.empty() && !std::freopen(summary_path.c_str(), "w", stdout)) {
+    LOCKSTEP_LOG_ERROR("cannot write --summary %s: %s", summary_path.c_str(), std::strerror(errno));
+    return 1;
+  }
   print_summary(*session);
   return session->exit_code();
 }
