@@ -7,6 +7,7 @@
 
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/replay.hpp"
 #include "lockstep/server_session.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/version.hpp"
@@ -73,6 +74,8 @@ int main(int argc, char** argv) {
   app.add_option("--on-desync", on_desync, "on a desync: keep going and report (exit 3 at the end), or stop with exit 3")
       ->check(CLI::IsMember({"report", "stop"}))->capture_default_str();
   app.add_option("--token", cfg.token, "join secret clients must present");
+  std::string record_path;
+  app.add_option("--record", record_path, "record the session as a replay file (written as it runs)");
   std::string summary_path;
   app.add_option("--summary", summary_path, "write the JSON summary to this file instead of stdout");
   app.add_option("--input-grace-ms", grace_ms, "wait this long past a tick's deadline for late inputs")
@@ -99,6 +102,27 @@ int main(int argc, char** argv) {
     return error.find("listen") != std::string::npos ? 1 : 2;
   }
   if (hash_log.is_open()) session->set_hash_log(&hash_log);
+  ReplayWriter recorder;
+  bool record_failed = false;
+  if (!record_path.empty()) {
+    session->on_tick([&](const InputFrame& frame, std::uint64_t hash) {
+      if (!recorder.is_open() && !record_failed) {
+        ReplayHeader h;
+        h.protocol_version = kProtocolVersion;
+        h.fingerprint = session->simulation().fingerprint();
+        h.world = session->config().world;
+        h.input_delay = session->config().input_delay;
+        h.start_tick = frame.tick - 1;
+        h.names = session->player_names();
+        std::string err;
+        if (!recorder.open(record_path, h, &err)) {
+          LOCKSTEP_LOG_ERROR("--record: %s", err.c_str());
+          record_failed = true;
+        }
+      }
+      recorder.add(frame, hash);
+    });
+  }
   LOCKSTEP_LOG_INFO("listening on UDP port %u for %u players", session->port(), cfg.players);
 
   install_stop_signals();
@@ -110,6 +134,7 @@ int main(int argc, char** argv) {
       },
       [&] { return session->finished(); });
   hash_log.close();
+  recorder.close(session->executed_tick(), session->exit_code() == 3 ? "desync" : "complete");
   const ServerStats& st = session->stats();
   LOCKSTEP_LOG_INFO("done at tick %u: lateness p50 %.0f us, p99 %.0f us; %llu inputs filled, %llu messages dropped",
                     session->executed_tick(), st.lateness.percentile_us(50), st.lateness.percentile_us(99),

@@ -550,6 +550,12 @@ const Simulation& ServerSession::simulation() const { return *impl_->sim; }
 const ServerStats& ServerSession::stats() const { return impl_->stats; }
 const NetHost& ServerSession::host() const { return *impl_->host; }
 const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->desync_events; }
+std::vector<std::string> ServerSession::player_names() const {
+  std::vector<std::string> names;
+  for (const auto& s : impl_->slots) names.push_back(s.name);
+  return names;
+}
+const ServerConfig& ServerSession::config() const { return impl_->cfg; }
 std::uint32_t ServerSession::peak_peers() const { return impl_->peak_peers; }
 std::uint32_t ServerSession::active_players() const { return impl_->active_players_count(); }
 void ServerSession::on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn) { impl_->tick_fn = std::move(fn); }

@@ -91,6 +91,9 @@ class ServerSession {
   [[nodiscard]] const ServerStats& stats() const;
   [[nodiscard]] const NetHost& host() const;
   [[nodiscard]] const std::vector<DesyncEvent>& desyncs() const;
+  /// Player names by slot ("" for a free slot).
+  [[nodiscard]] std::vector<std::string> player_names() const;
+  [[nodiscard]] const ServerConfig& config() const;
   /// The most clients (players and spectators) connected at once.
   [[nodiscard]] std::uint32_t peak_peers() const;
   /// Players currently in the session.

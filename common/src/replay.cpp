@@ -1,0 +1,213 @@
+#include "lockstep/replay.hpp"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "lockstep/bytes.hpp"
+#include "lockstep/scenario.hpp"
+#include "lockstep/state_hash.hpp"
+#include "lockstep/version.hpp"
+#include "lockstep/wire/replay_generated.h"
+
+namespace lockstep {
+namespace {
+
+constexpr char kMagic[8] = {'L', 'S', 'R', 'E', 'P', 'L', 'A', 'Y'};
+constexpr std::size_t kMaxRecord = 1 << 20;
+constexpr std::size_t kRecordHeader = 12;
+
+}  // namespace
+
+ReplayWriter::~ReplayWriter() {
+  if (file_) std::fclose(file_);
+}
+
+void ReplayWriter::write_record(const std::uint8_t* data, std::size_t size) {
+  std::vector<std::uint8_t> head;
+  ByteWriter w(head);
+  w.u32(static_cast<std::uint32_t>(size));
+  w.u64(hash_bytes({data, size}));
+  std::fwrite(head.data(), 1, head.size(), file_);
+  std::fwrite(data, 1, size, file_);
+  std::fflush(file_);
+}
+
+bool ReplayWriter::open(const std::string& path, const ReplayHeader& h, std::string* error) {
+  file_ = std::fopen(path.c_str(), "wb");
+  if (!file_) {
+    if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  players_ = h.world.players;
+  std::fwrite(kMagic, 1, sizeof kMagic, file_);
+  flatbuffers::FlatBufferBuilder fbb(512);
+  std::vector<flatbuffers::Offset<flatbuffers::String>> names;
+  for (const auto& n : h.names) names.push_back(fbb.CreateString(n.substr(0, 32)));
+  const auto nv = fbb.CreateVector(names);
+  const auto header = replay::CreateHeader(fbb, kReplayFormatVersion, h.protocol_version, h.fingerprint, h.world.seed,
+                                           h.world.bodies, h.world.players, h.input_delay, h.start_tick, nv);
+  fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Header, header.Union()), replay::RecordIdentifier());
+  write_record(fbb.GetBufferPointer(), fbb.GetSize());
+  return true;
+}
+
+void ReplayWriter::add(const InputFrame& frame, std::uint64_t hash) {
+  if (!file_) return;
+  pending_.push_back(frame);
+  pending_hashes_.push_back(hash);
+  if (pending_.size() >= static_cast<std::size_t>(kTickRate)) flush_frames();
+}
+
+void ReplayWriter::flush_frames() {
+  if (!file_ || pending_.empty()) return;
+  flatbuffers::FlatBufferBuilder fbb(pending_.size() * (12 + 2 * players_) + 256);
+  std::vector<std::uint32_t> present, filled;
+  std::vector<std::uint16_t> inputs;
+  for (const InputFrame& f : pending_) {
+    present.push_back(f.present);
+    filled.push_back(f.filled);
+    for (std::uint32_t p = 0; p < players_; ++p) inputs.push_back(f.inputs[p].pack());
+  }
+  const auto pv = fbb.CreateVector(present);
+  const auto fv = fbb.CreateVector(filled);
+  const auto iv = fbb.CreateVector(inputs);
+  const auto hv = fbb.CreateVector(pending_hashes_);
+  const auto frames = replay::CreateFrames(fbb, pending_.front().tick, pv, fv, iv, hv);
+  fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Frames, frames.Union()), replay::RecordIdentifier());
+  write_record(fbb.GetBufferPointer(), fbb.GetSize());
+  pending_.clear();
+  pending_hashes_.clear();
+}
+
+void ReplayWriter::close(Tick last_tick, const std::string& reason) {
+  if (!file_) return;
+  flush_frames();
+  flatbuffers::FlatBufferBuilder fbb(128);
+  const auto r = fbb.CreateString(reason.substr(0, 256));
+  fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::End, replay::CreateEnd(fbb, last_tick, r).Union()),
+             replay::RecordIdentifier());
+  write_record(fbb.GetBufferPointer(), fbb.GetSize());
+  std::fclose(file_);
+  file_ = nullptr;
+}
+
+ReplayError read_replay(const std::string& path, Replay* out, std::string* detail) {
+  *out = Replay{};
+  auto fail = [&](ReplayError e, const std::string& why) {
+    if (detail) *detail = why;
+    return e;
+  };
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(ReplayError::CannotOpen, "cannot open " + path + ": " + std::strerror(errno));
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    return fail(ReplayError::NotAReplay, path + " is not a lockstep replay (no LSREPLAY signature)");
+  std::size_t pos = sizeof kMagic;
+  bool have_header = false;
+  Tick next_tick = 0;
+  while (pos < bytes.size()) {
+    const std::string at = " at byte " + std::to_string(pos);
+    if (out->complete) return fail(ReplayError::Corrupt, "data after the end record" + at);
+    if (bytes.size() - pos < kRecordHeader) return fail(ReplayError::Truncated, "truncated record header" + at);
+    ByteReader r(std::span<const std::uint8_t>(bytes.data() + pos, kRecordHeader));
+    const std::uint32_t len = r.u32();
+    const std::uint64_t sum = r.u64();
+    if (len == 0 || len > kMaxRecord) return fail(ReplayError::Corrupt, "record length " + std::to_string(len) + " out of range" + at);
+    if (bytes.size() - pos - kRecordHeader < len) return fail(ReplayError::Truncated, "truncated record" + at);
+    const std::span<const std::uint8_t> payload(bytes.data() + pos + kRecordHeader, len);
+    if (hash_bytes(payload) != sum) return fail(ReplayError::Corrupt, "checksum mismatch in the record" + at);
+    flatbuffers::Verifier v(payload.data(), payload.size());
+    if (!replay::VerifyRecordBuffer(v)) return fail(ReplayError::Corrupt, "record does not verify" + at);
+    const replay::Record* rec = replay::GetRecord(payload.data());
+    switch (rec->chunk_type()) {
+      case replay::Chunk::Header: {
+        if (have_header) return fail(ReplayError::Corrupt, "second header" + at);
+        const auto* h = rec->chunk_as_Header();
+        if (h->format_version() != kReplayFormatVersion)
+          return fail(ReplayError::Unsupported, "replay format version " + std::to_string(h->format_version()) +
+                                                    " is not supported (this build reads " +
+                                                    std::to_string(kReplayFormatVersion) + ")");
+        if (h->players() < 1 || h->players() > kMaxPlayers || h->bodies() > 1'000'000 || h->input_delay() > 50)
+          return fail(ReplayError::Corrupt, "header values out of range" + at);
+        ReplayHeader& hd = out->header;
+        hd.protocol_version = h->protocol_version();
+        hd.fingerprint = h->fingerprint();
+        hd.world = WorldParams{h->seed(), h->bodies(), h->players()};
+        hd.input_delay = h->input_delay();
+        hd.start_tick = h->start_tick();
+        if (h->names())
+          for (const auto* n : *h->names()) hd.names.push_back(n->str().substr(0, 32));
+        have_header = true;
+        next_tick = hd.start_tick + 1;
+        break;
+      }
+      case replay::Chunk::Frames: {
+        if (!have_header) return fail(ReplayError::Corrupt, "frames before the header" + at);
+        const auto* f = rec->chunk_as_Frames();
+        const std::uint32_t players = out->header.world.players;
+        const std::size_t n = f->present() ? f->present()->size() : 0;
+        if (n == 0 || !f->filled() || f->filled()->size() != n || !f->hashes() || f->hashes()->size() != n ||
+            !f->inputs() || f->inputs()->size() != n * players)
+          return fail(ReplayError::Corrupt, "inconsistent frame record" + at);
+        if (f->first_tick() != next_tick)
+          return fail(ReplayError::Corrupt, "frames start at tick " + std::to_string(f->first_tick()) + ", expected " +
+                                                std::to_string(next_tick) + at);
+        for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
+          InputFrame fr;
+          fr.tick = next_tick++;
+          fr.present = f->present()->Get(i);
+          fr.filled = f->filled()->Get(i);
+          for (std::uint32_t p = 0; p < players; ++p) fr.inputs[p] = PlayerInput::unpack(f->inputs()->Get(i * players + p));
+          out->frames.push_back(fr);
+          out->hashes.push_back(f->hashes()->Get(i));
+        }
+        break;
+      }
+      case replay::Chunk::End: {
+        if (!have_header) return fail(ReplayError::Corrupt, "end before the header" + at);
+        const auto* e = rec->chunk_as_End();
+        if (e->last_tick() != next_tick - 1) return fail(ReplayError::Corrupt, "end record names the wrong last tick" + at);
+        out->complete = true;
+        out->end_reason = e->reason() ? e->reason()->str().substr(0, 256) : "";
+        break;
+      }
+      case replay::Chunk::NONE: return fail(ReplayError::Corrupt, "empty record" + at);
+    }
+    pos += kRecordHeader + len;
+  }
+  if (!have_header) return fail(ReplayError::Truncated, "no header record");
+  if (!out->complete) return fail(ReplayError::Truncated, "no end record: the recording stopped after tick " +
+                                                               std::to_string(next_tick - 1) + " (crash or kill?)");
+  return ReplayError::None;
+}
+
+Replay scenario_replay(const Scenario& scenario, Tick ticks, SimulationFactory factory) {
+  Replay r;
+  auto sim = factory(scenario.world);
+  r.header.protocol_version = kProtocolVersion;
+  r.header.fingerprint = sim->fingerprint();
+  r.header.world = scenario.world;
+  for (std::uint32_t p = 0; p < scenario.world.players; ++p) r.header.names.push_back("bot" + std::to_string(p));
+  for (Tick t = 1; t <= ticks; ++t) {
+    r.frames.push_back(scenario_frame(scenario, t));
+    sim->step(r.frames.back());
+    r.hashes.push_back(sim->hash());
+  }
+  r.complete = true;
+  r.end_reason = "scenario";
+  return r;
+}
+
+bool write_replay(const std::string& path, const Replay& replay, std::string* error) {
+  ReplayWriter w;
+  if (!w.open(path, replay.header, error)) return false;
+  for (std::size_t i = 0; i < replay.frames.size(); ++i) w.add(replay.frames[i], replay.hashes[i]);
+  w.close(replay.header.start_tick + static_cast<Tick>(replay.frames.size()), replay.end_reason);
+  return true;
+}
+
+}  // namespace lockstep

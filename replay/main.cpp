@@ -1,0 +1,226 @@
+// lockstep-replay: reads replay files. verify, info, trace, diff; and record-scenario, which
+// writes the shared scenario as a replay (how tests/golden/golden.replay was made).
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "lockstep/arena.hpp"
+#include "lockstep/clock.hpp"
+#include "lockstep/hash_log.hpp"
+#include "lockstep/log.hpp"
+#include "lockstep/replay.hpp"
+#include "lockstep/scenario.hpp"
+#include "lockstep/state_hash.hpp"
+#include "lockstep/version.hpp"
+
+using namespace lockstep;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitBadInput = 2, kExitMismatch = 3;
+
+// Loads a replay; on a fault prints the reason and returns false. An incomplete (crash-cut)
+// replay is accepted when `allow_incomplete` is set and the fault is only the missing end.
+bool load(const std::string& path, Replay* r, bool allow_incomplete = false) {
+  std::string detail;
+  const ReplayError e = read_replay(path, r, &detail);
+  if (e == ReplayError::None) return true;
+  if (e == ReplayError::Truncated && allow_incomplete && !r->frames.empty()) {
+    LOCKSTEP_LOG_WARN("%s: %s; using the %zu complete ticks", path.c_str(), detail.c_str(), r->frames.size());
+    return true;
+  }
+  LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
+  return false;
+}
+
+// A trace is a replay's recorded hashes or a hash log's lines, by tick.
+bool load_trace(const std::string& path, std::map<Tick, std::uint64_t>* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    LOCKSTEP_LOG_ERROR("cannot open %s", path.c_str());
+    return false;
+  }
+  char sig[8] = {};
+  in.read(sig, 8);
+  if (in.gcount() == 8 && std::string(sig, 8) == "LSREPLAY") {
+    Replay r;
+    if (!load(path, &r, true)) return false;
+    for (std::size_t i = 0; i < r.frames.size(); ++i) (*out)[r.frames[i].tick] = r.hashes[i];
+    return true;
+  }
+  in.clear();
+  in.seekg(0);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty()) continue;
+    const auto th = parse_hash_line(line);
+    if (!th) {
+      LOCKSTEP_LOG_ERROR("%s:%zu: not a replay and not a hash log line: '%.40s'", path.c_str(), n, line.c_str());
+      return false;
+    }
+    (*out)[th->tick] = th->hash;
+  }
+  return true;
+}
+
+int verify(const std::string& path, Tick perturb_at, bool allow_incomplete) {
+  Replay r;
+  if (!load(path, &r, allow_incomplete)) return kExitBadInput;
+  auto sim = make_arena(r.header.world);
+  if (!sim) {
+    LOCKSTEP_LOG_ERROR("%s: world parameters out of range", path.c_str());
+    return kExitBadInput;
+  }
+  if (sim->fingerprint() != r.header.fingerprint)
+    LOCKSTEP_LOG_WARN("recorded with simulation fingerprint %s, this build has %s: results may differ",
+                      hash_hex(r.header.fingerprint).c_str(), hash_hex(sim->fingerprint()).c_str());
+  const bool bar = isatty(STDERR_FILENO);
+  const std::size_t n = r.frames.size();
+  const std::int64_t t0 = monotonic_ns();
+  for (std::size_t i = 0; i < n; ++i) {
+    sim->step(r.frames[i]);
+    if (perturb_at != 0 && r.frames[i].tick == perturb_at) sim->perturb(12345);
+    const std::uint64_t h = sim->hash();
+    if (h != r.hashes[i]) {
+      if (bar) std::fputs("\n", stderr);
+      std::printf("MISMATCH at tick %u: replay %s, recomputed %s\n", r.frames[i].tick, hash_hex(r.hashes[i]).c_str(),
+                  hash_hex(h).c_str());
+      return kExitMismatch;
+    }
+    if (bar && (i % 256 == 0 || i + 1 == n)) {
+      const int width = 40;
+      const auto done = static_cast<int>(static_cast<double>(i + 1) / static_cast<double>(n) * width);
+      std::fprintf(stderr, "\r[%.*s%*s] tick %u/%zu", done, "########################################", width - done, "",
+                   r.frames[i].tick, n);
+    }
+  }
+  const double secs = static_cast<double>(monotonic_ns() - t0) / 1e9;
+  if (bar) std::fputs("\n", stderr);
+  const double tps = secs > 0 ? static_cast<double>(n) / secs : 0.0;
+  std::printf("OK %zu ticks verified (%u bodies, %u players), %.0f ticks/s, %.0fx real time\n", n, r.header.world.bodies,
+              r.header.world.players, tps, tps / kTickRate);
+  return kExitOk;
+}
+
+int info(const std::string& path) {
+  Replay r;
+  std::string detail;
+  const ReplayError e = read_replay(path, &r, &detail);
+  if (e != ReplayError::None && !(e == ReplayError::Truncated && !r.frames.empty())) {
+    LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
+    return kExitBadInput;
+  }
+  std::printf("{\"protocol_version\":%u,\"fingerprint\":\"%s\",\"seed\":%llu,\"bodies\":%u,\"players\":%u,"
+              "\"input_delay\":%u,\"start_tick\":%u,\"ticks\":%zu,\"seconds\":%.2f,\"complete\":%s,\"final_hash\":\"%s\","
+              "\"filled_inputs\":%zu,\"names\":[",
+              r.header.protocol_version, hash_hex(r.header.fingerprint).c_str(),
+              static_cast<unsigned long long>(r.header.world.seed), r.header.world.bodies, r.header.world.players,
+              r.header.input_delay, r.header.start_tick, r.frames.size(), static_cast<double>(r.frames.size()) / kTickRate,
+              r.complete ? "true" : "false", r.hashes.empty() ? "" : hash_hex(r.hashes.back()).c_str(),
+              [&] {
+                std::size_t n = 0;
+                for (const auto& f : r.frames) n += static_cast<std::size_t>(__builtin_popcount(f.filled));
+                return n;
+              }());
+  for (std::size_t i = 0; i < r.header.names.size(); ++i) {
+    std::string name;
+    for (char c : r.header.names[i]) name += (c == '"' || c == '\\') ? '_' : c;
+    std::printf("%s\"%s\"", i ? "," : "", name.c_str());
+  }
+  std::printf("]}\n");
+  if (!r.complete) LOCKSTEP_LOG_WARN("%s", detail.c_str());
+  return kExitOk;
+}
+
+int trace(const std::string& path, Tick from, Tick to) {
+  Replay r;
+  if (!load(path, &r, true)) return kExitBadInput;
+  for (std::size_t i = 0; i < r.frames.size(); ++i) {
+    const Tick t = r.frames[i].tick;
+    if (t < from || (to != 0 && t > to)) continue;
+    std::printf("%s\n", format_hash_line(t, r.hashes[i]).c_str());
+  }
+  return kExitOk;
+}
+
+int diff(const std::string& a, const std::string& b) {
+  std::map<Tick, std::uint64_t> ta, tb;
+  if (!load_trace(a, &ta) || !load_trace(b, &tb)) return kExitBadInput;
+  auto ia = ta.begin();
+  auto ib = tb.begin();
+  while (ia != ta.end() && ib != tb.end()) {
+    if (ia->first != ib->first) {
+      const Tick t = std::min(ia->first, ib->first);
+      std::printf("first difference at tick %u: only %s has it\n", t, ia->first < ib->first ? a.c_str() : b.c_str());
+      return kExitMismatch;
+    }
+    if (ia->second != ib->second) {
+      std::printf("first difference at tick %u: %s %s, %s %s\n", ia->first, a.c_str(), hash_hex(ia->second).c_str(),
+                  b.c_str(), hash_hex(ib->second).c_str());
+      return kExitMismatch;
+    }
+    ++ia;
+    ++ib;
+  }
+  if (ia != ta.end() || ib != tb.end()) {
+    const bool a_longer = ia != ta.end();
+    std::printf("first difference at tick %u: only %s has it\n", a_longer ? ia->first : ib->first,
+                a_longer ? a.c_str() : b.c_str());
+    return kExitMismatch;
+  }
+  std::printf("identical: %zu ticks\n", ta.size());
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  log_setup("lockstep-replay");
+  CLI::App app{"lockstep-replay: checks and reads lockstep replay files.\n"
+               "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or a corrupt/truncated/foreign file, 3 mismatch."};
+  app.set_version_flag("--version", std::string("lockstep-replay ") + kVersion + " (replay format " +
+                                        std::to_string(kReplayFormatVersion) + ")");
+  app.require_subcommand(1);
+  std::string file, other;
+  Tick from = 0, to = 0, perturb_at = 0, ticks = 3000;
+  bool allow_incomplete = false;
+  auto* v = app.add_subcommand("verify", "re-simulate from the header and compare every tick's hash");
+  v->add_option("FILE", file, "replay file")->required();
+  v->add_option("--perturb-at", perturb_at, "test hook: perturb the recomputed state by one ULP after this tick");
+  v->add_flag("--allow-incomplete", allow_incomplete, "verify the complete part of a replay cut short by a crash");
+  auto* i = app.add_subcommand("info", "print the header and totals as JSON");
+  i->add_option("FILE", file, "replay file")->required();
+  auto* t = app.add_subcommand("trace", "print the recorded hashes in the --hash-log format");
+  t->add_option("FILE", file, "replay file")->required();
+  t->add_option("--from", from, "first tick");
+  t->add_option("--to", to, "last tick (0: to the end)");
+  auto* d = app.add_subcommand("diff", "first tick where two replays or hash logs differ");
+  d->add_option("A", file, "replay or hash log")->required();
+  d->add_option("B", other, "replay or hash log")->required();
+  auto* rs = app.add_subcommand("record-scenario", "write the shared golden scenario as a replay");
+  rs->add_option("FILE", file, "output file")->required();
+  rs->add_option("--ticks", ticks, "ticks to record")->check(CLI::Range(1u, 1'000'000u))->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitBadInput;
+  }
+  if (v->parsed()) return verify(file, perturb_at, allow_incomplete);
+  if (i->parsed()) return info(file);
+  if (t->parsed()) return trace(file, from, to);
+  if (d->parsed()) return diff(file, other);
+  if (rs->parsed()) {
+    std::string error;
+    if (!write_replay(file, scenario_replay(golden_scenario(), ticks, &make_arena), &error)) {
+      LOCKSTEP_LOG_ERROR("%s", error.c_str());
+      return 1;
+    }
+    return kExitOk;
+  }
+  return kExitBadInput;
+}
