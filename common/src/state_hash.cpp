@@ -1,5 +1,7 @@
 #include "lockstep/state_hash.hpp"
 
+// xxHash is used header-only (inlined): the same code on every target, no library to cross-build.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <cassert>

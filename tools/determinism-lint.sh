@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The determinism lint: the compiled simulation contains no fused multiply-add instruction and
+# calls no libm transcendental function, and the simulation's sources iterate no unordered
+# container. Usage: tools/determinism-lint.sh BUILD_DIR [OBJDUMP]
+# With --self-test it first proves it can fail: an object built with FMA contraction is flagged.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ "${1:-}" = --self-test ]; then
+  tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+  printf 'float f(float a,float b,float c){return a*b+c;}\nextern "C" float sinf(float);\nfloat g(float x){return sinf(x);}\n' >"$tmp/bad.cpp"
+  g++ -O2 -mfma -ffp-contract=fast -c "$tmp/bad.cpp" -o "$tmp/bad.o"
+  mkdir -p "$tmp/build/common/CMakeFiles/lockstep_core.dir/src" && cp "$tmp/bad.o" "$tmp/build/common/CMakeFiles/lockstep_core.dir/src/arena.cpp.o"
+  if "$0" "$tmp/build" >/dev/null 2>&1; then echo "FAIL: the lint passed an object with FMA and sinf"; exit 1; fi
+  echo "ok: the lint flags FMA and libm calls"
+  shift
+fi
+BUILD=${1:?build dir}
+OBJDUMP=${2:-objdump}
+NM=${OBJDUMP%objdump}nm
+# The simulation: the world, its math, its PRNG, the bots and the shared scenario.
+SIM_OBJS=(arena bot scenario)
+SIM_SRCS=(common/src/arena.cpp common/src/bot.cpp common/src/scenario.cpp common/include/lockstep/arena.hpp
+          common/include/lockstep/detmath.hpp common/include/lockstep/rng.hpp common/include/lockstep/simulation.hpp)
+fail=0
+for o in "${SIM_OBJS[@]}"; do
+  obj="$BUILD/common/CMakeFiles/lockstep_core.dir/src/$o.cpp.o"
+  [ -f "$obj" ] || { echo "lint: FAIL: $obj not found"; fail=1; continue; }
+  fma=$("$OBJDUMP" -d "$obj" | grep -Eiw 'v?f(n)?m(add|sub)[0-9a-z]*' | head -3)
+  if [ -n "$fma" ]; then echo "lint: FAIL: fused multiply-add in $o:"; echo "$fma"; fail=1; fi
+  libm=$("$NM" -u "$obj" | grep -Ew '(sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|exp|exp2|expm1|log|log2|log10|log1p|pow|cbrt|hypot|fmod|remainder)(f|l)?' )
+  if [ -n "$libm" ]; then echo "lint: FAIL: libm transcendental call in $o: $libm"; fail=1; fi
+done
+unordered=$(grep -n 'unordered_' "${SIM_SRCS[@]}")
+if [ -n "$unordered" ]; then echo "lint: FAIL: unordered container in the simulation:"; echo "$unordered"; fail=1; fi
+[ $fail = 0 ] && echo "PASS: no FMA, no libm transcendental, no unordered container in the simulation ($BUILD)"
+exit $fail
