@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
@@ -71,8 +72,10 @@ int main(int argc, char** argv) {
   app.add_option("--bodies", cfg.world.bodies, "passive bodies in the world")
       ->check(CLI::Range(0u, kMaxBodies))->capture_default_str();
   app.add_option("--hash-log", hash_log_path, "write '<tick> <hash>' per executed tick to this file");
-  app.add_option("--on-desync", on_desync, "on a desync: keep going and report (exit 3 at the end), or stop with exit 3")
-      ->check(CLI::IsMember({"report", "stop"}))->capture_default_str();
+  app.add_option("--on-desync", on_desync,
+                 "after reporting a desync: keep going (exit 3 at the end), stop with exit 3, or resync the client")
+      ->check(CLI::IsMember({"report", "stop", "resync"}))->capture_default_str();
+  app.add_option("--desync-dir", cfg.desync_dir, "where desync-<tick>-<player>.json reports are written")->capture_default_str();
   app.add_option("--token", cfg.token, "join secret clients must present");
   std::string record_path;
   app.add_option("--record", record_path, "record the session as a replay file (written as it runs)");
@@ -87,9 +90,14 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   cfg.last_tick = ticks;
-  cfg.on_desync = on_desync == "stop" ? OnDesync::Stop : OnDesync::Report;
+  cfg.on_desync = on_desync == "stop" ? OnDesync::Stop : on_desync == "resync" ? OnDesync::Resync : OnDesync::Report;
+  cfg.record_path = record_path;
   cfg.input_grace_ns = static_cast<std::int64_t>(grace_ms * 1e6);
 
+  if (!std::filesystem::is_directory(cfg.desync_dir)) {
+    LOCKSTEP_LOG_ERROR("--desync-dir %s is not a directory", cfg.desync_dir.c_str());
+    return 2;
+  }
   HashLogWriter hash_log;
   if (!hash_log_path.empty() && !hash_log.open(hash_log_path)) {
     LOCKSTEP_LOG_ERROR("cannot write --hash-log %s: %s", hash_log_path.c_str(), std::strerror(errno));

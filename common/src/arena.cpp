@@ -341,6 +341,18 @@ class ArenaSimulation final : public Simulation {
     return hash_bytes(bytes);
   }
 
+  std::vector<FieldValue> entity_fields(std::uint32_t e) const override {
+    assert(e < s_.entities());
+    std::vector<FieldValue> f{f32("x", s_.x[e]), f32("y", s_.y[e]), f32("vx", s_.vx[e]), f32("vy", s_.vy[e])};
+    if (e < s_.players) f.push_back(f32("heading", s_.heading[e]));
+    return f;
+  }
+  std::vector<FieldValue> global_fields() const override {
+    using K = FieldValue::Kind;
+    return {{"tick", K::U32, s_.tick}, {"players", K::U32, s_.players}, f32("width", s_.width), f32("height", s_.height),
+            {"rng.state", K::U64, s_.rng.state}, {"rng.inc", K::U64, s_.rng.inc}};
+  }
+
   std::unique_ptr<Simulation> clone() const override { return std::make_unique<ArenaSimulation>(*this); }
   void assign(const Simulation& other) override {
     const auto* o = dynamic_cast<const ArenaSimulation*>(&other);
@@ -382,6 +394,7 @@ class ArenaSimulation final : public Simulation {
   float width() const override { return s_.width; }
   float height() const override { return s_.height; }
 
+  // Selector k names field k / n (0 x, 1 y, 2 vx, 3 vy) of entity k % n, n = entity count.
   void perturb(std::uint64_t selector) override {
     const std::uint64_t floats = std::uint64_t{s_.entities()} * 4;
     const std::uint64_t k = selector % floats;
@@ -396,6 +409,12 @@ class ArenaSimulation final : public Simulation {
   const ArenaState& state() const { return s_; }
 
  private:
+  static FieldValue f32(const char* name, float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return {name, FieldValue::Kind::F32, bits};
+  }
+
   ArenaState s_;
   ArenaScratch scratch_;
 };

@@ -4,6 +4,7 @@
 #include <array>
 #include <deque>
 
+#include "lockstep/desync.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/state_hash.hpp"
@@ -58,6 +59,10 @@ struct ClientSession::Impl {
   bool end_after_frames = false;  // SessionEnd arrived: end once buffered frames are done
   int end_code_after_frames = 0;
 
+  std::unique_ptr<StateHistory> history;
+  std::unique_ptr<Simulation> scratch;  // a past state, loaded to answer probes
+  std::uint32_t epoch = 0;
+
   InputSource input_source;
   HashLogWriter* hash_log = nullptr;
   ClientStats stats;
@@ -84,6 +89,9 @@ struct ClientSession::Impl {
     sim = cfg.factory(world);
     if (!sim) return end(1, "the server's world parameters are out of range for this simulation");
     if (cfg.keep_previous) prev = sim->clone();
+    scratch = sim->clone();
+    history = std::make_unique<StateHistory>(std::max<std::size_t>(1, cfg.state_history));
+    history->record(*sim);
     phase = Phase::Joined;
     LOCKSTEP_LOG_INFO("joined as %s; %u slots, seed %llu, %u bodies, input delay %u",
                       slot >= 0 ? ("player " + std::to_string(slot)).c_str() : "spectator", players,
@@ -139,7 +147,7 @@ struct ClientSession::Impl {
 
   void on_receive(NetEvent& ev, std::int64_t now) {
     protocol::DecodeError err;
-    const wire::Message* m = protocol::decode(ev.data, &err);
+    const wire::Message* m = protocol::decode(ev.data, &err, protocol::kMaxSnapshotBytes + 4096);
     if (!m) {
       ++stats.dropped_messages;
       LOCKSTEP_LOG_WARN("dropped a message from the server: %s", protocol::to_string(err));
@@ -173,11 +181,68 @@ struct ClientSession::Impl {
         return;
       }
       case wire::Body::SessionEnd: return on_session_end(*m->body_as_SessionEnd());
+      case wire::Body::DesyncProbe: return on_probe(*m->body_as_DesyncProbe());
+      case wire::Body::Snapshot: return on_snapshot(*m->body_as_Snapshot(), now);
       default:
         ++stats.dropped_messages;
         LOCKSTEP_LOG_WARN("dropped an unexpected %s from the server", wire::EnumNameBody(m->body_type()));
         return;
     }
+  }
+
+  // The server localizes a desync by asking about our state at its tick, level by level.
+  void on_probe(const wire::DesyncProbe& m) {
+    if (!sim || !server) return;
+    const bool have = history->load(m.tick(), *scratch);
+    std::vector<std::uint64_t> digests, values;
+    if (have) {
+      switch (m.level()) {
+        case wire::ProbeLevel::Blocks:
+          if (m.block_size() == 0 || scratch->entity_count() / m.block_size() >= protocol::kMaxProbeHashes) return;
+          digests = block_hashes(*scratch, m.block_size());
+          break;
+        case wire::ProbeLevel::Entities: digests = entity_hashes(*scratch, m.first(), m.count()); break;
+        case wire::ProbeLevel::Fields:
+          if (m.first() >= scratch->entity_count()) return;
+          values = field_bits(scratch->entity_fields(m.first()));
+          break;
+        case wire::ProbeLevel::Global: values = field_bits(scratch->global_fields()); break;
+      }
+    }
+    host->send(server, Channel::Control, protocol::desync_detail(m.tick(), m.level(), m.first(), have, digests, values));
+    host->flush();
+  }
+
+  // Resync: load the server's state, check it, re-execute the frames after it and play on.
+  void on_snapshot(const wire::Snapshot& m, std::int64_t now) {
+    if (!sim || !m.state()) return;
+    const Tick s = m.tick();
+    if (s > received || (executed > s && executed - s >= kRing)) {
+      LOCKSTEP_LOG_ERROR("resync: snapshot of tick %u does not fit this client's frames (executed %u)", s, executed);
+      return;
+    }
+    auto loaded = sim->clone();
+    if (!loaded->deserialize({m.state()->data(), m.state()->size()}) || loaded->tick() != s || loaded->hash() != m.hash()) {
+      LOCKSTEP_LOG_ERROR("resync: the snapshot of tick %u does not load or does not match its hash", s);
+      return;
+    }
+    const Tick was = executed;
+    sim = std::move(loaded);
+    if (prev) prev->assign(*sim);
+    executed = s;
+    history->record(*sim);
+    hashes[s % kRing] = m.hash();
+    epoch = m.epoch();
+    hash_ack = s;
+    desynced = false;
+    ++stats.resyncs;
+    // Frames after the snapshot that were executed on the diverged state run again.
+    for (Tick t = s + 1; t <= was && t <= received; ++t) {
+      have_frame[t % kRing] = true;
+      execute_next(now);
+    }
+    LOCKSTEP_LOG_INFO("resync: loaded the server's state of tick %u (hash %s) and caught up to tick %u", s,
+                      hash_hex(m.hash()).c_str(), executed);
   }
 
   bool execute_next(std::int64_t now) {
@@ -191,7 +256,9 @@ struct ClientSession::Impl {
       sim->perturb(cfg.inject_selector);
       LOCKSTEP_LOG_WARN("test hook: perturbed one float by one ULP after tick %u", t);
     }
+    if (cfg.after_step) cfg.after_step(t, *sim);
     last_hash = sim->hash();
+    history->record(*sim);
     hashes[t % kRing] = last_hash;
     executed = t;
     have_frame[t % kRing] = false;
@@ -224,7 +291,7 @@ struct ClientSession::Impl {
     const Tick h_from = std::max<Tick>(hash_ack + 1, oldest);
     std::vector<std::uint64_t> hs;
     for (Tick t = h_from; t <= executed && hs.size() < protocol::kMaxWindow; ++t) hs.push_back(hashes[t % kRing]);
-    host->send(server, Channel::Play, protocol::client_tick(in_from, ins, received, h_from, hs));
+    host->send(server, Channel::Play, protocol::client_tick(in_from, ins, received, h_from, hs, epoch));
   }
 
   void sample(std::int64_t now) {

@@ -50,6 +50,15 @@ bool field_ranges_ok(const wire::Message& m) {
     case Body::Leave: return at_most(m.body_as_Leave()->reason(), kMaxDetailBytes);
     case Body::SessionEnd: return at_most(m.body_as_SessionEnd()->detail(), kMaxDetailBytes);
     case Body::DesyncNotice: return true;
+    case Body::DesyncProbe: {
+      const auto* b = m.body_as_DesyncProbe();
+      return b->count() <= kMaxProbeHashes && b->block_size() <= 1'000'000;
+    }
+    case Body::DesyncDetail: {
+      const auto* b = m.body_as_DesyncDetail();
+      return at_most(b->hashes(), kMaxProbeHashes) && at_most(b->values(), kMaxProbeValues);
+    }
+    case Body::Snapshot: return at_most(m.body_as_Snapshot()->state(), kMaxSnapshotBytes);
     case Body::NONE: return false;
   }
   return false;
@@ -68,18 +77,21 @@ const char* to_string(DecodeError e) {
   return "?";
 }
 
-const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* error) {
+const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* error, std::size_t max_bytes) {
   auto fail = [&](DecodeError e) -> const wire::Message* {
     if (error) *error = e;
     return nullptr;
   };
-  if (bytes.size() > kMaxMessageBytes) return fail(DecodeError::TooLarge);
+  if (bytes.size() > max_bytes) return fail(DecodeError::TooLarge);
   if (bytes.size() < 8 || !flatbuffers::BufferHasIdentifier(bytes.data(), wire::MessageIdentifier()))
     return fail(DecodeError::NotFlatBuffer);
   flatbuffers::Verifier verifier(bytes.data(), bytes.size(), /*max_depth=*/16, /*max_tables=*/256);
+  // Messages are small and flat; the snapshot's byte vector is one object however large.
   if (!wire::VerifyMessageBuffer(verifier)) return fail(DecodeError::NotFlatBuffer);
   const wire::Message* m = wire::GetMessage(bytes.data());
   if (m->body_type() == wire::Body::NONE || m->body() == nullptr) return fail(DecodeError::NoBody);
+  const bool large_allowed = m->body_type() == wire::Body::DesyncDetail || m->body_type() == wire::Body::Snapshot;
+  if (!large_allowed && bytes.size() > kMaxMessageBytes) return fail(DecodeError::TooLarge);
   if (!field_ranges_ok(*m)) return fail(DecodeError::FieldOutOfRange);
   if (error) *error = DecodeError::None;
   return m;
@@ -118,12 +130,12 @@ Bytes start(Tick start_tick, std::uint32_t starts_in_us) {
 }
 
 Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
-                  std::span<const std::uint64_t> hashes) {
+                  std::span<const std::uint64_t> hashes, std::uint32_t epoch) {
   FlatBufferBuilder fbb(128);
   const auto in = fbb.CreateVector(inputs.data(), inputs.size());
   const auto hs = fbb.CreateVector(hashes.data(), hashes.size());
   return finish(fbb, wire::Body::ClientTick,
-                wire::CreateClientTick(fbb, input_first_tick, in, frame_ack, hash_first_tick, hs).Union());
+                wire::CreateClientTick(fbb, input_first_tick, in, frame_ack, hash_first_tick, hs, epoch).Union());
 }
 
 Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack) {
@@ -172,6 +184,26 @@ Bytes session_end(wire::EndReason reason, Tick last_tick, const std::string& det
   FlatBufferBuilder fbb(128);
   const auto d = fbb.CreateString(detail.substr(0, kMaxDetailBytes));
   return finish(fbb, wire::Body::SessionEnd, wire::CreateSessionEnd(fbb, reason, last_tick, d).Union());
+}
+
+Bytes desync_probe(Tick tick, wire::ProbeLevel level, std::uint32_t first, std::uint32_t count, std::uint32_t block_size) {
+  FlatBufferBuilder fbb(64);
+  return finish(fbb, wire::Body::DesyncProbe, wire::CreateDesyncProbe(fbb, tick, level, first, count, block_size).Union());
+}
+
+Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool available,
+                    std::span<const std::uint64_t> hashes, std::span<const std::uint64_t> values) {
+  FlatBufferBuilder fbb(64 + hashes.size_bytes() + values.size_bytes());
+  const auto hv = fbb.CreateVector(hashes.data(), hashes.size());
+  const auto vv = fbb.CreateVector(values.data(), values.size());
+  return finish(fbb, wire::Body::DesyncDetail,
+                wire::CreateDesyncDetail(fbb, tick, level, first, available, hv, vv).Union());
+}
+
+Bytes snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state) {
+  FlatBufferBuilder fbb(state.size() + 128);
+  const auto sv = fbb.CreateVector(state.data(), state.size());
+  return finish(fbb, wire::Body::Snapshot, wire::CreateSnapshot(fbb, tick, epoch, hash, sv).Union());
 }
 
 std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players) {

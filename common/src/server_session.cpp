@@ -68,6 +68,13 @@ struct ServerSession::Impl {
     Tick hash_ack = 0;   // all hashes up to here received from the client
     bool desynced = false;
     bool closing = false;  // refused or timed out: ENet is closing it
+    std::uint32_t epoch = 0;  // resyncs sent; hashes from older epochs are stale
+    // The desync being localized, one probe at a time.
+    bool probing = false;
+    DesyncReport report;
+    wire::ProbeLevel level = wire::ProbeLevel::Blocks;
+    std::uint32_t block_size = 0;
+    std::int64_t probe_started = 0;
   };
 
   struct Slot {
@@ -102,6 +109,9 @@ struct ServerSession::Impl {
   int exit = 0;
   ServerStats stats;
   std::vector<DesyncEvent> desync_events;
+  std::vector<DesyncReport> reports;
+  std::unique_ptr<StateHistory> history;
+  std::unique_ptr<Simulation> scratch;  // a past state, loaded to answer probes
   HashLogWriter* hash_log = nullptr;
   std::function<void(const InputFrame&, std::uint64_t)> tick_fn;
 
@@ -252,7 +262,7 @@ struct ServerSession::Impl {
       advance_input_ack(s);
     }
 
-    if (m.hashes() && m.hashes()->size() > 0) {
+    if (m.hashes() && m.hashes()->size() > 0 && m.epoch() == p.epoch) {
       const Tick first = m.hash_first_tick();
       for (flatbuffers::uoffset_t i = 0; i < m.hashes()->size(); ++i) {
         const Tick t = first + i;
@@ -283,10 +293,125 @@ struct ServerSession::Impl {
                        p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(),
                        hash_hex(client_hash).c_str(), hash_hex(ours).c_str());
     send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, client_hash));
-    if (cfg.on_desync == OnDesync::Stop) {
-      end_session(wire::EndReason::Desync, "desync at tick " + std::to_string(t) + " of player " +
-                                               std::to_string(p.slot) + " (" + p.name + ")");
+    start_probe(p, t, ours, client_hash);
+  }
+
+  // ---- localizing a desync: blocks, then entities, then fields ----
+
+  void send_probe(Peer& p, wire::ProbeLevel level, std::uint32_t first, std::uint32_t count) {
+    p.level = level;
+    const auto bytes = protocol::desync_probe(p.report.tick, level, first, count, p.block_size);
+    p.report.probe_bytes += bytes.size();
+    send(p, Channel::Control, bytes);
+  }
+
+  void start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs) {
+    p.report = DesyncReport{};
+    p.report.tick = t;
+    p.report.slot = p.slot;
+    p.report.name = p.name;
+    p.report.server_hash = ours;
+    p.report.client_hash = theirs;
+    p.report.replay_file = cfg.record_path;
+    p.probing = true;
+    p.probe_started = now_cache;
+    if (!history->load(t, *scratch)) {
+      p.report.note = "the server no longer holds tick " + std::to_string(t);
+      return finish_probe(p);
     }
+    std::vector<std::uint8_t> state;
+    scratch->serialize(state);
+    p.report.state_bytes = state.size();
+    p.block_size = probe_block_size(scratch->entity_count());
+    send_probe(p, wire::ProbeLevel::Blocks, 0, 0);
+  }
+
+  void on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size) {
+    if (!p.probing || m.tick() != p.report.tick || m.level() != p.level)
+      return drop(p, DropReason::UnexpectedMessage, " (unasked desync detail)");
+    p.report.probe_bytes += size;
+    if (!m.available()) {
+      p.report.note = "the client no longer holds tick " + std::to_string(p.report.tick);
+      return finish_probe(p);
+    }
+    if (!history->load(p.report.tick, *scratch)) {
+      p.report.note = "the server no longer holds tick " + std::to_string(p.report.tick);
+      return finish_probe(p);
+    }
+    const bool by_hash = m.level() == wire::ProbeLevel::Blocks || m.level() == wire::ProbeLevel::Entities;
+    const auto* list = by_hash ? m.hashes() : m.values();
+    std::vector<std::uint64_t> theirs;
+    if (list) theirs.assign(list->begin(), list->end());
+    switch (m.level()) {
+      case wire::ProbeLevel::Blocks: {
+        const std::int64_t b = first_difference(block_hashes(*scratch, p.block_size), theirs);
+        if (b < 0) return send_probe(p, wire::ProbeLevel::Global, 0, 0);
+        const auto first = static_cast<std::uint32_t>(b) * p.block_size;
+        return send_probe(p, wire::ProbeLevel::Entities, first, p.block_size);
+      }
+      case wire::ProbeLevel::Entities: {
+        const std::int64_t e = first_difference(entity_hashes(*scratch, m.first(), p.block_size), theirs);
+        if (e < 0) return send_probe(p, wire::ProbeLevel::Global, 0, 0);
+        return send_probe(p, wire::ProbeLevel::Fields, m.first() + static_cast<std::uint32_t>(e), 1);
+      }
+      case wire::ProbeLevel::Fields:
+      case wire::ProbeLevel::Global: {
+        const bool global = m.level() == wire::ProbeLevel::Global;
+        if (!global && m.first() >= scratch->entity_count()) return drop(p, DropReason::FieldOutOfRange);
+        const std::vector<FieldValue> ours = global ? scratch->global_fields() : scratch->entity_fields(m.first());
+        p.report.where = global ? "global" : "entity";
+        p.report.entity = global ? -1 : static_cast<std::int64_t>(m.first());
+        for (std::size_t i = 0; i < ours.size(); ++i) {
+          const std::uint64_t bits = i < theirs.size() ? theirs[i] : 0;
+          if (bits == ours[i].bits) continue;
+          p.report.server_fields.push_back(ours[i]);
+          FieldValue c = ours[i];
+          c.bits = bits;
+          p.report.client_fields.push_back(c);
+        }
+        if (p.report.server_fields.empty()) p.report.note = "hashes differ but no field does";
+        return finish_probe(p);
+      }
+    }
+  }
+
+  void finish_probe(Peer& p) {
+    p.probing = false;
+    DesyncReport& r = p.report;
+    std::string error;
+    const std::string path = write_report(r, cfg.desync_dir, &error);
+    if (path.empty()) LOCKSTEP_LOG_ERROR("desync report: %s", error.c_str());
+    if (!r.server_fields.empty())
+      LOCKSTEP_LOG_ERROR("desync at tick %u localized: %s %lld field %s: server %s (%s), client %s (%s); %llu probe bytes, "
+                         "state %llu bytes; report %s",
+                         r.tick, r.where.c_str(), static_cast<long long>(r.entity), r.server_fields[0].name.c_str(),
+                         field_hex(r.server_fields[0]).c_str(), field_decimal(r.server_fields[0]).c_str(),
+                         field_hex(r.client_fields[0]).c_str(), field_decimal(r.client_fields[0]).c_str(),
+                         static_cast<unsigned long long>(r.probe_bytes), static_cast<unsigned long long>(r.state_bytes),
+                         path.c_str());
+    else
+      LOCKSTEP_LOG_ERROR("desync at tick %u not localized: %s; report %s", r.tick, r.note.c_str(), path.c_str());
+    reports.push_back(r);
+    switch (cfg.on_desync) {
+      case OnDesync::Report: break;
+      case OnDesync::Stop:
+        end_session(wire::EndReason::Desync, "desync at tick " + std::to_string(r.tick) + " of player " +
+                                                 std::to_string(r.slot) + " (" + r.name + ")");
+        break;
+      case OnDesync::Resync: resync(p); break;
+    }
+  }
+
+  // Sends the authoritative current state; the client loads it and plays on from there.
+  void resync(Peer& p) {
+    std::vector<std::uint8_t> state;
+    sim->serialize(state);
+    ++p.epoch;
+    ++stats.resyncs;
+    send(p, Channel::Control, protocol::snapshot(executed(), p.epoch, sim->hash(), state));
+    p.hash_ack = executed();
+    p.desynced = false;
+    LOCKSTEP_LOG_INFO("resync: sent %s the state of tick %u (%zu bytes)", p.name.c_str(), executed(), state.size());
   }
 
   void on_receive(NetEvent& ev) {
@@ -294,7 +419,7 @@ struct ServerSession::Impl {
     if (it == peers.end()) return;
     Peer& p = it->second;
     protocol::DecodeError err;
-    const wire::Message* m = protocol::decode(ev.data, &err);
+    const wire::Message* m = protocol::decode(ev.data, &err, protocol::kMaxDetailMessageBytes);
     if (!m) {
       const DropReason r = err == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
                            : err == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
@@ -306,6 +431,7 @@ struct ServerSession::Impl {
         if (ev.channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
         return on_join(p, *m->body_as_JoinRequest());
       case wire::Body::ClientTick: return on_client_tick(p, *m->body_as_ClientTick());
+      case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), ev.data.size());
       case wire::Body::Leave:
         if (p.role == Role::Player) {
           Slot& s = slots[static_cast<std::size_t>(p.slot)];
@@ -373,6 +499,7 @@ struct ServerSession::Impl {
     }
     sim->step(f);
     const std::uint64_t h = sim->hash();
+    history->record(*sim);
     frames[t % kHistory] = f;
     hashes[t % kHistory] = h;
     ++next_tick;
@@ -422,6 +549,14 @@ struct ServerSession::Impl {
 
   void end_session(wire::EndReason reason, const std::string& detail) {
     if (phase == Phase::Closing || phase == Phase::Finished) return;
+    const OnDesync configured = cfg.on_desync;
+    cfg.on_desync = OnDesync::Report;  // reports still open are written, nothing more
+    for (auto& [id, p] : peers)
+      if (p.probing) {
+        p.report.note = "the session ended before the desync was localized";
+        finish_probe(p);
+      }
+    cfg.on_desync = configured;
     LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
     broadcast(Channel::Control, protocol::session_end(reason, executed(), detail));
     for (auto& [id, p] : peers) peer_disconnect_later(p.enet);
@@ -433,7 +568,7 @@ struct ServerSession::Impl {
 
   bool all_hashes_in() const {
     for (const auto& [id, p] : peers)
-      if (p.role != Role::Pending && p.hash_ack < cfg.last_tick) return false;
+      if (p.role != Role::Pending && (p.hash_ack < cfg.last_tick || p.probing)) return false;
     return true;
   }
 
@@ -455,6 +590,11 @@ struct ServerSession::Impl {
                           static_cast<long long>(cfg.join_timeout_ns / 1'000'000));
         peer_disconnect_later(p.enet);
         p.closing = true;
+      }
+    for (auto& [id, p] : peers)
+      if (p.probing && now - p.probe_started > cfg.probe_timeout_ns) {
+        p.report.note = "the client did not answer the desync probe in time";
+        finish_probe(p);
       }
     if (stop_requested && phase != Phase::Closing && phase != Phase::Finished)
       end_session(wire::EndReason::Stopped, "stopped by the operator");
@@ -534,6 +674,9 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
   if (!impl->host) return fail(err);
   impl->slots.resize(config.players);
   impl->hashes[0] = impl->sim->hash();
+  impl->history = std::make_unique<StateHistory>(std::max<std::size_t>(1, config.state_history));
+  impl->history->record(*impl->sim);
+  impl->scratch = impl->sim->clone();
   return std::unique_ptr<ServerSession>(new ServerSession(std::move(impl)));
 }
 
@@ -550,6 +693,7 @@ const Simulation& ServerSession::simulation() const { return *impl_->sim; }
 const ServerStats& ServerSession::stats() const { return impl_->stats; }
 const NetHost& ServerSession::host() const { return *impl_->host; }
 const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->desync_events; }
+const std::vector<DesyncReport>& ServerSession::reports() const { return impl_->reports; }
 std::vector<std::string> ServerSession::player_names() const {
   std::vector<std::string> names;
   for (const auto& s : impl_->slots) names.push_back(s.name);

@@ -46,6 +46,12 @@ class TinySim final : public Simulation {
   std::uint64_t entity_hash(std::uint32_t e) const override {
     return hash_bytes(std::span(reinterpret_cast<const std::uint8_t*>(&pos_[e]), 4));
   }
+  std::vector<FieldValue> entity_fields(std::uint32_t e) const override {
+    std::uint32_t bits;
+    std::memcpy(&bits, &pos_[e], 4);
+    return {{"pos", FieldValue::Kind::F32, bits}};
+  }
+  std::vector<FieldValue> global_fields() const override { return {{"tick", FieldValue::Kind::U32, tick_}}; }
   std::unique_ptr<Simulation> clone() const override { return std::make_unique<TinySim>(*this); }
   void assign(const Simulation& o) override { *this = dynamic_cast<const TinySim&>(o); }
   std::uint64_t fingerprint() const override { return 0x7417'5107; }

@@ -11,6 +11,7 @@
 #include "lockstep/arena.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/histogram.hpp"
+#include "lockstep/protocol.hpp"
 #include "lockstep/simulation.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
@@ -33,7 +34,11 @@ struct ClientConfig {
   bool keep_previous = false;           ///< keep the state one tick back, for interpolation
   std::uint32_t protocol_version = kProtocolVersion;  ///< tests override it to check refusals
   SimulationFactory factory = &make_arena;
-  TransportLimits limits;
+  /// Snapshots for a resync can be large; everything else is checked against the protocol's caps.
+  TransportLimits limits{protocol::kMaxSnapshotBytes + 4096, protocol::kMaxSnapshotBytes + 65536};
+  std::size_t state_history = 64;  ///< ticks of past states kept to answer desync probes
+  /// Test hook: called after each executed tick, before hashing (perturbations in tests).
+  std::function<void(Tick, Simulation&)> after_step;
 };
 
 /// Returns this player's input for a tick; called once per tick, in tick order.
@@ -44,6 +49,7 @@ struct ClientStats {
   std::uint64_t dropped_messages = 0;
   Histogram input_latency;  ///< sample -> execution of the same tick, microseconds
   std::uint32_t rtt_ms = 0;
+  std::uint32_t resyncs = 0;  ///< authoritative states loaded after a desync
 };
 
 class ClientSession {

@@ -20,6 +20,10 @@ inline constexpr std::size_t kMaxNameBytes = 32;
 inline constexpr std::size_t kMaxTokenBytes = 128;
 inline constexpr std::size_t kMaxDetailBytes = 256;
 inline constexpr std::uint32_t kMaxInputDelay = 50;  ///< ticks
+inline constexpr std::size_t kMaxDetailMessageBytes = 32 * 1024;  ///< a DesyncDetail may be this large
+inline constexpr std::size_t kMaxSnapshotBytes = 20 * 1024 * 1024;  ///< a Snapshot may be this large
+inline constexpr std::size_t kMaxProbeHashes = 2048;
+inline constexpr std::size_t kMaxProbeValues = 64;
 
 /// Why a datagram was dropped before any field was used.
 enum class DecodeError { None, TooLarge, NotFlatBuffer, NoBody, FieldOutOfRange };
@@ -27,7 +31,10 @@ const char* to_string(DecodeError e);
 
 /// Verifies `bytes` as a Message (identifier, structure, then every field's range) and returns
 /// it; nullptr with `error` set otherwise. The result points into `bytes`.
-const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* error);
+/// `max_bytes` caps the datagram; messages other than DesyncDetail and Snapshot must also fit
+/// kMaxMessageBytes.
+const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* error,
+                            std::size_t max_bytes = kMaxMessageBytes);
 
 using Bytes = std::vector<std::uint8_t>;
 
@@ -42,7 +49,11 @@ Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, cons
 Bytes refuse(wire::RefuseReason reason, const std::string& detail);
 Bytes start(Tick start_tick, std::uint32_t starts_in_us);
 Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
-                  std::span<const std::uint64_t> hashes);
+                  std::span<const std::uint64_t> hashes, std::uint32_t epoch = 0);
+Bytes desync_probe(Tick tick, wire::ProbeLevel level, std::uint32_t first, std::uint32_t count, std::uint32_t block_size);
+Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool available,
+                    std::span<const std::uint64_t> hashes, std::span<const std::uint64_t> values);
+Bytes snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state);
 /// Frames must be consecutive and at most kMaxWindow; `players` inputs are written per frame.
 Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack);
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lockstep/arena.hpp"
+#include "lockstep/desync.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/histogram.hpp"
 #include "lockstep/pacer.hpp"
@@ -21,7 +22,9 @@
 
 namespace lockstep {
 
-enum class OnDesync { Report, Stop };
+/// What the server does once it has reported a desync: keep going, end the session (exit 3),
+/// or send the desynced client the authoritative state so it plays on.
+enum class OnDesync { Report, Stop, Resync };
 
 struct ServerConfig {
   std::string bind;                ///< listen address, "" = all
@@ -37,8 +40,14 @@ struct ServerConfig {
   std::int64_t drain_timeout_ns = 3'000'000'000;  ///< after the last tick, wait this long for final hashes
   std::int64_t join_timeout_ns = 5'000'000'000;   ///< a connection must send its join within this
   std::uint32_t max_spectators = 8;
+  std::string desync_dir = ".";    ///< where desync-<tick>-<player>.json reports are written
+  std::string record_path;         ///< named in reports as the replay to look at ("" = none)
+  std::size_t state_history = 64;  ///< ticks of past states kept to examine a desync
+  std::int64_t probe_timeout_ns = 2'000'000'000;  ///< give up localizing after this long
   SimulationFactory factory = &make_arena;
-  TransportLimits limits;
+  /// ENet applies one packet cap to both directions, and a resync snapshot must go out; what
+  /// comes in is held to the protocol's much smaller caps per message and per peer.
+  TransportLimits limits{protocol::kMaxSnapshotBytes + 4096, 256 * 1024};
 };
 
 /// Why an incoming message was dropped. Every drop is counted; the first few of each kind are logged.
@@ -54,6 +63,7 @@ struct ServerStats {
   std::uint64_t desyncs = 0;         ///< players or spectators found desynced
   std::uint64_t hashes_compared = 0;
   std::uint64_t refused = 0;
+  std::uint64_t resyncs = 0;         ///< snapshots sent to desynced clients
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::Count)> drops{};
   Histogram lateness;  ///< tick executed vs its deadline, microseconds
   [[nodiscard]] std::uint64_t total_drops() const;
@@ -91,6 +101,8 @@ class ServerSession {
   [[nodiscard]] const ServerStats& stats() const;
   [[nodiscard]] const NetHost& host() const;
   [[nodiscard]] const std::vector<DesyncEvent>& desyncs() const;
+  /// The localized reports written so far, in the order they were completed.
+  [[nodiscard]] const std::vector<DesyncReport>& reports() const;
   /// Player names by slot ("" for a free slot).
   [[nodiscard]] std::vector<std::string> player_names() const;
   [[nodiscard]] const ServerConfig& config() const;

@@ -28,6 +28,13 @@ struct DrawDisc {
   std::int32_t player = -1;  ///< slot of the player steering it, -1 for a passive body
 };
 
+/// One named value of the state, for desync reports: the exact bits and how to read them.
+struct FieldValue {
+  std::string name;
+  enum class Kind : std::uint8_t { F32, F64, U32, U64 } kind = Kind::F32;
+  std::uint64_t bits = 0;  ///< the value's bit pattern, zero-extended
+};
+
 /// A deterministic fixed-dt simulation. Implementations keep no clock, no I/O and no global
 /// random: step() is a pure function of the current state and the input frame.
 class Simulation {
@@ -52,6 +59,11 @@ class Simulation {
   /// A hash of one entity's canonical fields (entity < entity_count()).
   [[nodiscard]] virtual std::uint64_t entity_hash(std::uint32_t entity) const = 0;
 
+  /// The fields of one entity, in a fixed order (entity < entity_count()).
+  [[nodiscard]] virtual std::vector<FieldValue> entity_fields(std::uint32_t entity) const = 0;
+  /// The state that belongs to no entity (tick, PRNG, ...), in a fixed order.
+  [[nodiscard]] virtual std::vector<FieldValue> global_fields() const = 0;
+
   /// A new simulation holding a copy of this state.
   [[nodiscard]] virtual std::unique_ptr<Simulation> clone() const = 0;
   /// Copies `other`'s state into this one, reusing storage. `other` must be the same kind.
@@ -68,8 +80,9 @@ class Simulation {
   [[nodiscard]] virtual float width() const = 0;
   [[nodiscard]] virtual float height() const = 0;
 
-  /// Test hook: flips the lowest mantissa bit of one stored float, picked by `selector`
-  /// (any value: reduced modulo the number of floats). Used to prove desyncs are caught.
+  /// Test hook: flips the lowest bit of one stored value, picked by `selector` (any value:
+  /// reduced modulo the number of values). Used to prove desyncs are caught and localized.
+  /// Implementations document which (entity, field) a selector names.
   virtual void perturb(std::uint64_t selector) = 0;
 };
 

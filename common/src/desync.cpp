@@ -1,0 +1,163 @@
+#include "lockstep/desync.hpp"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "lockstep/state_hash.hpp"
+
+namespace lockstep {
+
+void StateHistory::record(const Simulation& sim) {
+  const std::size_t i = sim.tick() % ticks_.size();
+  bytes_[i].clear();
+  sim.serialize(bytes_[i]);
+  ticks_[i] = sim.tick();
+}
+
+const std::vector<std::uint8_t>* StateHistory::bytes(Tick tick) const {
+  const std::size_t i = tick % ticks_.size();
+  return ticks_[i] == tick ? &bytes_[i] : nullptr;
+}
+
+bool StateHistory::load(Tick tick, Simulation& into) const {
+  const auto* b = bytes(tick);
+  return b != nullptr && into.deserialize(*b);
+}
+
+std::uint32_t probe_block_size(std::uint32_t entities) {
+  const std::uint32_t per512 = (entities + 511) / 512;
+  return per512 > 64 ? per512 : 64;
+}
+
+std::vector<std::uint64_t> entity_hashes(const Simulation& sim, std::uint32_t first, std::uint32_t count) {
+  std::vector<std::uint64_t> out;
+  const std::uint32_t n = sim.entity_count();
+  for (std::uint32_t e = first; e < n && e - first < count; ++e) out.push_back(sim.entity_hash(e));
+  return out;
+}
+
+std::vector<std::uint64_t> block_hashes(const Simulation& sim, std::uint32_t block_size) {
+  std::vector<std::uint64_t> out;
+  const std::uint32_t n = sim.entity_count();
+  for (std::uint32_t first = 0; first < n; first += block_size) {
+    const auto hs = entity_hashes(sim, first, block_size);
+    out.push_back(hash_bytes({reinterpret_cast<const std::uint8_t*>(hs.data()), hs.size() * sizeof(std::uint64_t)}));
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> field_bits(const std::vector<FieldValue>& fields) {
+  std::vector<std::uint64_t> out;
+  for (const auto& f : fields) out.push_back(f.bits);
+  return out;
+}
+
+std::int64_t first_difference(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return static_cast<std::int64_t>(i);
+  return a.size() == b.size() ? -1 : static_cast<std::int64_t>(n);
+}
+
+std::string field_hex(const FieldValue& f) {
+  char buf[64];
+  switch (f.kind) {
+    case FieldValue::Kind::F32: {
+      float v;
+      const auto bits = static_cast<std::uint32_t>(f.bits);
+      std::memcpy(&v, &bits, 4);
+      std::snprintf(buf, sizeof buf, "%a", static_cast<double>(v));
+      break;
+    }
+    case FieldValue::Kind::F64: {
+      double v;
+      std::memcpy(&v, &f.bits, 8);
+      std::snprintf(buf, sizeof buf, "%a", v);
+      break;
+    }
+    default: std::snprintf(buf, sizeof buf, "0x%" PRIx64, f.bits);
+  }
+  return buf;
+}
+
+std::string field_decimal(const FieldValue& f) {
+  char buf[64];
+  switch (f.kind) {
+    case FieldValue::Kind::F32: {
+      float v;
+      const auto bits = static_cast<std::uint32_t>(f.bits);
+      std::memcpy(&v, &bits, 4);
+      std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));  // 9 digits: round-trips a float
+      break;
+    }
+    case FieldValue::Kind::F64: {
+      double v;
+      std::memcpy(&v, &f.bits, 8);
+      std::snprintf(buf, sizeof buf, "%.17g", v);
+      break;
+    }
+    default: std::snprintf(buf, sizeof buf, "%" PRIu64, f.bits);
+  }
+  return buf;
+}
+
+namespace {
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    out += c;
+  }
+  return out + "\"";
+}
+std::string value_json(const FieldValue& f) {
+  char bits[32];
+  std::snprintf(bits, sizeof bits, "0x%" PRIx64, f.bits);
+  return "{\"hex\":" + json_string(field_hex(f)) + ",\"decimal\":" + json_string(field_decimal(f)) +
+         ",\"bits\":" + json_string(bits) + "}";
+}
+}  // namespace
+
+std::string report_json(const DesyncReport& r) {
+  std::string j = "{\n";
+  j += "  \"tick\": " + std::to_string(r.tick) + ",\n";
+  j += "  \"player\": " + std::to_string(r.slot) + ",\n";
+  j += "  \"name\": " + json_string(r.name) + ",\n";
+  j += "  \"server_hash\": \"" + hash_hex(r.server_hash) + "\",\n";
+  j += "  \"client_hash\": \"" + hash_hex(r.client_hash) + "\",\n";
+  j += "  \"where\": " + json_string(r.where) + ",\n";
+  j += "  \"entity\": " + (r.entity >= 0 ? std::to_string(r.entity) : std::string("null")) + ",\n";
+  j += "  \"field\": " + (r.server_fields.empty() ? std::string("null") : json_string(r.server_fields[0].name)) + ",\n";
+  j += "  \"server_value\": " + (r.server_fields.empty() ? std::string("null") : value_json(r.server_fields[0])) + ",\n";
+  j += "  \"client_value\": " + (r.client_fields.empty() ? std::string("null") : value_json(r.client_fields[0])) + ",\n";
+  j += "  \"differing_fields\": [";
+  for (std::size_t i = 0; i < r.server_fields.size() && i < r.client_fields.size(); ++i)
+    j += std::string(i ? ", " : "") + "{\"field\": " + json_string(r.server_fields[i].name) +
+         ", \"server\": " + value_json(r.server_fields[i]) + ", \"client\": " + value_json(r.client_fields[i]) + "}";
+  j += "],\n";
+  j += "  \"replay\": {\"file\": " + (r.replay_file.empty() ? std::string("null") : json_string(r.replay_file)) +
+       ", \"tick\": " + std::to_string(r.tick) + "},\n";
+  j += "  \"probe_bytes\": " + std::to_string(r.probe_bytes) + ",\n";
+  j += "  \"state_bytes\": " + std::to_string(r.state_bytes) + ",\n";
+  j += "  \"note\": " + json_string(r.note) + "\n}\n";
+  return j;
+}
+
+std::string write_report(const DesyncReport& r, const std::string& dir, std::string* error) {
+  const std::string path = (dir.empty() ? std::string(".") : dir) + "/desync-" + std::to_string(r.tick) + "-" +
+                           std::to_string(r.slot) + ".json";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
+    return "";
+  }
+  const std::string j = report_json(r);
+  std::fwrite(j.data(), 1, j.size(), f);
+  std::fclose(f);
+  return path;
+}
+
+}  // namespace lockstep
