@@ -262,7 +262,7 @@ TEST_SUITE("session/hostile") {
                            auto truncated = valid;
                            truncated.resize(valid.size() / 2);
                            rogue.send(Channel::Play, truncated);                   // truncated
-                           rogue.send(Channel::Play, std::vector<std::uint8_t>(20'000, 7));  // oversized
+                           rogue.send(Channel::Play, std::vector<std::uint8_t>(40'000, 7));  // oversized
                            const Tick far = s.server->executed_tick() + 100'000;   // far future inputs
                            rogue.send(Channel::Play, protocol::client_tick(far, std::vector<std::uint16_t>{9}, 0, 0, {}));
                            rogue.send(Channel::Play, protocol::client_tick(1, std::vector<std::uint16_t>{9}, 0, 0, {}));  // past
