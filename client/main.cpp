@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "lockstep/bot.hpp"
 #include "lockstep/clock.hpp"
@@ -39,6 +40,10 @@ int main(int argc, char** argv) {
   std::string summary_path;
   app.add_option("--summary", summary_path, "write the JSON summary to this file instead of stdout");
   app.add_flag("--spectate", cfg.spectate, "join without a player slot");
+  std::string rejoin_file;
+  app.add_option("--rejoin", cfg.rejoin_secret, "come back into a running session's slot with its rejoin secret");
+  app.add_option("--rejoin-file", rejoin_file,
+                 "keep the rejoin secret in this file: read it (if present) to rejoin, write it at the welcome");
   app.add_option("--render", render,
                  "how to draw: none (headless: frames run on arrival unless --fps is given), tty (terminal), sdl (window)")
       ->check(CLI::IsMember({"none", "tty", "sdl"}))->capture_default_str();
@@ -71,8 +76,12 @@ int main(int argc, char** argv) {
     renderer = render::make_sdl_renderer(fps == 0, 900, 900);
   }
 
+  if (!rejoin_file.empty() && cfg.rejoin_secret.empty()) {
+    std::ifstream in(rejoin_file);
+    std::getline(in, cfg.rejoin_secret);
+  }
   HashLogWriter hash_log;
-  if (!hash_log_path.empty() && !hash_log.open(hash_log_path)) {
+  if (!hash_log_path.empty() && !hash_log.open(hash_log_path, !cfg.rejoin_secret.empty())) {
     LOCKSTEP_LOG_ERROR("cannot write --hash-log %s: %s", hash_log_path.c_str(), std::strerror(errno));
     return 2;
   }
@@ -102,6 +111,7 @@ int main(int argc, char** argv) {
   Histogram frame_jitter;  // |frame interval - period|, microseconds
   std::vector<DrawDisc> discs;
   bool leaving = false;
+  bool secret_saved = false;
   run_event_loop(
       session->fd(),
       [&](std::int64_t now) {
@@ -110,6 +120,13 @@ int main(int argc, char** argv) {
           session->leave("stopped by the user");
         }
         std::int64_t wake = session->update(now);
+        if (!secret_saved && !session->rejoin_secret().empty()) {
+          secret_saved = true;
+          if (!rejoin_file.empty()) {
+            std::ofstream out(rejoin_file, std::ios::trunc);
+            out << session->rejoin_secret() << "\n";
+          }
+        }
         if (frame_loop && now >= next_frame && session->simulation()) {
           const FrameResult r = loop.frame(now - last_frame, session->frames_buffered(),
                                            [&] { return session->execute_next(now); });

@@ -75,6 +75,11 @@ int main(int argc, char** argv) {
   app.add_option("--on-desync", on_desync,
                  "after reporting a desync: keep going (exit 3 at the end), stop with exit 3, or resync the client")
       ->check(CLI::IsMember({"report", "stop", "resync"}))->capture_default_str();
+  app.add_flag("--allow-late-join", cfg.allow_late_join,
+               "admit new players into a vacated slot of a running session through a verified snapshot");
+  double silent_ms = 5000;
+  app.add_option("--silent-drop-ms", silent_ms, "drop a player that sends nothing for this long")
+      ->check(CLI::Range(100.0, 600000.0))->capture_default_str();
   app.add_option("--desync-dir", cfg.desync_dir, "where desync-<tick>-<player>.json reports are written")->capture_default_str();
   app.add_option("--token", cfg.token, "join secret clients must present");
   std::string record_path;
@@ -93,6 +98,7 @@ int main(int argc, char** argv) {
   cfg.on_desync = on_desync == "stop" ? OnDesync::Stop : on_desync == "resync" ? OnDesync::Resync : OnDesync::Report;
   cfg.record_path = record_path;
   cfg.input_grace_ns = static_cast<std::int64_t>(grace_ms * 1e6);
+  cfg.silent_drop_ns = static_cast<std::int64_t>(silent_ms * 1e6);
 
   if (!std::filesystem::is_directory(cfg.desync_dir)) {
     LOCKSTEP_LOG_ERROR("--desync-dir %s is not a directory", cfg.desync_dir.c_str());

@@ -62,9 +62,20 @@ struct ClientSession::Impl {
   std::unique_ptr<StateHistory> history;
   std::unique_ptr<Simulation> scratch;  // a past state, loaded to answer probes
   std::uint32_t epoch = 0;
+  std::string secret;   // from the welcome
+  bool joining = false;  // the welcome said a snapshot comes first
+  Tick joined_at = 0;
+  // A snapshot being received in chunks.
+  std::vector<std::uint8_t> snap;
+  Tick snap_tick = 0;
+  std::uint64_t snap_hash = 0;
+  std::uint32_t snap_total = 0, snap_epoch = 0;
+  bool snap_join = false;
+  std::int64_t snap_started = 0;
 
   InputSource input_source;
   HashLogWriter* hash_log = nullptr;
+  std::function<void(Tick, std::uint64_t)> tick_fn;
   ClientStats stats;
 
   void end(int code, const std::string& why) {
@@ -85,6 +96,8 @@ struct ClientSession::Impl {
     players = m.players();
     input_delay = m.input_delay();
     session_last_tick = m.last_tick();
+    if (m.rejoin_secret()) secret = m.rejoin_secret()->str();
+    joining = m.joining();
     const WorldParams world{m.seed(), m.bodies(), m.players()};
     sim = cfg.factory(world);
     if (!sim) return end(1, "the server's world parameters are out of range for this simulation");
@@ -110,6 +123,7 @@ struct ClientSession::Impl {
 
   void on_server_tick(const wire::ServerTick& m, std::int64_t now) {
     if (phase != Phase::Running && phase != Phase::Leaving) return;
+    if (joining) return;  // frames count only after the snapshot
     input_ack = std::max(input_ack, std::min(m.input_ack(), last_input));
     hash_ack = std::max(hash_ack, std::min(m.hash_ack(), executed));
     const std::size_t n = protocol::frame_count(m, players);
@@ -213,17 +227,65 @@ struct ClientSession::Impl {
     host->flush();
   }
 
-  // Resync: load the server's state, check it, re-execute the frames after it and play on.
+  // Snapshots arrive in order on the reliable channel, in chunks; a chunk out of place drops the
+  // partial state (the server sends a fresh snapshot when it needs to).
   void on_snapshot(const wire::Snapshot& m, std::int64_t now) {
-    if (!sim || !m.state()) return;
-    const Tick s = m.tick();
-    if (s > received || (executed > s && executed - s >= kRing)) {
-      LOCKSTEP_LOG_ERROR("resync: snapshot of tick %u does not fit this client's frames (executed %u)", s, executed);
+    if (!sim) return;
+    const std::size_t n = m.data() ? m.data()->size() : 0;
+    if (m.offset() == 0) {
+      snap.clear();
+      snap.reserve(m.total_size());
+      snap_tick = m.tick();
+      snap_hash = m.hash();
+      snap_total = m.total_size();
+      snap_epoch = m.epoch();
+      snap_join = m.join();
+      snap_started = now;
+    } else if (m.offset() != snap.size() || m.tick() != snap_tick || m.total_size() != snap_total) {
+      LOCKSTEP_LOG_WARN("dropped a snapshot chunk out of place (tick %u offset %u)", m.tick(), m.offset());
+      snap.clear();
       return;
     }
+    if (n > 0) snap.insert(snap.end(), m.data()->begin(), m.data()->end());
+    if (snap.size() < snap_total) return;
     auto loaded = sim->clone();
-    if (!loaded->deserialize({m.state()->data(), m.state()->size()}) || loaded->tick() != s || loaded->hash() != m.hash()) {
-      LOCKSTEP_LOG_ERROR("resync: the snapshot of tick %u does not load or does not match its hash", s);
+    if (!loaded->deserialize(snap) || loaded->tick() != snap_tick || loaded->hash() != snap_hash) {
+      LOCKSTEP_LOG_ERROR("the snapshot of tick %u does not load or does not match its hash", snap_tick);
+      snap.clear();
+      return;
+    }
+    stats.snapshot_ns = now - snap_started;
+    stats.snapshot_bytes = snap.size();
+    snap.clear();
+    if (snap_join) return join_from(std::move(loaded), now);
+    resync_from(std::move(loaded), now);
+  }
+
+  // Rejoin or late join: start from the server's state; frames after it follow.
+  void join_from(std::unique_ptr<Simulation> loaded, std::int64_t) {
+    const Tick s = loaded->tick();
+    sim = std::move(loaded);
+    if (prev) prev->assign(*sim);
+    have_frame.fill(false);
+    executed = received = s;
+    joined_at = s;
+    last_input = std::max(last_input, s);
+    if (first_input != 0 && first_input <= s) first_input = s + 1;
+    history->record(*sim);
+    hashes[s % kRing] = sim->hash();
+    last_hash = hashes[s % kRing];
+    hash_ack = s;
+    joining = false;
+    LOCKSTEP_LOG_INFO("loaded the session's state at tick %u (%llu bytes, hash %s, %lld us)", s,
+                      static_cast<unsigned long long>(stats.snapshot_bytes), hash_hex(last_hash).c_str(),
+                      static_cast<long long>(stats.snapshot_ns / 1000));
+  }
+
+  // Resync: take the server's state, re-execute the frames after it and play on.
+  void resync_from(std::unique_ptr<Simulation> loaded, std::int64_t now) {
+    const Tick s = loaded->tick();
+    if (s > received || (executed > s && executed - s >= kRing)) {
+      LOCKSTEP_LOG_ERROR("resync: snapshot of tick %u does not fit this client's frames (executed %u)", s, executed);
       return;
     }
     const Tick was = executed;
@@ -231,8 +293,8 @@ struct ClientSession::Impl {
     if (prev) prev->assign(*sim);
     executed = s;
     history->record(*sim);
-    hashes[s % kRing] = m.hash();
-    epoch = m.epoch();
+    hashes[s % kRing] = sim->hash();
+    epoch = snap_epoch;
     hash_ack = s;
     desynced = false;
     ++stats.resyncs;
@@ -241,8 +303,7 @@ struct ClientSession::Impl {
       have_frame[t % kRing] = true;
       execute_next(now);
     }
-    LOCKSTEP_LOG_INFO("resync: loaded the server's state of tick %u (hash %s) and caught up to tick %u", s,
-                      hash_hex(m.hash()).c_str(), executed);
+    LOCKSTEP_LOG_INFO("resync: loaded the server's state of tick %u and caught up to tick %u", s, executed);
   }
 
   bool execute_next(std::int64_t now) {
@@ -263,6 +324,7 @@ struct ClientSession::Impl {
     executed = t;
     have_frame[t % kRing] = false;
     if (hash_log) hash_log->write(t, last_hash);
+    if (tick_fn) tick_fn(t, last_hash);
     if (slot >= 0 && input_tick[t % kRing] == t && !((f.filled >> slot) & 1u))
       stats.input_latency.add_us((now - sampled_at[t % kRing]) / 1000);
     if (cfg.last_tick != 0 && t >= cfg.last_tick) begin_leave(now, "reached its last tick");
@@ -330,7 +392,8 @@ struct ClientSession::Impl {
         case NetEvent::Type::Connect:
           last_heard = now;
           host->send(server, Channel::Control,
-                     protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name, cfg.spectate));
+                     protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name, cfg.spectate,
+                                            cfg.rejoin_secret));
           break;
         case NetEvent::Type::Disconnect:
           server = nullptr;
@@ -403,6 +466,7 @@ std::int64_t ClientSession::update(std::int64_t now_ns) { return impl_->update(n
 int ClientSession::fd() const { return impl_->host->fd(); }
 void ClientSession::set_input_source(InputSource source) { impl_->input_source = std::move(source); }
 void ClientSession::set_hash_log(HashLogWriter* log) { impl_->hash_log = log; }
+void ClientSession::on_tick(std::function<void(Tick, std::uint64_t)> fn) { impl_->tick_fn = std::move(fn); }
 void ClientSession::leave(const std::string& reason) {
   if (impl_->phase == Phase::Connecting || impl_->phase == Phase::Joined) impl_->end(0, "left: " + reason);
   else impl_->begin_leave(impl_->last_heard, reason);
@@ -418,6 +482,8 @@ Tick ClientSession::executed_tick() const { return impl_->executed; }
 std::uint64_t ClientSession::last_hash() const { return impl_->last_hash; }
 std::int32_t ClientSession::slot() const { return impl_->slot; }
 bool ClientSession::desynced() const { return impl_->desynced; }
+const std::string& ClientSession::rejoin_secret() const { return impl_->secret; }
+Tick ClientSession::joined_at() const { return impl_->joined_at; }
 const ClientStats& ClientSession::stats() const { return impl_->stats; }
 const NetHost& ClientSession::host() const { return *impl_->host; }
 

@@ -8,9 +8,9 @@ namespace lockstep {
 
 HashLogWriter::~HashLogWriter() { close(); }
 
-bool HashLogWriter::open(const std::string& path) {
+bool HashLogWriter::open(const std::string& path, bool append) {
   close();
-  file_ = std::fopen(path.c_str(), "w");
+  file_ = std::fopen(path.c_str(), append ? "a" : "w");
   return file_ != nullptr;
 }
 

@@ -2,6 +2,8 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <algorithm>
+
 namespace lockstep::protocol {
 namespace {
 
@@ -22,13 +24,14 @@ bool field_ranges_ok(const wire::Message& m) {
   switch (m.body_type()) {
     case Body::JoinRequest: {
       const auto* b = m.body_as_JoinRequest();
-      return at_most(b->token(), kMaxTokenBytes) && at_most(b->name(), kMaxNameBytes);
+      return at_most(b->token(), kMaxTokenBytes) && at_most(b->name(), kMaxNameBytes) &&
+             at_most(b->rejoin_secret(), kMaxSecretBytes);
     }
     case Body::Welcome: {
       const auto* b = m.body_as_Welcome();
       if (b->players() < 1 || b->players() > kMaxPlayers || b->input_delay() > kMaxInputDelay) return false;
       if (b->slot() < -1 || b->slot() >= static_cast<std::int32_t>(b->players())) return false;
-      if (!at_most(b->roster(), kMaxPlayers)) return false;
+      if (!at_most(b->roster(), kMaxPlayers) || !at_most(b->rejoin_secret(), kMaxSecretBytes)) return false;
       if (b->roster())
         for (const auto* seat : *b->roster())
           if (seat->slot() >= b->players() || !at_most(seat->name(), kMaxNameBytes)) return false;
@@ -58,7 +61,12 @@ bool field_ranges_ok(const wire::Message& m) {
       const auto* b = m.body_as_DesyncDetail();
       return at_most(b->hashes(), kMaxProbeHashes) && at_most(b->values(), kMaxProbeValues);
     }
-    case Body::Snapshot: return at_most(m.body_as_Snapshot()->state(), kMaxSnapshotBytes);
+    case Body::Snapshot: {
+      const auto* b = m.body_as_Snapshot();
+      const std::size_t n = b->data() ? b->data()->size() : 0;
+      return b->total_size() <= kMaxSnapshotBytes && n <= kSnapshotChunkBytes && b->offset() <= b->total_size() &&
+             n <= b->total_size() - b->offset();
+    }
     case Body::NONE: return false;
   }
   return false;
@@ -91,6 +99,7 @@ const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* er
   const wire::Message* m = wire::GetMessage(bytes.data());
   if (m->body_type() == wire::Body::NONE || m->body() == nullptr) return fail(DecodeError::NoBody);
   const bool large_allowed = m->body_type() == wire::Body::DesyncDetail || m->body_type() == wire::Body::Snapshot;
+  // (A Snapshot chunk is at most kSnapshotChunkBytes of state plus a few fields.)
   if (!large_allowed && bytes.size() > kMaxMessageBytes) return fail(DecodeError::TooLarge);
   if (!field_ranges_ok(*m)) return fail(DecodeError::FieldOutOfRange);
   if (error) *error = DecodeError::None;
@@ -98,23 +107,25 @@ const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* er
 }
 
 Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, const std::string& token,
-                   const std::string& name, bool spectate) {
+                   const std::string& name, bool spectate, const std::string& rejoin_secret) {
   FlatBufferBuilder fbb(256);
   const auto t = fbb.CreateString(token);
   const auto n = fbb.CreateString(name);
+  const auto r = fbb.CreateString(rejoin_secret);
   return finish(fbb, wire::Body::JoinRequest,
-                wire::CreateJoinRequest(fbb, protocol_version, fingerprint, t, n, spectate).Union());
+                wire::CreateJoinRequest(fbb, protocol_version, fingerprint, t, n, spectate, r).Union());
 }
 
 Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, const WorldParams& world,
-              const std::vector<Seat>& roster) {
+              const std::vector<Seat>& roster, const std::string& rejoin_secret, bool joining) {
   FlatBufferBuilder fbb(256);
   std::vector<flatbuffers::Offset<wire::PlayerInfo>> seats;
   for (const Seat& s : roster) seats.push_back(wire::CreatePlayerInfo(fbb, s.slot, fbb.CreateString(s.name)));
   const auto r = fbb.CreateVector(seats);
+  const auto secret = fbb.CreateString(rejoin_secret);
   return finish(fbb, wire::Body::Welcome,
                 wire::CreateWelcome(fbb, slot, kTickRate, input_delay, 0, last_tick, world.seed, world.bodies,
-                                    world.players, r)
+                                    world.players, r, secret, joining)
                     .Union());
 }
 
@@ -200,10 +211,21 @@ Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool
                 wire::CreateDesyncDetail(fbb, tick, level, first, available, hv, vv).Union());
 }
 
-Bytes snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state) {
-  FlatBufferBuilder fbb(state.size() + 128);
-  const auto sv = fbb.CreateVector(state.data(), state.size());
-  return finish(fbb, wire::Body::Snapshot, wire::CreateSnapshot(fbb, tick, epoch, hash, sv).Union());
+std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state,
+                            bool join) {
+  std::vector<Bytes> out;
+  std::size_t offset = 0;
+  do {
+    const std::size_t n = std::min(kSnapshotChunkBytes, state.size() - offset);
+    FlatBufferBuilder fbb(n + 128);
+    const auto dv = fbb.CreateVector(state.data() + offset, n);
+    out.push_back(finish(fbb, wire::Body::Snapshot,
+                         wire::CreateSnapshot(fbb, tick, epoch, hash, static_cast<std::uint32_t>(state.size()),
+                                              static_cast<std::uint32_t>(offset), dv, join)
+                             .Union()));
+    offset += n;
+  } while (offset < state.size());
+  return out;
 }
 
 std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <map>
+#include <random>
 
 #include "lockstep/log.hpp"
 #include "lockstep/state_hash.hpp"
@@ -69,6 +70,11 @@ struct ServerSession::Impl {
     bool desynced = false;
     bool closing = false;  // refused or timed out: ENet is closing it
     std::uint32_t epoch = 0;  // resyncs sent; hashes from older epochs are stale
+    bool verifying = false;   // joined a running session: not counted until a hash matches
+    Tick verify_tick = 0;     // the snapshot's tick
+    double tokens = 0;        // message rate limit (token bucket)
+    std::int64_t tokens_at = 0;
+    std::uint32_t bad = 0;    // dropped messages so far
     // The desync being localized, one probe at a time.
     bool probing = false;
     DesyncReport report;
@@ -88,6 +94,9 @@ struct ServerSession::Impl {
     std::array<PlayerInput, kInputWindow> input{};
     Tick input_ack = 0;
     PlayerInput last;
+    std::string secret;           // rejoin secret handed out at welcome
+    bool return_pending = false;  // verified after a rejoin or late join: present from the next tick
+    std::int64_t last_heard = 0;  // when this player's last message arrived
   };
 
   ServerConfig cfg;
@@ -119,6 +128,7 @@ struct ServerSession::Impl {
 
   void drop(Peer& p, DropReason r, const char* detail = "") {
     const auto n = ++stats.drops[static_cast<std::size_t>(r)];
+    if (++p.bad > cfg.max_bad_messages && !p.closing) kick(p, "sent too many malformed or unexpected messages");
     if (n <= kLogFirstDrops || n % 1000 == 0)
       LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.enet).c_str(),
                         p.name.empty() ? "not joined" : p.name.c_str(), to_string(r), detail,
@@ -150,12 +160,24 @@ struct ServerSession::Impl {
   // ---- incoming ----
 
   void on_connect(EnetPeer* enet, std::int64_t now) {
+    std::uint32_t pending = 0;
+    for (const auto& [pid, q] : peers) pending += q.role == Role::Pending ? 1u : 0u;
+    if (pending >= cfg.max_pending) {
+      ++stats.pending_refused;
+      if (stats.pending_refused <= kLogFirstDrops || stats.pending_refused % 1000 == 0)
+        LOCKSTEP_LOG_WARN("refused a connection from %s: %u connections are already waiting to join",
+                          peer_address(enet).c_str(), pending);
+      peer_disconnect_now(enet);
+      return;
+    }
     const std::uint32_t id = next_peer_id++;
     peer_set_tag(enet, id);
     peer_set_timeout(enet, 2000, 5000);
     Peer p;
     p.enet = enet;
     p.connected_at = now;
+    p.tokens = cfg.message_burst;
+    p.tokens_at = now;
     peers.emplace(id, std::move(p));
   }
 
@@ -175,6 +197,76 @@ struct ServerSession::Impl {
       LOCKSTEP_LOG_INFO("spectator %s left", p.name.c_str());
     }
     peers.erase(it);
+  }
+
+  // Drops a peer that broke a limit; everyone else plays on.
+  void kick(Peer& p, const std::string& reason) {
+    if (p.closing) return;
+    ++stats.kicked;
+    LOCKSTEP_LOG_WARN("dropping %s (%s): %s", peer_address(p.enet).c_str(), p.name.empty() ? "not joined" : p.name.c_str(),
+                      reason.c_str());
+    if (p.role == Role::Player) {
+      Slot& s = slots[static_cast<std::size_t>(p.slot)];
+      s.leaving = true;
+      s.leave_reason = "dropped: " + reason;
+    }
+    p.closing = true;
+    peer_disconnect_later(p.enet);
+  }
+
+  // Rejoin secrets come from the OS's random source: they guard a seat, not the simulation.
+  static std::string new_secret() {
+    std::random_device rd;
+    char buf[33];
+    for (int i = 0; i < 4; ++i) std::snprintf(buf + 8 * i, 9, "%08x", static_cast<unsigned>(rd()));
+    return std::string(buf, 32);
+  }
+
+  bool peer_connected(std::uint32_t id) const { return peers.count(id) != 0; }
+
+  // A slot a late joiner may take: nobody holds it and it is out of the session.
+  bool vacant(const Slot& s) const {
+    return !s.taken || (!s.present && !s.return_pending && !peer_connected(s.peer_id));
+  }
+
+  void send_snapshot(Peer& p, bool join) {
+    std::vector<std::uint8_t> state;
+    sim->serialize(state);
+    for (const auto& chunk : protocol::snapshot(executed(), p.epoch, sim->hash(), state, join)) send(p, Channel::Control, chunk);
+    stats.last_snapshot_bytes = static_cast<std::int64_t>(state.size());
+    host->flush();
+  }
+
+  // Brings a player into a running session: welcome, the tick clock, then the current state.
+  // The slot counts again only once the player's first hash after the snapshot matches.
+  void admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin) {
+    Slot& s = slots[slot];
+    if (!rejoin) {
+      s = Slot{};  // a new player: its disc joins the session once verified; the old secret is void
+      s.secret = new_secret();
+    }
+    s.taken = true;
+    s.leaving = false;
+    s.name = name;
+    s.peer_id = static_cast<std::uint32_t>(peer_tag(p.enet));
+    s.last_heard = now_cache;
+    s.input_ack = std::max(s.input_ack, executed());
+    p.role = Role::Player;
+    p.slot = static_cast<std::int32_t>(slot);
+    p.name = name;
+    p.verifying = true;
+    p.verify_tick = executed();
+    p.frame_ack = executed();
+    p.hash_ack = executed();
+    ++stats.joins_running;
+    send(p, Channel::Control,
+         protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true));
+    send_start(p);
+    send_snapshot(p, /*join=*/true);
+    peak_peers = std::max(peak_peers, players_and_spectators());
+    LOCKSTEP_LOG_INFO("player %zu (%s) %s at tick %u from %s: sent a %lld-byte snapshot", slot, name.c_str(),
+                      rejoin ? "rejoins" : "joins late", executed(), peer_address(p.enet).c_str(),
+                      static_cast<long long>(stats.last_snapshot_bytes));
   }
 
   void free_slot(std::size_t slot) {
@@ -206,28 +298,57 @@ struct ServerSession::Impl {
     if (!protocol::valid_name(name)) return refuse(p, R::BadRequest, "a name must be 1-32 printable ASCII characters");
     if (m.spectate()) {
       if (spectators() >= cfg.max_spectators) return refuse(p, R::Full, "no spectator seats left");
-      if (executed() + 64 > kHistory)
-        return refuse(p, R::AlreadyStarted, "the session is too far along to spectate from its start");
       p.role = Role::Spectator;
       p.name = name;
-      send(p, Channel::Control, protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster()));
-      if (phase != Phase::Lobby) send_start(p);
+      send(p, Channel::Control, protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster(), "",
+                                                  phase != Phase::Lobby));
+      if (phase != Phase::Lobby) {
+        p.frame_ack = p.hash_ack = executed();
+        send_start(p);
+        send_snapshot(p, /*join=*/true);
+      }
       LOCKSTEP_LOG_INFO("spectator %s joined from %s", name.c_str(), peer_address(p.enet).c_str());
       peak_peers = std::max(peak_peers, players_and_spectators());
       return;
     }
+    const std::string secret = m.rejoin_secret() ? m.rejoin_secret()->str() : "";
+    if (!secret.empty()) {
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        Slot& s = slots[i];
+        if (!s.taken || s.secret.empty() || !same_secret(secret, s.secret)) continue;
+        if (phase == Phase::Lobby) return refuse(p, R::BadRequest, "the session has not started: join normally");
+        // The old connection may not have timed out yet: the holder of the secret wins.
+        if (s.peer_id != peer_tag(p.enet)) {
+          if (const auto old = peers.find(s.peer_id); old != peers.end()) {
+            LOCKSTEP_LOG_INFO("player %zu (%s) is back; closing its old connection", i, s.name.c_str());
+            peer_disconnect_now(old->second.enet);
+            peers.erase(old);
+          }
+        }
+        return admit_running(p, i, name, /*rejoin=*/true);
+      }
+      return refuse(p, R::BadRequest, "unknown rejoin secret");
+    }
+    if (phase != Phase::Lobby) {
+      const bool any_vacant = std::any_of(slots.begin(), slots.end(), [&](const Slot& s) { return vacant(s); });
+      if (!cfg.allow_late_join && any_vacant)
+        return refuse(p, R::AlreadyStarted, "the session has already started (late joins are off)");
+      for (std::size_t i = 0; i < slots.size(); ++i)
+        if (vacant(slots[i])) return admit_running(p, i, name, /*rejoin=*/false);
+      return refuse(p, R::Full, "all " + std::to_string(cfg.players) + " player slots are taken");
+    }
     std::size_t slot = 0;
     while (slot < slots.size() && slots[slot].taken) ++slot;
     if (slot == slots.size()) return refuse(p, R::Full, "all " + std::to_string(cfg.players) + " player slots are taken");
-    if (phase != Phase::Lobby) return refuse(p, R::AlreadyStarted, "the session has already started");
     Slot& s = slots[slot];
     s.taken = true;
     s.name = name;
+    s.secret = new_secret();
     s.peer_id = static_cast<std::uint32_t>(peer_tag(p.enet));
     p.role = Role::Player;
     p.slot = static_cast<std::int32_t>(slot);
     p.name = name;
-    send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster()));
+    send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret));
     broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
     peak_peers = std::max(peak_peers, players_and_spectators());
     LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
@@ -247,6 +368,7 @@ struct ServerSession::Impl {
     if (m.frame_ack() > executed()) return drop(p, DropReason::FrameAckOutOfRange);
     p.frame_ack = std::max(p.frame_ack, m.frame_ack());
 
+    if (p.role == Role::Player) slots[static_cast<std::size_t>(p.slot)].last_heard = now_cache;
     if (p.role == Role::Player && m.inputs() && m.inputs()->size() > 0) {
       Slot& s = slots[static_cast<std::size_t>(p.slot)];
       const Tick first = m.input_first_tick();
@@ -270,10 +392,31 @@ struct ServerSession::Impl {
         if (t <= p.hash_ack) continue;  // compared already
         if (t > executed()) { drop(p, DropReason::HashForFutureTick); break; }
         if (executed() - t >= kHistory) { drop(p, DropReason::HashTooOld); continue; }
+        if (p.verifying) {
+          if (t <= p.verify_tick) continue;
+          if (!verify(p, t, m.hashes()->Get(i))) return;
+        }
         compare_hash(p, t, m.hashes()->Get(i));
         if (t == p.hash_ack + 1) p.hash_ack = t;
       }
     }
+  }
+
+  // The first hash after a join snapshot decides: equal, and the player counts from the next tick.
+  bool verify(Peer& p, Tick t, std::uint64_t theirs) {
+    p.verifying = false;
+    if (theirs != hashes[t % kHistory]) {
+      kick(p, "its state after the snapshot does not match the server's at tick " + std::to_string(t));
+      return false;
+    }
+    ++stats.verified;
+    if (p.role == Role::Player) {
+      Slot& s = slots[static_cast<std::size_t>(p.slot)];
+      if (!s.present) s.return_pending = true;
+    }
+    LOCKSTEP_LOG_INFO("%s %d (%s) verified: its hash at tick %u matches the server's", 
+                      p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(), t);
+    return true;
   }
 
   void advance_input_ack(Slot& s) {
@@ -404,20 +547,25 @@ struct ServerSession::Impl {
 
   // Sends the authoritative current state; the client loads it and plays on from there.
   void resync(Peer& p) {
-    std::vector<std::uint8_t> state;
-    sim->serialize(state);
     ++p.epoch;
     ++stats.resyncs;
-    send(p, Channel::Control, protocol::snapshot(executed(), p.epoch, sim->hash(), state));
+    send_snapshot(p, /*join=*/false);
     p.hash_ack = executed();
     p.desynced = false;
-    LOCKSTEP_LOG_INFO("resync: sent %s the state of tick %u (%zu bytes)", p.name.c_str(), executed(), state.size());
+    LOCKSTEP_LOG_INFO("resync: sent %s the state of tick %u (%lld bytes)", p.name.c_str(), executed(),
+                      static_cast<long long>(stats.last_snapshot_bytes));
   }
 
   void on_receive(NetEvent& ev) {
     const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(ev.peer)));
     if (it == peers.end()) return;
     Peer& p = it->second;
+    if (p.closing) return;
+    // Token bucket: a sustained rate and a burst; a peer above it is flooding.
+    p.tokens = std::min(cfg.message_burst, p.tokens + static_cast<double>(now_cache - p.tokens_at) * 1e-9 * cfg.max_messages_per_second);
+    p.tokens_at = now_cache;
+    if ((p.tokens -= 1.0) < 0.0) return kick(p, "sent more than " + std::to_string(static_cast<int>(cfg.max_messages_per_second)) +
+                                                 " messages a second");
     protocol::DecodeError err;
     const wire::Message* m = protocol::decode(ev.data, &err, protocol::kMaxDetailMessageBytes);
     if (!m) {
@@ -458,7 +606,10 @@ struct ServerSession::Impl {
     const std::int64_t origin = now + cfg.start_delay_ns;  // tick 0's deadline
     pacer.start(origin + kTickNs);                         // the first deadline is tick 1's
     first_input_tick = std::max<Tick>(1, cfg.input_delay);
-    for (Slot& s : slots) s.present = s.taken;
+    for (Slot& s : slots) {
+      s.present = s.taken;
+      s.last_heard = now + cfg.start_delay_ns;
+    }
     for (auto& [id, p] : peers)
       if (p.role != Role::Pending) send_start(p);
     LOCKSTEP_LOG_INFO("session starting: %u players, seed %llu, %u bodies, input delay %u, %s", cfg.players,
@@ -483,6 +634,13 @@ struct ServerSession::Impl {
         s.present = false;
         broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(i), t, s.leave_reason));
         LOCKSTEP_LOG_INFO("player %zu (%s) is out of the session from tick %u", i, s.name.c_str(), t);
+      }
+      if (s.taken && s.return_pending) {
+        s.return_pending = false;
+        s.present = true;
+        s.last = PlayerInput{};
+        broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(i), s.name));
+        LOCKSTEP_LOG_INFO("player %zu (%s) is in the session again from tick %u", i, s.name.c_str(), t);
       }
       if (!s.taken || !s.present) continue;
       f.present |= 1u << i;
@@ -591,6 +749,10 @@ struct ServerSession::Impl {
         peer_disconnect_later(p.enet);
         p.closing = true;
       }
+    if (phase == Phase::Running)
+      for (auto& [id, p] : peers)
+        if (p.role == Role::Player && !p.closing && now - slots[static_cast<std::size_t>(p.slot)].last_heard > cfg.silent_drop_ns)
+          kick(p, "silent for " + std::to_string(cfg.silent_drop_ns / 1'000'000) + " ms");
     for (auto& [id, p] : peers)
       if (p.probing && now - p.probe_started > cfg.probe_timeout_ns) {
         p.report.note = "the client did not answer the desync probe in time";

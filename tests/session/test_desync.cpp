@@ -70,11 +70,8 @@ TEST_SUITE("session/desync") {
     for (auto& c : clients) {
       ClientSession* raw = c.get();
       const bool watch = raw == clients[1].get();
-      parts.push_back({[raw, watch, &diverged_hashes](std::int64_t now) {
-                         const std::int64_t wake = raw->finished() ? now + 50'000'000 : raw->update(now);
-                         if (watch && raw->executed_tick() > 0) diverged_hashes[raw->executed_tick()] = raw->last_hash();
-                         return wake;
-                       },
+      if (watch) raw->on_tick([&diverged_hashes](Tick t, std::uint64_t h) { diverged_hashes[t] = h; });
+      parts.push_back({[raw](std::int64_t now) { return raw->finished() ? now + 50'000'000 : raw->update(now); },
                        [raw] { return raw->fd(); }});
     }
     REQUIRE(drive(parts, [&] { return server->finished() && clients[0]->finished() && clients[1]->finished(); },

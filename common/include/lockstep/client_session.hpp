@@ -24,6 +24,7 @@ struct ClientConfig {
   std::string name = "player";          ///< 1..32 printable ASCII characters
   std::string token;                    ///< join secret
   bool spectate = false;                ///< join without a player slot
+  std::string rejoin_secret;            ///< from an earlier welcome: come back into that slot
   Tick last_tick = 0;                   ///< leave cleanly after executing this tick, 0 = stay to the end
   Tick inject_desync_at = 0;            ///< test hook: perturb one float by one ULP right after this tick
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
@@ -50,6 +51,8 @@ struct ClientStats {
   Histogram input_latency;  ///< sample -> execution of the same tick, microseconds
   std::uint32_t rtt_ms = 0;
   std::uint32_t resyncs = 0;  ///< authoritative states loaded after a desync
+  std::int64_t snapshot_ns = 0;     ///< last snapshot: first chunk arrived -> loaded and checked
+  std::uint64_t snapshot_bytes = 0;
 };
 
 class ClientSession {
@@ -66,6 +69,8 @@ class ClientSession {
 
   void set_input_source(InputSource source);
   void set_hash_log(HashLogWriter* log);  ///< not owned; must outlive the session
+  /// Called after every executed tick with its hash (again for ticks re-executed after a resync).
+  void on_tick(std::function<void(Tick, std::uint64_t)> fn);
   /// Leaves cleanly (the server sees a clean leave), then the session ends with exit code 0.
   void leave(const std::string& reason);
 
@@ -87,6 +92,10 @@ class ClientSession {
   [[nodiscard]] std::uint64_t last_hash() const;
   [[nodiscard]] std::int32_t slot() const;  ///< -1 for a spectator or before the welcome
   [[nodiscard]] bool desynced() const;
+  /// The secret that brings this player back into its slot after a lost connection ("" before the welcome).
+  [[nodiscard]] const std::string& rejoin_secret() const;
+  /// Tick of the snapshot this client joined from (0: it played from the start).
+  [[nodiscard]] Tick joined_at() const;
   [[nodiscard]] const ClientStats& stats() const;
   [[nodiscard]] const NetHost& host() const;
 

@@ -25,8 +25,8 @@ class HashLogWriter {
   HashLogWriter(const HashLogWriter&) = delete;
   HashLogWriter& operator=(const HashLogWriter&) = delete;
 
-  /// Opens (truncates) `path`; false with errno set when it cannot.
-  bool open(const std::string& path);
+  /// Opens `path`, truncating it unless `append`; false with errno set when it cannot.
+  bool open(const std::string& path, bool append = false);
   [[nodiscard]] bool is_open() const { return file_ != nullptr; }
   void write(Tick tick, std::uint64_t hash);
   void close();

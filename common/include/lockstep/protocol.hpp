@@ -21,7 +21,9 @@ inline constexpr std::size_t kMaxTokenBytes = 128;
 inline constexpr std::size_t kMaxDetailBytes = 256;
 inline constexpr std::uint32_t kMaxInputDelay = 50;  ///< ticks
 inline constexpr std::size_t kMaxDetailMessageBytes = 32 * 1024;  ///< a DesyncDetail may be this large
-inline constexpr std::size_t kMaxSnapshotBytes = 20 * 1024 * 1024;  ///< a Snapshot may be this large
+inline constexpr std::size_t kMaxSnapshotBytes = 20 * 1024 * 1024;  ///< a whole snapshot, all chunks
+inline constexpr std::size_t kSnapshotChunkBytes = 16 * 1024;        ///< state bytes per Snapshot message
+inline constexpr std::size_t kMaxSecretBytes = 64;
 inline constexpr std::size_t kMaxProbeHashes = 2048;
 inline constexpr std::size_t kMaxProbeValues = 64;
 
@@ -39,13 +41,13 @@ const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* er
 using Bytes = std::vector<std::uint8_t>;
 
 Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, const std::string& token,
-                   const std::string& name, bool spectate);
+                   const std::string& name, bool spectate, const std::string& rejoin_secret = "");
 struct Seat {
   std::uint32_t slot;
   std::string name;
 };
 Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, const WorldParams& world,
-              const std::vector<Seat>& roster);
+              const std::vector<Seat>& roster, const std::string& rejoin_secret = "", bool joining = false);
 Bytes refuse(wire::RefuseReason reason, const std::string& detail);
 Bytes start(Tick start_tick, std::uint32_t starts_in_us);
 Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
@@ -53,7 +55,9 @@ Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, 
 Bytes desync_probe(Tick tick, wire::ProbeLevel level, std::uint32_t first, std::uint32_t count, std::uint32_t block_size);
 Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool available,
                     std::span<const std::uint64_t> hashes, std::span<const std::uint64_t> values);
-Bytes snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state);
+/// The whole state as Snapshot messages of at most kSnapshotChunkBytes each, in order.
+std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state,
+                            bool join);
 /// Frames must be consecutive and at most kMaxWindow; `players` inputs are written per frame.
 Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack);
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash);

@@ -44,6 +44,12 @@ struct ServerConfig {
   std::string record_path;         ///< named in reports as the replay to look at ("" = none)
   std::size_t state_history = 64;  ///< ticks of past states kept to examine a desync
   std::int64_t probe_timeout_ns = 2'000'000'000;  ///< give up localizing after this long
+  bool allow_late_join = false;    ///< admit new players into a vacated slot of a running session
+  std::int64_t silent_drop_ns = 5'000'000'000;  ///< a player that sends nothing for this long is dropped
+  double max_messages_per_second = 400;  ///< per peer, sustained; a peer above it is dropped
+  double message_burst = 800;            ///< per peer, messages it may send at once
+  std::uint32_t max_bad_messages = 100;  ///< malformed or unexpected messages a peer may send before it is dropped
+  std::uint32_t max_pending = 8;         ///< connections that have not joined yet
   SimulationFactory factory = &make_arena;
   /// ENet applies one packet cap to both directions, and a resync snapshot must go out; what
   /// comes in is held to the protocol's much smaller caps per message and per peer.
@@ -64,6 +70,11 @@ struct ServerStats {
   std::uint64_t hashes_compared = 0;
   std::uint64_t refused = 0;
   std::uint64_t resyncs = 0;         ///< snapshots sent to desynced clients
+  std::uint64_t joins_running = 0;   ///< rejoins and late joins admitted with a snapshot
+  std::uint64_t verified = 0;        ///< of those, verified by a matching hash
+  std::uint64_t kicked = 0;          ///< peers dropped for breaking a limit
+  std::uint64_t pending_refused = 0; ///< connections turned away because too many were pending
+  std::int64_t last_snapshot_bytes = 0;
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::Count)> drops{};
   Histogram lateness;  ///< tick executed vs its deadline, microseconds
   [[nodiscard]] std::uint64_t total_drops() const;
