@@ -164,6 +164,7 @@ int main(int argc, char** argv) {
   log_setup("lockstep-client", LogLevel::Info);
   hash_log.close();
   const ClientStats& st = session->stats();
+  if (st.lead_ns > 0) LOCKSTEP_LOG_INFO("input lead settled at %.1f ms", static_cast<double>(st.lead_ns) / 1e6);
   if (st.input_latency.count() > 0)
     LOCKSTEP_LOG_INFO("input latency (sampled -> executed): p50 %.0f us, p99 %.0f us, max %lld us over %llu ticks",
                       st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
@@ -175,10 +176,12 @@ int main(int argc, char** argv) {
     LOCKSTEP_LOG_ERROR("cannot write --summary %s: %s", summary_path.c_str(), std::strerror(errno));
     return 1;
   }
-  std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"latency_us\":{\"p50\":%.0f,\"p99\":%.0f},"
+  std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"joined_at\":%u,\"resyncs\":%u,"
+              "\"latency_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld},\"lead_us\":%lld,"
               "\"frames\":%llu,\"frame_jitter_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld}}\n",
-              session->executed_tick(), hash_hex(session->last_hash()).c_str(), session->exit_code(),
-              st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
+              session->executed_tick(), hash_hex(session->last_hash()).c_str(), session->exit_code(), session->joined_at(),
+              st.resyncs, st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
+              static_cast<long long>(st.input_latency.max_us()), static_cast<long long>(st.lead_ns / 1000),
               static_cast<unsigned long long>(frames), frame_jitter.percentile_us(50), frame_jitter.percentile_us(99),
               static_cast<long long>(frame_jitter.max_us()));
   return session->exit_code();

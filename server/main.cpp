@@ -44,7 +44,12 @@ void print_summary(const ServerSession& s) {
   const double client_ticks = static_cast<double>(st.ticks) * std::max<std::uint32_t>(1, s.peak_peers());
   const double up = (static_cast<double>(h.bytes_received()) + 28.0 * static_cast<double>(h.packets_received())) / client_ticks;
   const double down = (static_cast<double>(h.bytes_sent()) + 28.0 * static_cast<double>(h.packets_sent())) / client_ticks;
-  std::printf("},\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f}}\n", st.ticks ? up : 0.0, st.ticks ? down : 0.0);
+  const double run_s = static_cast<double>(st.last_tick_ns - st.first_tick_ns) / 1e9;
+  std::printf("},\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f},\"run_seconds\":%.3f,\"ticks_per_second\":%.2f,"
+              "\"kicked\":%llu,\"joins_running\":%llu,\"verified\":%llu,\"resyncs\":%llu}\n",
+              st.ticks ? up : 0.0, st.ticks ? down : 0.0, run_s, run_s > 0 ? static_cast<double>(st.ticks - 1) / run_s : 0.0,
+              static_cast<unsigned long long>(st.kicked), static_cast<unsigned long long>(st.joins_running),
+              static_cast<unsigned long long>(st.verified), static_cast<unsigned long long>(st.resyncs));
   std::fflush(stdout);
 }
 

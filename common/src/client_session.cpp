@@ -46,6 +46,8 @@ struct ClientSession::Impl {
   std::deque<std::int64_t> origin_samples;
   std::int64_t origin = 0;
   Tick sample_tick = 0;  // the next tick clock reading at which to sample
+  std::int64_t lead = 0;  // how long before the server's deadline to sample (adapts)
+  std::uint32_t slack_seq = 0;
 
   // Our inputs and hashes, by tick, until acknowledged.
   std::array<Tick, kRing> input_tick{};
@@ -117,7 +119,7 @@ struct ClientSession::Impl {
     clock_known = true;
     phase = Phase::Running;
     // A spectator joining a running session starts sampling at the current tick.
-    const std::int64_t since = now - origin + cfg.lead_ns;
+    const std::int64_t since = now - origin + lead;
     sample_tick = since > 0 ? static_cast<Tick>(since / kTickNs) : 0;
   }
 
@@ -125,6 +127,13 @@ struct ClientSession::Impl {
     if (phase != Phase::Running && phase != Phase::Leaving) return;
     if (joining) return;  // frames count only after the snapshot
     input_ack = std::max(input_ack, std::min(m.input_ack(), last_input));
+    if (m.slack_seq() != 0 && m.slack_seq() != slack_seq) {
+      // Inputs arrive too close to (or after) their deadline: sample earlier; far too early: later.
+      slack_seq = m.slack_seq();
+      const std::int64_t error = cfg.target_slack_ns - std::int64_t{m.input_slack_us()} * 1000;
+      lead = std::clamp(lead + error / 2, cfg.min_lead_ns, cfg.max_lead_ns);
+      stats.lead_ns = lead;
+    }
     hash_ack = std::max(hash_ack, std::min(m.hash_ack(), executed));
     const std::size_t n = protocol::frame_count(m, players);
     if (n == 0 && m.present() && m.present()->size() > 0) {
@@ -360,7 +369,7 @@ struct ClientSession::Impl {
     // Every tick-clock reading that has come due samples once (a stalled client catches up,
     // bounded by the ring), then one message carries them all.
     bool due = false;
-    while (now >= origin + static_cast<std::int64_t>(sample_tick) * kTickNs - cfg.lead_ns) {
+    while (now >= origin + static_cast<std::int64_t>(sample_tick) * kTickNs - lead) {
       if (now - (origin + static_cast<std::int64_t>(sample_tick) * kTickNs) > 32 * kTickNs) {
         sample_tick = static_cast<Tick>((now - origin) / kTickNs);  // far behind: resume at the present
       }
@@ -424,7 +433,7 @@ struct ClientSession::Impl {
       end(desynced ? 3 : 0, message);
     if (server) stats.rtt_ms = peer_rtt_ms(server);
     std::int64_t next = now + 100'000'000;
-    if (phase == Phase::Running) next = std::min(next, origin + static_cast<std::int64_t>(sample_tick) * kTickNs - cfg.lead_ns);
+    if (phase == Phase::Running) next = std::min(next, origin + static_cast<std::int64_t>(sample_tick) * kTickNs - lead);
     if (phase == Phase::Leaving) next = std::min(next, now + 10'000'000);
     return next;
   }
@@ -451,6 +460,7 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
   if (config.token.size() > protocol::kMaxTokenBytes) return fail("--token must be at most 128 bytes");
   auto impl = std::make_unique<Impl>();
   impl->cfg = config;
+  impl->lead = config.lead_ns;
   std::string err;
   impl->host = NetHost::client(config.limits, &err);
   if (!impl->host) return fail(err);

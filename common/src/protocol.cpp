@@ -149,7 +149,8 @@ Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, 
                 wire::CreateClientTick(fbb, input_first_tick, in, frame_ack, hash_first_tick, hs, epoch).Union());
 }
 
-Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack) {
+Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack,
+                  std::int32_t input_slack_us, std::uint32_t slack_seq) {
   FlatBufferBuilder fbb(256);
   std::vector<std::uint32_t> present, filled;
   std::vector<std::uint16_t> inputs;
@@ -165,7 +166,8 @@ Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tic
   const auto fv = fbb.CreateVector(filled);
   const auto iv = fbb.CreateVector(inputs);
   const Tick first = frames.empty() ? 0 : frames.front().tick;
-  return finish(fbb, wire::Body::ServerTick, wire::CreateServerTick(fbb, first, pv, fv, iv, input_ack, hash_ack).Union());
+  return finish(fbb, wire::Body::ServerTick,
+                wire::CreateServerTick(fbb, first, pv, fv, iv, input_ack, hash_ack, input_slack_us, slack_seq).Union());
 }
 
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash) {

@@ -97,6 +97,12 @@ struct ServerSession::Impl {
     std::string secret;           // rejoin secret handed out at welcome
     bool return_pending = false;  // verified after a rejoin or late join: present from the next tick
     std::int64_t last_heard = 0;  // when this player's last message arrived
+    // Input timing: how long before its tick's deadline each input first arrived.
+    Tick input_seen = 0;
+    std::int64_t window_min_ns = INT64_MAX;
+    int window_count = 0;
+    std::int32_t slack_us = 0;
+    std::uint32_t slack_seq = 0;
   };
 
   ServerConfig cfg;
@@ -375,8 +381,19 @@ struct ServerSession::Impl {
       bool too_far = false;
       for (flatbuffers::uoffset_t i = 0; i < m.inputs()->size(); ++i) {
         const Tick t = first + i;
-        if (t < next_tick || t < first) continue;  // already assembled: a redundant copy
+        if (t < first) continue;
+        if (t < next_tick) {  // already assembled: a redundant copy, or (first time seen) too late
+          if (t > s.input_seen) {
+            s.input_seen = t;
+            note_slack(s, pacer.next_deadline() - static_cast<std::int64_t>(next_tick - t) * kTickNs - now_cache);
+          }
+          continue;
+        }
         if (t >= next_tick + kInputWindow) { too_far = true; continue; }
+        if (t > s.input_seen) {
+          s.input_seen = t;
+          note_slack(s, pacer.next_deadline() + static_cast<std::int64_t>(t - next_tick) * kTickNs - now_cache);
+        }
         s.input_tick[t % kInputWindow] = t;
         s.input[t % kInputWindow] = PlayerInput::unpack(m.inputs()->Get(i));
       }
@@ -417,6 +434,16 @@ struct ServerSession::Impl {
     LOCKSTEP_LOG_INFO("%s %d (%s) verified: its hash at tick %u matches the server's", 
                       p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(), t);
     return true;
+  }
+
+  // The worst slack of each 32 inputs becomes the figure the client tunes its lead by.
+  static void note_slack(Slot& s, std::int64_t slack_ns) {
+    s.window_min_ns = std::min(s.window_min_ns, slack_ns);
+    if (++s.window_count < 32) return;
+    s.slack_us = static_cast<std::int32_t>(std::clamp<std::int64_t>(s.window_min_ns / 1000, -10'000'000, 10'000'000));
+    ++s.slack_seq;
+    s.window_min_ns = INT64_MAX;
+    s.window_count = 0;
   }
 
   void advance_input_ack(Slot& s) {
@@ -662,6 +689,8 @@ struct ServerSession::Impl {
     hashes[t % kHistory] = h;
     ++next_tick;
     ++stats.ticks;
+    if (stats.first_tick_ns == 0) stats.first_tick_ns = now;
+    stats.last_tick_ns = now;
     stats.lateness.add_us((now - pacer.next_deadline()) / 1000);
     pacer.reached(now);
     if (hash_log) hash_log->write(t, h);
@@ -685,7 +714,7 @@ struct ServerSession::Impl {
       if (from > executed()) {
         // Nothing new: still acknowledge inputs and hashes, so the client trims its window.
         if (p.role == Role::Player || p.hash_ack > 0)
-          send(p, Channel::Play, protocol::server_tick({}, cfg.players, input_ack_of(p), p.hash_ack));
+          send(p, Channel::Play, server_tick_for(p, {}));
         continue;
       }
       if (executed() - from >= kHistory - 1) {
@@ -697,8 +726,14 @@ struct ServerSession::Impl {
       std::vector<InputFrame> batch;
       batch.reserve(to - from + 1);
       for (Tick t = from; t <= to; ++t) batch.push_back(frames[t % kHistory]);
-      send(p, Channel::Play, protocol::server_tick(batch, cfg.players, input_ack_of(p), p.hash_ack));
+      send(p, Channel::Play, server_tick_for(p, batch));
     }
+  }
+
+  protocol::Bytes server_tick_for(const Peer& p, std::span<const InputFrame> batch) const {
+    if (p.role != Role::Player) return protocol::server_tick(batch, cfg.players, 0, p.hash_ack);
+    const Slot& s = slots[static_cast<std::size_t>(p.slot)];
+    return protocol::server_tick(batch, cfg.players, s.input_ack, p.hash_ack, s.slack_us, s.slack_seq);
   }
 
   Tick input_ack_of(const Peer& p) const {

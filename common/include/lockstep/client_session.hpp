@@ -28,7 +28,10 @@ struct ClientConfig {
   Tick last_tick = 0;                   ///< leave cleanly after executing this tick, 0 = stay to the end
   Tick inject_desync_at = 0;            ///< test hook: perturb one float by one ULP right after this tick
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
-  std::int64_t lead_ns = 500'000;       ///< sample this long before the server assembles a tick
+  std::int64_t lead_ns = 500'000;       ///< sample this long before the server assembles a tick, at first
+  std::int64_t target_slack_ns = 400'000;  ///< the lead adapts so the latest of 32 inputs arrives this early
+  std::int64_t min_lead_ns = 200'000;
+  std::int64_t max_lead_ns = 500'000'000;
   std::int64_t connect_timeout_ns = 5'000'000'000;
   std::int64_t silence_timeout_ns = 3'000'000'000;  ///< no message from the server for this long: lost
   bool execute_on_arrival = true;       ///< run frames as soon as they arrive (headless); else execute_next()
@@ -50,6 +53,7 @@ struct ClientStats {
   std::uint64_t dropped_messages = 0;
   Histogram input_latency;  ///< sample -> execution of the same tick, microseconds
   std::uint32_t rtt_ms = 0;
+  std::int64_t lead_ns = 0;  ///< current input lead
   std::uint32_t resyncs = 0;  ///< authoritative states loaded after a desync
   std::int64_t snapshot_ns = 0;     ///< last snapshot: first chunk arrived -> loaded and checked
   std::uint64_t snapshot_bytes = 0;

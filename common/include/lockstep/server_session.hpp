@@ -75,6 +75,8 @@ struct ServerStats {
   std::uint64_t kicked = 0;          ///< peers dropped for breaking a limit
   std::uint64_t pending_refused = 0; ///< connections turned away because too many were pending
   std::int64_t last_snapshot_bytes = 0;
+  std::int64_t first_tick_ns = 0;    ///< monotonic time tick 1 was executed
+  std::int64_t last_tick_ns = 0;     ///< monotonic time the latest tick was executed
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::Count)> drops{};
   Histogram lateness;  ///< tick executed vs its deadline, microseconds
   [[nodiscard]] std::uint64_t total_drops() const;

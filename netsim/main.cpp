@@ -1,0 +1,196 @@
+// lockstep-netsim: a seeded UDP relay between clients and a server that injects loss, delay,
+// jitter, duplicates and reordering. Each client address gets its own upstream socket, so the
+// server sees one peer per client. The same seed and the same order of clients give the same faults.
+#include <CLI/CLI.hpp>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <queue>
+#include <vector>
+
+#include "lockstep/clock.hpp"
+#include "lockstep/event_loop.hpp"
+#include "lockstep/faults.hpp"
+#include "lockstep/log.hpp"
+#include "lockstep/transport.hpp"
+#include "lockstep/version.hpp"
+
+using namespace lockstep;
+
+namespace {
+
+constexpr std::size_t kMaxFlows = 256;
+constexpr std::size_t kMaxDatagram = 65536;
+constexpr std::size_t kMaxQueued = 100'000;
+
+struct Flow {
+  sockaddr_in client{};
+  int upstream = -1;     // connected to the server
+  FaultModel up, down;   // client -> server, server -> client
+  Flow(const FaultConfig& c, std::uint64_t index) : up(c, 2 * index + 1), down(c, 2 * index + 2) {}
+};
+
+struct Pending {
+  std::int64_t due;
+  std::uint64_t seq;     // ties keep arrival order
+  int fd;                // socket to send from
+  bool to_client;
+  std::size_t flow;
+  std::vector<std::uint8_t> bytes;
+  bool operator>(const Pending& o) const { return due != o.due ? due > o.due : seq > o.seq; }
+};
+
+struct Counters {
+  std::uint64_t in = 0, out = 0, lost = 0, duplicated = 0, reordered = 0;
+};
+
+bool resolve(const std::string& host, std::uint16_t port, sockaddr_in* out) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || !res) return false;
+  *out = *reinterpret_cast<sockaddr_in*>(res->ai_addr);
+  out->sin_port = htons(port);
+  freeaddrinfo(res);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  log_setup("lockstep-netsim");
+  CLI::App app{"lockstep-netsim: a seeded UDP relay that injects loss, delay, jitter, duplicates and reordering\n"
+               "between lockstep clients and a server. Clients connect to --listen; it forwards to --forward.\n"
+               "Exit codes: 0 stopped, 1 runtime failure, 2 bad usage."};
+  app.set_version_flag("--version", std::string("lockstep-netsim ") + kVersion);
+  std::uint16_t listen_port = 0;
+  std::string forward, bind = "127.0.0.1", summary_path;
+  double delay_ms = 0, jitter_ms = 0, duration_s = 0;
+  FaultConfig f;
+  app.add_option("--listen", listen_port, "UDP port clients connect to")->required();
+  app.add_option("--bind", bind, "address to listen on")->capture_default_str();
+  app.add_option("--forward", forward, "server HOST:PORT")->required();
+  app.add_option("--loss", f.loss_pct, "percent of datagrams dropped")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--delay", delay_ms, "one-way delay, ms")->check(CLI::Range(0.0, 10000.0));
+  app.add_option("--jitter", jitter_ms, "uniform +- jitter around the delay, ms")->check(CLI::Range(0.0, 10000.0));
+  app.add_option("--duplicate", f.duplicate_pct, "percent of datagrams sent twice")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--reorder", f.reorder_pct, "percent of datagrams held back 5-30 ms past later ones")->check(CLI::Range(0.0, 100.0));
+  app.add_option("--seed", f.seed, "fault pattern seed")->capture_default_str();
+  app.add_option("--duration", duration_s, "stop after this many seconds (0: until SIGINT/SIGTERM)");
+  app.add_option("--summary", summary_path, "write the JSON summary here instead of stdout");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  f.delay_ns = static_cast<std::int64_t>(delay_ms * 1e6);
+  f.jitter_ns = static_cast<std::int64_t>(jitter_ms * 1e6);
+  std::string fhost;
+  std::uint16_t fport = 0;
+  sockaddr_in server{}, local{};
+  if (!split_host_port(forward, &fhost, &fport) || !resolve(fhost, fport, &server)) {
+    LOCKSTEP_LOG_ERROR("--forward wants a reachable HOST:PORT, got '%s'", forward.c_str());
+    return 2;
+  }
+  if (!resolve(bind, listen_port, &local)) {
+    LOCKSTEP_LOG_ERROR("--bind: cannot resolve '%s'", bind.c_str());
+    return 2;
+  }
+  const int listener = socket(AF_INET, SOCK_DGRAM, 0);
+  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+    LOCKSTEP_LOG_ERROR("cannot listen on %s:%u: %s", bind.c_str(), listen_port, std::strerror(errno));
+    return 1;
+  }
+  LOCKSTEP_LOG_INFO("relaying %s:%u -> %s (loss %.1f%%, delay %.0f ms +- %.0f ms, duplicate %.1f%%, reorder %.1f%%, seed %llu)",
+                    bind.c_str(), listen_port, forward.c_str(), f.loss_pct, delay_ms, jitter_ms, f.duplicate_pct,
+                    f.reorder_pct, static_cast<unsigned long long>(f.seed));
+
+  std::vector<Flow> flows;
+  std::map<std::pair<std::uint32_t, std::uint16_t>, std::size_t> by_addr;
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> queue;
+  Counters up, down;
+  std::uint64_t seq = 0;
+  std::vector<std::uint8_t> buf(kMaxDatagram);
+  install_stop_signals();
+  const std::int64_t stop_at = duration_s > 0 ? monotonic_ns() + static_cast<std::int64_t>(duration_s * 1e9) : INT64_MAX;
+
+  auto schedule = [&](FaultModel& model, Counters& c, int fd, bool to_client, std::size_t flow, std::size_t n) {
+    ++c.in;
+    const Fate fate = model.next();
+    if (fate.lost) { ++c.lost; return; }
+    if (fate.copies > 1) ++c.duplicated;
+    if (fate.reordered) ++c.reordered;
+    if (queue.size() >= kMaxQueued) { ++c.lost; return; }
+    const std::int64_t now = monotonic_ns();
+    for (int i = 0; i < fate.copies; ++i)
+      queue.push({now + fate.hold_ns[i], seq++, fd, to_client, flow, std::vector<std::uint8_t>(buf.begin(), buf.begin() + n)});
+  };
+
+  while (!g_stop_requested && monotonic_ns() < stop_at) {
+    std::vector<pollfd> fds{{listener, POLLIN, 0}};
+    for (const Flow& fl : flows) fds.push_back({fl.upstream, POLLIN, 0});
+    std::int64_t wait = 100'000'000;
+    if (!queue.empty()) wait = std::max<std::int64_t>(0, queue.top().due - monotonic_ns());
+    const timespec ts{static_cast<time_t>(wait / 1'000'000'000), static_cast<long>(wait % 1'000'000'000)};
+    ::ppoll(fds.data(), fds.size(), &ts, nullptr);
+
+    if (fds[0].revents & POLLIN) {
+      sockaddr_in from{};
+      socklen_t len = sizeof from;
+      const ssize_t n = recvfrom(listener, buf.data(), buf.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &len);
+      if (n >= 0) {
+        const auto key = std::make_pair(from.sin_addr.s_addr, from.sin_port);
+        auto it = by_addr.find(key);
+        if (it == by_addr.end() && flows.size() < kMaxFlows) {
+          Flow fl(f, flows.size());
+          fl.client = from;
+          fl.upstream = socket(AF_INET, SOCK_DGRAM, 0);
+          if (fl.upstream >= 0 && connect(fl.upstream, reinterpret_cast<sockaddr*>(&server), sizeof server) == 0) {
+            it = by_addr.emplace(key, flows.size()).first;
+            flows.push_back(std::move(fl));
+          }
+        }
+        if (it != by_addr.end())
+          schedule(flows[it->second].up, up, flows[it->second].upstream, false, it->second, static_cast<std::size_t>(n));
+      }
+    }
+    // Only the flows polled this round (one may have been added above).
+    for (std::size_t i = 0; i + 1 < fds.size(); ++i) {
+      if (!(fds[i + 1].revents & POLLIN)) continue;
+      const ssize_t n = recv(flows[i].upstream, buf.data(), buf.size(), MSG_DONTWAIT);
+      if (n >= 0) schedule(flows[i].down, down, listener, true, i, static_cast<std::size_t>(n));
+    }
+    const std::int64_t now = monotonic_ns();
+    while (!queue.empty() && queue.top().due <= now) {
+      const Pending& p = queue.top();
+      if (p.to_client) {
+        sendto(p.fd, p.bytes.data(), p.bytes.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&flows[p.flow].client),
+               sizeof(sockaddr_in));
+        ++down.out;
+      } else {
+        send(p.fd, p.bytes.data(), p.bytes.size(), MSG_DONTWAIT);
+        ++up.out;
+      }
+      queue.pop();
+    }
+  }
+  if (!summary_path.empty() && !std::freopen(summary_path.c_str(), "w", stdout)) return 1;
+  auto dir = [](const Counters& c) {
+    char b[200];
+    std::snprintf(b, sizeof b, "{\"in\":%llu,\"out\":%llu,\"lost\":%llu,\"duplicated\":%llu,\"reordered\":%llu}",
+                  static_cast<unsigned long long>(c.in), static_cast<unsigned long long>(c.out),
+                  static_cast<unsigned long long>(c.lost), static_cast<unsigned long long>(c.duplicated),
+                  static_cast<unsigned long long>(c.reordered));
+    return std::string(b);
+  };
+  std::printf("{\"flows\":%zu,\"up\":%s,\"down\":%s}\n", flows.size(), dir(up).c_str(), dir(down).c_str());
+  for (Flow& fl : flows) close(fl.upstream);
+  close(listener);
+  return 0;
+}
