@@ -120,6 +120,7 @@ struct ServerSession::Impl {
   Pacer pacer;  // only its schedule is used here; waiting is the caller's
   std::int64_t phase_deadline = 0;
   std::int64_t last_resend = 0;
+  std::int64_t last_overload_log = 0;
   bool stop_requested = false;
   int exit = 0;
   ServerStats stats;
@@ -692,7 +693,16 @@ struct ServerSession::Impl {
     if (stats.first_tick_ns == 0) stats.first_tick_ns = now;
     stats.last_tick_ns = now;
     stats.lateness.add_us((now - pacer.next_deadline()) / 1000);
+    const std::uint64_t skipped_before = pacer.stats().skipped;
     pacer.reached(now);
+    if (pacer.stats().skipped != skipped_before && now - last_overload_log > 1'000'000'000) {
+      last_overload_log = now;
+      LOCKSTEP_LOG_WARN("cannot keep up: the server fell more than %d ticks behind and slowed the session clock "
+                        "(%llu ticks skipped so far; lateness p50 %.0f us, p99 %.0f us, max %lld us)",
+                        PacerConfig{}.max_catch_up, static_cast<unsigned long long>(pacer.stats().skipped),
+                        stats.lateness.percentile_us(50), stats.lateness.percentile_us(99),
+                        static_cast<long long>(stats.lateness.max_us()));
+    }
     if (hash_log) hash_log->write(t, h);
     if (tick_fn) tick_fn(f, h);
     if (t % (10 * kTickRate) == 0)

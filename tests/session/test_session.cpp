@@ -290,4 +290,26 @@ TEST_SUITE("session/hostile") {
     CHECK(st.kicked >= 3);        // the outsider and the rogue for bad messages, the flooder for its rate
     CHECK(st.filled_inputs > 0);  // the rogue's slot was filled in, nobody waited forever
   }
+
+  TEST_CASE("a silent player is filled in after the grace bound and dropped after the silence bound") {
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 400;
+    cfg.input_grace_ns = 30'000'000;
+    cfg.silent_drop_ns = 1'000'000'000;
+    Session s(cfg);
+    RawPeer mute(s.server->port());
+    s.parts.push_back({[&](std::int64_t now) { return mute.update(now); }, [&] { return mute.host->fd(); }});
+    REQUIRE(drive(s.parts, [&] { return mute.connected; }, 5 * kSeconds));
+    auto probe = make_arena(WorldParams{1, 0, 1});
+    mute.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "mute", false));
+    s.add_client(client_named("talker"), 1);
+    REQUIRE(s.run(30 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->stats().kicked == 1);
+    // Filled for about the silence bound (100 ticks), then out of the session: no more waiting.
+    CHECK(s.server->stats().filled_inputs >= 50);
+    CHECK(s.server->stats().filled_inputs <= 150);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+  }
 }
