@@ -109,6 +109,7 @@ ReplayError read_replay(const std::string& path, Replay* out, std::string* detai
   std::size_t pos = sizeof kMagic;
   bool have_header = false;
   Tick next_tick = 0;
+  std::vector<std::uint64_t> aligned;
   while (pos < bytes.size()) {
     const std::string at = " at byte " + std::to_string(pos);
     if (out->complete) return fail(ReplayError::Corrupt, "data after the end record" + at);
@@ -118,8 +119,13 @@ ReplayError read_replay(const std::string& path, Replay* out, std::string* detai
     const std::uint64_t sum = r.u64();
     if (len == 0 || len > kMaxRecord) return fail(ReplayError::Corrupt, "record length " + std::to_string(len) + " out of range" + at);
     if (bytes.size() - pos - kRecordHeader < len) return fail(ReplayError::Truncated, "truncated record" + at);
-    const std::span<const std::uint8_t> payload(bytes.data() + pos + kRecordHeader, len);
-    if (hash_bytes(payload) != sum) return fail(ReplayError::Corrupt, "checksum mismatch in the record" + at);
+    const std::span<const std::uint8_t> raw(bytes.data() + pos + kRecordHeader, len);
+    if (hash_bytes(raw) != sum) return fail(ReplayError::Corrupt, "checksum mismatch in the record" + at);
+    // Records sit at arbitrary offsets in the file; FlatBuffers reads 64-bit fields in place,
+    // so each payload is copied to 8-byte-aligned storage first.
+    aligned.assign((len + 7) / 8, 0);
+    std::memcpy(aligned.data(), raw.data(), len);
+    const std::span<const std::uint8_t> payload(reinterpret_cast<const std::uint8_t*>(aligned.data()), len);
     flatbuffers::Verifier v(payload.data(), payload.size());
     if (!replay::VerifyRecordBuffer(v)) return fail(ReplayError::Corrupt, "record does not verify" + at);
     const replay::Record* rec = replay::GetRecord(payload.data());

@@ -60,7 +60,8 @@ struct ServerSession::Impl {
   enum class Role { Pending, Player, Spectator };
 
   struct Peer {
-    EnetPeer* enet = nullptr;
+    EnetPeer* enet = nullptr;  // null for an in-process peer (tests, fuzzing)
+    std::uint32_t id = 0;
     Role role = Role::Pending;
     std::int32_t slot = -1;
     std::string name;
@@ -182,6 +183,7 @@ struct ServerSession::Impl {
     peer_set_timeout(enet, 2000, 5000);
     Peer p;
     p.enet = enet;
+    p.id = id;
     p.connected_at = now;
     p.tokens = cfg.message_burst;
     p.tokens_at = now;
@@ -255,7 +257,7 @@ struct ServerSession::Impl {
     s.taken = true;
     s.leaving = false;
     s.name = name;
-    s.peer_id = static_cast<std::uint32_t>(peer_tag(p.enet));
+    s.peer_id = p.id;
     s.last_heard = now_cache;
     s.input_ack = std::max(s.input_ack, executed());
     p.role = Role::Player;
@@ -325,7 +327,7 @@ struct ServerSession::Impl {
         if (!s.taken || s.secret.empty() || !same_secret(secret, s.secret)) continue;
         if (phase == Phase::Lobby) return refuse(p, R::BadRequest, "the session has not started: join normally");
         // The old connection may not have timed out yet: the holder of the secret wins.
-        if (s.peer_id != peer_tag(p.enet)) {
+        if (s.peer_id != p.id) {
           if (const auto old = peers.find(s.peer_id); old != peers.end()) {
             LOCKSTEP_LOG_INFO("player %zu (%s) is back; closing its old connection", i, s.name.c_str());
             peer_disconnect_now(old->second.enet);
@@ -351,7 +353,7 @@ struct ServerSession::Impl {
     s.taken = true;
     s.name = name;
     s.secret = new_secret();
-    s.peer_id = static_cast<std::uint32_t>(peer_tag(p.enet));
+    s.peer_id = p.id;
     p.role = Role::Player;
     p.slot = static_cast<std::int32_t>(slot);
     p.name = name;
@@ -586,8 +588,10 @@ struct ServerSession::Impl {
 
   void on_receive(NetEvent& ev) {
     const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(ev.peer)));
-    if (it == peers.end()) return;
-    Peer& p = it->second;
+    if (it != peers.end()) receive(it->second, ev.data, ev.channel);
+  }
+
+  void receive(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel) {
     if (p.closing) return;
     // Token bucket: a sustained rate and a burst; a peer above it is flooding.
     p.tokens = std::min(cfg.message_burst, p.tokens + static_cast<double>(now_cache - p.tokens_at) * 1e-9 * cfg.max_messages_per_second);
@@ -595,7 +599,7 @@ struct ServerSession::Impl {
     if ((p.tokens -= 1.0) < 0.0) return kick(p, "sent more than " + std::to_string(static_cast<int>(cfg.max_messages_per_second)) +
                                                  " messages a second");
     protocol::DecodeError err;
-    const wire::Message* m = protocol::decode(ev.data, &err, protocol::kMaxDetailMessageBytes);
+    const wire::Message* m = protocol::decode(data, &err, protocol::kMaxDetailMessageBytes);
     if (!m) {
       const DropReason r = err == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
                            : err == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
@@ -604,10 +608,10 @@ struct ServerSession::Impl {
     }
     switch (m->body_type()) {
       case wire::Body::JoinRequest:
-        if (ev.channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
+        if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
         return on_join(p, *m->body_as_JoinRequest());
       case wire::Body::ClientTick: return on_client_tick(p, *m->body_as_ClientTick());
-      case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), ev.data.size());
+      case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size());
       case wire::Body::Leave:
         if (p.role == Role::Player) {
           Slot& s = slots[static_cast<std::size_t>(p.slot)];
@@ -907,6 +911,20 @@ std::vector<std::string> ServerSession::player_names() const {
   return names;
 }
 const ServerConfig& ServerSession::config() const { return impl_->cfg; }
+std::uint32_t ServerSession::attach_test_peer(std::int64_t now_ns) {
+  Impl& m = *impl_;
+  const std::uint32_t id = m.next_peer_id++;
+  Impl::Peer p;
+  p.id = id;
+  p.connected_at = now_ns;
+  p.tokens = m.cfg.message_burst;
+  p.tokens_at = now_ns;
+  m.peers.emplace(id, std::move(p));
+  return id;
+}
+void ServerSession::receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel) {
+  if (auto it = impl_->peers.find(peer); it != impl_->peers.end()) impl_->receive(it->second, bytes, channel);
+}
 std::uint32_t ServerSession::peak_peers() const { return impl_->peak_peers; }
 std::uint32_t ServerSession::active_players() const { return impl_->active_players_count(); }
 void ServerSession::on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn) { impl_->tick_fn = std::move(fn); }

@@ -106,6 +106,7 @@ NetEvent NetHost::poll() {
 }
 
 void NetHost::send(EnetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) {
+  if (!peer) return;  // an in-process peer (tests, fuzzing): nothing to send to
   const enet_uint32 flags = channel == Channel::Control ? ENET_PACKET_FLAG_RELIABLE : 0;
   ENetPacket* packet = enet_packet_create(bytes.data(), bytes.size(), flags);
   if (enet_peer_send(peer, static_cast<enet_uint8>(channel), packet) != 0) enet_packet_destroy(packet);
@@ -123,11 +124,16 @@ std::uint64_t NetHost::bytes_received() const { return host_->totalReceivedData;
 std::uint64_t NetHost::packets_sent() const { return host_->totalSentPackets; }
 std::uint64_t NetHost::packets_received() const { return host_->totalReceivedPackets; }
 
-void peer_disconnect_later(EnetPeer* peer) { enet_peer_disconnect_later(peer, 0); }
-void peer_disconnect_now(EnetPeer* peer) { enet_peer_disconnect_now(peer, 0); }
+void peer_disconnect_later(EnetPeer* peer) {
+  if (peer) enet_peer_disconnect_later(peer, 0);
+}
+void peer_disconnect_now(EnetPeer* peer) {
+  if (peer) enet_peer_disconnect_now(peer, 0);
+}
 void peer_reset(EnetPeer* peer) { enet_peer_reset(peer); }
 std::uint32_t peer_rtt_ms(const EnetPeer* peer) { return peer->roundTripTime; }
 std::string peer_address(const EnetPeer* peer) {
+  if (!peer) return "in-process";
   char ip[64] = "?";
   enet_address_get_host_ip(&peer->address, ip, sizeof ip);
   return std::string(ip) + ":" + std::to_string(peer->address.port);

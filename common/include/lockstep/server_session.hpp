@@ -124,6 +124,11 @@ class ServerSession {
   /// Players currently in the session.
   [[nodiscard]] std::uint32_t active_players() const;
 
+  /// Test and fuzzing seam: a peer with no socket, and a way to hand it datagrams. The server
+  /// treats them exactly as it treats a connection's; what it would send to the peer is dropped.
+  std::uint32_t attach_test_peer(std::int64_t now_ns);
+  void receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel);
+
   /// Called after every executed tick with its frame and the server's hash.
   void on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn);
   /// Writes every executed tick's hash to `log` (not owned; must outlive the session).

@@ -80,7 +80,7 @@ class NetHost {
   _ENetHost* host_;
 };
 
-/// Peer helpers.
+/// Peer helpers. Sending to, disconnecting or naming a null peer (an in-process test peer) is a no-op.
 void peer_disconnect_later(EnetPeer* peer);  ///< after queued packets are sent
 void peer_disconnect_now(EnetPeer* peer);    ///< at once, no acknowledgement awaited
 void peer_reset(EnetPeer* peer);             ///< forget the peer without telling it

@@ -1,0 +1,96 @@
+// libFuzzer target: the message decoder, the server's handling of whatever a joined player
+// sends, and the simulation's state loader. Build: tools/fuzz.sh (clang, -fsanitize=fuzzer,
+// address,undefined). LOCKSTEP_FUZZ_WRITE_SEEDS=DIR writes the seed corpus and exits.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "lockstep/arena.hpp"
+#include "lockstep/bot.hpp"
+#include "lockstep/log.hpp"
+#include "lockstep/protocol.hpp"
+#include "lockstep/server_session.hpp"
+#include "lockstep/version.hpp"
+
+using namespace lockstep;
+
+namespace {
+
+struct Harness {
+  std::unique_ptr<ServerSession> server;
+  std::unique_ptr<Simulation> scratch;
+  std::uint32_t player = 0, other = 0;
+  std::int64_t now = 1'000'000'000;
+  Harness() {
+    log_setup("fuzz", LogLevel::Error);
+    ServerConfig cfg;
+    cfg.port = 0;
+    cfg.players = 2;
+    cfg.world.bodies = 32;
+    cfg.start_delay_ns = 0;
+    cfg.input_grace_ns = 0;
+    cfg.max_bad_messages = UINT32_MAX;     // keep the fuzzed peer joined, whatever it sends
+    cfg.max_messages_per_second = 1e12;
+    cfg.message_burst = 1e12;
+    cfg.silent_drop_ns = INT64_MAX / 4;
+    cfg.desync_dir = "/tmp";
+    std::string err;
+    server = ServerSession::create(cfg, &err);
+    if (!server) std::abort();
+    scratch = make_arena(cfg.world);
+    const auto fp = scratch->fingerprint();
+    player = server->attach_test_peer(now);
+    other = server->attach_test_peer(now);
+    server->receive_for_test(player, protocol::join_request(kProtocolVersion, fp, "", "fuzz", false), 0);
+    server->receive_for_test(other, protocol::join_request(kProtocolVersion, fp, "", "other", false), 0);
+    server->update(now);
+  }
+};
+
+Harness& harness() {
+  static Harness h;
+  return h;
+}
+
+void write_seed(const std::string& dir, const std::string& name, const protocol::Bytes& b) {
+  std::ofstream(dir + "/" + name, std::ios::binary).write(reinterpret_cast<const char*>(b.data()),
+                                                           static_cast<std::streamsize>(b.size()));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (const char* dir = std::getenv("LOCKSTEP_FUZZ_WRITE_SEEDS")) {
+    const std::uint16_t in[3] = {bot_input(1, 5).pack(), bot_input(1, 6).pack(), bot_input(1, 7).pack()};
+    const std::uint64_t hashes[2] = {0x1234, 0x5678};
+    write_seed(dir, "join", protocol::join_request(kProtocolVersion, 1, "token", "name", false, "secret"));
+    write_seed(dir, "client_tick", protocol::client_tick(5, in, 3, 2, hashes, 0));
+    write_seed(dir, "leave", protocol::leave("bye"));
+    write_seed(dir, "detail", protocol::desync_detail(3, wire::ProbeLevel::Blocks, 0, true, hashes, {}));
+    write_seed(dir, "refuse", protocol::refuse(wire::RefuseReason::Full, "full"));
+    InputFrame f;
+    f.tick = 4;
+    f.present = 3;
+    write_seed(dir, "server_tick", protocol::server_tick(std::span(&f, 1), 2, 3, 3, 100, 1));
+    std::exit(0);
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  Harness& h = harness();
+  const std::span<const std::uint8_t> bytes(data, size);
+  // 1. The decoder on its own.
+  protocol::DecodeError err;
+  (void)protocol::decode(bytes, &err, protocol::kMaxSnapshotBytes);
+  // 2. The server's handling, on both channels, with ticks running now and then.
+  h.server->receive_for_test(h.player, bytes, size > 0 ? data[0] & 1u : 0);
+  h.now += 3'000'000;
+  h.server->update(h.now);
+  // 3. The state loader: untrusted snapshot bytes.
+  (void)h.scratch->deserialize(bytes);
+  return 0;
+}
