@@ -74,6 +74,7 @@ struct ClientSession::Impl {
   std::uint32_t snap_total = 0, snap_epoch = 0;
   bool snap_join = false;
   std::int64_t snap_started = 0;
+  std::int64_t welcome_at = 0;
 
   InputSource input_source;
   HashLogWriter* hash_log = nullptr;
@@ -170,7 +171,7 @@ struct ClientSession::Impl {
 
   void on_receive(NetEvent& ev, std::int64_t now) {
     protocol::DecodeError err;
-    const wire::Message* m = protocol::decode(ev.data, &err, protocol::kMaxSnapshotBytes + 4096);
+    const wire::Message* m = protocol::decode(ev.data, &err, protocol::kMaxDetailMessageBytes);
     if (!m) {
       ++stats.dropped_messages;
       LOCKSTEP_LOG_WARN("dropped a message from the server: %s", protocol::to_string(err));
@@ -178,7 +179,9 @@ struct ClientSession::Impl {
     }
     last_heard = now;
     switch (m->body_type()) {
-      case wire::Body::Welcome: return on_welcome(*m->body_as_Welcome());
+      case wire::Body::Welcome:
+        welcome_at = now;
+        return on_welcome(*m->body_as_Welcome());
       case wire::Body::Refuse: {
         const auto* r = m->body_as_Refuse();
         return end(4, std::string("refused by the server (") + wire::EnumNameRefuseReason(r->reason()) +
@@ -271,8 +274,9 @@ struct ClientSession::Impl {
   }
 
   // Rejoin or late join: start from the server's state; frames after it follow.
-  void join_from(std::unique_ptr<Simulation> loaded, std::int64_t) {
+  void join_from(std::unique_ptr<Simulation> loaded, std::int64_t now) {
     const Tick s = loaded->tick();
+    stats.snapshot_ns = now - welcome_at;  // the whole transfer: welcome, chunks, load and check
     sim = std::move(loaded);
     if (prev) prev->assign(*sim);
     have_frame.fill(false);

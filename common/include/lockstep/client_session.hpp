@@ -11,7 +11,6 @@
 #include "lockstep/arena.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/histogram.hpp"
-#include "lockstep/protocol.hpp"
 #include "lockstep/simulation.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
@@ -38,8 +37,8 @@ struct ClientConfig {
   bool keep_previous = false;           ///< keep the state one tick back, for interpolation
   std::uint32_t protocol_version = kProtocolVersion;  ///< tests override it to check refusals
   SimulationFactory factory = &make_arena;
-  /// Snapshots for a resync can be large; everything else is checked against the protocol's caps.
-  TransportLimits limits{protocol::kMaxSnapshotBytes + 4096, protocol::kMaxSnapshotBytes + 65536};
+  /// Snapshots arrive in 16 KiB chunks; a burst of them may wait in ENet before they are read.
+  TransportLimits limits{64 * 1024, 4 * 1024 * 1024};
   std::size_t state_history = 64;  ///< ticks of past states kept to answer desync probes
   /// Test hook: called after each executed tick, before hashing (perturbations in tests).
   std::function<void(Tick, Simulation&)> after_step;

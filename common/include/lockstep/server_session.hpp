@@ -51,9 +51,8 @@ struct ServerConfig {
   std::uint32_t max_bad_messages = 100;  ///< malformed or unexpected messages a peer may send before it is dropped
   std::uint32_t max_pending = 8;         ///< connections that have not joined yet
   SimulationFactory factory = &make_arena;
-  /// ENet applies one packet cap to both directions, and a resync snapshot must go out; what
-  /// comes in is held to the protocol's much smaller caps per message and per peer.
-  TransportLimits limits{protocol::kMaxSnapshotBytes + 4096, 256 * 1024};
+  /// ENet's packet cap applies both ways; snapshots go out in 16 KiB chunks, so 64 KiB is plenty.
+  TransportLimits limits{64 * 1024, 256 * 1024};
 };
 
 /// Why an incoming message was dropped. Every drop is counted; the first few of each kind are logged.
