@@ -18,16 +18,21 @@ struct Row {
   std::string anchor_name;
   std::string goal;      ///< the goal in words, e.g. "<= 2x"
   bool met = true;
+  std::string note;      ///< more figures in words
 };
 
 struct Options {
   int repetitions = 7;
   bool quick = false;  ///< a smoke run: tiny sizes, one repetition, seconds in all
+  std::string svg_path;  ///< where the pacer section writes its lateness plot ("" = none)
 };
 
 /// Median wall time in nanoseconds of `reps` calls of `fn`, after one warm-up call.
 double median_ns(int reps, const std::function<void()>& fn);
 
 void run_sim(const Options& opt, std::vector<Row>& rows);
+void run_pacer(const Options& opt, std::vector<Row>& rows);
+void run_net(const Options& opt, std::vector<Row>& rows);
+void run_replay(const Options& opt, std::vector<Row>& rows);
 
 }  // namespace lockstep::bench

@@ -7,7 +7,36 @@
 #include <cassert>
 #include <cstdio>
 
+#include "state_hash_simd.hpp"
+
 namespace lockstep {
+namespace {
+
+// XXH3 gives the same result on every vector path; only the speed differs. On x86-64 the AVX2
+// path (compiled separately with -mavx2) is taken when the CPU has it.
+void update_default(void* state, const void* data, std::size_t n) {
+  XXH3_64bits_update(static_cast<XXH3_state_t*>(state), data, n);
+}
+std::uint64_t oneshot_default(const void* data, std::size_t n) { return XXH3_64bits(data, n); }
+
+struct Paths {
+  void (*update)(void*, const void*, std::size_t);
+  std::uint64_t (*oneshot)(const void*, std::size_t);
+};
+
+Paths pick() {
+#if LOCKSTEP_HAVE_AVX2_HASH
+  if (__builtin_cpu_supports("avx2")) return {&detail::xxh3_update_avx2, &detail::xxh3_avx2};
+#endif
+  return {&update_default, &oneshot_default};
+}
+
+const Paths& paths() {
+  static const Paths p = pick();
+  return p;
+}
+
+}  // namespace
 
 StateHasher::StateHasher() : state_(XXH3_createState()) {
   assert(state_ != nullptr);
@@ -16,17 +45,15 @@ StateHasher::StateHasher() : state_(XXH3_createState()) {
 
 StateHasher::~StateHasher() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
 
-void StateHasher::update(const void* data, std::size_t n) {
-  XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), data, n);
-}
+void StateHasher::update(const void* data, std::size_t n) { paths().update(state_, data, n); }
 
 std::uint64_t StateHasher::digest() const {
   return XXH3_64bits_digest(static_cast<const XXH3_state_t*>(state_));
 }
 
-std::uint64_t hash_bytes(std::span<const std::uint8_t> bytes) {
-  return XXH3_64bits(bytes.data(), bytes.size());
-}
+std::uint64_t hash_bytes(std::span<const std::uint8_t> bytes) { return paths().oneshot(bytes.data(), bytes.size()); }
+
+std::uint64_t hash_bytes_portable(std::span<const std::uint8_t> bytes) { return oneshot_default(bytes.data(), bytes.size()); }
 
 std::string hash_hex(std::uint64_t hash) {
   char buf[17];

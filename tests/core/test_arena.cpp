@@ -198,3 +198,14 @@ TEST_SUITE("core/arena") {
     }
   }
 }
+
+TEST_SUITE("core/hash") {
+  TEST_CASE("the vector paths of XXH3 agree bit for bit") {
+    lockstep::Rng rng = lockstep::Rng::seeded(5);
+    for (std::size_t n : {0u, 1u, 3u, 16u, 17u, 128u, 129u, 240u, 241u, 1000u, 4096u, 100000u}) {
+      std::vector<std::uint8_t> bytes(n);
+      for (auto& b : bytes) b = static_cast<std::uint8_t>(rng.next_u32());
+      CHECK(lockstep::hash_bytes(bytes) == lockstep::hash_bytes_portable(bytes));
+    }
+  }
+}

@@ -26,6 +26,8 @@ class StateHasher {
 
 /// XXH3-64 of a byte range.
 std::uint64_t hash_bytes(std::span<const std::uint8_t> bytes);
+/// The same, always on the portable (non-AVX2) path: for tests that the paths agree.
+std::uint64_t hash_bytes_portable(std::span<const std::uint8_t> bytes);
 
 /// The hash-log and report form: 16 lowercase hex digits.
 std::string hash_hex(std::uint64_t hash);
