@@ -6,11 +6,15 @@
 #include <cstring>
 #include <filesystem>
 
+#include "lockstep/agones.hpp"
+#include "lockstep/clock.hpp"
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/replay.hpp"
 #include "lockstep/server_session.hpp"
 #include "lockstep/state_hash.hpp"
+#include "lockstep/status.hpp"
+#include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
 
 using namespace lockstep;
@@ -94,10 +98,35 @@ int main(int argc, char** argv) {
   app.add_option("--input-grace-ms", grace_ms, "wait this long past a tick's deadline for late inputs")
       ->check(CLI::Range(0.0, 5000.0))->capture_default_str();
   app.add_option("--max-spectators", cfg.max_spectators, "spectator seats")->check(CLI::Range(0u, 256u))->capture_default_str();
+  bool agones = false;
+  app.add_flag("--agones", agones,
+               "report to the Agones SDK sidecar (AGONES_SDK_HTTP_PORT, default 9358): ready, health, shutdown");
+  std::string status_of;
+  app.add_option("--status", status_of,
+                 "do not host: ask the server at HOST:PORT for its status, print it as JSON, exit 0 (or 4 when it "
+                 "does not answer); for health checks");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (!status_of.empty()) {
+    std::string host, error;
+    std::uint16_t port = 0;
+    if (!split_host_port(status_of, &host, &port)) {
+      LOCKSTEP_LOG_ERROR("--status wants HOST:PORT, got '%s'", status_of.c_str());
+      return 2;
+    }
+    const auto st = query_status(host, port, 2'000'000'000, &error);
+    if (!st) {
+      LOCKSTEP_LOG_ERROR("%s", error.c_str());
+      return 4;
+    }
+    std::printf("{\"phase\":\"%s\",\"tick\":%u,\"players\":%u,\"joined\":%u,\"active\":%u,\"spectators\":%u,"
+                "\"desyncs\":%u,\"lateness_p99_us\":%u}\n",
+                st->phase.c_str(), st->tick, st->players, st->joined, st->active, st->spectators, st->desyncs,
+                st->lateness_p99_us);
+    return 0;
   }
   cfg.last_tick = ticks;
   cfg.on_desync = on_desync == "stop" ? OnDesync::Stop : on_desync == "resync" ? OnDesync::Resync : OnDesync::Report;
@@ -144,14 +173,30 @@ int main(int argc, char** argv) {
   }
   LOCKSTEP_LOG_INFO("listening on UDP port %u for %u players", session->port(), cfg.players);
 
+  std::unique_ptr<AgonesSdk> sdk;
+  std::int64_t next_health = 0;
+  if (agones) {
+    sdk = std::make_unique<AgonesSdk>(AgonesSdk::port_from_env());
+    sdk->ready();
+    next_health = monotonic_ns() + 2'000'000'000;
+  }
   install_stop_signals();
   run_event_loop(
       session->fd(),
       [&](std::int64_t now) {
         if (g_stop_requested) session->stop();
-        return session->update(now);
+        std::int64_t wake = session->update(now);
+        if (sdk) {
+          if (now >= next_health) {
+            sdk->health();  // a localhost call, well under a millisecond
+            next_health = now + 2'000'000'000;
+          }
+          wake = std::min(wake, next_health);
+        }
+        return wake;
       },
       [&] { return session->finished(); });
+  if (sdk) sdk->shutdown();
   hash_log.close();
   recorder.close(session->executed_tick(), session->exit_code() == 3 ? "desync" : "complete");
   const ServerStats& st = session->stats();

@@ -53,6 +53,8 @@ bool field_ranges_ok(const wire::Message& m) {
     case Body::Leave: return at_most(m.body_as_Leave()->reason(), kMaxDetailBytes);
     case Body::SessionEnd: return at_most(m.body_as_SessionEnd()->detail(), kMaxDetailBytes);
     case Body::DesyncNotice: return true;
+    case Body::StatusRequest: return true;
+    case Body::StatusReply: return at_most(m.body_as_StatusReply()->phase(), 16);
     case Body::DesyncProbe: {
       const auto* b = m.body_as_DesyncProbe();
       return b->count() <= kMaxProbeHashes && b->block_size() <= 1'000'000;
@@ -228,6 +230,20 @@ std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, 
     offset += n;
   } while (offset < state.size());
   return out;
+}
+
+Bytes status_request() {
+  FlatBufferBuilder fbb(32);
+  return finish(fbb, wire::Body::StatusRequest, wire::CreateStatusRequest(fbb).Union());
+}
+
+Bytes status_reply(const Status& st) {
+  FlatBufferBuilder fbb(96);
+  const auto ph = fbb.CreateString(st.phase);
+  return finish(fbb, wire::Body::StatusReply,
+                wire::CreateStatusReply(fbb, ph, st.tick, st.players, st.joined, st.active, st.spectators, st.desyncs,
+                                        st.lateness_p99_us)
+                    .Union());
 }
 
 std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players) {

@@ -449,6 +449,23 @@ struct ServerSession::Impl {
     s.window_count = 0;
   }
 
+  void on_status(Peer& p) {
+    if (p.role != Role::Pending || p.closing) return drop(p, DropReason::UnexpectedMessage, " (status from a joined peer)");
+    static const char* const names[] = {"lobby", "running", "draining", "closing", "finished"};
+    protocol::Status st;
+    st.phase = names[static_cast<int>(phase)];
+    st.tick = executed();
+    st.players = cfg.players;
+    st.joined = joined_players();
+    st.active = active_players_count();
+    st.spectators = spectators();
+    st.desyncs = static_cast<std::uint32_t>(stats.desyncs);
+    st.lateness_p99_us = static_cast<std::uint32_t>(stats.lateness.percentile_us(99));
+    send(p, Channel::Control, protocol::status_reply(st));
+    peer_disconnect_later(p.enet);
+    p.closing = true;
+  }
+
   void advance_input_ack(Slot& s) {
     while (s.input_tick[(s.input_ack + 1) % kInputWindow] == s.input_ack + 1 && s.input_ack + 1 < next_tick + kInputWindow)
       ++s.input_ack;
@@ -611,6 +628,7 @@ struct ServerSession::Impl {
         if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
         return on_join(p, *m->body_as_JoinRequest());
       case wire::Body::ClientTick: return on_client_tick(p, *m->body_as_ClientTick());
+      case wire::Body::StatusRequest: return on_status(p);
       case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size());
       case wire::Body::Leave:
         if (p.role == Role::Player) {

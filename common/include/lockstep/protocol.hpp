@@ -67,6 +67,14 @@ Bytes player_left(std::uint32_t slot, Tick tick, const std::string& reason);
 Bytes leave(const std::string& reason);
 Bytes session_end(wire::EndReason reason, Tick last_tick, const std::string& detail);
 
+Bytes status_request();
+struct Status {
+  std::string phase;
+  Tick tick = 0;
+  std::uint32_t players = 0, joined = 0, active = 0, spectators = 0, desyncs = 0, lateness_p99_us = 0;
+};
+Bytes status_reply(const Status& s);
+
 /// Reads frame `i` of a decoded ServerTick (i < frames in it).
 InputFrame frame_at(const wire::ServerTick& msg, std::uint32_t players, std::size_t i);
 /// Number of frames in a decoded ServerTick, given the session's player count; 0 if inconsistent.

@@ -1,0 +1,50 @@
+#include "lockstep/status.hpp"
+
+#include "lockstep/clock.hpp"
+#include "lockstep/pacer.hpp"
+#include "lockstep/transport.hpp"
+
+namespace lockstep {
+
+std::optional<protocol::Status> query_status(const std::string& host, std::uint16_t port, std::int64_t timeout_ns,
+                                             std::string* error) {
+  auto net = NetHost::client({}, error);
+  if (!net) return std::nullopt;
+  EnetPeer* peer = net->connect(host, port, error);
+  if (!peer) return std::nullopt;
+  Pacer waiter;
+  const std::int64_t give_up = monotonic_ns() + timeout_ns;
+  while (monotonic_ns() < give_up) {
+    for (NetEvent ev = net->poll(); ev.type != NetEvent::Type::None; ev = net->poll()) {
+      if (ev.type == NetEvent::Type::Connect) {
+        net->send(peer, Channel::Control, protocol::status_request());
+        net->flush();
+      } else if (ev.type == NetEvent::Type::Receive) {
+        protocol::DecodeError err;
+        const wire::Message* m = protocol::decode(ev.data, &err);
+        if (!m || m->body_type() != wire::Body::StatusReply) continue;
+        const auto* r = m->body_as_StatusReply();
+        protocol::Status st;
+        st.phase = r->phase() ? r->phase()->str() : "";
+        st.tick = r->tick();
+        st.players = r->players();
+        st.joined = r->joined();
+        st.active = r->active();
+        st.spectators = r->spectators();
+        st.desyncs = r->desyncs();
+        st.lateness_p99_us = r->lateness_p99_us();
+        peer_disconnect_now(peer);
+        net->flush();
+        return st;
+      } else if (ev.type == NetEvent::Type::Disconnect) {
+        if (error) *error = "the server closed the connection without a status";
+        return std::nullopt;
+      }
+    }
+    waiter.wait_until(std::min(give_up, monotonic_ns() + 20'000'000), net->fd());
+  }
+  if (error) *error = "no status from " + host + ":" + std::to_string(port);
+  return std::nullopt;
+}
+
+}  // namespace lockstep
