@@ -14,6 +14,7 @@ namespace lockstep {
 namespace {
 constexpr std::size_t kRing = 256;          // frames, inputs and hashes kept by tick
 constexpr std::size_t kOriginWindow = 128;  // frames the tick-clock estimate looks back over
+constexpr int kMaxFramesPerUpdate = 4;      // catch-up frames executed before the socket is serviced again
 }  // namespace
 
 struct ClientSession::Impl {
@@ -421,9 +422,14 @@ struct ClientSession::Impl {
       }
       if (phase == Phase::Ended) return now;
     }
-    if (cfg.execute_on_arrival)
-      while (execute_next(now)) {
-      }
+    // A client that has fallen behind catches up a few frames per update, so the socket is
+    // serviced in between and ENet never sees a silent peer.
+    bool more_frames = false;
+    if (cfg.execute_on_arrival) {
+      int ran = 0;
+      while (ran < kMaxFramesPerUpdate && execute_next(now)) ++ran;
+      more_frames = ran == kMaxFramesPerUpdate && executed < received;
+    }
     if (end_after_frames && (executed >= received || !cfg.execute_on_arrival)) {
       end(end_code_after_frames, message);
       return now;
@@ -439,6 +445,7 @@ struct ClientSession::Impl {
     std::int64_t next = now + 100'000'000;
     if (phase == Phase::Running) next = std::min(next, origin + static_cast<std::int64_t>(sample_tick) * kTickNs - lead);
     if (phase == Phase::Leaving) next = std::min(next, now + 10'000'000);
+    if (more_frames) next = now;
     return next;
   }
 
