@@ -50,6 +50,7 @@ struct ArenaScratch {
   std::vector<std::uint32_t> cell_start;  ///< per cell + 1, prefix sums
   std::vector<std::uint32_t> cell_items;  ///< entity ids grouped by cell, ascending within a cell
   std::vector<std::uint32_t> cursor;      ///< per cell, next write position while sorting
+  std::vector<float> gx, gy, gr;          ///< positions and radii in cell order, for the overlap test
 };
 
 /// The arena's constants as built.
