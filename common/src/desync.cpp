@@ -61,45 +61,34 @@ std::int64_t first_difference(const std::vector<std::uint64_t>& a, const std::ve
   return a.size() == b.size() ? -1 : static_cast<std::int64_t>(n);
 }
 
+namespace {
+// The value of a floating-point field, widened to double (exactly: every float is a double).
+double float_value(const FieldValue& f) {
+  if (f.kind == FieldValue::Kind::F32) {
+    float v;
+    const auto bits = static_cast<std::uint32_t>(f.bits);
+    std::memcpy(&v, &bits, 4);
+    return static_cast<double>(v);
+  }
+  double v;
+  std::memcpy(&v, &f.bits, 8);
+  return v;
+}
+bool is_float(const FieldValue& f) { return f.kind == FieldValue::Kind::F32 || f.kind == FieldValue::Kind::F64; }
+}  // namespace
+
 std::string field_hex(const FieldValue& f) {
   char buf[64];
-  switch (f.kind) {
-    case FieldValue::Kind::F32: {
-      float v;
-      const auto bits = static_cast<std::uint32_t>(f.bits);
-      std::memcpy(&v, &bits, 4);
-      std::snprintf(buf, sizeof buf, "%a", static_cast<double>(v));
-      break;
-    }
-    case FieldValue::Kind::F64: {
-      double v;
-      std::memcpy(&v, &f.bits, 8);
-      std::snprintf(buf, sizeof buf, "%a", v);
-      break;
-    }
-    default: std::snprintf(buf, sizeof buf, "0x%" PRIx64, f.bits);
-  }
+  if (is_float(f)) std::snprintf(buf, sizeof buf, "%a", float_value(f));
+  else std::snprintf(buf, sizeof buf, "0x%" PRIx64, f.bits);
   return buf;
 }
 
 std::string field_decimal(const FieldValue& f) {
   char buf[64];
-  switch (f.kind) {
-    case FieldValue::Kind::F32: {
-      float v;
-      const auto bits = static_cast<std::uint32_t>(f.bits);
-      std::memcpy(&v, &bits, 4);
-      std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));  // 9 digits: round-trips a float
-      break;
-    }
-    case FieldValue::Kind::F64: {
-      double v;
-      std::memcpy(&v, &f.bits, 8);
-      std::snprintf(buf, sizeof buf, "%.17g", v);
-      break;
-    }
-    default: std::snprintf(buf, sizeof buf, "%" PRIu64, f.bits);
-  }
+  // 9 significant digits round-trip a float, 17 a double.
+  if (is_float(f)) std::snprintf(buf, sizeof buf, f.kind == FieldValue::Kind::F32 ? "%.9g" : "%.17g", float_value(f));
+  else std::snprintf(buf, sizeof buf, "%" PRIu64, f.bits);
   return buf;
 }
 

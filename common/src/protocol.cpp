@@ -154,19 +154,10 @@ Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, 
 Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack,
                   std::int32_t input_slack_us, std::uint32_t slack_seq) {
   FlatBufferBuilder fbb(256);
-  std::vector<std::uint32_t> present, filled;
-  std::vector<std::uint16_t> inputs;
-  present.reserve(frames.size());
-  filled.reserve(frames.size());
-  inputs.reserve(frames.size() * players);
-  for (const InputFrame& f : frames) {
-    present.push_back(f.present);
-    filled.push_back(f.filled);
-    for (std::uint32_t p = 0; p < players; ++p) inputs.push_back(f.inputs[p].pack());
-  }
-  const auto pv = fbb.CreateVector(present);
-  const auto fv = fbb.CreateVector(filled);
-  const auto iv = fbb.CreateVector(inputs);
+  const PackedFrames packed = pack_frames(frames, players);
+  const auto pv = fbb.CreateVector(packed.present);
+  const auto fv = fbb.CreateVector(packed.filled);
+  const auto iv = fbb.CreateVector(packed.inputs);
   const Tick first = frames.empty() ? 0 : frames.front().tick;
   return finish(fbb, wire::Body::ServerTick,
                 wire::CreateServerTick(fbb, first, pv, fv, iv, input_ack, hash_ack, input_slack_us, slack_seq).Union());

@@ -65,16 +65,10 @@ void ReplayWriter::add(const InputFrame& frame, std::uint64_t hash) {
 void ReplayWriter::flush_frames() {
   if (!file_ || pending_.empty()) return;
   flatbuffers::FlatBufferBuilder fbb(pending_.size() * (12 + 2 * players_) + 256);
-  std::vector<std::uint32_t> present, filled;
-  std::vector<std::uint16_t> inputs;
-  for (const InputFrame& f : pending_) {
-    present.push_back(f.present);
-    filled.push_back(f.filled);
-    for (std::uint32_t p = 0; p < players_; ++p) inputs.push_back(f.inputs[p].pack());
-  }
-  const auto pv = fbb.CreateVector(present);
-  const auto fv = fbb.CreateVector(filled);
-  const auto iv = fbb.CreateVector(inputs);
+  const PackedFrames packed = pack_frames(pending_, players_);
+  const auto pv = fbb.CreateVector(packed.present);
+  const auto fv = fbb.CreateVector(packed.filled);
+  const auto iv = fbb.CreateVector(packed.inputs);
   const auto hv = fbb.CreateVector(pending_hashes_);
   const auto frames = replay::CreateFrames(fbb, pending_.front().tick, pv, fv, iv, hv);
   fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Frames, frames.Union()), replay::RecordIdentifier());

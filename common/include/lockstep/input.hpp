@@ -3,6 +3,8 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 namespace lockstep {
 
@@ -40,5 +42,13 @@ struct InputFrame {
 
   friend bool operator==(const InputFrame&, const InputFrame&) = default;
 };
+
+/// Frames flattened the way the wire and replay formats store them: per frame the present and
+/// filled masks, and `players` packed inputs in slot order.
+struct PackedFrames {
+  std::vector<std::uint32_t> present, filled;
+  std::vector<std::uint16_t> inputs;
+};
+PackedFrames pack_frames(std::span<const InputFrame> frames, std::uint32_t players);
 
 }  // namespace lockstep
