@@ -14,7 +14,8 @@ namespace lockstep {
 namespace {
 constexpr std::size_t kRing = 256;          // frames, inputs and hashes kept by tick
 constexpr std::size_t kOriginWindow = 128;  // frames the tick-clock estimate looks back over
-constexpr int kMaxFramesPerUpdate = 4;      // catch-up frames executed before the socket is serviced again
+constexpr int kMaxFramesPerUpdate = 4;
+constexpr Tick kMaxSampleAhead = 100;       // ticks of sampling ahead of the received frames      // catch-up frames executed before the socket is serviced again
 }  // namespace
 
 struct ClientSession::Impl {
@@ -49,6 +50,7 @@ struct ClientSession::Impl {
   Tick sample_tick = 0;  // the next tick clock reading at which to sample
   std::int64_t lead = 0;  // how long before the server's deadline to sample (adapts)
   std::uint32_t slack_seq = 0;
+  bool sample_held = false;  // sampling waits for frames to catch up
 
   // Our inputs and hashes, by tick, until acknowledged.
   std::array<Tick, kRing> input_tick{};
@@ -132,8 +134,12 @@ struct ClientSession::Impl {
     if (m.slack_seq() != 0 && m.slack_seq() != slack_seq) {
       // Inputs arrive too close to (or after) their deadline: sample earlier; far too early: later.
       slack_seq = m.slack_seq();
+      // Late inputs hold the whole session up: sample earlier at once. Early ones only cost
+      // latency: sample later by at most 2 ms a report, so one odd measurement (a server that
+      // just slowed its clock reports a large slack) cannot make every input late.
       const std::int64_t error = cfg.target_slack_ns - std::int64_t{m.input_slack_us()} * 1000;
-      lead = std::clamp(lead + error / 2, cfg.min_lead_ns, cfg.max_lead_ns);
+      const std::int64_t step = error > 0 ? error / 2 : std::max<std::int64_t>(error / 4, -2'000'000);
+      lead = std::clamp(lead + step, cfg.min_lead_ns, cfg.max_lead_ns);
       stats.lead_ns = lead;
     }
     hash_ack = std::max(hash_ack, std::min(m.hash_ack(), executed));
@@ -374,11 +380,18 @@ struct ClientSession::Impl {
     // Every tick-clock reading that has come due samples once (a stalled client catches up,
     // bounded by the ring), then one message carries them all.
     bool due = false;
+    sample_held = false;
     while (now >= origin + static_cast<std::int64_t>(sample_tick) * kTickNs - lead) {
       if (now - (origin + static_cast<std::int64_t>(sample_tick) * kTickNs) > 32 * kTickNs) {
         sample_tick = static_cast<Tick>((now - origin) / kTickNs);  // far behind: resume at the present
       }
       const Tick target = sample_tick + input_delay;
+      // Never run far ahead of the frames actually received: if the server's clock slowed, the
+      // local estimate of it is early for a while, and inputs past the server's window are lost.
+      if (target > received + input_delay + kMaxSampleAhead) {
+        sample_held = true;
+        break;
+      }
       if (slot >= 0 && target >= 1 && target > last_input && target > executed) {
         const PlayerInput in = input_source ? input_source(target) : PlayerInput{};
         input_tick[target % kRing] = target;
@@ -443,7 +456,8 @@ struct ClientSession::Impl {
       end(desynced ? 3 : 0, message);
     if (server) stats.rtt_ms = peer_rtt_ms(server);
     std::int64_t next = now + 100'000'000;
-    if (phase == Phase::Running) next = std::min(next, origin + static_cast<std::int64_t>(sample_tick) * kTickNs - lead);
+    if (phase == Phase::Running)
+      next = std::min(next, sample_held ? now + 5'000'000 : origin + static_cast<std::int64_t>(sample_tick) * kTickNs - lead);
     if (phase == Phase::Leaving) next = std::min(next, now + 10'000'000);
     if (more_frames) next = now;
     return next;

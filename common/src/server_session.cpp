@@ -136,7 +136,10 @@ struct ServerSession::Impl {
 
   void drop(Peer& p, DropReason r, const char* detail = "") {
     const auto n = ++stats.drops[static_cast<std::size_t>(r)];
-    if (++p.bad > cfg.max_bad_messages && !p.closing) kick(p, "sent too many malformed or unexpected messages");
+    // Inputs too far ahead can come from an honest client whose estimate of a slowed session
+    // clock is early; they are dropped and counted but do not count toward a kick.
+    if (r != DropReason::InputTooFarAhead && ++p.bad > cfg.max_bad_messages && !p.closing)
+      kick(p, "sent too many malformed or unexpected messages");
     if (n <= kLogFirstDrops || n % 1000 == 0)
       LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.enet).c_str(),
                         p.name.empty() ? "not joined" : p.name.c_str(), to_string(r), detail,
@@ -717,6 +720,13 @@ struct ServerSession::Impl {
     stats.lateness.add_us((now - pacer.next_deadline()) / 1000);
     const std::uint64_t skipped_before = pacer.stats().skipped;
     pacer.reached(now);
+    if (pacer.stats().skipped != skipped_before) {
+      // The schedule moved: slack measured against the old deadlines would mislead the clients.
+      for (Slot& sl : slots) {
+        sl.window_min_ns = INT64_MAX;
+        sl.window_count = 0;
+      }
+    }
     if (pacer.stats().skipped != skipped_before && now - last_overload_log > 1'000'000'000) {
       last_overload_log = now;
       LOCKSTEP_LOG_WARN("cannot keep up: the server fell more than %d ticks behind and slowed the session clock "
