@@ -51,6 +51,7 @@ struct ClientSession::Impl {
   std::int64_t lead = 0;  // how long before the server's deadline to sample (adapts)
   std::uint32_t slack_seq = 0;
   bool sample_held = false;  // sampling waits for frames to catch up
+  std::int64_t last_sent = 0;
 
   // Our inputs and hashes, by tick, until acknowledged.
   std::array<Tick, kRing> input_tick{};
@@ -403,9 +404,11 @@ struct ClientSession::Impl {
       ++sample_tick;
       due = true;
     }
-    if (due) {
+    // While sampling waits for frames, hashes and acknowledgements still go out every tick.
+    if (due || (sample_held && now - last_sent >= kTickNs)) {
       send_tick();
       host->flush();  // out now, not at the next poll
+      last_sent = now;
     }
   }
 

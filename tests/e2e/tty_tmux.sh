@@ -10,9 +10,9 @@ S=$!; PIDS+=($S)
 $T new-session -d -x 100 -y 34 -s view "bash --norc --noprofile"
 trap '$T kill-server 2>/dev/null; cleanup' EXIT
 $T send-keys -t view "$BIN/lockstep-client --connect 127.0.0.1:$PORT --name viewer --render tty --fps 30 --hash-log $WORK/viewer.log 2>$WORK/viewer.err; echo EXIT=\$?; stty -a | grep -o -- '-\?icanon' | head -1" Enter
-for i in $(seq 50); do
+for i in $(seq 150); do
   $T capture-pane -t view -p >"$WORK/screen.txt"
-  grep -q 'tick [1-9]' "$WORK/screen.txt" && break
+  grep -q 'tick [1-9][0-9]* *fps.*in sync' "$WORK/screen.txt" && grep -q '@' "$WORK/screen.txt" && break
   sleep 0.1
 done
 grep -q 'tick [1-9][0-9]* *fps' "$WORK/screen.txt" || fail "no heads-up line on screen: $(cat "$WORK/screen.txt")"
@@ -23,7 +23,7 @@ grep -q 'o' "$WORK/screen.txt" || fail "no bodies drawn"
 $T send-keys -t view Right  # steering must not disturb anything
 sleep 0.5
 $T send-keys -t view q
-for i in $(seq 50); do
+for i in $(seq 150); do
   $T capture-pane -t view -p >"$WORK/after.txt"
   grep -q 'icanon' "$WORK/after.txt" && break
   sleep 0.1
