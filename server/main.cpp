@@ -175,10 +175,12 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<AgonesSdk> sdk;
   std::int64_t next_health = 0;
+  bool ready_sent = false;
   if (agones) {
+    // The sidecar may start after this container: Ready is retried every 500 ms until it is taken.
     sdk = std::make_unique<AgonesSdk>(AgonesSdk::port_from_env());
-    sdk->ready();
-    next_health = monotonic_ns() + 2'000'000'000;
+    ready_sent = sdk->ready();
+    next_health = monotonic_ns() + (ready_sent ? 2'000'000'000 : 500'000'000);
   }
   install_stop_signals();
   run_event_loop(
@@ -188,8 +190,9 @@ int main(int argc, char** argv) {
         std::int64_t wake = session->update(now);
         if (sdk) {
           if (now >= next_health) {
-            sdk->health();  // a localhost call, well under a millisecond
-            next_health = now + 2'000'000'000;
+            if (!ready_sent) ready_sent = sdk->ready();
+            else sdk->health();  // a localhost call, well under a millisecond
+            next_health = now + (ready_sent ? 2'000'000'000 : 500'000'000);
           }
           wake = std::min(wake, next_health);
         }
