@@ -172,10 +172,7 @@ int main(int argc, char** argv) {
                       static_cast<unsigned long long>(st.input_latency.count()));
   if (session->exit_code() == 0) LOCKSTEP_LOG_INFO("%s", session->end_message().c_str());
   else LOCKSTEP_LOG_ERROR("%s", session->end_message().c_str());
-  if (!summary_path.empty() && !std::freopen(summary_path.c_str(), "w", stdout)) {
-    LOCKSTEP_LOG_ERROR("cannot write --summary %s: %s", summary_path.c_str(), std::strerror(errno));
-    return 1;
-  }
+  if (!redirect_summary(summary_path)) return 1;
   std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"joined_at\":%u,\"resyncs\":%u,"
               "\"latency_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld},\"lead_us\":%lld,"
               "\"frames\":%llu,\"frame_jitter_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld}}\n",

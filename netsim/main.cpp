@@ -180,7 +180,7 @@ int main(int argc, char** argv) {
       queue.pop();
     }
   }
-  if (!summary_path.empty() && !std::freopen(summary_path.c_str(), "w", stdout)) return 1;
+  if (!redirect_summary(summary_path)) return 1;
   auto dir = [](const Counters& c) {
     char b[200];
     std::snprintf(b, sizeof b, "{\"in\":%llu,\"out\":%llu,\"lost\":%llu,\"duplicated\":%llu,\"reordered\":%llu}",

@@ -206,10 +206,7 @@ int main(int argc, char** argv) {
   LOCKSTEP_LOG_INFO("done at tick %u: lateness p50 %.0f us, p99 %.0f us; %llu inputs filled, %llu messages dropped",
                     session->executed_tick(), st.lateness.percentile_us(50), st.lateness.percentile_us(99),
                     static_cast<unsigned long long>(st.filled_inputs), static_cast<unsigned long long>(st.total_drops()));
-  if (!summary_path.empty() && !std::freopen(summary_path.c_str(), "w", stdout)) {
-    LOCKSTEP_LOG_ERROR("cannot write --summary %s: %s", summary_path.c_str(), std::strerror(errno));
-    return 1;
-  }
+  if (!redirect_summary(summary_path)) return 1;
   print_summary(*session);
   return session->exit_code();
 }

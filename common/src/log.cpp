@@ -1,7 +1,9 @@
 #include "lockstep/log.hpp"
 
 #include <cstdarg>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 namespace lockstep {
 namespace {
@@ -23,6 +25,12 @@ void log(LogLevel level, const char* fmt, ...) {
   std::vsnprintf(line, sizeof line, fmt, args);
   va_end(args);
   std::fprintf(stderr, "%s: %s: %s\n", g_program, names[static_cast<int>(level)], line);
+}
+
+bool redirect_summary(const std::string& path) {
+  if (path.empty() || std::freopen(path.c_str(), "w", stdout)) return true;
+  log(LogLevel::Error, "cannot write --summary %s: %s", path.c_str(), std::strerror(errno));
+  return false;
 }
 
 }  // namespace lockstep

@@ -568,7 +568,20 @@ struct ServerSession::Impl {
     }
   }
 
+  // Writes the report, then does what --on-desync asks.
   void finish_probe(Peer& p) {
+    record_report(p);
+    switch (cfg.on_desync) {
+      case OnDesync::Report: break;
+      case OnDesync::Stop:
+        end_session(wire::EndReason::Desync, "desync at tick " + std::to_string(p.report.tick) + " of player " +
+                                                 std::to_string(p.report.slot) + " (" + p.report.name + ")");
+        break;
+      case OnDesync::Resync: resync(p); break;
+    }
+  }
+
+  void record_report(Peer& p) {
     p.probing = false;
     DesyncReport& r = p.report;
     std::string error;
@@ -585,14 +598,6 @@ struct ServerSession::Impl {
     else
       LOCKSTEP_LOG_ERROR("desync at tick %u not localized: %s; report %s", r.tick, r.note.c_str(), path.c_str());
     reports.push_back(r);
-    switch (cfg.on_desync) {
-      case OnDesync::Report: break;
-      case OnDesync::Stop:
-        end_session(wire::EndReason::Desync, "desync at tick " + std::to_string(r.tick) + " of player " +
-                                                 std::to_string(r.slot) + " (" + r.name + ")");
-        break;
-      case OnDesync::Resync: resync(p); break;
-    }
   }
 
   // Sends the authoritative current state; the client loads it and plays on from there.
@@ -778,20 +783,13 @@ struct ServerSession::Impl {
     return protocol::server_tick(batch, cfg.players, s.input_ack, p.hash_ack, s.slack_us, s.slack_seq);
   }
 
-  Tick input_ack_of(const Peer& p) const {
-    return p.role == Role::Player ? slots[static_cast<std::size_t>(p.slot)].input_ack : 0;
-  }
-
   void end_session(wire::EndReason reason, const std::string& detail) {
     if (phase == Phase::Closing || phase == Phase::Finished) return;
-    const OnDesync configured = cfg.on_desync;
-    cfg.on_desync = OnDesync::Report;  // reports still open are written, nothing more
     for (auto& [id, p] : peers)
-      if (p.probing) {
+      if (p.probing) {  // reports still open are written, nothing more
         p.report.note = "the session ended before the desync was localized";
-        finish_probe(p);
+        record_report(p);
       }
-    cfg.on_desync = configured;
     LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
     broadcast(Channel::Control, protocol::session_end(reason, executed(), detail));
     for (auto& [id, p] : peers) peer_disconnect_later(p.enet);
