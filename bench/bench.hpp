@@ -24,7 +24,8 @@ struct Row {
 struct Options {
   int repetitions = 7;
   bool quick = false;  ///< a smoke run: tiny sizes, one repetition, seconds in all
-  std::string svg_path;  ///< where the pacer section writes its lateness plot ("" = none)
+  std::string svg_path;
+  std::vector<std::uint32_t> sessions;  ///< server section: session counts ({} = the default ladder)  ///< where the pacer section writes its lateness plot ("" = none)
 };
 
 /// Median wall time in nanoseconds of `reps` calls of `fn`, after one warm-up call.
@@ -34,5 +35,6 @@ void run_sim(const Options& opt, std::vector<Row>& rows);
 void run_pacer(const Options& opt, std::vector<Row>& rows);
 void run_net(const Options& opt, std::vector<Row>& rows);
 void run_replay(const Options& opt, std::vector<Row>& rows);
+void run_server(const Options& opt, std::vector<Row>& rows);
 
 }  // namespace lockstep::bench

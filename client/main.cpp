@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
           next_status += 1'000'000'000;
         }
         if (frame_loop) wake = std::min(wake, next_frame);
-        return std::min(wake, next_status);
+        return Wake{std::min(wake, next_status)};
       },
       [&] { return session->finished(); });
   if (renderer) renderer->end();

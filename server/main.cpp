@@ -21,7 +21,7 @@ using namespace lockstep;
 
 namespace {
 
-void print_summary(const ServerSession& s) {
+void print_summary(const ServerSession& s, const TickCpuMeter& cpu) {
   const ServerStats& st = s.stats();
   std::printf("{\"ticks\":%u,\"final_hash\":\"%s\",\"filled_inputs\":%llu,\"hashes_compared\":%llu,\"refused\":%llu,"
               "\"dropped\":%llu,\"lateness_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld},\"desyncs\":[",
@@ -50,10 +50,12 @@ void print_summary(const ServerSession& s) {
   const double down = (static_cast<double>(h.bytes_sent()) + 28.0 * static_cast<double>(h.packets_sent())) / client_ticks;
   const double run_s = static_cast<double>(st.last_tick_ns - st.first_tick_ns) / 1e9;
   std::printf("},\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f},\"run_seconds\":%.3f,\"ticks_per_second\":%.2f,"
-              "\"kicked\":%llu,\"joins_running\":%llu,\"verified\":%llu,\"resyncs\":%llu}\n",
+              "\"kicked\":%llu,\"joins_running\":%llu,\"verified\":%llu,\"resyncs\":%llu,\"players\":%u,"
+              "\"cpu_us_per_tick\":%.2f}\n",
               st.ticks ? up : 0.0, st.ticks ? down : 0.0, run_s, run_s > 0 ? static_cast<double>(st.ticks - 1) / run_s : 0.0,
               static_cast<unsigned long long>(st.kicked), static_cast<unsigned long long>(st.joins_running),
-              static_cast<unsigned long long>(st.verified), static_cast<unsigned long long>(st.resyncs));
+              static_cast<unsigned long long>(st.verified), static_cast<unsigned long long>(st.resyncs),
+              s.config().players, cpu.us_per_tick());
   std::fflush(stdout);
 }
 
@@ -183,11 +185,13 @@ int main(int argc, char** argv) {
     next_health = monotonic_ns() + (ready_sent ? 2'000'000'000 : 500'000'000);
   }
   install_stop_signals();
+  TickCpuMeter play_cpu;
   run_event_loop(
       session->fd(),
       [&](std::int64_t now) {
         if (g_stop_requested) session->stop();
         std::int64_t wake = session->update(now);
+        play_cpu.observe(session->executed_tick());
         if (sdk) {
           if (now >= next_health) {
             if (!ready_sent) ready_sent = sdk->ready();
@@ -196,9 +200,10 @@ int main(int argc, char** argv) {
           }
           wake = std::min(wake, next_health);
         }
-        return wake;
+        // In steady play the socket is read once per tick, at the tick's deadline.
+        return Wake{wake, !session->receive_can_wait()};
       },
-      [&] { return session->finished(); });
+      [&] { return session->finished(); }, PacerConfig::sleep_only());
   if (sdk) sdk->shutdown();
   hash_log.close();
   recorder.close(session->executed_tick(), session->exit_code() == 3 ? "desync" : "complete");
@@ -207,6 +212,6 @@ int main(int argc, char** argv) {
                     session->executed_tick(), st.lateness.percentile_us(50), st.lateness.percentile_us(99),
                     static_cast<unsigned long long>(st.filled_inputs), static_cast<unsigned long long>(st.total_drops()));
   if (!redirect_summary(summary_path)) return 1;
-  print_summary(*session);
+  print_summary(*session, play_cpu);
   return session->exit_code();
 }

@@ -24,12 +24,13 @@ void install_stop_signals() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-void run_event_loop(int fd, const std::function<std::int64_t(std::int64_t)>& update, const std::function<bool()>& done) {
-  Pacer waiter;
+void run_event_loop(int fd, const std::function<Wake(std::int64_t)>& update, const std::function<bool()>& done,
+                    PacerConfig pacing) {
+  Pacer waiter(pacing);
   while (!done()) {
-    const std::int64_t wake = update(monotonic_ns());
+    const Wake wake = update(monotonic_ns());
     if (done()) break;
-    waiter.wait_until(wake, fd);
+    waiter.wait_until(wake.at, wake.on_readable ? fd : -1);
   }
 }
 

@@ -14,6 +14,13 @@ Bytes finish(FlatBufferBuilder& fbb, wire::Body type, flatbuffers::Offset<void> 
   return Bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
 
+// The two messages sent every tick reuse one builder per thread: no allocation but the result.
+FlatBufferBuilder& tick_builder() {
+  thread_local FlatBufferBuilder fbb(512);
+  fbb.Clear();
+  return fbb;
+}
+
 template <class V>
 bool at_most(const V* v, std::size_t n) {
   return v == nullptr || v->size() <= n;
@@ -144,7 +151,7 @@ Bytes start(Tick start_tick, std::uint32_t starts_in_us) {
 
 Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
                   std::span<const std::uint64_t> hashes, std::uint32_t epoch) {
-  FlatBufferBuilder fbb(128);
+  FlatBufferBuilder& fbb = tick_builder();
   const auto in = fbb.CreateVector(inputs.data(), inputs.size());
   const auto hs = fbb.CreateVector(hashes.data(), hashes.size());
   return finish(fbb, wire::Body::ClientTick,
@@ -153,8 +160,9 @@ Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, 
 
 Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack,
                   std::int32_t input_slack_us, std::uint32_t slack_seq) {
-  FlatBufferBuilder fbb(256);
-  const PackedFrames packed = pack_frames(frames, players);
+  FlatBufferBuilder& fbb = tick_builder();
+  thread_local PackedFrames packed;
+  pack_frames(frames, players, packed);
   const auto pv = fbb.CreateVector(packed.present);
   const auto fv = fbb.CreateVector(packed.filled);
   const auto iv = fbb.CreateVector(packed.inputs);

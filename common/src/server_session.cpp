@@ -116,6 +116,7 @@ struct ServerSession::Impl {
   std::vector<Slot> slots;
   std::vector<InputFrame> frames = std::vector<InputFrame>(kHistory);
   std::vector<std::uint64_t> hashes = std::vector<std::uint64_t>(kHistory);
+  std::vector<InputFrame> batch_scratch;  // frames of one outgoing message, reused
   Tick next_tick = 1;
   Tick first_input_tick = 1;
   Pacer pacer;  // only its schedule is used here; waiting is the caller's
@@ -133,6 +134,14 @@ struct ServerSession::Impl {
   std::function<void(const InputFrame&, std::uint64_t)> tick_fn;
 
   Tick executed() const { return next_tick - 1; }
+
+  // Steady play: nobody joining, being probed or verified, and ENet has nothing reliable to
+  // deliver. Then every message can wait for the next tick's deadline.
+  bool quiet() const {
+    for (const auto& [id, p] : peers)
+      if (p.role == Role::Pending || p.probing || p.verifying || p.closing) return false;
+    return !host->reliable_in_flight();
+  }
 
   void drop(Peer& p, DropReason r, const char* detail = "") {
     const auto n = ++stats.drops[static_cast<std::size_t>(r)];
@@ -391,14 +400,14 @@ struct ServerSession::Impl {
         if (t < next_tick) {  // already assembled: a redundant copy, or (first time seen) too late
           if (t > s.input_seen) {
             s.input_seen = t;
-            note_slack(s, pacer.next_deadline() - static_cast<std::int64_t>(next_tick - t) * kTickNs - now_cache);
+            note_slack(s, pacer.next_deadline() - static_cast<std::int64_t>(next_tick - t) * kTickNs - arrived_cache);
           }
           continue;
         }
         if (t >= next_tick + kInputWindow) { too_far = true; continue; }
         if (t > s.input_seen) {
           s.input_seen = t;
-          note_slack(s, pacer.next_deadline() + static_cast<std::int64_t>(t - next_tick) * kTickNs - now_cache);
+          note_slack(s, pacer.next_deadline() + static_cast<std::int64_t>(t - next_tick) * kTickNs - arrived_cache);
         }
         s.input_tick[t % kInputWindow] = t;
         s.input[t % kInputWindow] = PlayerInput::unpack(m.inputs()->Get(i));
@@ -612,6 +621,8 @@ struct ServerSession::Impl {
   }
 
   void on_receive(NetEvent& ev) {
+    // Input slack counts from when the datagram reached the socket, not from when it was read.
+    arrived_cache = ev.arrived_ns > 0 && ev.arrived_ns <= now_cache ? ev.arrived_ns : now_cache;
     const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(ev.peer)));
     if (it != peers.end()) receive(it->second, ev.data, ev.channel);
   }
@@ -658,6 +669,8 @@ struct ServerSession::Impl {
     send(p, Channel::Control, protocol::start(0, static_cast<std::uint32_t>(std::min<std::int64_t>(in / 1000, 10'000'000))));
   }
   std::int64_t now_cache = 0;
+  std::int64_t arrived_cache = 0;  // when the message being handled reached the socket
+  bool receive_can_wait = false;   // see ServerSession::receive_can_wait()
 
   void begin(std::int64_t now) {
     phase = Phase::Running;
@@ -770,10 +783,9 @@ struct ServerSession::Impl {
         continue;
       }
       const Tick to = std::min<Tick>(executed(), from + static_cast<Tick>(protocol::kMaxWindow) - 1);
-      std::vector<InputFrame> batch;
-      batch.reserve(to - from + 1);
-      for (Tick t = from; t <= to; ++t) batch.push_back(frames[t % kHistory]);
-      send(p, Channel::Play, server_tick_for(p, batch));
+      batch_scratch.clear();
+      for (Tick t = from; t <= to; ++t) batch_scratch.push_back(frames[t % kHistory]);
+      send(p, Channel::Play, server_tick_for(p, batch_scratch));
     }
   }
 
@@ -807,6 +819,7 @@ struct ServerSession::Impl {
 
   std::int64_t update(std::int64_t now) {
     now_cache = now;
+    receive_can_wait = false;
     for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll()) {
       switch (ev.type) {
         case NetEvent::Type::Connect: on_connect(ev.peer, now); break;
@@ -863,7 +876,9 @@ struct ServerSession::Impl {
         if (phase == Phase::Running) {
           const std::int64_t deadline = pacer.next_deadline();
           if (ran == kMaxTicksPerUpdate) return now;
-          return now < deadline ? deadline : deadline + cfg.input_grace_ns;
+          if (now >= deadline) return deadline + cfg.input_grace_ns;  // waiting for late inputs: read them as they come
+          receive_can_wait = quiet();
+          return deadline;
         }
         last_resend = now;
         return now;
@@ -937,6 +952,7 @@ std::vector<std::string> ServerSession::player_names() const {
   return names;
 }
 const ServerConfig& ServerSession::config() const { return impl_->cfg; }
+bool ServerSession::receive_can_wait() const { return impl_->receive_can_wait; }
 std::uint32_t ServerSession::attach_test_peer(std::int64_t now_ns) {
   Impl& m = *impl_;
   const std::uint32_t id = m.next_peer_id++;
@@ -949,6 +965,7 @@ std::uint32_t ServerSession::attach_test_peer(std::int64_t now_ns) {
   return id;
 }
 void ServerSession::receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel) {
+  impl_->arrived_cache = impl_->now_cache;
   if (auto it = impl_->peers.find(peer); it != impl_->peers.end()) impl_->receive(it->second, bytes, channel);
 }
 std::uint32_t ServerSession::peak_peers() const { return impl_->peak_peers; }

@@ -2,8 +2,14 @@
 
 #include <enet/enet.h>
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <time.h>
+
 #include <cstdlib>
 #include <mutex>
+
+#include "lockstep/clock.hpp"
 
 namespace lockstep {
 namespace {
@@ -23,6 +29,28 @@ void apply_limits(ENetHost* host, const TransportLimits& limits) {
 
 }  // namespace
 
+// Kernel receive timestamps of datagrams, taken as ENet reads them (its intercept hook runs once
+// per datagram, inside enet_host_service). The header's peer id says whose datagram it is; a
+// malformed id is ignored here and rejected by ENet itself.
+struct DatagramStamps {
+  static thread_local NetHost* serving;
+
+  static int ENET_CALLBACK on_datagram(ENetHost* host, ENetEvent*) {
+    NetHost* self = serving;
+    if (!self || self->host_ != host || host->receivedDataLength < 2) return 0;
+    const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
+    const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
+    if (id >= host->peerCount) return 0;  // includes connection requests (no peer yet)
+    timespec ts{};
+    if (ioctl(host->socket, SIOCGSTAMPNS, &ts) != 0) return 0;
+    self->arrival_[id] = std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec - self->realtime_offset_;
+    return 0;  // ENet goes on to handle the datagram as usual
+  }
+};
+thread_local NetHost* DatagramStamps::serving = nullptr;
+
+NetHost::NetHost(_ENetHost* host) : host_(host), arrival_(host->peerCount, 0) { host_->intercept = &DatagramStamps::on_datagram; }
+
 NetEvent::NetEvent(NetEvent&& o) noexcept { *this = std::move(o); }
 NetEvent& NetEvent::operator=(NetEvent&& o) noexcept {
   if (this != &o) {
@@ -31,6 +59,7 @@ NetEvent& NetEvent::operator=(NetEvent&& o) noexcept {
     peer = o.peer;
     channel = o.channel;
     data = o.data;
+    arrived_ns = o.arrived_ns;
     packet_ = o.packet_;
     o.packet_ = nullptr;
     o.type = Type::None;
@@ -88,7 +117,12 @@ EnetPeer* NetHost::connect(const std::string& host, std::uint16_t port, std::str
 NetEvent NetHost::poll() {
   NetEvent out;
   ENetEvent ev;
+  timespec real{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  realtime_offset_ = std::int64_t{real.tv_sec} * 1'000'000'000 + real.tv_nsec - monotonic_ns();
+  DatagramStamps::serving = this;
   const int r = enet_host_service(host_, &ev, 0);
+  DatagramStamps::serving = nullptr;
   if (r <= 0) return out;
   out.peer = ev.peer;
   switch (ev.type) {
@@ -99,6 +133,7 @@ NetEvent NetHost::poll() {
       out.channel = ev.channelID;
       out.packet_ = ev.packet;
       out.data = {ev.packet->data, ev.packet->dataLength};
+      out.arrived_ns = arrival_[static_cast<std::size_t>(ev.peer - host_->peers)];
       break;
     default: break;
   }
@@ -113,6 +148,15 @@ void NetHost::send(EnetPeer* peer, Channel channel, std::span<const std::uint8_t
 }
 
 void NetHost::flush() { enet_host_flush(host_); }
+bool NetHost::reliable_in_flight() const {
+  for (std::size_t i = 0; i < host_->peerCount; ++i) {
+    const ENetPeer& p = host_->peers[i];
+    if (p.state == ENET_PEER_STATE_DISCONNECTED) continue;
+    if (p.state != ENET_PEER_STATE_CONNECTED) return true;
+    if (!enet_list_empty(&p.sentReliableCommands) || !enet_list_empty(&p.outgoingCommands)) return true;
+  }
+  return false;
+}
 int NetHost::fd() const { return static_cast<int>(host_->socket); }
 std::uint16_t NetHost::port() const {
   ENetAddress a{};

@@ -7,5 +7,30 @@ namespace lockstep {
 
 /// CLOCK_MONOTONIC in nanoseconds.
 std::int64_t monotonic_ns();
+/// CPU time this process has used (all threads), nanoseconds.
+std::int64_t process_cpu_ns();
+
+/// CPU this process uses per tick while ticks run: from the first tick it sees to the latest
+/// sampled one, so start-up, joining and shutdown are left out. Call observe() with the executed
+/// tick as often as you like: it reads the CPU clock (a system call) once per `every` ticks.
+struct TickCpuMeter {
+  std::uint64_t every = 100;
+  std::uint64_t first = 0, last = 0;
+  std::int64_t at_first = 0, at_last = 0;
+  void observe(std::uint64_t executed) {
+    if (executed == last || (first != 0 && executed < last + every)) return;
+    const std::int64_t cpu = process_cpu_ns();
+    if (first == 0) {
+      first = executed;
+      at_first = cpu;
+    }
+    last = executed;
+    at_last = cpu;
+  }
+  /// Microseconds of CPU per tick between the first and the latest observed tick.
+  [[nodiscard]] double us_per_tick() const {
+    return last > first ? static_cast<double>(at_last - at_first) / 1e3 / static_cast<double>(last - first) : 0.0;
+  }
+};
 
 }  // namespace lockstep

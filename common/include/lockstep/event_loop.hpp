@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "lockstep/pacer.hpp"
+
 namespace lockstep {
 
 /// Set by SIGINT and SIGTERM once install_stop_signals() has run.
@@ -14,7 +16,16 @@ extern std::atomic<bool> g_stop_requested;
 /// Installs SIGINT/SIGTERM handlers that set g_stop_requested (a second signal exits at once).
 void install_stop_signals();
 
-/// Runs `update(now)` -> next wake time, waiting on `fd` in between, until `done()` is true.
-void run_event_loop(int fd, const std::function<std::int64_t(std::int64_t)>& update, const std::function<bool()>& done);
+/// When a loop wants to run again: at `at` (monotonic ns), or sooner when its socket becomes
+/// readable if `on_readable`.
+struct Wake {
+  std::int64_t at = 0;
+  bool on_readable = true;
+};
+
+/// Runs `update(now)` -> Wake, waiting in between, until `done()` is true. `pacing` says how the
+/// waits end: the default spins the last stretch for precision; sleep_only() never spins.
+void run_event_loop(int fd, const std::function<Wake(std::int64_t)>& update, const std::function<bool()>& done,
+                    PacerConfig pacing = {});
 
 }  // namespace lockstep

@@ -50,5 +50,7 @@ struct PackedFrames {
   std::vector<std::uint16_t> inputs;
 };
 PackedFrames pack_frames(std::span<const InputFrame> frames, std::uint32_t players);
+/// The same into `out`, reusing its memory (for the per-tick messages).
+void pack_frames(std::span<const InputFrame> frames, std::uint32_t players, PackedFrames& out);
 
 }  // namespace lockstep

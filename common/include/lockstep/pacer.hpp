@@ -17,6 +17,15 @@ struct PacerConfig {
   std::int64_t min_spin_ns = 20'000;         ///< bounds of the learned spin margin
   std::int64_t max_spin_ns = 300'000;
   int max_catch_up = 5;  ///< deadlines more than this many periods behind are skipped, not run
+
+  /// Sleeps to each deadline and never spins: for processes that share a core with many others
+  /// (servers), where a spin takes time from its neighbours and tens of microseconds of wake-up
+  /// latency do not matter against a 10 ms tick.
+  static PacerConfig sleep_only() {
+    PacerConfig c;
+    c.initial_spin_ns = c.min_spin_ns = c.max_spin_ns = 0;
+    return c;
+  }
 };
 
 /// Lateness and cost figures of a paced loop.

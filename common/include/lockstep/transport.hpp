@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 struct _ENetHost;
 struct _ENetPeer;
@@ -33,6 +34,10 @@ struct NetEvent {
   EnetPeer* peer = nullptr;
   std::uint8_t channel = 0;
   std::span<const std::uint8_t> data;
+  /// Receive: when the datagram carrying it reached the socket (monotonic ns, from the kernel's
+  /// receive timestamp), so a caller that reads its socket late still knows how early it came.
+  /// 0 when the kernel gave no timestamp.
+  std::int64_t arrived_ns = 0;
   NetEvent() = default;
   NetEvent(NetEvent&&) noexcept;
   NetEvent& operator=(NetEvent&&) noexcept;
@@ -65,6 +70,9 @@ class NetHost {
   void flush();
   /// The UDP socket, for waiting with poll(2).
   [[nodiscard]] int fd() const;
+  /// True while a peer is connecting or disconnecting, or reliable data waits to be sent or
+  /// acknowledged: then ENet needs its socket served promptly to make progress.
+  [[nodiscard]] bool reliable_in_flight() const;
   /// The bound port.
   [[nodiscard]] std::uint16_t port() const;
   /// Total bytes sent and received on the socket (UDP payloads, ENet headers included).
@@ -76,8 +84,11 @@ class NetHost {
   _ENetHost* raw() { return host_; }
 
  private:
-  explicit NetHost(_ENetHost* host) : host_(host) {}
+  explicit NetHost(_ENetHost* host);
+  friend struct DatagramStamps;
   _ENetHost* host_;
+  std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's arrival
+  std::int64_t realtime_offset_ = 0;   // CLOCK_REALTIME - CLOCK_MONOTONIC at the latest poll
 };
 
 /// Peer helpers. Sending to, disconnecting or naming a null peer (an in-process test peer) is a no-op.

@@ -1,0 +1,167 @@
+// Server cost per client beside a bare ENet relay. Sessions of 4 bot clients, increasing in
+// number: the server processes (lockstep-server, one per session, as users host them) share one
+// core; their clients run in one lockstep-bench-load process on the other core. Then the same
+// count of lockstep-bench-relay processes moves packets of the same sizes for raw clients.
+// Each server and relay reports the CPU it used per tick while ticks ran, and its tick lateness.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench.hpp"
+
+namespace lockstep::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The number after "key": in a one-line JSON summary (the first occurrence); 0 when absent.
+double json_number(const std::string& text, const std::string& key) {
+  const std::size_t at = text.find("\"" + key + "\":");
+  if (at == std::string::npos) return 0;
+  return std::strtod(text.c_str() + at + key.size() + 3, nullptr);
+}
+
+/// Starts `argv` with its affinity set to `cpu` (-1: any), stdout and stderr to `log`.
+pid_t spawn(const std::vector<std::string>& argv, int cpu, const std::string& log) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  if (cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+  }
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execv(args[0], args.data());
+  _exit(127);
+}
+
+struct FleetResult {
+  bool ok = false;
+  double cpu_us_per_client_tick = 0;  ///< summed over processes, divided by players
+  double worst_p99_us = 0, median_p99_us = 0;
+  double up = 0, down = 0;            ///< wire bytes per client-tick, mean over processes
+  std::string error;
+};
+
+/// Runs `sessions` servers (or relays, when up/down payload sizes are given) and their clients.
+FleetResult run_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessions, std::uint32_t ticks, bool relay,
+                      int up_payload, int down_payload) {
+  constexpr std::uint32_t kPlayers = 4;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const int server_cpu = cpus >= 2 ? 0 : -1, load_cpu = cpus >= 2 ? 1 : -1;
+  const auto base_port = static_cast<std::uint16_t>(20000 + (getpid() % 150) * 250);
+  std::vector<pid_t> servers;
+  for (std::uint32_t s = 0; s < sessions; ++s) fs::remove(dir / ("summary-" + std::to_string(s)));
+  for (std::uint32_t s = 0; s < sessions; ++s) {
+    const std::string port = std::to_string(base_port + s), summary = (dir / ("summary-" + std::to_string(s))).string();
+    std::vector<std::string> argv;
+    if (relay)
+      argv = {(bin / "lockstep-bench-relay").string(), "--port", port, "--players", std::to_string(kPlayers), "--ticks",
+              std::to_string(ticks), "--down-bytes", std::to_string(down_payload), "--summary", summary};
+    else
+      argv = {(bin / "lockstep-server").string(), "--port", port, "--players", std::to_string(kPlayers), "--ticks",
+              std::to_string(ticks), "--summary", summary};
+    servers.push_back(spawn(argv, server_cpu, (dir / ("server-" + std::to_string(s) + ".log")).string()));
+  }
+  usleep(200'000 + 2'000 * sessions);  // let every server bind before its clients knock
+  std::vector<std::string> load{(bin / "lockstep-bench-load").string(), "--base-port", std::to_string(base_port),
+                                "--sessions", std::to_string(sessions), "--players", std::to_string(kPlayers),
+                                "--busy-poll"};
+  if (relay) load.insert(load.end(), {"--raw", std::to_string(up_payload)});
+  const pid_t loader = spawn(load, load_cpu, (dir / "load.log").string());
+
+  FleetResult r;
+  int status = 0;
+  bool all_ok = true;
+  for (pid_t p : servers) {
+    waitpid(p, &status, 0);
+    all_ok = all_ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  waitpid(loader, &status, 0);
+  all_ok = all_ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::vector<double> p99;
+  double cpu = 0;
+  for (std::uint32_t s = 0; s < sessions; ++s) {
+    std::ifstream in(dir / ("summary-" + std::to_string(s)));
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string t = text.str();
+    all_ok = all_ok && !t.empty();
+    cpu += json_number(t, "cpu_us_per_tick");
+    p99.push_back(json_number(t, "p99"));
+    r.up += json_number(t, "up") / sessions;
+    r.down += json_number(t, "down") / sessions;
+  }
+  std::sort(p99.begin(), p99.end());
+  r.cpu_us_per_client_tick = cpu / (static_cast<double>(sessions) * kPlayers);
+  r.worst_p99_us = p99.back();
+  r.median_p99_us = p99[p99.size() / 2];
+  r.ok = all_ok && cpu > 0;
+  if (!all_ok) r.error = "a process failed; logs in " + dir.string();
+  return r;
+}
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c, d);
+  return buf;
+}
+
+}  // namespace
+
+void run_server(const Options& opt, std::vector<Row>& rows) {
+  const fs::path bin = fs::read_symlink("/proc/self/exe").parent_path();
+  const fs::path dir = fs::temp_directory_path() / ("lockstep-bench-server-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::uint32_t ticks = opt.quick ? 100 : 1000;
+  const std::vector<std::uint32_t> counts = !opt.sessions.empty() ? opt.sessions
+                                          : opt.quick ? std::vector<std::uint32_t>{1, 2}
+                                                      : std::vector<std::uint32_t>{1, 8, 32, 64, 128};
+  bool failed = false;
+  for (std::uint32_t n : counts) {
+    std::fprintf(stderr, "lockstep-bench: server row, %u sessions ...\n", n);
+    const FleetResult ours = run_fleet(bin, dir, n, ticks, false, 0, 0);
+    // The relay moves packets of our sizes: the UDP payload less ENet's 12 bytes of header and
+    // command, and 28 bytes of IPv4+UDP header.
+    const int up = std::max(8, static_cast<int>(ours.up - 40)), down = std::max(8, static_cast<int>(ours.down - 40));
+    const FleetResult relay = run_fleet(bin, dir, n, ticks, true, up, down);
+    if (!ours.ok || !relay.ok) {
+      std::fprintf(stderr, "lockstep-bench: server row at %u sessions: %s\n", n, (!ours.ok ? ours : relay).error.c_str());
+      failed = true;
+    }
+    const double ratio = relay.cpu_us_per_client_tick > 0 ? ours.cpu_us_per_client_tick / relay.cpu_us_per_client_tick : 0;
+    rows.push_back({"server", "server CPU per client-tick, " + std::to_string(n) + " sessions (" + std::to_string(4 * n) +
+                                  " clients)",
+                    ours.cpu_us_per_client_tick, "us", relay.cpu_us_per_client_tick, "bare ENet relay", "<= 1.5x",
+                    ours.ok && relay.ok && ratio <= 1.5,
+                    fmt("ratio %.2fx; lateness p99 worst %.0f us (median %.0f), relay %.0f us", ratio, ours.worst_p99_us,
+                        ours.median_p99_us, relay.worst_p99_us) +
+                        fmt("; bytes up/down %.0f/%.0f, relay %.0f/%.0f", ours.up, ours.down, relay.up, relay.down)});
+    if (n == counts.back())
+      rows.push_back({"server", "tick lateness p99, " + std::to_string(n) + " sessions on one core (worst server)",
+                      ours.worst_p99_us / 1000.0, "ms", 2.0, "limit", "<= 2 ms", ours.ok && ours.worst_p99_us <= 2000,
+                      fmt("median server %.0f us; all %.0f clients served: ", ours.median_p99_us, 4.0 * n) +
+                          (ours.ok ? "yes" : "no")});
+  }
+  if (!failed) fs::remove_all(dir);
+}
+
+}  // namespace lockstep::bench
