@@ -10,20 +10,25 @@ namespace lockstep::testing {
 
 bool drive(const std::vector<Driven>& parts, const std::function<bool()>& done, std::int64_t timeout_ns) {
   const std::int64_t give_up = monotonic_ns() + timeout_ns;
+  std::vector<std::int64_t> wake(parts.size(), 0);
+  std::vector<bool> readable(parts.size(), false);
+  std::vector<pollfd> fds(parts.size());
   while (!done()) {
     std::int64_t now = monotonic_ns();
     if (now > give_up) return false;
-    std::int64_t wake = now + 50'000'000;
-    for (const Driven& d : parts) wake = std::min(wake, d.update(now));
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      if (now >= wake[i] || readable[i]) wake[i] = parts[i].update(now);
     if (done()) return true;
-    std::vector<pollfd> fds;
-    for (const Driven& d : parts) fds.push_back({d.fd(), POLLIN, 0});
-    now = monotonic_ns();
-    if (wake > now) {
-      const std::int64_t wait = wake - now;
-      timespec ts{static_cast<time_t>(wait / 1'000'000'000), static_cast<long>(wait % 1'000'000'000)};
-      ::ppoll(fds.data(), fds.size(), &ts, nullptr);
+    std::int64_t next = now + 50'000'000;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      next = std::min(next, wake[i]);
+      fds[i] = {parts[i].fd(), POLLIN, 0};
     }
+    now = monotonic_ns();
+    const std::int64_t wait = std::max<std::int64_t>(0, next - now);
+    timespec ts{static_cast<time_t>(wait / 1'000'000'000), static_cast<long>(wait % 1'000'000'000)};
+    const int n = ::ppoll(fds.data(), fds.size(), &ts, nullptr);
+    for (std::size_t i = 0; i < parts.size(); ++i) readable[i] = n > 0 && (fds[i].revents & POLLIN) != 0;
   }
   return true;
 }

@@ -1,5 +1,6 @@
 // Drives servers and clients in one thread over real loopback ENet sockets, waiting on all
-// their sockets at once, with the real clock.
+// their sockets at once, with the real clock. Each part runs as if it were its own process: it is
+// updated only when the time it asked for has come or its socket is readable.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,7 @@ namespace lockstep::testing {
 
 struct Driven {
   std::function<std::int64_t(std::int64_t)> update;  ///< returns the next wake time
-  std::function<int()> fd;
+  std::function<int()> fd;  ///< the socket to watch now; -1: none until the part's wake time
 };
 
 /// Updates every part until `done()` or `timeout_ns` of real time; false on timeout.
