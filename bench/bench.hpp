@@ -28,6 +28,9 @@ struct Options {
   std::vector<std::uint32_t> sessions;  ///< server section: session counts ({} = the default ladder)  ///< where the pacer section writes its lateness plot ("" = none)
 };
 
+/// Set by a section whose processes failed (not by a missed goal): lockstep-bench then exits 1.
+inline bool g_section_failed = false;
+
 /// Median wall time in nanoseconds of `reps` calls of `fn`, after one warm-up call.
 double median_ns(int reps, const std::function<void()>& fn);
 

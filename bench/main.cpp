@@ -78,5 +78,5 @@ int main(int argc, char** argv) {
     out << "\n]}\n";
   }
   std::fprintf(stderr, "lockstep-bench: %zu figures, %s\n", rows.size(), all_met ? "every goal met" : "some goals missed");
-  return 0;
+  return g_section_failed ? 1 : 0;
 }

@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
       for (const Player& p : slots)
         if (p.peer) enet_peer_send(p.peer, 1, enet_packet_create(out.data(), out.size(), 0));
       enet_host_flush(host);
-      cpu.observe(tick);
+      cpu.observe(tick, tick == ticks);
       deadline += 10'000'000;
       continue;
     }

@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
       [&](std::int64_t now) {
         if (g_stop_requested) session->stop();
         std::int64_t wake = session->update(now);
-        play_cpu.observe(session->executed_tick());
+        play_cpu.observe(session->executed_tick(), session->executed_tick() == cfg.last_tick);
         if (sdk) {
           if (now >= next_health) {
             if (!ready_sent) ready_sent = sdk->ready();

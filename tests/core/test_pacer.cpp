@@ -59,4 +59,35 @@ TEST_SUITE("core/pacer") {
     CHECK(h.percentile_us(100) >= 50'000);
     CHECK(h.max_us() == 50'000);
   }
+
+  TEST_CASE("the sleep-only pacer never spins and still never returns early") {
+    PacerConfig cfg = PacerConfig::sleep_only();
+    cfg.period_ns = 2'000'000;
+    Pacer pacer(cfg);
+    pacer.start(monotonic_ns() + 1'000'000);
+    for (int i = 0; i < 10; ++i) {
+      pacer.wait();
+      const std::int64_t now = monotonic_ns();
+      CHECK(now >= pacer.next_deadline());
+      pacer.reached(now);
+    }
+    CHECK(pacer.spin_ns() == 0);
+  }
+
+  TEST_CASE("the tick CPU meter reads the clock once per period of ticks and always on the final tick") {
+    TickCpuMeter m;
+    m.every = 10;
+    m.observe(1);
+    const std::int64_t first = m.at_first;
+    volatile std::uint64_t sink = 0;
+    for (int i = 0; i < 5'000'000; ++i) sink = sink + static_cast<std::uint64_t>(i);
+    m.observe(5);  // within the period: not sampled
+    CHECK(m.last == 1);
+    m.observe(11);
+    CHECK(m.last == 11);
+    CHECK(m.at_last > first);
+    m.observe(14, /*final=*/true);
+    CHECK(m.last == 14);
+    CHECK(m.us_per_tick() > 0.0);
+  }
 }

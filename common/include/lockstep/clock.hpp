@@ -17,8 +17,9 @@ struct TickCpuMeter {
   std::uint64_t every = 100;
   std::uint64_t first = 0, last = 0;
   std::int64_t at_first = 0, at_last = 0;
-  void observe(std::uint64_t executed) {
-    if (executed == last || (first != 0 && executed < last + every)) return;
+  /// `final`: the last tick of the run, always sampled.
+  void observe(std::uint64_t executed, bool final = false) {
+    if (executed == last || (first != 0 && executed < last + every && !final)) return;
     const std::int64_t cpu = process_cpu_ns();
     if (first == 0) {
       first = executed;
