@@ -19,6 +19,7 @@
 #include "lockstep/client_session.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/version.hpp"
 #include "lockstep/transport.hpp"
 
 using namespace lockstep;
@@ -168,6 +169,7 @@ int main(int argc, char** argv) {
   app.add_option("--raw", up_bytes, "talk to lockstep-bench-relay: send this many bytes per client every 10 ms")
       ->check(CLI::Range(1u, 60'000u));
   app.add_flag("--busy-poll", g_busy_poll, "poll the sockets without sleeping (this process should have a core of its own)");
+  app.set_version_flag("--version", std::string("lockstep-bench-load ") + lockstep::kVersion);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,6 +14,7 @@
 #include "lockstep/clock.hpp"
 #include "lockstep/histogram.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/version.hpp"
 
 using namespace lockstep;
 
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   app.add_option("--down-bytes", down_bytes, "bytes of each packet sent to a player per tick")
       ->check(CLI::Range(8u, 60'000u))->capture_default_str();
   app.add_option("--summary", summary_path, "write the JSON summary here instead of stdout");
+  app.set_version_flag("--version", std::string("lockstep-bench-relay ") + lockstep::kVersion);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

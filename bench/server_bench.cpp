@@ -67,7 +67,8 @@ FleetResult run_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t se
   constexpr std::uint32_t kPlayers = 4;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const int server_cpu = cpus >= 2 ? 0 : -1, load_cpu = cpus >= 2 ? 1 : -1;
-  const auto base_port = static_cast<std::uint16_t>(20000 + (getpid() % 150) * 250);
+  // Below Linux's ephemeral range (32768 and up), so no client socket can hold a server's port.
+  const auto base_port = static_cast<std::uint16_t>(20000 + (getpid() % 50) * 250);
   std::vector<pid_t> servers;
   for (std::uint32_t s = 0; s < sessions; ++s) fs::remove(dir / ("summary-" + std::to_string(s)));
   for (std::uint32_t s = 0; s < sessions; ++s) {
