@@ -42,7 +42,10 @@ struct DatagramStamps {
     const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
     if (id >= host->peerCount) return 0;  // includes connection requests (no peer yet)
     timespec ts{};
-    if (ioctl(host->socket, SIOCGSTAMPNS, &ts) != 0) return 0;
+    if (ioctl(host->socket, SIOCGSTAMPNS, &ts) != 0) {
+      self->arrival_[id] = 0;  // unknown (the first datagrams, before the kernel stamps them): read time is used
+      return 0;
+    }
     self->arrival_[id] = std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec - self->realtime_offset_;
     return 0;  // ENet goes on to handle the datagram as usual
   }

@@ -25,12 +25,13 @@ sleep 0.5
 $T send-keys -t view q
 for i in $(seq 150); do
   $T capture-pane -t view -p >"$WORK/after.txt"
-  grep -q 'icanon' "$WORK/after.txt" && break
+  # Whole lines only: the command line on screen contains the word 'icanon' too.
+  grep -q -- '^-\?icanon *$' "$WORK/after.txt" && break
   sleep 0.1
 done
-grep -q 'EXIT=0' "$WORK/after.txt" || fail "client did not exit 0 after q: $(cat "$WORK/after.txt")"
-grep -q -- '-icanon' "$WORK/after.txt" && fail "terminal left in raw mode"
-grep -q 'icanon' "$WORK/after.txt" || fail "no stty output"
+grep -q '^EXIT=0 *$' "$WORK/after.txt" || fail "client did not exit 0 after q: $(cat "$WORK/after.txt")"
+grep -q -- '^-icanon *$' "$WORK/after.txt" && fail "terminal left in raw mode"
+grep -q '^icanon *$' "$WORK/after.txt" || fail "no stty output"
 grep -q 'tick [0-9]* *fps' "$WORK/after.txt" && fail "the arena is still on screen: alternate screen not left"
 kill -INT $S 2>/dev/null; wait $S
 grep -q 'player 0 (viewer) left' "$WORK/server.err" || fail "the server did not see a clean leave"
