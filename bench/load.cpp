@@ -33,12 +33,15 @@ struct RawClient {
   bool connected = false, done = false;
   std::uint64_t received = 0;
 
-  void drain() {
+  /// Handles what arrived; true when this call saw the relay disconnect.
+  bool drain() {
+    const bool was_done = done;
     for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll()) {
       if (ev.type == NetEvent::Type::Connect) connected = true;
       if (ev.type == NetEvent::Type::Receive) ++received;
       if (ev.type == NetEvent::Type::Disconnect) done = true;
     }
+    return done && !was_done;
   }
 };
 
@@ -52,7 +55,7 @@ void wait_ready(int epfd, std::int64_t deadline_ns, std::vector<std::size_t>& re
   ready.clear();
   epoll_event events[256];
   const std::int64_t wait = g_busy_poll ? 0 : std::max<std::int64_t>(0, deadline_ns - monotonic_ns());
-  const timespec ts{static_cast<time_t>(wait / 1'000'000'000), static_cast<long>(wait % 1'000'000'000)};
+  const timespec ts = to_timespec(wait);
   const int n = epoll_pwait2(epfd, events, 256, &ts, nullptr);
   for (int i = 0; i < n; ++i) ready.push_back(events[i].data.u64);
 }
@@ -139,13 +142,13 @@ int run_raw(const std::string& host, std::uint16_t base_port, std::uint32_t sess
     if (monotonic_ns() >= next_tick) {
       for (RawClient& c : clients) {
         if (c.connected && !c.done) c.host->send(c.peer, Channel::Play, payload);
-        c.drain();  // also flushes what was queued and keeps ENet's handshakes and pings going
+        if (c.drain()) --running;  // also flushes what was queued and keeps ENet's handshakes and pings going
       }
       next_tick += 10'000'000;
     }
     wait_ready(epfd, next_tick, ready);
-    for (std::size_t i : ready) clients[i].drain();
-    running = static_cast<std::size_t>(std::count_if(clients.begin(), clients.end(), [](const RawClient& c) { return !c.done; }));
+    for (std::size_t i : ready)
+      if (clients[i].drain()) --running;
   }
   std::uint64_t received = 0;
   for (const RawClient& c : clients) received += c.received;

@@ -56,7 +56,7 @@ SessionRun run_session(std::uint32_t players, std::uint32_t input_delay, Tick ti
     now = monotonic_ns();
     if (wake > now) {
       const std::int64_t wait = std::min<std::int64_t>(wake - now, 50'000'000);
-      const timespec ts{0, static_cast<long>(wait)};
+      const timespec ts = to_timespec(wait);
       ::ppoll(fds.data(), fds.size(), &ts, nullptr);
     }
   }

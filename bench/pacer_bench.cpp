@@ -21,15 +21,11 @@ namespace {
 
 constexpr std::int64_t kPeriod = kTickNs;
 
-std::int64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
+std::int64_t thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 void sleep_ns(std::int64_t ns) {
   if (ns <= 0) return;
-  timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  const timespec ts = to_timespec(ns);
   nanosleep(&ts, nullptr);
 }
 

@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
     for (const Flow& fl : flows) fds.push_back({fl.upstream, POLLIN, 0});
     std::int64_t wait = 100'000'000;
     if (!queue.empty()) wait = std::max<std::int64_t>(0, queue.top().due - monotonic_ns());
-    const timespec ts{static_cast<time_t>(wait / 1'000'000'000), static_cast<long>(wait % 1'000'000'000)};
+    const timespec ts = to_timespec(wait);
     ::ppoll(fds.data(), fds.size(), &ts, nullptr);
 
     if (fds[0].revents & POLLIN) {

@@ -4,8 +4,6 @@
 
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
-#include <time.h>
-
 #include <cstdlib>
 #include <mutex>
 
@@ -46,7 +44,8 @@ struct DatagramStamps {
       self->arrival_[id] = 0;  // unknown (the first datagrams, before the kernel stamps them): read time is used
       return 0;
     }
-    self->arrival_[id] = std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec - self->realtime_offset_;
+    // Socket timestamps are on the realtime clock; carry this one over to the monotonic clock.
+    self->arrival_[id] = to_ns(ts) - (clock_ns(CLOCK_REALTIME) - monotonic_ns());
     return 0;  // ENet goes on to handle the datagram as usual
   }
 };
@@ -120,9 +119,6 @@ EnetPeer* NetHost::connect(const std::string& host, std::uint16_t port, std::str
 NetEvent NetHost::poll() {
   NetEvent out;
   ENetEvent ev;
-  timespec real{};
-  clock_gettime(CLOCK_REALTIME, &real);
-  realtime_offset_ = std::int64_t{real.tv_sec} * 1'000'000'000 + real.tv_nsec - monotonic_ns();
   DatagramStamps::serving = this;
   const int r = enet_host_service(host_, &ev, 0);
   DatagramStamps::serving = nullptr;

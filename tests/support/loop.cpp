@@ -26,7 +26,7 @@ bool drive(const std::vector<Driven>& parts, const std::function<bool()>& done, 
     }
     now = monotonic_ns();
     const std::int64_t wait = std::max<std::int64_t>(0, next - now);
-    timespec ts{static_cast<time_t>(wait / 1'000'000'000), static_cast<long>(wait % 1'000'000'000)};
+    const timespec ts = to_timespec(wait);
     const int n = ::ppoll(fds.data(), fds.size(), &ts, nullptr);
     for (std::size_t i = 0; i < parts.size(); ++i) readable[i] = n > 0 && (fds[i].revents & POLLIN) != 0;
   }

@@ -1,9 +1,27 @@
 // The monotonic clock, for the shells (executables and loops); the core never reads it.
 #pragma once
 
+#include <time.h>
+
 #include <cstdint>
 
 namespace lockstep {
+
+/// A timespec as nanoseconds, and back.
+inline std::int64_t to_ns(const timespec& ts) { return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec; }
+inline timespec to_timespec(std::int64_t ns) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+  ts.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+  return ts;
+}
+
+/// Any clock (CLOCK_MONOTONIC, CLOCK_REALTIME, a CPU-time clock) in nanoseconds.
+inline std::int64_t clock_ns(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return to_ns(ts);
+}
 
 /// CLOCK_MONOTONIC in nanoseconds.
 std::int64_t monotonic_ns();

@@ -88,7 +88,6 @@ class NetHost {
   friend struct DatagramStamps;
   _ENetHost* host_;
   std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's arrival
-  std::int64_t realtime_offset_ = 0;   // CLOCK_REALTIME - CLOCK_MONOTONIC at the latest poll
 };
 
 /// Peer helpers. Sending to, disconnecting or naming a null peer (an in-process test peer) is a no-op.
