@@ -4,8 +4,7 @@
 source "$(dirname "$0")/lib.sh" "$1"
 "$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 1000 --on-desync stop --desync-dir "$WORK" >"$WORK/server.json" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name honest --bot 1 --hash-log "$WORK/honest.log" >/dev/null 2>"$WORK/honest.err" &
-H=$!; PIDS+=($H)
+start_bot honest 1; H=$BOT_PID
 "$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name cheat --bot 2 --inject-desync-at 250 >/dev/null 2>"$WORK/cheat.err" &
 C=$!; PIDS+=($C)
 expect_exit $S 3 server

@@ -5,10 +5,8 @@ source "$(dirname "$0")/lib.sh" "$1"
 "$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 800 --hash-log "$WORK/server.log" \
     >"$WORK/server.json" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name a --bot 1 --hash-log "$WORK/a.log" >/dev/null 2>"$WORK/a.err" &
-A=$!; PIDS+=($A)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name b --bot 2 --hash-log "$WORK/b.log" >/dev/null 2>"$WORK/b.err" &
-B=$!; PIDS+=($B)
+start_bot a 1; A=$BOT_PID
+start_bot b 2; B=$BOT_PID
 python3 - "$PORT" <<'PY' &
 import os, random, socket, sys, time
 port = int(sys.argv[1]); rnd = random.Random(7)

@@ -5,8 +5,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 "$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 1200 --bodies 10000 --allow-late-join \
     --hash-log "$WORK/server.log" >"$WORK/server.json" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name host --bot 1 --hash-log "$WORK/host.log" >/dev/null 2>"$WORK/host.err" &
-H=$!; PIDS+=($H)
+start_bot host 1; H=$BOT_PID
 "$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name early --bot 2 --ticks 200 >/dev/null 2>"$WORK/early.err" &
 E=$!; PIDS+=($E)
 expect_exit $E 0 "early leaver"

@@ -3,8 +3,7 @@
 source "$(dirname "$0")/lib.sh" "$1"
 "$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 600 --hash-log "$WORK/server.log" >/dev/null 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name stays --bot 1 --hash-log "$WORK/stays.log" >/dev/null 2>"$WORK/stays.err" &
-A=$!; PIDS+=($A)
+start_bot stays 1; A=$BOT_PID
 "$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name quits --bot 2 --ticks 200 --hash-log "$WORK/quits.log" >/dev/null 2>"$WORK/quits.err" &
 Q=$!; PIDS+=($Q)
 expect_exit $Q 0 quitter

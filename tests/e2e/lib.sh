@@ -9,8 +9,9 @@ cleanup() {
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
-# A UDP port unlikely to collide with a parallel test.
-PORT=$(( 20000 + (RANDOM * 32768 + RANDOM + $$) % 40000 ))
+# A UDP port unlikely to collide with a parallel test, below Linux's ephemeral range (32768 and
+# up) so no client socket can hold it; tests may use a few ports above it.
+PORT=$(( 20000 + (RANDOM * 32768 + RANDOM + $$) % 12000 ))
 fail() { echo "FAIL: $*"; for f in "$WORK"/*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done; exit 1; }
 # Waits for pid $1 and checks its exit code is $2.
 expect_exit() {
@@ -18,4 +19,14 @@ expect_exit() {
   wait "$pid"; got=$?
   [ "$got" = "$want" ] || fail "$what exited $got, expected $want"
   echo "ok: $what exited $got"
+}
+# Starts a --bot client named $1 with seed $2 (further options after them) against the server on
+# $PORT; its hash log goes to $WORK/$1.log, its stderr to $WORK/$1.err, its pid to BOT_PID.
+start_bot() {
+  local name=$1 seed=$2
+  shift 2
+  "$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name "$name" --bot "$seed" --hash-log "$WORK/$name.log" "$@" \
+      >/dev/null 2>"$WORK/$name.err" &
+  BOT_PID=$!
+  PIDS+=($BOT_PID)
 }

@@ -5,8 +5,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 R="$BIN/lockstep-replay"
 "$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 400 --record "$WORK/s.replay" --hash-log "$WORK/server.log" >/dev/null 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name a --bot 1 --hash-log "$WORK/a.log" >/dev/null 2>"$WORK/a.err" &
-A=$!; PIDS+=($A)
+start_bot a 1; A=$BOT_PID
 "$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name b --bot 2 >/dev/null 2>"$WORK/b.err" &
 B=$!; PIDS+=($B)
 expect_exit $A 0 a; expect_exit $B 0 b; expect_exit $S 0 server

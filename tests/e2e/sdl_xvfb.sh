@@ -12,8 +12,7 @@ PIDS+=($!)
 sleep 1
 "$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 400 --hash-log "$WORK/server.log" >/dev/null 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name bot --bot 1 --hash-log "$WORK/bot.log" >/dev/null 2>"$WORK/bot.err" &
-A=$!; PIDS+=($A)
+start_bot bot 1; A=$BOT_PID
 DISPLAY=$DISP "$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name window --bot 2 --render sdl --fps 60 --hash-log "$WORK/window.log" >/dev/null 2>"$WORK/window.err" &
 W=$!; PIDS+=($W)
 expect_exit $W 0 "sdl client"

@@ -3,8 +3,7 @@
 source "$(dirname "$0")/lib.sh" "$1"
 "$BIN/lockstep-server" --port "$PORT" --players 2 --hash-log "$WORK/server.log" >/dev/null 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name a --bot 1 --hash-log "$WORK/a.log" >/dev/null 2>"$WORK/a.err" &
-A=$!; PIDS+=($A)
+start_bot a 1; A=$BOT_PID
 "$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name b --bot 2 >/dev/null 2>"$WORK/b.err" &
 B=$!; PIDS+=($B)
 for i in $(seq 100); do [ "$(wc -l <"$WORK/a.log" 2>/dev/null || echo 0)" -ge 200 ] && break; sleep 0.05; done

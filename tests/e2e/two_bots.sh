@@ -3,10 +3,8 @@
 source "$(dirname "$0")/lib.sh" "$1"
 "$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 500 --hash-log "$WORK/server.log" >"$WORK/server.json" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name alice --bot 1 --hash-log "$WORK/alice.log" >/dev/null 2>"$WORK/alice.err" &
-A=$!; PIDS+=($A)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name bob --bot 2 --hash-log "$WORK/bob.log" >/dev/null 2>"$WORK/bob.err" &
-B=$!; PIDS+=($B)
+start_bot alice 1; A=$BOT_PID
+start_bot bob 2; B=$BOT_PID
 expect_exit $A 0 alice
 expect_exit $B 0 bob
 expect_exit $S 0 server
