@@ -42,15 +42,19 @@ struct ClientSession::Impl {
   Tick received = 0;  // every frame up to here is in
   Tick executed = 0;
 
-  // The server's tick clock: monotonic time of tick 0's deadline as seen here, the minimum over
-  // recent frames of (arrival - tick * period): the least-delayed arrival is the best estimate.
+  // The server's tick clock: tick T is due at origin + (T + clock_shift) periods. origin is the
+  // monotonic time of tick 0's deadline as seen here, the minimum over recent frames of
+  // (arrival - (tick + shift) * period): the least-delayed arrival is the best estimate. The
+  // server reports its shift, the ticks it has moved its clock later after falling behind.
   bool clock_known = false;
   std::deque<std::int64_t> origin_samples;
   std::int64_t origin = 0;
+  std::uint32_t clock_shift = 0;
   Tick sample_tick = 0;  // the next tick clock reading at which to sample
   std::int64_t lead = 0;  // how long before the server's deadline to sample (adapts)
   std::uint32_t slack_seq = 0;
   bool sample_held = false;  // sampling waits for frames to catch up
+  std::int64_t held_since = -1;
   std::int64_t last_sent = 0;
 
   // Our inputs and hashes, by tick, until acknowledged.
@@ -128,9 +132,15 @@ struct ClientSession::Impl {
     sample_tick = since > 0 ? static_cast<Tick>(since / kTickNs) : 0;
   }
 
+  /// When the server's deadline for tick t falls, by this client's clock.
+  [[nodiscard]] std::int64_t due_at(Tick t) const {
+    return origin + (std::int64_t{t} + std::int64_t{clock_shift}) * kTickNs;
+  }
+
   void on_server_tick(const wire::ServerTick& m, std::int64_t now) {
     if (phase != Phase::Running && phase != Phase::Leaving) return;
     if (joining) return;  // frames count only after the snapshot
+    clock_shift = std::max(clock_shift, m.clock_shift());  // a reordered datagram carries an older one
     input_ack = std::max(input_ack, std::min(m.input_ack(), last_input));
     if (m.slack_seq() != 0 && m.slack_seq() != slack_seq) {
       // Inputs arrive too close to (or after) their deadline: sample earlier; far too early: later.
@@ -161,7 +171,7 @@ struct ClientSession::Impl {
     while (have_frame[(received + 1) % kRing] && frames[(received + 1) % kRing].tick == received + 1) ++received;
     if (newest && n > 0) {
       const Tick last = m.first_tick() + static_cast<Tick>(n) - 1;
-      origin_samples.push_back(now - static_cast<std::int64_t>(last) * kTickNs);
+      origin_samples.push_back(now - (std::int64_t{last} + std::int64_t{m.clock_shift()}) * kTickNs);
       if (origin_samples.size() > kOriginWindow) origin_samples.pop_front();
       origin = *std::min_element(origin_samples.begin(), origin_samples.end());
     }
@@ -382,9 +392,9 @@ struct ClientSession::Impl {
     // bounded by the ring), then one message carries them all.
     bool due = false;
     sample_held = false;
-    while (now >= origin + static_cast<std::int64_t>(sample_tick) * kTickNs - lead) {
-      if (now - (origin + static_cast<std::int64_t>(sample_tick) * kTickNs) > 32 * kTickNs) {
-        sample_tick = static_cast<Tick>((now - origin) / kTickNs);  // far behind: resume at the present
+    while (now >= due_at(sample_tick) - lead) {
+      if (now - due_at(sample_tick) > 32 * kTickNs) {  // far behind: resume at the present
+        sample_tick = static_cast<Tick>(std::max<std::int64_t>(0, (now - origin) / kTickNs - clock_shift));
       }
       const Tick target = sample_tick + input_delay;
       // Never run far ahead of the frames actually received: if the server's clock slowed, the
@@ -460,7 +470,7 @@ struct ClientSession::Impl {
     if (server) stats.rtt_ms = peer_rtt_ms(server);
     std::int64_t next = now + 100'000'000;
     if (phase == Phase::Running)
-      next = std::min(next, sample_held ? now + 5'000'000 : origin + static_cast<std::int64_t>(sample_tick) * kTickNs - lead);
+      next = std::min(next, sample_held ? now + 5'000'000 : due_at(sample_tick) - lead);
     if (phase == Phase::Leaving) next = std::min(next, now + 10'000'000);
     if (more_frames) next = now;
     return next;

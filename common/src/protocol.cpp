@@ -159,7 +159,7 @@ Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, 
 }
 
 Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack,
-                  std::int32_t input_slack_us, std::uint32_t slack_seq) {
+                  std::int32_t input_slack_us, std::uint32_t slack_seq, std::uint32_t clock_shift) {
   FlatBufferBuilder& fbb = tick_builder();
   thread_local PackedFrames packed;
   pack_frames(frames, players, packed);
@@ -168,7 +168,9 @@ Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tic
   const auto iv = fbb.CreateVector(packed.inputs);
   const Tick first = frames.empty() ? 0 : frames.front().tick;
   return finish(fbb, wire::Body::ServerTick,
-                wire::CreateServerTick(fbb, first, pv, fv, iv, input_ack, hash_ack, input_slack_us, slack_seq).Union());
+                wire::CreateServerTick(fbb, first, pv, fv, iv, input_ack, hash_ack, input_slack_us, slack_seq,
+                                                clock_shift)
+                    .Union());
 }
 
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash) {

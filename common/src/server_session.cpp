@@ -790,9 +790,11 @@ struct ServerSession::Impl {
   }
 
   protocol::Bytes server_tick_for(const Peer& p, std::span<const InputFrame> batch) const {
-    if (p.role != Role::Player) return protocol::server_tick(batch, cfg.players, 0, p.hash_ack);
+    // Clients time their inputs by this server's tick clock, so they are told when it moves.
+    const auto shift = static_cast<std::uint32_t>(std::min<std::uint64_t>(pacer.stats().skipped, UINT32_MAX));
+    if (p.role != Role::Player) return protocol::server_tick(batch, cfg.players, 0, p.hash_ack, 0, 0, shift);
     const Slot& s = slots[static_cast<std::size_t>(p.slot)];
-    return protocol::server_tick(batch, cfg.players, s.input_ack, p.hash_ack, s.slack_us, s.slack_seq);
+    return protocol::server_tick(batch, cfg.players, s.input_ack, p.hash_ack, s.slack_us, s.slack_seq, shift);
   }
 
   void end_session(wire::EndReason reason, const std::string& detail) {

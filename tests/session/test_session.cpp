@@ -2,7 +2,11 @@
 #include <doctest/doctest.h>
 
 #include <enet/enet.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -138,6 +142,9 @@ TEST_SUITE("session/loopback") {
     cfg.players = 2;
     cfg.last_tick = 300;
     cfg.on_desync = OnDesync::Stop;
+    const auto dir = std::filesystem::temp_directory_path() / ("lockstep-stop-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    cfg.desync_dir = dir.string();
     Session s(cfg);
     s.add_client(client_named("honest"), 1);
     ClientConfig bad = client_named("diverged");
@@ -150,6 +157,13 @@ TEST_SUITE("session/loopback") {
     CHECK(s.server->desyncs()[0].name == "diverged");
     CHECK(s.clients[1]->desynced());
     CHECK_FALSE(s.clients[0]->desynced());
+    // The report names the tick and the diverged player, in the directory it was given.
+    std::ifstream report(dir / ("desync-120-" + std::to_string(s.clients[1]->slot()) + ".json"));
+    REQUIRE(report.good());
+    const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
+    CHECK(text.find("\"tick\": 120") != std::string::npos);
+    CHECK(text.find("\"name\": \"diverged\"") != std::string::npos);
+    std::filesystem::remove_all(dir);
   }
 
   TEST_CASE("a client that leaves at tick 200 of 600 does not stop the others") {
@@ -343,5 +357,46 @@ TEST_SUITE("session/hostile") {
     CHECK(s.server->stats().filled_inputs >= 50);
     CHECK(s.server->stats().filled_inputs <= 150);
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+  }
+
+  TEST_CASE("after a silent player is dropped the others play on at full rate, their inputs on time") {
+    // At the default grace the server runs one tick per 100 ms while it waits for the mute player,
+    // and moves its tick clock later each time. A client whose estimate of that clock does not
+    // follow the move believes the server is hundreds of ticks ahead, holds its sampling back,
+    // and from then on every one of its inputs is filled after the grace: 10 ticks a second.
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 500;
+    cfg.silent_drop_ns = 3'000'000'000;
+    Session s(cfg);
+    RawPeer mute(s.server->port());
+    s.parts.push_back({[&](std::int64_t now) { return mute.update(now); }, [&] { return mute.host->fd(); }});
+    REQUIRE(drive(s.parts, [&] { return mute.connected; }, 5 * kSeconds));
+    auto probe = make_arena(WorldParams{1, 0, 1});
+    mute.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "mute", false));
+    s.add_client(client_named("talker"), 1);
+    int talker_slot = -1;
+    std::map<Tick, std::uint32_t> filled, present;
+    s.server->on_tick([&](const InputFrame& f, std::uint64_t h) {
+      s.server_trace.hashes[f.tick] = h;
+      filled[f.tick] = f.filled;
+      present[f.tick] = f.present;
+    });
+    REQUIRE(s.run(40 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->stats().kicked == 1);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    talker_slot = s.clients[0]->slot();
+    REQUIRE(talker_slot >= 0);
+    const std::uint32_t talker = 1u << talker_slot;
+    Tick mute_out = 0;  // the first tick without the mute player
+    for (const auto& [t, p] : present)
+      if (p == talker) { mute_out = t; break; }
+    REQUIRE(mute_out > 0);
+    int talker_filled_after = 0;
+    for (const auto& [t, f] : filled)
+      if (t >= mute_out + 50 && (f & talker)) ++talker_filled_after;
+    CHECK_MESSAGE(talker_filled_after <= 2, talker_filled_after, " of the talker's inputs were filled after tick ",
+                  mute_out + 50, " (the mute player left at tick ", mute_out, ")");
   }
 }

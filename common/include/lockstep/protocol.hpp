@@ -60,7 +60,7 @@ std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, 
                             bool join);
 /// Frames must be consecutive and at most kMaxWindow; `players` inputs are written per frame.
 Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack,
-                  std::int32_t input_slack_us = 0, std::uint32_t slack_seq = 0);
+                  std::int32_t input_slack_us = 0, std::uint32_t slack_seq = 0, std::uint32_t clock_shift = 0);
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash);
 Bytes player_joined(std::uint32_t slot, const std::string& name);
 Bytes player_left(std::uint32_t slot, Tick tick, const std::string& reason);
