@@ -5,14 +5,22 @@ BIN=${1:?bin dir}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/lockstep-e2e.XXXXXX")
 PIDS=()
 cleanup() {
+  [ -n "${WATCHDOG:-}" ] && { pkill -9 -P "$WATCHDOG"; kill -9 "$WATCHDOG"; } 2>/dev/null
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 # A UDP port unlikely to collide with a parallel test, below Linux's ephemeral range (32768 and
-# up) so no client socket can hold it; tests may use a few ports above it.
-PORT=$(( 20000 + (RANDOM * 32768 + RANDOM + $$) % 12000 ))
+# up) so no client socket can hold it, and below the benchmark smoke run's ports (28000 and up);
+# tests may use a few ports above it.
+PORT=$(( 20000 + (RANDOM * 32768 + RANDOM + $$) % 7990 ))
 fail() { echo "FAIL: $*"; for f in "$WORK"/*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done; exit 1; }
+# A test that hangs fails on its own before ctest's 120 s timeout, so its processes' logs are shown.
+E2E_TIMEOUT=${E2E_TIMEOUT:-105}
+trap 'fail "timed out after $E2E_TIMEOUT s"' USR1
+( sleep "$E2E_TIMEOUT" && kill -USR1 $$ ) >/dev/null 2>&1 &
+WATCHDOG=$!
+disown "$WATCHDOG"
 # Waits for pid $1 and checks its exit code is $2.
 expect_exit() {
   local pid=$1 want=$2 what=$3 got
