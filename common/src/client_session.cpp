@@ -463,7 +463,8 @@ struct ClientSession::Impl {
     if (phase == Phase::Running) sample(now);
     if (phase == Phase::Connecting && now - started_at > cfg.connect_timeout_ns)
       end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) + " (no answer)");
-    else if (phase != Phase::Connecting && phase != Phase::Leaving && now - last_heard > cfg.silence_timeout_ns)
+    else if (phase != Phase::Connecting && phase != Phase::Leaving &&
+             now - std::max(last_heard, host->heard_ns(server)) > cfg.silence_timeout_ns)
       end(4, "the server stopped answering");
     else if (phase == Phase::Leaving && now >= leave_deadline)
       end(desynced ? 3 : 0, message);
@@ -504,7 +505,7 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
   if (!impl->host) return fail(err);
   impl->server = impl->host->connect(config.host, config.port, &err);
   if (!impl->server) return fail(err);
-  peer_set_timeout(impl->server, 1000, static_cast<std::uint32_t>(config.silence_timeout_ns / 1'000'000));
+  peer_set_backstop_timeout(impl->server, backstop_ms(config.silence_timeout_ns));
   return std::unique_ptr<ClientSession>(new ClientSession(std::move(impl)));
 }
 

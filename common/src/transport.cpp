@@ -39,19 +39,23 @@ struct DatagramStamps {
     const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
     const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
     if (id >= host->peerCount) return 0;  // includes connection requests (no peer yet)
+    const ENetAddress& from = host->peers[id].address;
+    if (from.host != host->receivedAddress.host || from.port != host->receivedAddress.port) return 0;  // ENet drops it
     timespec ts{};
     if (ioctl(host->socket, SIOCGSTAMPNS, &ts) != 0) {
       self->arrival_[id] = 0;  // unknown (the first datagrams, before the kernel stamps them): read time is used
+      self->heard_[id] = monotonic_ns();
       return 0;
     }
     // Socket timestamps are on the realtime clock; carry this one over to the monotonic clock.
     self->arrival_[id] = to_ns(ts) - (clock_ns(CLOCK_REALTIME) - monotonic_ns());
+    self->heard_[id] = self->arrival_[id];
     return 0;  // ENet goes on to handle the datagram as usual
   }
 };
 thread_local NetHost* DatagramStamps::serving = nullptr;
 
-NetHost::NetHost(_ENetHost* host) : host_(host), arrival_(host->peerCount, 0) { host_->intercept = &DatagramStamps::on_datagram; }
+NetHost::NetHost(_ENetHost* host) : host_(host), arrival_(host->peerCount, 0), heard_(host->peerCount, 0) { host_->intercept = &DatagramStamps::on_datagram; }
 
 NetEvent::NetEvent(NetEvent&& o) noexcept { *this = std::move(o); }
 NetEvent& NetEvent::operator=(NetEvent&& o) noexcept {
@@ -157,6 +161,9 @@ bool NetHost::reliable_in_flight() const {
   return false;
 }
 int NetHost::fd() const { return static_cast<int>(host_->socket); }
+std::int64_t NetHost::heard_ns(const EnetPeer* peer) const {
+  return peer ? heard_[static_cast<std::size_t>(peer - host_->peers)] : 0;
+}
 std::uint16_t NetHost::port() const {
   ENetAddress a{};
   enet_socket_get_address(host_->socket, &a);
@@ -183,8 +190,8 @@ std::string peer_address(const EnetPeer* peer) {
 }
 void peer_set_tag(EnetPeer* peer, std::uintptr_t tag) { peer->data = reinterpret_cast<void*>(tag); }
 std::uintptr_t peer_tag(const EnetPeer* peer) { return reinterpret_cast<std::uintptr_t>(peer->data); }
-void peer_set_timeout(EnetPeer* peer, std::uint32_t minimum_ms, std::uint32_t maximum_ms) {
-  enet_peer_timeout(peer, 0, minimum_ms, maximum_ms);
+void peer_set_backstop_timeout(EnetPeer* peer, std::uint32_t backstop_ms) {
+  enet_peer_timeout(peer, 0, backstop_ms, backstop_ms);
 }
 
 bool split_host_port(const std::string& text, std::string* host, std::uint16_t* port) {

@@ -359,6 +359,51 @@ TEST_SUITE("session/hostile") {
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);
   }
 
+  TEST_CASE("a player who waits in the lobby past the silence bounds stays joined and plays") {
+    // In the lobby the server has nothing to say; ENet's pings and acknowledgements show both
+    // sides are alive.
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 100;
+    cfg.silent_drop_ns = 1'000'000'000;
+    Session s(cfg);
+    ClientConfig early = client_named("early");
+    early.silence_timeout_ns = 1'000'000'000;
+    s.add_client(early, 1);
+    CHECK_FALSE(drive(s.parts, [&] { return s.clients[0]->finished(); }, 3 * kSeconds));
+    s.add_client(client_named("late"), 2);
+    REQUIRE(s.run(20 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->stats().kicked == 0);
+    CHECK(s.clients[0]->exit_code() == 0);
+    CHECK(s.clients[1]->exit_code() == 0);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+  }
+
+  TEST_CASE("a spectator that goes dark is dropped after the silence bound; a quiet one that is alive stays") {
+    ServerConfig cfg;
+    cfg.players = 1;
+    cfg.last_tick = 400;
+    cfg.silent_drop_ns = 1'000'000'000;
+    Session s(cfg);
+    RawPeer dark(s.server->port()), quiet(s.server->port());
+    bool dark_alive = true;
+    s.parts.push_back({[&](std::int64_t now) { return dark_alive ? dark.update(now) : now + 50'000'000; },
+                       [&] { return dark_alive ? dark.host->fd() : -1; }});
+    s.parts.push_back({[&](std::int64_t now) { return quiet.update(now); }, [&] { return quiet.host->fd(); }});
+    REQUIRE(drive(s.parts, [&] { return dark.connected && quiet.connected; }, 5 * kSeconds));
+    auto probe = make_arena(WorldParams{1, 0, 1});
+    dark.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "dark", true));
+    quiet.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "quiet", true));
+    s.add_client(client_named("player"), 1);
+    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() >= 50; }, 10 * kSeconds));
+    dark_alive = false;  // its process hangs: nothing more is read or sent
+    REQUIRE(s.run(20 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->stats().kicked == 1);
+    CHECK(s.clients[0]->exit_code() == 0);
+  }
+
   TEST_CASE("after a silent player is dropped the others play on at full rate, their inputs on time") {
     // At the default grace the server runs one tick per 100 ms while it waits for the mute player,
     // and moves its tick clock later each time. A client whose estimate of that clock does not

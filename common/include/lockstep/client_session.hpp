@@ -32,7 +32,7 @@ struct ClientConfig {
   std::int64_t min_lead_ns = 200'000;
   std::int64_t max_lead_ns = 500'000'000;
   std::int64_t connect_timeout_ns = 5'000'000'000;
-  std::int64_t silence_timeout_ns = 3'000'000'000;  ///< no message from the server for this long: lost
+  std::int64_t silence_timeout_ns = 3'000'000'000;  ///< nothing at all from the server for this long: lost
   bool execute_on_arrival = true;       ///< run frames as soon as they arrive (headless); else execute_next()
   bool keep_previous = false;           ///< keep the state one tick back, for interpolation
   std::uint32_t protocol_version = kProtocolVersion;  ///< tests override it to check refusals

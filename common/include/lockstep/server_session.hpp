@@ -45,7 +45,8 @@ struct ServerConfig {
   std::size_t state_history = 64;  ///< ticks of past states kept to examine a desync
   std::int64_t probe_timeout_ns = 2'000'000'000;  ///< give up localizing after this long
   bool allow_late_join = false;    ///< admit new players into a vacated slot of a running session
-  std::int64_t silent_drop_ns = 5'000'000'000;  ///< a player that sends nothing for this long is dropped
+  std::int64_t silent_drop_ns = 5'000'000'000;  ///< a player whose messages stop (in play), or a peer from
+                                                ///< which nothing arrives, for this long is dropped
   double max_messages_per_second = 400;  ///< per peer, sustained; a peer above it is dropped
   double message_burst = 800;            ///< per peer, messages it may send at once
   std::uint32_t max_bad_messages = 100;  ///< malformed or unexpected messages a peer may send before it is dropped

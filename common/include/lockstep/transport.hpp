@@ -1,6 +1,7 @@
 // ENet, wrapped once: RAII for the library, hosts and packets, and the few calls sessions need.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -73,6 +74,10 @@ class NetHost {
   /// True while a peer is connecting or disconnecting, or reliable data waits to be sent or
   /// acknowledged: then ENet needs its socket served promptly to make progress.
   [[nodiscard]] bool reliable_in_flight() const;
+  /// When the latest datagram from `peer`'s address arrived (monotonic ns; 0: none yet). Any
+  /// datagram counts, ENet's own pings and acknowledgements too: the peer is alive and serving
+  /// its socket, even while it has nothing of its own to say (a server waiting in the lobby).
+  [[nodiscard]] std::int64_t heard_ns(const EnetPeer* peer) const;
   /// The bound port.
   [[nodiscard]] std::uint16_t port() const;
   /// Total bytes sent and received on the socket (UDP payloads, ENet headers included).
@@ -87,7 +92,8 @@ class NetHost {
   explicit NetHost(_ENetHost* host);
   friend struct DatagramStamps;
   _ENetHost* host_;
-  std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's arrival
+  std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's kernel stamp (0: none)
+  std::vector<std::int64_t> heard_;    // by ENet peer index: the latest datagram's arrival, stamped or read
 };
 
 /// Peer helpers. Sending to, disconnecting or naming a null peer (an in-process test peer) is a no-op.
@@ -101,8 +107,16 @@ std::string peer_address(const EnetPeer* peer);
 /// A small integer the caller may attach to a peer (ENet's data pointer).
 void peer_set_tag(EnetPeer* peer, std::uintptr_t tag);
 std::uintptr_t peer_tag(const EnetPeer* peer);
-/// Sets how quickly ENet gives up on a silent peer.
-void peer_set_timeout(EnetPeer* peer, std::uint32_t minimum_ms, std::uint32_t maximum_ms);
+/// Whether a peer is alive is the session layer's to judge, by what it hears (NetHost::heard_ns)
+/// and within its own bounds. ENet's timeout counts only acknowledgements of reliable commands,
+/// its own pings among them, and on a lossy link a run of lost ones would end a live connection
+/// (at 10 % loss each way a ping and its acknowledgement fail together 19 % of the time), so it
+/// is set to `backstop_ms` flat, well past the session's bounds.
+void peer_set_backstop_timeout(EnetPeer* peer, std::uint32_t backstop_ms);
+/// The backstop for a session whose own silence bound is `bound_ns`: 30 s, or twice the bound.
+inline std::uint32_t backstop_ms(std::int64_t bound_ns) {
+  return static_cast<std::uint32_t>(std::clamp<std::int64_t>(2 * bound_ns / 1'000'000, 30'000, 3'600'000));
+}
 
 /// Splits "host:port"; false when it is not of that form or the port is out of range.
 bool split_host_port(const std::string& text, std::string* host, std::uint16_t* port);
