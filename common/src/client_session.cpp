@@ -14,8 +14,8 @@ namespace lockstep {
 namespace {
 constexpr std::size_t kRing = 256;          // frames, inputs and hashes kept by tick
 constexpr std::size_t kOriginWindow = 128;  // frames the tick-clock estimate looks back over
-constexpr int kMaxFramesPerUpdate = 4;
-constexpr Tick kMaxSampleAhead = 100;       // ticks of sampling ahead of the received frames      // catch-up frames executed before the socket is serviced again
+constexpr int kMaxFramesPerUpdate = 4;      // catch-up frames executed before the socket is serviced again
+constexpr Tick kMaxSampleAhead = 100;       // ticks of sampling ahead of the received frames
 }  // namespace
 
 struct ClientSession::Impl {

@@ -809,7 +809,7 @@ struct ServerSession::Impl {
     for (auto& [id, p] : peers) peer_disconnect_later(p.enet);
     host->flush();
     phase = Phase::Closing;
-    phase_deadline = now_cache + 1'000'000'000;
+    phase_deadline = now_cache + cfg.close_timeout_ns;
     if (reason == wire::EndReason::Desync || stats.desyncs > 0) exit = 3;
   }
 

@@ -380,7 +380,7 @@ TEST_SUITE("session/hostile") {
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);
   }
 
-  TEST_CASE("a spectator that goes dark is dropped after the silence bound; a quiet one that is alive stays") {
+  TEST_CASE("a spectator that goes dark is dropped after the silence bound while a quiet one that is alive stays") {
     ServerConfig cfg;
     cfg.players = 1;
     cfg.last_tick = 400;

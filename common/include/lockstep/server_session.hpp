@@ -38,6 +38,9 @@ struct ServerConfig {
   std::int64_t input_grace_ns = 100'000'000;   ///< wait this long past a tick's deadline for late inputs
   std::int64_t start_delay_ns = 200'000'000;   ///< from "everyone is in" to tick 0's deadline
   std::int64_t drain_timeout_ns = 3'000'000'000;  ///< after the last tick, wait this long for final hashes
+  /// After the session's end is sent, wait this long for every peer to take it (ENet resends it
+  /// until acknowledged; at 10 % loss a 1 s wait left one client in a few hundred without it).
+  std::int64_t close_timeout_ns = 5'000'000'000;
   std::int64_t join_timeout_ns = 5'000'000'000;   ///< a connection must send its join within this
   std::uint32_t max_spectators = 8;
   std::string desync_dir = ".";    ///< where desync-<tick>-<player>.json reports are written
