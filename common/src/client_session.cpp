@@ -54,7 +54,6 @@ struct ClientSession::Impl {
   std::int64_t lead = 0;  // how long before the server's deadline to sample (adapts)
   std::uint32_t slack_seq = 0;
   bool sample_held = false;  // sampling waits for frames to catch up
-  std::int64_t held_since = -1;
   std::int64_t last_sent = 0;
 
   // Our inputs and hashes, by tick, until acknowledged.

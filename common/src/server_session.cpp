@@ -841,15 +841,13 @@ struct ServerSession::Impl {
       }
     // A joined peer from which nothing at all has arrived for the silence bound, not even ENet's
     // acknowledgements, is gone; in play a player is held to more: its messages must keep coming.
-    const std::string silent = "silent for " + std::to_string(cfg.silent_drop_ns / 1'000'000) + " ms";
-    for (auto& [id, p] : peers)
-      if (p.enet && p.role != Role::Pending && !p.closing &&
-          now - std::max(p.connected_at, host->heard_ns(p.enet)) > cfg.silent_drop_ns)
-        kick(p, silent);
-    if (phase == Phase::Running)
-      for (auto& [id, p] : peers)
-        if (p.role == Role::Player && !p.closing && now - slots[static_cast<std::size_t>(p.slot)].last_heard > cfg.silent_drop_ns)
-          kick(p, silent);
+    for (auto& [id, p] : peers) {
+      if (p.role == Role::Pending || p.closing) continue;
+      const bool gone = p.enet && now - std::max(p.connected_at, host->heard_ns(p.enet)) > cfg.silent_drop_ns;
+      const bool mute = phase == Phase::Running && p.role == Role::Player &&
+                        now - slots[static_cast<std::size_t>(p.slot)].last_heard > cfg.silent_drop_ns;
+      if (gone || mute) kick(p, "silent for " + std::to_string(cfg.silent_drop_ns / 1'000'000) + " ms");
+    }
     for (auto& [id, p] : peers)
       if (p.probing && now - p.probe_started > cfg.probe_timeout_ns) {
         p.report.note = "the client did not answer the desync probe in time";

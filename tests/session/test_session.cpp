@@ -273,6 +273,15 @@ TEST_SUITE("session/hostile") {
       host->send(peer, ch, bytes);
       host->flush();
     }
+    /// Drives the session until connected, then asks to join as `name`.
+    void join(std::vector<Driven>& parts, const std::string& name, bool spectate) {
+      REQUIRE(drive(parts, [&] { return connected; }, 5 * kSeconds));
+      const std::uint64_t fingerprint = make_arena(WorldParams{1, 0, 1})->fingerprint();
+      send(Channel::Control, protocol::join_request(kProtocolVersion, fingerprint, "", name, spectate));
+    }
+    Driven part() {
+      return {[this](std::int64_t now) { return update(now); }, [this] { return host->fd(); }};
+    }
   };
 
   TEST_CASE("garbage, oversized, out-of-window and out-of-turn messages are dropped and counted while the session completes") {
@@ -284,13 +293,10 @@ TEST_SUITE("session/hostile") {
     RawPeer outsider(s.server->port());  // never joins
     RawPeer rogue(s.server->port());     // joins as a player, then misbehaves
     RawPeer flooder(s.server->port());   // joins as a spectator, then floods valid messages
-    s.parts.push_back({[&](std::int64_t now) { return outsider.update(now); }, [&] { return outsider.host->fd(); }});
-    s.parts.push_back({[&](std::int64_t now) { return rogue.update(now); }, [&] { return rogue.host->fd(); }});
-    s.parts.push_back({[&](std::int64_t now) { return flooder.update(now); }, [&] { return flooder.host->fd(); }});
-    REQUIRE(drive(s.parts, [&] { return outsider.connected && rogue.connected && flooder.connected; }, 5 * kSeconds));
-    auto probe = make_arena(WorldParams{1, 0, 1});
-    rogue.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "rogue", false));
-    flooder.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "flood", true));
+    for (RawPeer* p : {&outsider, &rogue, &flooder}) s.parts.push_back(p->part());
+    REQUIRE(drive(s.parts, [&] { return outsider.connected; }, 5 * kSeconds));
+    rogue.join(s.parts, "rogue", false);
+    flooder.join(s.parts, "flood", true);
     s.add_client(client_named("honest1"), 1);
     s.add_client(client_named("honest2"), 2);
 
@@ -345,10 +351,8 @@ TEST_SUITE("session/hostile") {
     cfg.silent_drop_ns = 1'000'000'000;
     Session s(cfg);
     RawPeer mute(s.server->port());
-    s.parts.push_back({[&](std::int64_t now) { return mute.update(now); }, [&] { return mute.host->fd(); }});
-    REQUIRE(drive(s.parts, [&] { return mute.connected; }, 5 * kSeconds));
-    auto probe = make_arena(WorldParams{1, 0, 1});
-    mute.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "mute", false));
+    s.parts.push_back(mute.part());
+    mute.join(s.parts, "mute", false);
     s.add_client(client_named("talker"), 1);
     REQUIRE(s.run(30 * kSeconds));
     CHECK(s.server->exit_code() == 0);
@@ -390,11 +394,9 @@ TEST_SUITE("session/hostile") {
     bool dark_alive = true;
     s.parts.push_back({[&](std::int64_t now) { return dark_alive ? dark.update(now) : now + 50'000'000; },
                        [&] { return dark_alive ? dark.host->fd() : -1; }});
-    s.parts.push_back({[&](std::int64_t now) { return quiet.update(now); }, [&] { return quiet.host->fd(); }});
-    REQUIRE(drive(s.parts, [&] { return dark.connected && quiet.connected; }, 5 * kSeconds));
-    auto probe = make_arena(WorldParams{1, 0, 1});
-    dark.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "dark", true));
-    quiet.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "quiet", true));
+    s.parts.push_back(quiet.part());
+    dark.join(s.parts, "dark", true);
+    quiet.join(s.parts, "quiet", true);
     s.add_client(client_named("player"), 1);
     REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() >= 50; }, 10 * kSeconds));
     dark_alive = false;  // its process hangs: nothing more is read or sent
@@ -415,12 +417,9 @@ TEST_SUITE("session/hostile") {
     cfg.silent_drop_ns = 3'000'000'000;
     Session s(cfg);
     RawPeer mute(s.server->port());
-    s.parts.push_back({[&](std::int64_t now) { return mute.update(now); }, [&] { return mute.host->fd(); }});
-    REQUIRE(drive(s.parts, [&] { return mute.connected; }, 5 * kSeconds));
-    auto probe = make_arena(WorldParams{1, 0, 1});
-    mute.send(Channel::Control, protocol::join_request(kProtocolVersion, probe->fingerprint(), "", "mute", false));
+    s.parts.push_back(mute.part());
+    mute.join(s.parts, "mute", false);
     s.add_client(client_named("talker"), 1);
-    int talker_slot = -1;
     std::map<Tick, std::uint32_t> filled, present;
     s.server->on_tick([&](const InputFrame& f, std::uint64_t h) {
       s.server_trace.hashes[f.tick] = h;
@@ -431,7 +430,7 @@ TEST_SUITE("session/hostile") {
     CHECK(s.server->exit_code() == 0);
     CHECK(s.server->stats().kicked == 1);
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);
-    talker_slot = s.clients[0]->slot();
+    const int talker_slot = s.clients[0]->slot();
     REQUIRE(talker_slot >= 0);
     const std::uint32_t talker = 1u << talker_slot;
     Tick mute_out = 0;  // the first tick without the mute player
