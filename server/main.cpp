@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
     // The sidecar may start after this container: Ready is retried every 500 ms until it is taken.
     sdk = std::make_unique<AgonesSdk>(AgonesSdk::port_from_env());
     ready_sent = sdk->ready();
-    next_health = monotonic_ns() + (ready_sent ? 2'000'000'000 : 500'000'000);
+    next_health = monotonic_ns() + (ready_sent ? kAgonesHealthPeriodMs : kAgonesReadyRetryMs) * 1'000'000;
   }
   install_stop_signals();
   TickCpuMeter play_cpu;
@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
           if (now >= next_health) {
             if (!ready_sent) ready_sent = sdk->ready();
             else sdk->health();  // a localhost call, well under a millisecond
-            next_health = now + (ready_sent ? 2'000'000'000 : 500'000'000);
+            next_health = now + (ready_sent ? kAgonesHealthPeriodMs : kAgonesReadyRetryMs) * 1'000'000;
           }
           wake = std::min(wake, next_health);
         }

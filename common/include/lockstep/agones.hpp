@@ -7,6 +7,12 @@
 
 namespace lockstep {
 
+/// How often a server started with --agones pings /health (milliseconds). The manifests'
+/// `health.periodSeconds` must be longer than this (docker/agones/check.py checks it).
+inline constexpr std::int64_t kAgonesHealthPeriodMs = 2000;
+/// How often Ready is retried until the sidecar takes it (milliseconds).
+inline constexpr std::int64_t kAgonesReadyRetryMs = 500;
+
 class AgonesSdk {
  public:
   /// The sidecar's port: AGONES_SDK_HTTP_PORT from the environment, else 9358.
