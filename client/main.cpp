@@ -61,11 +61,11 @@ int main(int argc, char** argv) {
     LOCKSTEP_LOG_ERROR("--spectate and --bot exclude each other");
     return 2;
   }
-  // Headless without --fps runs frames the moment they arrive (lowest latency); any renderer,
-  // or an explicit --fps, runs the accumulator frame loop and interpolates.
-  const bool frame_loop = render != "none" || fps_opt->count() > 0;
-  cfg.execute_on_arrival = !frame_loop;
-  cfg.keep_previous = frame_loop;
+  // Frames are stepped as they arrive, under the frame loop's time budget, at any frame rate;
+  // a renderer (or an explicit --fps) also draws at --fps, blending the previous and current state.
+  const bool drawing = render != "none" || fps_opt->count() > 0;
+  cfg.execute_on_arrival = false;
+  cfg.keep_previous = render != "none";
   std::unique_ptr<render::Renderer> renderer;
   if (render == "tty") renderer = render::make_tty_renderer();
   if (render == "sdl") {
@@ -104,14 +104,34 @@ int main(int argc, char** argv) {
   install_stop_signals();
   const std::int64_t frame_period = fps > 0 ? static_cast<std::int64_t>(1e9 / fps) : 0;
   std::int64_t now0 = monotonic_ns();
-  std::int64_t next_status = now0 + 1'000'000'000, next_frame = now0, last_frame = now0;
+  std::int64_t next_status = now0 + 1'000'000'000, last_frame = now0;
   std::uint64_t frames = 0, frames_at_status = 0;
   double shown_fps = 0;
-  FrameLoop loop;
+  FrameLoopConfig loop_cfg;
+  loop_cfg.frame_period_ns = frame_period;
+  FrameLoop loop(loop_cfg);
   Histogram frame_jitter;  // |frame interval - period|, microseconds
   std::vector<DrawDisc> discs;
   bool leaving = false;
   bool secret_saved = false;
+  // One drawn frame: the latest keys become the input sampled on every tick until the next frame.
+  auto draw_frame = [&](std::int64_t now) {
+    if (frames > 0 && frame_period > 0) frame_jitter.add_us(std::llabs(now - last_frame - frame_period) / 1000);
+    last_frame = now;
+    ++frames;
+    if (!renderer) return;
+    const render::Keys keys = renderer->poll_keys(now);
+    keyboard = keys.input;
+    if (keys.quit && !leaving) {
+      leaving = true;
+      session->leave("the player quit");
+    }
+    const double alpha = view_alpha(now, session->tick_due_ns(session->executed_tick()));
+    session->simulation()->draw(*session->previous(), static_cast<float>(alpha), discs);
+    render::Hud hud{session->executed_tick(), shown_fps, alpha, session->stats().rtt_ms,
+                    session->frames_buffered(), session->last_hash(), session->desynced(), session->slot()};
+    renderer->draw(discs, session->simulation()->width(), session->simulation()->height(), hud);
+  };
   run_event_loop(
       session->fd(),
       [&](std::int64_t now) {
@@ -127,25 +147,20 @@ int main(int argc, char** argv) {
             out << session->rejoin_secret() << "\n";
           }
         }
-        if (frame_loop && now >= next_frame && session->simulation()) {
-          const FrameResult r = loop.frame(now - last_frame, session->frames_buffered(),
-                                           [&] { return session->execute_next(now); });
-          if (frames > 0 && frame_period > 0) frame_jitter.add_us(std::llabs(now - last_frame - frame_period) / 1000);
-          last_frame = now;
-          ++frames;
-          if (renderer) {
-            const render::Keys keys = renderer->poll_keys(now);
-            keyboard = keys.input;
-            if (keys.quit && !leaving) {
-              leaving = true;
-              session->leave("the player quit");
-            }
-            session->simulation()->draw(*session->previous(), static_cast<float>(r.alpha), discs);
-            render::Hud hud{session->executed_tick(), shown_fps, r.alpha, session->stats().rtt_ms,
-                            session->frames_buffered(), session->last_hash(), session->desynced(), session->slot()};
-            renderer->draw(discs, session->simulation()->width(), session->simulation()->height(), hud);
+        std::int64_t loop_wake = INT64_MAX;
+        if (session->simulation()) {
+          const FramePass r = loop.pass(now, session->frames_buffered(), [&] { return session->execute_next(now); },
+                                        monotonic_ns);
+          if (r.report)
+            LOCKSTEP_LOG_WARN("cannot keep up: stepping takes %.1f ms per %lld ms tick (%zu frames waiting at tick %u)",
+                              static_cast<double>(loop.budget().mean_step_ns()) / 1e6,
+                              static_cast<long long>(kTickNs / 1'000'000), r.behind, session->executed_tick());
+          if (r.over_budget) loop_wake = now;
+          if (drawing) {
+            if (r.draw) draw_frame(now);
+            // Uncapped drawing with nothing to draw on follows the session's wakes instead of spinning.
+            if (renderer || frame_period > 0) loop_wake = std::min(loop_wake, r.next_wake_ns);
           }
-          next_frame = frame_period > 0 ? std::max(next_frame + frame_period, now - frame_period) : now;
         }
         if (now >= next_status) {
           shown_fps = static_cast<double>(frames - frames_at_status);
@@ -156,8 +171,7 @@ int main(int argc, char** argv) {
                               session->desynced() ? " DESYNCED" : "");
           next_status += 1'000'000'000;
         }
-        if (frame_loop) wake = std::min(wake, next_frame);
-        return Wake{std::min(wake, next_status)};
+        return Wake{std::min({wake, loop_wake, next_status})};
       },
       [&] { return session->finished(); });
   if (renderer) renderer->end();
@@ -173,11 +187,11 @@ int main(int argc, char** argv) {
   if (session->exit_code() == 0) LOCKSTEP_LOG_INFO("%s", session->end_message().c_str());
   else LOCKSTEP_LOG_ERROR("%s", session->end_message().c_str());
   if (!redirect_summary(summary_path)) return 1;
-  std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"joined_at\":%u,\"resyncs\":%u,"
+  std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"joined_at\":%u,\"resyncs\":%u,\"inputs_filled\":%llu,"
               "\"latency_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld},\"lead_us\":%lld,"
               "\"frames\":%llu,\"frame_jitter_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld}}\n",
               session->executed_tick(), hash_hex(session->last_hash()).c_str(), session->exit_code(), session->joined_at(),
-              st.resyncs, st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
+              st.resyncs, static_cast<unsigned long long>(st.inputs_filled), st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
               static_cast<long long>(st.input_latency.max_us()), static_cast<long long>(st.lead_ns / 1000),
               static_cast<unsigned long long>(frames), frame_jitter.percentile_us(50), frame_jitter.percentile_us(99),
               static_cast<long long>(frame_jitter.max_us()));

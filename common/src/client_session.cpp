@@ -65,8 +65,10 @@ struct ClientSession::Impl {
   std::array<std::uint64_t, kRing> hashes{};
   std::uint64_t last_hash = 0;
   bool desynced = false;
-  bool end_after_frames = false;  // SessionEnd arrived: end once buffered frames are done
+  bool end_after_frames = false;  // SessionEnd arrived: end once every frame up to end_tick is executed
   int end_code_after_frames = 0;
+  Tick end_tick = 0;              // the session's last executed tick, from SessionEnd
+  std::int64_t end_deadline = 0;  // give up waiting for missing final frames then
 
   std::unique_ptr<StateHistory> history;
   std::unique_ptr<Simulation> scratch;  // a past state, loaded to answer probes
@@ -176,14 +178,46 @@ struct ClientSession::Impl {
     }
   }
 
-  void on_session_end(const wire::SessionEnd& m) {
+  void on_session_end(const wire::SessionEnd& m, std::int64_t now) {
     const std::string detail = m.detail() ? m.detail()->str() : "";
     int code = desynced ? 3 : 0;
     if (m.reason() == wire::EndReason::Desync) code = 3;
     LOCKSTEP_LOG_INFO("the server ended the session at tick %u: %s", m.last_tick(), detail.c_str());
     end_after_frames = true;
     end_code_after_frames = code;
+    end_tick = m.last_tick();
+    end_deadline = now + cfg.silence_timeout_ns;
     message = "session ended: " + detail;
+  }
+
+  /// The tick this client must have executed before it may exit 0 after the session's end.
+  [[nodiscard]] Tick end_target() const {
+    return cfg.last_tick != 0 ? std::min(cfg.last_tick, end_tick) : end_tick;
+  }
+
+  /// After SessionEnd: every confirmed frame up to the session's last tick is executed (and
+  /// hashed) first; a client that cannot get them all says how far it got and exits 4.
+  /// Returns true once the session has ended.
+  bool finish_after_end(std::int64_t now) {
+    if (cfg.execute_on_arrival)
+      while (executed < end_target() && execute_next(now)) {
+      }
+    if (executed >= end_target()) {
+      end(end_code_after_frames, message);
+      return true;
+    }
+    if (received < end_target() && (!server || now > end_deadline)) {
+      end(4, "the session ended at tick " + std::to_string(end_tick) + ", but frames arrived only up to tick " +
+                 std::to_string(received) + " (executed " + std::to_string(executed) + ")");
+      return true;
+    }
+    return false;
+  }
+
+  /// The session had a last tick, this client executed it and the server confirmed its hashes up
+  /// to it: the session is complete even if its end message never arrived.
+  [[nodiscard]] bool completed_without_end() const {
+    return session_last_tick != 0 && executed >= session_last_tick && hash_ack >= session_last_tick && !desynced;
   }
 
   void on_receive(NetEvent& ev, std::int64_t now) {
@@ -223,7 +257,7 @@ struct ClientSession::Impl {
         LOCKSTEP_LOG_INFO("player %u %s at tick %u", l->slot(), l->reason() ? l->reason()->c_str() : "left", l->tick());
         return;
       }
-      case wire::Body::SessionEnd: return on_session_end(*m->body_as_SessionEnd());
+      case wire::Body::SessionEnd: return on_session_end(*m->body_as_SessionEnd(), now);
       case wire::Body::DesyncProbe: return on_probe(*m->body_as_DesyncProbe());
       case wire::Body::Snapshot: return on_snapshot(*m->body_as_Snapshot(), now);
       default:
@@ -355,8 +389,8 @@ struct ClientSession::Impl {
     have_frame[t % kRing] = false;
     if (hash_log) hash_log->write(t, last_hash);
     if (tick_fn) tick_fn(t, last_hash);
-    if (slot >= 0 && input_tick[t % kRing] == t && !((f.filled >> slot) & 1u))
-      stats.input_latency.add_us((now - sampled_at[t % kRing]) / 1000);
+    if (slot >= 0 && ((f.filled >> slot) & 1u)) ++stats.inputs_filled;
+    else if (slot >= 0 && input_tick[t % kRing] == t) stats.input_latency.add_us((now - sampled_at[t % kRing]) / 1000);
     if (cfg.last_tick != 0 && t >= cfg.last_tick) begin_leave(now, "reached its last tick");
     return true;
   }
@@ -437,7 +471,10 @@ struct ClientSession::Impl {
         case NetEvent::Type::Disconnect:
           server = nullptr;
           if (phase == Phase::Leaving) end(desynced ? 3 : 0, message);
-          else if (end_after_frames) end(end_code_after_frames, message);
+          else if (end_after_frames) break;  // the frames in hand are executed below
+          else if (completed_without_end())
+            end(0, "the session reached its last tick " + std::to_string(session_last_tick) +
+                       "; the server left before its end message arrived");
           else if (phase == Phase::Connecting && stats.frames_received == 0 && last_heard == started_at)
             end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port));
           else end(4, "the connection to the server was lost");
@@ -455,16 +492,21 @@ struct ClientSession::Impl {
       while (ran < kMaxFramesPerUpdate && execute_next(now)) ++ran;
       more_frames = ran == kMaxFramesPerUpdate && executed < received;
     }
-    if (end_after_frames && (executed >= received || !cfg.execute_on_arrival)) {
-      end(end_code_after_frames, message);
-      return now;
+    if (end_after_frames) {
+      if (finish_after_end(now)) return now;
+      return executed < received ? now : now + 10'000'000;
     }
     if (phase == Phase::Running) sample(now);
     if (phase == Phase::Connecting && now - started_at > cfg.connect_timeout_ns)
       end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) + " (no answer)");
     else if (phase != Phase::Connecting && phase != Phase::Leaving &&
-             now - std::max(last_heard, host->heard_ns(server)) > cfg.silence_timeout_ns)
-      end(4, "the server stopped answering");
+             now - std::max(last_heard, host->heard_ns(server)) > cfg.silence_timeout_ns) {
+      if (completed_without_end())
+        end(0, "the session reached its last tick " + std::to_string(session_last_tick) +
+                   "; the server went quiet before its end message arrived");
+      else
+        end(4, "the server stopped answering at tick " + std::to_string(executed));
+    }
     else if (phase == Phase::Leaving && now >= leave_deadline)
       end(desynced ? 3 : 0, message);
     if (server) stats.rtt_ms = peer_rtt_ms(server);
@@ -475,6 +517,8 @@ struct ClientSession::Impl {
     if (more_frames) next = now;
     return next;
   }
+
+  [[nodiscard]] std::int64_t tick_due_ns(Tick t) const { return clock_known ? due_at(t) : 0; }
 
   std::uint64_t sim_fingerprint() const {
     // The fingerprint is a property of the simulation's code; build a throwaway instance to ask.
@@ -519,6 +563,7 @@ void ClientSession::leave(const std::string& reason) {
   if (impl_->phase == Phase::Connecting || impl_->phase == Phase::Joined) impl_->end(0, "left: " + reason);
   else impl_->begin_leave(impl_->last_heard, reason);
 }
+std::int64_t ClientSession::tick_due_ns(Tick t) const { return impl_->tick_due_ns(t); }
 std::size_t ClientSession::frames_buffered() const { return impl_->received - impl_->executed; }
 bool ClientSession::execute_next(std::int64_t now_ns) { return impl_->execute_next(now_ns); }
 ClientSession::Phase ClientSession::phase() const { return impl_->phase; }

@@ -4,20 +4,34 @@
 
 namespace lockstep {
 
-FrameResult FrameLoop::frame(std::int64_t frame_ns, std::size_t buffered, const std::function<bool()>& execute_one) {
-  FrameResult r;
-  // Time sync: a buffer above target means we lag the server, so local time runs a little
-  // faster; below target, a little slower. Bounded, so motion stays smooth.
-  const double error = static_cast<double>(buffered) - config_.target_buffered;
-  r.rate = 1.0 + std::clamp(error * config_.rate_gain, -config_.max_rate_change, config_.max_rate_change);
-  const auto scaled = static_cast<std::int64_t>(static_cast<double>(frame_ns) * r.rate);
-  const int due = timestep_.advance(scaled);
-  while (r.executed < due && execute_one()) ++r.executed;
-  if (r.executed < due) {
-    timestep_.hold(due - r.executed);
-    r.held = true;
+FramePass FrameLoop::pass(std::int64_t now_ns, std::size_t buffered, const std::function<bool()>& execute_one,
+                          const std::function<std::int64_t()>& clock) {
+  FramePass r;
+  budget_.refill(now_ns);
+  while (static_cast<std::size_t>(r.executed) < buffered) {
+    if (!budget_.has_credit()) {
+      r.over_budget = true;
+      break;
+    }
+    const std::int64_t t0 = clock();
+    if (!execute_one()) break;
+    budget_.spend(clock() - t0);
+    ++r.executed;
   }
-  r.alpha = timestep_.alpha();
+  r.behind = buffered - static_cast<std::size_t>(r.executed);
+  if (r.over_budget && (last_report_ns_ < 0 || now_ns - last_report_ns_ >= config_.report_every_ns)) {
+    r.report = true;
+    last_report_ns_ = now_ns;
+  }
+  // Drawing keeps its own schedule; a late frame moves it on rather than drawing a burst.
+  if (next_draw_ns_ < 0) next_draw_ns_ = now_ns;
+  if (now_ns >= next_draw_ns_) {
+    r.draw = true;
+    const std::int64_t period = config_.frame_period_ns;
+    next_draw_ns_ += period;
+    if (next_draw_ns_ <= now_ns) next_draw_ns_ = now_ns + period;  // late: resume the cadence from now
+  }
+  r.next_wake_ns = r.over_budget ? now_ns : next_draw_ns_;
   return r;
 }
 

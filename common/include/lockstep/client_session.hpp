@@ -33,7 +33,8 @@ struct ClientConfig {
   std::int64_t max_lead_ns = 500'000'000;
   std::int64_t connect_timeout_ns = 5'000'000'000;
   std::int64_t silence_timeout_ns = 3'000'000'000;  ///< nothing at all from the server for this long: lost
-  bool execute_on_arrival = true;       ///< run frames as soon as they arrive (headless); else execute_next()
+  bool execute_on_arrival = true;       ///< step frames inside update() as they arrive (in-process use); the
+                                        ///< client executable steps them itself, under its FrameLoop's budget
   bool keep_previous = false;           ///< keep the state one tick back, for interpolation
   std::uint32_t protocol_version = kProtocolVersion;  ///< tests override it to check refusals
   SimulationFactory factory = &make_arena;
@@ -51,6 +52,7 @@ struct ClientStats {
   std::uint64_t frames_received = 0;
   std::uint64_t dropped_messages = 0;
   Histogram input_latency;  ///< sample -> execution of the same tick, microseconds
+  std::uint64_t inputs_filled = 0;  ///< executed ticks whose input of ours the server filled (late or lost)
   std::uint32_t rtt_ms = 0;
   std::int64_t lead_ns = 0;  ///< current input lead
   std::uint32_t resyncs = 0;  ///< authoritative states loaded after a desync
@@ -77,6 +79,9 @@ class ClientSession {
   /// Leaves cleanly (the server sees a clean leave), then the session ends with exit code 0.
   void leave(const std::string& reason);
 
+  /// When tick `t`'s frame falls due on this client's copy of the server's tick clock (the
+  /// server's deadline plus the least delay seen on the way here), monotonic ns; 0 before Start.
+  [[nodiscard]] std::int64_t tick_due_ns(Tick t) const;
   /// Confirmed frames received but not executed yet.
   [[nodiscard]] std::size_t frames_buffered() const;
   /// Executes the next buffered frame at `now_ns`; false when none is there.

@@ -1,10 +1,9 @@
-// The client's render-side frame loop ("Fix Your Timestep", final form): each rendered frame
-// adds its real elapsed time to a FixedTimestep, executes as many confirmed input frames as
-// whole steps allow (capped), and reports alpha for blending the previous and current state.
-// It also keeps a small, steady lead of received-but-unexecuted frames by stretching or
-// shrinking local time a little, so the view never lurches. Pure: no clock, no socket.
+// The client's loop policy, one pass per wake (see timestep.hpp for the design): step every
+// confirmed frame that has arrived while the step budget lasts, say when stepping cannot keep
+// up, and decide when to draw. Pure: the time and a clock for the cost of a step are passed in.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -13,32 +12,37 @@
 namespace lockstep {
 
 struct FrameLoopConfig {
-  TimestepConfig timestep;        ///< dt, clamp and steps-per-frame cap
-  double target_buffered = 2.0;   ///< frames to keep received but not yet executed
-  double max_rate_change = 0.05;  ///< local time runs at most this much faster or slower (0.05 = 5 %)
-  double rate_gain = 0.02;        ///< rate change per frame of buffer error
+  TimestepConfig timestep;                      ///< dt and the step budget
+  std::int64_t frame_period_ns = 0;             ///< time between drawn frames; 0 = draw on every pass
+  std::int64_t report_every_ns = 5'000'000'000; ///< at most one "cannot keep up" report this often
 };
 
-struct FrameResult {
-  int executed = 0;    ///< frames executed this rendered frame
-  bool held = false;   ///< a step was due but no frame had arrived: the view holds
-  double alpha = 0.0;  ///< blend factor in [0, 1): previous state to current
-  double rate = 1.0;   ///< local time rate used for this frame
+struct FramePass {
+  int executed = 0;               ///< frames stepped in this pass
+  std::size_t behind = 0;         ///< frames that had arrived and are still waiting (over budget)
+  bool over_budget = false;       ///< stepping stopped because its time was spent
+  bool report = false;            ///< over budget and no report for report_every_ns: say so now
+  bool draw = false;              ///< a frame is due: draw it
+  std::int64_t next_wake_ns = 0;  ///< when this loop next has work of its own (now while behind)
 };
 
 class FrameLoop {
  public:
-  explicit FrameLoop(FrameLoopConfig config = {}) : config_(config), timestep_(config.timestep) {}
+  explicit FrameLoop(FrameLoopConfig config = {}) : config_(config), budget_(config.timestep) {}
 
-  /// One rendered frame: `frame_ns` of real time passed, `buffered` frames are ready, and
-  /// `execute_one` runs the next one (returning false if it could not).
-  FrameResult frame(std::int64_t frame_ns, std::size_t buffered, const std::function<bool()>& execute_one);
+  /// One pass at `now_ns`: `buffered` frames have arrived; `execute_one` steps the next one
+  /// (false when it could not); `clock` returns monotonic nanoseconds to time each step.
+  FramePass pass(std::int64_t now_ns, std::size_t buffered, const std::function<bool()>& execute_one,
+                 const std::function<std::int64_t()>& clock);
 
-  [[nodiscard]] const FixedTimestep& timestep() const { return timestep_; }
+  [[nodiscard]] const StepBudget& budget() const { return budget_; }
+  [[nodiscard]] const FrameLoopConfig& config() const { return config_; }
 
  private:
   FrameLoopConfig config_;
-  FixedTimestep timestep_;
+  StepBudget budget_;
+  std::int64_t next_draw_ns_ = -1;
+  std::int64_t last_report_ns_ = -1;
 };
 
 }  // namespace lockstep
