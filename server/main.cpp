@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "lockstep/agones.hpp"
+#include "lockstep/json.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
@@ -32,7 +33,7 @@ void print_summary(const ServerSession& s, const TickCpuMeter& cpu) {
   for (std::size_t i = 0; i < s.desyncs().size(); ++i) {
     const DesyncEvent& d = s.desyncs()[i];
     std::printf("%s{\"tick\":%u,\"slot\":%d,\"name\":\"%s\",\"server_hash\":\"%s\",\"client_hash\":\"%s\"}", i ? "," : "",
-                d.tick, d.slot, d.name.c_str(), hash_hex(d.server_hash).c_str(), hash_hex(d.client_hash).c_str());
+                d.tick, d.slot, json_escape(d.name).c_str(), hash_hex(d.server_hash).c_str(), hash_hex(d.client_hash).c_str());
   }
   std::printf("],\"drops\":{");
   bool first = true;
@@ -49,7 +50,19 @@ void print_summary(const ServerSession& s, const TickCpuMeter& cpu) {
   const double up = (static_cast<double>(h.bytes_received()) + 28.0 * static_cast<double>(h.packets_received())) / client_ticks;
   const double down = (static_cast<double>(h.bytes_sent()) + 28.0 * static_cast<double>(h.packets_sent())) / client_ticks;
   const double run_s = static_cast<double>(st.last_tick_ns - st.first_tick_ns) / 1e9;
-  std::printf("},\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f},\"run_seconds\":%.3f,\"ticks_per_second\":%.2f,"
+  const double steady_s = static_cast<double>(st.last_tick_ns - st.steady_tick_ns) / 1e9;
+  const double steady_tps = st.steady_tick_ns > 0 && steady_s > 0 ? static_cast<double>(s.executed_tick() - 200) / steady_s : 0.0;
+  std::printf("},\"seats\":[");
+  const auto seats = s.seats();
+  for (std::size_t i = 0; i < seats.size(); ++i) {
+    const protocol::SeatStatus& p = seats[i];
+    std::printf("%s{\"slot\":%u,\"name\":\"%s\",\"rtt_ms\":%.1f,\"jitter_ms\":%.1f,\"loss\":%.4f,\"lead_ms\":%.1f,"
+                "\"fills\":{\"late\":%u,\"lost\":%u,\"silent\":%u},\"latency_us\":{\"p50\":%u,\"p99\":%u}}",
+                i ? "," : "", p.slot, json_escape(p.name).c_str(), p.rtt_us / 1e3, p.jitter_us / 1e3, p.loss_ppm / 1e6,
+                p.lead_us / 1e3, p.fills_late, p.fills_lost, p.fills_silent, p.latency_p50_us, p.latency_p99_us);
+  }
+  std::printf("],\"ticks_per_second_after_2s\":%.2f", steady_tps);
+  std::printf(",\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f},\"run_seconds\":%.3f,\"ticks_per_second\":%.2f,"
               "\"kicked\":%llu,\"joins_running\":%llu,\"verified\":%llu,\"resyncs\":%llu,\"players\":%u,"
               "\"cpu_us_per_tick\":%.2f}\n",
               st.ticks ? up : 0.0, st.ticks ? down : 0.0, run_s, run_s > 0 ? static_cast<double>(st.ticks - 1) / run_s : 0.0,
@@ -71,7 +84,7 @@ int main(int argc, char** argv) {
   ServerConfig cfg;
   std::string hash_log_path, on_desync = "report";
   std::uint32_t ticks = 0;
-  double grace_ms = 100;
+  double grace_ms = 20;
   app.add_option("--port", cfg.port, "UDP port to listen on (0: any free port)")->capture_default_str();
   app.add_option("--bind", cfg.bind, "address to listen on (default: all)");
   app.add_option("--players", cfg.players, "player slots; the session starts when all are joined")
@@ -97,8 +110,8 @@ int main(int argc, char** argv) {
   app.add_option("--record", record_path, "record the session as a replay file (written as it runs)");
   std::string summary_path;
   app.add_option("--summary", summary_path, "write the JSON summary to this file instead of stdout");
-  app.add_option("--input-grace-ms", grace_ms, "wait this long past a tick's deadline for late inputs")
-      ->check(CLI::Range(0.0, 5000.0))->capture_default_str();
+  app.add_option("--input-grace-ms", grace_ms, "wait at most this long past a tick's deadline for a late input, then fill it")
+      ->check(CLI::Range(0.0, 1000.0))->capture_default_str();
   app.add_option("--max-spectators", cfg.max_spectators, "spectator seats")->check(CLI::Range(0u, 256u))->capture_default_str();
   bool agones = false;
   app.add_flag("--agones", agones,

@@ -15,7 +15,9 @@ namespace {
 constexpr std::size_t kRing = 256;          // frames, inputs and hashes kept by tick
 constexpr std::size_t kOriginWindow = 128;  // frames the tick-clock estimate looks back over
 constexpr int kMaxFramesPerUpdate = 4;      // catch-up frames executed before the socket is serviced again
-constexpr Tick kMaxSampleAhead = 100;       // ticks of sampling ahead of the received frames
+constexpr Tick kMaxSampleAhead = 200;       // ticks of sampling ahead of the received frames (> the lead limit)
+constexpr Tick kMaxAckGapTicks = 32;        // an acknowledged range this far behind the newest is resent
+
 }  // namespace
 
 struct ClientSession::Impl {
@@ -26,6 +28,8 @@ struct ClientSession::Impl {
   int exit = 0;
   std::string message;
   std::int64_t started_at = -1;
+  bool connected = false;       // ENet's connection is up (the join may still be on its way)
+  std::int64_t attempt_at = 0;  // when the current connection attempt started
   std::int64_t last_heard = 0;
   std::int64_t leave_deadline = 0;
 
@@ -51,8 +55,8 @@ struct ClientSession::Impl {
   std::int64_t origin = 0;
   std::uint32_t clock_shift = 0;
   Tick sample_tick = 0;  // the next tick clock reading at which to sample
-  std::int64_t lead = 0;  // how long before the server's deadline to sample (adapts)
-  std::uint32_t slack_seq = 0;
+  LeadController lead{LeadConfig{}};  // how long before the server's deadline to sample (adapts)
+  bool lead_limit_told = false;
   bool sample_held = false;  // sampling waits for frames to catch up
   std::int64_t last_sent = 0;
 
@@ -62,6 +66,8 @@ struct ClientSession::Impl {
   std::array<std::int64_t, kRing> sampled_at{};
   Tick first_input = 0, last_input = 0;  // range of sampled target ticks
   Tick input_ack = 0, hash_ack = 0;
+  std::int64_t hash_ack_moved = 0;  // when hash_ack last advanced
+  std::int64_t last_gap_send = 0;   // when hashes after hash_ack were last sent again
   std::array<std::uint64_t, kRing> hashes{};
   std::uint64_t last_hash = 0;
   bool desynced = false;
@@ -84,6 +90,7 @@ struct ClientSession::Impl {
   bool snap_join = false;
   std::int64_t snap_started = 0;
   std::int64_t welcome_at = 0;
+  std::int64_t join_sent_at = 0;  // the join's round trip (to the welcome) seeds the input lead
 
   InputSource input_source;
   HashLogWriter* hash_log = nullptr;
@@ -124,12 +131,33 @@ struct ClientSession::Impl {
   }
 
   void on_start(const wire::Start& m, std::int64_t now) {
+    // Start comes reliably once and unreliably until tick 1; like the frames, the copy that
+    // arrives earliest says best when the server's ticks fall due here.
+    const std::int64_t estimate = now + std::int64_t{m.starts_in_us()} * 1000;
+    if (clock_known) {
+      if (phase == Phase::Running && estimate < origin) {
+        origin_samples.push_back(estimate);
+        if (origin_samples.size() > kOriginWindow) origin_samples.pop_front();
+        origin = estimate;
+      }
+      return;
+    }
     if (phase != Phase::Joined) return;
-    origin = now + std::int64_t{m.starts_in_us()} * 1000;
+    origin = estimate;
+    origin_samples.push_back(estimate);
     clock_known = true;
     phase = Phase::Running;
+    // The first inputs go out before any report on them can come back: start from the join's
+    // round trip (plus a quarter for jitter) less the input delay, and let the reports correct it.
+    if (join_sent_at > 0 && welcome_at > join_sent_at) {
+      const std::int64_t rtt = welcome_at - join_sent_at;
+      lead.seed(rtt + rtt / 4 - std::int64_t{input_delay} * kTickNs + lead.config().margin_ns);
+      stats.lead_ns = lead.lead_ns();
+      LOCKSTEP_LOG_INFO("the join took %lld ms there and back: sampling starts %.1f ms ahead", static_cast<long long>(rtt / 1'000'000),
+                        static_cast<double>(lead.lead_ns()) / 1e6);
+    }
     // A spectator joining a running session starts sampling at the current tick.
-    const std::int64_t since = now - origin + lead;
+    const std::int64_t since = now - origin + lead.lead_ns();
     sample_tick = since > 0 ? static_cast<Tick>(since / kTickNs) : 0;
   }
 
@@ -143,18 +171,21 @@ struct ClientSession::Impl {
     if (joining) return;  // frames count only after the snapshot
     clock_shift = std::max(clock_shift, m.clock_shift());  // a reordered datagram carries an older one
     input_ack = std::max(input_ack, std::min(m.input_ack(), last_input));
-    if (m.slack_seq() != 0 && m.slack_seq() != slack_seq) {
-      // Inputs arrive too close to (or after) their deadline: sample earlier; far too early: later.
-      slack_seq = m.slack_seq();
-      // Late inputs hold the whole session up: sample earlier at once. Early ones only cost
-      // latency: sample later by at most 2 ms a report, so one odd measurement (a server that
-      // just slowed its clock reports a large slack) cannot make every input late.
-      const std::int64_t error = cfg.target_slack_ns - std::int64_t{m.input_slack_us()} * 1000;
-      const std::int64_t step = error > 0 ? error / 2 : std::max<std::int64_t>(error / 4, -2'000'000);
-      lead = std::clamp(lead + step, cfg.min_lead_ns, cfg.max_lead_ns);
-      stats.lead_ns = lead;
+    if (m.slack_tick() != 0) {
+      lead.report(m.slack_tick(), std::int64_t{m.input_slack_us()} * 1000);
+      stats.lead_ns = lead.lead_ns();
+      if (lead.over_limit() && !lead_limit_told) {
+        lead_limit_told = true;
+        LOCKSTEP_LOG_WARN("round trip %u ms exceeds the session's limit: a lead of %lld ms would be needed, at most "
+                          "%lld ms is allowed, so some of this player's inputs will be filled",
+                          server ? peer_rtt_ms(server) : 0u, static_cast<long long>(lead.wanted_ns() / 1'000'000),
+                          static_cast<long long>(lead.config().max_ns / 1'000'000));
+      }
     }
-    hash_ack = std::max(hash_ack, std::min(m.hash_ack(), executed));
+    if (std::min(m.hash_ack(), executed) > hash_ack) {
+      hash_ack = std::min(m.hash_ack(), executed);
+      hash_ack_moved = now;
+    }
     const std::size_t n = protocol::frame_count(m, players);
     if (n == 0 && m.present() && m.present()->size() > 0) {
       ++stats.dropped_messages;
@@ -397,7 +428,7 @@ struct ClientSession::Impl {
 
   void begin_leave(std::int64_t now, const std::string& reason) {
     if (phase == Phase::Leaving || phase == Phase::Ended || !server) return;
-    send_tick();  // the final hashes
+    send_tick(now);  // the final hashes
     host->send(server, Channel::Control, protocol::leave(reason));
     peer_disconnect_later(server);
     host->flush();
@@ -406,18 +437,30 @@ struct ClientSession::Impl {
     message = "left: " + reason;
   }
 
-  void send_tick() {
+  void send_tick(std::int64_t now) {
     if (!server) return;
-    // Inputs from the first unacknowledged one, hashes likewise; oldest first, bounded.
-    const Tick in_from = std::max(input_ack + 1, first_input);
+    // The newest unacknowledged inputs and hashes, at most kMaxWindow of each: every one is
+    // carried by the next kMaxWindow messages, and on a long round trip the newest never waits
+    // behind older ones whose acknowledgement is still on its way. A hash whose acknowledgement
+    // has stood still for a round trip and more while newer ones went out (lost in every copy)
+    // goes out again with the ones after it.
+    const auto window = static_cast<Tick>(protocol::kMaxWindow);
+    Tick in_from = std::max(input_ack + 1, first_input);
+    if (last_input >= window) in_from = std::max(in_from, last_input - window + 1);
     std::vector<std::uint16_t> ins;
     if (slot >= 0 && first_input != 0)
       for (Tick t = in_from; t <= last_input && ins.size() < protocol::kMaxWindow; ++t) ins.push_back(input[t % kRing]);
     const Tick oldest = executed > kRing - 1 ? executed - static_cast<Tick>(kRing - 1) : 1;
-    const Tick h_from = std::max<Tick>(hash_ack + 1, oldest);
+    Tick h_from = std::max<Tick>(hash_ack + 1, oldest);
+    if (executed >= window && executed - window + 1 > h_from) {
+      const std::int64_t rtt_ns = std::int64_t{peer_rtt_ms(server)} * 1'000'000;
+      if (now - hash_ack_moved > rtt_ns + 100'000'000 && now - last_gap_send > 100'000'000) last_gap_send = now;
+      else h_from = executed - window + 1;
+    }
     std::vector<std::uint64_t> hs;
     for (Tick t = h_from; t <= executed && hs.size() < protocol::kMaxWindow; ++t) hs.push_back(hashes[t % kRing]);
-    host->send(server, Channel::Play, protocol::client_tick(in_from, ins, received, h_from, hs, epoch));
+    const auto lead_us = static_cast<std::int32_t>(std::min<std::int64_t>(lead.lead_ns() / 1000, 10'000'000));
+    host->send(server, Channel::Play, protocol::client_tick(in_from, ins, received, h_from, hs, epoch, lead_us));
   }
 
   void sample(std::int64_t now) {
@@ -425,7 +468,7 @@ struct ClientSession::Impl {
     // bounded by the ring), then one message carries them all.
     bool due = false;
     sample_held = false;
-    while (now >= due_at(sample_tick) - lead) {
+    while (now >= due_at(sample_tick) - lead.lead_ns()) {
       if (now - due_at(sample_tick) > 32 * kTickNs) {  // far behind: resume at the present
         sample_tick = static_cast<Tick>(std::max<std::int64_t>(0, (now - origin) / kTickNs - clock_shift));
       }
@@ -441,6 +484,7 @@ struct ClientSession::Impl {
         input_tick[target % kRing] = target;
         input[target % kRing] = in.pack();
         sampled_at[target % kRing] = now;
+        lead.sampled(target);
         if (first_input == 0) first_input = target;
         last_input = target;
       }
@@ -449,7 +493,7 @@ struct ClientSession::Impl {
     }
     // While sampling waits for frames, hashes and acknowledgements still go out every tick.
     if (due || (sample_held && now - last_sent >= kTickNs)) {
-      send_tick();
+      send_tick(now);
       host->flush();  // out now, not at the next poll
       last_sent = now;
     }
@@ -457,13 +501,16 @@ struct ClientSession::Impl {
 
   std::int64_t update(std::int64_t now) {
     if (started_at < 0) {
-      started_at = now;
+      started_at = attempt_at = now;
       last_heard = now;
+      stats.connect_attempts = 1;
     }
     for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll()) {
       switch (ev.type) {
         case NetEvent::Type::Connect:
+          connected = true;
           last_heard = now;
+          join_sent_at = now;
           host->send(server, Channel::Control,
                      protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name, cfg.spectate,
                                             cfg.rejoin_secret));
@@ -475,6 +522,8 @@ struct ClientSession::Impl {
           else if (completed_without_end())
             end(0, "the session reached its last tick " + std::to_string(session_last_tick) +
                        "; the server left before its end message arrived");
+          else if (phase == Phase::Connecting && !connected && now - started_at < cfg.connect_timeout_ns)
+            break;  // a failed attempt: the next one starts below
           else if (phase == Phase::Connecting && stats.frames_received == 0 && last_heard == started_at)
             end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port));
           else end(4, "the connection to the server was lost");
@@ -497,8 +546,21 @@ struct ClientSession::Impl {
       return executed < received ? now : now + 10'000'000;
     }
     if (phase == Phase::Running) sample(now);
+    // A connection attempt that gets no answer (a lossy path, a server not up yet) is replaced by
+    // a fresh one every connect_retry_ns, until connect_timeout_ns.
+    if (phase == Phase::Connecting && !connected && now - attempt_at > cfg.connect_retry_ns &&
+        now - started_at < cfg.connect_timeout_ns) {
+      if (server) peer_reset(server);
+      std::string err;
+      server = host->connect(cfg.host, cfg.port, &err);
+      if (server) peer_set_backstop_timeout(server, backstop_ms(cfg.silence_timeout_ns));
+      attempt_at = now;
+      ++stats.connect_attempts;
+    }
     if (phase == Phase::Connecting && now - started_at > cfg.connect_timeout_ns)
-      end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) + " (no answer)");
+      end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) + " (no answer in " +
+                 std::to_string(cfg.connect_timeout_ns / 1'000'000'000) + " s, " +
+                 std::to_string(stats.connect_attempts) + " attempts)");
     else if (phase != Phase::Connecting && phase != Phase::Leaving &&
              now - std::max(last_heard, host->heard_ns(server)) > cfg.silence_timeout_ns) {
       if (completed_without_end())
@@ -509,10 +571,15 @@ struct ClientSession::Impl {
     }
     else if (phase == Phase::Leaving && now >= leave_deadline)
       end(desynced ? 3 : 0, message);
-    if (server) stats.rtt_ms = peer_rtt_ms(server);
+    if (server) {
+      const PeerNet net = peer_net(server);
+      stats.rtt_ms = net.rtt_us / 1000;
+      stats.rtt_var_ms = net.rtt_var_us / 1000;
+      stats.loss = static_cast<double>(net.loss_ppm) / 1e6;
+    }
     std::int64_t next = now + 100'000'000;
     if (phase == Phase::Running)
-      next = std::min(next, sample_held ? now + 5'000'000 : due_at(sample_tick) - lead);
+      next = std::min(next, sample_held ? now + 5'000'000 : due_at(sample_tick) - lead.lead_ns());
     if (phase == Phase::Leaving) next = std::min(next, now + 10'000'000);
     if (more_frames) next = now;
     return next;
@@ -542,7 +609,8 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
   if (config.token.size() > protocol::kMaxTokenBytes) return fail("--token must be at most 128 bytes");
   auto impl = std::make_unique<Impl>();
   impl->cfg = config;
-  impl->lead = config.lead_ns;
+  impl->lead = LeadController(config.lead);
+  impl->stats.lead_ns = impl->lead.lead_ns();
   std::string err;
   impl->host = NetHost::client(config.limits, &err);
   if (!impl->host) return fail(err);

@@ -9,8 +9,9 @@ void Histogram::add_us(std::int64_t us) {
   ++count_;
   std::size_t b;
   if (us < kFine) b = static_cast<std::size_t>(std::max<std::int64_t>(us, 0));
-  else if (us < kFine + std::int64_t{kCoarse} * 100) b = static_cast<std::size_t>(kFine + (us - kFine) / 100);
-  else b = kFine + kCoarse;
+  else if (us < kCoarseEnd) b = static_cast<std::size_t>(kFine + (us - kFine) / 100);
+  else if (us < kCoarseEnd + std::int64_t{kWide} * 1000) b = static_cast<std::size_t>(kFine + kCoarse + (us - kCoarseEnd) / 1000);
+  else b = kFine + kCoarse + kWide;
   ++buckets_[b];
 }
 
@@ -23,6 +24,7 @@ double Histogram::percentile_us(double p) const {
     if (seen >= target) {
       if (b < kFine) return static_cast<double>(b);
       if (b < kFine + kCoarse) return static_cast<double>(kFine + (b - kFine + 1) * 100);
+      if (b < kFine + kCoarse + kWide) return static_cast<double>(kCoarseEnd + (b - kFine - kCoarse + 1) * 1000);
       return static_cast<double>(max_us_);
     }
   }

@@ -61,7 +61,14 @@ bool field_ranges_ok(const wire::Message& m) {
     case Body::SessionEnd: return at_most(m.body_as_SessionEnd()->detail(), kMaxDetailBytes);
     case Body::DesyncNotice: return true;
     case Body::StatusRequest: return true;
-    case Body::StatusReply: return at_most(m.body_as_StatusReply()->phase(), 16);
+    case Body::StatusReply: {
+      const auto* b = m.body_as_StatusReply();
+      if (!at_most(b->phase(), 16) || !at_most(b->seats(), kMaxPlayers)) return false;
+      if (b->seats())
+        for (const auto* s : *b->seats())
+          if (!at_most(s->name(), kMaxNameBytes)) return false;
+      return true;
+    }
     case Body::DesyncProbe: {
       const auto* b = m.body_as_DesyncProbe();
       return b->count() <= kMaxProbeHashes && b->block_size() <= 1'000'000;
@@ -150,16 +157,16 @@ Bytes start(Tick start_tick, std::uint32_t starts_in_us) {
 }
 
 Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
-                  std::span<const std::uint64_t> hashes, std::uint32_t epoch) {
+                  std::span<const std::uint64_t> hashes, std::uint32_t epoch, std::int32_t lead_us) {
   FlatBufferBuilder& fbb = tick_builder();
   const auto in = fbb.CreateVector(inputs.data(), inputs.size());
   const auto hs = fbb.CreateVector(hashes.data(), hashes.size());
   return finish(fbb, wire::Body::ClientTick,
-                wire::CreateClientTick(fbb, input_first_tick, in, frame_ack, hash_first_tick, hs, epoch).Union());
+                wire::CreateClientTick(fbb, input_first_tick, in, frame_ack, hash_first_tick, hs, epoch, lead_us).Union());
 }
 
 Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack,
-                  std::int32_t input_slack_us, std::uint32_t slack_seq, std::uint32_t clock_shift) {
+                  std::int32_t input_slack_us, Tick slack_tick, std::uint32_t clock_shift) {
   FlatBufferBuilder& fbb = tick_builder();
   thread_local PackedFrames packed;
   pack_frames(frames, players, packed);
@@ -168,7 +175,7 @@ Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tic
   const auto iv = fbb.CreateVector(packed.inputs);
   const Tick first = frames.empty() ? 0 : frames.front().tick;
   return finish(fbb, wire::Body::ServerTick,
-                wire::CreateServerTick(fbb, first, pv, fv, iv, input_ack, hash_ack, input_slack_us, slack_seq,
+                wire::CreateServerTick(fbb, first, pv, fv, iv, input_ack, hash_ack, input_slack_us, slack_tick,
                                                 clock_shift)
                     .Union());
 }
@@ -239,11 +246,19 @@ Bytes status_request() {
 }
 
 Bytes status_reply(const Status& st) {
-  FlatBufferBuilder fbb(96);
+  FlatBufferBuilder fbb(256);
   const auto ph = fbb.CreateString(st.phase);
+  std::vector<flatbuffers::Offset<wire::SeatStatus>> seats;
+  for (const SeatStatus& s : st.seats) {
+    const auto name = fbb.CreateString(s.name.substr(0, kMaxNameBytes));
+    seats.push_back(wire::CreateSeatStatus(fbb, s.slot, name, s.rtt_us, s.jitter_us, s.loss_ppm, s.lead_us,
+                                           s.fills_late, s.fills_lost, s.fills_silent, s.latency_p50_us,
+                                           s.latency_p99_us));
+  }
+  const auto sv = fbb.CreateVector(seats);
   return finish(fbb, wire::Body::StatusReply,
                 wire::CreateStatusReply(fbb, ph, st.tick, st.players, st.joined, st.active, st.spectators, st.desyncs,
-                                        st.lateness_p99_us)
+                                        st.lateness_p99_us, sv)
                     .Union());
 }
 

@@ -17,6 +17,11 @@ constexpr std::size_t kHistory = 4096;      // frames and hashes kept for resend
 constexpr std::size_t kInputWindow = 256;   // ticks ahead of the next tick a client may send inputs for
 constexpr int kMaxTicksPerUpdate = 5;       // catch-up cap per update
 constexpr std::uint64_t kLogFirstDrops = 10;
+constexpr std::int64_t kMaxStartDelayNs = 3'000'000'000;  // the start waits at most this long for far players
+constexpr std::int64_t kStartRepeatNs = 20'000'000;  // Start's unreliable copies go out this often until tick 1
+constexpr Tick kSteadyTick = 2 * kTickRate;          // steady-state figures count from this tick (2 s in)
+constexpr std::int64_t kSilentFillNs = 500'000'000;  // a fill counts as "silent" after this long without a message
+constexpr std::int64_t kGapResendNs = 100'000'000;   // at most one resend of an old range per peer this often
 
 // Constant-time comparison: the time taken does not depend on where the strings differ.
 bool same_secret(const std::string& a, const std::string& b) {
@@ -66,8 +71,12 @@ struct ServerSession::Impl {
     std::int32_t slot = -1;
     std::string name;
     std::int64_t connected_at = 0;
+    std::int64_t join_rtt = 0;  // connection to its join request: about one round trip
     Tick frame_ack = 0;  // all frames up to here received by the client
     Tick hash_ack = 0;   // all hashes up to here received from the client
+    std::vector<Tick> compared = std::vector<Tick>(kHistory);  // compared[t % kHistory] == t: tick t's hash is in
+    std::int64_t frame_ack_moved = 0;  // when frame_ack last advanced
+    std::int64_t last_gap_send = 0;    // when the range after frame_ack was last sent again
     bool desynced = false;
     bool closing = false;  // refused or timed out: ENet is closing it
     std::uint32_t epoch = 0;  // resyncs sent; hashes from older epochs are stale
@@ -99,11 +108,15 @@ struct ServerSession::Impl {
     bool return_pending = false;  // verified after a rejoin or late join: present from the next tick
     std::int64_t last_heard = 0;  // when this player's last message arrived
     // Input timing: how long before its tick's deadline each input first arrived.
-    Tick input_seen = 0;
-    std::int64_t window_min_ns = INT64_MAX;
-    int window_count = 0;
-    std::int32_t slack_us = 0;
-    std::uint32_t slack_seq = 0;
+    Tick input_seen = 0;                             // the newest input tick seen
+    std::array<std::int64_t, kInputWindow> input_arrived{};  // by tick: when that input first arrived
+    std::int32_t slack_us = 0;                       // slack of the newest input first seen ...
+    Tick slack_tick = 0;                             // ... and its tick (0: none yet)
+    std::int32_t lead_us = 0;                        // as the client reports it
+    PeerNet net;                                     // ENet's figures of its connection, kept past its end
+    // Network figures: fills by cause and the input latency estimate.
+    std::uint64_t fills_late = 0, fills_lost = 0, fills_silent = 0;
+    Histogram latency;  // first arrival -> execution, plus the round trip, microseconds
   };
 
   ServerConfig cfg;
@@ -305,6 +318,7 @@ struct ServerSession::Impl {
   }
 
   void on_join(Peer& p, const wire::JoinRequest& m) {
+    if (p.join_rtt == 0) p.join_rtt = std::max<std::int64_t>(1, arrived_cache - p.connected_at);
     using R = wire::RefuseReason;
     if (p.role != Role::Pending || p.closing) return drop(p, DropReason::UnexpectedMessage, " (second join)");
     const std::string name = m.name() ? m.name()->str() : "";
@@ -387,30 +401,41 @@ struct ServerSession::Impl {
     if (p.role == Role::Pending) return drop(p, DropReason::NotJoined);
     // Frame ack: what the client has, used to choose which frames to send again.
     if (m.frame_ack() > executed()) return drop(p, DropReason::FrameAckOutOfRange);
-    p.frame_ack = std::max(p.frame_ack, m.frame_ack());
+    if (m.frame_ack() > p.frame_ack) {
+      p.frame_ack = m.frame_ack();
+      p.frame_ack_moved = now_cache;
+    }
 
     if (p.role == Role::Player) slots[static_cast<std::size_t>(p.slot)].last_heard = now_cache;
+    if (p.role == Role::Player)
+      slots[static_cast<std::size_t>(p.slot)].lead_us = std::clamp<std::int32_t>(m.lead_us(), 0, 10'000'000);
     if (p.role == Role::Player && m.inputs() && m.inputs()->size() > 0) {
       Slot& s = slots[static_cast<std::size_t>(p.slot)];
       const Tick first = m.input_first_tick();
       bool too_far = false;
+      // The slack reported back is the worst of the inputs this message brought first (one
+      // that was lost before arrives late here); the client's lead controller takes the lead
+      // that input was sampled with out of it (see lead.hpp).
+      const Tick seen_before = s.input_seen;
+      std::int64_t worst = INT64_MAX;
+      Tick worst_tick = 0;
       for (flatbuffers::uoffset_t i = 0; i < m.inputs()->size(); ++i) {
         const Tick t = first + i;
         if (t < first) continue;
-        if (t < next_tick) {  // already assembled: a redundant copy, or (first time seen) too late
-          if (t > s.input_seen) {
-            s.input_seen = t;
-            note_slack(s, pacer.next_deadline() - static_cast<std::int64_t>(next_tick - t) * kTickNs - arrived_cache);
-          }
-          continue;
-        }
         if (t >= next_tick + kInputWindow) { too_far = true; continue; }
-        if (t > s.input_seen) {
-          s.input_seen = t;
-          note_slack(s, pacer.next_deadline() + static_cast<std::int64_t>(t - next_tick) * kTickNs - arrived_cache);
+        if (t > seen_before) {
+          const std::int64_t slack = deadline_of(t) - arrived_cache;
+          if (slack < worst) worst = slack, worst_tick = t;
         }
+        s.input_seen = std::max(s.input_seen, t);
+        if (t < next_tick) continue;  // already assembled: a redundant copy, or too late
+        if (s.input_tick[t % kInputWindow] != t) s.input_arrived[t % kInputWindow] = arrived_cache;
         s.input_tick[t % kInputWindow] = t;
         s.input[t % kInputWindow] = PlayerInput::unpack(m.inputs()->Get(i));
+      }
+      if (worst_tick > s.slack_tick) {
+        s.slack_us = static_cast<std::int32_t>(std::clamp<std::int64_t>(worst / 1000, -10'000'000, 10'000'000));
+        s.slack_tick = worst_tick;
       }
       if (too_far) drop(p, DropReason::InputTooFarAhead);
       advance_input_ack(s);
@@ -421,7 +446,7 @@ struct ServerSession::Impl {
       for (flatbuffers::uoffset_t i = 0; i < m.hashes()->size(); ++i) {
         const Tick t = first + i;
         if (t < first || t == 0) continue;
-        if (t <= p.hash_ack) continue;  // compared already
+        if (t <= p.hash_ack || p.compared[t % kHistory] == t) continue;  // compared already
         if (t > executed()) { drop(p, DropReason::HashForFutureTick); break; }
         if (executed() - t >= kHistory) { drop(p, DropReason::HashTooOld); continue; }
         if (p.verifying) {
@@ -429,8 +454,10 @@ struct ServerSession::Impl {
           if (!verify(p, t, m.hashes()->Get(i))) return;
         }
         compare_hash(p, t, m.hashes()->Get(i));
-        if (t == p.hash_ack + 1) p.hash_ack = t;
+        p.compared[t % kHistory] = t;
       }
+      // Hashes arrive newest first; the acknowledgement covers every one up to a gap.
+      while (p.hash_ack < executed() && p.compared[(p.hash_ack + 1) % kHistory] == p.hash_ack + 1) ++p.hash_ack;
     }
   }
 
@@ -451,14 +478,34 @@ struct ServerSession::Impl {
     return true;
   }
 
-  // The worst slack of each 32 inputs becomes the figure the client tunes its lead by.
-  static void note_slack(Slot& s, std::int64_t slack_ns) {
-    s.window_min_ns = std::min(s.window_min_ns, slack_ns);
-    if (++s.window_count < 32) return;
-    s.slack_us = static_cast<std::int32_t>(std::clamp<std::int64_t>(s.window_min_ns / 1000, -10'000'000, 10'000'000));
-    ++s.slack_seq;
-    s.window_min_ns = INT64_MAX;
-    s.window_count = 0;
+  /// Tick t's deadline on the server's schedule (monotonic ns).
+  [[nodiscard]] std::int64_t deadline_of(Tick t) const {
+    return pacer.next_deadline() + (static_cast<std::int64_t>(t) - static_cast<std::int64_t>(next_tick)) * kTickNs;
+  }
+
+  /// One player's network figures (summary and status).
+  [[nodiscard]] protocol::SeatStatus seat_status(std::size_t i) const {
+    const Slot& s = slots[i];
+    protocol::SeatStatus st;
+    st.slot = static_cast<std::uint32_t>(i);
+    st.name = s.name;
+    st.rtt_us = s.net.rtt_us;
+    st.jitter_us = s.net.rtt_var_us;
+    st.loss_ppm = s.net.loss_ppm;
+    st.lead_us = s.lead_us;
+    st.fills_late = static_cast<std::uint32_t>(s.fills_late);
+    st.fills_lost = static_cast<std::uint32_t>(s.fills_lost);
+    st.fills_silent = static_cast<std::uint32_t>(s.fills_silent);
+    st.latency_p50_us = static_cast<std::uint32_t>(s.latency.percentile_us(50));
+    st.latency_p99_us = static_cast<std::uint32_t>(s.latency.percentile_us(99));
+    return st;
+  }
+
+  [[nodiscard]] std::vector<protocol::SeatStatus> seat_statuses() const {
+    std::vector<protocol::SeatStatus> r;
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      if (slots[i].taken) r.push_back(seat_status(i));
+    return r;
   }
 
   void on_status(Peer& p) {
@@ -473,6 +520,7 @@ struct ServerSession::Impl {
     st.spectators = spectators();
     st.desyncs = static_cast<std::uint32_t>(stats.desyncs);
     st.lateness_p99_us = static_cast<std::uint32_t>(stats.lateness.percentile_us(99));
+    st.seats = seat_statuses();
     send(p, Channel::Control, protocol::status_reply(st));
     peer_disconnect_later(p.enet);
     p.closing = true;
@@ -662,28 +710,53 @@ struct ServerSession::Impl {
 
   // ---- the session clock ----
 
-  void send_start(Peer& p) {
+  void send_start(Peer& p, Channel channel = Channel::Control) {
     // Tell the time to tick 0's deadline; a peer joining later gets the same origin.
     const std::int64_t origin = pacer.next_deadline() - static_cast<std::int64_t>(next_tick) * kTickNs;
     const std::int64_t in = std::max<std::int64_t>(0, origin - now_cache);
-    send(p, Channel::Control, protocol::start(0, static_cast<std::uint32_t>(std::min<std::int64_t>(in / 1000, 10'000'000))));
+    send(p, channel, protocol::start(0, static_cast<std::uint32_t>(std::min<std::int64_t>(in / 1000, 10'000'000))));
   }
+
+  // Until tick 1, Start also goes out unreliably every kStartRepeatNs: a reliable Start waits
+  // behind any lost reliable message before it, and a client's clock (and with it when its first
+  // inputs are sampled) takes the earliest-arriving copy. Returns when to send again.
+  std::int64_t repeat_start(std::int64_t now) {
+    if (now - last_start_send >= kStartRepeatNs) {
+      last_start_send = now;
+      for (auto& [id, p] : peers)
+        if (p.role != Role::Pending && !p.closing) send_start(p, Channel::Play);
+      host->flush();
+    }
+    return last_start_send + kStartRepeatNs;
+  }
+  std::int64_t last_start_send = INT64_MIN / 2;
+  std::int64_t start_delay = 0;  // from "everyone is in" to tick 0's deadline, this session
   std::int64_t now_cache = 0;
   std::int64_t arrived_cache = 0;  // when the message being handled reached the socket
   bool receive_can_wait = false;   // see ServerSession::receive_can_wait()
 
   void begin(std::int64_t now) {
     phase = Phase::Running;
-    const std::int64_t origin = now + cfg.start_delay_ns;  // tick 0's deadline
+    // Start must reach the farthest player, and its first inputs come back, before the first
+    // tick that takes inputs: the delay grows with the longest join round trip (plus a quarter
+    // and 50 ms for jitter), up to kMaxStartDelayNs.
+    std::int64_t longest = 0;
+    for (const auto& [id, p] : peers)
+      if (p.role == Role::Player)
+        longest = std::max({longest, p.join_rtt, p.enet ? std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0});
+    start_delay = std::clamp(longest + longest / 4 + 50'000'000 - std::int64_t{cfg.input_delay} * kTickNs,
+                             cfg.start_delay_ns, std::max(cfg.start_delay_ns, kMaxStartDelayNs));
+    const std::int64_t origin = now + start_delay;  // tick 0's deadline
     pacer.start(origin + kTickNs);                         // the first deadline is tick 1's
     first_input_tick = std::max<Tick>(1, cfg.input_delay);
     for (Slot& s : slots) {
       s.present = s.taken;
-      s.last_heard = now + cfg.start_delay_ns;
+      s.last_heard = now + start_delay;
     }
     for (auto& [id, p] : peers)
       if (p.role != Role::Pending) send_start(p);
-    LOCKSTEP_LOG_INFO("session starting: %u players, seed %llu, %u bodies, input delay %u, %s", cfg.players,
+    LOCKSTEP_LOG_INFO("session starting in %lld ms: %u players, seed %llu, %u bodies, input delay %u, %s",
+                      static_cast<long long>(start_delay / 1'000'000), cfg.players,
                       static_cast<unsigned long long>(cfg.world.seed), cfg.world.bodies, cfg.input_delay,
                       cfg.last_tick ? ("until tick " + std::to_string(cfg.last_tick)).c_str() : "until stopped");
   }
@@ -697,6 +770,8 @@ struct ServerSession::Impl {
 
   void assemble_and_step(std::int64_t now) {
     const Tick t = next_tick;
+    for (const auto& [id, p] : peers)
+      if (p.role == Role::Player && p.enet) slots[static_cast<std::size_t>(p.slot)].net = peer_net(p.enet);
     InputFrame f;
     f.tick = t;
     for (std::size_t i = 0; i < slots.size(); ++i) {
@@ -718,9 +793,15 @@ struct ServerSession::Impl {
       if (t < first_input_tick) continue;  // before the first sampled input: neutral
       if (s.input_tick[t % kInputWindow] == t) {
         s.last = s.input[t % kInputWindow];
+        s.latency.add_us((now - s.input_arrived[t % kInputWindow]) / 1000 + s.net.rtt_us);
       } else {
+        // Why: nothing heard for a while (silent), newer inputs came but not this one (lost),
+        // or nothing this new has come yet (late: its lead is too short for its round trip).
         f.filled |= 1u << i;
         ++stats.filled_inputs;
+        if (now - s.last_heard > kSilentFillNs) ++s.fills_silent;
+        else if (s.input_seen > t) ++s.fills_lost;
+        else ++s.fills_late;
       }
       f.inputs[i] = s.last;
       s.input_ack = std::max(s.input_ack, t);  // tick t is settled either way
@@ -734,21 +815,17 @@ struct ServerSession::Impl {
     ++next_tick;
     ++stats.ticks;
     if (stats.first_tick_ns == 0) stats.first_tick_ns = now;
+    if (t == kSteadyTick) stats.steady_tick_ns = now;
     stats.last_tick_ns = now;
     stats.lateness.add_us((now - pacer.next_deadline()) / 1000);
     const std::uint64_t skipped_before = pacer.stats().skipped;
-    pacer.reached(now);
-    if (pacer.stats().skipped != skipped_before) {
-      // The schedule moved: slack measured against the old deadlines would mislead the clients.
-      for (Slot& sl : slots) {
-        sl.window_min_ns = INT64_MAX;
-        sl.window_count = 0;
-      }
-    }
+    // Waiting up to the grace for a late input is the schedule, not falling behind: only time
+    // past that counts, so the clock moves later only when the server's own work is too slow.
+    pacer.reached(now - cfg.input_grace_ns);
     if (pacer.stats().skipped != skipped_before && now - last_overload_log > 1'000'000'000) {
       last_overload_log = now;
-      LOCKSTEP_LOG_WARN("cannot keep up: the server fell more than %d ticks behind and slowed the session clock "
-                        "(%llu ticks skipped so far; lateness p50 %.0f us, p99 %.0f us, max %lld us)",
+      LOCKSTEP_LOG_WARN("cannot keep up: the server's own work fell more than %d ticks behind and slowed the "
+                        "session clock (%llu ticks skipped so far; lateness p50 %.0f us, p99 %.0f us, max %lld us)",
                         PacerConfig{}.max_catch_up, static_cast<unsigned long long>(pacer.stats().skipped),
                         stats.lateness.percentile_us(50), stats.lateness.percentile_us(99),
                         static_cast<long long>(stats.lateness.max_us()));
@@ -782,19 +859,35 @@ struct ServerSession::Impl {
         peer_disconnect_later(p.enet);
         continue;
       }
-      const Tick to = std::min<Tick>(executed(), from + static_cast<Tick>(protocol::kMaxWindow) - 1);
-      batch_scratch.clear();
-      for (Tick t = from; t <= to; ++t) batch_scratch.push_back(frames[t % kHistory]);
-      send(p, Channel::Play, server_tick_for(p, batch_scratch));
+      // The newest frames go out in every message, so each is carried kMaxWindow times and a far
+      // client's newest frame never waits behind older ones still in flight. When the
+      // acknowledgement has stood still for a round trip and more, the range after it goes out
+      // again too: a frame lost in every copy.
+      const auto window = static_cast<Tick>(protocol::kMaxWindow);
+      const Tick newest_from = executed() >= window ? std::max(from, executed() - window + 1) : from;
+      send_range(p, newest_from, executed());
+      const std::int64_t rtt_ns = p.enet ? std::int64_t{peer_rtt_ms(p.enet)} * 1'000'000 : 0;
+      if (newest_from > from && now_cache - p.frame_ack_moved > rtt_ns + kGapResendNs &&
+          now_cache - p.last_gap_send > kGapResendNs) {
+        p.last_gap_send = now_cache;
+        send_range(p, from, std::min<Tick>(executed(), from + window - 1));
+      }
     }
   }
+
+  void send_range(Peer& p, Tick from, Tick to) {
+    batch_scratch.clear();
+    for (Tick t = from; t <= to; ++t) batch_scratch.push_back(frames[t % kHistory]);
+    send(p, Channel::Play, server_tick_for(p, batch_scratch));
+  }
+
 
   protocol::Bytes server_tick_for(const Peer& p, std::span<const InputFrame> batch) const {
     // Clients time their inputs by this server's tick clock, so they are told when it moves.
     const auto shift = static_cast<std::uint32_t>(std::min<std::uint64_t>(pacer.stats().skipped, UINT32_MAX));
     if (p.role != Role::Player) return protocol::server_tick(batch, cfg.players, 0, p.hash_ack, 0, 0, shift);
     const Slot& s = slots[static_cast<std::size_t>(p.slot)];
-    return protocol::server_tick(batch, cfg.players, s.input_ack, p.hash_ack, s.slack_us, s.slack_seq, shift);
+    return protocol::server_tick(batch, cfg.players, s.input_ack, p.hash_ack, s.slack_us, s.slack_tick, shift);
   }
 
   void end_session(wire::EndReason reason, const std::string& detail) {
@@ -885,6 +978,7 @@ struct ServerSession::Impl {
           if (ran == kMaxTicksPerUpdate) return now;
           if (now >= deadline) return deadline + cfg.input_grace_ns;  // waiting for late inputs: read them as they come
           receive_can_wait = quiet();
+          if (next_tick == 1) return std::min(deadline, repeat_start(now));
           return deadline;
         }
         last_resend = now;
@@ -950,6 +1044,7 @@ int ServerSession::exit_code() const { return impl_->exit; }
 Tick ServerSession::executed_tick() const { return impl_->executed(); }
 const Simulation& ServerSession::simulation() const { return *impl_->sim; }
 const ServerStats& ServerSession::stats() const { return impl_->stats; }
+std::vector<protocol::SeatStatus> ServerSession::seats() const { return impl_->seat_statuses(); }
 const NetHost& ServerSession::host() const { return *impl_->host; }
 const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->desync_events; }
 const std::vector<DesyncReport>& ServerSession::reports() const { return impl_->reports; }

@@ -33,6 +33,22 @@ std::optional<protocol::Status> query_status(const std::string& host, std::uint1
         st.spectators = r->spectators();
         st.desyncs = r->desyncs();
         st.lateness_p99_us = r->lateness_p99_us();
+        if (r->seats())
+          for (const auto* s : *r->seats()) {
+            protocol::SeatStatus seat;
+            seat.slot = s->slot();
+            seat.name = s->name() ? s->name()->str() : "";
+            seat.rtt_us = s->rtt_us();
+            seat.jitter_us = s->jitter_us();
+            seat.loss_ppm = s->loss_ppm();
+            seat.lead_us = s->lead_us();
+            seat.fills_late = s->fills_late();
+            seat.fills_lost = s->fills_lost();
+            seat.fills_silent = s->fills_silent();
+            seat.latency_p50_us = s->latency_p50_us();
+            seat.latency_p99_us = s->latency_p99_us();
+            st.seats.push_back(std::move(seat));
+          }
         peer_disconnect_now(peer);
         net->flush();
         return st;

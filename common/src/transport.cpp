@@ -129,7 +129,13 @@ NetEvent NetHost::poll() {
   if (r <= 0) return out;
   out.peer = ev.peer;
   switch (ev.type) {
-    case ENET_EVENT_TYPE_CONNECT: out.type = NetEvent::Type::Connect; break;
+    case ENET_EVENT_TYPE_CONNECT:
+      // ENet's throttle drops unreliable packets when round trips vary, as they do on every real
+      // path; play traffic carries its own redundancy, so the throttle never decelerates.
+      enet_peer_throttle_configure(ev.peer, ENET_PEER_PACKET_THROTTLE_INTERVAL, ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
+      ev.peer->packetThrottle = ENET_PEER_PACKET_THROTTLE_SCALE;
+      out.type = NetEvent::Type::Connect;
+      break;
     case ENET_EVENT_TYPE_DISCONNECT: out.type = NetEvent::Type::Disconnect; break;
     case ENET_EVENT_TYPE_RECEIVE:
       out.type = NetEvent::Type::Receive;
@@ -145,7 +151,7 @@ NetEvent NetHost::poll() {
 
 void NetHost::send(EnetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) {
   if (!peer) return;  // an in-process peer (tests, fuzzing): nothing to send to
-  const enet_uint32 flags = channel == Channel::Control ? ENET_PACKET_FLAG_RELIABLE : 0;
+  const enet_uint32 flags = channel == Channel::Control ? ENET_PACKET_FLAG_RELIABLE : ENET_PACKET_FLAG_UNSEQUENCED;
   ENetPacket* packet = enet_packet_create(bytes.data(), bytes.size(), flags);
   if (enet_peer_send(peer, static_cast<enet_uint8>(channel), packet) != 0) enet_packet_destroy(packet);
 }
@@ -182,6 +188,14 @@ void peer_disconnect_now(EnetPeer* peer) {
 }
 void peer_reset(EnetPeer* peer) { enet_peer_reset(peer); }
 std::uint32_t peer_rtt_ms(const EnetPeer* peer) { return peer->roundTripTime; }
+PeerNet peer_net(const EnetPeer* peer) {
+  PeerNet n;
+  if (!peer) return n;
+  n.rtt_us = peer->roundTripTime * 1000;
+  n.rtt_var_us = peer->roundTripTimeVariance * 1000;
+  n.loss_ppm = static_cast<std::uint32_t>(std::uint64_t{peer->packetLoss} * 1'000'000 / ENET_PEER_PACKET_LOSS_SCALE);
+  return n;
+}
 std::string peer_address(const EnetPeer* peer) {
   if (!peer) return "in-process";
   char ip[64] = "?";

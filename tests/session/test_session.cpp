@@ -131,9 +131,11 @@ TEST_SUITE("session/loopback") {
     for (std::size_t i = 0; i < s.clients.size(); ++i) {
       CHECK(s.clients[i]->exit_code() == 0);
       CHECK(s.traces[i]->hashes == s.server_trace.hashes);
-      // Measured here: about 1.5 ms with arrival times, past 10 ms and rising when inputs are
-      // timed by when they are read.
-      CHECK_MESSAGE(s.clients[i]->stats().lead_ns < 8'000'000, "lead ", s.clients[i]->stats().lead_ns, " ns");
+      // Measured here: about 9 ms with arrival times (the 4 ms margin over the worst of the last
+      // 100 inputs of four clients stepped in one thread). Timed by when they are read, every
+      // input looks due at the moment it is read, each report asks for the margin more, and the
+      // lead climbs without bound (past 100 ms within a second).
+      CHECK_MESSAGE(s.clients[i]->stats().lead_ns < 20'000'000, "lead ", s.clients[i]->stats().lead_ns, " ns");
     }
   }
 

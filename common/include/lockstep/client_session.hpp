@@ -11,6 +11,7 @@
 #include "lockstep/arena.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/histogram.hpp"
+#include "lockstep/lead.hpp"
 #include "lockstep/simulation.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
@@ -27,11 +28,10 @@ struct ClientConfig {
   Tick last_tick = 0;                   ///< leave cleanly after executing this tick, 0 = stay to the end
   Tick inject_desync_at = 0;            ///< test hook: perturb one float by one ULP right after this tick
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
-  std::int64_t lead_ns = 500'000;       ///< sample this long before the server assembles a tick, at first
-  std::int64_t target_slack_ns = 400'000;  ///< the lead adapts so the latest of 32 inputs arrives this early
-  std::int64_t min_lead_ns = 200'000;
-  std::int64_t max_lead_ns = 500'000'000;
-  std::int64_t connect_timeout_ns = 5'000'000'000;
+  LeadConfig lead;                      ///< how far ahead of the tick clock to sample (see lead.hpp)
+  /// Keep trying to connect and join this long (a new ENet connection every connect_retry_ns).
+  std::int64_t connect_timeout_ns = 10'000'000'000;
+  std::int64_t connect_retry_ns = 1'500'000'000;
   std::int64_t silence_timeout_ns = 3'000'000'000;  ///< nothing at all from the server for this long: lost
   bool execute_on_arrival = true;       ///< step frames inside update() as they arrive (in-process use); the
                                         ///< client executable steps them itself, under its FrameLoop's budget
@@ -55,6 +55,9 @@ struct ClientStats {
   std::uint64_t inputs_filled = 0;  ///< executed ticks whose input of ours the server filled (late or lost)
   std::uint32_t rtt_ms = 0;
   std::int64_t lead_ns = 0;  ///< current input lead
+  std::uint32_t rtt_var_ms = 0;  ///< ENet's round-trip variance (jitter)
+  double loss = 0;           ///< ENet's packet loss estimate, 0..1
+  std::uint32_t connect_attempts = 0;
   std::uint32_t resyncs = 0;  ///< authoritative states loaded after a desync
   std::int64_t snapshot_ns = 0;     ///< last snapshot: first chunk arrived -> loaded and checked
   std::uint64_t snapshot_bytes = 0;

@@ -7,7 +7,8 @@
 
 namespace lockstep {
 
-/// Buckets: 1 us wide below 2 ms, 100 us wide below 200 ms, then one overflow bucket.
+/// Buckets: 1 us wide below 2 ms, 100 us wide below 200 ms, 1 ms wide below 5 s (round trips
+/// of far players), then one overflow bucket.
 /// Negative values count in bucket 0.
 class Histogram {
  public:
@@ -18,8 +19,9 @@ class Histogram {
   [[nodiscard]] std::int64_t max_us() const { return max_us_; }
 
  private:
-  static constexpr int kFine = 2000, kCoarse = 1980;
-  std::array<std::uint64_t, kFine + kCoarse + 1> buckets_{};
+  static constexpr int kFine = 2000, kCoarse = 1980, kWide = 4800;
+  static constexpr std::int64_t kCoarseEnd = kFine + std::int64_t{kCoarse} * 100;  // 200 ms
+  std::array<std::uint64_t, kFine + kCoarse + kWide + 1> buckets_{};
   std::uint64_t count_ = 0;
   std::int64_t max_us_ = 0;
 };

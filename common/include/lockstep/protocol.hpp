@@ -51,7 +51,7 @@ Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, cons
 Bytes refuse(wire::RefuseReason reason, const std::string& detail);
 Bytes start(Tick start_tick, std::uint32_t starts_in_us);
 Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
-                  std::span<const std::uint64_t> hashes, std::uint32_t epoch = 0);
+                  std::span<const std::uint64_t> hashes, std::uint32_t epoch = 0, std::int32_t lead_us = 0);
 Bytes desync_probe(Tick tick, wire::ProbeLevel level, std::uint32_t first, std::uint32_t count, std::uint32_t block_size);
 Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool available,
                     std::span<const std::uint64_t> hashes, std::span<const std::uint64_t> values);
@@ -60,7 +60,7 @@ std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, 
                             bool join);
 /// Frames must be consecutive and at most kMaxWindow; `players` inputs are written per frame.
 Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack,
-                  std::int32_t input_slack_us = 0, std::uint32_t slack_seq = 0, std::uint32_t clock_shift = 0);
+                  std::int32_t input_slack_us = 0, Tick slack_tick = 0, std::uint32_t clock_shift = 0);
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash);
 Bytes player_joined(std::uint32_t slot, const std::string& name);
 Bytes player_left(std::uint32_t slot, Tick tick, const std::string& reason);
@@ -68,10 +68,20 @@ Bytes leave(const std::string& reason);
 Bytes session_end(wire::EndReason reason, Tick last_tick, const std::string& detail);
 
 Bytes status_request();
+/// One player's network figures (see SeatStatus in schemas/messages.fbs).
+struct SeatStatus {
+  std::uint32_t slot = 0;
+  std::string name;
+  std::uint32_t rtt_us = 0, jitter_us = 0, loss_ppm = 0;
+  std::int32_t lead_us = 0;
+  std::uint32_t fills_late = 0, fills_lost = 0, fills_silent = 0;
+  std::uint32_t latency_p50_us = 0, latency_p99_us = 0;
+};
 struct Status {
   std::string phase;
   Tick tick = 0;
   std::uint32_t players = 0, joined = 0, active = 0, spectators = 0, desyncs = 0, lateness_p99_us = 0;
+  std::vector<SeatStatus> seats;
 };
 Bytes status_reply(const Status& s);
 

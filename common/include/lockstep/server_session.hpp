@@ -15,6 +15,7 @@
 #include "lockstep/desync.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/histogram.hpp"
+#include "lockstep/protocol.hpp"
 #include "lockstep/pacer.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/simulation.hpp"
@@ -35,13 +36,16 @@ struct ServerConfig {
   WorldParams world;               ///< seed and bodies; world.players is set from `players`
   std::string token;               ///< join secret, "" = none required
   OnDesync on_desync = OnDesync::Report;
-  std::int64_t input_grace_ns = 100'000'000;   ///< wait this long past a tick's deadline for late inputs
-  std::int64_t start_delay_ns = 200'000'000;   ///< from "everyone is in" to tick 0's deadline
+  /// Wait at most this long past a tick's deadline for a late input, then fill it. Clients set
+  /// their lead so their inputs arrive before the deadline; this only absorbs a stray one.
+  std::int64_t input_grace_ns = 20'000'000;
+  std::int64_t start_delay_ns = 200'000'000;   ///< from "everyone is in" to tick 0's deadline, at least
+                                               ///< (more when a player's join round trip needs it)
   std::int64_t drain_timeout_ns = 3'000'000'000;  ///< after the last tick, wait this long for final hashes
   /// After the session's end is sent, wait this long for every peer to take it (ENet resends it
   /// until acknowledged; at 10 % loss a 1 s wait left one client in a few hundred without it).
   std::int64_t close_timeout_ns = 5'000'000'000;
-  std::int64_t join_timeout_ns = 5'000'000'000;   ///< a connection must send its join within this
+  std::int64_t join_timeout_ns = 10'000'000'000;  ///< a connection must send its join within this
   std::uint32_t max_spectators = 8;
   std::string desync_dir = ".";    ///< where desync-<tick>-<player>.json reports are written
   std::string record_path;         ///< named in reports as the replay to look at ("" = none)
@@ -80,6 +84,7 @@ struct ServerStats {
   std::int64_t last_snapshot_bytes = 0;
   std::int64_t first_tick_ns = 0;    ///< monotonic time tick 1 was executed
   std::int64_t last_tick_ns = 0;     ///< monotonic time the latest tick was executed
+  std::int64_t steady_tick_ns = 0;   ///< monotonic time tick 200 (2 s in) was executed
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::Count)> drops{};
   Histogram lateness;  ///< tick executed vs its deadline, microseconds
   [[nodiscard]] std::uint64_t total_drops() const;
@@ -115,6 +120,9 @@ class ServerSession {
   [[nodiscard]] Tick executed_tick() const;
   [[nodiscard]] const Simulation& simulation() const;
   [[nodiscard]] const ServerStats& stats() const;
+  /// Each taken player slot's network figures: round trip, jitter, loss, lead, fills by cause,
+  /// input latency estimate.
+  [[nodiscard]] std::vector<protocol::SeatStatus> seats() const;
   [[nodiscard]] const NetHost& host() const;
   [[nodiscard]] const std::vector<DesyncEvent>& desyncs() const;
   /// The localized reports written so far, in the order they were completed.

@@ -19,7 +19,8 @@ using EnetPeer = _ENetPeer;
 /// ENet channels.
 enum class Channel : std::uint8_t {
   Control = 0,  ///< reliable, ordered
-  Play = 1,     ///< unreliable, sequenced
+  Play = 1,     ///< unreliable, unsequenced: every play message is tick-numbered and redundant, so one
+                ///< that arrives after a newer one is still used, not dropped
 };
 inline constexpr std::size_t kChannelCount = 2;
 
@@ -102,6 +103,11 @@ void peer_disconnect_now(EnetPeer* peer);    ///< at once, no acknowledgement aw
 void peer_reset(EnetPeer* peer);             ///< forget the peer without telling it
 /// Smoothed round-trip time in milliseconds, as ENet measures it.
 std::uint32_t peer_rtt_ms(const EnetPeer* peer);
+/// ENet's view of a peer's link: smoothed round trip, its variance, and the packet loss estimate.
+struct PeerNet {
+  std::uint32_t rtt_us = 0, rtt_var_us = 0, loss_ppm = 0;
+};
+PeerNet peer_net(const EnetPeer* peer);
 /// "a.b.c.d:port" of the peer.
 std::string peer_address(const EnetPeer* peer);
 /// A small integer the caller may attach to a peer (ENet's data pointer).
