@@ -1,6 +1,8 @@
 // lockstep-bench: one run that puts every speed figure beside its anchor.
 #include <CLI/CLI.hpp>
 
+#include "lockstep/cli.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -32,12 +34,12 @@ int main(int argc, char** argv) {
   Options opt;
   std::string json_path;
   std::vector<std::string> sections{"pacer", "sim", "net", "replay", "server"};
-  app.add_option("--repetitions", opt.repetitions, "repetitions per figure (median reported)")->check(CLI::Range(1, 1000));
+  app.add_option("--repetitions", opt.repetitions, "repetitions per figure (median reported)")->check(lockstep::cli::unsigned_number())->check(CLI::Range(1, 1000));
   app.add_flag("--quick", opt.quick, "smoke run: small sizes, one repetition");
   app.add_option("--json", json_path, "also write the table as JSON to this file");
   app.add_option("--only", sections, "sections to run")->check(CLI::IsMember({"pacer", "sim", "net", "replay", "server"}));
   app.add_option("--svg", opt.svg_path, "write the pacer lateness plot (SVG) here");
-  app.add_option("--sessions", opt.sessions, "server section: session counts to run (4 clients each)")
+  app.add_option("--sessions", opt.sessions, "server section: session counts to run (4 clients each)")->check(lockstep::cli::unsigned_number())
       ->check(CLI::Range(1u, 256u));
   try {
     app.parse(argc, argv);

@@ -1,6 +1,8 @@
 // lockstep-client: joins a session. Parses options and wires the parts together.
 #include <CLI/CLI.hpp>
 
+#include "lockstep/cli.hpp"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -32,10 +34,10 @@ int main(int argc, char** argv) {
   double fps = 60;
   app.add_option("--connect", connect, "server to join, HOST:PORT")->capture_default_str();
   app.add_option("--name", cfg.name, "display name (1-32 printable ASCII characters)")->capture_default_str();
-  auto* bot = app.add_option("--bot", bot_seed, "play with deterministic pseudo-random input from this seed");
-  app.add_option("--ticks", cfg.last_tick, "leave cleanly after this tick (0: stay to the end)")->capture_default_str();
+  auto* bot = app.add_option("--bot", bot_seed, "play with deterministic pseudo-random input from this seed")->check(lockstep::cli::unsigned_number());
+  app.add_option("--ticks", cfg.last_tick, "leave cleanly after this tick (0: stay to the end)")->check(lockstep::cli::unsigned_number())->capture_default_str();
   app.add_option("--hash-log", hash_log_path, "write '<tick> <hash>' per executed tick to this file");
-  app.add_option("--inject-desync-at", cfg.inject_desync_at, "test hook: perturb one coordinate by one ULP after this tick");
+  app.add_option("--inject-desync-at", cfg.inject_desync_at, "test hook: perturb one coordinate by one ULP after this tick")->check(lockstep::cli::unsigned_number());
   app.add_option("--token", cfg.token, "join secret");
   std::string summary_path;
   app.add_option("--summary", summary_path, "write the JSON summary to this file instead of stdout");
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
   app.add_option("--render", render,
                  "how to draw: none (headless: frames run on arrival unless --fps is given), tty (terminal), sdl (window)")
       ->check(CLI::IsMember({"none", "tty", "sdl"}))->capture_default_str();
-  auto* fps_opt = app.add_option("--fps", fps, "frame rate cap (0: uncapped)")->check(CLI::Range(0.0, 1000.0))->capture_default_str();
+  auto* fps_opt = app.add_option("--fps", fps, "frame rate cap (0: uncapped)")->check(lockstep::cli::finite())->check(CLI::Range(0.0, 1000.0))->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,6 +2,8 @@
 // jitter, duplicates and reordering. Each client address gets its own upstream socket, so the
 // server sees one peer per client. The same seed and the same order of clients give the same faults.
 #include <CLI/CLI.hpp>
+
+#include "lockstep/cli.hpp"
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <poll.h>
@@ -73,16 +75,16 @@ int main(int argc, char** argv) {
   std::string forward, bind = "127.0.0.1", summary_path;
   double delay_ms = 0, jitter_ms = 0, duration_s = 0;
   FaultConfig f;
-  app.add_option("--listen", listen_port, "UDP port clients connect to")->required();
+  app.add_option("--listen", listen_port, "UDP port clients connect to")->check(lockstep::cli::unsigned_number())->required();
   app.add_option("--bind", bind, "address to listen on")->capture_default_str();
   app.add_option("--forward", forward, "server HOST:PORT")->required();
-  app.add_option("--loss", f.loss_pct, "percent of datagrams dropped")->check(CLI::Range(0.0, 100.0));
-  app.add_option("--delay", delay_ms, "one-way delay, ms")->check(CLI::Range(0.0, 10000.0));
-  app.add_option("--jitter", jitter_ms, "uniform +- jitter around the delay, ms")->check(CLI::Range(0.0, 10000.0));
-  app.add_option("--duplicate", f.duplicate_pct, "percent of datagrams sent twice")->check(CLI::Range(0.0, 100.0));
-  app.add_option("--reorder", f.reorder_pct, "percent of datagrams held back 5-30 ms past later ones")->check(CLI::Range(0.0, 100.0));
-  app.add_option("--seed", f.seed, "fault pattern seed")->capture_default_str();
-  app.add_option("--duration", duration_s, "stop after this many seconds (0: until SIGINT/SIGTERM)");
+  app.add_option("--loss", f.loss_pct, "percent of datagrams dropped")->check(lockstep::cli::finite())->check(CLI::Range(0.0, 100.0));
+  app.add_option("--delay", delay_ms, "one-way delay, ms")->check(lockstep::cli::finite())->check(CLI::Range(0.0, 10000.0));
+  app.add_option("--jitter", jitter_ms, "uniform +- jitter around the delay, ms")->check(lockstep::cli::finite())->check(CLI::Range(0.0, 10000.0));
+  app.add_option("--duplicate", f.duplicate_pct, "percent of datagrams sent twice")->check(lockstep::cli::finite())->check(CLI::Range(0.0, 100.0));
+  app.add_option("--reorder", f.reorder_pct, "percent of datagrams held back 5-30 ms past later ones")->check(lockstep::cli::finite())->check(CLI::Range(0.0, 100.0));
+  app.add_option("--seed", f.seed, "fault pattern seed")->check(lockstep::cli::unsigned_number())->capture_default_str();
+  app.add_option("--duration", duration_s, "stop after this many seconds (0: until SIGINT/SIGTERM)")->check(lockstep::cli::finite());
   app.add_option("--summary", summary_path, "write the JSON summary here instead of stdout");
   try {
     app.parse(argc, argv);

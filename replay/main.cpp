@@ -1,6 +1,8 @@
 // lockstep-replay: reads replay files. verify, info, trace, diff; and record-scenario, which
 // writes the shared scenario as a replay (how tests/golden/golden.replay was made).
 #include <CLI/CLI.hpp>
+
+#include "lockstep/cli.hpp"
 #include <unistd.h>
 
 #include <cstdio>
@@ -191,20 +193,20 @@ int main(int argc, char** argv) {
   bool allow_incomplete = false;
   auto* v = app.add_subcommand("verify", "re-simulate from the header and compare every tick's hash");
   v->add_option("FILE", file, "replay file")->required();
-  v->add_option("--perturb-at", perturb_at, "test hook: perturb the recomputed state by one ULP after this tick");
+  v->add_option("--perturb-at", perturb_at, "test hook: perturb the recomputed state by one ULP after this tick")->check(lockstep::cli::unsigned_number());
   v->add_flag("--allow-incomplete", allow_incomplete, "verify the complete part of a replay cut short by a crash");
   auto* i = app.add_subcommand("info", "print the header and totals as JSON");
   i->add_option("FILE", file, "replay file")->required();
   auto* t = app.add_subcommand("trace", "print the recorded hashes in the --hash-log format");
   t->add_option("FILE", file, "replay file")->required();
-  t->add_option("--from", from, "first tick");
-  t->add_option("--to", to, "last tick (0: to the end)");
+  t->add_option("--from", from, "first tick")->check(lockstep::cli::unsigned_number());
+  t->add_option("--to", to, "last tick (0: to the end)")->check(lockstep::cli::unsigned_number());
   auto* d = app.add_subcommand("diff", "first tick where two replays or hash logs differ");
   d->add_option("A", file, "replay or hash log")->required();
   d->add_option("B", other, "replay or hash log")->required();
   auto* rs = app.add_subcommand("record-scenario", "write the shared golden scenario as a replay");
   rs->add_option("FILE", file, "output file")->required();
-  rs->add_option("--ticks", ticks, "ticks to record")->check(CLI::Range(1u, 1'000'000u))->capture_default_str();
+  rs->add_option("--ticks", ticks, "ticks to record")->check(lockstep::cli::unsigned_number())->check(CLI::Range(1u, 1'000'000u))->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,8 @@
 // lockstep-server: hosts one session. Parses options and wires the parts together.
 #include <CLI/CLI.hpp>
 
+#include "lockstep/cli.hpp"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -85,15 +87,15 @@ int main(int argc, char** argv) {
   std::string hash_log_path, on_desync = "report";
   std::uint32_t ticks = 0;
   double grace_ms = 20;
-  app.add_option("--port", cfg.port, "UDP port to listen on (0: any free port)")->capture_default_str();
+  app.add_option("--port", cfg.port, "UDP port to listen on (0: any free port)")->check(lockstep::cli::unsigned_number())->capture_default_str();
   app.add_option("--bind", cfg.bind, "address to listen on (default: all)");
-  app.add_option("--players", cfg.players, "player slots; the session starts when all are joined")
+  app.add_option("--players", cfg.players, "player slots; the session starts when all are joined")->check(lockstep::cli::unsigned_number())
       ->check(CLI::Range(1, kMaxPlayers))->capture_default_str();
-  app.add_option("--ticks", ticks, "stop cleanly after this tick (0: run until stopped)")->capture_default_str();
-  app.add_option("--input-delay", cfg.input_delay, "ticks between sampling an input and executing it")
+  app.add_option("--ticks", ticks, "stop cleanly after this tick (0: run until stopped)")->check(lockstep::cli::unsigned_number())->capture_default_str();
+  app.add_option("--input-delay", cfg.input_delay, "ticks between sampling an input and executing it")->check(lockstep::cli::unsigned_number())
       ->check(CLI::Range(0u, protocol::kMaxInputDelay))->capture_default_str();
-  app.add_option("--seed", cfg.world.seed, "world seed, sent to clients at join")->capture_default_str();
-  app.add_option("--bodies", cfg.world.bodies, "passive bodies in the world")
+  app.add_option("--seed", cfg.world.seed, "world seed, sent to clients at join")->check(lockstep::cli::unsigned_number())->capture_default_str();
+  app.add_option("--bodies", cfg.world.bodies, "passive bodies in the world")->check(lockstep::cli::unsigned_number())
       ->check(CLI::Range(0u, kMaxBodies))->capture_default_str();
   app.add_option("--hash-log", hash_log_path, "write '<tick> <hash>' per executed tick to this file");
   app.add_option("--on-desync", on_desync,
@@ -102,7 +104,7 @@ int main(int argc, char** argv) {
   app.add_flag("--allow-late-join", cfg.allow_late_join,
                "admit new players into a vacated slot of a running session through a verified snapshot");
   double silent_ms = 5000;
-  app.add_option("--silent-drop-ms", silent_ms, "drop a player that sends nothing for this long")
+  app.add_option("--silent-drop-ms", silent_ms, "drop a player that sends nothing for this long")->check(lockstep::cli::finite())
       ->check(CLI::Range(100.0, 600000.0))->capture_default_str();
   app.add_option("--desync-dir", cfg.desync_dir, "where desync-<tick>-<player>.json reports are written")->capture_default_str();
   app.add_option("--token", cfg.token, "join secret clients must present");
@@ -110,9 +112,9 @@ int main(int argc, char** argv) {
   app.add_option("--record", record_path, "record the session as a replay file (written as it runs)");
   std::string summary_path;
   app.add_option("--summary", summary_path, "write the JSON summary to this file instead of stdout");
-  app.add_option("--input-grace-ms", grace_ms, "wait at most this long past a tick's deadline for a late input, then fill it")
+  app.add_option("--input-grace-ms", grace_ms, "wait at most this long past a tick's deadline for a late input, then fill it")->check(lockstep::cli::finite())
       ->check(CLI::Range(0.0, 1000.0))->capture_default_str();
-  app.add_option("--max-spectators", cfg.max_spectators, "spectator seats")->check(CLI::Range(0u, 256u))->capture_default_str();
+  app.add_option("--max-spectators", cfg.max_spectators, "spectator seats")->check(lockstep::cli::unsigned_number())->check(CLI::Range(0u, 256u))->capture_default_str();
   bool agones = false;
   app.add_flag("--agones", agones,
                "report to the Agones SDK sidecar (AGONES_SDK_HTTP_PORT, default 9358): ready, health, shutdown");
