@@ -38,3 +38,35 @@ start_bot() {
   BOT_PID=$!
   PIDS+=($BOT_PID)
 }
+# Runs a session of one bot client per SPEC ("DELAY JITTER LOSS": one-way ms, +- ms, percent;
+# DELAY 0 = straight to the server), each through its own lockstep-netsim relay, for TICKS ticks.
+# Everything lands in $WORK/$NAME: server.json/.log, c<i>.json/.log/.err; exits via fail() when
+# a process exits non-zero or a hash log differs from the server's.
+net_session() {
+  local name=$1 ticks=$2; shift 2
+  local dir="$WORK/$name" port=$((PORT + 10 * ${NET_SESSIONS:-0})) i=0 spec p
+  NET_SESSIONS=$((${NET_SESSIONS:-0} + 1))
+  mkdir -p "$dir"
+  "$BIN/lockstep-server" --port "$port" --players $# --ticks "$ticks" --hash-log "$dir/server.log" \
+      --summary "$dir/server.json" 2>"$dir/server.err" &
+  local s=$! clients=() relays=()
+  PIDS+=($s)
+  for spec in "$@"; do
+    i=$((i + 1)); set -- $spec
+    p=$port
+    if [ "$1" != 0 ]; then
+      p=$((port + i))
+      "$BIN/lockstep-netsim" --listen "$p" --forward "127.0.0.1:$port" --delay "$1" --jitter "$2" --loss "$3" \
+          --seed "$i" --summary "$dir/ns$i.json" 2>"$dir/ns$i.err" &
+      relays+=($!); PIDS+=($!)
+    fi
+    "$BIN/lockstep-client" --connect "127.0.0.1:$p" --name "p$i" --bot "$i" --hash-log "$dir/c$i.log" \
+        --summary "$dir/c$i.json" 2>"$dir/c$i.err" &
+    clients+=($!); PIDS+=($!)
+  done
+  for c in "${!clients[@]}"; do expect_exit "${clients[$c]}" 0 "$name client $((c + 1))"; done
+  expect_exit $s 0 "$name server"
+  for r in "${relays[@]}"; do kill -INT "$r"; wait "$r"; done
+  for c in $(seq $i); do cmp -s "$dir/server.log" "$dir/c$c.log" || fail "$name: client $c hash log differs"; done
+  [ "$(wc -l <"$dir/server.log")" = "$ticks" ] || fail "$name: server hash log length"
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/python3
+"""Checks one session run by lib.sh's net_session against the goals of a session on a real path.
+
+Usage: net_check.py DIR INPUT_DELAY SPEC...   (SPEC as given to net_session: "DELAY JITTER LOSS")
+Each player: its inputs filled at most 0.5 % of the time; its input latency p50 within
+round trip + input delay + 2 x jitter + 15 ms (round trip = 2 x one-way delay). The session: at
+least 99 % of 100 ticks/s after its first 2 s. Prints the figures; exit 1 on a miss.
+"""
+import json
+import sys
+
+d, delay_ticks, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+server = json.load(open(f"{d}/server.json"))
+ok = True
+tps = server["ticks_per_second_after_2s"]
+print(f"{d}: {tps:.2f} ticks/s after 2 s, {server['filled_inputs']} inputs filled")
+if tps < 99.0:
+    print(f"FAIL: {tps} ticks/s after 2 s")
+    ok = False
+ticks = server["ticks"]
+for i, spec in enumerate(specs, start=1):
+    delay, jitter, loss = (float(x) for x in spec.split())
+    c = json.load(open(f"{d}/c{i}.json"))
+    seat = next(s for s in server["seats"] if s["name"] == f"p{i}")
+    rtt = 2 * delay
+    bound = rtt + delay_ticks * 10 + 2 * jitter + 15
+    p50 = c["latency_us"]["p50"] / 1000
+    fills = c["inputs_filled"]
+    print(f"  p{i} ({spec}): latency p50 {p50:.1f} ms (bound {bound:.0f}), p99 {c['latency_us']['p99'] / 1000:.1f} ms, "
+          f"lead {c['lead_us'] / 1000:.1f} ms, filled {fills} {seat['fills']}")
+    if fills > 0.005 * ticks:
+        print(f"FAIL: p{i} had {fills} inputs filled (> 0.5 % of {ticks})")
+        ok = False
+    if p50 > bound:
+        print(f"FAIL: p{i} latency p50 {p50} ms > {bound} ms")
+        ok = False
+sys.exit(0 if ok else 1)
