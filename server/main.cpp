@@ -24,6 +24,22 @@ using namespace lockstep;
 
 namespace {
 
+// Each player's network figures as a JSON array (summary and --status).
+std::string seats_json(const std::vector<protocol::SeatStatus>& seats) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < seats.size(); ++i) {
+    const protocol::SeatStatus& p = seats[i];
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"slot\":%u,\"name\":\"%s\",\"rtt_ms\":%.1f,\"jitter_ms\":%.1f,\"loss\":%.4f,\"lead_ms\":%.1f,"
+                  "\"fills\":{\"late\":%u,\"lost\":%u,\"silent\":%u},\"latency_us\":{\"p50\":%u,\"p99\":%u}}",
+                  i ? "," : "", p.slot, json_escape(p.name).c_str(), p.rtt_us / 1e3, p.jitter_us / 1e3, p.loss_ppm / 1e6,
+                  p.lead_us / 1e3, p.fills_late, p.fills_lost, p.fills_silent, p.latency_p50_us, p.latency_p99_us);
+    out += buf;
+  }
+  return out + "]";
+}
+
 void print_summary(const ServerSession& s, const TickCpuMeter& cpu) {
   const ServerStats& st = s.stats();
   std::printf("{\"ticks\":%u,\"final_hash\":\"%s\",\"filled_inputs\":%llu,\"hashes_compared\":%llu,\"refused\":%llu,"
@@ -54,16 +70,7 @@ void print_summary(const ServerSession& s, const TickCpuMeter& cpu) {
   const double run_s = static_cast<double>(st.last_tick_ns - st.first_tick_ns) / 1e9;
   const double steady_s = static_cast<double>(st.last_tick_ns - st.steady_tick_ns) / 1e9;
   const double steady_tps = st.steady_tick_ns > 0 && steady_s > 0 ? static_cast<double>(s.executed_tick() - 200) / steady_s : 0.0;
-  std::printf("},\"seats\":[");
-  const auto seats = s.seats();
-  for (std::size_t i = 0; i < seats.size(); ++i) {
-    const protocol::SeatStatus& p = seats[i];
-    std::printf("%s{\"slot\":%u,\"name\":\"%s\",\"rtt_ms\":%.1f,\"jitter_ms\":%.1f,\"loss\":%.4f,\"lead_ms\":%.1f,"
-                "\"fills\":{\"late\":%u,\"lost\":%u,\"silent\":%u},\"latency_us\":{\"p50\":%u,\"p99\":%u}}",
-                i ? "," : "", p.slot, json_escape(p.name).c_str(), p.rtt_us / 1e3, p.jitter_us / 1e3, p.loss_ppm / 1e6,
-                p.lead_us / 1e3, p.fills_late, p.fills_lost, p.fills_silent, p.latency_p50_us, p.latency_p99_us);
-  }
-  std::printf("],\"ticks_per_second_after_2s\":%.2f", steady_tps);
+  std::printf("},\"seats\":%s,\"ticks_per_second_after_2s\":%.2f", seats_json(s.seats()).c_str(), steady_tps);
   std::printf(",\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f},\"run_seconds\":%.3f,\"ticks_per_second\":%.2f,"
               "\"kicked\":%llu,\"joins_running\":%llu,\"verified\":%llu,\"resyncs\":%llu,\"players\":%u,"
               "\"cpu_us_per_tick\":%.2f}\n",
@@ -140,9 +147,9 @@ int main(int argc, char** argv) {
       return 4;
     }
     std::printf("{\"phase\":\"%s\",\"tick\":%u,\"players\":%u,\"joined\":%u,\"active\":%u,\"spectators\":%u,"
-                "\"desyncs\":%u,\"lateness_p99_us\":%u}\n",
+                "\"desyncs\":%u,\"lateness_p99_us\":%u,\"seats\":%s}\n",
                 st->phase.c_str(), st->tick, st->players, st->joined, st->active, st->spectators, st->desyncs,
-                st->lateness_p99_us);
+                st->lateness_p99_us, seats_json(st->seats).c_str());
     return 0;
   }
   cfg.last_tick = ticks;

@@ -5,6 +5,18 @@ source "$(dirname "$0")/lib.sh" "$1"
 S=$!; PIDS+=($S)
 start_bot alice 1; A=$BOT_PID
 start_bot bob 2; B=$BOT_PID
+# Mid-session, --status answers with each player's network figures.
+sleep 2.5
+"$BIN/lockstep-server" --status "127.0.0.1:$PORT" >"$WORK/status.json" || fail "--status did not answer"
+python3 - "$WORK/status.json" <<'PY' || fail "status: $(cat "$WORK/status.json")"
+import json, sys
+st = json.load(open(sys.argv[1]))
+assert st["phase"] == "running" and st["tick"] > 100, st
+names = sorted(s["name"] for s in st["seats"])
+assert names == ["alice", "bob"], names
+for s in st["seats"]:
+    assert s["latency_us"]["p50"] > 0 and s["lead_ms"] > 0 and s["fills"]["late"] == 0, s
+PY
 expect_exit $A 0 alice
 expect_exit $B 0 bob
 expect_exit $S 0 server
