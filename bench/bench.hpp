@@ -25,6 +25,7 @@ struct Options {
   int repetitions = 7;
   bool quick = false;  ///< a smoke run: tiny sizes, one repetition, seconds in all
   std::string svg_path;
+  std::string latency_svg_path;  ///< where the latency section writes its plot ("" = none)
   std::vector<std::uint32_t> sessions;  ///< server section: session counts ({} = the default ladder)  ///< where the pacer section writes its lateness plot ("" = none)
 };
 
@@ -39,5 +40,11 @@ void run_pacer(const Options& opt, std::vector<Row>& rows);
 void run_net(const Options& opt, std::vector<Row>& rows);
 void run_replay(const Options& opt, std::vector<Row>& rows);
 void run_server(const Options& opt, std::vector<Row>& rows);
+void run_latency(const Options& opt, std::vector<Row>& rows);
+
+/// The number after "key": in a one-line JSON summary (the first occurrence); 0 when absent.
+double json_number(const std::string& text, const std::string& key);
+/// Starts `argv` with its affinity set to `cpu` (-1: any), stdout and stderr to `log`.
+int spawn(const std::vector<std::string>& argv, int cpu, const std::string& log);
 
 }  // namespace lockstep::bench

@@ -33,12 +33,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("lockstep-bench ") + lockstep::kVersion);
   Options opt;
   std::string json_path;
-  std::vector<std::string> sections{"pacer", "sim", "net", "replay", "server"};
+  std::vector<std::string> sections{"pacer", "sim", "net", "replay", "server", "latency"};
   app.add_option("--repetitions", opt.repetitions, "repetitions per figure (median reported)")->check(lockstep::cli::unsigned_number())->check(CLI::Range(1, 1000));
   app.add_flag("--quick", opt.quick, "smoke run: small sizes, one repetition");
   app.add_option("--json", json_path, "also write the table as JSON to this file");
-  app.add_option("--only", sections, "sections to run")->check(CLI::IsMember({"pacer", "sim", "net", "replay", "server"}));
+  app.add_option("--only", sections, "sections to run")->check(CLI::IsMember({"pacer", "sim", "net", "replay", "server", "latency"}));
   app.add_option("--svg", opt.svg_path, "write the pacer lateness plot (SVG) here");
+  app.add_option("--latency-svg", opt.latency_svg_path, "write the latency section's plot (SVG) here");
   app.add_option("--sessions", opt.sessions, "server section: session counts to run (4 clients each)")->check(lockstep::cli::unsigned_number())
       ->check(CLI::Range(1u, 256u));
   try {
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
     if (s == "net") run_net(opt, rows);
     if (s == "replay") run_replay(opt, rows);
     if (s == "server") run_server(opt, rows);
+    if (s == "latency") run_latency(opt, rows);
   }
 
   std::printf("%-6s %-52s %12s %-7s %12s %-24s %-12s %-4s %s\n", "sect", "figure", "ours", "unit", "anchor", "anchor is",

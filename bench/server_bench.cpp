@@ -23,16 +23,15 @@ namespace lockstep::bench {
 namespace {
 
 namespace fs = std::filesystem;
+}  // namespace
 
-/// The number after "key": in a one-line JSON summary (the first occurrence); 0 when absent.
 double json_number(const std::string& text, const std::string& key) {
   const std::size_t at = text.find("\"" + key + "\":");
   if (at == std::string::npos) return 0;
   return std::strtod(text.c_str() + at + key.size() + 3, nullptr);
 }
 
-/// Starts `argv` with its affinity set to `cpu` (-1: any), stdout and stderr to `log`.
-pid_t spawn(const std::vector<std::string>& argv, int cpu, const std::string& log) {
+int spawn(const std::vector<std::string>& argv, int cpu, const std::string& log) {
   const pid_t pid = fork();
   if (pid != 0) return pid;
   if (cpu >= 0) {
@@ -52,6 +51,8 @@ pid_t spawn(const std::vector<std::string>& argv, int cpu, const std::string& lo
   execv(args[0], args.data());
   _exit(127);
 }
+
+namespace {
 
 struct FleetResult {
   bool ok = false;
