@@ -189,11 +189,12 @@ int main(int argc, char** argv) {
   if (session->exit_code() == 0) LOCKSTEP_LOG_INFO("%s", session->end_message().c_str());
   else LOCKSTEP_LOG_ERROR("%s", session->end_message().c_str());
   if (!redirect_summary(summary_path)) return 1;
-  std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"joined_at\":%u,\"resyncs\":%u,\"inputs_filled\":%llu,\"rtt_ms\":%u,\"jitter_ms\":%u,\"loss\":%.4f,\"connect_attempts\":%u,"
+  std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"joined_at\":%u,\"resyncs\":%u,\"inputs_filled\":%llu,\"rtt_ms\":%u,\"jitter_ms\":%u,\"loss\":%.4f,\"connect_attempts\":%u,\"ticks_per_second\":%.2f,"
               "\"latency_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld},\"lead_us\":%lld,"
               "\"frames\":%llu,\"frame_jitter_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld}}\n",
               session->executed_tick(), hash_hex(session->last_hash()).c_str(), session->exit_code(), session->joined_at(),
               st.resyncs, static_cast<unsigned long long>(st.inputs_filled), st.rtt_ms, st.rtt_var_ms, st.loss, st.connect_attempts,
+              st.last_exec_ns > st.first_exec_ns ? static_cast<double>(st.executed_ticks - 1) * 1e9 / static_cast<double>(st.last_exec_ns - st.first_exec_ns) : 0.0,
               st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
               static_cast<long long>(st.input_latency.max_us()), static_cast<long long>(st.lead_ns / 1000),
               static_cast<unsigned long long>(frames), frame_jitter.percentile_us(50), frame_jitter.percentile_us(99),

@@ -420,6 +420,9 @@ struct ClientSession::Impl {
     have_frame[t % kRing] = false;
     if (hash_log) hash_log->write(t, last_hash);
     if (tick_fn) tick_fn(t, last_hash);
+    if (stats.first_exec_ns == 0) stats.first_exec_ns = now;
+    stats.last_exec_ns = now;
+    ++stats.executed_ticks;
     if (slot >= 0 && ((f.filled >> slot) & 1u)) ++stats.inputs_filled;
     else if (slot >= 0 && input_tick[t % kRing] == t) stats.input_latency.add_us((now - sampled_at[t % kRing]) / 1000);
     if (cfg.last_tick != 0 && t >= cfg.last_tick) begin_leave(now, "reached its last tick");

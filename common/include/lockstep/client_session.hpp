@@ -52,6 +52,9 @@ struct ClientStats {
   std::uint64_t frames_received = 0;
   std::uint64_t dropped_messages = 0;
   Histogram input_latency;  ///< sample -> execution of the same tick, microseconds
+  std::int64_t first_exec_ns = 0;   ///< when the first tick was executed here (monotonic)
+  std::int64_t last_exec_ns = 0;    ///< when the latest one was
+  std::uint64_t executed_ticks = 0; ///< ticks executed here (re-executions after a resync included)
   std::uint64_t inputs_filled = 0;  ///< executed ticks whose input of ours the server filled (late or lost)
   std::uint32_t rtt_ms = 0;
   std::int64_t lead_ns = 0;  ///< current input lead
