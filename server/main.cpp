@@ -73,11 +73,12 @@ void print_summary(const ServerSession& s, const TickCpuMeter& cpu) {
   std::printf("},\"seats\":%s,\"ticks_per_second_after_2s\":%.2f", seats_json(s.seats()).c_str(), steady_tps);
   std::printf(",\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f},\"run_seconds\":%.3f,\"ticks_per_second\":%.2f,"
               "\"kicked\":%llu,\"joins_running\":%llu,\"verified\":%llu,\"resyncs\":%llu,\"players\":%u,"
-              "\"cpu_us_per_tick\":%.2f}\n",
+              "\"cpu_us_per_tick\":%.2f,\"spectator_desyncs\":%llu,\"divergent_ticks\":%llu,\"hash_silences\":%llu}\n",
               st.ticks ? up : 0.0, st.ticks ? down : 0.0, run_s, run_s > 0 ? static_cast<double>(st.ticks - 1) / run_s : 0.0,
               static_cast<unsigned long long>(st.kicked), static_cast<unsigned long long>(st.joins_running),
               static_cast<unsigned long long>(st.verified), static_cast<unsigned long long>(st.resyncs),
-              s.config().players, cpu.us_per_tick());
+              s.config().players, cpu.us_per_tick(), static_cast<unsigned long long>(st.spectator_desyncs),
+              static_cast<unsigned long long>(st.divergent_ticks), static_cast<unsigned long long>(st.hash_silences));
   std::fflush(stdout);
 }
 
@@ -113,6 +114,10 @@ int main(int argc, char** argv) {
   double silent_ms = 5000;
   app.add_option("--silent-drop-ms", silent_ms, "drop a player that sends nothing for this long")->check(lockstep::cli::finite())
       ->check(CLI::Range(100.0, 600000.0))->capture_default_str();
+  double hash_silence_ms = 5000;
+  app.add_option("--hash-silence-ms", hash_silence_ms,
+                 "drop a player whose state hashes stop arriving for this long (reported as hash silence)")
+      ->check(lockstep::cli::finite())->check(CLI::Range(500.0, 600000.0))->capture_default_str();
   app.add_option("--desync-dir", cfg.desync_dir, "where desync-<tick>-<player>.json reports are written")->capture_default_str();
   app.add_option("--token", cfg.token, "join secret clients must present");
   std::string record_path;
@@ -147,9 +152,11 @@ int main(int argc, char** argv) {
       return 4;
     }
     std::printf("{\"phase\":\"%s\",\"tick\":%u,\"players\":%u,\"joined\":%u,\"active\":%u,\"spectators\":%u,"
-                "\"desyncs\":%u,\"lateness_p99_us\":%u,\"seats\":%s}\n",
+                "\"desyncs\":%u,\"lateness_p99_us\":%u,\"protocol_version\":%u,\"fingerprint\":\"%s\",\"last_tick\":%u,"
+                "\"seats\":%s}\n",
                 st->phase.c_str(), st->tick, st->players, st->joined, st->active, st->spectators, st->desyncs,
-                st->lateness_p99_us, seats_json(st->seats).c_str());
+                st->lateness_p99_us, st->protocol_version, hash_hex(st->fingerprint).c_str(), st->last_tick,
+                seats_json(st->seats).c_str());
     return 0;
   }
   cfg.last_tick = ticks;
@@ -157,6 +164,7 @@ int main(int argc, char** argv) {
   cfg.record_path = record_path;
   cfg.input_grace_ns = static_cast<std::int64_t>(grace_ms * 1e6);
   cfg.silent_drop_ns = static_cast<std::int64_t>(silent_ms * 1e6);
+  cfg.hash_silence_ns = static_cast<std::int64_t>(hash_silence_ms * 1e6);
 
   if (!std::filesystem::is_directory(cfg.desync_dir)) {
     LOCKSTEP_LOG_ERROR("--desync-dir %s is not a directory", cfg.desync_dir.c_str());

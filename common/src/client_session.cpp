@@ -130,7 +130,7 @@ struct ClientSession::Impl {
                       static_cast<unsigned long long>(m.seed()), m.bodies(), input_delay);
   }
 
-  void on_start(const wire::Start& m, std::int64_t now) {
+  void on_start(const wire::SessionStart& m, std::int64_t now) {
     // Start comes reliably once and unreliably until tick 1; like the frames, the copy that
     // arrives earliest says best when the server's ticks fall due here.
     const std::int64_t estimate = now + std::int64_t{m.starts_in_us()} * 1000;
@@ -269,7 +269,7 @@ struct ClientSession::Impl {
         return end(4, std::string("refused by the server (") + wire::EnumNameRefuseReason(r->reason()) +
                           "): " + (r->detail() ? r->detail()->str() : ""));
       }
-      case wire::Body::Start: return on_start(*m->body_as_Start(), now);
+      case wire::Body::SessionStart: return on_start(*m->body_as_SessionStart(), now);
       case wire::Body::ServerTick: return on_server_tick(*m->body_as_ServerTick(), now);
       case wire::Body::DesyncNotice: {
         const auto* d = m->body_as_DesyncNotice();
@@ -289,6 +289,11 @@ struct ClientSession::Impl {
         return;
       }
       case wire::Body::SessionEnd: return on_session_end(*m->body_as_SessionEnd(), now);
+      case wire::Body::Kick: {
+        const auto* k = m->body_as_Kick();
+        return end(4, "dropped by the server: " + (k->reason() ? k->reason()->str() : std::string("no reason given")) +
+                          " (at tick " + std::to_string(executed) + ")");
+      }
       case wire::Body::DesyncProbe: return on_probe(*m->body_as_DesyncProbe());
       case wire::Body::Snapshot: return on_snapshot(*m->body_as_Snapshot(), now);
       default:

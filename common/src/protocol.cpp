@@ -45,7 +45,7 @@ bool field_ranges_ok(const wire::Message& m) {
       return true;
     }
     case Body::Refuse: return at_most(m.body_as_Refuse()->detail(), kMaxDetailBytes);
-    case Body::Start: return m.body_as_Start()->starts_in_us() <= 10'000'000;
+    case Body::SessionStart: return m.body_as_SessionStart()->starts_in_us() <= 10'000'000;
     case Body::ClientTick: {
       const auto* b = m.body_as_ClientTick();
       return at_most(b->inputs(), kMaxWindow) && at_most(b->hashes(), kMaxWindow);
@@ -58,6 +58,7 @@ bool field_ranges_ok(const wire::Message& m) {
     case Body::PlayerJoined: return at_most(m.body_as_PlayerJoined()->name(), kMaxNameBytes);
     case Body::PlayerLeft: return at_most(m.body_as_PlayerLeft()->reason(), kMaxDetailBytes);
     case Body::Leave: return at_most(m.body_as_Leave()->reason(), kMaxDetailBytes);
+    case Body::Kick: return at_most(m.body_as_Kick()->reason(), kMaxDetailBytes);
     case Body::SessionEnd: return at_most(m.body_as_SessionEnd()->detail(), kMaxDetailBytes);
     case Body::DesyncNotice: return true;
     case Body::StatusRequest: return true;
@@ -153,7 +154,7 @@ Bytes refuse(wire::RefuseReason reason, const std::string& detail) {
 
 Bytes start(Tick start_tick, std::uint32_t starts_in_us) {
   FlatBufferBuilder fbb(64);
-  return finish(fbb, wire::Body::Start, wire::CreateStart(fbb, start_tick, starts_in_us).Union());
+  return finish(fbb, wire::Body::SessionStart, wire::CreateSessionStart(fbb, start_tick, starts_in_us).Union());
 }
 
 Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
@@ -209,6 +210,32 @@ Bytes session_end(wire::EndReason reason, Tick last_tick, const std::string& det
   return finish(fbb, wire::Body::SessionEnd, wire::CreateSessionEnd(fbb, reason, last_tick, d).Union());
 }
 
+Bytes kick(const std::string& reason) {
+  FlatBufferBuilder fbb(128);
+  const auto r = fbb.CreateString(reason.substr(0, kMaxDetailBytes));
+  return finish(fbb, wire::Body::Kick, wire::CreateKick(fbb, r).Union());
+}
+
+std::string overlong_join_field(std::span<const std::uint8_t> data, std::size_t* limit) {
+  DecodeError err;
+  if (decode(data, &err, kMaxMessageBytes) != nullptr || err != DecodeError::FieldOutOfRange) return "";
+  const wire::Message* m = wire::GetMessage(data.data());  // verified by decode() above
+  if (m->body_type() != wire::Body::JoinRequest) return "";
+  const auto* b = m->body_as_JoinRequest();
+  const struct {
+    const flatbuffers::String* field;
+    const char* name;
+    std::size_t limit;
+  } fields[] = {{b->name(), "name", kMaxNameBytes}, {b->token(), "token", kMaxTokenBytes},
+                {b->rejoin_secret(), "rejoin_secret", kMaxSecretBytes}};
+  for (const auto& f : fields)
+    if (!at_most(f.field, f.limit)) {
+      if (limit) *limit = f.limit;
+      return f.name;
+    }
+  return "";
+}
+
 Bytes desync_probe(Tick tick, wire::ProbeLevel level, std::uint32_t first, std::uint32_t count, std::uint32_t block_size) {
   FlatBufferBuilder fbb(64);
   return finish(fbb, wire::Body::DesyncProbe, wire::CreateDesyncProbe(fbb, tick, level, first, count, block_size).Union());
@@ -258,7 +285,7 @@ Bytes status_reply(const Status& st) {
   const auto sv = fbb.CreateVector(seats);
   return finish(fbb, wire::Body::StatusReply,
                 wire::CreateStatusReply(fbb, ph, st.tick, st.players, st.joined, st.active, st.spectators, st.desyncs,
-                                        st.lateness_p99_us, sv)
+                                        st.lateness_p99_us, sv, st.protocol_version, st.fingerprint, st.last_tick)
                     .Union());
 }
 

@@ -82,7 +82,7 @@ void ReplayWriter::close(Tick last_tick, const std::string& reason) {
   flush_frames();
   flatbuffers::FlatBufferBuilder fbb(128);
   const auto r = fbb.CreateString(reason.substr(0, 256));
-  fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::End, replay::CreateEnd(fbb, last_tick, r).Union()),
+  fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::ReplayEnd, replay::CreateReplayEnd(fbb, last_tick, r).Union()),
              replay::RecordIdentifier());
   write_record(fbb.GetBufferPointer(), fbb.GetSize());
   std::fclose(file_);
@@ -167,9 +167,9 @@ ReplayError read_replay(const std::string& path, Replay* out, std::string* detai
         }
         break;
       }
-      case replay::Chunk::End: {
+      case replay::Chunk::ReplayEnd: {
         if (!have_header) return fail(ReplayError::Corrupt, "end before the header" + at);
-        const auto* e = rec->chunk_as_End();
+        const auto* e = rec->chunk_as_ReplayEnd();
         if (e->last_tick() != next_tick - 1) return fail(ReplayError::Corrupt, "end record names the wrong last tick" + at);
         out->complete = true;
         out->end_reason = e->reason() ? e->reason()->str().substr(0, 256) : "";

@@ -19,6 +19,8 @@ constexpr int kMaxTicksPerUpdate = 5;       // catch-up cap per update
 constexpr std::uint64_t kLogFirstDrops = 10;
 constexpr std::int64_t kMaxStartDelayNs = 3'000'000'000;  // the start waits at most this long for far players
 constexpr std::int64_t kStartRepeatNs = 20'000'000;  // Start's unreliable copies go out this often until tick 1
+constexpr std::int64_t kReportIntervalNs = 1'000'000'000;  // at most one desync report per peer this often
+constexpr Tick kHashSlackTicks = 50;  // hashes may lag this far (0.5 s) before hash silence is timed
 constexpr Tick kSteadyTick = 2 * kTickRate;          // steady-state figures count from this tick (2 s in)
 constexpr std::int64_t kSilentFillNs = 500'000'000;  // a fill counts as "silent" after this long without a message
 constexpr std::int64_t kGapResendNs = 100'000'000;   // at most one resend of an old range per peer this often
@@ -76,6 +78,9 @@ struct ServerSession::Impl {
     Tick hash_ack = 0;   // all hashes up to here received from the client
     std::vector<Tick> compared = std::vector<Tick>(kHistory);  // compared[t % kHistory] == t: tick t's hash is in
     std::int64_t frame_ack_moved = 0;  // when frame_ack last advanced
+    std::int64_t hash_ack_moved = 0;   // when hash_ack last advanced (or the peer began to owe hashes)
+    std::uint64_t divergent = 0;       // hashes of this peer that differed from the server's
+    std::int64_t last_report_at = INT64_MIN / 2;  // when its last desync report was started
     std::int64_t last_gap_send = 0;    // when the range after frame_ack was last sent again
     bool desynced = false;
     bool closing = false;  // refused or timed out: ENet is closing it
@@ -212,7 +217,11 @@ struct ServerSession::Impl {
     p.connected_at = now;
     p.tokens = cfg.message_burst;
     p.tokens_at = now;
-    peers.emplace(id, std::move(p));
+    auto& added = peers.emplace(id, std::move(p)).first->second;
+    if (peer_channel_count(enet) < kChannelCount)
+      refuse(added, wire::RefuseReason::TooFewChannels,
+             "the connection opened " + std::to_string(peer_channel_count(enet)) + " ENet channel(s); the protocol uses " +
+                 std::to_string(kChannelCount) + " (0 control, 1 play)");
   }
 
   void on_disconnect(EnetPeer* enet) {
@@ -244,6 +253,7 @@ struct ServerSession::Impl {
       s.leaving = true;
       s.leave_reason = "dropped: " + reason;
     }
+    send(p, Channel::Control, protocol::kick(reason));  // reliable, so it arrives before the disconnect
     p.closing = true;
     peer_disconnect_later(p.enet);
   }
@@ -457,7 +467,9 @@ struct ServerSession::Impl {
         p.compared[t % kHistory] = t;
       }
       // Hashes arrive newest first; the acknowledgement covers every one up to a gap.
+      const Tick before = p.hash_ack;
       while (p.hash_ack < executed() && p.compared[(p.hash_ack + 1) % kHistory] == p.hash_ack + 1) ++p.hash_ack;
+      if (p.hash_ack != before) p.hash_ack_moved = now_cache;
     }
   }
 
@@ -521,6 +533,9 @@ struct ServerSession::Impl {
     st.desyncs = static_cast<std::uint32_t>(stats.desyncs);
     st.lateness_p99_us = static_cast<std::uint32_t>(stats.lateness.percentile_us(99));
     st.seats = seat_statuses();
+    st.protocol_version = kProtocolVersion;
+    st.fingerprint = sim->fingerprint();
+    st.last_tick = cfg.last_tick;
     send(p, Channel::Control, protocol::status_reply(st));
     peer_disconnect_later(p.enet);
     p.closing = true;
@@ -534,9 +549,16 @@ struct ServerSession::Impl {
   void compare_hash(Peer& p, Tick t, std::uint64_t client_hash) {
     ++stats.hashes_compared;
     const std::uint64_t ours = hashes[t % kHistory];
-    if (client_hash == ours || p.desynced) return;
+    if (client_hash == ours) return;
+    // Every divergent tick counts; the first of a divergence (again after a resync) is reported,
+    // at most one report per peer a second.
+    ++stats.divergent_ticks;
+    ++p.divergent;
+    if (p.desynced || p.probing || now_cache - p.last_report_at < kReportIntervalNs) return;
     p.desynced = true;
-    ++stats.desyncs;
+    p.last_report_at = now_cache;
+    if (p.role == Role::Spectator) ++stats.spectator_desyncs;
+    else ++stats.desyncs;
     DesyncEvent ev{t, p.slot, p.name, ours, client_hash};
     desync_events.push_back(ev);
     LOCKSTEP_LOG_ERROR("DESYNC at tick %u: %s %d (%s) reports %s, the server has %s", t,
@@ -628,6 +650,9 @@ struct ServerSession::Impl {
   // Writes the report, then does what --on-desync asks.
   void finish_probe(Peer& p) {
     record_report(p);
+    // A spectator's divergence is its own: stop drops that spectator, never the session.
+    if (p.role == Role::Spectator && cfg.on_desync == OnDesync::Stop)
+      return kick(p, "its state diverged from the server's at tick " + std::to_string(p.report.tick));
     switch (cfg.on_desync) {
       case OnDesync::Report: break;
       case OnDesync::Stop:
@@ -688,12 +713,22 @@ struct ServerSession::Impl {
       const DropReason r = err == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
                            : err == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
                                                                            : DropReason::Malformed;
+      std::size_t limit = 0;
+      if (r == DropReason::FieldOutOfRange && p.role == Role::Pending) {
+        const std::string field = protocol::overlong_join_field(data, &limit);
+        if (!field.empty()) {
+          ++stats.drops[static_cast<std::size_t>(r)];
+          return refuse(p, wire::RefuseReason::BadRequest,
+                        "the join's " + field + " is longer than " + std::to_string(limit) + " bytes");
+        }
+      }
       return drop(p, r);
     }
+    // Play traffic on the play channel, everything else on the control channel.
+    const auto want = m->body_type() == wire::Body::ClientTick ? Channel::Play : Channel::Control;
+    if (channel != static_cast<std::uint8_t>(want)) return drop(p, DropReason::WrongChannel);
     switch (m->body_type()) {
-      case wire::Body::JoinRequest:
-        if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
-        return on_join(p, *m->body_as_JoinRequest());
+      case wire::Body::JoinRequest: return on_join(p, *m->body_as_JoinRequest());
       case wire::Body::ClientTick: return on_client_tick(p, *m->body_as_ClientTick());
       case wire::Body::StatusRequest: return on_status(p);
       case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size());
@@ -904,6 +939,10 @@ struct ServerSession::Impl {
     phase = Phase::Closing;
     phase_deadline = now_cache + cfg.close_timeout_ns;
     if (reason == wire::EndReason::Desync || stats.desyncs > 0) exit = 3;
+    for (const auto& [id, p] : peers)
+      if (p.role == Role::Player && p.hash_ack < executed())
+        LOCKSTEP_LOG_WARN("player %d (%s): hashes checked only up to tick %u of %u: not counted as in sync", p.slot,
+                          p.name.c_str(), p.hash_ack, executed());
   }
 
   bool all_hashes_in() const {
@@ -939,7 +978,23 @@ struct ServerSession::Impl {
       const bool gone = p.enet && now - std::max(p.connected_at, host->heard_ns(p.enet)) > cfg.silent_drop_ns;
       const bool mute = phase == Phase::Running && p.role == Role::Player &&
                         now - slots[static_cast<std::size_t>(p.slot)].last_heard > cfg.silent_drop_ns;
-      if (gone || mute) kick(p, "silent for " + std::to_string(cfg.silent_drop_ns / 1'000'000) + " ms");
+      if (gone || mute) {
+        kick(p, "silent for " + std::to_string(cfg.silent_drop_ns / 1'000'000) + " ms");
+        continue;
+      }
+      // A player in play must report its state hashes: one whose hashes stop is reported and dropped.
+      if (phase == Phase::Running && p.role == Role::Player && !p.verifying && executed() > p.hash_ack + kHashSlackTicks) {
+        if (p.hash_ack_moved == 0) p.hash_ack_moved = now;  // owes hashes from now
+        if (now - p.hash_ack_moved > cfg.hash_silence_ns) {
+          ++stats.hash_silences;
+          LOCKSTEP_LOG_ERROR("hash silence: player %d (%s) reported no state hash past tick %u for %lld ms", p.slot,
+                             p.name.c_str(), p.hash_ack, static_cast<long long>(cfg.hash_silence_ns / 1'000'000));
+          kick(p, "hash silence: no state hashes for " + std::to_string(cfg.hash_silence_ns / 1'000'000) +
+                      " ms; every player must report one per tick");
+        }
+      } else if (p.role == Role::Player) {
+        p.hash_ack_moved = now;
+      }
     }
     for (auto& [id, p] : peers)
       if (p.probing && now - p.probe_started > cfg.probe_timeout_ns) {

@@ -33,6 +33,9 @@ std::optional<protocol::Status> query_status(const std::string& host, std::uint1
         st.spectators = r->spectators();
         st.desyncs = r->desyncs();
         st.lateness_p99_us = r->lateness_p99_us();
+        st.protocol_version = r->protocol_version();
+        st.fingerprint = r->fingerprint();
+        st.last_tick = r->last_tick();
         if (r->seats())
           for (const auto* s : *r->seats()) {
             protocol::SeatStatus seat;

@@ -188,6 +188,7 @@ void peer_disconnect_now(EnetPeer* peer) {
 }
 void peer_reset(EnetPeer* peer) { enet_peer_reset(peer); }
 std::uint32_t peer_rtt_ms(const EnetPeer* peer) { return peer->roundTripTime; }
+std::size_t peer_channel_count(const EnetPeer* peer) { return peer ? peer->channelCount : kChannelCount; }
 PeerNet peer_net(const EnetPeer* peer) {
   PeerNet n;
   if (!peer) return n;

@@ -202,6 +202,37 @@ TEST_SUITE("session/loopback") {
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);
     CHECK(s.clients[0]->exit_code() == 0);
   }
+
+  TEST_CASE("a spectator's divergence is its own: reported, counted tick by tick, never the session's end") {
+    for (const OnDesync mode : {OnDesync::Report, OnDesync::Stop}) {
+      CAPTURE(static_cast<int>(mode));
+      ServerConfig cfg;
+      cfg.players = 1;
+      cfg.last_tick = 300;
+      cfg.on_desync = mode;
+      cfg.desync_dir = std::filesystem::temp_directory_path().string();
+      Session s(cfg);
+      ClientConfig watcher = client_named("watcher");
+      watcher.spectate = true;
+      watcher.inject_desync_at = 100;
+      s.add_client(watcher, 0);
+      s.add_client(client_named("player"), 5);
+      REQUIRE(s.run(20 * kSeconds));
+      CHECK(s.server->exit_code() == 0);  // every player stayed in sync
+      CHECK(s.server->executed_tick() == 300);
+      CHECK(s.server->stats().desyncs == 0);
+      CHECK(s.server->stats().spectator_desyncs == 1);
+      CHECK(s.clients[1]->exit_code() == 0);
+      CHECK(s.traces[1]->hashes == s.server_trace.hashes);
+      if (mode == OnDesync::Report) {
+        // It played on diverged: every later tick it reported counts, not only the first.
+        CHECK(s.server->stats().divergent_ticks > 100);
+      } else {
+        CHECK(s.clients[0]->exit_code() == 4);  // dropped, and told why
+        CHECK(s.clients[0]->end_message().find("diverged") != std::string::npos);
+      }
+    }
+  }
 }
 
 TEST_SUITE("session/refusals") {
@@ -323,6 +354,7 @@ TEST_SUITE("session/hostile") {
                            rogue.send(Channel::Play, protocol::client_tick(0, {}, 0, far, std::vector<std::uint64_t>{1}));  // hash of the future
                            rogue.send(Channel::Control, protocol::join_request(kProtocolVersion, 0, "", "again", false));  // second join
                            rogue.send(Channel::Play, protocol::session_end(wire::EndReason::Complete, 1, "forged"));  // server-only message
+                           rogue.send(Channel::Control, protocol::client_tick(0, {}, 0, 0, {}));  // play message, control channel
                            for (int f = 0; f < 40; ++f) flooder.send(Channel::Play, protocol::client_tick(0, {}, 0, 0, {}));
                          }
                          return now + 10'000'000;
@@ -341,6 +373,7 @@ TEST_SUITE("session/hostile") {
     CHECK(st.drops[static_cast<std::size_t>(DropReason::InputTooFarAhead)] >= 10);
     CHECK(st.drops[static_cast<std::size_t>(DropReason::HashForFutureTick)] >= 10);
     CHECK(st.drops[static_cast<std::size_t>(DropReason::UnexpectedMessage)] >= 10);
+    CHECK(st.drops[static_cast<std::size_t>(DropReason::WrongChannel)] >= 10);
     CHECK(st.kicked >= 3);        // the outsider and the rogue for bad messages, the flooder for its rate
     CHECK(st.filled_inputs > 0);  // the rogue's slot was filled in, nobody waited forever
   }

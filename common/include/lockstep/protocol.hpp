@@ -66,6 +66,10 @@ Bytes player_joined(std::uint32_t slot, const std::string& name);
 Bytes player_left(std::uint32_t slot, Tick tick, const std::string& reason);
 Bytes leave(const std::string& reason);
 Bytes session_end(wire::EndReason reason, Tick last_tick, const std::string& detail);
+Bytes kick(const std::string& reason);
+/// For a join that failed verification only on a field's length: that field's name ("name",
+/// "token", "rejoin_secret") and its limit; "" when `data` is not such a join.
+std::string overlong_join_field(std::span<const std::uint8_t> data, std::size_t* limit);
 
 Bytes status_request();
 /// One player's network figures (see SeatStatus in schemas/messages.fbs).
@@ -82,6 +86,9 @@ struct Status {
   Tick tick = 0;
   std::uint32_t players = 0, joined = 0, active = 0, spectators = 0, desyncs = 0, lateness_p99_us = 0;
   std::vector<SeatStatus> seats;
+  std::uint32_t protocol_version = 0;
+  std::uint64_t fingerprint = 0;
+  Tick last_tick = 0;
 };
 Bytes status_reply(const Status& s);
 

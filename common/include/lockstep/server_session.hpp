@@ -52,6 +52,9 @@ struct ServerConfig {
   std::size_t state_history = 64;  ///< ticks of past states kept to examine a desync
   std::int64_t probe_timeout_ns = 2'000'000'000;  ///< give up localizing after this long
   bool allow_late_join = false;    ///< admit new players into a vacated slot of a running session
+  /// A player whose state hashes stop arriving for this long (while it is in play) is reported
+  /// and dropped: desync detection does not depend on a client's good will.
+  std::int64_t hash_silence_ns = 5'000'000'000;
   std::int64_t silent_drop_ns = 5'000'000'000;  ///< a player whose messages stop (in play), or a peer from
                                                 ///< which nothing arrives, for this long is dropped
   double max_messages_per_second = 400;  ///< per peer, sustained; a peer above it is dropped
@@ -73,7 +76,10 @@ const char* to_string(DropReason r);
 struct ServerStats {
   std::uint64_t ticks = 0;           ///< ticks executed
   std::uint64_t filled_inputs = 0;   ///< inputs repeated because they came too late
-  std::uint64_t desyncs = 0;         ///< players or spectators found desynced
+  std::uint64_t desyncs = 0;         ///< players found desynced (each time: again after a resync)
+  std::uint64_t spectator_desyncs = 0;  ///< spectators found desynced: reported, never the session's exit code
+  std::uint64_t divergent_ticks = 0; ///< hashes that differed from the server's, every one counted
+  std::uint64_t hash_silences = 0;   ///< players dropped for not reporting hashes
   std::uint64_t hashes_compared = 0;
   std::uint64_t refused = 0;
   std::uint64_t resyncs = 0;         ///< snapshots sent to desynced clients

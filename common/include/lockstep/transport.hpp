@@ -108,6 +108,8 @@ struct PeerNet {
   std::uint32_t rtt_us = 0, rtt_var_us = 0, loss_ppm = 0;
 };
 PeerNet peer_net(const EnetPeer* peer);
+/// ENet channels the connection opened (the protocol needs kChannelCount); kChannelCount for an in-process peer.
+std::size_t peer_channel_count(const EnetPeer* peer);
 /// "a.b.c.d:port" of the peer.
 std::string peer_address(const EnetPeer* peer);
 /// A small integer the caller may attach to a peer (ENet's data pointer).
