@@ -81,6 +81,7 @@ struct ClientSession::Impl {
   std::uint32_t epoch = 0;
   std::string secret;   // from the welcome
   bool joining = false;  // the welcome said a snapshot comes first
+  bool joined_running = false;  // ... and so the session was running when this client came in
   Tick joined_at = 0;
   // A snapshot being received in chunks.
   std::vector<std::uint8_t> snap;
@@ -117,6 +118,7 @@ struct ClientSession::Impl {
     session_last_tick = m.last_tick();
     if (m.rejoin_secret()) secret = m.rejoin_secret()->str();
     joining = m.joining();
+    joined_running = m.joining();
     const WorldParams world{m.seed(), m.bodies(), m.players()};
     sim = cfg.factory(world);
     if (!sim) return end(1, "the server's world parameters are out of range for this simulation");
@@ -472,6 +474,9 @@ struct ClientSession::Impl {
   }
 
   void sample(std::int64_t now) {
+    // Joining a running session: Start only says the session began, so the clock waits for the
+    // first frames after the snapshot before any input is sampled (they would all be late).
+    if (joining || (joined_running && stats.frames_received == 0)) return;
     // Every tick-clock reading that has come due samples once (a stalled client catches up,
     // bounded by the ring), then one message carries them all.
     bool due = false;

@@ -890,8 +890,7 @@ struct ServerSession::Impl {
         continue;
       }
       if (executed() - from >= kHistory - 1) {
-        LOCKSTEP_LOG_WARN("%s fell more than %zu ticks behind; disconnecting", p.name.c_str(), kHistory);
-        peer_disconnect_later(p.enet);
+        kick(p, "fell more than " + std::to_string(kHistory) + " ticks behind the session");
         continue;
       }
       // The newest frames go out in every message, so each is carried kMaxWindow times and a far
@@ -947,7 +946,10 @@ struct ServerSession::Impl {
 
   bool all_hashes_in() const {
     for (const auto& [id, p] : peers)
-      if (p.role != Role::Pending && (p.hash_ack < cfg.last_tick || p.probing)) return false;
+      // Players owe their final hashes; a spectator is waited for only if it reports any.
+      if (p.role != Role::Pending && !p.closing && (p.role == Role::Player || p.hash_ack > 0) &&
+          (p.hash_ack < cfg.last_tick || p.probing))
+        return false;
     return true;
   }
 
