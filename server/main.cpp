@@ -32,9 +32,11 @@ std::string seats_json(const std::vector<protocol::SeatStatus>& seats) {
     char buf[512];
     std::snprintf(buf, sizeof buf,
                   "%s{\"slot\":%u,\"name\":\"%s\",\"rtt_ms\":%.1f,\"jitter_ms\":%.1f,\"loss\":%.4f,\"lead_ms\":%.1f,"
-                  "\"fills\":{\"late\":%u,\"lost\":%u,\"silent\":%u},\"latency_us\":{\"p50\":%u,\"p99\":%u}}",
+                  "\"fills\":{\"late\":%u,\"lost\":%u,\"silent\":%u},\"latency_us\":{\"p50\":%u,\"p99\":%u},"
+                  "\"hashes_checked\":%u}",
                   i ? "," : "", p.slot, json_escape(p.name).c_str(), p.rtt_us / 1e3, p.jitter_us / 1e3, p.loss_ppm / 1e6,
-                  p.lead_us / 1e3, p.fills_late, p.fills_lost, p.fills_silent, p.latency_p50_us, p.latency_p99_us);
+                  p.lead_us / 1e3, p.fills_late, p.fills_lost, p.fills_silent, p.latency_p50_us, p.latency_p99_us,
+                  p.hashes_checked);
     out += buf;
   }
   return out + "]";
@@ -70,6 +72,14 @@ void print_summary(const ServerSession& s, const TickCpuMeter& cpu) {
   const double run_s = static_cast<double>(st.last_tick_ns - st.first_tick_ns) / 1e9;
   const double steady_s = static_cast<double>(st.last_tick_ns - st.steady_tick_ns) / 1e9;
   const double steady_tps = st.steady_tick_ns > 0 && steady_s > 0 ? static_cast<double>(s.executed_tick() - 200) / steady_s : 0.0;
+  std::printf("},\"refusals\":{");
+  first = true;
+  for (std::size_t r = 0; r < st.refusals.size(); ++r) {
+    if (st.refusals[r] == 0) continue;
+    std::printf("%s\"%s\":%llu", first ? "" : ",", wire::EnumNameRefuseReason(static_cast<wire::RefuseReason>(r)),
+                static_cast<unsigned long long>(st.refusals[r]));
+    first = false;
+  }
   std::printf("},\"seats\":%s,\"ticks_per_second_after_2s\":%.2f", seats_json(s.seats()).c_str(), steady_tps);
   std::printf(",\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f},\"run_seconds\":%.3f,\"ticks_per_second\":%.2f,"
               "\"kicked\":%llu,\"joins_running\":%llu,\"verified\":%llu,\"resyncs\":%llu,\"players\":%u,"

@@ -280,7 +280,7 @@ Bytes status_reply(const Status& st) {
     const auto name = fbb.CreateString(s.name.substr(0, kMaxNameBytes));
     seats.push_back(wire::CreateSeatStatus(fbb, s.slot, name, s.rtt_us, s.jitter_us, s.loss_ppm, s.lead_us,
                                            s.fills_late, s.fills_lost, s.fills_silent, s.latency_p50_us,
-                                           s.latency_p99_us));
+                                           s.latency_p99_us, s.hashes_checked));
   }
   const auto sv = fbb.CreateVector(seats);
   return finish(fbb, wire::Body::StatusReply,

@@ -19,7 +19,7 @@ constexpr int kMaxTicksPerUpdate = 5;       // catch-up cap per update
 constexpr std::uint64_t kLogFirstDrops = 10;
 constexpr std::int64_t kMaxStartDelayNs = 3'000'000'000;  // the start waits at most this long for far players
 constexpr std::int64_t kStartRepeatNs = 20'000'000;  // Start's unreliable copies go out this often until tick 1
-constexpr std::int64_t kReportIntervalNs = 1'000'000'000;  // at most one desync report per peer this often
+constexpr std::int64_t kReportIntervalNs = 100'000'000;  // at most one desync report per peer this often
 constexpr Tick kHashSlackTicks = 50;  // hashes may lag this far (0.5 s) before hash silence is timed
 constexpr Tick kSteadyTick = 2 * kTickRate;          // steady-state figures count from this tick (2 s in)
 constexpr std::int64_t kSilentFillNs = 500'000'000;  // a fill counts as "silent" after this long without a message
@@ -119,6 +119,7 @@ struct ServerSession::Impl {
     Tick slack_tick = 0;                             // ... and its tick (0: none yet)
     std::int32_t lead_us = 0;                        // as the client reports it
     PeerNet net;                                     // ENet's figures of its connection, kept past its end
+    Tick hashes_checked = 0;                         // its hashes compared with the server's up to here
     // Network figures: fills by cause and the input latency estimate.
     std::uint64_t fills_late = 0, fills_lost = 0, fills_silent = 0;
     Histogram latency;  // first arrival -> execution, plus the round trip, microseconds
@@ -320,6 +321,7 @@ struct ServerSession::Impl {
 
   void refuse(Peer& p, wire::RefuseReason reason, const std::string& detail) {
     ++stats.refused;
+    ++stats.refusals[std::min<std::size_t>(static_cast<std::size_t>(reason), stats.refusals.size() - 1)];
     LOCKSTEP_LOG_INFO("refused %s: %s", peer_address(p.enet).c_str(), detail.c_str());
     send(p, Channel::Control, protocol::refuse(reason, detail));
     peer_disconnect_later(p.enet);
@@ -470,6 +472,7 @@ struct ServerSession::Impl {
       const Tick before = p.hash_ack;
       while (p.hash_ack < executed() && p.compared[(p.hash_ack + 1) % kHistory] == p.hash_ack + 1) ++p.hash_ack;
       if (p.hash_ack != before) p.hash_ack_moved = now_cache;
+      if (p.role == Role::Player) slots[static_cast<std::size_t>(p.slot)].hashes_checked = p.hash_ack;
     }
   }
 
@@ -505,6 +508,7 @@ struct ServerSession::Impl {
     st.jitter_us = s.net.rtt_var_us;
     st.loss_ppm = s.net.loss_ppm;
     st.lead_us = s.lead_us;
+    st.hashes_checked = s.hashes_checked;
     st.fills_late = static_cast<std::uint32_t>(s.fills_late);
     st.fills_lost = static_cast<std::uint32_t>(s.fills_lost);
     st.fills_silent = static_cast<std::uint32_t>(s.fills_silent);
@@ -551,7 +555,7 @@ struct ServerSession::Impl {
     const std::uint64_t ours = hashes[t % kHistory];
     if (client_hash == ours) return;
     // Every divergent tick counts; the first of a divergence (again after a resync) is reported,
-    // at most one report per peer a second.
+    // at most one report per peer every 100 ms.
     ++stats.divergent_ticks;
     ++p.divergent;
     if (p.desynced || p.probing || now_cache - p.last_report_at < kReportIntervalNs) return;

@@ -50,6 +50,7 @@ std::optional<protocol::Status> query_status(const std::string& host, std::uint1
             seat.fills_silent = s->fills_silent();
             seat.latency_p50_us = s->latency_p50_us();
             seat.latency_p99_us = s->latency_p99_us();
+            seat.hashes_checked = s->hashes_checked();
             st.seats.push_back(std::move(seat));
           }
         peer_disconnect_now(peer);

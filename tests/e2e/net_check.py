@@ -28,6 +28,9 @@ for i, spec in enumerate(specs, start=1):
     fills = c["inputs_filled"]
     print(f"  p{i} ({spec}): latency p50 {p50:.1f} ms (bound {bound:.0f}), p99 {c['latency_us']['p99'] / 1000:.1f} ms, "
           f"lead {c['lead_us'] / 1000:.1f} ms, filled {fills} {seat['fills']}")
+    if seat["hashes_checked"] != ticks:
+        print(f"FAIL: p{i}'s hashes were checked only to tick {seat['hashes_checked']} of {ticks}")
+        ok = False
     if fills > 0.005 * ticks:
         print(f"FAIL: p{i} had {fills} inputs filled (> 0.5 % of {ticks})")
         ok = False

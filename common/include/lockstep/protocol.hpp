@@ -80,6 +80,7 @@ struct SeatStatus {
   std::int32_t lead_us = 0;
   std::uint32_t fills_late = 0, fills_lost = 0, fills_silent = 0;
   std::uint32_t latency_p50_us = 0, latency_p99_us = 0;
+  Tick hashes_checked = 0;  ///< its state hashes compared with the server's up to this tick
 };
 struct Status {
   std::string phase;

@@ -82,6 +82,7 @@ struct ServerStats {
   std::uint64_t hash_silences = 0;   ///< players dropped for not reporting hashes
   std::uint64_t hashes_compared = 0;
   std::uint64_t refused = 0;
+  std::array<std::uint64_t, 8> refusals{};  ///< by wire::RefuseReason value
   std::uint64_t resyncs = 0;         ///< snapshots sent to desynced clients
   std::uint64_t joins_running = 0;   ///< rejoins and late joins admitted with a snapshot
   std::uint64_t verified = 0;        ///< of those, verified by a matching hash
