@@ -1048,6 +1048,9 @@ struct ServerSession::Impl {
       case Phase::Draining:
         if (all_hashes_in() || now >= phase_deadline) {
           if (!all_hashes_in()) LOCKSTEP_LOG_WARN("some clients did not report their final hashes in time");
+          // The acknowledgement of the final hashes goes out first: a client that has it knows the
+          // session is complete even if the end message never reaches it.
+          send_frames();
           end_session(wire::EndReason::Complete, "reached the last tick " + std::to_string(cfg.last_tick));
           return now + 10'000'000;
         }
