@@ -21,6 +21,7 @@ constexpr std::int64_t kMaxStartDelayNs = 3'000'000'000;  // the start waits at 
 constexpr std::int64_t kStartRepeatNs = 20'000'000;  // Start's unreliable copies go out this often until tick 1
 constexpr std::int64_t kReportIntervalNs = 100'000'000;  // at most one desync report per peer this often
 constexpr Tick kHashSlackTicks = 50;  // hashes may lag this far (0.5 s) before hash silence is timed
+constexpr std::int64_t kFinalAckNs = 100'000'000;  // the final hashes' acknowledgement repeats this long
 constexpr Tick kSteadyTick = 2 * kTickRate;          // steady-state figures count from this tick (2 s in)
 constexpr std::int64_t kSilentFillNs = 500'000'000;  // a fill counts as "silent" after this long without a message
 constexpr std::int64_t kGapResendNs = 100'000'000;   // at most one resend of an old range per peer this often
@@ -769,6 +770,7 @@ struct ServerSession::Impl {
     return last_start_send + kStartRepeatNs;
   }
   std::int64_t last_start_send = INT64_MIN / 2;
+  std::int64_t final_acks_from = 0;  // when every final hash was in (0: not yet)
   std::int64_t start_delay = 0;  // from "everyone is in" to tick 0's deadline, this session
   std::int64_t now_cache = 0;
   std::int64_t arrived_cache = 0;  // when the message being handled reached the socket
@@ -1046,10 +1048,12 @@ struct ServerSession::Impl {
         return now;
       }
       case Phase::Draining:
-        if (all_hashes_in() || now >= phase_deadline) {
+        // Once every final hash is in, its acknowledgement goes out every tick for kFinalAckNs
+        // before the end message: a client that has it knows the session is complete even if
+        // the end message never reaches it (a lossy path, a server gone after its close timeout).
+        if (all_hashes_in() && final_acks_from == 0) final_acks_from = now;
+        if ((final_acks_from != 0 && now - final_acks_from >= kFinalAckNs) || now >= phase_deadline) {
           if (!all_hashes_in()) LOCKSTEP_LOG_WARN("some clients did not report their final hashes in time");
-          // The acknowledgement of the final hashes goes out first: a client that has it knows the
-          // session is complete even if the end message never reaches it.
           send_frames();
           end_session(wire::EndReason::Complete, "reached the last tick " + std::to_string(cfg.last_tick));
           return now + 10'000'000;
