@@ -16,7 +16,7 @@ constexpr std::size_t kRing = 256;          // frames, inputs and hashes kept by
 constexpr std::size_t kOriginWindow = 128;  // frames the tick-clock estimate looks back over
 constexpr int kMaxFramesPerUpdate = 4;      // catch-up frames executed before the socket is serviced again
 constexpr Tick kMaxSampleAhead = 200;       // ticks of sampling ahead of the received frames (> the lead limit)
-constexpr Tick kMaxAckGapTicks = 32;        // an acknowledged range this far behind the newest is resent
+constexpr std::int64_t kLobbyBeatNs = 100'000'000;  // heartbeats while the lobby waits
 
 }  // namespace
 
@@ -559,6 +559,13 @@ struct ClientSession::Impl {
       return executed < received ? now : now + 10'000'000;
     }
     if (phase == Phase::Running) sample(now);
+    // Waiting for the session to start: a heartbeat, as the server sends one (ENet's own pings
+    // stop while a reliable message is being resent).
+    if (phase == Phase::Joined && server && now - last_sent >= kLobbyBeatNs) {
+      send_tick(now);
+      host->flush();
+      last_sent = now;
+    }
     // A connection attempt that gets no answer (a lossy path, a server not up yet) is replaced by
     // a fresh one every connect_retry_ns, until connect_timeout_ns.
     if (phase == Phase::Connecting && !connected && now - attempt_at > cfg.connect_retry_ns &&

@@ -21,6 +21,7 @@ constexpr std::int64_t kMaxStartDelayNs = 3'000'000'000;  // the start waits at 
 constexpr std::int64_t kStartRepeatNs = 20'000'000;  // Start's unreliable copies go out this often until tick 1
 constexpr std::int64_t kReportIntervalNs = 100'000'000;  // at most one desync report per peer this often
 constexpr Tick kHashSlackTicks = 50;  // hashes may lag this far (0.5 s) before hash silence is timed
+constexpr std::int64_t kLobbyBeatNs = 100'000'000;  // lobby heartbeats on the play channel this often
 constexpr std::int64_t kFinalAckNs = 100'000'000;  // the final hashes' acknowledgement repeats this long
 constexpr Tick kSteadyTick = 2 * kTickRate;          // steady-state figures count from this tick (2 s in)
 constexpr std::int64_t kSilentFillNs = 500'000'000;  // a fill counts as "silent" after this long without a message
@@ -771,6 +772,7 @@ struct ServerSession::Impl {
   }
   std::int64_t last_start_send = INT64_MIN / 2;
   std::int64_t final_acks_from = 0;  // when every final hash was in (0: not yet)
+  std::int64_t last_lobby_beat = 0;  // when the lobby's last heartbeat went out
   std::int64_t start_delay = 0;  // from "everyone is in" to tick 0's deadline, this session
   std::int64_t now_cache = 0;
   std::int64_t arrived_cache = 0;  // when the message being handled reached the socket
@@ -1015,7 +1017,17 @@ struct ServerSession::Impl {
     switch (phase) {
       case Phase::Lobby:
         if (joined_players() == cfg.players) begin(now);
-        else return now + 100'000'000;
+        else {
+          // A heartbeat on the play channel while the lobby waits: ENet sends no pings while a
+          // reliable message is being resent, and on a lossy path its resends back off for seconds.
+          if (now - last_lobby_beat >= kLobbyBeatNs) {
+            last_lobby_beat = now;
+            for (auto& [id, p] : peers)
+              if (p.role != Role::Pending && !p.closing) send(p, Channel::Play, server_tick_for(p, {}));
+            host->flush();
+          }
+          return now + kLobbyBeatNs;
+        }
         [[fallthrough]];
       case Phase::Running: {
         int ran = 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Connecting and playing through a very bad link: 3 players, each through its own relay at 60 ms
-# one way with 40 % loss both ways. Every client connects (retrying for up to 10 s), plays all
+# one way with 40 % loss both ways. Every client connects (retrying for up to 20 s), plays all
 # 1000 ticks and exits 0 with the server's hash log.
 source "$(dirname "$0")/lib.sh" "$1"
 net_session lossy 1000 "60 0 40" "60 0 40" "60 0 40"

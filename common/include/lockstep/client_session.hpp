@@ -29,8 +29,10 @@ struct ClientConfig {
   Tick inject_desync_at = 0;            ///< test hook: perturb one float by one ULP right after this tick
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
   LeadConfig lead;                      ///< how far ahead of the tick clock to sample (see lead.hpp)
-  /// Keep trying to connect and join this long (a new ENet connection every connect_retry_ns).
-  std::int64_t connect_timeout_ns = 10'000'000'000;
+  /// Keep trying to connect and join this long (a new ENet connection every connect_retry_ns
+  /// until connected; the join and welcome then ride ENet's reliable resends). At 40 % loss both
+  /// ways a join needs a few seconds now and then, and 10 s left about one client in 30 out.
+  std::int64_t connect_timeout_ns = 20'000'000'000;
   std::int64_t connect_retry_ns = 1'500'000'000;
   std::int64_t silence_timeout_ns = 3'000'000'000;  ///< nothing at all from the server for this long: lost
   bool execute_on_arrival = true;       ///< step frames inside update() as they arrive (in-process use); the

@@ -45,7 +45,7 @@ struct ServerConfig {
   /// After the session's end is sent, wait this long for every peer to take it (ENet resends it
   /// until acknowledged; at 10 % loss a 1 s wait left one client in a few hundred without it).
   std::int64_t close_timeout_ns = 5'000'000'000;
-  std::int64_t join_timeout_ns = 10'000'000'000;  ///< a connection must send its join within this
+  std::int64_t join_timeout_ns = 20'000'000'000;  ///< a connection must send its join within this (as long as a client tries)
   std::uint32_t max_spectators = 8;
   std::string desync_dir = ".";    ///< where desync-<tick>-<player>.json reports are written
   std::string record_path;         ///< named in reports as the replay to look at ("" = none)
