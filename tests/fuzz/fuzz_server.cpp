@@ -44,8 +44,8 @@ struct Harness {
     const auto fp = scratch->fingerprint();
     player = server->attach_test_peer(now);
     other = server->attach_test_peer(now);
-    server->receive_for_test(player, protocol::join_request(kProtocolVersion, fp, "", "fuzz", false), 0);
-    server->receive_for_test(other, protocol::join_request(kProtocolVersion, fp, "", "other", false), 0);
+    server->receive_for_test(player, protocol::join_request(kProtocolVersion, fp, "", "fuzz", false), 0, now);
+    server->receive_for_test(other, protocol::join_request(kProtocolVersion, fp, "", "other", false), 0, now);
     server->update(now);
   }
 };
@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   protocol::DecodeError err;
   (void)protocol::decode(bytes, &err, protocol::kMaxSnapshotBytes);
   // 2. The server's handling, on both channels, with ticks running now and then.
-  h.server->receive_for_test(h.player, bytes, size > 0 ? data[0] & 1u : 0);
+  h.server->receive_for_test(h.player, bytes, size > 0 ? data[0] & 1u : 0, h.now);
   h.now += 3'000'000;
   h.server->update(h.now);
   // 3. The state loader: untrusted snapshot bytes.

@@ -15,7 +15,6 @@
 #include "lockstep/desync.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/histogram.hpp"
-#include "lockstep/protocol.hpp"
 #include "lockstep/pacer.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/simulation.hpp"
@@ -150,7 +149,8 @@ class ServerSession {
   /// Test and fuzzing seam: a peer with no socket, and a way to hand it datagrams. The server
   /// treats them exactly as it treats a connection's; what it would send to the peer is dropped.
   std::uint32_t attach_test_peer(std::int64_t now_ns);
-  void receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel);
+  void receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel,
+                        std::int64_t now_ns);
 
   /// Called after every executed tick with its frame and the server's hash.
   void on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn);

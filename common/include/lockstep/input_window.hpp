@@ -1,0 +1,66 @@
+// The server's view of one player slot's inputs: a ring by tick of what has arrived, the
+// acknowledgement sent back, the slack report (how long before its deadline the newest input
+// arrived), and, when a tick is assembled, the input it contributes or why it was filled.
+// Pure: no sockets, no clock; times are passed in.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "lockstep/histogram.hpp"
+#include "lockstep/input.hpp"
+
+namespace lockstep {
+
+class InputWindow {
+ public:
+  static constexpr std::size_t kSize = 256;             ///< ticks ahead of the next tick an input may be for
+  static constexpr std::int64_t kSilentFillNs = 500'000'000;  ///< a fill counts as "silent" after this long unheard
+
+  /// Why a tick's input was filled with the previous one.
+  enum class Fill { None, Late, Lost, Silent };
+
+ private:
+  std::array<Tick, kSize> tick_{};                // tick_[t % kSize] == t: tick t's input is in
+  std::array<PlayerInput, kSize> input_{};
+  std::array<std::int64_t, kSize> arrived_{};     // when tick t's input first arrived
+  Tick ack_ = 0;          // every input up to here is in or settled
+  Tick seen_ = 0;         // the newest input tick seen
+  std::int32_t slack_us_ = 0;  // slack of the newest input first seen ...
+  Tick slack_tick_ = 0;        // ... and its tick (0: none yet)
+  PlayerInput last_;           // the input of the last assembled tick (repeated when one is missing)
+  std::uint64_t fills_late_ = 0, fills_lost_ = 0, fills_silent_ = 0;
+  Histogram latency_;          // first arrival -> execution, plus the round trip, microseconds
+
+ public:
+  /// Takes the inputs for ticks first, first+1, ... that arrived at `arrived`. `next_tick` is
+  /// the next tick to assemble and `next_deadline` its deadline. Inputs for ticks already
+  /// assembled are ignored; inputs kSize or more ticks ahead are dropped (returns false).
+  bool receive(Tick first, std::span<const std::uint16_t> inputs, Tick next_tick, std::int64_t next_deadline,
+               std::int64_t arrived);
+  [[nodiscard]] bool has(Tick t) const { return tick_[t % kSize] == t; }
+  /// Assembles tick t at `now`: the input arrived (latency counted with `rtt_us` added) or the
+  /// previous one is repeated, counted by cause (`last_heard`: the player's latest message).
+  /// Either way tick t is settled. The input is last() afterwards.
+  Fill take(Tick t, std::int64_t now, std::uint32_t rtt_us, std::int64_t last_heard);
+  /// Everything up to `t` is settled (a player joining a running session at tick t).
+  void settle(Tick t);
+  /// The repeated input starts from neutral again (a player back in the session).
+  void reset_last() { last_ = PlayerInput{}; }
+
+  [[nodiscard]] PlayerInput last() const { return last_; }
+  [[nodiscard]] Tick ack() const { return ack_; }
+  [[nodiscard]] Tick seen() const { return seen_; }
+  [[nodiscard]] std::int32_t slack_us() const { return slack_us_; }
+  [[nodiscard]] Tick slack_tick() const { return slack_tick_; }
+  [[nodiscard]] std::uint64_t fills_late() const { return fills_late_; }
+  [[nodiscard]] std::uint64_t fills_lost() const { return fills_lost_; }
+  [[nodiscard]] std::uint64_t fills_silent() const { return fills_silent_; }
+  [[nodiscard]] const Histogram& latency() const { return latency_; }
+
+ private:
+  void advance_ack(Tick next_tick);
+};
+
+}  // namespace lockstep

@@ -1,0 +1,70 @@
+#include "lockstep/admission.hpp"
+
+#include <algorithm>
+
+#include "lockstep/protocol.hpp"
+#include "lockstep/state_hash.hpp"
+
+namespace lockstep {
+
+bool same_secret(std::string_view a, std::string_view b) {
+  unsigned diff = a.size() == b.size() ? 0u : 1u;
+  const std::size_t n = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned>(x ^ y);
+  }
+  return diff == 0;
+}
+
+namespace {
+
+JoinDecision refuse(wire::RefuseReason reason, std::string detail) {
+  return {JoinDecision::Kind::Refuse, reason, std::move(detail), 0};
+}
+JoinDecision admit(JoinDecision::Kind kind, std::size_t slot) { return {kind, wire::RefuseReason::BadRequest, "", slot}; }
+
+std::string all_taken(std::size_t seats) { return "all " + std::to_string(seats) + " player slots are taken"; }
+
+// A player coming back with the secret of its slot.
+JoinDecision rejoin(const JoinFacts& q, const AdmissionRules& rules, std::span<const SeatView> seats) {
+  using R = wire::RefuseReason;
+  for (std::size_t i = 0; i < seats.size(); ++i) {
+    if (!seats[i].taken || seats[i].secret.empty() || !same_secret(q.rejoin_secret, seats[i].secret)) continue;
+    if (rules.lobby) return refuse(R::BadRequest, "the session has not started: join normally");
+    return admit(JoinDecision::Kind::Rejoin, i);
+  }
+  return refuse(R::BadRequest, "unknown rejoin secret");
+}
+
+}  // namespace
+
+JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::span<const SeatView> seats) {
+  using R = wire::RefuseReason;
+  using K = JoinDecision::Kind;
+  if (q.protocol_version != rules.protocol_version)
+    return refuse(R::WrongVersion, "protocol version " + std::to_string(q.protocol_version) +
+                                       " is not this server's version " + std::to_string(rules.protocol_version));
+  if (q.fingerprint != rules.fingerprint)
+    return refuse(R::WrongFingerprint, "simulation fingerprint " + hash_hex(q.fingerprint) + " differs from the server's " +
+                                           hash_hex(rules.fingerprint));
+  if (!same_secret(q.token, rules.token)) return refuse(R::WrongToken, "wrong join token");
+  if (!protocol::valid_name(q.name)) return refuse(R::BadRequest, "a name must be 1-32 printable ASCII characters");
+  if (q.spectate) {
+    if (rules.spectators >= rules.max_spectators) return refuse(R::Full, "no spectator seats left");
+    return admit(K::Spectate, 0);
+  }
+  if (!q.rejoin_secret.empty()) return rejoin(q, rules, seats);
+  if (!rules.lobby) {
+    const auto vacant = std::find_if(seats.begin(), seats.end(), [](const SeatView& s) { return s.vacant; });
+    if (vacant == seats.end()) return refuse(R::Full, all_taken(seats.size()));
+    if (!rules.allow_late_join) return refuse(R::AlreadyStarted, "the session has already started (late joins are off)");
+    return admit(K::LateJoin, static_cast<std::size_t>(vacant - seats.begin()));
+  }
+  const auto free = std::find_if(seats.begin(), seats.end(), [](const SeatView& s) { return !s.taken; });
+  if (free == seats.end()) return refuse(R::Full, all_taken(seats.size()));
+  return admit(K::Seat, static_cast<std::size_t>(free - seats.begin()));
+}
+
+}  // namespace lockstep

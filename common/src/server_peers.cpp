@@ -1,0 +1,353 @@
+// The server's peers in and out: connections, joins and refusals, kicks and drops, status
+// queries, and the messages that bring a peer into a session (welcome, start, snapshot).
+#include <algorithm>
+#include <random>
+
+#include "lockstep/log.hpp"
+#include "lockstep/state_hash.hpp"
+#include "lockstep/version.hpp"
+#include "server_session_impl.hpp"
+
+namespace lockstep {
+
+namespace {
+
+// Rejoin secrets come from the OS's random source: they guard a seat, not the simulation.
+std::string new_secret() {
+  std::random_device rd;
+  char buf[33];
+  for (int i = 0; i < 4; ++i) std::snprintf(buf + 8 * i, 9, "%08x", static_cast<unsigned>(rd()));
+  return std::string(buf, 32);
+}
+
+}  // namespace
+
+void ServerSession::Impl::on_connect(EnetPeer* enet, std::int64_t now) {
+  const std::uint32_t pending = count_role(Role::Pending);
+  if (pending >= cfg.max_pending) {
+    ++stats.pending_refused;
+    if (stats.pending_refused <= kLogFirstDrops || stats.pending_refused % 1000 == 0)
+      LOCKSTEP_LOG_WARN("refused a connection from %s: %u connections are already waiting to join",
+                        peer_address(enet).c_str(), pending);
+    peer_disconnect_now(enet);
+    return;
+  }
+  const std::uint32_t id = next_peer_id++;
+  peer_set_tag(enet, id);
+  peer_set_backstop_timeout(enet, backstop_ms(cfg.silent_drop_ns));
+  Peer p;
+  p.enet = enet;
+  p.id = id;
+  p.connected_at = now;
+  p.tokens = cfg.message_burst;
+  p.tokens_at = now;
+  auto& added = peers.emplace(id, std::move(p)).first->second;
+  if (peer_channel_count(enet) < kChannelCount)
+    refuse(added, wire::RefuseReason::TooFewChannels,
+           "the connection opened " + std::to_string(peer_channel_count(enet)) + " ENet channel(s); the protocol uses " +
+               std::to_string(kChannelCount) + " (0 control, 1 play)");
+}
+
+void ServerSession::Impl::on_disconnect(EnetPeer* enet) {
+  const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(enet)));
+  if (it == peers.end()) return;
+  Peer& p = it->second;
+  if (p.role == Role::Player) {
+    Slot& s = slots[static_cast<std::size_t>(p.slot)];
+    s.net = peer_net(enet);
+    if (!s.leaving) {
+      s.leaving = true;
+      s.leave_reason = "disconnected";
+    }
+    LOCKSTEP_LOG_INFO("player %d (%s) %s", p.slot, p.name.c_str(), s.leave_reason.c_str());
+    if (phase == Phase::Lobby) free_slot(static_cast<std::size_t>(p.slot));
+  } else if (p.role == Role::Spectator) {
+    LOCKSTEP_LOG_INFO("spectator %s left", p.name.c_str());
+  }
+  peers.erase(it);
+}
+
+void ServerSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
+  // Input slack counts from when the datagram reached the socket, not from when it was read.
+  const std::int64_t arrived = ev.arrived_ns > 0 && ev.arrived_ns <= now ? ev.arrived_ns : now;
+  const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(ev.peer)));
+  if (it != peers.end()) receive(it->second, ev.data, ev.channel, now, arrived);
+}
+
+void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel, std::int64_t now,
+                                  std::int64_t arrived) {
+  if (p.closing) return;
+  // Token bucket: a sustained rate and a burst; a peer above it is flooding.
+  p.tokens = std::min(cfg.message_burst, p.tokens + static_cast<double>(now - p.tokens_at) * 1e-9 * cfg.max_messages_per_second);
+  p.tokens_at = now;
+  if ((p.tokens -= 1.0) < 0.0)
+    return kick(p, "sent more than " + std::to_string(static_cast<int>(cfg.max_messages_per_second)) + " messages a second");
+  protocol::DecodeError err;
+  const wire::Message* m = protocol::decode(data, &err, protocol::kMaxDetailMessageBytes);
+  if (!m) {
+    const DropReason r = err == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
+                         : err == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
+                                                                         : DropReason::Malformed;
+    std::size_t limit = 0;
+    if (r == DropReason::FieldOutOfRange && p.role == Role::Pending) {
+      const std::string field = protocol::overlong_join_field(data, &limit);
+      if (!field.empty()) {
+        ++stats.drops[static_cast<std::size_t>(r)];
+        return refuse(p, wire::RefuseReason::BadRequest,
+                      "the join's " + field + " is longer than " + std::to_string(limit) + " bytes");
+      }
+    }
+    return drop(p, r);
+  }
+  // Play traffic on the play channel, everything else on the control channel.
+  const auto want = m->body_type() == wire::Body::ClientTick ? Channel::Play : Channel::Control;
+  if (channel != static_cast<std::uint8_t>(want)) return drop(p, DropReason::WrongChannel);
+  switch (m->body_type()) {
+    case wire::Body::JoinRequest: return on_join(p, *m->body_as_JoinRequest(), now, arrived);
+    case wire::Body::ClientTick: return on_client_tick(p, *m->body_as_ClientTick(), now, arrived);
+    case wire::Body::StatusRequest: return on_status(p);
+    case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size(), now);
+    case wire::Body::Leave:
+      if (p.role == Role::Player) {
+        Slot& s = slots[static_cast<std::size_t>(p.slot)];
+        s.leaving = true;
+        s.leave_reason = "left";
+      }
+      return;
+    default: return drop(p, DropReason::UnexpectedMessage);
+  }
+}
+
+void ServerSession::Impl::drop(Peer& p, DropReason r, const char* detail) {
+  const auto n = ++stats.drops[static_cast<std::size_t>(r)];
+  // Inputs too far ahead can come from an honest client whose estimate of a slowed session
+  // clock is early; they are dropped and counted but do not count toward a kick.
+  if (r != DropReason::InputTooFarAhead && ++p.bad > cfg.max_bad_messages && !p.closing)
+    kick(p, "sent too many malformed or unexpected messages");
+  if (n <= kLogFirstDrops || n % 1000 == 0)
+    LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.enet).c_str(),
+                      p.name.empty() ? "not joined" : p.name.c_str(), to_string(r), detail,
+                      static_cast<unsigned long long>(n));
+}
+
+// Drops a peer that broke a limit; everyone else plays on.
+void ServerSession::Impl::kick(Peer& p, const std::string& reason) {
+  if (p.closing) return;
+  ++stats.kicked;
+  LOCKSTEP_LOG_WARN("dropping %s (%s): %s", peer_address(p.enet).c_str(), p.name.empty() ? "not joined" : p.name.c_str(),
+                    reason.c_str());
+  if (p.role == Role::Player) {
+    Slot& s = slots[static_cast<std::size_t>(p.slot)];
+    s.leaving = true;
+    s.leave_reason = "dropped: " + reason;
+    if (p.enet) s.net = peer_net(p.enet);
+  }
+  send(p, Channel::Control, protocol::kick(reason));  // reliable, so it arrives before the disconnect
+  p.closing = true;
+  peer_disconnect_later(p.enet);
+}
+
+void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::string& detail) {
+  ++stats.refused;
+  ++stats.refusals[std::min<std::size_t>(static_cast<std::size_t>(reason), stats.refusals.size() - 1)];
+  LOCKSTEP_LOG_INFO("refused %s: %s", peer_address(p.enet).c_str(), detail.c_str());
+  send(p, Channel::Control, protocol::refuse(reason, detail));
+  peer_disconnect_later(p.enet);
+  p.role = Role::Pending;
+  p.closing = true;
+}
+
+void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int64_t now, std::int64_t arrived) {
+  if (p.join_rtt == 0) p.join_rtt = std::max<std::int64_t>(1, arrived - p.connected_at);
+  if (p.role != Role::Pending || p.closing) return drop(p, DropReason::UnexpectedMessage, " (second join)");
+  JoinFacts q;
+  q.protocol_version = m.protocol_version();
+  q.fingerprint = m.fingerprint();
+  q.token = m.token() ? m.token()->str() : "";
+  q.name = m.name() ? m.name()->str() : "";
+  q.rejoin_secret = m.rejoin_secret() ? m.rejoin_secret()->str() : "";
+  q.spectate = m.spectate();
+  AdmissionRules rules;
+  rules.protocol_version = kProtocolVersion;
+  rules.fingerprint = sim->fingerprint();
+  rules.token = cfg.token;
+  rules.lobby = phase == Phase::Lobby;
+  rules.allow_late_join = cfg.allow_late_join;
+  rules.spectators = count_role(Role::Spectator);
+  rules.max_spectators = cfg.max_spectators;
+  std::vector<SeatView> seats;
+  for (const Slot& s : slots) seats.push_back({s.taken, vacant(s), s.secret});
+  const JoinDecision d = decide_join(q, rules, seats);
+  switch (d.kind) {
+    case JoinDecision::Kind::Refuse: return refuse(p, d.reason, d.detail);
+    case JoinDecision::Kind::Spectate: return seat_spectator(p, q.name, now);
+    case JoinDecision::Kind::Seat: return seat_in_lobby(p, d.slot, q.name);
+    case JoinDecision::Kind::LateJoin: return admit_running(p, d.slot, q.name, /*rejoin=*/false, now);
+    case JoinDecision::Kind::Rejoin: {
+      // The old connection may not have timed out yet: the holder of the secret wins.
+      const Slot& s = slots[d.slot];
+      if (s.peer_id != p.id) {
+        if (const auto old = peers.find(s.peer_id); old != peers.end()) {
+          LOCKSTEP_LOG_INFO("player %zu (%s) is back; closing its old connection", d.slot, s.name.c_str());
+          peer_disconnect_now(old->second.enet);
+          peers.erase(old);
+        }
+      }
+      return admit_running(p, d.slot, q.name, /*rejoin=*/true, now);
+    }
+  }
+}
+
+void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::int64_t now) {
+  p.role = Role::Spectator;
+  p.name = name;
+  send(p, Channel::Control,
+       protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster(), "", phase != Phase::Lobby));
+  if (phase != Phase::Lobby) {
+    p.frame_ack = executed();
+    p.hashes.reset_to(executed());
+    send_start(p, now);
+    send_snapshot(p, /*join=*/true);
+  }
+  LOCKSTEP_LOG_INFO("spectator %s joined from %s", name.c_str(), peer_address(p.enet).c_str());
+  peak_peers = std::max(peak_peers, static_cast<std::uint32_t>(peers.size()) - count_role(Role::Pending));
+}
+
+void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::string& name) {
+  Slot& s = slots[slot];
+  s.taken = true;
+  s.name = name;
+  s.secret = new_secret();
+  s.peer_id = p.id;
+  p.role = Role::Player;
+  p.slot = static_cast<std::int32_t>(slot);
+  p.name = name;
+  send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret));
+  broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
+  peak_peers = std::max(peak_peers, static_cast<std::uint32_t>(peers.size()) - count_role(Role::Pending));
+  LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
+                    joined_players(), cfg.players);
+}
+
+// Brings a player into a running session: welcome, the tick clock, then the current state.
+// The slot counts again only once the player's first hash after the snapshot matches.
+void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin, std::int64_t now) {
+  Slot& s = slots[slot];
+  if (!rejoin) {
+    s = Slot{};  // a new player: it joins the session once verified; the old secret is void
+    s.secret = new_secret();
+  }
+  s.taken = true;
+  s.leaving = false;
+  s.name = name;
+  s.peer_id = p.id;
+  s.last_heard = now;
+  s.inputs.settle(executed());
+  p.role = Role::Player;
+  p.slot = static_cast<std::int32_t>(slot);
+  p.name = name;
+  p.verifying = true;
+  p.verify_tick = executed();
+  p.frame_ack = executed();
+  p.hashes.reset_to(executed());
+  ++stats.joins_running;
+  send(p, Channel::Control,
+       protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true));
+  send_start(p, now);
+  send_snapshot(p, /*join=*/true);
+  peak_peers = std::max(peak_peers, static_cast<std::uint32_t>(peers.size()) - count_role(Role::Pending));
+  LOCKSTEP_LOG_INFO("player %zu (%s) %s at tick %u from %s: sent a %lld-byte snapshot", slot, name.c_str(),
+                    rejoin ? "rejoins" : "joins late", executed(), peer_address(p.enet).c_str(),
+                    static_cast<long long>(stats.last_snapshot_bytes));
+}
+
+void ServerSession::Impl::free_slot(std::size_t slot) {
+  slots[slot] = Slot{};
+  broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(slot), next_tick, "left"));
+}
+
+void ServerSession::Impl::on_status(Peer& p) {
+  if (p.role != Role::Pending || p.closing) return drop(p, DropReason::UnexpectedMessage, " (status from a joined peer)");
+  static const char* const names[] = {"lobby", "running", "draining", "closing", "finished"};
+  protocol::Status st;
+  st.phase = names[static_cast<int>(phase)];
+  st.tick = executed();
+  st.players = cfg.players;
+  st.joined = joined_players();
+  st.active = active_players_count();
+  st.spectators = count_role(Role::Spectator);
+  st.desyncs = static_cast<std::uint32_t>(stats.desyncs);
+  st.lateness_p99_us = static_cast<std::uint32_t>(stats.lateness.percentile_us(99));
+  st.seats = seat_statuses();
+  st.protocol_version = kProtocolVersion;
+  st.fingerprint = sim->fingerprint();
+  st.last_tick = cfg.last_tick;
+  send(p, Channel::Control, protocol::status_reply(st));
+  peer_disconnect_later(p.enet);
+  p.closing = true;
+}
+
+void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
+  std::vector<std::uint8_t> state;
+  sim->serialize(state);
+  for (const auto& chunk : protocol::snapshot(executed(), p.epoch, sim->hash(), state, join)) send(p, Channel::Control, chunk);
+  stats.last_snapshot_bytes = static_cast<std::int64_t>(state.size());
+  host->flush();
+}
+
+void ServerSession::Impl::send_start(Peer& p, std::int64_t now, Channel channel) {
+  // Tell the time to tick 0's deadline; a peer joining later gets the same origin.
+  const std::int64_t in = std::max<std::int64_t>(0, deadline_of(0) - now);
+  send(p, channel, protocol::start(0, static_cast<std::uint32_t>(std::min<std::int64_t>(in / 1000, 10'000'000))));
+}
+
+void ServerSession::Impl::broadcast(Channel ch, const protocol::Bytes& bytes) {
+  for (auto& [id, p] : peers)
+    if (p.role != Role::Pending) send(p, ch, bytes);
+}
+
+std::vector<protocol::Seat> ServerSession::Impl::roster() const {
+  std::vector<protocol::Seat> r;
+  for (std::size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].taken) r.push_back({static_cast<std::uint32_t>(i), slots[i].name});
+  return r;
+}
+
+// A slot a late joiner may take: nobody holds it and it is out of the session.
+bool ServerSession::Impl::vacant(const Slot& s) const {
+  return !s.taken || (!s.present && !s.return_pending && peers.count(s.peer_id) == 0);
+}
+
+// ENet's figures of a player's connection: live while it is connected, as they were at its end after.
+PeerNet ServerSession::Impl::net_of(const Slot& s) const {
+  const auto it = s.taken ? peers.find(s.peer_id) : peers.end();
+  return it != peers.end() && it->second.enet ? peer_net(it->second.enet) : s.net;
+}
+
+protocol::SeatStatus ServerSession::Impl::seat_status(std::size_t i) const {
+  const Slot& s = slots[i];
+  const PeerNet net = net_of(s);
+  protocol::SeatStatus st;
+  st.slot = static_cast<std::uint32_t>(i);
+  st.name = s.name;
+  st.rtt_us = net.rtt_us;
+  st.jitter_us = net.rtt_var_us;
+  st.loss_ppm = net.loss_ppm;
+  st.lead_us = s.lead_us;
+  st.hashes_checked = s.hashes_checked;
+  st.fills_late = static_cast<std::uint32_t>(s.inputs.fills_late());
+  st.fills_lost = static_cast<std::uint32_t>(s.inputs.fills_lost());
+  st.fills_silent = static_cast<std::uint32_t>(s.inputs.fills_silent());
+  st.latency_p50_us = static_cast<std::uint32_t>(s.inputs.latency().percentile_us(50));
+  st.latency_p99_us = static_cast<std::uint32_t>(s.inputs.latency().percentile_us(99));
+  return st;
+}
+
+std::vector<protocol::SeatStatus> ServerSession::Impl::seat_statuses() const {
+  std::vector<protocol::SeatStatus> r;
+  for (std::size_t i = 0; i < slots.size(); ++i)
+    if (slots[i].taken) r.push_back(seat_status(i));
+  return r;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,170 @@
+// ServerSession's insides, shared by its three files:
+//   server_session.cpp  the phase machine (lobby, running, draining, closing) and the public API
+//   server_peers.cpp    connections, admission, refusals, kicks, status, snapshots: peers in and out
+//   server_play.cpp     play: inputs and hashes in, frames assembled, stepped and sent, desyncs probed
+// The pure parts they wire together live in their own files: admission.hpp, input_window.hpp,
+// hash_ledger.hpp, resend.hpp, desync_probe.hpp, pacer.hpp. Time is passed into every function
+// that needs it; nothing here reads a clock.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/admission.hpp"
+#include "lockstep/desync_probe.hpp"
+#include "lockstep/hash_ledger.hpp"
+#include "lockstep/input_window.hpp"
+#include "lockstep/resend.hpp"
+#include "lockstep/server_session.hpp"
+
+namespace lockstep {
+
+struct ServerSession::Impl {
+  enum class Phase { Lobby, Running, Draining, Closing, Finished };
+  enum class Role { Pending, Player, Spectator };
+
+  static constexpr std::size_t kHistory = HashLedger::kHistory;  // frames and hashes kept for resends and comparisons
+  static constexpr int kMaxTicksPerUpdate = 5;                    // catch-up cap per update
+  static constexpr std::uint64_t kLogFirstDrops = 10;
+
+  /// A connection: pending until it joins, then a player or a spectator.
+  struct Peer {
+    EnetPeer* enet = nullptr;  // null for an in-process peer (tests, fuzzing)
+    std::uint32_t id = 0;
+    Role role = Role::Pending;
+    std::int32_t slot = -1;
+    std::string name;
+    std::int64_t connected_at = 0;
+    std::int64_t join_rtt = 0;  // connection to its join request: about one round trip
+    Tick frame_ack = 0;         // all frames up to here received by the client
+    std::int64_t frame_ack_moved = 0;
+    GapResend frame_gap;        // frames lost in every copy go out again
+    HashLedger hashes;          // its state hashes, compared with the server's
+    std::int64_t last_report_at = INT64_MIN / 2;  // when its last desync report was started
+    bool desynced = false;
+    bool closing = false;       // refused or timed out: ENet is closing it
+    std::uint32_t epoch = 0;    // resyncs sent; hashes from older epochs are stale
+    bool verifying = false;     // joined a running session: not counted until a hash matches
+    Tick verify_tick = 0;       // the snapshot's tick
+    double tokens = 0;          // message rate limit (token bucket)
+    std::int64_t tokens_at = 0;
+    std::uint32_t bad = 0;      // dropped messages so far
+    DesyncLocalizer probe;      // the desync being localized, one question at a time
+  };
+
+  /// A player slot: who holds it, whether it is in the session, and its inputs.
+  struct Slot {
+    bool taken = false;     // a player holds this slot
+    bool present = false;   // in the session on the last assembled tick
+    bool leaving = false;   // disconnected or left: removed at the next tick boundary
+    std::string leave_reason;
+    std::uint32_t peer_id = 0;
+    std::string name;
+    std::string secret;           // rejoin secret handed out at welcome
+    bool return_pending = false;  // verified after a rejoin or late join: present from the next tick
+    std::int64_t last_heard = 0;  // when this player's last message arrived
+    std::int32_t lead_us = 0;     // as the client reports it
+    PeerNet net;                  // ENet's figures of its connection when it last ended
+    Tick hashes_checked = 0;      // its hashes compared with the server's up to here
+    InputWindow inputs;
+  };
+
+  ServerConfig cfg;
+  std::unique_ptr<NetHost> host;
+  std::unique_ptr<Simulation> sim;
+  Phase phase = Phase::Lobby;
+  std::map<std::uint32_t, Peer> peers;  // by id; ordered, so broadcasts go out in a fixed order
+  std::uint32_t next_peer_id = 1;
+  std::uint32_t peak_peers = 0;
+  std::vector<Slot> slots;
+  std::vector<InputFrame> frames = std::vector<InputFrame>(kHistory);
+  std::vector<std::uint64_t> hashes = std::vector<std::uint64_t>(kHistory);
+  std::vector<InputFrame> batch_scratch;  // frames of one outgoing message, reused
+  Tick next_tick = 1;
+  Tick first_input_tick = 1;
+  Pacer pacer;  // only its schedule is used here; waiting is the caller's
+  std::int64_t phase_deadline = 0;
+  std::int64_t last_resend = 0;
+  std::int64_t last_overload_log = 0;
+  std::int64_t last_start_send = INT64_MIN / 2;
+  std::int64_t final_acks_from = 0;  // when every final hash was in (0: not yet)
+  std::int64_t last_lobby_beat = 0;  // when the lobby's last heartbeat went out
+  bool stop_requested = false;
+  bool receive_can_wait = false;     // see ServerSession::receive_can_wait()
+  int exit = 0;
+  ServerStats stats;
+  std::vector<DesyncEvent> desync_events;
+  std::vector<DesyncReport> reports;
+  std::unique_ptr<StateHistory> history;
+  std::unique_ptr<Simulation> scratch;  // a past state, loaded to answer probes
+  HashLogWriter* hash_log = nullptr;
+  std::function<void(const InputFrame&, std::uint64_t)> tick_fn;
+
+  // ---- server_session.cpp: the phase machine ----
+  std::int64_t update(std::int64_t now);
+  void check_peers(std::int64_t now);
+  std::int64_t run_lobby(std::int64_t now);
+  std::int64_t run_ticks(std::int64_t now);
+  std::int64_t run_draining(std::int64_t now);
+  void begin(std::int64_t now);
+  void end_session(wire::EndReason reason, const std::string& detail, std::int64_t now);
+  std::int64_t repeat_start(std::int64_t now);
+  [[nodiscard]] bool all_hashes_in() const;
+  [[nodiscard]] bool inputs_complete(Tick t) const;
+  [[nodiscard]] bool quiet() const;
+  [[nodiscard]] Tick executed() const { return next_tick - 1; }
+  /// Tick t's deadline on the server's schedule (monotonic ns).
+  [[nodiscard]] std::int64_t deadline_of(Tick t) const {
+    return pacer.next_deadline() + (static_cast<std::int64_t>(t) - static_cast<std::int64_t>(next_tick)) * kTickNs;
+  }
+  [[nodiscard]] std::uint32_t joined_players() const;
+  [[nodiscard]] std::uint32_t active_players_count() const;
+  [[nodiscard]] std::uint32_t count_role(Role role) const;
+
+  // ---- server_peers.cpp: peers in and out ----
+  void on_connect(EnetPeer* enet, std::int64_t now);
+  void on_disconnect(EnetPeer* enet);
+  void on_receive(const NetEvent& ev, std::int64_t now);
+  void receive(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel, std::int64_t now, std::int64_t arrived);
+  void drop(Peer& p, DropReason r, const char* detail = "");
+  void kick(Peer& p, const std::string& reason);
+  void refuse(Peer& p, wire::RefuseReason reason, const std::string& detail);
+  void on_join(Peer& p, const wire::JoinRequest& m, std::int64_t now, std::int64_t arrived);
+  void seat_spectator(Peer& p, const std::string& name, std::int64_t now);
+  void seat_in_lobby(Peer& p, std::size_t slot, const std::string& name);
+  void admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin, std::int64_t now);
+  void free_slot(std::size_t slot);
+  void on_status(Peer& p);
+  void send_snapshot(Peer& p, bool join);
+  void send_start(Peer& p, std::int64_t now, Channel channel = Channel::Control);
+  void send(Peer& p, Channel ch, const protocol::Bytes& bytes) { host->send(p.enet, ch, bytes); }
+  void broadcast(Channel ch, const protocol::Bytes& bytes);
+  [[nodiscard]] std::vector<protocol::Seat> roster() const;
+  [[nodiscard]] bool vacant(const Slot& s) const;
+  [[nodiscard]] PeerNet net_of(const Slot& s) const;
+  [[nodiscard]] protocol::SeatStatus seat_status(std::size_t i) const;
+  [[nodiscard]] std::vector<protocol::SeatStatus> seat_statuses() const;
+
+  // ---- server_play.cpp: play ----
+  void on_client_tick(Peer& p, const wire::ClientTick& m, std::int64_t now, std::int64_t arrived);
+  void take_hashes(Peer& p, const wire::ClientTick& m, std::int64_t now);
+  bool verify(Peer& p, Tick t, std::uint64_t theirs);
+  void compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
+  void start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs, std::int64_t now);
+  void on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now);
+  void follow_probe(Peer& p, DesyncLocalizer::Outcome outcome, std::int64_t now);
+  void record_report(Peer& p);
+  void resync(Peer& p);
+  const Simulation* state_at(Tick t);
+  void assemble_and_step(std::int64_t now);
+  void update_presence(std::size_t i, Tick t);
+  void after_step(Tick t, std::uint64_t h, std::int64_t now);
+  void send_frames(std::int64_t now);
+  void send_range(Peer& p, Tick from, Tick to);
+  [[nodiscard]] protocol::Bytes server_tick_for(const Peer& p, std::span<const InputFrame> batch) const;
+};
+
+}  // namespace lockstep
