@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/json.hpp"
+
 namespace lockstep::bench {
 
 /// One row of the report.
@@ -42,8 +44,9 @@ void run_replay(const Options& opt, std::vector<Row>& rows);
 void run_server(const Options& opt, std::vector<Row>& rows);
 void run_latency(const Options& opt, std::vector<Row>& rows);
 
-/// The number after "key": in a one-line JSON summary (the first occurrence); 0 when absent.
-double json_number(const std::string& text, const std::string& key);
+/// The number at JSON pointer `pointer` ("/lateness_us/p99") in a JSON document; 0 when the
+/// text is not JSON or holds no number there.
+double json_number(const std::string& text, const std::string& pointer);
 /// Starts `argv` with its affinity set to `cpu` (-1: any), stdout and stderr to `log`.
 int spawn(const std::vector<std::string>& argv, int cpu, const std::string& log);
 

@@ -81,13 +81,12 @@ SessionFigures run_session(const fs::path& bin, const fs::path& dir, std::uint16
     waitpid(r, &status, 0);
   }
   const std::string s = slurp(dir / "server.json");
-  f.tps = json_number(s, "ticks_per_second_after_2s");
-  f.filled_pct = 100.0 * json_number(s, "filled_inputs") / (static_cast<double>(ticks) * n);
+  f.tps = json_number(s, "/ticks_per_second_after_2s");
+  f.filled_pct = 100.0 * json_number(s, "/filled_inputs") / (static_cast<double>(ticks) * n);
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::string c = slurp(dir / ("c" + std::to_string(i) + ".json"));
-    const std::size_t lat = c.find("\"latency_us\":");
-    f.p50_ms.push_back(lat == std::string::npos ? 0 : json_number(c.substr(lat), "p50") / 1000);
-    f.p99_ms.push_back(lat == std::string::npos ? 0 : json_number(c.substr(lat), "p99") / 1000);
+    f.p50_ms.push_back(json_number(c, "/latency_us/p50") / 1000);
+    f.p99_ms.push_back(json_number(c, "/latency_us/p99") / 1000);
     f.bound_ms.push_back(2 * links[i].delay_ms + kInputDelayTicks * 10 + 2 * links[i].jitter_ms + 15);
   }
   f.ok = ok && !s.empty();

@@ -18,6 +18,7 @@
 #include "lockstep/bot.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/clock.hpp"
+#include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/version.hpp"
 #include "lockstep/transport.hpp"
@@ -77,10 +78,10 @@ int run_sessions(const std::string& host, std::uint16_t base_port, std::uint32_t
       cc.port = static_cast<std::uint16_t>(base_port + s);
       cc.name = "load" + std::to_string(s) + "-" + std::to_string(p);
       cc.connect_timeout_ns = 30'000'000'000;
-      std::string err;
+      Error err;
       auto c = ClientSession::create(cc, &err);
       if (!c) {
-        LOCKSTEP_LOG_ERROR("client %u/%u: %s", s, p, err.c_str());
+        LOCKSTEP_LOG_ERROR("client %u/%u: %s", s, p, err.detail.c_str());
         return 1;
       }
       const std::uint64_t seed = s * 64 + p + 1;
@@ -116,7 +117,7 @@ int run_sessions(const std::string& host, std::uint16_t base_port, std::uint32_t
   }
   int worst = 0;
   for (const auto& c : clients) worst = std::max(worst, c->exit_code());
-  std::printf("{\"clients\":%zu,\"worst_exit_code\":%d}\n", clients.size(), worst);
+  std::printf("%s\n", json_text(Json{{"clients", clients.size()}, {"worst_exit_code", worst}}).c_str());
   return worst;
 }
 
@@ -152,8 +153,8 @@ int run_raw(const std::string& host, std::uint16_t base_port, std::uint32_t sess
   }
   std::uint64_t received = 0;
   for (const RawClient& c : clients) received += c.received;
-  std::printf("{\"clients\":%zu,\"packets_received\":%llu,\"unfinished\":%zu}\n", clients.size(),
-              static_cast<unsigned long long>(received), running);
+  std::printf("%s\n",
+              json_text(Json{{"clients", clients.size()}, {"packets_received", received}, {"unfinished", running}}).c_str());
   return running == 0 ? 0 : 4;
 }
 

@@ -28,6 +28,7 @@ double median_ns(int reps, const std::function<void()>& fn) {
 }  // namespace lockstep::bench
 
 int main(int argc, char** argv) {
+  using namespace lockstep;
   using namespace lockstep::bench;
   CLI::App app{"lockstep-bench: speed figures of lockstep, each beside its anchor, medians of repetitions"};
   app.set_version_flag("--version", std::string("lockstep-bench ") + lockstep::kVersion);
@@ -70,16 +71,18 @@ int main(int argc, char** argv) {
     all_met = all_met && r.met;
   }
   if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << "{\"rows\":[";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      out << (i ? ",\n" : "\n") << "{\"section\":\"" << r.section << "\",\"name\":\"" << r.name << "\",\"value\":" << r.value
-          << ",\"unit\":\"" << r.unit << "\",\"anchor\":" << r.anchor << ",\"anchor_name\":\"" << r.anchor_name
-          << "\",\"goal\":\"" << r.goal << "\",\"met\":" << (r.met ? "true" : "false") << ",\"note\":\"" << r.note
-          << "\"}";
-    }
-    out << "\n]}\n";
+    Json out{{"rows", Json::array()}};
+    for (const Row& r : rows)
+      out["rows"].push_back(Json{{"section", r.section},
+                                 {"name", r.name},
+                                 {"value", r.value},
+                                 {"unit", r.unit},
+                                 {"anchor", r.anchor},
+                                 {"anchor_name", r.anchor_name},
+                                 {"goal", r.goal},
+                                 {"met", r.met},
+                                 {"note", r.note}});
+    std::ofstream(json_path) << json_text(out, 1) << "\n";
   }
   std::fprintf(stderr, "lockstep-bench: %zu figures, %s\n", rows.size(), all_met ? "every goal met" : "some goals missed");
   return g_section_failed ? 1 : 0;

@@ -29,7 +29,7 @@ SessionRun run_session(std::uint32_t players, std::uint32_t input_delay, Tick ti
   cfg.last_tick = ticks;
   cfg.input_delay = input_delay;
   cfg.start_delay_ns = 50'000'000;
-  std::string err;
+  Error err;
   auto server = ServerSession::create(cfg, &err);
   std::vector<std::unique_ptr<ClientSession>> clients;
   for (std::uint32_t i = 0; i < players; ++i) {

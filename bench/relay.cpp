@@ -13,6 +13,7 @@
 
 #include "lockstep/clock.hpp"
 #include "lockstep/histogram.hpp"
+#include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/version.hpp"
 
@@ -104,12 +105,15 @@ int main(int argc, char** argv) {
 
   if (!redirect_summary(summary_path)) return 1;
   const double client_ticks = static_cast<double>(std::max<std::uint32_t>(tick, 1)) * players;
-  std::printf("{\"ticks\":%u,\"players\":%u,\"cpu_us_per_tick\":%.2f,\"lateness_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld},"
-              "\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f}}\n",
-              tick, players, cpu.us_per_tick(), lateness.percentile_us(50), lateness.percentile_us(99),
-              static_cast<long long>(lateness.max_us()),
-              (static_cast<double>(host->totalReceivedData) + 28.0 * host->totalReceivedPackets) / client_ticks,
-              (static_cast<double>(host->totalSentData) + 28.0 * host->totalSentPackets) / client_ticks);
+  const Json summary{
+      {"ticks", tick},
+      {"players", players},
+      {"cpu_us_per_tick", cpu.us_per_tick()},
+      {"lateness_us", {{"p50", lateness.percentile_us(50)}, {"p99", lateness.percentile_us(99)}, {"max", lateness.max_us()}}},
+      {"wire_bytes_per_client_tick",
+       {{"up", (static_cast<double>(host->totalReceivedData) + 28.0 * host->totalReceivedPackets) / client_ticks},
+        {"down", (static_cast<double>(host->totalSentData) + 28.0 * host->totalSentPackets) / client_ticks}}}};
+  std::printf("%s\n", json_text(summary).c_str());
   enet_host_destroy(host);
   enet_deinitialize();
   return tick == ticks ? 0 : 1;

@@ -25,10 +25,11 @@ namespace {
 namespace fs = std::filesystem;
 }  // namespace
 
-double json_number(const std::string& text, const std::string& key) {
-  const std::size_t at = text.find("\"" + key + "\":");
-  if (at == std::string::npos) return 0;
-  return std::strtod(text.c_str() + at + key.size() + 3, nullptr);
+double json_number(const std::string& text, const std::string& pointer) {
+  const Json doc = json_parse(text);
+  if (doc.is_discarded()) return 0;
+  const Json::json_pointer at(pointer);
+  return doc.contains(at) && doc[at].is_number() ? doc[at].get<double>() : 0;
 }
 
 int spawn(const std::vector<std::string>& argv, int cpu, const std::string& log) {
@@ -110,10 +111,10 @@ FleetResult run_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t se
     text << in.rdbuf();
     const std::string t = text.str();
     all_ok = all_ok && !t.empty();
-    cpu += json_number(t, "cpu_us_per_tick");
-    p99.push_back(json_number(t, "p99"));
-    r.up += json_number(t, "up") / sessions;
-    r.down += json_number(t, "down") / sessions;
+    cpu += json_number(t, "/cpu_us_per_tick");
+    p99.push_back(json_number(t, "/lateness_us/p99"));
+    r.up += json_number(t, "/wire_bytes_per_client_tick/up") / sessions;
+    r.down += json_number(t, "/wire_bytes_per_client_tick/down") / sessions;
   }
   std::sort(p99.begin(), p99.end());
   r.cpu_us_per_client_tick = cpu / (static_cast<double>(sessions) * kPlayers);

@@ -12,12 +12,11 @@
 #include "lockstep/clock.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/event_loop.hpp"
-#include "lockstep/frame_loop.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
-#include "render.hpp"
+#include "front.hpp"
 
 using namespace lockstep;
 
@@ -87,96 +86,32 @@ int main(int argc, char** argv) {
     LOCKSTEP_LOG_ERROR("cannot write --hash-log %s: %s", hash_log_path.c_str(), std::strerror(errno));
     return 2;
   }
-  std::string error;
+  Error error;
   auto session = ClientSession::create(cfg, &error);
   if (!session) {
-    LOCKSTEP_LOG_ERROR("%s", error.c_str());
-    return 2;
+    LOCKSTEP_LOG_ERROR("%s", error.detail.c_str());
+    return exit_code(error.kind);
   }
   if (hash_log.is_open()) session->set_hash_log(&hash_log);
-  PlayerInput keyboard;
-  if (bot->count() > 0) session->set_input_source([bot_seed](Tick t) { return bot_input(bot_seed, t); });
-  else session->set_input_source([&keyboard](Tick) { return keyboard; });
-  if (renderer && !renderer->begin(&error)) {
-    LOCKSTEP_LOG_ERROR("%s", error.c_str());
+  std::string begin_error;
+  if (renderer && !renderer->begin(&begin_error)) {
+    LOCKSTEP_LOG_ERROR("%s", begin_error.c_str());
     return 1;
   }
   if (render == "tty") log_setup("lockstep-client", LogLevel::Error);  // the screen is the terminal's now
-
+  FrontConfig front_cfg;
+  front_cfg.frame_period_ns = fps > 0 ? static_cast<std::int64_t>(1e9 / fps) : 0;
+  front_cfg.drawing = drawing;
+  front_cfg.status_lines = render != "tty";
+  front_cfg.rejoin_file = rejoin_file;
+  ClientFront front(*session, std::move(renderer), front_cfg, monotonic_ns());
+  if (bot->count() > 0) session->set_input_source([bot_seed](Tick t) { return bot_input(bot_seed, t); });
+  else session->set_input_source([&front](Tick) { return front.keyboard(); });
   install_stop_signals();
-  const std::int64_t frame_period = fps > 0 ? static_cast<std::int64_t>(1e9 / fps) : 0;
-  std::int64_t now0 = monotonic_ns();
-  std::int64_t next_status = now0 + 1'000'000'000, last_frame = now0;
-  std::uint64_t frames = 0, frames_at_status = 0;
-  double shown_fps = 0;
-  FrameLoopConfig loop_cfg;
-  loop_cfg.frame_period_ns = frame_period;
-  FrameLoop loop(loop_cfg);
-  Histogram frame_jitter;  // |frame interval - period|, microseconds
-  std::vector<DrawDisc> discs;
-  bool leaving = false;
-  bool secret_saved = false;
-  // One drawn frame: the latest keys become the input sampled on every tick until the next frame.
-  auto draw_frame = [&](std::int64_t now) {
-    if (frames > 0 && frame_period > 0) frame_jitter.add_us(std::llabs(now - last_frame - frame_period) / 1000);
-    last_frame = now;
-    ++frames;
-    if (!renderer) return;
-    const render::Keys keys = renderer->poll_keys(now);
-    keyboard = keys.input;
-    if (keys.quit && !leaving) {
-      leaving = true;
-      session->leave("the player quit");
-    }
-    const double alpha = view_alpha(now, session->tick_due_ns(session->executed_tick()));
-    session->simulation()->draw(*session->previous(), static_cast<float>(alpha), discs);
-    render::Hud hud{session->executed_tick(), shown_fps, alpha, session->stats().rtt_ms,
-                    session->frames_buffered(), session->last_hash(), session->desynced(), session->slot()};
-    renderer->draw(discs, session->simulation()->width(), session->simulation()->height(), hud);
-  };
   run_event_loop(
-      session->fd(),
-      [&](std::int64_t now) {
-        if (g_stop_requested && !leaving) {
-          leaving = true;
-          session->leave("stopped by the user");
-        }
-        std::int64_t wake = session->update(now);
-        if (!secret_saved && !session->rejoin_secret().empty()) {
-          secret_saved = true;
-          if (!rejoin_file.empty()) {
-            std::ofstream out(rejoin_file, std::ios::trunc);
-            out << session->rejoin_secret() << "\n";
-          }
-        }
-        std::int64_t loop_wake = INT64_MAX;
-        if (session->simulation()) {
-          const FramePass r = loop.pass(now, session->frames_buffered(), [&] { return session->execute_next(now); },
-                                        monotonic_ns);
-          if (r.report)
-            LOCKSTEP_LOG_WARN("cannot keep up: stepping takes %.1f ms per %lld ms tick (%zu frames waiting at tick %u)",
-                              static_cast<double>(loop.budget().mean_step_ns()) / 1e6,
-                              static_cast<long long>(kTickNs / 1'000'000), r.behind, session->executed_tick());
-          if (r.over_budget) loop_wake = now;
-          if (drawing) {
-            if (r.draw) draw_frame(now);
-            // Uncapped drawing with nothing to draw on follows the session's wakes instead of spinning.
-            if (renderer || frame_period > 0) loop_wake = std::min(loop_wake, r.next_wake_ns);
-          }
-        }
-        if (now >= next_status) {
-          shown_fps = static_cast<double>(frames - frames_at_status);
-          frames_at_status = frames;
-          if (session->phase() == ClientSession::Phase::Running && render != "tty")
-            LOCKSTEP_LOG_INFO("tick %u fps %.0f buffered %zu rtt %u ms hash %s%s", session->executed_tick(), shown_fps,
-                              session->frames_buffered(), session->stats().rtt_ms, hash_hex(session->last_hash()).c_str(),
-                              session->desynced() ? " DESYNCED" : "");
-          next_status += 1'000'000'000;
-        }
-        return Wake{std::min({wake, loop_wake, next_status})};
-      },
+      session->fd(), [&](std::int64_t now) { return front.update(now, g_stop_requested); },
       [&] { return session->finished(); });
-  if (renderer) renderer->end();
+  if (front.renderer()) front.renderer()->end();
   log_setup("lockstep-client", LogLevel::Info);
   hash_log.close();
   const ClientStats& st = session->stats();
@@ -189,15 +124,7 @@ int main(int argc, char** argv) {
   if (session->exit_code() == 0) LOCKSTEP_LOG_INFO("%s", session->end_message().c_str());
   else LOCKSTEP_LOG_ERROR("%s", session->end_message().c_str());
   if (!redirect_summary(summary_path)) return 1;
-  std::printf("{\"tick\":%u,\"final_hash\":\"%s\",\"exit\":%d,\"joined_at\":%u,\"resyncs\":%u,\"inputs_filled\":%llu,\"rtt_ms\":%u,\"jitter_ms\":%u,\"loss\":%.4f,\"connect_attempts\":%u,\"ticks_per_second\":%.2f,"
-              "\"latency_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld},\"lead_us\":%lld,"
-              "\"frames\":%llu,\"frame_jitter_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld}}\n",
-              session->executed_tick(), hash_hex(session->last_hash()).c_str(), session->exit_code(), session->joined_at(),
-              st.resyncs, static_cast<unsigned long long>(st.inputs_filled), st.rtt_ms, st.rtt_var_ms, st.loss, st.connect_attempts,
-              st.last_exec_ns > st.first_exec_ns ? static_cast<double>(st.executed_ticks - 1) * 1e9 / static_cast<double>(st.last_exec_ns - st.first_exec_ns) : 0.0,
-              st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
-              static_cast<long long>(st.input_latency.max_us()), static_cast<long long>(st.lead_ns / 1000),
-              static_cast<unsigned long long>(frames), frame_jitter.percentile_us(50), frame_jitter.percentile_us(99),
-              static_cast<long long>(frame_jitter.max_us()));
+  std::printf("%s\n", json_text(client_summary(*session, front.figures())).c_str());
+  std::fflush(stdout);
   return session->exit_code();
 }

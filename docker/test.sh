@@ -99,7 +99,8 @@ docker run --rm "$TAG" --version | grep -q lockstep-server || fail "the entrypoi
 docker rm -f "$NAME-status" >/dev/null 2>&1
 docker run -d --name "$NAME-status" "$TAG" --players 1 >/dev/null || fail "status container"
 sleep 1
-docker exec "$NAME-status" lockstep-server --status 127.0.0.1:7777 | grep -q '"phase":"lobby"' ||
+docker exec "$NAME-status" lockstep-server --status 127.0.0.1:7777 |
+  python3 -c 'import json, sys; sys.exit(json.load(sys.stdin)["phase"] != "lobby")' ||
   fail "the server's status query does not answer inside the container"
 docker rm -f "$NAME-status" >/dev/null 2>&1
 say "PASS: ${COMPOSERS[*]}: the compose file's 4 containers exited 0 with root-owned and user-owned ./out, identical hash logs, replay verified"

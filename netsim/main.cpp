@@ -13,12 +13,13 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <queue>
+#include <optional>
 #include <vector>
 
 #include "lockstep/clock.hpp"
 #include "lockstep/event_loop.hpp"
 #include "lockstep/faults.hpp"
+#include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
@@ -27,30 +28,7 @@ using namespace lockstep;
 
 namespace {
 
-constexpr std::size_t kMaxFlows = 256;
 constexpr std::size_t kMaxDatagram = 65536;
-constexpr std::size_t kMaxQueued = 100'000;
-
-struct Flow {
-  sockaddr_in client{};
-  int upstream = -1;     // connected to the server
-  FaultModel up, down;   // client -> server, server -> client
-  Flow(const FaultConfig& c, std::uint64_t index) : up(c, 2 * index + 1), down(c, 2 * index + 2) {}
-};
-
-struct Pending {
-  std::int64_t due;
-  std::uint64_t seq;     // ties keep arrival order
-  int fd;                // socket to send from
-  bool to_client;
-  std::size_t flow;
-  std::vector<std::uint8_t> bytes;
-  bool operator>(const Pending& o) const { return due != o.due ? due > o.due : seq > o.seq; }
-};
-
-struct Counters {
-  std::uint64_t in = 0, out = 0, lost = 0, duplicated = 0, reordered = 0;
-};
 
 bool resolve(const std::string& host, std::uint16_t port, sockaddr_in* out) {
   addrinfo hints{}, *res = nullptr;
@@ -113,86 +91,71 @@ int main(int argc, char** argv) {
                     bind.c_str(), listen_port, forward.c_str(), f.loss_pct, delay_ms, jitter_ms, f.duplicate_pct,
                     f.reorder_pct, static_cast<unsigned long long>(f.seed));
 
-  std::vector<Flow> flows;
+  // The sockets: one listener for every client, and per client (flow) an upstream socket
+  // connected to the server, so the server sees one peer per client.
+  FaultRelay relay(f);
+  std::vector<sockaddr_in> clients;
+  std::vector<int> upstream;
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::size_t> by_addr;
-  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> queue;
-  Counters up, down;
-  std::uint64_t seq = 0;
   std::vector<std::uint8_t> buf(kMaxDatagram);
   install_stop_signals();
   const std::int64_t stop_at = duration_s > 0 ? monotonic_ns() + static_cast<std::int64_t>(duration_s * 1e9) : INT64_MAX;
-
-  auto schedule = [&](FaultModel& model, Counters& c, int fd, bool to_client, std::size_t flow, std::size_t n) {
-    ++c.in;
-    const Fate fate = model.next();
-    if (fate.lost) { ++c.lost; return; }
-    if (fate.copies > 1) ++c.duplicated;
-    if (fate.reordered) ++c.reordered;
-    if (queue.size() >= kMaxQueued) { ++c.lost; return; }
-    const std::int64_t now = monotonic_ns();
-    for (int i = 0; i < fate.copies; ++i)
-      queue.push({now + fate.hold_ns[i], seq++, fd, to_client, flow, std::vector<std::uint8_t>(buf.begin(), buf.begin() + n)});
+  const auto deliver = [&](const FaultRelay::Datagram& d) {
+    if (d.direction == FaultRelay::Direction::Down)
+      sendto(listener, d.bytes.data(), d.bytes.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&clients[d.flow]),
+             sizeof(sockaddr_in));
+    else
+      send(upstream[d.flow], d.bytes.data(), d.bytes.size(), MSG_DONTWAIT);
+  };
+  // A new client address gets a flow and its own upstream socket; nullopt when none is left.
+  const auto flow_of = [&](const sockaddr_in& from) -> std::optional<std::size_t> {
+    const auto key = std::make_pair(from.sin_addr.s_addr, from.sin_port);
+    if (const auto it = by_addr.find(key); it != by_addr.end()) return it->second;
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&server), sizeof server) != 0) {
+      if (fd >= 0) close(fd);
+      return std::nullopt;
+    }
+    const auto flow = relay.add_flow();
+    if (!flow) {
+      close(fd);
+      return std::nullopt;
+    }
+    clients.push_back(from);
+    upstream.push_back(fd);
+    by_addr.emplace(key, *flow);
+    return flow;
   };
 
   while (!g_stop_requested && monotonic_ns() < stop_at) {
     std::vector<pollfd> fds{{listener, POLLIN, 0}};
-    for (const Flow& fl : flows) fds.push_back({fl.upstream, POLLIN, 0});
-    std::int64_t wait = 100'000'000;
-    if (!queue.empty()) wait = std::max<std::int64_t>(0, queue.top().due - monotonic_ns());
+    for (const int fd : upstream) fds.push_back({fd, POLLIN, 0});
+    const std::int64_t due = relay.next_due();
+    const std::int64_t wait = due == INT64_MAX ? 100'000'000 : std::max<std::int64_t>(0, due - monotonic_ns());
     const timespec ts = to_timespec(wait);
     ::ppoll(fds.data(), fds.size(), &ts, nullptr);
-
     if (fds[0].revents & POLLIN) {
       sockaddr_in from{};
       socklen_t len = sizeof from;
       const ssize_t n = recvfrom(listener, buf.data(), buf.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &len);
-      if (n >= 0) {
-        const auto key = std::make_pair(from.sin_addr.s_addr, from.sin_port);
-        auto it = by_addr.find(key);
-        if (it == by_addr.end() && flows.size() < kMaxFlows) {
-          Flow fl(f, flows.size());
-          fl.client = from;
-          fl.upstream = socket(AF_INET, SOCK_DGRAM, 0);
-          if (fl.upstream >= 0 && connect(fl.upstream, reinterpret_cast<sockaddr*>(&server), sizeof server) == 0) {
-            it = by_addr.emplace(key, flows.size()).first;
-            flows.push_back(std::move(fl));
-          }
-        }
-        if (it != by_addr.end())
-          schedule(flows[it->second].up, up, flows[it->second].upstream, false, it->second, static_cast<std::size_t>(n));
-      }
+      if (n >= 0)
+        if (const auto flow = flow_of(from))
+          relay.push(FaultRelay::Direction::Up, *flow, {buf.data(), static_cast<std::size_t>(n)}, monotonic_ns());
     }
     // Only the flows polled this round (one may have been added above).
     for (std::size_t i = 0; i + 1 < fds.size(); ++i) {
       if (!(fds[i + 1].revents & POLLIN)) continue;
-      const ssize_t n = recv(flows[i].upstream, buf.data(), buf.size(), MSG_DONTWAIT);
-      if (n >= 0) schedule(flows[i].down, down, listener, true, i, static_cast<std::size_t>(n));
+      const ssize_t n = recv(upstream[i], buf.data(), buf.size(), MSG_DONTWAIT);
+      if (n >= 0) relay.push(FaultRelay::Direction::Down, i, {buf.data(), static_cast<std::size_t>(n)}, monotonic_ns());
     }
-    const std::int64_t now = monotonic_ns();
-    while (!queue.empty() && queue.top().due <= now) {
-      const Pending& p = queue.top();
-      if (p.to_client) {
-        sendto(p.fd, p.bytes.data(), p.bytes.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&flows[p.flow].client),
-               sizeof(sockaddr_in));
-        ++down.out;
-      } else {
-        send(p.fd, p.bytes.data(), p.bytes.size(), MSG_DONTWAIT);
-        ++up.out;
-      }
-      queue.pop();
-    }
+    relay.update(monotonic_ns(), deliver);
   }
   if (!redirect_summary(summary_path)) return 1;
-  auto dir = [](const Counters& c) {
-    char b[200];
-    std::snprintf(b, sizeof b, "{\"in\":%llu,\"out\":%llu,\"lost\":%llu,\"duplicated\":%llu,\"reordered\":%llu}",
-                  static_cast<unsigned long long>(c.in), static_cast<unsigned long long>(c.out),
-                  static_cast<unsigned long long>(c.lost), static_cast<unsigned long long>(c.duplicated),
-                  static_cast<unsigned long long>(c.reordered));
-    return std::string(b);
+  auto dir = [](const FaultRelay::Counters& c) {
+    return Json{{"in", c.in}, {"out", c.out}, {"lost", c.lost}, {"duplicated", c.duplicated}, {"reordered", c.reordered}};
   };
-  std::printf("{\"flows\":%zu,\"up\":%s,\"down\":%s}\n", flows.size(), dir(up).c_str(), dir(down).c_str());
-  for (Flow& fl : flows) close(fl.upstream);
+  std::printf("%s\n", json_text(Json{{"flows", relay.flows()}, {"up", dir(relay.up())}, {"down", dir(relay.down())}}).c_str());
+  for (const int fd : upstream) close(fd);
   close(listener);
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "lockstep/arena.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/hash_log.hpp"
+#include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/replay.hpp"
 #include "lockstep/scenario.hpp"
@@ -117,24 +118,22 @@ int info(const std::string& path) {
     LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
     return kExitBadInput;
   }
-  std::printf("{\"protocol_version\":%u,\"fingerprint\":\"%s\",\"seed\":%llu,\"bodies\":%u,\"players\":%u,"
-              "\"input_delay\":%u,\"start_tick\":%u,\"ticks\":%zu,\"seconds\":%.2f,\"complete\":%s,\"final_hash\":\"%s\","
-              "\"filled_inputs\":%zu,\"names\":[",
-              r.header.protocol_version, hash_hex(r.header.fingerprint).c_str(),
-              static_cast<unsigned long long>(r.header.world.seed), r.header.world.bodies, r.header.world.players,
-              r.header.input_delay, r.header.start_tick, r.frames.size(), static_cast<double>(r.frames.size()) / kTickRate,
-              r.complete ? "true" : "false", r.hashes.empty() ? "" : hash_hex(r.hashes.back()).c_str(),
-              [&] {
-                std::size_t n = 0;
-                for (const auto& f : r.frames) n += static_cast<std::size_t>(__builtin_popcount(f.filled));
-                return n;
-              }());
-  for (std::size_t i = 0; i < r.header.names.size(); ++i) {
-    std::string name;
-    for (char c : r.header.names[i]) name += (c == '"' || c == '\\') ? '_' : c;
-    std::printf("%s\"%s\"", i ? "," : "", name.c_str());
-  }
-  std::printf("]}\n");
+  std::size_t filled = 0;
+  for (const auto& f : r.frames) filled += static_cast<std::size_t>(__builtin_popcount(f.filled));
+  const Json out{{"protocol_version", r.header.protocol_version},
+                 {"fingerprint", hash_hex(r.header.fingerprint)},
+                 {"seed", r.header.world.seed},
+                 {"bodies", r.header.world.bodies},
+                 {"players", r.header.world.players},
+                 {"input_delay", r.header.input_delay},
+                 {"start_tick", r.header.start_tick},
+                 {"ticks", r.frames.size()},
+                 {"seconds", static_cast<double>(r.frames.size()) / kTickRate},
+                 {"complete", r.complete},
+                 {"final_hash", r.hashes.empty() ? "" : hash_hex(r.hashes.back())},
+                 {"filled_inputs", filled},
+                 {"names", r.header.names}};
+  std::printf("%s\n", json_text(out).c_str());
   if (!r.complete) LOCKSTEP_LOG_WARN("%s", detail.c_str());
   return kExitOk;
 }

@@ -9,90 +9,19 @@
 #include <filesystem>
 
 #include "lockstep/agones.hpp"
-#include "lockstep/json.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/replay.hpp"
 #include "lockstep/server_session.hpp"
+#include "lockstep/session_recorder.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/status.hpp"
+#include "lockstep/summary.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
 
 using namespace lockstep;
-
-namespace {
-
-// Each player's network figures as a JSON array (summary and --status).
-std::string seats_json(const std::vector<protocol::SeatStatus>& seats) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < seats.size(); ++i) {
-    const protocol::SeatStatus& p = seats[i];
-    char buf[512];
-    std::snprintf(buf, sizeof buf,
-                  "%s{\"slot\":%u,\"name\":\"%s\",\"rtt_ms\":%.1f,\"jitter_ms\":%.1f,\"loss\":%.4f,\"lead_ms\":%.1f,"
-                  "\"fills\":{\"late\":%u,\"lost\":%u,\"silent\":%u},\"latency_us\":{\"p50\":%u,\"p99\":%u},"
-                  "\"hashes_checked\":%u}",
-                  i ? "," : "", p.slot, json_escape(p.name).c_str(), p.rtt_us / 1e3, p.jitter_us / 1e3, p.loss_ppm / 1e6,
-                  p.lead_us / 1e3, p.fills_late, p.fills_lost, p.fills_silent, p.latency_p50_us, p.latency_p99_us,
-                  p.hashes_checked);
-    out += buf;
-  }
-  return out + "]";
-}
-
-void print_summary(const ServerSession& s, const TickCpuMeter& cpu) {
-  const ServerStats& st = s.stats();
-  std::printf("{\"ticks\":%u,\"final_hash\":\"%s\",\"filled_inputs\":%llu,\"hashes_compared\":%llu,\"refused\":%llu,"
-              "\"dropped\":%llu,\"lateness_us\":{\"p50\":%.0f,\"p99\":%.0f,\"max\":%lld},\"desyncs\":[",
-              s.executed_tick(), hash_hex(s.simulation().hash()).c_str(),
-              static_cast<unsigned long long>(st.filled_inputs), static_cast<unsigned long long>(st.hashes_compared),
-              static_cast<unsigned long long>(st.refused), static_cast<unsigned long long>(st.total_drops()),
-              st.lateness.percentile_us(50), st.lateness.percentile_us(99), static_cast<long long>(st.lateness.max_us()));
-  for (std::size_t i = 0; i < s.desyncs().size(); ++i) {
-    const DesyncEvent& d = s.desyncs()[i];
-    std::printf("%s{\"tick\":%u,\"slot\":%d,\"name\":\"%s\",\"server_hash\":\"%s\",\"client_hash\":\"%s\"}", i ? "," : "",
-                d.tick, d.slot, json_escape(d.name).c_str(), hash_hex(d.server_hash).c_str(), hash_hex(d.client_hash).c_str());
-  }
-  std::printf("],\"drops\":{");
-  bool first = true;
-  for (std::size_t r = 0; r < st.drops.size(); ++r) {
-    if (st.drops[r] == 0) continue;
-    std::printf("%s\"%s\":%llu", first ? "" : ",", to_string(static_cast<DropReason>(r)),
-                static_cast<unsigned long long>(st.drops[r]));
-    first = false;
-  }
-  // Wire cost per client per tick: ENet's counters are UDP payloads; add 28 bytes of IPv4+UDP
-  // header per datagram for the bytes on the wire.
-  const NetHost& h = s.host();
-  const double client_ticks = static_cast<double>(st.ticks) * std::max<std::uint32_t>(1, s.peak_peers());
-  const double up = (static_cast<double>(h.bytes_received()) + 28.0 * static_cast<double>(h.packets_received())) / client_ticks;
-  const double down = (static_cast<double>(h.bytes_sent()) + 28.0 * static_cast<double>(h.packets_sent())) / client_ticks;
-  const double run_s = static_cast<double>(st.last_tick_ns - st.first_tick_ns) / 1e9;
-  const double steady_s = static_cast<double>(st.last_tick_ns - st.steady_tick_ns) / 1e9;
-  const double steady_tps = st.steady_tick_ns > 0 && steady_s > 0 ? static_cast<double>(s.executed_tick() - 200) / steady_s : 0.0;
-  std::printf("},\"refusals\":{");
-  first = true;
-  for (std::size_t r = 0; r < st.refusals.size(); ++r) {
-    if (st.refusals[r] == 0) continue;
-    std::printf("%s\"%s\":%llu", first ? "" : ",", wire::EnumNameRefuseReason(static_cast<wire::RefuseReason>(r)),
-                static_cast<unsigned long long>(st.refusals[r]));
-    first = false;
-  }
-  std::printf("},\"seats\":%s,\"ticks_per_second_after_2s\":%.2f", seats_json(s.seats()).c_str(), steady_tps);
-  std::printf(",\"wire_bytes_per_client_tick\":{\"up\":%.1f,\"down\":%.1f},\"run_seconds\":%.3f,\"ticks_per_second\":%.2f,"
-              "\"kicked\":%llu,\"joins_running\":%llu,\"verified\":%llu,\"resyncs\":%llu,\"players\":%u,"
-              "\"cpu_us_per_tick\":%.2f,\"spectator_desyncs\":%llu,\"divergent_ticks\":%llu,\"hash_silences\":%llu}\n",
-              st.ticks ? up : 0.0, st.ticks ? down : 0.0, run_s, run_s > 0 ? static_cast<double>(st.ticks - 1) / run_s : 0.0,
-              static_cast<unsigned long long>(st.kicked), static_cast<unsigned long long>(st.joins_running),
-              static_cast<unsigned long long>(st.verified), static_cast<unsigned long long>(st.resyncs),
-              s.config().players, cpu.us_per_tick(), static_cast<unsigned long long>(st.spectator_desyncs),
-              static_cast<unsigned long long>(st.divergent_ticks), static_cast<unsigned long long>(st.hash_silences));
-  std::fflush(stdout);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   log_setup("lockstep-server");
@@ -161,12 +90,7 @@ int main(int argc, char** argv) {
       LOCKSTEP_LOG_ERROR("%s", error.c_str());
       return 4;
     }
-    std::printf("{\"phase\":\"%s\",\"tick\":%u,\"players\":%u,\"joined\":%u,\"active\":%u,\"spectators\":%u,"
-                "\"desyncs\":%u,\"lateness_p99_us\":%u,\"protocol_version\":%u,\"fingerprint\":\"%s\",\"last_tick\":%u,"
-                "\"seats\":%s}\n",
-                st->phase.c_str(), st->tick, st->players, st->joined, st->active, st->spectators, st->desyncs,
-                st->lateness_p99_us, st->protocol_version, hash_hex(st->fingerprint).c_str(), st->last_tick,
-                seats_json(st->seats).c_str());
+    std::printf("%s\n", json_text(status_json(*st)).c_str());
     return 0;
   }
   cfg.last_tick = ticks;
@@ -185,45 +109,18 @@ int main(int argc, char** argv) {
     LOCKSTEP_LOG_ERROR("cannot write --hash-log %s: %s", hash_log_path.c_str(), std::strerror(errno));
     return 2;
   }
-  std::string error;
+  Error error;
   auto session = ServerSession::create(cfg, &error);
   if (!session) {
-    LOCKSTEP_LOG_ERROR("%s", error.c_str());
-    return error.find("listen") != std::string::npos ? 1 : 2;
+    LOCKSTEP_LOG_ERROR("%s", error.detail.c_str());
+    return exit_code(error.kind);
   }
   if (hash_log.is_open()) session->set_hash_log(&hash_log);
-  ReplayWriter recorder;
-  bool record_failed = false;
-  if (!record_path.empty()) {
-    session->on_tick([&](const InputFrame& frame, std::uint64_t hash) {
-      if (!recorder.is_open() && !record_failed) {
-        ReplayHeader h;
-        h.protocol_version = kProtocolVersion;
-        h.fingerprint = session->simulation().fingerprint();
-        h.world = session->config().world;
-        h.input_delay = session->config().input_delay;
-        h.start_tick = frame.tick - 1;
-        h.names = session->player_names();
-        std::string err;
-        if (!recorder.open(record_path, h, &err)) {
-          LOCKSTEP_LOG_ERROR("--record: %s", err.c_str());
-          record_failed = true;
-        }
-      }
-      recorder.add(frame, hash);
-    });
-  }
+  std::unique_ptr<SessionRecorder> recorder;
+  if (!record_path.empty()) recorder = std::make_unique<SessionRecorder>(*session, record_path);
   LOCKSTEP_LOG_INFO("listening on UDP port %u for %u players", session->port(), cfg.players);
-
-  std::unique_ptr<AgonesSdk> sdk;
-  std::int64_t next_health = 0;
-  bool ready_sent = false;
-  if (agones) {
-    // The sidecar may start after this container: Ready is retried every 500 ms until it is taken.
-    sdk = std::make_unique<AgonesSdk>(AgonesSdk::port_from_env());
-    ready_sent = sdk->ready();
-    next_health = monotonic_ns() + (ready_sent ? kAgonesHealthPeriodMs : kAgonesReadyRetryMs) * 1'000'000;
-  }
+  std::unique_ptr<AgonesHeartbeat> agones_beat;
+  if (agones) agones_beat = std::make_unique<AgonesHeartbeat>(AgonesSdk::port_from_env(), monotonic_ns());
   install_stop_signals();
   TickCpuMeter play_cpu;
   run_event_loop(
@@ -232,26 +129,20 @@ int main(int argc, char** argv) {
         if (g_stop_requested) session->stop();
         std::int64_t wake = session->update(now);
         play_cpu.observe(session->executed_tick(), session->executed_tick() == cfg.last_tick);
-        if (sdk) {
-          if (now >= next_health) {
-            if (!ready_sent) ready_sent = sdk->ready();
-            else sdk->health();  // a localhost call, well under a millisecond
-            next_health = now + (ready_sent ? kAgonesHealthPeriodMs : kAgonesReadyRetryMs) * 1'000'000;
-          }
-          wake = std::min(wake, next_health);
-        }
+        if (agones_beat) wake = std::min(wake, agones_beat->update(now));
         // In steady play the socket is read once per tick, at the tick's deadline.
         return Wake{wake, !session->receive_can_wait()};
       },
       [&] { return session->finished(); }, PacerConfig::sleep_only());
-  if (sdk) sdk->shutdown();
+  if (agones_beat) agones_beat->shutdown();
   hash_log.close();
-  recorder.close(session->executed_tick(), session->exit_code() == 3 ? "desync" : "complete");
+  if (recorder) recorder->close();
   const ServerStats& st = session->stats();
   LOCKSTEP_LOG_INFO("done at tick %u: lateness p50 %.0f us, p99 %.0f us; %llu inputs filled, %llu messages dropped",
                     session->executed_tick(), st.lateness.percentile_us(50), st.lateness.percentile_us(99),
                     static_cast<unsigned long long>(st.filled_inputs), static_cast<unsigned long long>(st.total_drops()));
   if (!redirect_summary(summary_path)) return 1;
-  print_summary(*session, play_cpu);
+  std::printf("%s\n", json_text(server_summary(*session, play_cpu.us_per_tick())).c_str());
+  std::fflush(stdout);
   return session->exit_code();
 }

@@ -14,7 +14,7 @@ if [ "$R" = tty ]; then
 else
   eval "$cmd" >/dev/null; wait $S
 fi
-frames=$(grep -o '"frames":[0-9]*' "$out/client.json" | cut -d: -f2)
+frames=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["frames"])' "$out/client.json")
 cpu=$(awk '{print $1 + $2}' "$out/time")
-echo "bodies=$BODIES render=$R frames=$frames cpu_s=$cpu us_per_frame=$(awk -v c="$cpu" -v f="$frames" 'BEGIN { printf "%.0f", c * 1e6 / f }') $(grep -o '"frame_jitter_us":{[^}]*}' "$out/client.json")"
+echo "bodies=$BODIES render=$R frames=$frames cpu_s=$cpu us_per_frame=$(awk -v c="$cpu" -v f="$frames" 'BEGIN { printf "%.0f", c * 1e6 / f }') frame_jitter_us=$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["frame_jitter_us"]))' "$out/client.json")"
 rm -rf "$out"

@@ -93,46 +93,34 @@ std::string field_decimal(const FieldValue& f) {
 }
 
 namespace {
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out + "\"";
-}
-std::string value_json(const FieldValue& f) {
+Json value_json(const FieldValue& f) {
   char bits[32];
   std::snprintf(bits, sizeof bits, "0x%" PRIx64, f.bits);
-  return "{\"hex\":" + json_string(field_hex(f)) + ",\"decimal\":" + json_string(field_decimal(f)) +
-         ",\"bits\":" + json_string(bits) + "}";
+  return Json{{"hex", field_hex(f)}, {"decimal", field_decimal(f)}, {"bits", bits}};
 }
 }  // namespace
 
-std::string report_json(const DesyncReport& r) {
-  std::string j = "{\n";
-  j += "  \"tick\": " + std::to_string(r.tick) + ",\n";
-  j += "  \"player\": " + std::to_string(r.slot) + ",\n";
-  j += "  \"name\": " + json_string(r.name) + ",\n";
-  j += "  \"server_hash\": \"" + hash_hex(r.server_hash) + "\",\n";
-  j += "  \"client_hash\": \"" + hash_hex(r.client_hash) + "\",\n";
-  j += "  \"where\": " + json_string(r.where) + ",\n";
-  j += "  \"entity\": " + (r.entity >= 0 ? std::to_string(r.entity) : std::string("null")) + ",\n";
-  j += "  \"field\": " + (r.server_fields.empty() ? std::string("null") : json_string(r.server_fields[0].name)) + ",\n";
-  j += "  \"server_value\": " + (r.server_fields.empty() ? std::string("null") : value_json(r.server_fields[0])) + ",\n";
-  j += "  \"client_value\": " + (r.client_fields.empty() ? std::string("null") : value_json(r.client_fields[0])) + ",\n";
-  j += "  \"differing_fields\": [";
+Json report_json(const DesyncReport& r) {
+  Json differing = Json::array();
   for (std::size_t i = 0; i < r.server_fields.size() && i < r.client_fields.size(); ++i)
-    j += std::string(i ? ", " : "") + "{\"field\": " + json_string(r.server_fields[i].name) +
-         ", \"server\": " + value_json(r.server_fields[i]) + ", \"client\": " + value_json(r.client_fields[i]) + "}";
-  j += "],\n";
-  j += "  \"replay\": {\"file\": " + (r.replay_file.empty() ? std::string("null") : json_string(r.replay_file)) +
-       ", \"tick\": " + std::to_string(r.tick) + "},\n";
-  j += "  \"probe_bytes\": " + std::to_string(r.probe_bytes) + ",\n";
-  j += "  \"state_bytes\": " + std::to_string(r.state_bytes) + ",\n";
-  j += "  \"note\": " + json_string(r.note) + "\n}\n";
-  return j;
+    differing.push_back(Json{{"field", r.server_fields[i].name},
+                             {"server", value_json(r.server_fields[i])},
+                             {"client", value_json(r.client_fields[i])}});
+  return Json{{"tick", r.tick},
+              {"player", r.slot},
+              {"name", r.name},
+              {"server_hash", hash_hex(r.server_hash)},
+              {"client_hash", hash_hex(r.client_hash)},
+              {"where", r.where},
+              {"entity", r.entity >= 0 ? Json(r.entity) : Json(nullptr)},
+              {"field", r.server_fields.empty() ? Json(nullptr) : Json(r.server_fields[0].name)},
+              {"server_value", r.server_fields.empty() ? Json(nullptr) : value_json(r.server_fields[0])},
+              {"client_value", r.client_fields.empty() ? Json(nullptr) : value_json(r.client_fields[0])},
+              {"differing_fields", differing},
+              {"replay", {{"file", r.replay_file.empty() ? Json(nullptr) : Json(r.replay_file)}, {"tick", r.tick}}},
+              {"probe_bytes", r.probe_bytes},
+              {"state_bytes", r.state_bytes},
+              {"note", r.note}};
 }
 
 std::string write_report(const DesyncReport& r, const std::string& dir, std::string* error) {
@@ -143,7 +131,7 @@ std::string write_report(const DesyncReport& r, const std::string& dir, std::str
     if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
     return "";
   }
-  const std::string j = report_json(r);
+  const std::string j = json_text(report_json(r), 2) + "\n";
   std::fwrite(j.data(), 1, j.size(), f);
   std::fclose(f);
   return path;

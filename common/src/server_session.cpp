@@ -280,22 +280,23 @@ std::uint32_t ServerSession::Impl::count_role(Role role) const {
   return n;
 }
 
-std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config, std::string* error) {
-  auto fail = [&](const std::string& why) -> std::unique_ptr<ServerSession> {
-    if (error) *error = why;
+std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config, Error* error) {
+  auto fail = [&](ErrorKind kind, const std::string& why) -> std::unique_ptr<ServerSession> {
+    if (error) *error = {kind, why};
     return nullptr;
   };
-  if (config.players < 1 || config.players > static_cast<std::uint32_t>(kMaxPlayers)) return fail("--players must be 1..32");
-  if (config.input_delay > protocol::kMaxInputDelay) return fail("--input-delay must be 0..50");
-  if (config.token.size() > protocol::kMaxTokenBytes) return fail("--token must be at most 128 bytes");
+  if (config.players < 1 || config.players > static_cast<std::uint32_t>(kMaxPlayers))
+    return fail(ErrorKind::Usage, "--players must be 1..32");
+  if (config.input_delay > protocol::kMaxInputDelay) return fail(ErrorKind::Usage, "--input-delay must be 0..50");
+  if (config.token.size() > protocol::kMaxTokenBytes) return fail(ErrorKind::Usage, "--token must be at most 128 bytes");
   auto impl = std::make_unique<Impl>();
   impl->cfg = config;
   impl->cfg.world.players = config.players;
   impl->sim = config.factory(impl->cfg.world);
-  if (!impl->sim) return fail("the world parameters are out of range");
-  std::string err;
+  if (!impl->sim) return fail(ErrorKind::Usage, "the world parameters are out of range");
+  Error err;
   impl->host = NetHost::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
-  if (!impl->host) return fail(err);
+  if (!impl->host) return fail(err.kind, err.detail);
   impl->slots.resize(config.players);
   impl->hashes[0] = impl->sim->hash();
   impl->history = std::make_unique<StateHistory>(std::max<std::size_t>(1, config.state_history));

@@ -77,18 +77,18 @@ NetEvent::~NetEvent() {
 }
 
 std::unique_ptr<NetHost> NetHost::listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
-                                         const TransportLimits& limits, std::string* error) {
+                                         const TransportLimits& limits, Error* error) {
   ensure_enet();
   ENetAddress address{};
   address.host = ENET_HOST_ANY;
   address.port = port;
   if (!bind.empty() && enet_address_set_host_ip(&address, bind.c_str()) != 0) {
-    if (error) *error = "bad bind address '" + bind + "'";
+    if (error) *error = {ErrorKind::Usage, "bad bind address '" + bind + "'"};
     return nullptr;
   }
   ENetHost* host = enet_host_create(&address, max_peers, kChannelCount, 0, 0);
   if (!host) {
-    if (error) *error = "cannot listen on UDP port " + std::to_string(port) + " (in use, or not permitted)";
+    if (error) *error = {ErrorKind::Runtime, "cannot listen on UDP port " + std::to_string(port) + " (in use, or not permitted)"};
     return nullptr;
   }
   apply_limits(host, limits);

@@ -19,7 +19,7 @@ expect_exit $S 0 server
 cmp "$WORK/server.log" "$WORK/host.log" || fail "host hash log differs"
 grep -q 'player [01] (late) joins late at tick' "$WORK/server.err" || fail "no late join on the server"
 grep -q 'player [01] (late) verified' "$WORK/server.err" || fail "late joiner not verified"
-joined=$(grep -o '"joined_at":[0-9]*' "$WORK/late.json" | cut -d: -f2)
+joined=$(json_get "$WORK/late.json" 'd["joined_at"]')
 [ "$joined" -ge 480 ] || fail "joined_at $joined"
 grep -Fxv -f "$WORK/server.log" "$WORK/late.log" | head -3 | grep -q . && fail "late joiner's hashes differ"
 [ "$(tail -n1 "$WORK/late.log" | cut -d' ' -f1)" = 1200 ] || fail "late joiner did not reach the end"

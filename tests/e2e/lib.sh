@@ -21,6 +21,22 @@ trap 'fail "timed out after $E2E_TIMEOUT s"' USR1
 ( sleep "$E2E_TIMEOUT" && kill -USR1 $$ ) >/dev/null 2>&1 &
 WATCHDOG=$!
 disown "$WATCHDOG"
+# json_check FILE EXPR [WHAT]: EXPR is a Python expression over the parsed JSON document `d`;
+# the test fails (showing the document) when the file is not JSON or EXPR is false.
+json_check() {
+  python3 - "$@" <<'PY' || fail "${3:-$2} ($1)"
+import json, sys
+path, expr = sys.argv[1], sys.argv[2]
+try:
+    d = json.load(open(path))
+except (OSError, ValueError) as e:
+    sys.exit(f"{path}: not a JSON document: {e}")
+if not eval(expr, {}, {"d": d}):
+    sys.exit(f"{path}: {expr} is false in {json.dumps(d)[:3000]}")
+PY
+}
+# json_get FILE EXPR: prints the value of a Python expression over the parsed JSON document `d`.
+json_get() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 # Waits for pid $1 and checks its exit code is $2.
 expect_exit() {
   local pid=$1 want=$2 what=$3 got

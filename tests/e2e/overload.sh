@@ -12,6 +12,6 @@ expect_exit $B 0 b
 expect_exit $S 0 server
 cmp "$WORK/server.log" "$WORK/a.log" && cmp "$WORK/server.log" "$WORK/b.log" || fail "hash logs differ"
 grep -q 'cannot keep up' "$WORK/server.err" || fail "the server did not report that it cannot keep up"
-tps=$(grep -o '"ticks_per_second":[0-9.]*' "$WORK/server.json" | cut -d: -f2)
+tps=$(json_get "$WORK/server.json" 'd["ticks_per_second"]')
 echo "overloaded session ran at $tps ticks/s: $(grep -m1 'cannot keep up' "$WORK/server.err")"
 echo "PASS: overloaded server slowed down without spiralling; clients in sync"

@@ -30,7 +30,7 @@ cmp "$WORK/server.log" "$WORK/stay1.log" && cmp "$WORK/server.log" "$WORK/stay2.
 grep -q 'player [0-2] (phoenix) rejoins at tick' "$WORK/server.err" || fail "no rejoin on the server"
 grep -q 'player [0-2] (phoenix) verified' "$WORK/server.err" || fail "the rejoined player was not verified"
 # (The slot may still be in the session when the player returns: the server fills its inputs until then.)
-joined=$(grep -o '"joined_at":[0-9]*' "$WORK/second.json" | cut -d: -f2)
+joined=$(json_get "$WORK/second.json" 'd["joined_at"]')
 [ "$joined" -gt 300 ] || fail "joined_at $joined"
 # Every tick the rejoined client executed matches the server, to the end.
 n=$(wc -l <"$WORK/second.log")

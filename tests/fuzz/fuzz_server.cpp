@@ -37,7 +37,7 @@ struct Harness {
     cfg.message_burst = 1e12;
     cfg.silent_drop_ns = INT64_MAX / 4;
     cfg.desync_dir = "/tmp";
-    std::string err;
+    Error err;
     server = ServerSession::create(cfg, &err);
     if (!server) std::abort();
     scratch = make_arena(cfg.world);

@@ -46,9 +46,9 @@ TEST_SUITE("session/desync") {
     cfg.on_desync = OnDesync::Resync;
     cfg.desync_dir = dir.string();
     cfg.start_delay_ns = 50'000'000;
-    std::string err;
+    Error err;
     auto server = ServerSession::create(cfg, &err);
-    REQUIRE_MESSAGE(server, err);
+    REQUIRE_MESSAGE(server, err.detail);
     std::map<Tick, std::uint64_t> server_hashes;
     server->on_tick([&](const InputFrame& f, std::uint64_t h) { server_hashes[f.tick] = h; });
 
@@ -63,7 +63,7 @@ TEST_SUITE("session/desync") {
           if (auto it = plan.find(t); it != plan.end()) sim.perturb(it->second);
         };
       clients.push_back(ClientSession::create(cc, &err));
-      REQUIRE_MESSAGE(clients.back(), err);
+      REQUIRE_MESSAGE(clients.back(), err.detail);
       clients.back()->set_input_source([i](Tick t) { return bot_input(i + 1, t); });
     }
     std::vector<Driven> parts{{[&](std::int64_t now) { return server->update(now); }, [&] { return server->fd(); }}};

@@ -18,8 +18,10 @@
 #include "lockstep/protocol.hpp"
 #include "lockstep/rng.hpp"
 #include "lockstep/server_session.hpp"
+#include "lockstep/summary.hpp"
 #include "lockstep/transport.hpp"
 #include "support/loop.hpp"
+#include "support/lossy_link.hpp"
 
 using namespace lockstep;
 using lockstep::testing::Driven;
@@ -44,9 +46,9 @@ struct Session {
   explicit Session(ServerConfig cfg) {
     cfg.port = 0;
     cfg.start_delay_ns = 50'000'000;
-    std::string err;
+    Error err;
     server = ServerSession::create(cfg, &err);
-    REQUIRE_MESSAGE(server != nullptr, err);
+    REQUIRE_MESSAGE(server != nullptr, err.detail);
     server->on_tick([this](const InputFrame& f, std::uint64_t h) { server_trace.hashes[f.tick] = h; });
     // Like lockstep-server: in steady play the socket is read only at the tick's deadline.
     parts.push_back({[this](std::int64_t now) {
@@ -57,11 +59,11 @@ struct Session {
                      [this] { return server->receive_can_wait() ? -1 : server->fd(); }});
   }
 
-  ClientSession& add_client(ClientConfig cfg, std::uint64_t bot_seed) {
-    cfg.port = server->port();
-    std::string err;
+  ClientSession& add_client(ClientConfig cfg, std::uint64_t bot_seed, std::uint16_t port = 0) {
+    cfg.port = port != 0 ? port : server->port();
+    Error err;
     auto c = ClientSession::create(cfg, &err);
-    REQUIRE_MESSAGE(c != nullptr, err);
+    REQUIRE_MESSAGE(c != nullptr, err.detail);
     if (!cfg.spectate) c->set_input_source([bot_seed](Tick t) { return bot_input(bot_seed, t); });
     ClientSession* raw = c.get();
     traces.push_back(std::make_unique<Traced>());
@@ -90,6 +92,38 @@ ClientConfig client_named(const std::string& name) {
 }
 
 }  // namespace
+
+TEST_SUITE("session/lossy") {
+  // As yojimbo's and netcode's tests run their connections under loss, on an in-process link.
+  TEST_CASE("3 clients through 25 % loss both ways, 20 +- 5 ms, duplicates and reordering agree on every hash") {
+    ServerConfig cfg;
+    cfg.players = 3;
+    cfg.last_tick = 500;
+    cfg.world.bodies = 100;
+    Session s(cfg);
+    FaultConfig faults;
+    faults.loss_pct = 25;
+    faults.duplicate_pct = 2;
+    faults.reorder_pct = 2;
+    faults.delay_ns = 20'000'000;
+    faults.jitter_ns = 5'000'000;
+    faults.seed = 25;
+    lockstep::testing::LossyLink link(faults, s.server->port());
+    s.parts.push_back(link.part());
+    for (int i = 0; i < 3; ++i) s.add_client(client_named("far" + std::to_string(i)), 40 + i, link.port());
+    REQUIRE(s.run(60 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->executed_tick() == 500);
+    CHECK(s.server->stats().desyncs == 0);
+    CHECK(link.relay().up().lost > 100);  // the loss was real
+    CHECK(link.relay().down().lost > 100);
+    for (std::size_t i = 0; i < s.clients.size(); ++i) {
+      CHECK(s.clients[i]->exit_code() == 0);
+      CHECK(s.traces[i]->hashes.size() == 500);
+      CHECK(s.traces[i]->hashes == s.server_trace.hashes);
+    }
+  }
+}
 
 TEST_SUITE("session/loopback") {
   TEST_CASE("a server and 3 clients agree on every tick's hash for 1000 ticks") {
@@ -153,22 +187,30 @@ TEST_SUITE("session/loopback") {
     cfg.desync_dir = dir.string();
     Session s(cfg);
     s.add_client(client_named("honest"), 1);
-    ClientConfig bad = client_named("diverged");
+    const std::string name = "a\"b\\c {}";  // JSON's special characters in a valid name
+    ClientConfig bad = client_named(name);
     bad.inject_desync_at = 120;
     s.add_client(bad, 2);
     REQUIRE(s.run(20 * kSeconds));
     CHECK(s.server->exit_code() == 3);
     REQUIRE(s.server->desyncs().size() == 1);
     CHECK(s.server->desyncs()[0].tick == 120);
-    CHECK(s.server->desyncs()[0].name == "diverged");
+    CHECK(s.server->desyncs()[0].name == name);
     CHECK(s.clients[1]->desynced());
     CHECK_FALSE(s.clients[0]->desynced());
     // The report names the tick and the diverged player, in the directory it was given.
     std::ifstream report(dir / ("desync-120-" + std::to_string(s.clients[1]->slot()) + ".json"));
     REQUIRE(report.good());
-    const std::string text((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>());
-    CHECK(text.find("\"tick\": 120") != std::string::npos);
-    CHECK(text.find("\"name\": \"diverged\"") != std::string::npos);
+    const Json doc = json_parse(std::string((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>()));
+    REQUIRE_FALSE(doc.is_discarded());
+    CHECK(doc["tick"] == 120);
+    CHECK(doc["name"] == name);
+    CHECK(doc["player"] == s.clients[1]->slot());
+    // The server's summary stays valid JSON and names the player exactly.
+    const Json summary = json_parse(json_text(server_summary(*s.server, 0)));
+    REQUIRE_FALSE(summary.is_discarded());
+    CHECK(summary["desyncs"][0]["name"] == name);
+    CHECK(summary["seats"][static_cast<std::size_t>(s.clients[1]->slot())]["name"] == name);
     std::filesystem::remove_all(dir);
   }
 
@@ -280,12 +322,46 @@ TEST_SUITE("session/refusals") {
     ClientConfig c = client_named("lonely");
     c.port = 1;  // nothing listens there
     c.connect_timeout_ns = 1 * kSeconds;
-    std::string err;
+    Error err;
     auto client = ClientSession::create(c, &err);
     REQUIRE(client != nullptr);
     REQUIRE(drive({{[&](std::int64_t now) { return client->update(now); }, [&] { return client->fd(); }}},
                   [&] { return client->finished(); }, 10 * kSeconds));
     CHECK(client->exit_code() == 4);
+  }
+
+  TEST_CASE("sessions that cannot start say why with a typed error, mapped to DESIGN.md's exit codes") {
+    ServerConfig bad;
+    bad.port = 0;
+    bad.players = 0;
+    Error err;
+    CHECK(ServerSession::create(bad, &err) == nullptr);
+    CHECK(err.kind == ErrorKind::Usage);
+    CHECK(exit_code(err.kind) == 2);
+    ServerConfig first;
+    first.port = 0;
+    auto holder = ServerSession::create(first, &err);
+    REQUIRE(holder != nullptr);
+    ServerConfig second;
+    second.port = holder->port();  // taken
+    err = {};
+    CHECK(ServerSession::create(second, &err) == nullptr);
+    CHECK(err.kind == ErrorKind::Runtime);
+    CHECK(exit_code(err.kind) == 1);
+    CHECK(err.detail.find(std::to_string(holder->port())) != std::string::npos);
+    ServerConfig bind;
+    bind.port = 0;
+    bind.bind = "not-an-address";
+    CHECK(ServerSession::create(bind, &err) == nullptr);
+    CHECK(err.kind == ErrorKind::Usage);
+    ClientConfig nameless = client_named("a\tb");
+    CHECK(ClientSession::create(nameless, &err) == nullptr);
+    CHECK(err.kind == ErrorKind::Usage);
+    ClientConfig nowhere = client_named("far");
+    nowhere.host = "no-such-host.invalid";
+    CHECK(ClientSession::create(nowhere, &err) == nullptr);
+    CHECK(err.kind == ErrorKind::Connection);
+    CHECK(exit_code(err.kind) == 4);
   }
 }
 

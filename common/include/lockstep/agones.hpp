@@ -29,4 +29,32 @@ class AgonesSdk {
   std::uint16_t port_;
 };
 
+/// The schedule a game server keeps with the sidecar: Ready (retried every kAgonesReadyRetryMs
+/// until it is taken), then Health every kAgonesHealthPeriodMs, and Shutdown at the end.
+class AgonesHeartbeat {
+ private:
+  AgonesSdk sdk_;
+  bool ready_ = false;
+  std::int64_t next_ = 0;
+
+ public:
+  AgonesHeartbeat(std::uint16_t port, std::int64_t now) : sdk_(port) {
+    ready_ = sdk_.ready();
+    schedule(now);
+  }
+  /// Does what is due at `now`; returns when the next call is due.
+  std::int64_t update(std::int64_t now) {
+    if (now >= next_) {
+      if (!ready_) ready_ = sdk_.ready();
+      else sdk_.health();  // a localhost call, well under a millisecond
+      schedule(now);
+    }
+    return next_;
+  }
+  void shutdown() { sdk_.shutdown(); }
+
+ private:
+  void schedule(std::int64_t now) { next_ = now + (ready_ ? kAgonesHealthPeriodMs : kAgonesReadyRetryMs) * 1'000'000; }
+};
+
 }  // namespace lockstep

@@ -3,12 +3,14 @@
 // hashes after every tick and reports the hash. It reads no clock: time is passed in.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "lockstep/arena.hpp"
+#include "lockstep/error.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/histogram.hpp"
 #include "lockstep/lead.hpp"
@@ -50,9 +52,17 @@ struct ClientConfig {
 /// Returns this player's input for a tick; called once per tick, in tick order.
 using InputSource = std::function<PlayerInput(Tick)>;
 
+/// Why a message from the server was dropped. Every drop is counted; the first few of each kind are logged.
+enum class ClientDrop : std::uint8_t {
+  TooLarge, Malformed, FieldOutOfRange, UnexpectedMessage, InconsistentFrames, ProbeOutOfRange, SnapshotOutOfPlace,
+  SnapshotInvalid, Count
+};
+const char* to_string(ClientDrop r);
+
 struct ClientStats {
   std::uint64_t frames_received = 0;
-  std::uint64_t dropped_messages = 0;
+  std::array<std::uint64_t, static_cast<std::size_t>(ClientDrop::Count)> drops{};  ///< by ClientDrop
+  [[nodiscard]] std::uint64_t total_drops() const;
   Histogram input_latency;  ///< sample -> execution of the same tick, microseconds
   std::int64_t first_exec_ns = 0;   ///< when the first tick was executed here (monotonic)
   std::int64_t last_exec_ns = 0;    ///< when the latest one was
@@ -72,8 +82,9 @@ class ClientSession {
  public:
   enum class Phase { Connecting, Joined, Running, Leaving, Ended };
 
-  /// Starts connecting. nullptr with `error` set when the config is invalid.
-  static std::unique_ptr<ClientSession> create(const ClientConfig& config, std::string* error);
+  /// Starts connecting. nullptr with `error` set when the config is invalid (Usage), no socket
+  /// can be made (Runtime) or the server's address does not resolve (Connection).
+  static std::unique_ptr<ClientSession> create(const ClientConfig& config, Error* error);
   ~ClientSession();
 
   /// Handles everything that arrived and everything due at `now_ns`; returns when it next has work.
@@ -113,7 +124,6 @@ class ClientSession {
   /// Tick of the snapshot this client joined from (0: it played from the start).
   [[nodiscard]] Tick joined_at() const;
   [[nodiscard]] const ClientStats& stats() const;
-  [[nodiscard]] const NetHost& host() const;
 
   struct Impl;
 

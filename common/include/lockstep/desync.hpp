@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lockstep/input.hpp"
+#include "lockstep/json.hpp"
 #include "lockstep/simulation.hpp"
 
 namespace lockstep {
@@ -57,8 +58,8 @@ struct DesyncReport {
 /// A value as exact hex float (or hex integer) and decimal text.
 std::string field_hex(const FieldValue& f);
 std::string field_decimal(const FieldValue& f);
-/// The report as JSON.
-std::string report_json(const DesyncReport& r);
+/// The report as JSON (the document written by write_report).
+Json report_json(const DesyncReport& r);
 /// Writes desync-<tick>-<slot>.json into `dir`; returns the path, or "" with `error` set.
 std::string write_report(const DesyncReport& r, const std::string& dir, std::string* error);
 

@@ -1,29 +1,21 @@
-// The one JSON string escaper for the summaries the executables print by hand.
+// JSON for everything the project writes or reads (summaries, desync reports, status replies,
+// benchmark rows): Debian's nlohmann-json, with keys kept in the order they are written.
 #pragma once
 
-#include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
-#include <string_view>
 
 namespace lockstep {
 
-/// `s` escaped for use inside a JSON string: quotes, backslashes and control characters.
-inline std::string json_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
+using Json = nlohmann::ordered_json;
+
+/// The document as text (`indent` < 0: one line). Strings that are not UTF-8 (bytes from a file
+/// or the network) are written with U+FFFD in place of the bad bytes instead of failing.
+inline std::string json_text(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
+
+/// Parses `text`; a discarded value (is_discarded()) when it is not JSON.
+inline Json json_parse(const std::string& text) { return Json::parse(text, nullptr, /*allow_exceptions=*/false); }
 
 }  // namespace lockstep

@@ -13,6 +13,7 @@
 
 #include "lockstep/arena.hpp"
 #include "lockstep/desync.hpp"
+#include "lockstep/error.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/histogram.hpp"
 #include "lockstep/pacer.hpp"
@@ -106,8 +107,9 @@ struct DesyncEvent {
 
 class ServerSession {
  public:
-  /// Binds the socket. nullptr with `error` set when the config is invalid or the port is taken.
-  static std::unique_ptr<ServerSession> create(const ServerConfig& config, std::string* error);
+  /// Binds the socket. nullptr with `error` set when the config is invalid (Usage) or the port
+  /// cannot be bound (Runtime).
+  static std::unique_ptr<ServerSession> create(const ServerConfig& config, Error* error);
   ~ServerSession();
 
   /// Handles everything that arrived and everything due at `now_ns` (monotonic). Returns the

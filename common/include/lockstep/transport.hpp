@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/error.hpp"
+
 struct _ENetHost;
 struct _ENetPeer;
 struct _ENetPacket;
@@ -55,7 +57,7 @@ class NetHost {
  public:
   /// A listening host on `bind` ("" = all addresses) and `port` (0 = any free port).
   static std::unique_ptr<NetHost> listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
-                                         const TransportLimits& limits, std::string* error);
+                                         const TransportLimits& limits, Error* error);
   /// A client host that can make one outgoing connection.
   static std::unique_ptr<NetHost> client(const TransportLimits& limits, std::string* error);
   ~NetHost();

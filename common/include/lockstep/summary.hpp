@@ -1,0 +1,28 @@
+// The JSON documents the stock executables print: the server's and a client's end-of-session
+// summaries, and a server's status reply. One place, one JSON library (json.hpp).
+#pragma once
+
+#include "lockstep/client_session.hpp"
+#include "lockstep/histogram.hpp"
+#include "lockstep/json.hpp"
+#include "lockstep/protocol.hpp"
+#include "lockstep/server_session.hpp"
+
+namespace lockstep {
+
+/// One player's network figures (the server summary's and the status reply's "seats").
+Json seat_json(const protocol::SeatStatus& seat);
+/// A server's answer to --status.
+Json status_json(const protocol::Status& status);
+/// The server's summary after its session; `cpu_us_per_tick`: its process's CPU per tick in play.
+Json server_summary(const ServerSession& session, double cpu_us_per_tick);
+
+/// What the client's frame loop measured about its drawn frames.
+struct FrameFigures {
+  std::uint64_t frames = 0;
+  Histogram jitter;  ///< |frame interval - frame period|, microseconds
+};
+/// A client's summary after its session.
+Json client_summary(const ClientSession& session, const FrameFigures& frames);
+
+}  // namespace lockstep

@@ -1,0 +1,32 @@
+#include "lockstep/session_recorder.hpp"
+
+#include "lockstep/log.hpp"
+#include "lockstep/version.hpp"
+
+namespace lockstep {
+
+SessionRecorder::SessionRecorder(ServerSession& session, std::string path) : session_(session), path_(std::move(path)) {
+  session_.on_tick([this](const InputFrame& frame, std::uint64_t hash) {
+    if (!writer_.is_open() && !failed_) {
+      ReplayHeader h;
+      h.protocol_version = kProtocolVersion;
+      h.fingerprint = session_.simulation().fingerprint();
+      h.world = session_.config().world;
+      h.input_delay = session_.config().input_delay;
+      h.start_tick = frame.tick - 1;
+      h.names = session_.player_names();
+      std::string err;
+      if (!writer_.open(path_, h, &err)) {
+        LOCKSTEP_LOG_ERROR("--record: %s", err.c_str());
+        failed_ = true;
+      }
+    }
+    if (writer_.is_open()) writer_.add(frame, hash);
+  });
+}
+
+void SessionRecorder::close() {
+  if (writer_.is_open()) writer_.close(session_.executed_tick(), session_.exit_code() == 3 ? "desync" : "complete");
+}
+
+}  // namespace lockstep

@@ -1,0 +1,137 @@
+#include "lockstep/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "lockstep/state_hash.hpp"
+
+namespace lockstep {
+
+namespace {
+
+// Figures are printed to a sensible precision rather than every bit of a double.
+double round_to(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(v * scale) / scale;
+}
+
+Json percentiles(const Histogram& h) {
+  return Json{{"p50", h.percentile_us(50)}, {"p99", h.percentile_us(99)}, {"max", h.max_us()}};
+}
+
+Json seats_json(const std::vector<protocol::SeatStatus>& seats) {
+  Json out = Json::array();
+  for (const auto& s : seats) out.push_back(seat_json(s));
+  return out;
+}
+
+}  // namespace
+
+Json seat_json(const protocol::SeatStatus& p) {
+  return Json{{"slot", p.slot},
+              {"name", p.name},
+              {"rtt_ms", round_to(p.rtt_us / 1e3, 1)},
+              {"jitter_ms", round_to(p.jitter_us / 1e3, 1)},
+              {"loss", round_to(p.loss_ppm / 1e6, 4)},
+              {"lead_ms", round_to(p.lead_us / 1e3, 1)},
+              {"fills", {{"late", p.fills_late}, {"lost", p.fills_lost}, {"silent", p.fills_silent}}},
+              {"latency_us", {{"p50", p.latency_p50_us}, {"p99", p.latency_p99_us}}},
+              {"hashes_checked", p.hashes_checked}};
+}
+
+Json status_json(const protocol::Status& st) {
+  return Json{{"phase", st.phase},
+              {"tick", st.tick},
+              {"players", st.players},
+              {"joined", st.joined},
+              {"active", st.active},
+              {"spectators", st.spectators},
+              {"desyncs", st.desyncs},
+              {"lateness_p99_us", st.lateness_p99_us},
+              {"protocol_version", st.protocol_version},
+              {"fingerprint", hash_hex(st.fingerprint)},
+              {"last_tick", st.last_tick},
+              {"seats", seats_json(st.seats)}};
+}
+
+Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
+  const ServerStats& st = s.stats();
+  Json desyncs = Json::array();
+  for (const DesyncEvent& d : s.desyncs())
+    desyncs.push_back(Json{{"tick", d.tick},
+                           {"slot", d.slot},
+                           {"name", d.name},
+                           {"server_hash", hash_hex(d.server_hash)},
+                           {"client_hash", hash_hex(d.client_hash)}});
+  Json drops = Json::object();
+  for (std::size_t r = 0; r < st.drops.size(); ++r)
+    if (st.drops[r] != 0) drops[to_string(static_cast<DropReason>(r))] = st.drops[r];
+  Json refusals = Json::object();
+  for (std::size_t r = 0; r < st.refusals.size(); ++r)
+    if (st.refusals[r] != 0) refusals[wire::EnumNameRefuseReason(static_cast<wire::RefuseReason>(r))] = st.refusals[r];
+  // Wire cost per client per tick: ENet's counters are UDP payloads; add 28 bytes of IPv4+UDP
+  // header per datagram for the bytes on the wire.
+  const NetHost& h = s.host();
+  const double client_ticks = static_cast<double>(st.ticks) * std::max<std::uint32_t>(1, s.peak_peers());
+  const double up = (static_cast<double>(h.bytes_received()) + 28.0 * static_cast<double>(h.packets_received())) / client_ticks;
+  const double down = (static_cast<double>(h.bytes_sent()) + 28.0 * static_cast<double>(h.packets_sent())) / client_ticks;
+  const double run_s = static_cast<double>(st.last_tick_ns - st.first_tick_ns) / 1e9;
+  const double steady_s = static_cast<double>(st.last_tick_ns - st.steady_tick_ns) / 1e9;
+  const double steady_tps =
+      st.steady_tick_ns > 0 && steady_s > 0 ? static_cast<double>(s.executed_tick() - 200) / steady_s : 0.0;
+  return Json{{"ticks", s.executed_tick()},
+              {"final_hash", hash_hex(s.simulation().hash())},
+              {"players", s.config().players},
+              {"filled_inputs", st.filled_inputs},
+              {"hashes_compared", st.hashes_compared},
+              {"refused", st.refused},
+              {"dropped", st.total_drops()},
+              {"lateness_us", percentiles(st.lateness)},
+              {"desyncs", desyncs},
+              {"spectator_desyncs", st.spectator_desyncs},
+              {"divergent_ticks", st.divergent_ticks},
+              {"hash_silences", st.hash_silences},
+              {"drops", drops},
+              {"refusals", refusals},
+              {"seats", seats_json(s.seats())},
+              {"ticks_per_second_after_2s", round_to(steady_tps, 2)},
+              {"wire_bytes_per_client_tick", {{"up", round_to(st.ticks ? up : 0.0, 1)}, {"down", round_to(st.ticks ? down : 0.0, 1)}}},
+              {"run_seconds", round_to(run_s, 3)},
+              {"ticks_per_second", round_to(run_s > 0 ? static_cast<double>(st.ticks - 1) / run_s : 0.0, 2)},
+              {"kicked", st.kicked},
+              {"joins_running", st.joins_running},
+              {"verified", st.verified},
+              {"resyncs", st.resyncs},
+              {"cpu_us_per_tick", round_to(cpu_us_per_tick, 2)}};
+}
+
+Json client_summary(const ClientSession& s, const FrameFigures& frames) {
+  const ClientStats& st = s.stats();
+  Json drops = Json::object();
+  for (std::size_t r = 0; r < st.drops.size(); ++r)
+    if (st.drops[r] != 0) drops[to_string(static_cast<ClientDrop>(r))] = st.drops[r];
+  const double tps = st.last_exec_ns > st.first_exec_ns ? static_cast<double>(st.executed_ticks - 1) * 1e9 /
+                                                              static_cast<double>(st.last_exec_ns - st.first_exec_ns)
+                                                        : 0.0;
+  return Json{{"tick", s.executed_tick()},
+              {"final_hash", hash_hex(s.last_hash())},
+              {"exit", s.exit_code()},
+              {"desynced", s.desynced()},  // the server said this client diverged
+              {"end", s.end_message()},
+              {"joined_at", s.joined_at()},
+              {"resyncs", st.resyncs},
+              {"inputs_filled", st.inputs_filled},
+              {"rtt_ms", st.rtt_ms},
+              {"jitter_ms", st.rtt_var_ms},
+              {"loss", round_to(st.loss, 4)},
+              {"connect_attempts", st.connect_attempts},
+              {"ticks_per_second", round_to(tps, 2)},
+              {"latency_us", percentiles(st.input_latency)},
+              {"lead_us", st.lead_ns / 1000},
+              {"dropped", st.total_drops()},
+              {"drops", drops},
+              {"frames", frames.frames},
+              {"frame_jitter_us", percentiles(frames.jitter)}};
+}
+
+}  // namespace lockstep

@@ -1,0 +1,281 @@
+// The session layer's pure parts, without sockets or clocks: admission, the input window, the
+// hash ledger, the stalled-acknowledgement resend, the client's tick clock and frame intake, and
+// desync localization between two simulations.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "lockstep/admission.hpp"
+#include "lockstep/arena.hpp"
+#include "lockstep/desync_probe.hpp"
+#include "lockstep/frame_intake.hpp"
+#include "lockstep/hash_ledger.hpp"
+#include "lockstep/input_window.hpp"
+#include "lockstep/resend.hpp"
+#include "lockstep/summary.hpp"
+#include "lockstep/tick_clock.hpp"
+#include "lockstep/version.hpp"
+
+using namespace lockstep;
+
+namespace {
+
+constexpr std::int64_t kMs = 1'000'000;
+
+JoinFacts request(const char* name = "ann") {
+  JoinFacts q;
+  q.protocol_version = kProtocolVersion;
+  q.fingerprint = 42;
+  q.name = name;
+  return q;
+}
+
+AdmissionRules rules(bool lobby = true) {
+  AdmissionRules r;
+  r.protocol_version = kProtocolVersion;
+  r.fingerprint = 42;
+  r.lobby = lobby;
+  r.max_spectators = 1;
+  return r;
+}
+
+}  // namespace
+
+TEST_SUITE("session/parts") {
+  TEST_CASE("admission refuses each bad join with its reason and seats the rest") {
+    using K = JoinDecision::Kind;
+    using R = wire::RefuseReason;
+    std::vector<SeatView> seats(2);
+    auto q = request();
+    q.protocol_version = kProtocolVersion + 1;
+    CHECK(decide_join(q, rules(), seats).reason == R::WrongVersion);
+    q = request();
+    q.fingerprint = 43;
+    CHECK(decide_join(q, rules(), seats).reason == R::WrongFingerprint);
+    auto with_token = rules();
+    with_token.token = "secret";
+    CHECK(decide_join(request(), with_token, seats).reason == R::WrongToken);
+    CHECK(decide_join(request("a\tb"), rules(), seats).reason == R::BadRequest);
+    const auto d = decide_join(request(), rules(), seats);
+    CHECK(d.kind == K::Seat);
+    CHECK(d.slot == 0);
+    seats[0].taken = true;
+    seats[0].vacant = false;
+    CHECK(decide_join(request(), rules(), seats).slot == 1);
+    seats[1] = seats[0];
+    CHECK(decide_join(request(), rules(), seats).reason == R::Full);
+    q = request();
+    q.spectate = true;
+    CHECK(decide_join(q, rules(), seats).kind == K::Spectate);
+    auto full = rules();
+    full.spectators = 1;
+    CHECK(decide_join(q, full, seats).reason == R::Full);
+  }
+
+  TEST_CASE("admission: late joins take a vacated slot only when allowed; a rejoin needs the slot's secret") {
+    using K = JoinDecision::Kind;
+    std::vector<SeatView> seats{{true, false, "aaaa"}, {true, true, "bbbb"}};
+    CHECK(decide_join(request(), rules(false), seats).reason == wire::RefuseReason::AlreadyStarted);
+    auto late = rules(false);
+    late.allow_late_join = true;
+    const auto d = decide_join(request(), late, seats);
+    CHECK(d.kind == K::LateJoin);
+    CHECK(d.slot == 1);
+    auto q = request();
+    q.rejoin_secret = "bbbb";
+    const auto back = decide_join(q, rules(false), seats);
+    CHECK(back.kind == K::Rejoin);
+    CHECK(back.slot == 1);
+    CHECK(decide_join(q, rules(true), seats).kind == K::Refuse);  // not started: join normally
+    q.rejoin_secret = "bbbc";
+    CHECK(decide_join(q, rules(false), seats).detail == "unknown rejoin secret");
+    CHECK(same_secret("abc", "abc"));
+    CHECK_FALSE(same_secret("abc", "abd"));
+    CHECK_FALSE(same_secret("abc", "abcd"));
+  }
+
+  TEST_CASE("input window: arrivals, slack, the acknowledgement and fills by cause") {
+    InputWindow w;
+    const std::int64_t deadline5 = 1000 * kMs;  // tick 5's deadline; tick 6's is 10 ms later
+    const std::vector<std::uint16_t> two{PlayerInput{10, 0}.pack(), PlayerInput{20, 0}.pack()};
+    // Ticks 5 and 6 arrive 4 ms before tick 5's deadline.
+    CHECK(w.receive(5, two, 5, deadline5, deadline5 - 4 * kMs));
+    CHECK(w.has(5));
+    CHECK(w.has(6));
+    CHECK(w.ack() == 0);  // 1..4 are not in
+    CHECK(w.slack_tick() == 5);  // the worst of the new ones
+    CHECK(w.slack_us() == 4000);
+    CHECK(w.take(5, deadline5, 30'000, deadline5) == InputWindow::Fill::None);
+    CHECK(w.last().thrust == 10);
+    CHECK(w.ack() == 6);  // 5 settled, 6 in
+    CHECK(w.latency().count() == 1);
+    CHECK(w.take(6, deadline5 + 10 * kMs, 0, deadline5) == InputWindow::Fill::None);
+    // Tick 7 never comes but 8 does: lost. Tick 9: nothing newer seen yet: late.
+    const std::vector<std::uint16_t> eight{PlayerInput{80, 0}.pack()};
+    CHECK(w.receive(8, eight, 7, deadline5 + 20 * kMs, deadline5 + 15 * kMs));
+    CHECK(w.take(7, deadline5 + 20 * kMs, 0, deadline5 + 15 * kMs) == InputWindow::Fill::Lost);
+    CHECK(w.last().thrust == 20);  // the previous input repeated
+    CHECK(w.take(8, deadline5 + 30 * kMs, 0, deadline5 + 15 * kMs) == InputWindow::Fill::None);
+    CHECK(w.take(9, deadline5 + 40 * kMs, 0, deadline5 + 15 * kMs) == InputWindow::Fill::Late);
+    // Nothing heard for more than the silent bound.
+    CHECK(w.take(10, deadline5 + 600 * kMs, 0, deadline5 + 15 * kMs) == InputWindow::Fill::Silent);
+    CHECK(w.fills_lost() == 1);
+    CHECK(w.fills_late() == 1);
+    CHECK(w.fills_silent() == 1);
+    CHECK(w.ack() == 10);
+    // Too far ahead is refused; already assembled is ignored.
+    CHECK_FALSE(w.receive(11 + InputWindow::kSize, eight, 11, deadline5, deadline5));
+    CHECK(w.receive(3, eight, 11, deadline5, deadline5));
+    CHECK_FALSE(w.has(3));
+  }
+
+  TEST_CASE("hash ledger: verdicts and an acknowledgement that stops at the first gap") {
+    HashLedger h;
+    CHECK(h.check(0, 10) == HashLedger::Verdict::Already);
+    CHECK(h.check(11, 10) == HashLedger::Verdict::Future);
+    CHECK(h.check(3, 10) == HashLedger::Verdict::Compare);
+    h.mark(1);
+    h.mark(2);
+    h.mark(4);
+    h.advance(10, 77);
+    CHECK(h.ack() == 2);
+    CHECK(h.moved_at() == 77);
+    CHECK(h.check(4, 10) == HashLedger::Verdict::Already);
+    h.mark(3);
+    h.advance(10, 88);
+    CHECK(h.ack() == 4);
+    CHECK(h.check(5, 5000) == HashLedger::Verdict::TooOld);
+  }
+
+  TEST_CASE("gap resend: only after the acknowledgement stood still for a round trip and more, at most every interval") {
+    GapResend g;
+    const std::int64_t rtt = 50 * kMs;
+    CHECK_FALSE(g.due(140 * kMs, 0, rtt));  // 140 ms still: not yet (50 + 100)
+    CHECK(g.due(160 * kMs, 0, rtt));
+    CHECK_FALSE(g.due(200 * kMs, 0, rtt));  // sent 40 ms ago
+    CHECK(g.due(261 * kMs, 0, rtt));
+    CHECK_FALSE(g.due(400 * kMs, 300 * kMs, rtt));  // it moved 100 ms ago
+  }
+
+  TEST_CASE("tick clock: the least-delayed arrival sets the origin, and the server's shift moves it") {
+    TickClock c;
+    CHECK_FALSE(c.known());
+    c.start(1000 * kMs);
+    CHECK(c.due_at(3) == 1030 * kMs);
+    c.earlier_start(990 * kMs);
+    CHECK(c.origin() == 990 * kMs);
+    c.earlier_start(995 * kMs);  // later: ignored
+    CHECK(c.origin() == 990 * kMs);
+    c.frames_arrived(1000 * kMs + 5 * 10 * kMs, 5, 0);  // 10 ms later than the origin says
+    CHECK(c.origin() == 990 * kMs);
+    c.frames_arrived(985 * kMs + 6 * 10 * kMs, 6, 0);  // 5 ms earlier
+    CHECK(c.origin() == 985 * kMs);
+    c.shifted(2);
+    c.shifted(1);  // an older datagram
+    CHECK(c.shift() == 2);
+    CHECK(c.due_at(0) == 1005 * kMs);
+  }
+
+  TEST_CASE("frame intake: out-of-order and duplicate frames, released in order") {
+    FrameIntake in;
+    auto frame = [](Tick t) {
+      InputFrame f;
+      f.tick = t;
+      f.present = 1;
+      return f;
+    };
+    CHECK(in.add(frame(2), 0));
+    CHECK(in.received() == 0);
+    CHECK(in.add(frame(1), 0));
+    CHECK(in.received() == 2);
+    CHECK_FALSE(in.add(frame(2), 0));  // a copy
+    CHECK_FALSE(in.wants(FrameIntake::kRing, 0));  // beyond the buffer
+    CHECK(in.at(1).tick == 1);
+    in.release(1);
+    in.reset(50);
+    CHECK(in.received() == 50);
+    CHECK(in.add(frame(51), 50));
+    CHECK(in.received() == 51);
+  }
+
+  TEST_CASE("desync localizer: two simulations and no network, a one-ULP change named by entity and field") {
+    const WorldParams world{7, 40, 2};
+    auto ours = make_arena(world);
+    InputFrame f;
+    f.present = 3;
+    for (Tick t = 1; t <= 30; ++t) {
+      f.tick = t;
+      ours->step(f);
+    }
+    auto theirs = ours->clone();
+    theirs->perturb(2 * 42 + 17);  // 42 entities (40 bodies, 2 players): entity 17's vx
+    DesyncReport base;
+    base.tick = ours->tick();
+    base.server_hash = ours->hash();
+    base.client_hash = theirs->hash();
+    REQUIRE(base.server_hash != base.client_hash);
+    DesyncLocalizer loc;
+    auto outcome = loc.start(base, ours.get(), 0);
+    int questions = 0;
+    while (outcome == DesyncLocalizer::Outcome::Ask) {
+      ProbeAnswer a;
+      REQUIRE(answer_probe(loc.question(), theirs.get(), &a));
+      outcome = loc.answer(a, 100, ours.get());
+      ++questions;
+    }
+    REQUIRE(outcome == DesyncLocalizer::Outcome::Done);
+    const DesyncReport& r = loc.report();
+    CHECK(questions == 3);  // blocks, entities, fields
+    CHECK(r.where == "entity");
+    CHECK(r.entity == 17);
+    REQUIRE(r.server_fields.size() == 1);
+    CHECK(r.server_fields[0].name == "vx");
+    CHECK((r.client_fields[0].bits ^ r.server_fields[0].bits) == 1u);
+    CHECK(r.probe_bytes == 300);
+    CHECK(r.state_bytes > 0);
+    CHECK_FALSE(loc.active());
+  }
+
+  TEST_CASE("desync localizer: a state no longer held, an unasked answer and a peer without the tick") {
+    auto sim = make_arena(WorldParams{1, 10, 1});
+    DesyncLocalizer loc;
+    DesyncReport base;
+    base.tick = 5;
+    CHECK(loc.start(base, nullptr, 0) == DesyncLocalizer::Outcome::Done);
+    CHECK(loc.report().note.find("server no longer holds") != std::string::npos);
+    base.tick = 0;
+    REQUIRE(loc.start(base, sim.get(), 0) == DesyncLocalizer::Outcome::Ask);
+    ProbeAnswer wrong;
+    wrong.tick = 0;
+    wrong.level = wire::ProbeLevel::Fields;
+    CHECK(loc.answer(wrong, 10, sim.get()) == DesyncLocalizer::Outcome::Unasked);
+    ProbeAnswer gone;
+    REQUIRE(answer_probe(loc.question(), nullptr, &gone));
+    CHECK(loc.answer(gone, 10, sim.get()) == DesyncLocalizer::Outcome::Done);
+    CHECK(loc.report().note.find("client no longer holds") != std::string::npos);
+    ProbeAnswer out;
+    CHECK_FALSE(answer_probe(ProbeQuestion{0, wire::ProbeLevel::Fields, 999, 1, 64}, sim.get(), &out));
+    CHECK_FALSE(answer_probe(ProbeQuestion{0, wire::ProbeLevel::Blocks, 0, 0, 0}, sim.get(), &out));
+  }
+
+  TEST_CASE("every printable name round-trips through the JSON the executables print") {
+    std::string all;
+    for (char c = 0x20; c < 0x7f; ++c) all += c;
+    for (std::size_t at = 0; at < all.size(); at += protocol::kMaxNameBytes) {
+      protocol::SeatStatus seat;
+      seat.name = all.substr(at, protocol::kMaxNameBytes);
+      REQUIRE(protocol::valid_name(seat.name));
+      protocol::Status st;
+      st.phase = seat.name;
+      st.seats.push_back(seat);
+      const Json back = json_parse(json_text(status_json(st)));
+      REQUIRE_FALSE(back.is_discarded());
+      CHECK(back["seats"][0]["name"] == seat.name);
+      CHECK(back["phase"] == seat.name);
+    }
+    // Bytes that are not UTF-8 (a hostile server's phase, a crafted replay's names) still give JSON.
+    protocol::Status hostile;
+    hostile.phase = std::string("\xff\xfe\x01\"", 4);
+    CHECK_FALSE(json_parse(json_text(status_json(hostile))).is_discarded());
+  }
+}
