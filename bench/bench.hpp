@@ -26,9 +26,9 @@ struct Row {
 struct Options {
   int repetitions = 7;
   bool quick = false;  ///< a smoke run: tiny sizes, one repetition, seconds in all
-  std::string svg_path;
+  std::string svg_path;          ///< where the pacer section writes its lateness plot ("" = none)
   std::string latency_svg_path;  ///< where the latency section writes its plot ("" = none)
-  std::vector<std::uint32_t> sessions;  ///< server section: session counts ({} = the default ladder)  ///< where the pacer section writes its lateness plot ("" = none)
+  std::vector<std::uint32_t> sessions;  ///< server section: session counts ({} = the default ladder)
 };
 
 /// Set by a section whose processes failed (not by a missed goal): lockstep-bench then exits 1.

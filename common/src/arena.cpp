@@ -123,8 +123,6 @@ void resolve_pair(ArenaState& s, std::uint32_t i, std::uint32_t j) {
 
 }  // namespace
 
-const ArenaConstants& arena_constants() { return kConstants; }
-
 bool arena_params_valid(const WorldParams& p, std::string* reason) {
   auto fail = [&](const char* why) {
     if (reason) *reason = why;

@@ -171,6 +171,7 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
       return on_welcome(*m->body_as_Welcome());
     case wire::Body::Refuse: {
       const auto* r = m->body_as_Refuse();
+      stats.refusal = wire::EnumNameRefuseReason(r->reason());
       return end(4, std::string("refused by the server (") + wire::EnumNameRefuseReason(r->reason()) +
                         "): " + (r->detail() ? r->detail()->str() : ""));
     }
@@ -179,8 +180,8 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
     case wire::Body::DesyncNotice: {
       const auto* d = m->body_as_DesyncNotice();
       desynced = true;
-      LOCKSTEP_LOG_ERROR("DESYNC: the server reports that this client diverged at tick %u (ours %s, server %s)", d->tick(),
-                         hash_hex(d->client_hash()).c_str(), hash_hex(d->server_hash()).c_str());
+      LOCKSTEP_LOG_ERROR("DESYNC: the server reports that this client (slot %d) diverged at tick %u (ours %s, server %s)",
+                         d->slot(), d->tick(), hash_hex(d->client_hash()).c_str(), hash_hex(d->server_hash()).c_str());
       return;
     }
     case wire::Body::PlayerJoined: {
@@ -222,9 +223,14 @@ void ClientSession::Impl::on_welcome(const wire::Welcome& m) {
   history = std::make_unique<StateHistory>(std::max<std::size_t>(1, cfg.state_history));
   history->record(*sim);
   phase = Phase::Joined;
-  LOCKSTEP_LOG_INFO("joined as %s; %u slots, seed %llu, %u bodies, input delay %u",
+  std::string roster;
+  if (m.roster())
+    for (const auto* seat : *m.roster())
+      roster += (roster.empty() ? "" : ", ") + std::to_string(seat->slot()) + " " + (seat->name() ? seat->name()->str() : "");
+  LOCKSTEP_LOG_INFO("joined as %s; %u slots (taken: %s), seed %llu, %u bodies, input delay %u",
                     slot >= 0 ? ("player " + std::to_string(slot)).c_str() : "spectator", players,
-                    static_cast<unsigned long long>(m.seed()), m.bodies(), input_delay);
+                    roster.empty() ? "none" : roster.c_str(), static_cast<unsigned long long>(m.seed()), m.bodies(),
+                    input_delay);
 }
 
 void ClientSession::Impl::on_session_end(const wire::SessionEnd& m, std::int64_t now) {

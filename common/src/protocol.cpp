@@ -141,7 +141,7 @@ Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, cons
   const auto r = fbb.CreateVector(seats);
   const auto secret = fbb.CreateString(rejoin_secret);
   return finish(fbb, wire::Body::Welcome,
-                wire::CreateWelcome(fbb, slot, kTickRate, input_delay, 0, last_tick, world.seed, world.bodies,
+                wire::CreateWelcome(fbb, slot, input_delay, last_tick, world.seed, world.bodies,
                                     world.players, r, secret, joining)
                     .Union());
 }
@@ -152,9 +152,9 @@ Bytes refuse(wire::RefuseReason reason, const std::string& detail) {
   return finish(fbb, wire::Body::Refuse, wire::CreateRefuse(fbb, reason, d).Union());
 }
 
-Bytes start(Tick start_tick, std::uint32_t starts_in_us) {
+Bytes start(std::uint32_t starts_in_us) {
   FlatBufferBuilder fbb(64);
-  return finish(fbb, wire::Body::SessionStart, wire::CreateSessionStart(fbb, start_tick, starts_in_us).Union());
+  return finish(fbb, wire::Body::SessionStart, wire::CreateSessionStart(fbb, starts_in_us).Union());
 }
 
 Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,

@@ -110,8 +110,9 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
     case wire::Body::Leave:
       if (p.role == Role::Player) {
         Slot& s = slots[static_cast<std::size_t>(p.slot)];
+        const auto* why = m->body_as_Leave()->reason();
         s.leaving = true;
-        s.leave_reason = "left";
+        s.leave_reason = why && protocol::valid_name(why->string_view()) ? "left (" + why->str() + ")" : "left";
       }
       return;
     default: return drop(p, DropReason::UnexpectedMessage);
@@ -298,7 +299,7 @@ void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
 void ServerSession::Impl::send_start(Peer& p, std::int64_t now, Channel channel) {
   // Tell the time to tick 0's deadline; a peer joining later gets the same origin.
   const std::int64_t in = std::max<std::int64_t>(0, deadline_of(0) - now);
-  send(p, channel, protocol::start(0, static_cast<std::uint32_t>(std::min<std::int64_t>(in / 1000, 10'000'000))));
+  send(p, channel, protocol::start(static_cast<std::uint32_t>(std::min<std::int64_t>(in / 1000, 10'000'000))));
 }
 
 void ServerSession::Impl::broadcast(Channel ch, const protocol::Bytes& bytes) {

@@ -211,6 +211,7 @@ void ServerSession::Impl::update_presence(std::size_t i, Tick t) {
   Slot& s = slots[i];
   if (s.taken && s.leaving && s.present) {
     s.present = false;
+    departures.push_back(Departure{t, static_cast<std::uint32_t>(i), s.name, s.leave_reason});
     broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(i), t, s.leave_reason));
     LOCKSTEP_LOG_INFO("player %zu (%s) is out of the session from tick %u", i, s.name.c_str(), t);
   }
@@ -234,6 +235,7 @@ void ServerSession::Impl::after_step(Tick t, std::uint64_t h, std::int64_t now) 
   // Waiting up to the grace for a late input is the schedule, not falling behind: only time
   // past that counts, so the clock moves later only when the server's own work is too slow.
   pacer.reached(now - cfg.input_grace_ns);
+  stats.ticks_skipped = pacer.stats().skipped;
   if (pacer.stats().skipped != skipped_before && now - last_overload_log > 1'000'000'000) {
     last_overload_log = now;
     LOCKSTEP_LOG_WARN("cannot keep up: the server's own work fell more than %d ticks behind and slowed the "

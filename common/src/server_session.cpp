@@ -320,6 +320,7 @@ std::vector<protocol::SeatStatus> ServerSession::seats() const { return impl_->s
 const NetHost& ServerSession::host() const { return *impl_->host; }
 const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->desync_events; }
 const std::vector<DesyncReport>& ServerSession::reports() const { return impl_->reports; }
+const std::vector<Departure>& ServerSession::departures() const { return impl_->departures; }
 std::vector<std::string> ServerSession::player_names() const {
   std::vector<std::string> names;
   for (const auto& s : impl_->slots) names.push_back(s.name);

@@ -97,6 +97,7 @@ struct ServerSession::Impl {
   int exit = 0;
   ServerStats stats;
   std::vector<DesyncEvent> desync_events;
+  std::vector<Departure> departures;
   std::vector<DesyncReport> reports;
   std::unique_ptr<StateHistory> history;
   std::unique_ptr<Simulation> scratch;  // a past state, loaded to answer probes

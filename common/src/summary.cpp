@@ -66,6 +66,9 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
   Json drops = Json::object();
   for (std::size_t r = 0; r < st.drops.size(); ++r)
     if (st.drops[r] != 0) drops[to_string(static_cast<DropReason>(r))] = st.drops[r];
+  Json departures = Json::array();
+  for (const Departure& d : s.departures())
+    departures.push_back(Json{{"tick", d.tick}, {"slot", d.slot}, {"name", d.name}, {"reason", d.reason}});
   Json refusals = Json::object();
   for (std::size_t r = 0; r < st.refusals.size(); ++r)
     if (st.refusals[r] != 0) refusals[wire::EnumNameRefuseReason(static_cast<wire::RefuseReason>(r))] = st.refusals[r];
@@ -91,6 +94,8 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"spectator_desyncs", st.spectator_desyncs},
               {"divergent_ticks", st.divergent_ticks},
               {"hash_silences", st.hash_silences},
+              {"departures", departures},
+              {"ticks_skipped", st.ticks_skipped},
               {"drops", drops},
               {"refusals", refusals},
               {"seats", seats_json(s.seats())},
@@ -118,6 +123,7 @@ Json client_summary(const ClientSession& s, const FrameFigures& frames) {
               {"exit", s.exit_code()},
               {"desynced", s.desynced()},  // the server said this client diverged
               {"end", s.end_message()},
+              {"refused", st.refusal.empty() ? Json(nullptr) : Json(st.refusal)},
               {"joined_at", s.joined_at()},
               {"resyncs", st.resyncs},
               {"inputs_filled", st.inputs_filled},

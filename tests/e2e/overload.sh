@@ -11,7 +11,7 @@ expect_exit $A 0 a
 expect_exit $B 0 b
 expect_exit $S 0 server
 cmp "$WORK/server.log" "$WORK/a.log" && cmp "$WORK/server.log" "$WORK/b.log" || fail "hash logs differ"
-grep -q 'cannot keep up' "$WORK/server.err" || fail "the server did not report that it cannot keep up"
+json_check "$WORK/server.json" 'd["ticks_skipped"] > 0' "the server did not move its clock though it cannot keep up"
 tps=$(json_get "$WORK/server.json" 'd["ticks_per_second"]')
 echo "overloaded session ran at $tps ticks/s: $(grep -m1 'cannot keep up' "$WORK/server.err")"
 echo "PASS: overloaded server slowed down without spiralling; clients in sync"

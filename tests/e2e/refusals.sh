@@ -3,15 +3,15 @@
 source "$(dirname "$0")/lib.sh" "$1"
 "$BIN/lockstep-server" --port "$PORT" --players 1 --token sesame --ticks 300 >/dev/null 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name intruder --token wrong >/dev/null 2>"$WORK/wrong.err"
+"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name intruder --token wrong >"$WORK/wrong.json" 2>"$WORK/wrong.err"
 [ $? = 4 ] || fail "wrong token: expected exit 4"
-grep -q 'WrongToken' "$WORK/wrong.err" || fail "wrong token: no reason given"
+json_check "$WORK/wrong.json" 'd["refused"] == "WrongToken" and d["exit"] == 4' "wrong token: no reason given"
 "$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name first --token sesame --bot 1 >/dev/null 2>"$WORK/first.err" &
 F=$!; PIDS+=($F)
 sleep 0.5
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name second --token sesame >/dev/null 2>"$WORK/second.err"
+"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name second --token sesame >"$WORK/second.json" 2>"$WORK/second.err"
 [ $? = 4 ] || fail "full session: expected exit 4"
-grep -q 'Full' "$WORK/second.err" || fail "full session: no reason given"
+json_check "$WORK/second.json" 'd["refused"] == "Full"' "full session: no reason given"
 expect_exit $F 0 first
 expect_exit $S 0 server
 "$BIN/lockstep-server" --players 99 >/dev/null 2>&1; [ $? = 2 ] || fail "--players 99 should be bad usage"

@@ -3,7 +3,7 @@
 # hash log equals the server's. Says plainly when SDL2 was not built.
 source "$(dirname "$0")/lib.sh" "$1"
 if "$BIN/lockstep-client" --render sdl --connect 127.0.0.1:1 2>&1 | grep -q 'no SDL2'; then
-  echo "SKIPPED: this build has no SDL2"; exit 0
+  echo "SKIPPED: this build has no SDL2"; exit 77  # ctest reports it as skipped
 fi
 command -v Xvfb >/dev/null || fail "Xvfb is not installed (./quickstart installs it)"
 DISP=:$(( 50 + RANDOM % 400 ))

@@ -34,5 +34,5 @@ grep -q -- '^-icanon *$' "$WORK/after.txt" && fail "terminal left in raw mode"
 grep -q '^icanon *$' "$WORK/after.txt" || fail "no stty output"
 grep -q 'tick [0-9]* *fps' "$WORK/after.txt" && fail "the arena is still on screen: alternate screen not left"
 kill -INT $S 2>/dev/null; wait $S
-grep -q 'player 0 (viewer) left' "$WORK/server.err" || fail "the server did not see a clean leave"
+json_check "$WORK/server.json" '[(x["name"], x["reason"]) for x in d["departures"]] == [("viewer", "left (the player quit)")]' "the server did not see a clean leave"
 echo "PASS: tty view drawn, q leaves cleanly, terminal restored"

@@ -53,9 +53,6 @@ struct ArenaScratch {
   std::vector<float> gx, gy, gr;          ///< positions and radii in cell order, for the overlap test
 };
 
-/// The arena's constants as built.
-const ArenaConstants& arena_constants();
-
 /// Builds the tick-0 state for `params` (valid ranges: players 1..kMaxPlayers, bodies 0..kMaxBodies).
 void arena_init(const WorldParams& params, ArenaState& out);
 

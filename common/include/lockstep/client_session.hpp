@@ -74,8 +74,9 @@ struct ClientStats {
   double loss = 0;           ///< ENet's packet loss estimate, 0..1
   std::uint32_t connect_attempts = 0;
   std::uint32_t resyncs = 0;  ///< authoritative states loaded after a desync
-  std::int64_t snapshot_ns = 0;     ///< last snapshot: first chunk arrived -> loaded and checked
+  std::int64_t snapshot_ns = 0;     ///< last snapshot: welcome (a join) or first chunk (a resync) -> loaded and checked
   std::uint64_t snapshot_bytes = 0;
+  std::string refusal;  ///< why the server refused the join (RefuseReason's name), "" if it did not
 };
 
 class ClientSession {
@@ -108,7 +109,8 @@ class ClientSession {
 
   [[nodiscard]] Phase phase() const;
   [[nodiscard]] bool finished() const { return phase() == Phase::Ended; }
-  /// 0 finished, 3 desync, 4 connection failed, refused or lost.
+  /// 0 finished, 1 the welcome named a world this simulation cannot build, 3 desync, 4 connection
+  /// failed, refused or lost.
   [[nodiscard]] int exit_code() const;
   [[nodiscard]] const std::string& end_message() const;
 

@@ -1,5 +1,5 @@
 // Typed errors for the parts that can fail before they run (sessions, transport), and the one
-// place where an error's kind becomes DESIGN.md's exit code.
+// place where an error's kind becomes an exit code (README.md lists them).
 #pragma once
 
 #include <string>
@@ -20,7 +20,7 @@ struct Error {
   explicit operator bool() const { return kind != ErrorKind::None; }
 };
 
-/// DESIGN.md's exit code for an error of this kind: 2 usage, 1 runtime, 4 connection (0 none).
+/// The exit code for an error of this kind: 2 usage, 1 runtime, 4 connection (0 none).
 constexpr int exit_code(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::None: return 0;

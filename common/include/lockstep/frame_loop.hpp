@@ -36,7 +36,6 @@ class FrameLoop {
                  const std::function<std::int64_t()>& clock);
 
   [[nodiscard]] const StepBudget& budget() const { return budget_; }
-  [[nodiscard]] const FrameLoopConfig& config() const { return config_; }
 
  private:
   FrameLoopConfig config_;

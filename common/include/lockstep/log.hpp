@@ -16,6 +16,5 @@ bool redirect_summary(const std::string& path);
 #define LOCKSTEP_LOG_INFO(...) ::lockstep::log(::lockstep::LogLevel::Info, __VA_ARGS__)
 #define LOCKSTEP_LOG_WARN(...) ::lockstep::log(::lockstep::LogLevel::Warn, __VA_ARGS__)
 #define LOCKSTEP_LOG_ERROR(...) ::lockstep::log(::lockstep::LogLevel::Error, __VA_ARGS__)
-#define LOCKSTEP_LOG_DEBUG(...) ::lockstep::log(::lockstep::LogLevel::Debug, __VA_ARGS__)
 
 }  // namespace lockstep

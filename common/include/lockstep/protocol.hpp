@@ -49,7 +49,8 @@ struct Seat {
 Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, const WorldParams& world,
               const std::vector<Seat>& roster, const std::string& rejoin_secret = "", bool joining = false);
 Bytes refuse(wire::RefuseReason reason, const std::string& detail);
-Bytes start(Tick start_tick, std::uint32_t starts_in_us);
+/// Tick 0's deadline is `starts_in_us` after this is sent.
+Bytes start(std::uint32_t starts_in_us);
 Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
                   std::span<const std::uint64_t> hashes, std::uint32_t epoch = 0, std::int32_t lead_us = 0);
 Bytes desync_probe(Tick tick, wire::ProbeLevel level, std::uint32_t first, std::uint32_t count, std::uint32_t block_size);

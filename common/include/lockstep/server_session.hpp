@@ -75,7 +75,7 @@ const char* to_string(DropReason r);
 
 struct ServerStats {
   std::uint64_t ticks = 0;           ///< ticks executed
-  std::uint64_t filled_inputs = 0;   ///< inputs repeated because they came too late
+  std::uint64_t filled_inputs = 0;   ///< inputs repeated because they were late, lost or never sent
   std::uint64_t desyncs = 0;         ///< players found desynced (each time: again after a resync)
   std::uint64_t spectator_desyncs = 0;  ///< spectators found desynced: reported, never the session's exit code
   std::uint64_t divergent_ticks = 0; ///< hashes that differed from the server's, every one counted
@@ -92,9 +92,17 @@ struct ServerStats {
   std::int64_t first_tick_ns = 0;    ///< monotonic time tick 1 was executed
   std::int64_t last_tick_ns = 0;     ///< monotonic time the latest tick was executed
   std::int64_t steady_tick_ns = 0;   ///< monotonic time tick 200 (2 s in) was executed
+  std::uint64_t ticks_skipped = 0;   ///< ticks the session clock moved later because the server fell behind
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::Count)> drops{};
   Histogram lateness;  ///< tick executed vs its deadline, microseconds
   [[nodiscard]] std::uint64_t total_drops() const;
+};
+
+/// A player who went out of the session, and why ("left (REASON)", "disconnected", "dropped: REASON").
+struct Departure {
+  Tick tick = 0;  ///< the first tick it was not present
+  std::uint32_t slot = 0;
+  std::string name, reason;
 };
 
 /// A desync the server found: the first differing tick of one client.
@@ -122,7 +130,7 @@ class ServerSession {
   /// Ends the session at the next update (operator stop): clients are told, then it finishes.
   void stop();
   [[nodiscard]] bool finished() const;
-  /// 0 finished as asked, 3 a desync was detected (see DESIGN.md).
+  /// 0 finished as asked, 3 a desync was detected (the exit codes in README.md).
   [[nodiscard]] int exit_code() const;
 
   [[nodiscard]] Tick executed_tick() const;
@@ -133,6 +141,8 @@ class ServerSession {
   [[nodiscard]] std::vector<protocol::SeatStatus> seats() const;
   [[nodiscard]] const NetHost& host() const;
   [[nodiscard]] const std::vector<DesyncEvent>& desyncs() const;
+  /// Every player that went out of the running session, in order.
+  [[nodiscard]] const std::vector<Departure>& departures() const;
   /// The localized reports written so far, in the order they were completed.
   [[nodiscard]] const std::vector<DesyncReport>& reports() const;
   /// Player names by slot ("" for a free slot).

@@ -89,7 +89,6 @@ class NetHost {
   [[nodiscard]] std::uint64_t packets_sent() const;
   [[nodiscard]] std::uint64_t packets_received() const;
 
-  _ENetHost* raw() { return host_; }
 
  private:
   explicit NetHost(_ENetHost* host);

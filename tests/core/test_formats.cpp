@@ -1,0 +1,207 @@
+// The formats that come from outside: the wire decoder's answer to each kind of malformed
+// message, the replay reader's failure branches and the golden replay read back, the hash log,
+// and the desync helpers the reports are built from.
+#include <doctest/doctest.h>
+#include <flatbuffers/flatbuffers.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "lockstep/arena.hpp"
+#include "lockstep/desync.hpp"
+#include "lockstep/hash_log.hpp"
+#include "lockstep/protocol.hpp"
+#include "lockstep/replay.hpp"
+#include "lockstep/scenario.hpp"
+#include "lockstep/version.hpp"
+
+using namespace lockstep;
+using protocol::Bytes;
+using protocol::DecodeError;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A Message around a body built by `build`, for shapes the protocol's builders never produce.
+template <class Build>
+Bytes raw_message(wire::Body type, Build build) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto body = build(fbb);
+  fbb.Finish(wire::CreateMessage(fbb, type, body), wire::MessageIdentifier());
+  return Bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+fs::path temp_file(const std::string& name) {
+  return fs::temp_directory_path() / ("lockstep-formats-" + std::to_string(::getpid()) + "-" + name);
+}
+
+std::vector<std::uint8_t> slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void spit(const fs::path& p, const std::vector<std::uint8_t>& b) {
+  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+}  // namespace
+
+TEST_SUITE("core/formats") {
+  TEST_CASE("the decoder answers each kind of malformed message with its error") {
+    struct Case {
+      const char* what;
+      Bytes bytes;
+      std::size_t max_bytes;
+      DecodeError want;
+    };
+    const std::uint16_t many_inputs[33] = {};
+    Bytes join = protocol::join_request(kProtocolVersion, 1, "", "ann", false);
+    Bytes renamed = join;
+    renamed[4] ^= 0xff;  // the file identifier
+    Bytes truncated(join.begin(), join.end() - 6);
+    const std::vector<std::uint8_t> chunk(100, 7);
+    const std::vector<Case> cases{
+        {"a valid join", join, protocol::kMaxMessageBytes, DecodeError::None},
+        {"larger than the cap", Bytes(protocol::kMaxMessageBytes + 1, 0), protocol::kMaxMessageBytes, DecodeError::TooLarge},
+        {"shorter than a header", Bytes{1, 2, 3, 4}, protocol::kMaxMessageBytes, DecodeError::NotFlatBuffer},
+        {"another file identifier", renamed, protocol::kMaxMessageBytes, DecodeError::NotFlatBuffer},
+        {"cut short", truncated, protocol::kMaxMessageBytes, DecodeError::NotFlatBuffer},
+        {"no body", raw_message(wire::Body::NONE, [](auto&) { return flatbuffers::Offset<void>(); }),
+         protocol::kMaxMessageBytes, DecodeError::NoBody},
+        {"a 33-byte name", protocol::join_request(kProtocolVersion, 1, "", std::string(33, 'a'), false),
+         protocol::kMaxMessageBytes, DecodeError::FieldOutOfRange},
+        {"33 inputs", protocol::client_tick(1, many_inputs, 0, 1, {}), protocol::kMaxMessageBytes,
+         DecodeError::FieldOutOfRange},
+        {"a welcome with slot 2 of 2",
+         protocol::welcome(2, 2, 0, WorldParams{1, 0, 2}, {}), protocol::kMaxMessageBytes, DecodeError::FieldOutOfRange},
+        {"a start 11 s away", protocol::start(11'000'000), protocol::kMaxMessageBytes, DecodeError::FieldOutOfRange},
+        {"frames whose masks differ in length",
+         raw_message(wire::Body::ServerTick,
+                     [](flatbuffers::FlatBufferBuilder& fbb) {
+                       const std::vector<std::uint32_t> two{1, 1}, one{0};
+                       return wire::CreateServerTickDirect(fbb, 1, &two, &one).Union();
+                     }),
+         protocol::kMaxMessageBytes, DecodeError::FieldOutOfRange},
+        {"a snapshot chunk past its total",
+         raw_message(wire::Body::Snapshot,
+                     [&](flatbuffers::FlatBufferBuilder& fbb) {
+                       return wire::CreateSnapshotDirect(fbb, 1, 0, 1, 150, 80, &chunk).Union();
+                     }),
+         protocol::kMaxDetailMessageBytes, DecodeError::FieldOutOfRange},
+        {"a large message that is not a detail or snapshot",
+         protocol::player_left(0, 1, std::string(200, 'x')), 100, DecodeError::TooLarge},
+    };
+    for (const Case& c : cases) {
+      CAPTURE(c.what);
+      DecodeError err = DecodeError::None;
+      const wire::Message* m = protocol::decode(c.bytes, &err, c.max_bytes);
+      CHECK(err == c.want);
+      CHECK((m != nullptr) == (c.want == DecodeError::None));
+    }
+  }
+
+  TEST_CASE("the replay reader names each fault of a file, and reads back the golden replay") {
+    const Replay r = scenario_replay(golden_scenario(), 150, &make_arena);
+    const fs::path good = temp_file("good.replay");
+    std::string error;
+    REQUIRE(write_replay(good.string(), r, &error));
+    Replay back;
+    std::string detail;
+    REQUIRE(read_replay(good.string(), &back, &detail) == ReplayError::None);
+    CHECK(back.frames == r.frames);
+    CHECK(back.hashes == r.hashes);
+    CHECK(back.header.names == r.header.names);
+    const auto bytes = slurp(good);
+    const auto fault = [&](const std::vector<std::uint8_t>& b, ReplayError want, const char* says) {
+      const fs::path p = temp_file("bad.replay");
+      spit(p, b);
+      Replay out;
+      std::string why;
+      CHECK(read_replay(p.string(), &out, &why) == want);
+      CHECK_MESSAGE(why.find(says) != std::string::npos, why);
+      fs::remove(p);
+    };
+    Replay none;
+    CHECK(read_replay(temp_file("missing").string(), &none, &detail) == ReplayError::CannotOpen);
+    auto b = bytes;
+    b[0] = 'X';
+    fault(b, ReplayError::NotAReplay, "LSREPLAY");
+    fault({bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2)}, ReplayError::Truncated,
+          "truncated");
+    b = bytes;
+    b[bytes.size() / 2] ^= 0x10;
+    fault(b, ReplayError::Corrupt, "checksum mismatch");
+    b = bytes;
+    b.insert(b.end(), bytes.begin() + 8, bytes.begin() + 40);
+    fault(b, ReplayError::Corrupt, "after the end record");
+    fs::remove(good);
+
+    // The golden replay is a regression anchor (tests/golden/README.md): it reads back whole.
+    Replay golden;
+    REQUIRE(read_replay(LOCKSTEP_GOLDEN_DIR "/golden.replay", &golden, &detail) == ReplayError::None);
+    CHECK(golden.complete);
+    CHECK(golden.frames.size() == 3000);
+    CHECK(golden.header.world.seed == golden_scenario().world.seed);
+    CHECK(golden.header.world.players == golden_scenario().world.players);
+    CHECK(golden.frames.front().tick == 1);
+    CHECK(golden.frames.back().tick == 3000);
+  }
+
+  TEST_CASE("the hash log writes what the parser reads, appends on request, and the parser refuses the rest") {
+    const fs::path p = temp_file("hashes.log");
+    {
+      HashLogWriter w;
+      REQUIRE(w.open(p.string()));
+      w.write(1, 0x0123456789abcdefull);
+      w.write(4294967295u, 0);
+    }
+    {
+      HashLogWriter w;
+      REQUIRE(w.open(p.string(), /*append=*/true));
+      w.write(7, 0xffffffffffffffffull);
+    }
+    std::ifstream in(p);
+    std::vector<TickHash> read;
+    for (std::string line; std::getline(in, line);) {
+      const auto th = parse_hash_line(line);
+      REQUIRE_MESSAGE(th.has_value(), line);
+      read.push_back(*th);
+    }
+    CHECK(read == std::vector<TickHash>{{1, 0x0123456789abcdefull}, {4294967295u, 0}, {7, 0xffffffffffffffffull}});
+    fs::remove(p);
+    for (const char* bad : {"", "1", "1 0123456789abcde", "1 0123456789abcdef0", "1 0123456789ABCDEF", " 1 0123456789abcdef",
+                            "x 0123456789abcdef", "4294967296 0123456789abcdef", "1  123456789abcdef"}) {
+      CAPTURE(bad);
+      CHECK_FALSE(parse_hash_line(bad).has_value());
+    }
+    HashLogWriter nowhere;
+    CHECK_FALSE(nowhere.open("/nonexistent-dir/x.log"));
+  }
+
+  TEST_CASE("the desync helpers: first differences, exact values, blocks") {
+    CHECK(first_difference({1, 2, 3}, {1, 2, 3}) == -1);
+    CHECK(first_difference({1, 2, 3}, {1, 9, 3}) == 1);
+    CHECK(first_difference({1, 2}, {1, 2, 3}) == 2);
+    CHECK(first_difference({}, {}) == -1);
+    const float one_and_half = 1.5f;
+    std::uint32_t bits;
+    std::memcpy(&bits, &one_and_half, 4);
+    const FieldValue f{"x", FieldValue::Kind::F32, bits};
+    CHECK(field_hex(f) == "0x1.8p+0");
+    CHECK(field_decimal(f) == "1.5");
+    const FieldValue u{"n", FieldValue::Kind::U64, 42};
+    CHECK(field_hex(u) == "0x2a");
+    CHECK(field_decimal(u) == "42");
+    CHECK(probe_block_size(10) == 64);
+    CHECK(probe_block_size(1'000'000) == 1954);  // at most 512 blocks
+    auto sim = make_arena(WorldParams{3, 200, 2});
+    CHECK(block_hashes(*sim, 64).size() == 4);  // 202 entities
+    CHECK(entity_hashes(*sim, 200, 10).size() == 2);
+    CHECK(field_bits(sim->entity_fields(0)).size() == sim->entity_fields(0).size());
+  }
+}
