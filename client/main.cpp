@@ -20,70 +20,97 @@
 
 using namespace lockstep;
 
-int main(int argc, char** argv) {
-  log_setup("lockstep-client");
-  CLI::App app{"lockstep-client: joins a lockstep session, sends inputs, steps confirmed input frames and reports\n"
-               "per-tick state hashes.\n"
-               "Exit codes: 0 finished, 1 runtime failure, 2 bad usage, 3 desync detected, 4 connection failure."};
-  app.set_version_flag("--version", std::string("lockstep-client ") + kVersion + " (protocol " +
-                                        std::to_string(kProtocolVersion) + ")");
+namespace {
+
+// Everything the command line says.
+struct Options {
   ClientConfig cfg;
-  std::string connect = "127.0.0.1:7777", hash_log_path, render = "none";
+  std::string connect = "127.0.0.1:7777", hash_log_path, render = "none", summary_path, rejoin_file;
   std::uint64_t bot_seed = 0;
+  bool bot = false;
   double fps = 60;
-  app.add_option("--connect", connect, "server to join, HOST:PORT")->capture_default_str();
+  bool fps_given = false;
+};
+
+void declare_options(CLI::App& app, Options& o) {
+  using lockstep::cli::finite;
+  using lockstep::cli::unsigned_number;
+  ClientConfig& cfg = o.cfg;
+  app.add_option("--connect", o.connect, "server to join, HOST:PORT")->capture_default_str();
   app.add_option("--name", cfg.name, "display name (1-32 printable ASCII characters)")->capture_default_str();
-  auto* bot = app.add_option("--bot", bot_seed, "play with deterministic pseudo-random input from this seed")->check(lockstep::cli::unsigned_number());
-  app.add_option("--ticks", cfg.last_tick, "leave cleanly after this tick (0: stay to the end)")->check(lockstep::cli::unsigned_number())->capture_default_str();
-  app.add_option("--hash-log", hash_log_path, "write '<tick> <hash>' per executed tick to this file");
-  app.add_option("--inject-desync-at", cfg.inject_desync_at, "test hook: perturb one coordinate by one ULP after this tick")->check(lockstep::cli::unsigned_number());
+  app.add_option("--bot", o.bot_seed, "play with deterministic pseudo-random input from this seed")->check(unsigned_number())
+      ->each([&o](const std::string&) { o.bot = true; });
+  app.add_option("--ticks", cfg.last_tick, "leave cleanly after this tick (0: stay to the end)")->check(unsigned_number())
+      ->capture_default_str();
+  app.add_option("--hash-log", o.hash_log_path, "write '<tick> <hash>' per executed tick to this file");
+  app.add_option("--inject-desync-at", cfg.inject_desync_at, "test hook: perturb one coordinate by one ULP after this tick")
+      ->check(unsigned_number());
   app.add_option("--token", cfg.token, "join secret");
-  std::string summary_path;
-  app.add_option("--summary", summary_path, "write the JSON summary to this file instead of stdout");
+  app.add_option("--summary", o.summary_path, "write the JSON summary to this file instead of stdout");
   app.add_flag("--spectate", cfg.spectate, "join without a player slot");
-  std::string rejoin_file;
   app.add_option("--rejoin", cfg.rejoin_secret, "come back into a running session's slot with its rejoin secret");
-  app.add_option("--rejoin-file", rejoin_file,
+  app.add_option("--rejoin-file", o.rejoin_file,
                  "keep the rejoin secret in this file: read it (if present) to rejoin, write it at the welcome");
-  app.add_option("--render", render,
+  app.add_option("--render", o.render,
                  "how to draw: none (headless: frames run on arrival unless --fps is given), tty (terminal), sdl (window)")
       ->check(CLI::IsMember({"none", "tty", "sdl"}))->capture_default_str();
-  auto* fps_opt = app.add_option("--fps", fps, "frame rate cap (0: uncapped)")->check(lockstep::cli::finite())->check(CLI::Range(0.0, 1000.0))->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+  app.add_option("--fps", o.fps, "frame rate cap (0: uncapped)")->check(finite())->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str()->each([&o](const std::string&) { o.fps_given = true; });
+}
+
+// The renderer --render asks for (nullptr for none); false when it cannot be had.
+bool make_renderer(const Options& o, std::unique_ptr<render::Renderer>* out) {
+  if (o.render == "tty") *out = render::make_tty_renderer();
+  if (o.render != "sdl") return true;
+  if (!render::sdl_available()) {
+    LOCKSTEP_LOG_ERROR("--render sdl: this build has no SDL2 (install libsdl2-dev and rebuild)");
+    return false;
   }
-  if (!split_host_port(connect, &cfg.host, &cfg.port)) {
-    LOCKSTEP_LOG_ERROR("--connect wants HOST:PORT, got '%s'", connect.c_str());
+  *out = render::make_sdl_renderer(o.fps == 0, 900, 900);
+  return true;
+}
+
+// The session's end, in the log and as the JSON summary.
+int report(const ClientSession& session, const ClientFront& front, const std::string& summary_path) {
+  const ClientStats& st = session.stats();
+  if (st.lead_ns > 0) LOCKSTEP_LOG_INFO("input lead settled at %.1f ms", static_cast<double>(st.lead_ns) / 1e6);
+  if (st.input_latency.count() > 0)
+    LOCKSTEP_LOG_INFO("input latency (sampled -> executed): p50 %.0f us, p99 %.0f us, max %lld us over %llu ticks",
+                      st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
+                      static_cast<long long>(st.input_latency.max_us()),
+                      static_cast<unsigned long long>(st.input_latency.count()));
+  if (session.exit_code() == 0) LOCKSTEP_LOG_INFO("%s", session.end_message().c_str());
+  else LOCKSTEP_LOG_ERROR("%s", session.end_message().c_str());
+  if (!redirect_summary(summary_path)) return 1;
+  std::printf("%s\n", json_text(client_summary(session, front.figures())).c_str());
+  std::fflush(stdout);
+  return session.exit_code();
+}
+
+// Joins one session and plays it to its end.
+int play(Options o) {
+  ClientConfig& cfg = o.cfg;
+  if (!split_host_port(o.connect, &cfg.host, &cfg.port)) {
+    LOCKSTEP_LOG_ERROR("--connect wants HOST:PORT, got '%s'", o.connect.c_str());
     return 2;
   }
-  if (cfg.spectate && bot->count() > 0) {
+  if (cfg.spectate && o.bot) {
     LOCKSTEP_LOG_ERROR("--spectate and --bot exclude each other");
     return 2;
   }
   // Frames are stepped as they arrive, under the frame loop's time budget, at any frame rate;
   // a renderer (or an explicit --fps) also draws at --fps, blending the previous and current state.
-  const bool drawing = render != "none" || fps_opt->count() > 0;
   cfg.execute_on_arrival = false;
-  cfg.keep_previous = render != "none";
+  cfg.keep_previous = o.render != "none";
   std::unique_ptr<render::Renderer> renderer;
-  if (render == "tty") renderer = render::make_tty_renderer();
-  if (render == "sdl") {
-    if (!render::sdl_available()) {
-      LOCKSTEP_LOG_ERROR("--render sdl: this build has no SDL2 (install libsdl2-dev and rebuild)");
-      return 2;
-    }
-    renderer = render::make_sdl_renderer(fps == 0, 900, 900);
-  }
-
-  if (!rejoin_file.empty() && cfg.rejoin_secret.empty()) {
-    std::ifstream in(rejoin_file);
+  if (!make_renderer(o, &renderer)) return 2;
+  if (!o.rejoin_file.empty() && cfg.rejoin_secret.empty()) {
+    std::ifstream in(o.rejoin_file);
     std::getline(in, cfg.rejoin_secret);
   }
   HashLogWriter hash_log;
-  if (!hash_log_path.empty() && !hash_log.open(hash_log_path, !cfg.rejoin_secret.empty())) {
-    LOCKSTEP_LOG_ERROR("cannot write --hash-log %s: %s", hash_log_path.c_str(), std::strerror(errno));
+  if (!o.hash_log_path.empty() && !hash_log.open(o.hash_log_path, !cfg.rejoin_secret.empty())) {
+    LOCKSTEP_LOG_ERROR("cannot write --hash-log %s: %s", o.hash_log_path.c_str(), std::strerror(errno));
     return 2;
   }
   Error error;
@@ -98,14 +125,14 @@ int main(int argc, char** argv) {
     LOCKSTEP_LOG_ERROR("%s", begin_error.c_str());
     return 1;
   }
-  if (render == "tty") log_setup("lockstep-client", LogLevel::Error);  // the screen is the terminal's now
+  if (o.render == "tty") log_setup("lockstep-client", LogLevel::Error);  // the screen is the terminal's now
   FrontConfig front_cfg;
-  front_cfg.frame_period_ns = fps > 0 ? static_cast<std::int64_t>(1e9 / fps) : 0;
-  front_cfg.drawing = drawing;
-  front_cfg.status_lines = render != "tty";
-  front_cfg.rejoin_file = rejoin_file;
+  front_cfg.frame_period_ns = o.fps > 0 ? static_cast<std::int64_t>(1e9 / o.fps) : 0;
+  front_cfg.drawing = o.render != "none" || o.fps_given;
+  front_cfg.status_lines = o.render != "tty";
+  front_cfg.rejoin_file = o.rejoin_file;
   ClientFront front(*session, std::move(renderer), front_cfg, monotonic_ns());
-  if (bot->count() > 0) session->set_input_source([bot_seed](Tick t) { return bot_input(bot_seed, t); });
+  if (o.bot) session->set_input_source([seed = o.bot_seed](Tick t) { return bot_input(seed, t); });
   else session->set_input_source([&front](Tick) { return front.keyboard(); });
   install_stop_signals();
   run_event_loop(
@@ -114,17 +141,17 @@ int main(int argc, char** argv) {
   if (front.renderer()) front.renderer()->end();
   log_setup("lockstep-client", LogLevel::Info);
   hash_log.close();
-  const ClientStats& st = session->stats();
-  if (st.lead_ns > 0) LOCKSTEP_LOG_INFO("input lead settled at %.1f ms", static_cast<double>(st.lead_ns) / 1e6);
-  if (st.input_latency.count() > 0)
-    LOCKSTEP_LOG_INFO("input latency (sampled -> executed): p50 %.0f us, p99 %.0f us, max %lld us over %llu ticks",
-                      st.input_latency.percentile_us(50), st.input_latency.percentile_us(99),
-                      static_cast<long long>(st.input_latency.max_us()),
-                      static_cast<unsigned long long>(st.input_latency.count()));
-  if (session->exit_code() == 0) LOCKSTEP_LOG_INFO("%s", session->end_message().c_str());
-  else LOCKSTEP_LOG_ERROR("%s", session->end_message().c_str());
-  if (!redirect_summary(summary_path)) return 1;
-  std::printf("%s\n", json_text(client_summary(*session, front.figures())).c_str());
-  std::fflush(stdout);
-  return session->exit_code();
+  return report(*session, front, o.summary_path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  log_setup("lockstep-client");
+  CLI::App app{"lockstep-client: joins a lockstep session, sends inputs, steps confirmed input frames and reports\n"
+               "per-tick state hashes.\n"
+               "Exit codes: 0 finished, 1 runtime failure, 2 bad usage, 3 desync detected, 4 connection failure."};
+  app.set_version_flag("--version", std::string("lockstep-client ") + kVersion + " (protocol " +
+                                        std::to_string(kProtocolVersion) + ")");
+  return lockstep::cli::main_with<Options>(app, argc, argv, declare_options, play);
 }

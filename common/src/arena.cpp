@@ -168,13 +168,10 @@ void arena_init(const WorldParams& p, ArenaState& s) {
   for (std::uint32_t i = 0; i < p.players; ++i) s.heading[i] = detmath::wrap_angle(s.rng.range(-detmath::kPi, detmath::kPi));
 }
 
-void arena_step(ArenaState& s, const InputFrame& frame, ArenaScratch& scratch) {
-  assert(frame.tick == s.tick + 1);
-  const ArenaConstants& k = kConstants;
-  const std::uint32_t n = s.entities();
-  const float w = s.width, h = s.height;
+namespace {
 
-  // 1. Players steer, in slot order. Slots not present coast with zero input.
+// 1. Players steer, in slot order. Slots not present coast with zero input.
+void steer_players(ArenaState& s, const InputFrame& frame, const ArenaConstants& k) {
   for (std::uint32_t p = 0; p < s.players; ++p) {
     const PlayerInput in = (frame.present >> p) & 1u ? frame.inputs[p] : PlayerInput{};
     const float turn = static_cast<float>(in.turn) * (1.0f / 127.0f);
@@ -184,30 +181,37 @@ void arena_step(ArenaState& s, const InputFrame& frame, ArenaScratch& scratch) {
     s.vx[p] = (s.vx[p] + detmath::cos(s.heading[p]) * a) * k.player_drag;
     s.vy[p] = (s.vy[p] + detmath::sin(s.heading[p]) * a) * k.player_drag;
   }
+}
 
-  // 2. A periodic kick from the state's own PRNG keeps the passive bodies moving.
-  if (n > s.players && k.kick_interval != 0 && frame.tick % k.kick_interval == 0) {
-    const std::uint32_t target = s.players + s.rng.below(n - s.players);
-    const float angle = s.rng.range(-detmath::kPi, detmath::kPi);
-    s.vx[target] += detmath::cos(angle) * k.kick_speed;
-    s.vy[target] += detmath::sin(angle) * k.kick_speed;
-  }
+// 2. A periodic kick from the state's own PRNG keeps the passive bodies moving.
+void kick_body(ArenaState& s, Tick tick, const ArenaConstants& k) {
+  const std::uint32_t n = s.entities();
+  if (n <= s.players || k.kick_interval == 0 || tick % k.kick_interval != 0) return;
+  const std::uint32_t target = s.players + s.rng.below(n - s.players);
+  const float angle = s.rng.range(-detmath::kPi, detmath::kPi);
+  s.vx[target] += detmath::cos(angle) * k.kick_speed;
+  s.vy[target] += detmath::sin(angle) * k.kick_speed;
+}
 
-  // 3. Integrate and bounce off the walls, in id order.
-  for (std::uint32_t i = 0; i < n; ++i) {
+// 3. Integrate and bounce off the walls, in id order.
+void integrate(ArenaState& s) {
+  for (std::uint32_t i = 0; i < s.entities(); ++i) {
     cap_speed(s.vx[i], s.vy[i]);
     s.x[i] += s.vx[i] * kDt;
     s.y[i] += s.vy[i] * kDt;
-    keep_inside(s.x[i], s.y[i], s.vx[i], s.vy[i], radius_of(i, s.players), w, h);
+    keep_inside(s.x[i], s.y[i], s.vx[i], s.vy[i], radius_of(i, s.players), s.width, s.height);
   }
+}
 
-  // 4. Contacts. Cells are visited in index order, entities within a cell by ascending id, and
-  //    each entity is tested against later entities of its own cell and every entity of the four
-  //    "forward" neighbour cells (E, SW, S, SE), so every pair is resolved exactly once, in an
-  //    order fixed by the state alone. Resolution is sequential (Gauss-Seidel): a later pair
-  //    sees positions moved by an earlier one, which is why the order must be fixed.
-  const auto cols = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(w / k.cell_size));
-  const auto rows = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(h / k.cell_size));
+// 4. Contacts. Cells are visited in index order, entities within a cell by ascending id, and
+//    each entity is tested against later entities of its own cell and every entity of the four
+//    "forward" neighbour cells (E, SW, S, SE), so every pair is resolved exactly once, in an
+//    order fixed by the state alone. Resolution is sequential (Gauss-Seidel): a later pair
+//    sees positions moved by an earlier one, which is why the order must be fixed.
+void resolve_contacts(ArenaState& s, ArenaScratch& scratch, const ArenaConstants& k) {
+  const std::uint32_t n = s.entities();
+  const auto cols = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(s.width / k.cell_size));
+  const auto rows = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(s.height / k.cell_size));
   build_grid(s, scratch, cols, rows);
   const auto& start = scratch.cell_start;
   const auto& items = scratch.cell_items;
@@ -238,7 +242,7 @@ void arena_step(ArenaState& s, const InputFrame& frame, ArenaScratch& scratch) {
     gx[b] = s.x[j];
     gy[b] = s.y[j];
   };
-  for (std::uint32_t cy = 0; cy < rows; ++cy) {
+  for (std::uint32_t cy = 0; cy < rows; ++cy)
     for (std::uint32_t cx = 0; cx < cols; ++cx) {
       const std::uint32_t c = cy * cols + cx;
       for (std::uint32_t a = start[c]; a < start[c + 1]; ++a) {
@@ -254,12 +258,20 @@ void arena_step(ArenaState& s, const InputFrame& frame, ArenaScratch& scratch) {
         }
       }
     }
-  }
+}
 
+}  // namespace
+
+void arena_step(ArenaState& s, const InputFrame& frame, ArenaScratch& scratch) {
+  assert(frame.tick == s.tick + 1);
+  const ArenaConstants& k = kConstants;
+  steer_players(s, frame, k);
+  kick_body(s, frame.tick, k);
+  integrate(s);
+  resolve_contacts(s, scratch, k);
   // 5. Contacts may push a disc through a wall: clamp once more so nothing ever leaves.
-  for (std::uint32_t i = 0; i < n; ++i) {
-    keep_inside(s.x[i], s.y[i], s.vx[i], s.vy[i], radius_of(i, s.players), w, h);
-  }
+  for (std::uint32_t i = 0; i < s.entities(); ++i)
+    keep_inside(s.x[i], s.y[i], s.vx[i], s.vy[i], radius_of(i, s.players), s.width, s.height);
   s.tick = frame.tick;
 }
 

@@ -89,8 +89,91 @@ void ReplayWriter::close(Tick last_tick, const std::string& reason) {
   file_ = nullptr;
 }
 
+namespace {
+
+// Reads the records of a replay file one by one into a Replay.
+struct RecordReader {
+  Replay* out;
+  bool have_header = false;
+  Tick next_tick = 0;
+  std::string why;  // set with the error
+
+  ReplayError fail(ReplayError e, std::string text) {
+    why = std::move(text);
+    return e;
+  }
+
+  ReplayError header(const replay::Header& h, const std::string& at) {
+    if (have_header) return fail(ReplayError::Corrupt, "second header" + at);
+    if (h.format_version() != kReplayFormatVersion)
+      return fail(ReplayError::Unsupported, "replay format version " + std::to_string(h.format_version()) +
+                                                " is not supported (this build reads " + std::to_string(kReplayFormatVersion) +
+                                                ")");
+    if (h.players() < 1 || h.players() > kMaxPlayers || h.bodies() > 1'000'000 || h.input_delay() > 50)
+      return fail(ReplayError::Corrupt, "header values out of range" + at);
+    ReplayHeader& hd = out->header;
+    hd.protocol_version = h.protocol_version();
+    hd.fingerprint = h.fingerprint();
+    hd.world = WorldParams{h.seed(), h.bodies(), h.players()};
+    hd.input_delay = h.input_delay();
+    hd.start_tick = h.start_tick();
+    if (h.names())
+      for (const auto* n : *h.names()) hd.names.push_back(n->str().substr(0, 32));
+    have_header = true;
+    next_tick = hd.start_tick + 1;
+    return ReplayError::None;
+  }
+
+  ReplayError frames(const replay::Frames& f, const std::string& at) {
+    if (!have_header) return fail(ReplayError::Corrupt, "frames before the header" + at);
+    const std::uint32_t players = out->header.world.players;
+    const std::size_t n = f.present() ? f.present()->size() : 0;
+    if (n == 0 || !f.filled() || f.filled()->size() != n || !f.hashes() || f.hashes()->size() != n || !f.inputs() ||
+        f.inputs()->size() != n * players)
+      return fail(ReplayError::Corrupt, "inconsistent frame record" + at);
+    if (f.first_tick() != next_tick)
+      return fail(ReplayError::Corrupt, "frames start at tick " + std::to_string(f.first_tick()) + ", expected " +
+                                            std::to_string(next_tick) + at);
+    for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
+      InputFrame fr;
+      fr.tick = next_tick++;
+      fr.present = f.present()->Get(i);
+      fr.filled = f.filled()->Get(i);
+      for (std::uint32_t p = 0; p < players; ++p) fr.inputs[p] = PlayerInput::unpack(f.inputs()->Get(i * players + p));
+      out->frames.push_back(fr);
+      out->hashes.push_back(f.hashes()->Get(i));
+    }
+    return ReplayError::None;
+  }
+
+  ReplayError end(const replay::ReplayEnd& e, const std::string& at) {
+    if (!have_header) return fail(ReplayError::Corrupt, "end before the header" + at);
+    if (e.last_tick() != next_tick - 1) return fail(ReplayError::Corrupt, "end record names the wrong last tick" + at);
+    out->complete = true;
+    out->end_reason = e.reason() ? e.reason()->str().substr(0, 256) : "";
+    return ReplayError::None;
+  }
+
+  // One record's checked payload (8-byte aligned, FlatBuffers reads 64-bit fields in place).
+  ReplayError record(std::span<const std::uint8_t> payload, const std::string& at) {
+    flatbuffers::Verifier v(payload.data(), payload.size());
+    if (!replay::VerifyRecordBuffer(v)) return fail(ReplayError::Corrupt, "record does not verify" + at);
+    const replay::Record* rec = replay::GetRecord(payload.data());
+    switch (rec->chunk_type()) {
+      case replay::Chunk::Header: return header(*rec->chunk_as_Header(), at);
+      case replay::Chunk::Frames: return frames(*rec->chunk_as_Frames(), at);
+      case replay::Chunk::ReplayEnd: return end(*rec->chunk_as_ReplayEnd(), at);
+      case replay::Chunk::NONE: break;
+    }
+    return fail(ReplayError::Corrupt, "empty record" + at);
+  }
+};
+
+}  // namespace
+
 ReplayError read_replay(const std::string& path, Replay* out, std::string* detail) {
   *out = Replay{};
+  RecordReader reader{out};
   auto fail = [&](ReplayError e, const std::string& why) {
     if (detail) *detail = why;
     return e;
@@ -101,8 +184,6 @@ ReplayError read_replay(const std::string& path, Replay* out, std::string* detai
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     return fail(ReplayError::NotAReplay, path + " is not a lockstep replay (no LSREPLAY signature)");
   std::size_t pos = sizeof kMagic;
-  bool have_header = false;
-  Tick next_tick = 0;
   std::vector<std::uint64_t> aligned;
   while (pos < bytes.size()) {
     const std::string at = " at byte " + std::to_string(pos);
@@ -115,73 +196,15 @@ ReplayError read_replay(const std::string& path, Replay* out, std::string* detai
     if (bytes.size() - pos - kRecordHeader < len) return fail(ReplayError::Truncated, "truncated record" + at);
     const std::span<const std::uint8_t> raw(bytes.data() + pos + kRecordHeader, len);
     if (hash_bytes(raw) != sum) return fail(ReplayError::Corrupt, "checksum mismatch in the record" + at);
-    // Records sit at arbitrary offsets in the file; FlatBuffers reads 64-bit fields in place,
-    // so each payload is copied to 8-byte-aligned storage first.
     aligned.assign((len + 7) / 8, 0);
     std::memcpy(aligned.data(), raw.data(), len);
-    const std::span<const std::uint8_t> payload(reinterpret_cast<const std::uint8_t*>(aligned.data()), len);
-    flatbuffers::Verifier v(payload.data(), payload.size());
-    if (!replay::VerifyRecordBuffer(v)) return fail(ReplayError::Corrupt, "record does not verify" + at);
-    const replay::Record* rec = replay::GetRecord(payload.data());
-    switch (rec->chunk_type()) {
-      case replay::Chunk::Header: {
-        if (have_header) return fail(ReplayError::Corrupt, "second header" + at);
-        const auto* h = rec->chunk_as_Header();
-        if (h->format_version() != kReplayFormatVersion)
-          return fail(ReplayError::Unsupported, "replay format version " + std::to_string(h->format_version()) +
-                                                    " is not supported (this build reads " +
-                                                    std::to_string(kReplayFormatVersion) + ")");
-        if (h->players() < 1 || h->players() > kMaxPlayers || h->bodies() > 1'000'000 || h->input_delay() > 50)
-          return fail(ReplayError::Corrupt, "header values out of range" + at);
-        ReplayHeader& hd = out->header;
-        hd.protocol_version = h->protocol_version();
-        hd.fingerprint = h->fingerprint();
-        hd.world = WorldParams{h->seed(), h->bodies(), h->players()};
-        hd.input_delay = h->input_delay();
-        hd.start_tick = h->start_tick();
-        if (h->names())
-          for (const auto* n : *h->names()) hd.names.push_back(n->str().substr(0, 32));
-        have_header = true;
-        next_tick = hd.start_tick + 1;
-        break;
-      }
-      case replay::Chunk::Frames: {
-        if (!have_header) return fail(ReplayError::Corrupt, "frames before the header" + at);
-        const auto* f = rec->chunk_as_Frames();
-        const std::uint32_t players = out->header.world.players;
-        const std::size_t n = f->present() ? f->present()->size() : 0;
-        if (n == 0 || !f->filled() || f->filled()->size() != n || !f->hashes() || f->hashes()->size() != n ||
-            !f->inputs() || f->inputs()->size() != n * players)
-          return fail(ReplayError::Corrupt, "inconsistent frame record" + at);
-        if (f->first_tick() != next_tick)
-          return fail(ReplayError::Corrupt, "frames start at tick " + std::to_string(f->first_tick()) + ", expected " +
-                                                std::to_string(next_tick) + at);
-        for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
-          InputFrame fr;
-          fr.tick = next_tick++;
-          fr.present = f->present()->Get(i);
-          fr.filled = f->filled()->Get(i);
-          for (std::uint32_t p = 0; p < players; ++p) fr.inputs[p] = PlayerInput::unpack(f->inputs()->Get(i * players + p));
-          out->frames.push_back(fr);
-          out->hashes.push_back(f->hashes()->Get(i));
-        }
-        break;
-      }
-      case replay::Chunk::ReplayEnd: {
-        if (!have_header) return fail(ReplayError::Corrupt, "end before the header" + at);
-        const auto* e = rec->chunk_as_ReplayEnd();
-        if (e->last_tick() != next_tick - 1) return fail(ReplayError::Corrupt, "end record names the wrong last tick" + at);
-        out->complete = true;
-        out->end_reason = e->reason() ? e->reason()->str().substr(0, 256) : "";
-        break;
-      }
-      case replay::Chunk::NONE: return fail(ReplayError::Corrupt, "empty record" + at);
-    }
+    const ReplayError e = reader.record({reinterpret_cast<const std::uint8_t*>(aligned.data()), len}, at);
+    if (e != ReplayError::None) return fail(e, reader.why);
     pos += kRecordHeader + len;
   }
-  if (!have_header) return fail(ReplayError::Truncated, "no header record");
+  if (!reader.have_header) return fail(ReplayError::Truncated, "no header record");
   if (!out->complete) return fail(ReplayError::Truncated, "no end record: the recording stopped after tick " +
-                                                               std::to_string(next_tick - 1) + " (crash or kill?)");
+                                                               std::to_string(reader.next_tick - 1) + " (crash or kill?)");
   return ReplayError::None;
 }
 

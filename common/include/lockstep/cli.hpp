@@ -33,4 +33,19 @@ inline CLI::Validator unsigned_number() {
       "UNSIGNED");
 }
 
+/// The usual command line of a lockstep executable: `describe` declares its options on the app,
+/// the command line is parsed, and `run` does the work. --help and --version exit 0, a bad
+/// option exits 2 (bad usage) with CLI11's message.
+template <class Options, class Describe, class Run>
+int main_with(CLI::App& app, int argc, char** argv, Describe describe, Run run) {
+  Options o;
+  describe(app, o);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return run(std::move(o));
+}
+
 }  // namespace lockstep::cli
