@@ -17,6 +17,7 @@
 namespace lockstep {
 
 struct FrontConfig {
+  const Module* module = nullptr;    ///< turns the player's controls into its input, names them in the heads-up line
   std::int64_t frame_period_ns = 0;  ///< 0: uncapped
   bool drawing = false;              ///< draw frames (a renderer, or an explicit --fps)
   bool status_lines = true;          ///< log a status line every second (not while a tty renderer owns the terminal)
@@ -30,7 +31,7 @@ class ClientFront {
   FrontConfig cfg_;
   FrameLoop loop_;
   FrameFigures figures_;
-  PlayerInput keyboard_;
+  PlayerInput keyboard_;  // the module's input from the latest drawn frame's controls
   std::vector<DrawDisc> discs_;
   std::int64_t last_frame_ = 0, next_status_ = 0;
   std::uint64_t frames_at_status_ = 0;
@@ -42,7 +43,7 @@ class ClientFront {
   ClientFront(ClientSession& session, std::unique_ptr<render::Renderer> renderer, FrontConfig cfg, std::int64_t now);
   /// One wake of the event loop at `now`: the session first, then stepping and drawing.
   Wake update(std::int64_t now, bool stop_requested);
-  /// The keys of the latest drawn frame: the input sampled on every tick until the next frame.
+  /// The input from the latest drawn frame's controls: sampled on every tick until the next frame.
   [[nodiscard]] PlayerInput keyboard() const { return keyboard_; }
   [[nodiscard]] const FrameFigures& figures() const { return figures_; }
   [[nodiscard]] render::Renderer* renderer() { return renderer_.get(); }

@@ -8,11 +8,11 @@
 #include <cstring>
 #include <fstream>
 
-#include "lockstep/bot.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/module.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
@@ -30,6 +30,7 @@ struct Options {
   bool bot = false;
   double fps = 60;
   bool fps_given = false;
+  std::string sim = std::string(default_module().name);
 };
 
 void declare_options(CLI::App& app, Options& o) {
@@ -37,6 +38,8 @@ void declare_options(CLI::App& app, Options& o) {
   using lockstep::cli::unsigned_number;
   ClientConfig& cfg = o.cfg;
   app.add_option("--connect", o.connect, "server to join, HOST:PORT")->capture_default_str();
+  app.add_option("--sim", o.sim, "the simulation module, as the server's (built in by name; 'list' lists them)")
+      ->capture_default_str();
   app.add_option("--name", cfg.name, "display name (1-32 printable ASCII characters)")->capture_default_str();
   app.add_option("--bot", o.bot_seed, "play with deterministic pseudo-random input from this seed")->check(unsigned_number())
       ->each([&o](const std::string&) { o.bot = true; });
@@ -90,6 +93,10 @@ int report(const ClientSession& session, const ClientFront& front, const std::st
 // Joins one session and plays it to its end.
 int play(Options o) {
   ClientConfig& cfg = o.cfg;
+  int code = 0;
+  const Module* module = choose_module(o.sim, &code);
+  if (!module) return code;
+  cfg.factory = module->create;
   if (!split_host_port(o.connect, &cfg.host, &cfg.port)) {
     LOCKSTEP_LOG_ERROR("--connect wants HOST:PORT, got '%s'", o.connect.c_str());
     return 2;
@@ -131,8 +138,9 @@ int play(Options o) {
   front_cfg.drawing = o.render != "none" || o.fps_given;
   front_cfg.status_lines = o.render != "tty";
   front_cfg.rejoin_file = o.rejoin_file;
+  front_cfg.module = module;
   ClientFront front(*session, std::move(renderer), front_cfg, monotonic_ns());
-  if (o.bot) session->set_input_source([seed = o.bot_seed](Tick t) { return bot_input(seed, t); });
+  if (o.bot) session->set_input_source([module, seed = o.bot_seed](Tick t) { return module->bot(seed, t); });
   else session->set_input_source([&front](Tick) { return front.keyboard(); });
   install_stop_signals();
   run_event_loop(

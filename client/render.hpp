@@ -1,4 +1,5 @@
-// Renderers for lockstep-client: they draw interpolated discs and read the local player's keys.
+// Renderers for lockstep-client: they draw interpolated discs and report the local player's
+// controls (keys held, the pointer), which the simulation module turns into its input.
 // Rendering never changes the simulation: it only reads DrawDisc lists.
 #pragma once
 
@@ -8,11 +9,12 @@
 #include <vector>
 
 #include "lockstep/input.hpp"
+#include "lockstep/module.hpp"
 #include "lockstep/simulation.hpp"
 
 namespace lockstep::render {
 
-/// The heads-up figures drawn beside the arena.
+/// The heads-up figures drawn beside the world.
 struct Hud {
   Tick tick = 0;
   double fps = 0;
@@ -22,11 +24,12 @@ struct Hud {
   std::uint64_t hash = 0;
   bool desynced = false;
   std::int32_t slot = -1;  ///< the local player's slot, -1 spectating
+  std::string_view controls_help;  ///< the module's, e.g. "arrows/WASD steer"
 };
 
-/// What the keyboard says this frame.
+/// What the player does this frame. q and Esc are the renderers' quit keys: they never reach a module.
 struct Keys {
-  PlayerInput input;
+  Controls controls;
   bool quit = false;
 };
 
@@ -37,7 +40,7 @@ class Renderer {
   virtual bool begin(std::string* error) = 0;
   /// Draws one frame of `discs` in a world of `width` x `height` units.
   virtual void draw(const std::vector<DrawDisc>& discs, float width, float height, const Hud& hud) = 0;
-  /// Reads the keyboard at monotonic time `now_ns`.
+  /// Reads the keyboard (and the pointer) at monotonic time `now_ns`.
   virtual Keys poll_keys(std::int64_t now_ns) = 0;
   /// Restores the terminal or closes the window (also done by the destructor).
   virtual void end() = 0;

@@ -48,6 +48,9 @@ class SdlRenderer final : public Renderer {
 
   void draw(const std::vector<DrawDisc>& discs, float width, float height, const Hud& hud) override {
     const Viewport v = Viewport::fit(width, height, w_, h_);
+    view_ = v;
+    world_w_ = width;
+    world_h_ = height;
     SDL_SetRenderDrawColor(renderer_, 16, 18, 24, 255);
     SDL_RenderClear(renderer_);
     SDL_SetRenderDrawColor(renderer_, 90, 90, 110, 255);
@@ -82,10 +85,23 @@ class SdlRenderer final : public Renderer {
       if (e.type == SDL_KEYDOWN && (e.key.keysym.sym == SDLK_ESCAPE || e.key.keysym.sym == SDLK_q)) k.quit = true;
     }
     const Uint8* s = SDL_GetKeyboardState(nullptr);
-    const int fwd = (s[SDL_SCANCODE_UP] || s[SDL_SCANCODE_W]) - (s[SDL_SCANCODE_DOWN] || s[SDL_SCANCODE_S]);
-    const int turn = (s[SDL_SCANCODE_RIGHT] || s[SDL_SCANCODE_D]) - (s[SDL_SCANCODE_LEFT] || s[SDL_SCANCODE_A]);
-    k.input.thrust = static_cast<std::int8_t>(fwd * 127);
-    k.input.turn = static_cast<std::int8_t>(turn * 127);
+    const std::pair<SDL_Scancode, Key> named[] = {{SDL_SCANCODE_UP, Key::Up},       {SDL_SCANCODE_DOWN, Key::Down},
+                                                  {SDL_SCANCODE_LEFT, Key::Left},   {SDL_SCANCODE_RIGHT, Key::Right},
+                                                  {SDL_SCANCODE_SPACE, Key::Space}, {SDL_SCANCODE_RETURN, Key::Enter}};
+    for (const auto& [code, key] : named)
+      if (s[code]) k.controls.hold(key);
+    for (int i = 0; i < 26; ++i)
+      if (s[SDL_SCANCODE_A + i]) k.controls.hold(static_cast<Key>(static_cast<int>(Key::A) + i));
+    // The pointer, in world units through the last frame's viewport.
+    int mx = 0, my = 0;
+    const Uint32 buttons = SDL_GetMouseState(&mx, &my);
+    if (view_.scale > 0) {
+      k.controls.pointer_x = static_cast<float>((mx - view_.off_x) / view_.scale);
+      k.controls.pointer_y = static_cast<float>((my - view_.off_y) / view_.scale);
+      k.controls.pointer_valid = k.controls.pointer_x >= 0 && k.controls.pointer_y >= 0 &&
+                                 k.controls.pointer_x <= world_w_ && k.controls.pointer_y <= world_h_;
+      k.controls.pointer_down = (buttons & SDL_BUTTON(SDL_BUTTON_LEFT)) != 0;
+    }
     return k;
   }
 
@@ -123,6 +139,8 @@ class SdlRenderer final : public Renderer {
   bool vsync_;
   int w_, h_;
   SDL_Window* window_ = nullptr;
+  Viewport view_{0, 0, 0};  // the last frame's, for the pointer
+  float world_w_ = 0, world_h_ = 0;
   SDL_Renderer* renderer_ = nullptr;
   std::vector<SDL_Vertex> verts_;
   float cos_[kSegments + 1], sin_[kSegments + 1];

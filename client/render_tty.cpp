@@ -1,5 +1,5 @@
-// The terminal view: the arena drawn with ANSI escapes at interpolated positions, a heads-up
-// line, and arrow keys or WASD to steer. The terminal is restored on exit, on Ctrl-C and on a
+// The terminal view: the world's discs drawn with ANSI escapes at interpolated positions, a
+// heads-up line, and the keys pressed handed on as the player's controls. The terminal is restored on exit, on Ctrl-C and on a
 // crash signal.
 #include <fcntl.h>
 #include <signal.h>
@@ -7,6 +7,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -92,7 +93,8 @@ class TtyRenderer final : public Renderer {
     char line[256];
     std::snprintf(line, sizeof line, " tick %u  fps %.0f  alpha %.2f  rtt %u ms  buffer %zu  hash %s  %s  %s",
                   hud.tick, hud.fps, hud.alpha, hud.rtt_ms, hud.buffered, hash_hex(hud.hash).c_str(),
-                  hud.desynced ? "DESYNC" : "in sync", hud.slot >= 0 ? "[arrows/WASD steer, q quits]" : "[spectating, q quits]");
+                  hud.desynced ? "DESYNC" : "in sync",
+                  hud.slot >= 0 ? ("[" + std::string(hud.controls_help) + ", q quits]").c_str() : "[spectating, q quits]");
     std::string out = "\x1b[H";
     out.reserve(static_cast<std::size_t>((cols + 1) * (rows + 1)) + 64);
     std::string hud_line(line);
@@ -110,31 +112,38 @@ class TtyRenderer final : public Renderer {
     Keys k;
     unsigned char buf[64];
     const ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
-    // A terminal reports presses, not releases: a press holds its axis for a short while,
-    // and the terminal's key repeat keeps it held.
+    // A terminal reports presses, not releases: a press holds its key for a short while, and the
+    // terminal's key repeat keeps it held. A press of one arrow releases the opposite one.
     constexpr std::int64_t kHold = 250'000'000;
+    auto press = [&](Key key, Key opposite) {
+      held_until_[static_cast<std::size_t>(opposite)] = 0;
+      held_until_[static_cast<std::size_t>(key)] = now + kHold;
+    };
     for (ssize_t i = 0; i < n; ++i) {
       const unsigned char c = buf[i];
       if (c == 27 && i + 2 < n && buf[i + 1] == '[') {
         const unsigned char a = buf[i + 2];
         i += 2;
-        if (a == 'A') thrust_until_ = now + kHold, thrust_ = 127;
-        if (a == 'B') thrust_until_ = now + kHold, thrust_ = -127;
-        if (a == 'D') turn_until_ = now + kHold, turn_ = -127;
-        if (a == 'C') turn_until_ = now + kHold, turn_ = 127;
+        if (a == 'A') press(Key::Up, Key::Down);
+        if (a == 'B') press(Key::Down, Key::Up);
+        if (a == 'D') press(Key::Left, Key::Right);
+        if (a == 'C') press(Key::Right, Key::Left);
         continue;
       }
-      switch (c) {
-        case 'w': case 'W': thrust_until_ = now + kHold; thrust_ = 127; break;
-        case 's': case 'S': thrust_until_ = now + kHold; thrust_ = -127; break;
-        case 'a': case 'A': turn_until_ = now + kHold; turn_ = -127; break;
-        case 'd': case 'D': turn_until_ = now + kHold; turn_ = 127; break;
-        case 'q': case 'Q': case 27: k.quit = true; break;
-        default: break;
+      if (c == 'q' || c == 'Q' || c == 27) k.quit = true;
+      else if (c == ' ') press(Key::Space, Key::Space);
+      else if (c == '\r' || c == '\n') press(Key::Enter, Key::Enter);
+      else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+        const int letter = (c | 0x20) - 'a';
+        const Key key = static_cast<Key>(static_cast<int>(Key::A) + letter);
+        // WASD pairs release each other as the arrows do.
+        const Key opposite = c == 'w' || c == 'W' ? Key::S : c == 's' || c == 'S' ? Key::W
+                           : c == 'a' || c == 'A' ? Key::D : c == 'd' || c == 'D' ? Key::A : key;
+        press(key, opposite);
       }
     }
-    k.input.thrust = now < thrust_until_ ? thrust_ : std::int8_t{0};
-    k.input.turn = now < turn_until_ ? turn_ : std::int8_t{0};
+    for (std::size_t i = 0; i < held_until_.size(); ++i)
+      if (now < held_until_[i]) k.controls.hold(static_cast<Key>(i));
     return k;
   }
 
@@ -142,8 +151,7 @@ class TtyRenderer final : public Renderer {
 
  private:
   std::vector<std::string> grid_;
-  std::int64_t thrust_until_ = 0, turn_until_ = 0;
-  std::int8_t thrust_ = 0, turn_ = 0;
+  std::array<std::int64_t, static_cast<std::size_t>(Key::Count)> held_until_{};  // by Key: held until then
 };
 
 }  // namespace

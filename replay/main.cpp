@@ -9,11 +9,11 @@
 #include <fstream>
 #include <map>
 
-#include "lockstep/arena.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/module.hpp"
 #include "lockstep/replay.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/state_hash.hpp"
@@ -71,10 +71,10 @@ bool load_trace(const std::string& path, std::map<Tick, std::uint64_t>* out) {
   return true;
 }
 
-int verify(const std::string& path, Tick perturb_at, bool allow_incomplete) {
+int verify(const Module& module, const std::string& path, Tick perturb_at, bool allow_incomplete) {
   Replay r;
   if (!load(path, &r, allow_incomplete)) return kExitBadInput;
-  auto sim = make_arena(r.header.world);
+  auto sim = module.create(r.header.world);
   if (!sim) {
     LOCKSTEP_LOG_ERROR("%s: world parameters out of range", path.c_str());
     return kExitBadInput;
@@ -82,6 +82,7 @@ int verify(const std::string& path, Tick perturb_at, bool allow_incomplete) {
   if (sim->fingerprint() != r.header.fingerprint)
     LOCKSTEP_LOG_WARN("recorded with simulation fingerprint %s, this build has %s: results may differ",
                       hash_hex(r.header.fingerprint).c_str(), hash_hex(sim->fingerprint()).c_str());
+  // (A replay of another module would mismatch at tick 1: the warning above says why.)
   const bool bar = isatty(STDERR_FILENO);
   const std::size_t n = r.frames.size();
   const std::int64_t t0 = monotonic_ns();
@@ -187,6 +188,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("lockstep-replay ") + kVersion + " (replay format " +
                                         std::to_string(kReplayFormatVersion) + ")");
   app.require_subcommand(1);
+  std::string sim = std::string(default_module().name);
+  app.add_option("--sim", sim, "the simulation module the replay was recorded with ('list' lists them)")
+      ->capture_default_str();
   std::string file, other;
   Tick from = 0, to = 0, perturb_at = 0, ticks = 3000;
   bool allow_incomplete = false;
@@ -211,13 +215,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
-  if (v->parsed()) return verify(file, perturb_at, allow_incomplete);
+  int code = 0;
+  const Module* module = choose_module(sim, &code);
+  if (!module) return code;
+  if (v->parsed()) return verify(*module, file, perturb_at, allow_incomplete);
   if (i->parsed()) return info(file);
   if (t->parsed()) return trace(file, from, to);
   if (d->parsed()) return diff(file, other);
   if (rs->parsed()) {
     std::string error;
-    if (!write_replay(file, scenario_replay(golden_scenario(), ticks, &make_arena), &error)) {
+    if (!write_replay(file, scenario_replay(golden_scenario(), ticks, module->create), &error)) {
       LOCKSTEP_LOG_ERROR("%s", error.c_str());
       return 1;
     }

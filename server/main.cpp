@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "lockstep/agones.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/module.hpp"
 #include "lockstep/replay.hpp"
 #include "lockstep/server_session.hpp"
 #include "lockstep/session_recorder.hpp"
@@ -33,6 +35,9 @@ struct Options {
   double grace_ms = 20, silent_ms = 5000, hash_silence_ms = 5000;
   std::string hash_log_path, record_path, summary_path, status_of;
   bool agones = false;
+  std::string sim = std::string(default_module().name), world;
+  std::optional<std::uint64_t> seed;
+  std::optional<std::uint32_t> bodies;
 };
 
 void declare_options(CLI::App& app, Options& o) {
@@ -46,9 +51,10 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--ticks", o.ticks, "stop cleanly after this tick (0: run until stopped)")->check(unsigned_number())->capture_default_str();
   app.add_option("--input-delay", cfg.input_delay, "ticks between sampling an input and executing it")->check(unsigned_number())
       ->check(CLI::Range(0u, protocol::kMaxInputDelay))->capture_default_str();
-  app.add_option("--seed", cfg.world.seed, "world seed, sent to clients at join")->check(unsigned_number())->capture_default_str();
-  app.add_option("--bodies", cfg.world.bodies, "passive bodies in the world")->check(unsigned_number())
-      ->check(CLI::Range(0u, kMaxBodies))->capture_default_str();
+  app.add_option("--sim", o.sim, "the simulation module (built in by name; 'list' lists them)")->capture_default_str();
+  app.add_option("--world", o.world, "the module's world settings, key=value,... (--sim list shows them); sent to clients at join");
+  app.add_option("--seed", o.seed, "shorthand for --world seed=N")->check(unsigned_number());
+  app.add_option("--bodies", o.bodies, "shorthand for --world bodies=N")->check(unsigned_number());
   app.add_option("--hash-log", o.hash_log_path, "write '<tick> <hash>' per executed tick to this file");
   app.add_option("--on-desync", o.on_desync,
                  "after reporting a desync: keep going (exit 3 at the end), stop with exit 3, or resync the client")
@@ -96,6 +102,19 @@ int ask_status(const std::string& of) {
 // then the summary.
 int host(Options o) {
   ServerConfig& cfg = o.cfg;
+  int code = 0;
+  const Module* module = choose_module(o.sim, &code);
+  if (!module) return code;
+  // The shorthands first, so --world has the last word.
+  std::string world = o.seed ? "seed=" + std::to_string(*o.seed) : "";
+  if (o.bodies) world += (world.empty() ? "" : ",") + std::string("bodies=") + std::to_string(*o.bodies);
+  if (!o.world.empty()) world += (world.empty() ? "" : ",") + o.world;
+  std::string error_text;
+  if (!module->parse_world(world, &cfg.world, &error_text)) {
+    LOCKSTEP_LOG_ERROR("--world: %s", error_text.c_str());
+    return 2;
+  }
+  cfg.factory = module->create;
   cfg.last_tick = o.ticks;
   cfg.on_desync = o.on_desync == "stop" ? OnDesync::Stop : o.on_desync == "resync" ? OnDesync::Resync : OnDesync::Report;
   cfg.record_path = o.record_path;

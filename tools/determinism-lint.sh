@@ -18,8 +18,8 @@ BUILD=${1:?build dir}
 OBJDUMP=${2:-objdump}
 NM=${OBJDUMP%objdump}nm
 # The simulation: the world, its math, its PRNG, the bots and the shared scenario.
-SIM_OBJS=(arena bot scenario)
-SIM_SRCS=(common/src/arena.cpp common/src/bot.cpp common/src/scenario.cpp common/include/lockstep/arena.hpp
+SIM_OBJS=(arena bot scenario module)
+SIM_SRCS=(common/src/arena.cpp common/src/bot.cpp common/src/scenario.cpp common/src/module.cpp common/include/lockstep/arena.hpp
           common/include/lockstep/detmath.hpp common/include/lockstep/rng.hpp common/include/lockstep/simulation.hpp)
 fail=0
 for o in "${SIM_OBJS[@]}"; do

@@ -4,6 +4,7 @@
 
 #include "client_session_impl.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/module.hpp"
 #include "lockstep/state_hash.hpp"
 
 namespace lockstep {
@@ -294,6 +295,7 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
   if (config.token.size() > protocol::kMaxTokenBytes) return fail(ErrorKind::Usage, "--token must be at most 128 bytes");
   auto impl = std::make_unique<Impl>();
   impl->cfg = config;
+  if (!impl->cfg.factory) impl->cfg.factory = default_module().create;
   impl->lead = LeadController(config.lead);
   impl->stats.lead_ns = impl->lead.lead_ns();
   std::string err;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "lockstep/log.hpp"
+#include "lockstep/module.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/version.hpp"
 #include "server_session_impl.hpp"
@@ -292,7 +293,8 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
   auto impl = std::make_unique<Impl>();
   impl->cfg = config;
   impl->cfg.world.players = config.players;
-  impl->sim = config.factory(impl->cfg.world);
+  if (!impl->cfg.factory) impl->cfg.factory = default_module().create;
+  impl->sim = impl->cfg.factory(impl->cfg.world);
   if (!impl->sim) return fail(ErrorKind::Usage, "the world parameters are out of range");
   Error err;
   impl->host = NetHost::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);

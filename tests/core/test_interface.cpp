@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "lockstep/arena.hpp"
+#include "lockstep/module.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/state_hash.hpp"
 #include "support/tiny_sim.hpp"
@@ -49,4 +50,10 @@ void check_contract(SimulationFactory make) {
 TEST_SUITE("core/interface") {
   TEST_CASE("the arena keeps the Simulation contract") { check_contract(&make_arena); }
   TEST_CASE("the tiny test simulation keeps the Simulation contract") { check_contract(&testing::make_tiny_sim); }
+  TEST_CASE("every built-in module's simulation keeps the Simulation contract") {
+    for (const Module* m : builtin_modules()) {
+      CAPTURE(m->name);
+      check_contract(m->create);
+    }
+  }
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/arena.hpp"
 #include "lockstep/bot.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/clock.hpp"

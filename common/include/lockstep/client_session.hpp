@@ -9,7 +9,6 @@
 #include <memory>
 #include <string>
 
-#include "lockstep/arena.hpp"
 #include "lockstep/error.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/histogram.hpp"
@@ -41,7 +40,7 @@ struct ClientConfig {
                                         ///< client executable steps them itself, under its FrameLoop's budget
   bool keep_previous = false;           ///< keep the state one tick back, for interpolation
   std::uint32_t protocol_version = kProtocolVersion;  ///< tests override it to check refusals
-  SimulationFactory factory = &make_arena;
+  SimulationFactory factory = nullptr;  ///< must match the server's; nullptr: the default built-in module (module.hpp)
   /// Snapshots arrive in 16 KiB chunks; a burst of them may wait in ENet before they are read.
   TransportLimits limits{64 * 1024, 4 * 1024 * 1024};
   std::size_t state_history = 64;  ///< ticks of past states kept to answer desync probes

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/arena.hpp"
 #include "lockstep/desync.hpp"
 #include "lockstep/error.hpp"
 #include "lockstep/hash_log.hpp"
@@ -61,7 +60,7 @@ struct ServerConfig {
   double message_burst = 800;            ///< per peer, messages it may send at once
   std::uint32_t max_bad_messages = 100;  ///< malformed or unexpected messages a peer may send before it is dropped
   std::uint32_t max_pending = 8;         ///< connections that have not joined yet
-  SimulationFactory factory = &make_arena;
+  SimulationFactory factory = nullptr;  ///< the simulation; nullptr: the default built-in module (module.hpp)
   /// ENet's packet cap applies both ways; snapshots go out in 16 KiB chunks, so 64 KiB is plenty.
   TransportLimits limits{64 * 1024, 256 * 1024};
 };

@@ -1,0 +1,78 @@
+// Simulation modules: everything the stock executables need to host, join, record, replay and
+// check one game without knowing which game it is. A module bundles the simulation's factory,
+// its world settings (parsed from --world key=value,...), its bots, how a player's controls
+// become its input, and its name and version. The executables pick one with --sim NAME.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/input.hpp"
+#include "lockstep/simulation.hpp"
+
+namespace lockstep {
+
+/// The keys a renderer reports, whatever the game: a module maps the ones it uses to its input.
+enum class Key : std::uint8_t {
+  Up, Down, Left, Right, Space, Enter,
+  A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z,
+  Count
+};
+
+/// What the local player is doing this frame: the keys held, and the pointer in world units.
+struct Controls {
+  std::bitset<static_cast<std::size_t>(Key::Count)> held;
+  bool pointer_valid = false;  ///< the pointer is over the world
+  float pointer_x = 0, pointer_y = 0;
+  bool pointer_down = false;   ///< the primary button is held
+
+  [[nodiscard]] bool is_held(Key k) const { return held.test(static_cast<std::size_t>(k)); }
+  void hold(Key k) { held.set(static_cast<std::size_t>(k)); }
+};
+
+/// One world setting, for --sim list and --help.
+struct WorldSetting {
+  std::string_view key;
+  std::string_view default_value;
+  std::string_view help;
+};
+
+struct Module {
+  std::string_view name;         ///< what --sim takes
+  std::uint32_t version = 1;     ///< the module's own version (the fingerprint covers it too)
+  std::string_view description;  ///< one line
+  std::span<const WorldSetting> settings;
+  /// Applies "key=value,key=value" (empty: the defaults) on top of `world`; false with a
+  /// sentence in `error` naming the bad key or value.
+  bool (*parse_world)(std::string_view text, WorldParams* world, std::string* error) = nullptr;
+  /// Builds the tick-0 simulation; nullptr when the parameters are out of range.
+  SimulationFactory create = nullptr;
+  /// A bot's input for a tick: a pure function of (seed, tick).
+  PlayerInput (*bot)(std::uint64_t seed, Tick tick) = nullptr;
+  /// The local player's input from its controls.
+  PlayerInput (*from_controls)(const Controls& controls) = nullptr;
+  std::string_view controls_help;  ///< e.g. "arrows/WASD steer"
+};
+
+/// Every module built into this build, the default first.
+std::span<const Module* const> builtin_modules();
+/// The built-in module called `name`, or nullptr.
+const Module* find_module(std::string_view name);
+/// The module used when none is named.
+const Module& default_module();
+/// One line per built-in module: name, version, description and settings with their defaults
+/// (what --sim list prints).
+std::string module_list();
+
+/// What --sim NAME asks for: the built-in module, or nullptr after printing the list to stdout
+/// for "list" (`*exit_code` 0) or logging the known names for an unknown one (`*exit_code` 2).
+const Module* choose_module(std::string_view name, int* exit_code);
+
+/// Splits "k=v,k=v" into pairs; false with `error` set on an entry without '=' or an empty key.
+bool split_settings(std::string_view text, std::vector<std::pair<std::string, std::string>>* out, std::string* error);
+
+}  // namespace lockstep

@@ -1,0 +1,134 @@
+#include "lockstep/module.hpp"
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+
+#include "lockstep/arena.hpp"
+#include "lockstep/bot.hpp"
+#include "lockstep/log.hpp"
+
+namespace lockstep {
+
+bool split_settings(std::string_view text, std::vector<std::pair<std::string, std::string>>* out, std::string* error) {
+  out->clear();
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    const std::string_view item = text.substr(0, comma);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      *error = "'" + std::string(item) + "' is not key=value";
+      return false;
+    }
+    out->emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return true;
+}
+
+namespace {
+
+// A whole number in [0, max]; false with a sentence naming the key otherwise.
+bool parse_unsigned(const std::string& key, const std::string& value, std::uint64_t max, std::uint64_t* out,
+                    std::string* error) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || errno == ERANGE || *end != '\0' ||
+      v > max) {
+    *error = "the world setting " + key + " must be a whole number from 0 to " + std::to_string(max) + ", not '" + value + "'";
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+// ---- the arena ----
+
+constexpr std::array kArenaSettings{
+    WorldSetting{"seed", "1", "world generation seed"},
+    WorldSetting{"bodies", "64", "passive bodies, 0..1000000"},
+};
+
+bool arena_world(std::string_view text, WorldParams* world, std::string* error) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  if (!split_settings(text, &pairs, error)) return false;
+  for (const auto& [key, value] : pairs) {
+    std::uint64_t v = 0;
+    if (key == "seed") {
+      if (!parse_unsigned(key, value, UINT64_MAX, &v, error)) return false;
+      world->seed = v;
+    } else if (key == "bodies") {
+      if (!parse_unsigned(key, value, kMaxBodies, &v, error)) return false;
+      world->bodies = static_cast<std::uint32_t>(v);
+    } else {
+      *error = "the arena has no world setting '" + key + "' (it has seed, bodies)";
+      return false;
+    }
+  }
+  return true;
+}
+
+PlayerInput arena_controls(const Controls& c) {
+  PlayerInput in;
+  if (c.is_held(Key::Up) || c.is_held(Key::W)) in.thrust = 127;
+  else if (c.is_held(Key::Down) || c.is_held(Key::S)) in.thrust = -127;
+  if (c.is_held(Key::Left) || c.is_held(Key::A)) in.turn = -127;
+  else if (c.is_held(Key::Right) || c.is_held(Key::D)) in.turn = 127;
+  return in;
+}
+
+const Module kArena{
+    "arena",
+    1,
+    "discs steered by thrust and turn among passive bodies bouncing in a walled arena",
+    kArenaSettings,
+    &arena_world,
+    &make_arena,
+    &bot_input,
+    &arena_controls,
+    "arrows/WASD steer",
+};
+
+constexpr std::array<const Module*, 1> kBuiltin{&kArena};
+
+}  // namespace
+
+std::span<const Module* const> builtin_modules() { return kBuiltin; }
+
+const Module* find_module(std::string_view name) {
+  for (const Module* m : kBuiltin)
+    if (m->name == name) return m;
+  return nullptr;
+}
+
+const Module& default_module() { return *kBuiltin.front(); }
+
+const Module* choose_module(std::string_view name, int* exit_code) {
+  if (name == "list") {
+    std::fputs(module_list().c_str(), stdout);
+    *exit_code = 0;
+    return nullptr;
+  }
+  if (const Module* m = find_module(name)) return m;
+  std::string known;
+  for (const Module* m : kBuiltin) known += (known.empty() ? "" : ", ") + std::string(m->name);
+  LOCKSTEP_LOG_ERROR("--sim: no built-in simulation module '%.*s' (built in: %s; --sim list describes them)",
+                     static_cast<int>(name.size()), name.data(), known.c_str());
+  *exit_code = 2;
+  return nullptr;
+}
+
+std::string module_list() {
+  std::string out;
+  for (const Module* m : kBuiltin) {
+    out += std::string(m->name) + " " + std::to_string(m->version) + ": " + std::string(m->description) + "; settings:";
+    for (const WorldSetting& s : m->settings)
+      out += " " + std::string(s.key) + "=" + std::string(s.default_value) + " (" + std::string(s.help) + ")";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,76 @@
+// The module registry: lookup, the list --sim list prints, world settings parsed and refused
+// with a sentence, and the arena's controls.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "lockstep/module.hpp"
+
+using namespace lockstep;
+
+TEST_SUITE("core/module") {
+  TEST_CASE("modules are found by name, listed with their settings, and have every part") {
+    REQUIRE_FALSE(builtin_modules().empty());
+    CHECK(&default_module() == builtin_modules().front());
+    CHECK(find_module("no such game") == nullptr);
+    std::set<std::string_view> names;
+    const std::string list = module_list();
+    for (const Module* m : builtin_modules()) {
+      CAPTURE(m->name);
+      CHECK(names.insert(m->name).second);  // unique
+      CHECK(find_module(m->name) == m);
+      CHECK(static_cast<bool>(m->parse_world));
+      CHECK(static_cast<bool>(m->create));
+      CHECK(static_cast<bool>(m->bot));
+      CHECK(static_cast<bool>(m->from_controls));
+      CHECK(list.find(std::string(m->name) + " " + std::to_string(m->version) + ":") != std::string::npos);
+      for (const WorldSetting& s : m->settings) {
+        CHECK(list.find(std::string(s.key) + "=" + std::string(s.default_value)) != std::string::npos);
+        // Every setting's default parses, and the world it gives builds.
+        WorldParams w;
+        std::string error;
+        CHECK_MESSAGE(m->parse_world(std::string(s.key) + "=" + std::string(s.default_value), &w, &error), error);
+        CHECK(m->create(w) != nullptr);
+      }
+      WorldParams w;
+      std::string error;
+      CHECK(m->parse_world("", &w, &error));  // no settings: the defaults
+    }
+  }
+
+  TEST_CASE("settings are split into pairs and bad ones refused with a sentence") {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    std::string error;
+    REQUIRE(split_settings("seed=5,bodies=10,empty=", &pairs, &error));
+    CHECK(pairs == std::vector<std::pair<std::string, std::string>>{{"seed", "5"}, {"bodies", "10"}, {"empty", ""}});
+    CHECK_FALSE(split_settings("seed", &pairs, &error));
+    CHECK(error.find("'seed' is not key=value") != std::string::npos);
+    CHECK_FALSE(split_settings("=5", &pairs, &error));
+    const Module& arena = *find_module("arena");
+    WorldParams w;
+    REQUIRE(arena.parse_world("seed=18446744073709551615,bodies=1000000", &w, &error));
+    CHECK(w.seed == UINT64_MAX);
+    CHECK(w.bodies == 1'000'000);
+    for (const char* bad : {"bodies=1000001", "bodies=-1", "bodies=1e3", "seed=18446744073709551616", "colour=red", "seed"}) {
+      CAPTURE(bad);
+      error.clear();
+      CHECK_FALSE(arena.parse_world(bad, &w, &error));
+      CHECK_FALSE(error.empty());
+    }
+  }
+
+  TEST_CASE("the arena's controls: arrows or WASD, and opposite keys do not cancel to a drift") {
+    const Module& arena = *find_module("arena");
+    Controls c;
+    CHECK(arena.from_controls(c) == PlayerInput{});
+    c.hold(Key::W);
+    c.hold(Key::Left);
+    CHECK(arena.from_controls(c) == PlayerInput{127, -127});
+    Controls back;
+    back.hold(Key::Down);
+    back.hold(Key::D);
+    CHECK(arena.from_controls(back) == PlayerInput{-127, 127});
+    // Bots are pure functions of (seed, tick).
+    CHECK(arena.bot(7, 100) == arena.bot(7, 100));
+  }
+}

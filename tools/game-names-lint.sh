@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Nothing above the simulation interface knows which game it runs: the session layer, the
+# transport, the protocol, the replay format and the executables never name a built-in game
+# (its name, its factory, its state, its constants or its bots). The games are reached only
+# through the module registry (common/src/module.cpp). Usage: tools/game-names-lint.sh [--self-test]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PATTERN='arena|ArenaState|kMaxBodies|bot_input'
+files() {
+  # Everything above simulation.hpp, except the registry that lists the built-in modules.
+  ls common/src/*.cpp common/src/*.hpp common/include/lockstep/*.hpp server/*.cpp client/*.cpp client/*.hpp \
+     replay/*.cpp netsim/*.cpp schemas/messages.fbs schemas/replay.fbs ${LINT_EXTRA:-} 2>/dev/null |
+    grep -Ev '^common/(src|include/lockstep)/(arena|bot|scenario|module|detmath|rng|simulation)\.(cpp|hpp)$'
+}
+if [ "${1:-}" = --self-test ]; then
+  tmp=$(mktemp --suffix=.cpp)
+  trap 'rm -f "$tmp"' EXIT
+  echo '#include "lockstep/arena.hpp"' >"$tmp"
+  if LINT_EXTRA="$tmp" "$0" >/dev/null 2>&1; then echo "FAIL: the lint passed a file that includes arena.hpp"; exit 1; fi
+  echo "ok: the lint flags a game's name above the simulation interface"
+fi
+hits=$(files | xargs grep -n -i -E "$PATTERN")
+if [ -n "$hits" ]; then
+  echo "lint: FAIL: a built-in game is named above the simulation interface:"
+  echo "$hits"
+  exit 1
+fi
+echo "PASS: no built-in game named in the session, transport, protocol, replay or executables ($(files | wc -l) files)"
