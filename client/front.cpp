@@ -76,12 +76,12 @@ void ClientFront::draw_frame(std::int64_t now) {
   keyboard_ = cfg_.module->from_controls(keys.controls);
   if (keys.quit) leave("the player quit");
   const double alpha = view_alpha(now, session_.tick_due_ns(session_.executed_tick()));
-  session_.simulation()->draw(*session_.previous(), static_cast<float>(alpha), discs_);
+  session_.simulation()->draw(*session_.previous(), static_cast<float>(alpha), shapes_);
   const render::Hud hud{session_.executed_tick(), shown_fps_,          alpha,
                         session_.stats().rtt_ms,  session_.frames_buffered(), session_.last_hash(),
                         session_.desynced(),      session_.slot(),
                         cfg_.module->controls_help};
-  renderer_->draw(discs_, session_.simulation()->width(), session_.simulation()->height(), hud);
+  renderer_->draw(shapes_, session_.simulation()->width(), session_.simulation()->height(), hud);
 }
 
 void ClientFront::status_line(std::int64_t now) {

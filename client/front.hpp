@@ -32,7 +32,7 @@ class ClientFront {
   FrameLoop loop_;
   FrameFigures figures_;
   PlayerInput keyboard_;  // the module's input from the latest drawn frame's controls
-  std::vector<DrawDisc> discs_;
+  DrawList shapes_;
   std::int64_t last_frame_ = 0, next_status_ = 0;
   std::uint64_t frames_at_status_ = 0;
   double shown_fps_ = 0;

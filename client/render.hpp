@@ -1,6 +1,7 @@
-// Renderers for lockstep-client: they draw interpolated discs and report the local player's
-// controls (keys held, the pointer), which the simulation module turns into its input.
-// Rendering never changes the simulation: it only reads DrawDisc lists.
+// Renderers for lockstep-client: they draw a module's shapes (circles, rectangles, lines, text
+// labels in world units) and report the local player's controls (keys held, the pointer), which
+// the module turns into its input. Rendering never changes the simulation: it only reads
+// DrawLists.
 #pragma once
 
 #include <cstdint>
@@ -38,8 +39,8 @@ class Renderer {
   virtual ~Renderer() = default;
   /// Prepares the terminal or window; false with `error` set when it cannot.
   virtual bool begin(std::string* error) = 0;
-  /// Draws one frame of `discs` in a world of `width` x `height` units.
-  virtual void draw(const std::vector<DrawDisc>& discs, float width, float height, const Hud& hud) = 0;
+  /// Draws one frame of `shapes`, in order, in a world of `width` x `height` units.
+  virtual void draw(const DrawList& shapes, float width, float height, const Hud& hud) = 0;
   /// Reads the keyboard (and the pointer) at monotonic time `now_ns`.
   virtual Keys poll_keys(std::int64_t now_ns) = 0;
   /// Restores the terminal or closes the window (also done by the destructor).
@@ -54,6 +55,12 @@ bool sdl_available();
 
 /// Test access to an SDL renderer's last frame: RGB of pixel (x, y). False if not SDL.
 bool sdl_read_pixel(Renderer& r, int x, int y, std::uint8_t rgb[3]);
+
+/// A shape's colour as RGB: its player's (`local` stands out) or its palette entry.
+struct Rgb {
+  std::uint8_t r, g, b;
+};
+Rgb colour_of(const DrawShape& s, std::int32_t local);
 
 /// Maps world units to a drawing surface of w x h cells or pixels, keeping the aspect ratio.
 struct Viewport {

@@ -1,5 +1,7 @@
-// The SDL2 window: discs drawn as filled polygons at the display rate, the heads-up figures in
-// the window title, and arrow keys or WASD to steer. Built only when SDL2 is found.
+// The SDL2 window: a module's shapes drawn at the display rate (circles as filled polygons,
+// rectangles, lines, text in a 3x5 pixel font scaled to the label's height), the heads-up
+// figures in the window title, and the keys held and the mouse handed on as the player's
+// controls. Built only when SDL2 is found.
 #include "render.hpp"
 
 #ifdef LOCKSTEP_HAVE_SDL
@@ -14,6 +16,25 @@ namespace lockstep::render {
 namespace {
 
 constexpr int kSegments = 16;
+
+// A 3x5 font: per glyph five rows of three bits, the top row in the highest bits. Letters are
+// drawn as capitals; a character without a glyph is drawn as a box.
+std::uint16_t glyph(char c) {
+  static constexpr std::uint16_t kDigits[10] = {0x7B6F, 0x2C97, 0x73E7, 0x73CF, 0x5BC9, 0x79CF, 0x79EF, 0x7249, 0x7BEF, 0x7BCF};
+  static constexpr std::uint16_t kLetters[26] = {
+      0x2BED, 0x6BAE, 0x3923, 0x6B6E, 0x79A7, 0x79A4, 0x396B, 0x5BED, 0x7497, 0x126A, 0x5BAD, 0x4927, 0x5FED,
+      0x6B6D, 0x2B6A, 0x6BA4, 0x2B73, 0x6BAD, 0x388E, 0x7492, 0x5B6F, 0x5B6A, 0x5BFD, 0x5AAD, 0x5A92, 0x72A7};
+  if (c >= '0' && c <= '9') return kDigits[c - '0'];
+  if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  if (c >= 'A' && c <= 'Z') return kLetters[c - 'A'];
+  switch (c) {
+    case ' ': return 0;
+    case '-': return 0x01C0;
+    case '.': return 0x0002;
+    case ':': return 0x0410;
+    default: return 0x7B6F;  // a box
+  }
+}
 
 class SdlRenderer final : public Renderer {
  public:
@@ -46,7 +67,7 @@ class SdlRenderer final : public Renderer {
     return true;
   }
 
-  void draw(const std::vector<DrawDisc>& discs, float width, float height, const Hud& hud) override {
+  void draw(const DrawList& shapes, float width, float height, const Hud& hud) override {
     const Viewport v = Viewport::fit(width, height, w_, h_);
     view_ = v;
     world_w_ = width;
@@ -57,16 +78,33 @@ class SdlRenderer final : public Renderer {
     SDL_Rect border{static_cast<int>(v.x(0)), static_cast<int>(v.y(0)), static_cast<int>(width * v.scale),
                     static_cast<int>(height * v.scale)};
     SDL_RenderDrawRect(renderer_, &border);
+    // Runs of circles go out as one batch of triangles; anything else flushes the batch first,
+    // so the list's order is the drawing order.
     verts_.clear();
-    for (const DrawDisc& d : discs) add_disc(v, d, hud.slot);
-    SDL_RenderGeometry(renderer_, nullptr, verts_.data(), static_cast<int>(verts_.size()), nullptr, 0);
-    for (const DrawDisc& d : discs) {  // heading markers
-      if (d.player < 0) continue;
-      SDL_SetRenderDrawColor(renderer_, 255, 255, 255, 255);
-      const double hx = d.x + std::cos(d.heading) * d.radius * 1.6, hy = d.y + std::sin(d.heading) * d.radius * 1.6;
-      SDL_RenderDrawLineF(renderer_, static_cast<float>(v.x(d.x)), static_cast<float>(v.y(d.y)),
-                          static_cast<float>(v.x(hx)), static_cast<float>(v.y(hy)));
+    for (const DrawShape& s : shapes) {
+      if (s.kind == DrawShape::Kind::Circle) {
+        add_circle(v, s, colour_of(s, hud.slot));
+        continue;
+      }
+      flush_circles();
+      const Rgb c = colour_of(s, hud.slot);
+      SDL_SetRenderDrawColor(renderer_, c.r, c.g, c.b, 255);
+      switch (s.kind) {
+        case DrawShape::Kind::Rect: {
+          const SDL_FRect r{static_cast<float>(v.x(s.x)), static_cast<float>(v.y(s.y)), static_cast<float>(s.a * v.scale),
+                            static_cast<float>(s.b * v.scale)};
+          SDL_RenderFillRectF(renderer_, &r);
+          break;
+        }
+        case DrawShape::Kind::Line:
+          SDL_RenderDrawLineF(renderer_, static_cast<float>(v.x(s.x)), static_cast<float>(v.y(s.y)),
+                              static_cast<float>(v.x(s.a)), static_cast<float>(v.y(s.b)));
+          break;
+        case DrawShape::Kind::Text: draw_text(v, s); break;
+        case DrawShape::Kind::Circle: break;
+      }
     }
+    flush_circles();
     SDL_RenderPresent(renderer_);
     if (++frames_ % 15 == 1) {
       char title[256];
@@ -124,11 +162,33 @@ class SdlRenderer final : public Renderer {
   }
 
  private:
-  void add_disc(const Viewport& v, const DrawDisc& d, std::int32_t local) {
-    SDL_Color c{150, 160, 175, 255};
-    if (d.player >= 0) c = d.player == local ? SDL_Color{255, 200, 40, 255} : SDL_Color{80, 170, 255, 255};
-    const float cx = static_cast<float>(v.x(d.x)), cy = static_cast<float>(v.y(d.y));
-    const float r = static_cast<float>(d.radius * v.scale);
+  void flush_circles() {
+    if (verts_.empty()) return;
+    SDL_RenderGeometry(renderer_, nullptr, verts_.data(), static_cast<int>(verts_.size()), nullptr, 0);
+    verts_.clear();
+  }
+
+  // Each character a 3x5 grid of filled cells (plus one cell of spacing), `a` world units high.
+  void draw_text(const Viewport& v, const DrawShape& s) {
+    const float cell = static_cast<float>(s.a * v.scale / 5.0);
+    float x = static_cast<float>(v.x(s.x));
+    const float y = static_cast<float>(v.y(s.y));
+    for (const char ch : s.text) {
+      const std::uint16_t g = glyph(ch);
+      for (int row = 0; row < 5; ++row)
+        for (int col = 0; col < 3; ++col)
+          if (g >> (14 - row * 3 - col) & 1u) {
+            const SDL_FRect r{x + static_cast<float>(col) * cell, y + static_cast<float>(row) * cell, cell, cell};
+            SDL_RenderFillRectF(renderer_, &r);
+          }
+      x += 4 * cell;
+    }
+  }
+
+  void add_circle(const Viewport& v, const DrawShape& s, Rgb rgb) {
+    const SDL_Color c{rgb.r, rgb.g, rgb.b, 255};
+    const float cx = static_cast<float>(v.x(s.x)), cy = static_cast<float>(v.y(s.y));
+    const float r = static_cast<float>(s.a * v.scale);
     for (int i = 0; i < kSegments; ++i) {
       verts_.push_back({{cx, cy}, c, {0, 0}});
       verts_.push_back({{cx + r * cos_[i], cy + r * sin_[i]}, c, {0, 0}});

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -16,14 +18,6 @@
 #include "render.hpp"
 
 namespace lockstep::render {
-
-Viewport Viewport::fit(float world_w, float world_h, double w, double h) {
-  Viewport v;
-  v.scale = std::min(w / world_w, h / world_h);
-  v.off_x = (w - world_w * v.scale) / 2;
-  v.off_y = (h - world_h * v.scale) / 2;
-  return v;
-}
 
 namespace {
 
@@ -67,7 +61,7 @@ class TtyRenderer final : public Renderer {
     return true;
   }
 
-  void draw(const std::vector<DrawDisc>& discs, float width, float height, const Hud& hud) override {
+  void draw(const DrawList& shapes, float width, float height, const Hud& hud) override {
     winsize ws{};
     if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0 || ws.ws_col < 20 || ws.ws_row < 6) {
       ws.ws_col = 80;
@@ -81,15 +75,39 @@ class TtyRenderer final : public Renderer {
     for (int c = 0; c < cols; ++c) grid_[0][c] = grid_[rows - 1][c] = '-';
     for (int r = 0; r < rows; ++r) grid_[r][0] = grid_[r][cols - 1] = '|';
     grid_[0][0] = grid_[0][cols - 1] = grid_[rows - 1][0] = grid_[rows - 1][cols - 1] = '+';
-    auto put = [&](const DrawDisc& d, char ch) {
-      const int cx = 1 + static_cast<int>(v.x(d.x));
-      const int cy = 1 + static_cast<int>(v.y(d.y * 0.5f));
+    auto put = [&](float wx, float wy, char ch) {
+      const int cx = 1 + static_cast<int>(v.x(wx));
+      const int cy = 1 + static_cast<int>(v.y(wy * 0.5f));
       if (cx >= 1 && cx < cols - 1 && cy >= 1 && cy < rows - 1) grid_[cy][cx] = ch;
     };
-    for (const DrawDisc& d : discs)
-      if (d.player < 0) put(d, 'o');
-    for (const DrawDisc& d : discs)  // players on top
-      if (d.player >= 0) put(d, d.player == hud.slot ? '@' : static_cast<char>('0' + d.player % 10));
+    // One character a cell: a shape's mark is its player's digit ('@' for the local player) or
+    // a character of its palette colour.
+    static constexpr char kMarks[kPaletteSize] = {'o', '.', '*', '+', '=', '~', '%', ','};
+    for (const DrawShape& s : shapes) {
+      const char mark = s.player >= 0 ? (s.player == hud.slot ? '@' : static_cast<char>('0' + s.player % 10))
+                                      : kMarks[s.palette % kPaletteSize];
+      const float cell = static_cast<float>(1.0 / v.scale);  // world units a column
+      switch (s.kind) {
+        case DrawShape::Kind::Circle: put(s.x, s.y, mark); break;
+        case DrawShape::Kind::Rect:
+          for (float y = s.y; y < s.y + s.b; y += 2 * cell)
+            for (float x = s.x; x < s.x + s.a; x += cell) put(x, y, mark);
+          break;
+        case DrawShape::Kind::Line: {
+          const float len = std::max(std::fabs(s.a - s.x), std::fabs(s.b - s.y));
+          const int steps = std::max(1, static_cast<int>(len / cell));
+          for (int i = 0; i <= steps; ++i) {
+            const float t = static_cast<float>(i) / static_cast<float>(steps);
+            put(s.x + (s.a - s.x) * t, s.y + (s.b - s.y) * t, mark);
+          }
+          break;
+        }
+        case DrawShape::Kind::Text:
+          for (std::size_t i = 0; i < s.text.size(); ++i)
+            put(s.x + static_cast<float>(i) * cell, s.y, s.text[i] >= 0x20 && s.text[i] < 0x7f ? s.text[i] : '?');
+          break;
+      }
+    }
     char line[256];
     std::snprintf(line, sizeof line, " tick %u  fps %.0f  alpha %.2f  rtt %u ms  buffer %zu  hash %s  %s  %s",
                   hud.tick, hud.fps, hud.alpha, hud.rtt_ms, hud.buffered, hash_hex(hud.hash).c_str(),

@@ -410,22 +410,29 @@ class ArenaSimulation final : public Simulation {
     return fp;
   }
 
-  void draw(const Simulation& previous, float alpha, std::vector<DrawDisc>& out) const override {
+  // Passive bodies, then each player's heading (a white line reaching past its disc), then the
+  // players' discs on top.
+  void draw(const Simulation& previous, float alpha, DrawList& out) const override {
     const auto* p = dynamic_cast<const ArenaSimulation*>(&previous);
     assert(p != nullptr);
     const ArenaState& a = p->s_;
     const ArenaState& b = s_;
     const bool same = a.entities() == b.entities() && a.players == b.players;
     const ArenaState& from = same ? a : b;
-    out.resize(b.entities());
-    for (std::uint32_t i = 0; i < b.entities(); ++i) {
-      DrawDisc& d = out[i];
-      d.x = from.x[i] + (b.x[i] - from.x[i]) * alpha;
-      d.y = from.y[i] + (b.y[i] - from.y[i]) * alpha;
-      d.radius = radius_of(i, b.players);
-      d.player = i < b.players ? static_cast<std::int32_t>(i) : -1;
-      d.heading = i < b.players ? detmath::lerp_angle(from.heading[i], b.heading[i], alpha) : 0.0f;
+    out.clear();
+    out.reserve(b.entities() + b.players);
+    auto x_of = [&](std::uint32_t i) { return from.x[i] + (b.x[i] - from.x[i]) * alpha; };
+    auto y_of = [&](std::uint32_t i) { return from.y[i] + (b.y[i] - from.y[i]) * alpha; };
+    for (std::uint32_t i = b.players; i < b.entities(); ++i)
+      out.push_back(DrawShape::circle(x_of(i), y_of(i), radius_of(i, b.players), -1, 0));
+    for (std::uint32_t i = 0; i < b.players; ++i) {
+      const float heading = detmath::lerp_angle(from.heading[i], b.heading[i], alpha);
+      const float reach = radius_of(i, b.players) * 1.6f;
+      out.push_back(DrawShape::line(x_of(i), y_of(i), x_of(i) + detmath::cos(heading) * reach,
+                                    y_of(i) + detmath::sin(heading) * reach, -1, 1));
     }
+    for (std::uint32_t i = 0; i < b.players; ++i)
+      out.push_back(DrawShape::circle(x_of(i), y_of(i), radius_of(i, b.players), static_cast<std::int32_t>(i)));
   }
   float width() const override { return s_.width; }
   float height() const override { return s_.height; }

@@ -164,10 +164,18 @@ TEST_SUITE("core/arena") {
     for (Tick t = 1; t <= 40; ++t) cur->step(scenario_frame(sc, t));
     auto prev = cur->clone();
     cur->step(scenario_frame(sc, 41));
-    std::vector<DrawDisc> at0, at1, near1;
-    cur->draw(*prev, 0.0f, at0);
-    cur->draw(*prev, 1.0f, at1);
-    cur->draw(*prev, 0.999f, near1);
+    // The arena draws the bodies' circles, the players' heading lines, then the players' circles:
+    // its circles by entity id.
+    auto circles = [&](float alpha) {
+      DrawList all;
+      cur->draw(*prev, alpha, all);
+      std::vector<DrawShape> bodies, players;
+      for (const DrawShape& s : all)
+        if (s.kind == DrawShape::Kind::Circle) (s.player >= 0 ? players : bodies).push_back(s);
+      players.insert(players.end(), bodies.begin(), bodies.end());
+      return players;
+    };
+    const auto at0 = circles(0.0f), at1 = circles(1.0f), near1 = circles(0.999f);
     const auto p = entities_of(*prev), c = entities_of(*cur);
     REQUIRE(at0.size() == p.size());
     double far = 0;

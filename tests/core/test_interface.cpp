@@ -40,9 +40,15 @@ void check_contract(SimulationFactory make) {
   CHECK(d->hash() != a->hash());
   CHECK(a->fingerprint() == d->fingerprint());
 
-  std::vector<DrawDisc> discs;
-  a->draw(*b, 0.0f, discs);
-  CHECK(discs.size() >= sc.world.players);
+  DrawList shapes;
+  a->draw(*b, 0.0f, shapes);
+  std::size_t players_drawn = 0;
+  for (const DrawShape& s : shapes) {
+    players_drawn += s.player >= 0 && s.kind == DrawShape::Kind::Circle ? 1u : 0u;
+    CHECK(s.player < static_cast<std::int32_t>(sc.world.players));
+    CHECK(s.palette < kPaletteSize);
+  }
+  CHECK(players_drawn >= sc.world.players);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #ifdef LOCKSTEP_HAVE_SDL
 
+#include <array>
 #include <cstdlib>
 
 #include "render.hpp"
@@ -19,26 +20,32 @@ TEST_SUITE("render/sdl") {
     std::string error;
     REQUIRE_MESSAGE(r->begin(&error), error);
     // A 100 x 100 world on 200 x 200 pixels: 2 pixels per unit.
-    const std::vector<DrawDisc> discs{
-        {25.0f, 25.0f, 5.0f, 0.0f, -1},  // passive body, top left
-        {75.0f, 60.0f, 6.0f, 0.0f, 0},   // the local player (slot 0)
-        {70.0f, 20.0f, 4.0f, 0.0f, 1},   // another player
+    const DrawList shapes{
+        DrawShape::circle(25.0f, 25.0f, 5.0f, -1, 0),            // a neutral body, top left
+        DrawShape::circle(75.0f, 60.0f, 6.0f, 0),                // the local player (slot 0)
+        DrawShape::circle(70.0f, 20.0f, 4.0f, 1),                // another player
+        DrawShape::rect(5.0f, 80.0f, 10.0f, 10.0f, -1, 2),       // red
+        DrawShape::line(40.0f, 95.0f, 60.0f, 95.0f, -1, 3),      // green
+        DrawShape::label(85.0f, 85.0f, 10.0f, "8", -1, 4),       // yellow, cells of 2 x 2 units
     };
     Hud hud;
     hud.slot = 0;
-    r->draw(discs, 100.0f, 100.0f, hud);
-    std::uint8_t body[3], local[3], other[3], empty[3];
-    REQUIRE(sdl_read_pixel(*r, 50, 50, body));
-    REQUIRE(sdl_read_pixel(*r, 150 - 4, 120 + 4, local));  // inside the local disc, off its heading line
-    REQUIRE(sdl_read_pixel(*r, 140 - 3, 40 + 3, other));
-    REQUIRE(sdl_read_pixel(*r, 100, 170, empty));
-    CHECK(body[0] == 150);
-    CHECK(body[2] == 175);
-    CHECK(local[0] == 255);
-    CHECK(local[1] == 200);
-    CHECK(other[2] == 255);
-    CHECK(empty[0] == 16);
-    CHECK(empty[2] == 24);
+    r->draw(shapes, 100.0f, 100.0f, hud);
+    auto at = [&](int x, int y) {
+      std::array<std::uint8_t, 3> rgb{};
+      REQUIRE(sdl_read_pixel(*r, x, y, rgb.data()));
+      return rgb;
+    };
+    using C = std::array<std::uint8_t, 3>;
+    const C background{16, 18, 24};
+    CHECK(at(50, 50) == C{150, 160, 175});
+    CHECK(at(150 - 4, 120 + 4) == C{255, 200, 40});
+    CHECK(at(140 - 3, 40 + 3) == C{80, 170, 255});
+    CHECK(at(20, 170) == C{230, 70, 60});
+    CHECK(at(100, 190) == C{80, 200, 90});
+    CHECK(at(171, 171) == C{240, 220, 60});  // the 8's top-left cell
+    CHECK(at(175, 175) == background);       // its upper hole
+    CHECK(at(100, 170) == background);
     r->end();
   }
 }

@@ -55,11 +55,11 @@ class TinySim final : public Simulation {
   std::unique_ptr<Simulation> clone() const override { return std::make_unique<TinySim>(*this); }
   void assign(const Simulation& o) override { *this = dynamic_cast<const TinySim&>(o); }
   std::uint64_t fingerprint() const override { return 0x7417'5107; }
-  void draw(const Simulation& previous, float alpha, std::vector<DrawDisc>& out) const override {
+  void draw(const Simulation& previous, float alpha, DrawList& out) const override {
     const auto& p = dynamic_cast<const TinySim&>(previous);
-    out.resize(pos_.size());
+    out.clear();
     for (std::size_t i = 0; i < pos_.size(); ++i)
-      out[i] = {p.pos_[i] + (pos_[i] - p.pos_[i]) * alpha, 1.0f, 0.5f, 0.0f, static_cast<std::int32_t>(i)};
+      out.push_back(DrawShape::circle(p.pos_[i] + (pos_[i] - p.pos_[i]) * alpha, 1.0f, 0.5f, static_cast<std::int32_t>(i)));
   }
   float width() const override { return 100.0f; }
   float height() const override { return 2.0f; }

@@ -20,13 +20,39 @@ struct WorldParams {
   std::uint32_t players = 4;   ///< player slots, 1..kMaxPlayers
 };
 
-/// One disc for a renderer, in world units, already interpolated.
-struct DrawDisc {
-  float x = 0, y = 0;      ///< centre
-  float radius = 0;
-  float heading = 0;       ///< radians in [-pi, pi)
-  std::int32_t player = -1;  ///< slot of the player steering it, -1 for a passive body
+/// One thing for a renderer to draw, in world units, already blended by alpha. Renderers draw a
+/// list in order (later over earlier) and know nothing else of the game.
+struct DrawShape {
+  enum class Kind : std::uint8_t {
+    Circle,  ///< filled; centre (x, y), radius a
+    Rect,    ///< filled; top-left corner (x, y), width a, height b
+    Line,    ///< from (x, y) to (a, b)
+    Text,    ///< `text` with its top-left corner at (x, y), a units high
+  };
+  Kind kind = Kind::Circle;
+  float x = 0, y = 0, a = 0, b = 0;
+  std::int32_t player = -1;  ///< drawn in this player's colour (the local player's stands out) ...
+  std::uint8_t palette = 0;  ///< ... or, for player -1, this palette colour (kPaletteSize colours)
+  std::string text;          ///< Text only: printable ASCII
+
+  static DrawShape circle(float x, float y, float r, std::int32_t player, std::uint8_t palette = 0) {
+    return {Kind::Circle, x, y, r, 0, player, palette, {}};
+  }
+  static DrawShape rect(float x, float y, float w, float h, std::int32_t player, std::uint8_t palette = 0) {
+    return {Kind::Rect, x, y, w, h, player, palette, {}};
+  }
+  static DrawShape line(float x0, float y0, float x1, float y1, std::int32_t player, std::uint8_t palette = 0) {
+    return {Kind::Line, x0, y0, x1, y1, player, palette, {}};
+  }
+  static DrawShape label(float x, float y, float height, std::string text, std::int32_t player,
+                         std::uint8_t palette = 0) {
+    return {Kind::Text, x, y, height, 0, player, palette, std::move(text)};
+  }
 };
+/// The palette colours a shape of no player may use: 0 neutral grey, 1 white, 2 red, 3 green,
+/// 4 yellow, 5 cyan, 6 magenta, 7 dark grey.
+inline constexpr std::uint8_t kPaletteSize = 8;
+using DrawList = std::vector<DrawShape>;
 
 /// One named value of the state, for desync reports: the exact bits and how to read them.
 struct FieldValue {
@@ -73,9 +99,9 @@ class Simulation {
   /// peers whose fingerprints differ cannot stay in sync and must not play together.
   [[nodiscard]] virtual std::uint64_t fingerprint() const = 0;
 
-  /// Fills `out` with the discs to draw, blended from `previous` (this simulation's state one
-  /// tick earlier, same kind) to this state by `alpha` in [0, 1]; angles take the short way.
-  virtual void draw(const Simulation& previous, float alpha, std::vector<DrawDisc>& out) const = 0;
+  /// Replaces `out` with the shapes to draw, blended from `previous` (this simulation's state one
+  /// tick earlier, same kind) to this state by `alpha` in [0, 1].
+  virtual void draw(const Simulation& previous, float alpha, DrawList& out) const = 0;
   /// World size in world units, for renderers.
   [[nodiscard]] virtual float width() const = 0;
   [[nodiscard]] virtual float height() const = 0;
