@@ -13,7 +13,7 @@ namespace lockstep::bench {
 void run_replay(const Options& opt, std::vector<Row>& rows) {
   for (std::uint32_t bodies : {64u, 1000u, 10000u}) {
     Scenario sc = golden_scenario();
-    sc.world.bodies = bodies;
+    sc.world = arena_world(20261122, bodies, sc.world.players);
     const Tick ticks = opt.quick ? 50 : (bodies >= 10000 ? 300 : 2000);
     const Replay r = scenario_replay(sc, ticks, &make_arena);
     std::vector<double> rates;

@@ -16,7 +16,7 @@ void run_sim(const Options& opt, std::vector<Row>& rows) {
   double per_body_smallest = 0;
   for (std::uint32_t bodies : sizes) {
     Scenario sc = golden_scenario();
-    sc.world.bodies = bodies;
+    sc.world = arena_world(20261122, bodies, sc.world.players);
     auto sim = make_arena(sc.world);
     Tick t = 0;
     for (; t < 100; ) sim->step(scenario_frame(sc, ++t));  // settle initial contacts

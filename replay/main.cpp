@@ -76,7 +76,10 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
   if (!load(path, &r, allow_incomplete)) return kExitBadInput;
   auto sim = module.create(r.header.world);
   if (!sim) {
-    LOCKSTEP_LOG_ERROR("%s: world parameters out of range", path.c_str());
+    LOCKSTEP_LOG_ERROR("%s: the %.*s module cannot build this replay's world (%zu bytes of settings, %u players); "
+                       "was it recorded with another --sim?",
+                       path.c_str(), static_cast<int>(module.name.size()), module.name.data(),
+                       r.header.world.settings.size(), r.header.world.players);
     return kExitBadInput;
   }
   if (sim->fingerprint() != r.header.fingerprint)
@@ -106,12 +109,13 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
   const double secs = static_cast<double>(monotonic_ns() - t0) / 1e9;
   if (bar) std::fputs("\n", stderr);
   const double tps = secs > 0 ? static_cast<double>(n) / secs : 0.0;
-  std::printf("OK %zu ticks verified (%u bodies, %u players), %.0f ticks/s, %.0fx real time\n", n, r.header.world.bodies,
+  std::printf("OK %zu ticks verified (%.*s %s, %u players), %.0f ticks/s, %.0fx real time\n", n,
+              static_cast<int>(module.name.size()), module.name.data(), module.settings_text(r.header.world.settings).c_str(),
               r.header.world.players, tps, tps / kTickRate);
   return kExitOk;
 }
 
-int info(const std::string& path) {
+int info(const Module& module, const std::string& path) {
   Replay r;
   std::string detail;
   const ReplayError e = read_replay(path, &r, &detail);
@@ -123,8 +127,9 @@ int info(const std::string& path) {
   for (const auto& f : r.frames) filled += static_cast<std::size_t>(__builtin_popcount(f.filled));
   const Json out{{"protocol_version", r.header.protocol_version},
                  {"fingerprint", hash_hex(r.header.fingerprint)},
-                 {"seed", r.header.world.seed},
-                 {"bodies", r.header.world.bodies},
+                 {"sim", module.name},
+                 {"settings", module.settings_text(r.header.world.settings)},
+                 {"settings_bytes", r.header.world.settings.size()},
                  {"players", r.header.world.players},
                  {"input_delay", r.header.input_delay},
                  {"start_tick", r.header.start_tick},
@@ -219,7 +224,7 @@ int main(int argc, char** argv) {
   const Module* module = choose_module(sim, &code);
   if (!module) return code;
   if (v->parsed()) return verify(*module, file, perturb_at, allow_incomplete);
-  if (i->parsed()) return info(file);
+  if (i->parsed()) return info(*module, file);
   if (t->parsed()) return trace(file, from, to);
   if (d->parsed()) return diff(file, other);
   if (rs->parsed()) {

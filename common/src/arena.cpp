@@ -123,18 +123,49 @@ void resolve_pair(ArenaState& s, std::uint32_t i, std::uint32_t j) {
 
 }  // namespace
 
-bool arena_params_valid(const WorldParams& p, std::string* reason) {
+std::vector<std::uint8_t> encode_arena_settings(const ArenaSettings& s) {
+  std::vector<std::uint8_t> out;
+  ByteWriter w(out);
+  w.u64(s.seed);
+  w.u32(s.bodies);
+  return out;
+}
+
+bool decode_arena_settings(std::span<const std::uint8_t> bytes, ArenaSettings* out) {
+  *out = ArenaSettings{};
+  if (bytes.empty()) return true;
+  if (bytes.size() != 12) return false;
+  ByteReader r(bytes);
+  out->seed = r.u64();
+  out->bodies = r.u32();
+  return out->bodies <= kMaxBodies;
+}
+
+WorldParams arena_world(std::uint64_t seed, std::uint32_t bodies, std::uint32_t players) {
+  return WorldParams{encode_arena_settings(ArenaSettings{seed, bodies}), players};
+}
+
+bool arena_params(const WorldParams& p, ArenaSettings* settings, std::string* reason) {
   auto fail = [&](const char* why) {
     if (reason) *reason = why;
     return false;
   };
   if (p.players < 1 || p.players > static_cast<std::uint32_t>(kMaxPlayers)) return fail("players must be 1..32");
-  if (p.bodies > kMaxBodies) return fail("bodies must be 0..1000000");
+  if (!decode_arena_settings(p.settings, settings))
+    return fail("the arena's settings are 12 bytes: a seed and at most 1000000 bodies");
   return true;
 }
 
-void arena_init(const WorldParams& p, ArenaState& s) {
-  assert(arena_params_valid(p, nullptr));
+bool arena_params_valid(const WorldParams& p, std::string* reason) {
+  ArenaSettings s;
+  return arena_params(p, &s, reason);
+}
+
+void arena_init(const ArenaSettings& settings, std::uint32_t players, ArenaState& s) {
+  const struct {
+    std::uint64_t seed;
+    std::uint32_t bodies, players;
+  } p{settings.seed, settings.bodies, players};
   const std::uint32_t n = p.players + p.bodies;
   const float side = std::max(kConstants.min_side,
                               static_cast<float>(std::ceil(std::sqrt(static_cast<double>(n) * kConstants.area_per_entity))));
@@ -295,7 +326,7 @@ static_assert(sizeof(ArenaConstants) == 11 * sizeof(float) + sizeof(std::uint32_
 
 class ArenaSimulation final : public Simulation {
  public:
-  explicit ArenaSimulation(const WorldParams& p) { arena_init(p, s_); }
+  ArenaSimulation(const ArenaSettings& settings, std::uint32_t players) { arena_init(settings, players, s_); }
   ArenaSimulation(const ArenaSimulation& o) : s_(o.s_) {}
 
   Tick tick() const override { return s_.tick; }
@@ -465,8 +496,9 @@ class ArenaSimulation final : public Simulation {
 }  // namespace
 
 std::unique_ptr<Simulation> make_arena(const WorldParams& params) {
-  if (!arena_params_valid(params, nullptr)) return nullptr;
-  return std::make_unique<ArenaSimulation>(params);
+  ArenaSettings settings;
+  if (!arena_params(params, &settings, nullptr)) return nullptr;
+  return std::make_unique<ArenaSimulation>(settings, params.players);
 }
 
 }  // namespace lockstep

@@ -216,9 +216,11 @@ void ClientSession::Impl::on_welcome(const wire::Welcome& m) {
   if (m.rejoin_secret()) secret = m.rejoin_secret()->str();
   joining = m.joining();
   joined_running = m.joining();
-  const WorldParams world{m.seed(), m.bodies(), m.players()};
+  WorldParams world;
+  world.players = m.players();
+  if (m.settings()) world.settings.assign(m.settings()->begin(), m.settings()->end());
   sim = cfg.factory(world);
-  if (!sim) return end(1, "the server's world parameters are out of range for this simulation");
+  if (!sim) return end(1, "this client's simulation module cannot build the server's world settings");
   if (cfg.keep_previous) prev = sim->clone();
   scratch = sim->clone();
   history = std::make_unique<StateHistory>(std::max<std::size_t>(1, cfg.state_history));
@@ -228,10 +230,9 @@ void ClientSession::Impl::on_welcome(const wire::Welcome& m) {
   if (m.roster())
     for (const auto* seat : *m.roster())
       roster += (roster.empty() ? "" : ", ") + std::to_string(seat->slot()) + " " + (seat->name() ? seat->name()->str() : "");
-  LOCKSTEP_LOG_INFO("joined as %s; %u slots (taken: %s), seed %llu, %u bodies, input delay %u",
+  LOCKSTEP_LOG_INFO("joined as %s; %u slots (taken: %s), %zu bytes of world settings, input delay %u",
                     slot >= 0 ? ("player " + std::to_string(slot)).c_str() : "spectator", players,
-                    roster.empty() ? "none" : roster.c_str(), static_cast<unsigned long long>(m.seed()), m.bodies(),
-                    input_delay);
+                    roster.empty() ? "none" : roster.c_str(), world.settings.size(), input_delay);
 }
 
 void ClientSession::Impl::on_session_end(const wire::SessionEnd& m, std::int64_t now) {
@@ -282,7 +283,7 @@ void ClientSession::Impl::begin_leave(std::int64_t now, const std::string& reaso
 
 std::uint64_t ClientSession::Impl::sim_fingerprint() const {
   // The fingerprint is a property of the simulation's code; build a throwaway instance to ask.
-  auto probe = cfg.factory(WorldParams{1, 0, 1});
+  auto probe = cfg.factory(WorldParams{{}, 1});
   return probe ? probe->fingerprint() : 0;
 }
 

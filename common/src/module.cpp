@@ -51,23 +51,32 @@ constexpr std::array kArenaSettings{
     WorldSetting{"bodies", "64", "passive bodies, 0..1000000"},
 };
 
-bool arena_world(std::string_view text, WorldParams* world, std::string* error) {
+bool arena_parse_world(std::string_view text, WorldParams* world, std::string* error) {
+  ArenaSettings settings;
+  if (!decode_arena_settings(world->settings, &settings)) settings = ArenaSettings{};
   std::vector<std::pair<std::string, std::string>> pairs;
   if (!split_settings(text, &pairs, error)) return false;
   for (const auto& [key, value] : pairs) {
     std::uint64_t v = 0;
     if (key == "seed") {
       if (!parse_unsigned(key, value, UINT64_MAX, &v, error)) return false;
-      world->seed = v;
+      settings.seed = v;
     } else if (key == "bodies") {
       if (!parse_unsigned(key, value, kMaxBodies, &v, error)) return false;
-      world->bodies = static_cast<std::uint32_t>(v);
+      settings.bodies = static_cast<std::uint32_t>(v);
     } else {
       *error = "the arena has no world setting '" + key + "' (it has seed, bodies)";
       return false;
     }
   }
+  world->settings = encode_arena_settings(settings);
   return true;
+}
+
+std::string arena_settings_text(std::span<const std::uint8_t> bytes) {
+  ArenaSettings s;
+  if (!decode_arena_settings(bytes, &s)) return "";
+  return "seed=" + std::to_string(s.seed) + ",bodies=" + std::to_string(s.bodies);
 }
 
 PlayerInput arena_controls(const Controls& c) {
@@ -84,7 +93,8 @@ const Module kArena{
     1,
     "discs steered by thrust and turn among passive bodies bouncing in a walled arena",
     kArenaSettings,
-    &arena_world,
+    &arena_parse_world,
+    &arena_settings_text,
     &make_arena,
     &bot_input,
     &arena_controls,

@@ -38,7 +38,9 @@ bool field_ranges_ok(const wire::Message& m) {
       const auto* b = m.body_as_Welcome();
       if (b->players() < 1 || b->players() > kMaxPlayers || b->input_delay() > kMaxInputDelay) return false;
       if (b->slot() < -1 || b->slot() >= static_cast<std::int32_t>(b->players())) return false;
-      if (!at_most(b->roster(), kMaxPlayers) || !at_most(b->rejoin_secret(), kMaxSecretBytes)) return false;
+      if (!at_most(b->roster(), kMaxPlayers) || !at_most(b->rejoin_secret(), kMaxSecretBytes) ||
+          !at_most(b->settings(), kMaxSettingsBytes))
+        return false;
       if (b->roster())
         for (const auto* seat : *b->roster())
           if (seat->slot() >= b->players() || !at_most(seat->name(), kMaxNameBytes)) return false;
@@ -140,10 +142,9 @@ Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, cons
   for (const Seat& s : roster) seats.push_back(wire::CreatePlayerInfo(fbb, s.slot, fbb.CreateString(s.name)));
   const auto r = fbb.CreateVector(seats);
   const auto secret = fbb.CreateString(rejoin_secret);
+  const auto settings = fbb.CreateVector(world.settings);
   return finish(fbb, wire::Body::Welcome,
-                wire::CreateWelcome(fbb, slot, input_delay, last_tick, world.seed, world.bodies,
-                                    world.players, r, secret, joining)
-                    .Union());
+                wire::CreateWelcome(fbb, slot, input_delay, last_tick, world.players, r, secret, joining, settings).Union());
 }
 
 Bytes refuse(wire::RefuseReason reason, const std::string& detail) {

@@ -48,8 +48,9 @@ bool ReplayWriter::open(const std::string& path, const ReplayHeader& h, std::str
   std::vector<flatbuffers::Offset<flatbuffers::String>> names;
   for (const auto& n : h.names) names.push_back(fbb.CreateString(n.substr(0, 32)));
   const auto nv = fbb.CreateVector(names);
-  const auto header = replay::CreateHeader(fbb, kReplayFormatVersion, h.protocol_version, h.fingerprint, h.world.seed,
-                                           h.world.bodies, h.world.players, h.input_delay, h.start_tick, nv);
+  const auto settings = fbb.CreateVector(h.world.settings);
+  const auto header = replay::CreateHeader(fbb, kReplayFormatVersion, h.protocol_version, h.fingerprint, h.world.players,
+                                           h.input_delay, h.start_tick, nv, settings);
   fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Header, header.Union()), replay::RecordIdentifier());
   write_record(fbb.GetBufferPointer(), fbb.GetSize());
   return true;
@@ -106,15 +107,17 @@ struct RecordReader {
   ReplayError header(const replay::Header& h, const std::string& at) {
     if (have_header) return fail(ReplayError::Corrupt, "second header" + at);
     if (h.format_version() != kReplayFormatVersion)
-      return fail(ReplayError::Unsupported, "replay format version " + std::to_string(h.format_version()) +
-                                                " is not supported (this build reads " + std::to_string(kReplayFormatVersion) +
-                                                ")");
-    if (h.players() < 1 || h.players() > kMaxPlayers || h.bodies() > 1'000'000 || h.input_delay() > 50)
+      return fail(ReplayError::Unsupported,
+                  "replay format version " + std::to_string(h.format_version()) + " is not supported (this build reads " +
+                      std::to_string(kReplayFormatVersion) + "; format 1 held one built-in world's seed and bodies, not a module's settings: record the session again)");
+    if (h.players() < 1 || h.players() > kMaxPlayers || h.input_delay() > 50 ||
+        (h.settings() && h.settings()->size() > kMaxSettingsBytes))
       return fail(ReplayError::Corrupt, "header values out of range" + at);
     ReplayHeader& hd = out->header;
     hd.protocol_version = h.protocol_version();
     hd.fingerprint = h.fingerprint();
-    hd.world = WorldParams{h.seed(), h.bodies(), h.players()};
+    hd.world.players = h.players();
+    if (h.settings()) hd.world.settings.assign(h.settings()->begin(), h.settings()->end());
     hd.input_delay = h.input_delay();
     hd.start_tick = h.start_tick();
     if (h.names())

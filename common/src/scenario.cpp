@@ -1,10 +1,11 @@
 #include "lockstep/scenario.hpp"
 
+#include "lockstep/arena.hpp"
 #include "lockstep/bot.hpp"
 
 namespace lockstep {
 
-Scenario golden_scenario() { return {WorldParams{20261122, 256, 4}, 7}; }
+Scenario golden_scenario() { return {arena_world(20261122, 256, 4), 7}; }
 
 InputFrame scenario_frame(const Scenario& scenario, Tick tick) {
   InputFrame f;

@@ -200,9 +200,8 @@ void ServerSession::Impl::begin(std::int64_t now) {
   }
   for (auto& [id, p] : peers)
     if (p.role != Role::Pending) send_start(p, now);
-  LOCKSTEP_LOG_INFO("session starting in %lld ms: %u players, seed %llu, %u bodies, input delay %u, %s",
-                    static_cast<long long>(start_delay / 1'000'000), cfg.players,
-                    static_cast<unsigned long long>(cfg.world.seed), cfg.world.bodies, cfg.input_delay,
+  LOCKSTEP_LOG_INFO("session starting in %lld ms: %u players, input delay %u, %s",
+                    static_cast<long long>(start_delay / 1'000'000), cfg.players, cfg.input_delay,
                     cfg.last_tick ? ("until tick " + std::to_string(cfg.last_tick)).c_str() : "until stopped");
 }
 
@@ -295,7 +294,9 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
   impl->cfg.world.players = config.players;
   if (!impl->cfg.factory) impl->cfg.factory = default_module().create;
   impl->sim = impl->cfg.factory(impl->cfg.world);
-  if (!impl->sim) return fail(ErrorKind::Usage, "the world parameters are out of range");
+  if (impl->cfg.world.settings.size() > kMaxSettingsBytes)
+    return fail(ErrorKind::Usage, "the world settings are over " + std::to_string(kMaxSettingsBytes) + " bytes");
+  if (!impl->sim) return fail(ErrorKind::Usage, "the simulation cannot build a world of these settings and players");
   Error err;
   impl->host = NetHost::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
   if (!impl->host) return fail(err.kind, err.detail);

@@ -53,7 +53,7 @@ TEST_SUITE("core/arena") {
     b.bot_seed += 1;
     CHECK(trace(a, 200).back() != trace(b, 200).back());
     Scenario c = golden_scenario();
-    c.world.seed += 1;
+    c.world = arena_world(20261122 + 1, 256, 4);
     CHECK(trace(a, 1).front() != trace(c, 1).front());
   }
 
@@ -86,7 +86,7 @@ TEST_SUITE("core/arena") {
   TEST_CASE("bodies never leave the arena and nothing becomes NaN") {
     for (std::uint32_t bodies : {0u, 10u, 300u, 3000u}) {
       Scenario sc = golden_scenario();
-      sc.world.bodies = bodies;
+      sc.world = arena_world(20261122, bodies, sc.world.players);
       auto sim = make_arena(sc.world);
       for (Tick t = 1; t <= 1500; ++t) {
         sim->step(scenario_frame(sc, t));
@@ -110,7 +110,7 @@ TEST_SUITE("core/arena") {
     for (Tick t = 1; t <= 300; ++t) a->step(scenario_frame(sc, t));
     std::vector<std::uint8_t> snapshot;
     a->serialize(snapshot);
-    auto b = make_arena(WorldParams{1, 0, 1});
+    auto b = make_arena(arena_world(1, 0, 1));
     REQUIRE(b->deserialize(snapshot));
     CHECK(b->tick() == 300);
     for (Tick t = 301; t <= 800; ++t) {
@@ -152,10 +152,10 @@ TEST_SUITE("core/arena") {
   }
 
   TEST_CASE("out-of-range world parameters are refused") {
-    CHECK(make_arena(WorldParams{1, 64, 0}) == nullptr);
-    CHECK(make_arena(WorldParams{1, 64, 33}) == nullptr);
-    CHECK(make_arena(WorldParams{1, kMaxBodies + 1, 4}) == nullptr);
-    CHECK(make_arena(WorldParams{1, 0, 1}) != nullptr);
+    CHECK(make_arena(arena_world(1, 64, 0)) == nullptr);
+    CHECK(make_arena(arena_world(1, 64, 33)) == nullptr);
+    CHECK(make_arena(arena_world(1, kMaxBodies + 1, 4)) == nullptr);
+    CHECK(make_arena(arena_world(1, 0, 1)) != nullptr);
   }
 
   TEST_CASE("interpolation: alpha 0 is the previous tick, alpha near 1 approaches the current") {

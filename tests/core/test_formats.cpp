@@ -78,7 +78,7 @@ TEST_SUITE("core/formats") {
         {"33 inputs", protocol::client_tick(1, many_inputs, 0, 1, {}), protocol::kMaxMessageBytes,
          DecodeError::FieldOutOfRange},
         {"a welcome with slot 2 of 2",
-         protocol::welcome(2, 2, 0, WorldParams{1, 0, 2}, {}), protocol::kMaxMessageBytes, DecodeError::FieldOutOfRange},
+         protocol::welcome(2, 2, 0, arena_world(1, 0, 2), {}), protocol::kMaxMessageBytes, DecodeError::FieldOutOfRange},
         {"a start 11 s away", protocol::start(11'000'000), protocol::kMaxMessageBytes, DecodeError::FieldOutOfRange},
         {"frames whose masks differ in length",
          raw_message(wire::Body::ServerTick,
@@ -141,12 +141,18 @@ TEST_SUITE("core/formats") {
     fault(b, ReplayError::Corrupt, "after the end record");
     fs::remove(good);
 
+    // A replay of format 1 is refused, and the message says what to do.
+    Replay old;
+    CHECK(read_replay(LOCKSTEP_GOLDEN_DIR "/format1.replay", &old, &detail) == ReplayError::Unsupported);
+    CHECK_MESSAGE(detail.find("format version 1 is not supported") != std::string::npos, detail);
+    CHECK_MESSAGE(detail.find("record the session again") != std::string::npos, detail);
+
     // The golden replay is a regression anchor (tests/golden/README.md): it reads back whole.
     Replay golden;
     REQUIRE(read_replay(LOCKSTEP_GOLDEN_DIR "/golden.replay", &golden, &detail) == ReplayError::None);
     CHECK(golden.complete);
     CHECK(golden.frames.size() == 3000);
-    CHECK(golden.header.world.seed == golden_scenario().world.seed);
+    CHECK(golden.header.world.settings == golden_scenario().world.settings);
     CHECK(golden.header.world.players == golden_scenario().world.players);
     CHECK(golden.frames.front().tick == 1);
     CHECK(golden.frames.back().tick == 3000);
@@ -199,7 +205,7 @@ TEST_SUITE("core/formats") {
     CHECK(field_decimal(u) == "42");
     CHECK(probe_block_size(10) == 64);
     CHECK(probe_block_size(1'000'000) == 1954);  // at most 512 blocks
-    auto sim = make_arena(WorldParams{3, 200, 2});
+    auto sim = make_arena(arena_world(3, 200, 2));
     CHECK(block_hashes(*sim, 64).size() == 4);  // 202 entities
     CHECK(entity_hashes(*sim, 200, 10).size() == 2);
     CHECK(field_bits(sim->entity_fields(0)).size() == sim->entity_fields(0).size());

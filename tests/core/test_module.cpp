@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "lockstep/arena.hpp"
 #include "lockstep/module.hpp"
 
 using namespace lockstep;
@@ -23,6 +24,7 @@ TEST_SUITE("core/module") {
       CHECK(static_cast<bool>(m->create));
       CHECK(static_cast<bool>(m->bot));
       CHECK(static_cast<bool>(m->from_controls));
+      CHECK(static_cast<bool>(m->settings_text));
       CHECK(list.find(std::string(m->name) + " " + std::to_string(m->version) + ":") != std::string::npos);
       for (const WorldSetting& s : m->settings) {
         CHECK(list.find(std::string(s.key) + "=" + std::string(s.default_value)) != std::string::npos);
@@ -49,8 +51,12 @@ TEST_SUITE("core/module") {
     const Module& arena = *find_module("arena");
     WorldParams w;
     REQUIRE(arena.parse_world("seed=18446744073709551615,bodies=1000000", &w, &error));
-    CHECK(w.seed == UINT64_MAX);
-    CHECK(w.bodies == 1'000'000);
+    CHECK(arena.settings_text(w.settings) == "seed=18446744073709551615,bodies=1000000");
+    // Settings apply on top of the ones already there, and come out as canonical bytes.
+    REQUIRE(arena.parse_world("bodies=3", &w, &error));
+    CHECK(arena.settings_text(w.settings) == "seed=18446744073709551615,bodies=3");
+    CHECK(w.settings == arena_world(UINT64_MAX, 3, 4).settings);
+    CHECK(arena.settings_text(std::vector<std::uint8_t>(5, 0)).empty());  // not the arena's
     for (const char* bad : {"bodies=1000001", "bodies=-1", "bodies=1e3", "seed=18446744073709551616", "colour=red", "seed"}) {
       CAPTURE(bad);
       error.clear();

@@ -29,7 +29,7 @@ struct Harness {
     ServerConfig cfg;
     cfg.port = 0;
     cfg.players = 2;
-    cfg.world.bodies = 32;
+    cfg.world = arena_world(1, 32, cfg.players);
     cfg.start_delay_ns = 0;
     cfg.input_grace_ns = 0;
     cfg.max_bad_messages = UINT32_MAX;     // keep the fuzzed peer joined, whatever it sends

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "lockstep/arena.hpp"
 #include "lockstep/bot.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/rng.hpp"
@@ -42,7 +43,7 @@ TEST_SUITE("session/desync") {
     cfg.port = 0;
     cfg.players = players;
     cfg.last_tick = last;
-    cfg.world.bodies = bodies;
+    cfg.world = arena_world(1, bodies, players);
     cfg.on_desync = OnDesync::Resync;
     cfg.desync_dir = dir.string();
     cfg.start_delay_ns = 50'000'000;

@@ -199,7 +199,7 @@ TEST_SUITE("session/parts") {
   }
 
   TEST_CASE("desync localizer: two simulations and no network, a one-ULP change named by entity and field") {
-    const WorldParams world{7, 40, 2};
+    const WorldParams world = arena_world(7, 40, 2);
     auto ours = make_arena(world);
     InputFrame f;
     f.present = 3;
@@ -237,7 +237,7 @@ TEST_SUITE("session/parts") {
   }
 
   TEST_CASE("desync localizer: a state no longer held, an unasked answer and a peer without the tick") {
-    auto sim = make_arena(WorldParams{1, 10, 1});
+    auto sim = make_arena(arena_world(1, 10, 1));
     DesyncLocalizer loc;
     DesyncReport base;
     base.tick = 5;

@@ -100,7 +100,7 @@ TEST_SUITE("session/lossy") {
     ServerConfig cfg;
     cfg.players = 3;
     cfg.last_tick = 500;
-    cfg.world.bodies = 100;
+    cfg.world = arena_world(1, 100, cfg.players);
     Session s(cfg);
     FaultConfig faults;
     faults.loss_pct = 25;
@@ -131,7 +131,7 @@ TEST_SUITE("session/loopback") {
     ServerConfig cfg;
     cfg.players = 3;
     cfg.last_tick = 1000;
-    cfg.world.bodies = 200;
+    cfg.world = arena_world(1, 200, cfg.players);
     Session s(cfg);
     for (int i = 0; i < 3; ++i) s.add_client(client_named("bot" + std::to_string(i)), 100 + i);
     REQUIRE(s.run(30 * kSeconds));
@@ -390,7 +390,7 @@ TEST_SUITE("session/hostile") {
     /// Drives the session until connected, then asks to join as `name`.
     void join(std::vector<Driven>& parts, const std::string& name, bool spectate) {
       REQUIRE(drive(parts, [&] { return connected; }, 5 * kSeconds));
-      const std::uint64_t fingerprint = make_arena(WorldParams{1, 0, 1})->fingerprint();
+      const std::uint64_t fingerprint = make_arena(arena_world(1, 0, 1))->fingerprint();
       send(Channel::Control, protocol::join_request(kProtocolVersion, fingerprint, "", name, spectate));
     }
     Driven part() {

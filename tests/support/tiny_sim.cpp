@@ -11,8 +11,10 @@ namespace {
 
 class TinySim final : public Simulation {
  public:
+  // Its settings: any bytes; their first byte (0 without any) offsets the walkers' start.
   explicit TinySim(const WorldParams& p) : pos_(p.players, 0.0f) {
-    for (std::size_t i = 0; i < pos_.size(); ++i) pos_[i] = static_cast<float>(i) + static_cast<float>(p.seed % 7);
+    const std::uint8_t offset = p.settings.empty() ? 0 : p.settings[0];
+    for (std::size_t i = 0; i < pos_.size(); ++i) pos_[i] = static_cast<float>(i) + static_cast<float>(offset % 7);
   }
   Tick tick() const override { return tick_; }
   void step(const InputFrame& f) override {

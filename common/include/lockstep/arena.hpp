@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "lockstep/input.hpp"
@@ -53,8 +55,20 @@ struct ArenaScratch {
   std::vector<float> gx, gy, gr;          ///< positions and radii in cell order, for the overlap test
 };
 
-/// Builds the tick-0 state for `params` (valid ranges: players 1..kMaxPlayers, bodies 0..kMaxBodies).
-void arena_init(const WorldParams& params, ArenaState& out);
+/// The arena's world settings. Canonical bytes: the seed (u64) and the bodies (u32), little-endian,
+/// 12 bytes; no bytes at all mean the defaults.
+struct ArenaSettings {
+  std::uint64_t seed = 1;      ///< world generation seed
+  std::uint32_t bodies = 64;   ///< passive bodies, 0..kMaxBodies
+};
+std::vector<std::uint8_t> encode_arena_settings(const ArenaSettings& s);
+/// False when `bytes` are not 0 or 12 bytes or name more than kMaxBodies bodies.
+bool decode_arena_settings(std::span<const std::uint8_t> bytes, ArenaSettings* out);
+/// An arena world of `players` with these settings.
+WorldParams arena_world(std::uint64_t seed, std::uint32_t bodies, std::uint32_t players);
+
+/// Builds the tick-0 state (valid ranges: players 1..kMaxPlayers, bodies 0..kMaxBodies).
+void arena_init(const ArenaSettings& settings, std::uint32_t players, ArenaState& out);
 
 /// Advances `s` by one tick under `frame` (frame.tick == s.tick + 1): the result is a pure
 /// function of the state before the call and the frame. `scratch` is working memory only.
@@ -65,5 +79,7 @@ std::unique_ptr<Simulation> make_arena(const WorldParams& params);
 
 /// Checks `params` against the arena's ranges; on failure writes a reason and returns false.
 bool arena_params_valid(const WorldParams& params, std::string* reason);
+/// Checks `params` and decodes its settings.
+bool arena_params(const WorldParams& params, ArenaSettings* settings, std::string* reason);
 
 }  // namespace lockstep

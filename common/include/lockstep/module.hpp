@@ -46,9 +46,13 @@ struct Module {
   std::uint32_t version = 1;     ///< the module's own version (the fingerprint covers it too)
   std::string_view description;  ///< one line
   std::span<const WorldSetting> settings;
-  /// Applies "key=value,key=value" (empty: the defaults) on top of `world`; false with a
-  /// sentence in `error` naming the bad key or value.
+  /// Applies "key=value,key=value" on top of `world`'s settings (none: the defaults) and writes
+  /// them back as the module's canonical bytes; false with a sentence in `error` naming the bad
+  /// key or value.
   bool (*parse_world)(std::string_view text, WorldParams* world, std::string* error) = nullptr;
+  /// The settings as "key=value,..." text (every setting, in a fixed order), for logs and
+  /// `lockstep-replay info`; "" when the bytes are not this module's settings.
+  std::string (*settings_text)(std::span<const std::uint8_t> settings) = nullptr;
   /// Builds the tick-0 simulation; nullptr when the parameters are out of range.
   SimulationFactory create = nullptr;
   /// A bot's input for a tick: a pure function of (seed, tick).

@@ -12,7 +12,7 @@
 
 namespace lockstep {
 
-inline constexpr std::uint32_t kReplayFormatVersion = 1;
+inline constexpr std::uint32_t kReplayFormatVersion = 2;
 
 struct ReplayHeader {
   std::uint32_t protocol_version = 0;

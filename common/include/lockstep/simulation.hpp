@@ -13,12 +13,15 @@
 
 namespace lockstep {
 
-/// What a world starts from; sent to clients at join, so every peer builds the same tick-0 state.
+/// What a world starts from; sent to clients at join and stored in replays, so every peer builds
+/// the same tick-0 state.
 struct WorldParams {
-  std::uint64_t seed = 1;      ///< world generation seed
-  std::uint32_t bodies = 64;   ///< passive bodies, 0..kMaxBodies
-  std::uint32_t players = 4;   ///< player slots, 1..kMaxPlayers
+  /// The module's world settings in its own canonical encoding (Module::parse_world makes them;
+  /// empty: the module's defaults). At most kMaxSettingsBytes.
+  std::vector<std::uint8_t> settings;
+  std::uint32_t players = 4;  ///< player slots, 1..kMaxPlayers
 };
+inline constexpr std::size_t kMaxSettingsBytes = 1024;
 
 /// One thing for a renderer to draw, in world units, already blended by alpha. Renderers draw a
 /// list in order (later over earlier) and know nothing else of the game.
