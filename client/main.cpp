@@ -30,7 +30,7 @@ struct Options {
   bool bot = false;
   double fps = 60;
   bool fps_given = false;
-  std::string sim = std::string(default_module().name);
+  std::string sim = std::string(default_module().name), sim_lib;
 };
 
 void declare_options(CLI::App& app, Options& o) {
@@ -40,6 +40,7 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--connect", o.connect, "server to join, HOST:PORT")->capture_default_str();
   app.add_option("--sim", o.sim, "the simulation module, as the server's (built in by name; 'list' lists them)")
       ->capture_default_str();
+  app.add_option("--sim-lib", o.sim_lib, "load the simulation module from this shared library, as the server does");
   app.add_option("--name", cfg.name, "display name (1-32 printable ASCII characters)")->capture_default_str();
   app.add_option("--bot", o.bot_seed, "play with deterministic pseudo-random input from this seed")->check(unsigned_number())
       ->each([&o](const std::string&) { o.bot = true; });
@@ -94,7 +95,7 @@ int report(const ClientSession& session, const ClientFront& front, const std::st
 int play(Options o) {
   ClientConfig& cfg = o.cfg;
   int code = 0;
-  const Module* module = choose_module(o.sim, &code);
+  const Module* module = module_from_options(o.sim, o.sim_lib, &code);
   if (!module) return code;
   cfg.factory = module->create;
   if (!split_host_port(o.connect, &cfg.host, &cfg.port)) {

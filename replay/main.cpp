@@ -193,7 +193,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("lockstep-replay ") + kVersion + " (replay format " +
                                         std::to_string(kReplayFormatVersion) + ")");
   app.require_subcommand(1);
-  std::string sim = std::string(default_module().name);
+  std::string sim = std::string(default_module().name), sim_lib;
+  app.add_option("--sim-lib", sim_lib, "load the simulation module from this shared library");
   app.add_option("--sim", sim, "the simulation module the replay was recorded with ('list' lists them)")
       ->capture_default_str();
   std::string file, other;
@@ -221,7 +222,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
   int code = 0;
-  const Module* module = choose_module(sim, &code);
+  const Module* module = module_from_options(sim, sim_lib, &code);
   if (!module) return code;
   if (v->parsed()) return verify(*module, file, perturb_at, allow_incomplete);
   if (i->parsed()) return info(*module, file);

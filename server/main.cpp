@@ -35,7 +35,7 @@ struct Options {
   double grace_ms = 20, silent_ms = 5000, hash_silence_ms = 5000;
   std::string hash_log_path, record_path, summary_path, status_of;
   bool agones = false;
-  std::string sim = std::string(default_module().name), world;
+  std::string sim = std::string(default_module().name), sim_lib, world;
   std::optional<std::uint64_t> seed;
   std::optional<std::uint32_t> bodies;
 };
@@ -52,6 +52,7 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--input-delay", cfg.input_delay, "ticks between sampling an input and executing it")->check(unsigned_number())
       ->check(CLI::Range(0u, protocol::kMaxInputDelay))->capture_default_str();
   app.add_option("--sim", o.sim, "the simulation module (built in by name; 'list' lists them)")->capture_default_str();
+  app.add_option("--sim-lib", o.sim_lib, "load the simulation module from this shared library (docs/MODULES.md)");
   app.add_option("--world", o.world, "the module's world settings, key=value,... (--sim list shows them); sent to clients at join");
   app.add_option("--seed", o.seed, "shorthand for --world seed=N")->check(unsigned_number());
   app.add_option("--bodies", o.bodies, "shorthand for --world bodies=N")->check(unsigned_number());
@@ -103,7 +104,7 @@ int ask_status(const std::string& of) {
 int host(Options o) {
   ServerConfig& cfg = o.cfg;
   int code = 0;
-  const Module* module = choose_module(o.sim, &code);
+  const Module* module = module_from_options(o.sim, o.sim_lib, &code);
   if (!module) return code;
   // The shorthands first, so --world has the last word.
   std::string world = o.seed ? "seed=" + std::to_string(*o.seed) : "";

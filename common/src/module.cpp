@@ -115,6 +115,17 @@ const Module* find_module(std::string_view name) {
 
 const Module& default_module() { return *kBuiltin.front(); }
 
+const Module* module_from_options(std::string_view sim, const std::string& sim_lib, int* exit_code) {
+  if (sim_lib.empty()) return choose_module(sim, exit_code);
+  std::string error;
+  const Module* m = load_module_library(sim_lib, &error);
+  if (!m) {
+    LOCKSTEP_LOG_ERROR("%s", error.c_str());
+    *exit_code = 2;
+  }
+  return m;
+}
+
 const Module* choose_module(std::string_view name, int* exit_code) {
   if (name == "list") {
     std::fputs(module_list().c_str(), stdout);

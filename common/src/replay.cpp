@@ -176,7 +176,7 @@ struct RecordReader {
 
 ReplayError read_replay(const std::string& path, Replay* out, std::string* detail) {
   *out = Replay{};
-  RecordReader reader{out};
+  RecordReader reader{out, false, 0, {}};
   auto fail = [&](ReplayError e, const std::string& why) {
     if (detail) *detail = why;
     return e;

@@ -72,6 +72,15 @@ const Module& default_module();
 /// (what --sim list prints).
 std::string module_list();
 
+/// Loads the module of a shared library (--sim-lib FILE.so, the C ABI of module_abi.h). One
+/// library per process. nullptr with a sentence in `error` when the file is missing, is not a
+/// module, speaks another ABI version or lacks part of the table.
+const Module* load_module_library(const std::string& path, std::string* error);
+
+/// The module the options name: --sim-lib FILE when given, else --sim NAME (see choose_module).
+/// nullptr after printing the list or logging why, with the exit code in `*exit_code`.
+const Module* module_from_options(std::string_view sim, const std::string& sim_lib, int* exit_code);
+
 /// What --sim NAME asks for: the built-in module, or nullptr after printing the list to stdout
 /// for "list" (`*exit_code` 0) or logging the known names for an unknown one (`*exit_code` 2).
 const Module* choose_module(std::string_view name, int* exit_code);

@@ -1,0 +1,228 @@
+// Modules from shared libraries (--sim-lib FILE.so): the C table of module_abi.h behind the
+// Simulation and Module interfaces. One library per process; it stays loaded until exit.
+#include <dlfcn.h>
+
+#include <array>
+#include <cstring>
+
+#include "lockstep/desync.hpp"
+#include "lockstep/module.hpp"
+#include "lockstep/module_abi.h"
+#include "lockstep/state_hash.hpp"
+
+namespace lockstep {
+
+namespace {
+
+const lockstep_module_v1* g_table = nullptr;  // the loaded library's table
+std::string g_name, g_description, g_controls_help;
+Module g_module;
+
+// The bytes one player's input takes in a frame: PlayerInput::pack(), little-endian.
+constexpr std::uint32_t kInputBytes = 2;
+
+class LibSimulation final : public Simulation {
+ private:
+  const lockstep_module_v1* t_;
+  lockstep_sim* s_;
+  std::uint32_t players_;
+  mutable std::vector<std::uint8_t> scratch_;
+  mutable std::vector<lockstep_shape> shapes_;
+
+ public:
+  LibSimulation(const lockstep_module_v1* t, lockstep_sim* s, std::uint32_t players) : t_(t), s_(s), players_(players) {}
+  ~LibSimulation() override { t_->destroy(s_); }
+  LibSimulation(const LibSimulation&) = delete;
+  LibSimulation& operator=(const LibSimulation&) = delete;
+
+  Tick tick() const override { return t_->tick(s_); }
+  void step(const InputFrame& frame) override {
+    std::array<std::uint8_t, kMaxPlayers * kInputBytes> inputs{};
+    for (std::uint32_t p = 0; p < players_; ++p) {
+      const std::uint16_t bits = frame.inputs[p].pack();
+      inputs[p * kInputBytes] = static_cast<std::uint8_t>(bits & 0xff);
+      inputs[p * kInputBytes + 1] = static_cast<std::uint8_t>(bits >> 8);
+    }
+    const lockstep_frame f{frame.tick, frame.present, frame.filled, players_, kInputBytes, inputs.data()};
+    t_->step(s_, &f);
+  }
+  void serialize(std::vector<std::uint8_t>& out) const override {
+    const std::size_t n = t_->serialize(s_, nullptr, 0);
+    const std::size_t at = out.size();
+    out.resize(at + n);
+    t_->serialize(s_, out.data() + at, n);
+  }
+  bool deserialize(std::span<const std::uint8_t> bytes) override {
+    return t_->deserialize(s_, bytes.data(), bytes.size()) != 0;
+  }
+  std::uint64_t hash() const override {
+    scratch_.clear();
+    serialize(scratch_);
+    return hash_bytes(scratch_);
+  }
+  std::uint32_t entity_count() const override { return t_->entity_count(s_); }
+  std::uint64_t entity_hash(std::uint32_t entity) const override {
+    const auto bits = field_bits(entity_fields(entity));
+    return hash_bytes({reinterpret_cast<const std::uint8_t*>(bits.data()), bits.size() * sizeof(std::uint64_t)});
+  }
+  std::vector<FieldValue> entity_fields(std::uint32_t entity) const override { return fields(entity); }
+  std::vector<FieldValue> global_fields() const override { return fields(UINT32_MAX); }
+  std::unique_ptr<Simulation> clone() const override {
+    return std::make_unique<LibSimulation>(t_, t_->clone(s_), players_);
+  }
+  void assign(const Simulation& other) override { t_->assign(s_, dynamic_cast<const LibSimulation&>(other).s_); }
+  std::uint64_t fingerprint() const override { return module_fingerprint(); }
+  void draw(const Simulation& previous, float alpha, DrawList& out) const override {
+    const auto& prev = dynamic_cast<const LibSimulation&>(previous);
+    std::size_t n = t_->draw(s_, prev.s_, alpha, shapes_.data(), shapes_.size());
+    if (n > shapes_.size()) {
+      shapes_.resize(n);
+      n = t_->draw(s_, prev.s_, alpha, shapes_.data(), shapes_.size());
+    }
+    out.clear();
+    for (std::size_t i = 0; i < n && i < shapes_.size(); ++i) {
+      const lockstep_shape& s = shapes_[i];
+      DrawShape d;
+      d.kind = static_cast<DrawShape::Kind>(std::min<std::uint32_t>(s.kind, 3));
+      d.x = s.x, d.y = s.y, d.a = s.a, d.b = s.b;
+      d.player = s.player;
+      d.palette = static_cast<std::uint8_t>(s.palette % kPaletteSize);
+      if (d.kind == DrawShape::Kind::Text && s.text) d.text = s.text;
+      out.push_back(std::move(d));
+    }
+  }
+  float width() const override { return t_->width(s_); }
+  float height() const override { return t_->height(s_); }
+  void perturb(std::uint64_t selector) override { t_->perturb(s_, selector); }
+
+  // The module's identity, version and build, with the ABI version.
+  static std::uint64_t module_fingerprint() {
+    std::vector<std::uint8_t> id(g_name.begin(), g_name.end());
+    const std::uint64_t parts[] = {g_table->version, g_table->build_id, g_table->abi_version, kInputBytes};
+    const auto* p = reinterpret_cast<const std::uint8_t*>(parts);
+    id.insert(id.end(), p, p + sizeof parts);
+    return hash_bytes(id);
+  }
+
+ private:
+  std::vector<FieldValue> fields(std::uint32_t entity) const {
+    std::vector<lockstep_field> raw(t_->fields(s_, entity, nullptr, 0));
+    raw.resize(t_->fields(s_, entity, raw.data(), raw.size()));
+    std::vector<FieldValue> out;
+    for (const lockstep_field& f : raw)
+      out.push_back({f.name ? f.name : "?", static_cast<FieldValue::Kind>(std::min<std::uint32_t>(f.kind, 3)), f.bits});
+    return out;
+  }
+};
+
+// The Module interface's plain functions, over the one loaded table.
+bool lib_parse_world(std::string_view text, WorldParams* world, std::string* error) {
+  std::array<std::uint8_t, kMaxSettingsBytes> out{};
+  std::array<char, 512> why{};
+  std::size_t len = 0;
+  const std::string t(text);
+  if (!g_table->parse_world(t.c_str(), world->settings.data(), world->settings.size(), out.data(), out.size(), &len,
+                            why.data(), why.size())) {
+    why.back() = '\0';
+    *error = why[0] ? why.data() : "the module refused the world settings";
+    return false;
+  }
+  world->settings.assign(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(std::min(len, out.size())));
+  return true;
+}
+
+std::string lib_settings_text(std::span<const std::uint8_t> settings) {
+  std::array<char, 1024> buf{};
+  const std::size_t n = g_table->settings_text(settings.data(), settings.size(), buf.data(), buf.size());
+  buf.back() = '\0';
+  return n == 0 ? "" : std::string(buf.data());
+}
+
+std::unique_ptr<Simulation> lib_create(const WorldParams& world) {
+  if (world.players < 1 || world.players > static_cast<std::uint32_t>(kMaxPlayers)) return nullptr;
+  lockstep_sim* s = g_table->create(world.settings.data(), world.settings.size(), world.players);
+  if (!s) return nullptr;
+  return std::make_unique<LibSimulation>(g_table, s, world.players);
+}
+
+PlayerInput lib_bot(std::uint64_t seed, Tick tick) {
+  std::uint8_t in[kInputBytes] = {};
+  g_table->bot(seed, tick, in);
+  return PlayerInput::unpack(static_cast<std::uint16_t>(in[0] | (in[1] << 8)));
+}
+
+PlayerInput lib_controls(const Controls& c) {
+  lockstep_controls lc{c.held.to_ullong(), c.pointer_valid ? 1 : 0, c.pointer_down ? 1 : 0, c.pointer_x, c.pointer_y};
+  std::uint8_t in[kInputBytes] = {};
+  g_table->from_controls(&lc, in);
+  return PlayerInput::unpack(static_cast<std::uint16_t>(in[0] | (in[1] << 8)));
+}
+
+// The first function a table lacks, or nullptr when it has them all.
+const char* missing_function(const lockstep_module_v1& t) {
+  const std::pair<const void*, const char*> fns[] = {
+      {reinterpret_cast<const void*>(t.parse_world), "parse_world"}, {reinterpret_cast<const void*>(t.settings_text), "settings_text"},
+      {reinterpret_cast<const void*>(t.create), "create"},           {reinterpret_cast<const void*>(t.destroy), "destroy"},
+      {reinterpret_cast<const void*>(t.clone), "clone"},             {reinterpret_cast<const void*>(t.assign), "assign"},
+      {reinterpret_cast<const void*>(t.tick), "tick"},               {reinterpret_cast<const void*>(t.step), "step"},
+      {reinterpret_cast<const void*>(t.serialize), "serialize"},     {reinterpret_cast<const void*>(t.deserialize), "deserialize"},
+      {reinterpret_cast<const void*>(t.entity_count), "entity_count"}, {reinterpret_cast<const void*>(t.fields), "fields"},
+      {reinterpret_cast<const void*>(t.perturb), "perturb"},         {reinterpret_cast<const void*>(t.draw), "draw"},
+      {reinterpret_cast<const void*>(t.width), "width"},             {reinterpret_cast<const void*>(t.height), "height"},
+      {reinterpret_cast<const void*>(t.bot), "bot"},                 {reinterpret_cast<const void*>(t.from_controls), "from_controls"},
+  };
+  for (const auto& [fn, name] : fns)
+    if (!fn) return name;
+  return nullptr;
+}
+
+bool valid_module_name(const char* name) {
+  if (!name) return false;
+  const std::size_t n = std::strlen(name);
+  if (n == 0 || n > 32) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = name[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const Module* load_module_library(const std::string& path, std::string* error) {
+  auto fail = [&](const std::string& why) -> const Module* {
+    *error = "--sim-lib " + path + ": " + why;
+    return nullptr;
+  };
+  if (g_table) return fail("a module library is already loaded in this process");
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return fail(std::string("cannot load it: ") + dlerror());
+  const auto entry = reinterpret_cast<lockstep_module_fn>(dlsym(lib, LOCKSTEP_MODULE_ENTRY));
+  if (!entry) return fail("not a lockstep module: it has no " LOCKSTEP_MODULE_ENTRY "() entry point (module_abi.h)");
+  const lockstep_module_v1* t = entry(LOCKSTEP_MODULE_ABI_VERSION);
+  if (!t) return fail("the module cannot serve module ABI version " + std::to_string(LOCKSTEP_MODULE_ABI_VERSION));
+  if (t->abi_version != LOCKSTEP_MODULE_ABI_VERSION)
+    return fail("the module speaks module ABI version " + std::to_string(t->abi_version) + "; this build speaks " +
+                std::to_string(LOCKSTEP_MODULE_ABI_VERSION));
+  if (!valid_module_name(t->name)) return fail("the module's name must be 1-32 of [a-z0-9_-]");
+  if (const char* lacks = missing_function(*t)) return fail(std::string("the module's table has no ") + lacks + "()");
+  if (t->input_size != kInputBytes)
+    return fail("the module's inputs are " + std::to_string(t->input_size) + " bytes; this build carries " +
+                std::to_string(kInputBytes) + "-byte inputs");
+  g_table = t;
+  g_name = t->name;
+  g_description = t->description ? t->description : "";
+  g_controls_help = t->controls_help ? t->controls_help : "";
+  g_module.name = g_name;
+  g_module.version = t->version;
+  g_module.description = g_description;
+  g_module.parse_world = &lib_parse_world;
+  g_module.settings_text = &lib_settings_text;
+  g_module.create = &lib_create;
+  g_module.bot = &lib_bot;
+  g_module.from_controls = &lib_controls;
+  g_module.controls_help = g_controls_help;
+  return &g_module;
+}
+
+}  // namespace lockstep

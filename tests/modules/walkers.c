@@ -1,0 +1,212 @@
+/* A simulation module in plain C, built as a shared library and loaded by the stock server,
+ * client and replay tool with --sim-lib (tests/e2e/sim_lib.sh). Walkers on a line, in integer
+ * arithmetic: each player's walker accelerates by its input's first byte; a seeded pulse moves
+ * every walker a little each tick. Built with -DWALKERS_ABI=N it claims another ABI version, and
+ * with -DWALKERS_NO_ENTRY it exports no entry point: the refusals are tested with both. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "lockstep/module_abi.h"
+
+#ifndef WALKERS_ABI
+#define WALKERS_ABI LOCKSTEP_MODULE_ABI_VERSION
+#endif
+
+#define MAX_PLAYERS 32
+#define WORLD 100000 /* positions are thousandths of a world unit, 0..100 units */
+
+struct lockstep_sim {
+  uint32_t tick, players;
+  uint64_t seed, pulse;
+  int32_t pos[MAX_PLAYERS], vel[MAX_PLAYERS];
+};
+
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static int read_seed(const uint8_t* s, size_t n, uint64_t* seed) {
+  if (n == 0) {
+    *seed = 1;
+    return 1;
+  }
+  if (n != 8) return 0;
+  *seed = 0;
+  for (int i = 7; i >= 0; --i) *seed = (*seed << 8) | s[i];
+  return 1;
+}
+
+static int parse_world(const char* text, const uint8_t* settings, size_t n, uint8_t* out, size_t cap, size_t* out_len,
+                       char* error, size_t error_cap) {
+  uint64_t seed;
+  if (!read_seed(settings, n, &seed)) seed = 1;
+  while (*text) {
+    const char* comma = strchr(text, ',');
+    const size_t len = comma ? (size_t)(comma - text) : strlen(text);
+    if (len > 5 && strncmp(text, "seed=", 5) == 0) {
+      char* end = NULL;
+      seed = strtoull(text + 5, &end, 10);
+      if (end != text + len) {
+        snprintf(error, error_cap, "walkers: seed must be a whole number");
+        return 0;
+      }
+    } else {
+      snprintf(error, error_cap, "walkers has no world setting '%.*s' (it has seed)", (int)len, text);
+      return 0;
+    }
+    text += len + (comma ? 1 : 0);
+  }
+  if (cap < 8) return 0;
+  for (int i = 0; i < 8; ++i) out[i] = (uint8_t)(seed >> (8 * i));
+  *out_len = 8;
+  return 1;
+}
+
+static size_t settings_text(const uint8_t* settings, size_t n, char* out, size_t cap) {
+  uint64_t seed;
+  if (!read_seed(settings, n, &seed)) return 0;
+  return (size_t)snprintf(out, cap, "seed=%llu", (unsigned long long)seed) + 1;
+}
+
+static lockstep_sim* create(const uint8_t* settings, size_t n, uint32_t players) {
+  uint64_t seed;
+  if (!read_seed(settings, n, &seed) || players < 1 || players > MAX_PLAYERS) return NULL;
+  lockstep_sim* s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->players = players;
+  s->seed = seed;
+  s->pulse = mix(seed);
+  for (uint32_t p = 0; p < players; ++p) s->pos[p] = (int32_t)(mix(seed + p) % WORLD);
+  return s;
+}
+
+static void destroy(lockstep_sim* s) { free(s); }
+static lockstep_sim* clone(const lockstep_sim* s) {
+  lockstep_sim* c = malloc(sizeof *c);
+  if (c) *c = *s;
+  return c;
+}
+static void assign(lockstep_sim* to, const lockstep_sim* from) { *to = *from; }
+static uint32_t tick(const lockstep_sim* s) { return s->tick; }
+
+static void step(lockstep_sim* s, const lockstep_frame* f) {
+  s->pulse = mix(s->pulse + f->tick);
+  for (uint32_t p = 0; p < s->players; ++p) {
+    const int8_t push = (f->present >> p) & 1u ? (int8_t)f->inputs[p * f->input_size] : 0;
+    s->vel[p] = s->vel[p] * 15 / 16 + push;
+    s->pos[p] += s->vel[p] + (int32_t)(s->pulse >> (60 - (p % 4))) % 5 - 2;
+    if (s->pos[p] < 0) s->pos[p] = 0, s->vel[p] = -s->vel[p];
+    if (s->pos[p] > WORLD) s->pos[p] = WORLD, s->vel[p] = -s->vel[p];
+  }
+  s->tick = f->tick;
+}
+
+/* Canonical: tick, players, seed, pulse, then each walker's position and velocity, little-endian. */
+static size_t serialize(const lockstep_sim* s, uint8_t* out, size_t cap) {
+  const size_t n = 4 + 4 + 8 + 8 + (size_t)s->players * 8;
+  if (cap < n) return n;
+  size_t at = 0;
+  uint64_t v[4] = {s->tick, s->players, s->seed, s->pulse};
+  const int widths[4] = {4, 4, 8, 8};
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < widths[k]; ++i) out[at++] = (uint8_t)(v[k] >> (8 * i));
+  for (uint32_t p = 0; p < s->players; ++p)
+    for (int k = 0; k < 2; ++k) {
+      const uint32_t w = (uint32_t)(k == 0 ? s->pos[p] : s->vel[p]);
+      for (int i = 0; i < 4; ++i) out[at++] = (uint8_t)(w >> (8 * i));
+    }
+  return n;
+}
+
+static uint64_t read_le(const uint8_t* b, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = (v << 8) | b[i];
+  return v;
+}
+
+static int deserialize(lockstep_sim* s, const uint8_t* b, size_t n) {
+  if (n < 24) return 0;
+  const uint32_t players = (uint32_t)read_le(b + 4, 4);
+  if (players < 1 || players > MAX_PLAYERS || n != 24 + (size_t)players * 8) return 0;
+  s->tick = (uint32_t)read_le(b, 4);
+  s->players = players;
+  s->seed = read_le(b + 8, 8);
+  s->pulse = read_le(b + 16, 8);
+  for (uint32_t p = 0; p < players; ++p) {
+    s->pos[p] = (int32_t)read_le(b + 24 + p * 8, 4);
+    s->vel[p] = (int32_t)read_le(b + 28 + p * 8, 4);
+  }
+  return 1;
+}
+
+static uint32_t entity_count(const lockstep_sim* s) { return s->players; }
+
+static size_t fields(const lockstep_sim* s, uint32_t e, lockstep_field* out, size_t cap) {
+  if (e == UINT32_MAX) {
+    if (cap >= 2) {
+      out[0] = (lockstep_field){"tick", 2, s->tick};
+      out[1] = (lockstep_field){"pulse", 3, s->pulse};
+    }
+    return 2;
+  }
+  if (cap >= 2 && e < s->players) {
+    out[0] = (lockstep_field){"pos", 2, (uint32_t)s->pos[e]};
+    out[1] = (lockstep_field){"vel", 2, (uint32_t)s->vel[e]};
+  }
+  return 2;
+}
+
+static void perturb(lockstep_sim* s, uint64_t selector) {
+  const uint32_t k = (uint32_t)(selector % (s->players * 2u));
+  if (k % 2 == 0) s->pos[k / 2] ^= 1;
+  else s->vel[k / 2] ^= 1;
+}
+
+static size_t draw(const lockstep_sim* cur, const lockstep_sim* prev, float alpha, lockstep_shape* out, size_t cap) {
+  const size_t n = cur->players + 1;
+  if (cap < n) return n;
+  out[0] = (lockstep_shape){3, 1.0f, 1.0f, 2.0f, 0.0f, -1, 1, "WALKERS"};
+  for (uint32_t p = 0; p < cur->players; ++p) {
+    const float from = (float)prev->pos[p] / 1000.0f, to = (float)cur->pos[p] / 1000.0f;
+    out[p + 1] = (lockstep_shape){0, from + (to - from) * alpha, 5.0f + (float)(p % 4), 1.0f, 0.0f, (int32_t)p, 0, NULL};
+  }
+  return n;
+}
+
+static float width(const lockstep_sim* s) { (void)s; return 100.0f; }
+static float height(const lockstep_sim* s) { (void)s; return 10.0f; }
+
+static void bot(uint64_t seed, uint32_t t, uint8_t* input) {
+  const uint64_t h = mix(seed * 31 + t / 50);
+  input[0] = (uint8_t)(int8_t)((int)(h % 61) - 30);
+  input[1] = 0;
+}
+
+static void from_controls(const lockstep_controls* c, uint8_t* input) {
+  const int right = (c->held >> 3) & 1u, left = (c->held >> 2) & 1u;
+  input[0] = (uint8_t)(int8_t)(right ? 30 : left ? -30 : 0);
+  input[1] = 0;
+}
+
+static const lockstep_module_v1 kWalkers = {
+    WALKERS_ABI, "walkers", 1, 0x77616c6b65727301ull, "walkers on a line, in integers (a test module in C)",
+    "seed=1 (pulse seed)", "left/right walk", 2,
+    parse_world, settings_text, create, destroy, clone, assign, tick, step, serialize, deserialize,
+    entity_count, fields, perturb, draw, width, height, bot, from_controls,
+};
+
+#ifndef WALKERS_NO_ENTRY
+__attribute__((visibility("default"))) const lockstep_module_v1* lockstep_module(uint32_t host_abi_version) {
+  (void)host_abi_version;
+  return &kWalkers;
+}
+#else
+/* The table under another name: a library that exports something, but not the entry point. */
+__attribute__((visibility("default"))) const lockstep_module_v1* walkers_table(void) { return &kWalkers; }
+#endif
