@@ -211,7 +211,7 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
     send_snapshot(p, /*join=*/true);
   }
   LOCKSTEP_LOG_INFO("spectator %s joined from %s", name.c_str(), peer_address(p.enet).c_str());
-  peak_peers = std::max(peak_peers, static_cast<std::uint32_t>(peers.size()) - count_role(Role::Pending));
+  note_peak();
 }
 
 void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::string& name) {
@@ -225,7 +225,7 @@ void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::st
   p.name = name;
   send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret));
   broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
-  peak_peers = std::max(peak_peers, static_cast<std::uint32_t>(peers.size()) - count_role(Role::Pending));
+  note_peak();
   LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
                     joined_players(), cfg.players);
 }
@@ -256,7 +256,7 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
        protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true));
   send_start(p, now);
   send_snapshot(p, /*join=*/true);
-  peak_peers = std::max(peak_peers, static_cast<std::uint32_t>(peers.size()) - count_role(Role::Pending));
+  note_peak();
   LOCKSTEP_LOG_INFO("player %zu (%s) %s at tick %u from %s: sent a %lld-byte snapshot", slot, name.c_str(),
                     rejoin ? "rejoins" : "joins late", executed(), peer_address(p.enet).c_str(),
                     static_cast<long long>(stats.last_snapshot_bytes));

@@ -7,6 +7,7 @@
 // that needs it; nothing here reads a clock.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -124,6 +125,8 @@ struct ServerSession::Impl {
   [[nodiscard]] std::uint32_t joined_players() const;
   [[nodiscard]] std::uint32_t active_players_count() const;
   [[nodiscard]] std::uint32_t count_role(Role role) const;
+  /// Records the most players and spectators joined at once (after a peer joins).
+  void note_peak() { peak_peers = std::max(peak_peers, static_cast<std::uint32_t>(peers.size()) - count_role(Role::Pending)); }
 
   // ---- server_peers.cpp: peers in and out ----
   void on_connect(EnetPeer* enet, std::int64_t now);
