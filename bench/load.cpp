@@ -85,7 +85,7 @@ int run_sessions(const std::string& host, std::uint16_t base_port, std::uint32_t
         return 1;
       }
       const std::uint64_t seed = s * 64 + p + 1;
-      c->set_input_source([seed](Tick t) { return bot_input(seed, t); });
+      c->set_input_source([seed](Tick t, PlayerTick* out) { bot_input(seed, t).encode(out->input); });
       watch(epfd, c->fd(), clients.size());
       clients.push_back(std::move(c));
     }

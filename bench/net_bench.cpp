@@ -37,7 +37,7 @@ SessionRun run_session(std::uint32_t players, std::uint32_t input_delay, Tick ti
     cc.port = server->port();
     cc.name = "bench" + std::to_string(i);
     clients.push_back(ClientSession::create(cc, &err));
-    clients.back()->set_input_source([i](Tick t) { return bot_input(i + 1, t); });
+    clients.back()->set_input_source([i](Tick t, PlayerTick* out) { bot_input(i + 1, t).encode(out->input); });
   }
   Pacer waiter;
   auto done = [&] {

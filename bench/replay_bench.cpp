@@ -15,7 +15,7 @@ void run_replay(const Options& opt, std::vector<Row>& rows) {
     Scenario sc = golden_scenario();
     sc.world = arena_world(20261122, bodies, sc.world.players);
     const Tick ticks = opt.quick ? 50 : (bodies >= 10000 ? 300 : 2000);
-    const Replay r = scenario_replay(sc, ticks, &make_arena);
+    const Replay r = scenario_replay(sc, ticks);
     std::vector<double> rates;
     for (int rep = 0; rep < (opt.quick ? 1 : 3); ++rep) {
       auto sim = make_arena(r.header.world);

@@ -73,7 +73,14 @@ void ClientFront::draw_frame(std::int64_t now) {
   ++figures_.frames;
   if (!renderer_) return;
   const render::Keys keys = renderer_->poll_keys(now);
-  keyboard_ = cfg_.module->from_controls(keys.controls);
+  keyboard_ = blank_tick(*cfg_.module);
+  Controls controls = keys.controls;
+  controls.world_width = session_.simulation()->width();
+  controls.world_height = session_.simulation()->height();
+  cfg_.module->from_controls(controls, memory_, &keyboard_);
+  keyboard_.input.resize(cfg_.module->input_size, 0);
+  for (std::size_t i = 0; i < keyboard_.commands.size(); ++i)
+    if (!pending_.add(keyboard_.commands.at(i))) ++figures_.commands_dropped;  // over what a player may queue
   if (keys.quit) leave("the player quit");
   const double alpha = view_alpha(now, session_.tick_due_ns(session_.executed_tick()));
   session_.simulation()->draw(*session_.previous(), static_cast<float>(alpha), shapes_);
@@ -82,6 +89,17 @@ void ClientFront::draw_frame(std::int64_t now) {
                         session_.desynced(),      session_.slot(),
                         cfg_.module->controls_help};
   renderer_->draw(shapes_, session_.simulation()->width(), session_.simulation()->height(), hud);
+}
+
+void ClientFront::take_input(PlayerTick* out) {
+  if (keyboard_.input.size() == out->input.size()) out->input = keyboard_.input;
+  std::size_t taken = 0;
+  for (; taken < pending_.size() && out->commands.add(pending_.at(taken)); ++taken) {
+  }
+  if (taken == 0) return;
+  Commands rest;
+  for (std::size_t i = taken; i < pending_.size(); ++i) rest.add(pending_.at(i));
+  pending_ = std::move(rest);
 }
 
 void ClientFront::status_line(std::int64_t now) {

@@ -31,7 +31,9 @@ class ClientFront {
   FrontConfig cfg_;
   FrameLoop loop_;
   FrameFigures figures_;
-  PlayerInput keyboard_;  // the module's input from the latest drawn frame's controls
+  PlayerTick keyboard_;   // the module's input from the latest drawn frame's controls ...
+  Commands pending_;      // ... and the commands they issued, not yet handed to a tick
+  ControlMemory memory_{};
   DrawList shapes_;
   std::int64_t last_frame_ = 0, next_status_ = 0;
   std::uint64_t frames_at_status_ = 0;
@@ -43,8 +45,10 @@ class ClientFront {
   ClientFront(ClientSession& session, std::unique_ptr<render::Renderer> renderer, FrontConfig cfg, std::int64_t now);
   /// One wake of the event loop at `now`: the session first, then stepping and drawing.
   Wake update(std::int64_t now, bool stop_requested);
-  /// The input from the latest drawn frame's controls: sampled on every tick until the next frame.
-  [[nodiscard]] PlayerInput keyboard() const { return keyboard_; }
+  /// This tick's input and commands: the input from the latest drawn frame's controls (sampled on
+  /// every tick until the next frame), and the commands issued since the last tick, as many as
+  /// one tick takes (the rest go with the next ticks).
+  void take_input(PlayerTick* out);
   [[nodiscard]] const FrameFigures& figures() const { return figures_; }
   [[nodiscard]] render::Renderer* renderer() { return renderer_.get(); }
 

@@ -141,8 +141,8 @@ int play(Options o) {
   front_cfg.rejoin_file = o.rejoin_file;
   front_cfg.module = module;
   ClientFront front(*session, std::move(renderer), front_cfg, monotonic_ns());
-  if (o.bot) session->set_input_source([module, seed = o.bot_seed](Tick t) { return module->bot(seed, t); });
-  else session->set_input_source([&front](Tick) { return front.keyboard(); });
+  if (o.bot) session->set_input_source([module, seed = o.bot_seed](Tick t, PlayerTick* out) { module->bot(seed, t, out); });
+  else session->set_input_source([&front](Tick, PlayerTick* out) { front.take_input(out); });
   install_stop_signals();
   run_event_loop(
       session->fd(), [&](std::int64_t now) { return front.update(now, g_stop_requested); },

@@ -139,6 +139,7 @@ class SdlRenderer final : public Renderer {
       k.controls.pointer_valid = k.controls.pointer_x >= 0 && k.controls.pointer_y >= 0 &&
                                  k.controls.pointer_x <= world_w_ && k.controls.pointer_y <= world_h_;
       k.controls.pointer_down = (buttons & SDL_BUTTON(SDL_BUTTON_LEFT)) != 0;
+      k.controls.secondary_down = (buttons & SDL_BUTTON(SDL_BUTTON_RIGHT)) != 0;
     }
     return k;
   }

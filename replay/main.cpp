@@ -82,6 +82,12 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
                        r.header.world.settings.size(), r.header.world.players);
     return kExitBadInput;
   }
+  if (sim->input_size() != r.header.input_size) {
+    LOCKSTEP_LOG_ERROR("%s: recorded with %u-byte inputs (module '%s'); the %.*s module's are %u bytes",
+                       path.c_str(), r.header.input_size, r.header.module.c_str(), static_cast<int>(module.name.size()),
+                       module.name.data(), sim->input_size());
+    return kExitBadInput;
+  }
   if (sim->fingerprint() != r.header.fingerprint)
     LOCKSTEP_LOG_WARN("recorded with simulation fingerprint %s, this build has %s: results may differ",
                       hash_hex(r.header.fingerprint).c_str(), hash_hex(sim->fingerprint()).c_str());
@@ -123,11 +129,15 @@ int info(const Module& module, const std::string& path) {
     LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
     return kExitBadInput;
   }
-  std::size_t filled = 0;
-  for (const auto& f : r.frames) filled += static_cast<std::size_t>(__builtin_popcount(f.filled));
+  std::size_t filled = 0, commands = 0;
+  for (const auto& f : r.frames) {
+    filled += static_cast<std::size_t>(__builtin_popcount(f.filled));
+    commands += f.commands.size();
+  }
   const Json out{{"protocol_version", r.header.protocol_version},
                  {"fingerprint", hash_hex(r.header.fingerprint)},
-                 {"sim", module.name},
+                 {"sim", r.header.module.empty() ? std::string(module.name) : r.header.module},
+                 {"input_size", r.header.input_size},
                  {"settings", module.settings_text(r.header.world.settings)},
                  {"settings_bytes", r.header.world.settings.size()},
                  {"players", r.header.world.players},
@@ -138,6 +148,7 @@ int info(const Module& module, const std::string& path) {
                  {"complete", r.complete},
                  {"final_hash", r.hashes.empty() ? "" : hash_hex(r.hashes.back())},
                  {"filled_inputs", filled},
+                 {"commands", commands},
                  {"names", r.header.names}};
   std::printf("%s\n", json_text(out).c_str());
   if (!r.complete) LOCKSTEP_LOG_WARN("%s", detail.c_str());
@@ -193,10 +204,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("lockstep-replay ") + kVersion + " (replay format " +
                                         std::to_string(kReplayFormatVersion) + ")");
   app.require_subcommand(1);
-  std::string sim = std::string(default_module().name), sim_lib;
+  app.fallthrough();  // --sim and --sim-lib may come after the subcommand too
+  std::string sim, sim_lib;
   app.add_option("--sim-lib", sim_lib, "load the simulation module from this shared library");
-  app.add_option("--sim", sim, "the simulation module the replay was recorded with ('list' lists them)")
-      ->capture_default_str();
+  app.add_option("--sim", sim, "the simulation module to replay with ('list' lists them); default: the one the "
+                               "replay names, for record-scenario " + std::string(default_module().name));
   std::string file, other;
   Tick from = 0, to = 0, perturb_at = 0, ticks = 3000;
   bool allow_incomplete = false;
@@ -213,7 +225,7 @@ int main(int argc, char** argv) {
   auto* d = app.add_subcommand("diff", "first tick where two replays or hash logs differ");
   d->add_option("A", file, "replay or hash log")->required();
   d->add_option("B", other, "replay or hash log")->required();
-  auto* rs = app.add_subcommand("record-scenario", "write the shared golden scenario as a replay");
+  auto* rs = app.add_subcommand("record-scenario", "write the module's golden scenario (its bots) as a replay");
   rs->add_option("FILE", file, "output file")->required();
   rs->add_option("--ticks", ticks, "ticks to record")->check(lockstep::cli::unsigned_number())->check(CLI::Range(1u, 1'000'000u))->capture_default_str();
   try {
@@ -221,6 +233,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
+  // Without --sim, a replay is read with the built-in module it names.
+  if (sim.empty() && sim_lib.empty() && (v->parsed() || i->parsed())) {
+    Replay r;
+    std::string detail;
+    read_replay(file, &r, &detail);
+    if (!r.header.module.empty() && find_module(r.header.module)) sim = r.header.module;
+  }
+  if (sim.empty()) sim = std::string(default_module().name);
   int code = 0;
   const Module* module = module_from_options(sim, sim_lib, &code);
   if (!module) return code;
@@ -230,7 +250,7 @@ int main(int argc, char** argv) {
   if (d->parsed()) return diff(file, other);
   if (rs->parsed()) {
     std::string error;
-    if (!write_replay(file, scenario_replay(golden_scenario(), ticks, module->create), &error)) {
+    if (!write_replay(file, scenario_replay(golden_scenario(*module), ticks), &error)) {
       LOCKSTEP_LOG_ERROR("%s", error.c_str());
       return 1;
     }

@@ -139,7 +139,7 @@ int host(Options o) {
   }
   if (hash_log.is_open()) session->set_hash_log(&hash_log);
   std::unique_ptr<SessionRecorder> recorder;
-  if (!o.record_path.empty()) recorder = std::make_unique<SessionRecorder>(*session, o.record_path);
+  if (!o.record_path.empty()) recorder = std::make_unique<SessionRecorder>(*session, o.record_path, std::string(module->name));
   LOCKSTEP_LOG_INFO("listening on UDP port %u for %u players: %.*s (%s)", session->port(), cfg.players,
                     static_cast<int>(module->name.size()), module->name.data(), module->settings_text(cfg.world.settings).c_str());
   std::unique_ptr<AgonesHeartbeat> agones;

@@ -204,7 +204,8 @@ namespace {
 // 1. Players steer, in slot order. Slots not present coast with zero input.
 void steer_players(ArenaState& s, const InputFrame& frame, const ArenaConstants& k) {
   for (std::uint32_t p = 0; p < s.players; ++p) {
-    const PlayerInput in = (frame.present >> p) & 1u ? frame.inputs[p] : PlayerInput{};
+    const ArenaInput in =
+        (frame.present >> p) & 1u && p < frame.players ? ArenaInput::decode(frame.input(p)) : ArenaInput{};
     const float turn = static_cast<float>(in.turn) * (1.0f / 127.0f);
     const float thrust = static_cast<float>(in.thrust) * (1.0f / 127.0f);
     s.heading[p] = detmath::wrap_angle(s.heading[p] + turn * k.turn_rate * kDt);
@@ -331,6 +332,7 @@ class ArenaSimulation final : public Simulation {
 
   Tick tick() const override { return s_.tick; }
   void step(const InputFrame& frame) override { arena_step(s_, frame, scratch_); }
+  std::uint32_t input_size() const override { return ArenaInput::kBytes; }
 
   void serialize(std::vector<std::uint8_t>& out) const override {
     out.reserve(out.size() + kHeaderBytes + s_.x.size() * 16 + s_.heading.size() * 4);

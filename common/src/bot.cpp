@@ -4,7 +4,7 @@
 
 namespace lockstep {
 
-PlayerInput bot_input(std::uint64_t seed, Tick tick) {
+ArenaInput bot_input(std::uint64_t seed, Tick tick) {
   const std::uint64_t h = mix64(seed * 0x100000001b3ULL ^ mix64(tick / 25));
   const auto thrust = static_cast<int>(h & 0xff) % 255 - 127;     // -127..127
   const auto turn = static_cast<int>((h >> 8) & 0xff) % 255 - 127;

@@ -45,16 +45,18 @@ void ClientSession::Impl::on_server_tick(const wire::ServerTick& m, std::int64_t
     hash_ack = std::min(m.hash_ack(), executed);
     hash_ack_moved = now;
   }
-  const std::size_t n = protocol::frame_count(m, players);
+  const std::uint32_t input_size = sim ? sim->input_size() : 0;
+  const std::size_t n = protocol::frame_count(m, players, input_size);
   if (n == 0 && m.present() && m.present()->size() > 0)
-    return drop(ClientDrop::InconsistentFrames, "frames that do not match the session's " + std::to_string(players) + " slots");
+    return drop(ClientDrop::InconsistentFrames, "frames that do not match the session's " + std::to_string(players) +
+                                                    " slots of " + std::to_string(input_size) + "-byte inputs");
   bool newest = false;
-  for (std::size_t i = 0; i < n; ++i)
-    if (intake.wants(m.first_tick() + static_cast<Tick>(i), executed) &&
-        intake.add(protocol::frame_at(m, players, i), executed)) {
+  protocol::read_frames(m, players, input_size, [&](const InputFrame& f) {
+    if (intake.wants(f.tick, executed) && intake.add(f, executed)) {
       newest = true;
       ++stats.frames_received;
     }
+  });
   if (newest) clock.frames_arrived(now, m.first_tick() + static_cast<Tick>(n) - 1, m.clock_shift());
 }
 
@@ -210,9 +212,13 @@ void ClientSession::Impl::sample(std::int64_t now) {
       break;
     }
     if (slot >= 0 && target >= 1 && target > last_input && target > executed) {
-      const PlayerInput in = input_source ? input_source(target) : PlayerInput{};
+      PlayerTick& in = input[target % kRing];
+      in.input.assign(sim->input_size(), 0);
+      in.commands.clear();
+      if (input_source) input_source(target, &in);
+      in.input.resize(sim->input_size(), 0);  // whatever the source did, exactly the input size
       input_tick[target % kRing] = target;
-      input[target % kRing] = in.pack();
+      stats.commands_sent += in.commands.size();
       sampled_at[target % kRing] = now;
       lead.sampled(target);
       if (first_input == 0) first_input = target;
@@ -236,9 +242,17 @@ void ClientSession::Impl::send_tick(std::int64_t now) {
   const auto window = static_cast<Tick>(protocol::kMaxWindow);
   Tick in_from = std::max(input_ack + 1, first_input);
   if (last_input >= window) in_from = std::max(in_from, last_input - window + 1);
-  std::vector<std::uint16_t> ins;
+  // Ticks with many commands are spread over several messages: past the first tick, at most
+  // kPlayCommandBudget bytes of commands go in one.
+  thread_local std::vector<const PlayerTick*> ins;
+  ins.clear();
+  std::size_t command_bytes = 0;
   if (slot >= 0 && first_input != 0)
-    for (Tick t = in_from; t <= last_input && ins.size() < protocol::kMaxWindow; ++t) ins.push_back(input[t % kRing]);
+    for (Tick t = in_from; t <= last_input && ins.size() < protocol::kMaxWindow; ++t) {
+      command_bytes += input[t % kRing].commands.bytes();
+      if (!ins.empty() && command_bytes > protocol::kPlayCommandBudget) break;
+      ins.push_back(&input[t % kRing]);
+    }
   const Tick oldest = executed > kRing - 1 ? executed - static_cast<Tick>(kRing - 1) : 1;
   Tick h_from = std::max<Tick>(hash_ack + 1, oldest);
   if (executed >= window && executed - window + 1 > h_from &&

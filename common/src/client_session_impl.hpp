@@ -63,7 +63,7 @@ struct ClientSession::Impl {
   bool sample_held = false;  // sampling waits for frames to catch up
   std::int64_t last_sent = 0;
   std::array<Tick, kRing> input_tick{};
-  std::array<std::uint16_t, kRing> input{};
+  std::vector<PlayerTick> input = std::vector<PlayerTick>(kRing);
   std::array<std::int64_t, kRing> sampled_at{};
   Tick first_input = 0, last_input = 0;  // range of sampled target ticks
   Tick input_ack = 0;

@@ -5,7 +5,12 @@
 
 namespace lockstep {
 
-bool InputWindow::receive(Tick first, std::span<const std::uint16_t> inputs, Tick next_tick,
+InputWindow::InputWindow(std::uint32_t input_size)
+    : input_size_(input_size), input_(kSize * input_size, 0), last_(input_size, 0) {
+  delivered_.fill(UINT32_MAX);
+}
+
+bool InputWindow::receive(Tick first, const PackedView& inputs, std::size_t count, Tick next_tick,
                           std::int64_t next_deadline, std::int64_t arrived) {
   bool too_far = false;
   // The slack reported back is the worst of the inputs this message brought first (one that was
@@ -14,7 +19,10 @@ bool InputWindow::receive(Tick first, std::span<const std::uint16_t> inputs, Tic
   const Tick seen_before = seen_;
   std::int64_t worst = INT64_MAX;
   Tick worst_tick = 0;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
+  PackedReader reader(inputs, input_size_);
+  thread_local Commands cmds;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto input = reader.next(&cmds);
     const Tick t = first + static_cast<Tick>(i);
     if (t < first) continue;  // wrapped
     if (t >= next_tick + kSize) {
@@ -26,10 +34,23 @@ bool InputWindow::receive(Tick first, std::span<const std::uint16_t> inputs, Tic
       if (deadline - arrived < worst) worst = deadline - arrived, worst_tick = t;
     }
     seen_ = std::max(seen_, t);
-    if (t < next_tick) continue;  // already assembled: a redundant copy, or too late
-    if (tick_[t % kSize] != t) arrived_[t % kSize] = arrived;
-    tick_[t % kSize] = t;
-    input_[t % kSize] = PlayerInput::unpack(inputs[i]);
+    const std::size_t at = t % kSize;
+    if (t < next_tick) {
+      // Already assembled: a redundant copy, or too late. Commands of a filled tick (whose ring
+      // place still holds tick t - kSize or older) go with the next tick instead, once.
+      if (delivered_[at] != t && next_tick - t < kSize && tick_[at] != t) {
+        delivered_[at] = t;
+        if (!cmds.empty()) {
+          commands_carried_ += cmds.size();
+          queue(cmds);
+        }
+      }
+      continue;
+    }
+    if (tick_[at] != t) arrived_[at] = arrived;
+    tick_[at] = t;
+    std::copy(input.begin(), input.end(), input_.begin() + static_cast<std::ptrdiff_t>(at * input_size_));
+    commands_[at] = cmds;
   }
   if (worst_tick > slack_tick_) {
     slack_us_ = static_cast<std::int32_t>(std::clamp<std::int64_t>(worst / 1000, -10'000'000, 10'000'000));
@@ -39,11 +60,22 @@ bool InputWindow::receive(Tick first, std::span<const std::uint16_t> inputs, Tic
   return !too_far;
 }
 
+void InputWindow::queue(const Commands& cmds) {
+  const auto bytes = cmds.all_bytes();
+  carry_bytes_.insert(carry_bytes_.end(), bytes.begin(), bytes.end());
+  const auto sizes = cmds.sizes();
+  carry_sizes_.insert(carry_sizes_.end(), sizes.begin(), sizes.end());
+}
+
 InputWindow::Fill InputWindow::take(Tick t, std::int64_t now, std::uint32_t rtt_us, std::int64_t last_heard) {
   Fill fill = Fill::None;
+  const std::size_t at = t % kSize;
   if (has(t)) {
-    last_ = input_[t % kSize];
-    latency_.add_us((now - arrived_[t % kSize]) / 1000 + rtt_us);
+    std::copy_n(input_.begin() + static_cast<std::ptrdiff_t>(at * input_size_), input_size_, last_.begin());
+    latency_.add_us((now - arrived_[at]) / 1000 + rtt_us);
+    delivered_[at] = t;
+    queue(commands_[at]);
+    commands_[at].clear();
   } else if (now - last_heard > kSilentFillNs) {
     fill = Fill::Silent;  // nothing heard for a while
     ++fills_silent_;
@@ -54,9 +86,25 @@ InputWindow::Fill InputWindow::take(Tick t, std::int64_t now, std::uint32_t rtt_
     fill = Fill::Late;  // nothing this new has come yet: its lead is too short for its round trip
     ++fills_late_;
   }
+  // This tick's commands: the oldest waiting, as many whole ones as the limits allow.
+  taken_.clear();
+  std::size_t n = 0, offset = 0;
+  while (n < carry_sizes_.size() && taken_.fits(carry_sizes_[n])) {
+    taken_.add(std::span<const std::uint8_t>(carry_bytes_).subspan(offset, carry_sizes_[n]));
+    offset += carry_sizes_[n++];
+  }
+  carry_sizes_.erase(carry_sizes_.begin(), carry_sizes_.begin() + static_cast<std::ptrdiff_t>(n));
+  carry_bytes_.erase(carry_bytes_.begin(), carry_bytes_.begin() + static_cast<std::ptrdiff_t>(offset));
   settle(t);
   advance_ack(t);
   return fill;
+}
+
+void InputWindow::reset_last() {
+  std::fill(last_.begin(), last_.end(), std::uint8_t{0});
+  carry_bytes_.clear();
+  carry_sizes_.clear();
+  taken_.clear();
 }
 
 void InputWindow::settle(Tick t) { ack_ = std::max(ack_, t); }

@@ -7,6 +7,7 @@
 #include "lockstep/arena.hpp"
 #include "lockstep/bot.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/skirmish.hpp"
 
 namespace lockstep {
 
@@ -79,14 +80,16 @@ std::string arena_settings_text(std::span<const std::uint8_t> bytes) {
   return "seed=" + std::to_string(s.seed) + ",bodies=" + std::to_string(s.bodies);
 }
 
-PlayerInput arena_controls(const Controls& c) {
-  PlayerInput in;
+void arena_controls(const Controls& c, ControlMemory&, PlayerTick* out) {
+  ArenaInput in;
   if (c.is_held(Key::Up) || c.is_held(Key::W)) in.thrust = 127;
   else if (c.is_held(Key::Down) || c.is_held(Key::S)) in.thrust = -127;
   if (c.is_held(Key::Left) || c.is_held(Key::A)) in.turn = -127;
   else if (c.is_held(Key::Right) || c.is_held(Key::D)) in.turn = 127;
-  return in;
+  in.encode(out->input);
 }
+
+void arena_bot(std::uint64_t seed, Tick tick, PlayerTick* out) { bot_input(seed, tick).encode(out->input); }
 
 const Module kArena{
     "arena",
@@ -96,14 +99,22 @@ const Module kArena{
     &arena_parse_world,
     &arena_settings_text,
     &make_arena,
-    &bot_input,
+    &arena_bot,
     &arena_controls,
     "arrows/WASD steer",
+    ArenaInput::kBytes,
+    "seed=20261122,bodies=256",
 };
 
-constexpr std::array<const Module*, 1> kBuiltin{&kArena};
+const std::array<const Module*, 2> kBuiltin{&kArena, &skirmish_module()};
 
 }  // namespace
+
+PlayerTick blank_tick(const Module& m) {
+  PlayerTick t;
+  t.input.assign(m.input_size, 0);
+  return t;
+}
 
 std::span<const Module* const> builtin_modules() { return kBuiltin; }
 

@@ -14,38 +14,36 @@ namespace lockstep {
 
 namespace {
 
-const lockstep_module_v1* g_table = nullptr;  // the loaded library's table
-std::string g_name, g_description, g_controls_help;
+const lockstep_module_v2* g_table = nullptr;  // the loaded library's table
+std::string g_name, g_description, g_controls_help, g_golden;
 Module g_module;
-
-// The bytes one player's input takes in a frame: PlayerInput::pack(), little-endian.
-constexpr std::uint32_t kInputBytes = 2;
 
 class LibSimulation final : public Simulation {
  private:
-  const lockstep_module_v1* t_;
+  const lockstep_module_v2* t_;
   lockstep_sim* s_;
   std::uint32_t players_;
   mutable std::vector<std::uint8_t> scratch_;
   mutable std::vector<lockstep_shape> shapes_;
+  std::vector<lockstep_command> commands_;
 
  public:
-  LibSimulation(const lockstep_module_v1* t, lockstep_sim* s, std::uint32_t players) : t_(t), s_(s), players_(players) {}
+  LibSimulation(const lockstep_module_v2* t, lockstep_sim* s, std::uint32_t players) : t_(t), s_(s), players_(players) {}
   ~LibSimulation() override { t_->destroy(s_); }
   LibSimulation(const LibSimulation&) = delete;
   LibSimulation& operator=(const LibSimulation&) = delete;
 
   Tick tick() const override { return t_->tick(s_); }
   void step(const InputFrame& frame) override {
-    std::array<std::uint8_t, kMaxPlayers * kInputBytes> inputs{};
-    for (std::uint32_t p = 0; p < players_; ++p) {
-      const std::uint16_t bits = frame.inputs[p].pack();
-      inputs[p * kInputBytes] = static_cast<std::uint8_t>(bits & 0xff);
-      inputs[p * kInputBytes + 1] = static_cast<std::uint8_t>(bits >> 8);
-    }
-    const lockstep_frame f{frame.tick, frame.present, frame.filled, players_, kInputBytes, inputs.data()};
+    commands_.clear();
+    for (std::size_t i = 0; i < frame.commands.size(); ++i)
+      commands_.push_back({frame.commands[i].slot, frame.commands[i].size, frame.command(i).data()});
+    const lockstep_frame f{frame.tick,       frame.present,      frame.filled,
+                           frame.players,    frame.input_size,   frame.inputs.data(),
+                           static_cast<std::uint32_t>(commands_.size()), commands_.data()};
     t_->step(s_, &f);
   }
+  std::uint32_t input_size() const override { return t_->input_size; }
   void serialize(std::vector<std::uint8_t>& out) const override {
     const std::size_t n = t_->serialize(s_, nullptr, 0);
     const std::size_t at = out.size();
@@ -98,7 +96,7 @@ class LibSimulation final : public Simulation {
   // The module's identity, version and build, with the ABI version.
   static std::uint64_t module_fingerprint() {
     std::vector<std::uint8_t> id(g_name.begin(), g_name.end());
-    const std::uint64_t parts[] = {g_table->version, g_table->build_id, g_table->abi_version, kInputBytes};
+    const std::uint64_t parts[] = {g_table->version, g_table->build_id, g_table->abi_version, g_table->input_size};
     const auto* p = reinterpret_cast<const std::uint8_t*>(parts);
     id.insert(id.end(), p, p + sizeof parts);
     return hash_bytes(id);
@@ -145,21 +143,33 @@ std::unique_ptr<Simulation> lib_create(const WorldParams& world) {
   return std::make_unique<LibSimulation>(g_table, s, world.players);
 }
 
-PlayerInput lib_bot(std::uint64_t seed, Tick tick) {
-  std::uint8_t in[kInputBytes] = {};
-  g_table->bot(seed, tick, in);
-  return PlayerInput::unpack(static_cast<std::uint16_t>(in[0] | (in[1] << 8)));
+// Commands the module issues, into the PlayerTick being filled.
+int add_command(void* ctx, const std::uint8_t* bytes, std::size_t n) {
+  auto* out = static_cast<PlayerTick*>(ctx);
+  return bytes && out->commands.add(std::span<const std::uint8_t>(bytes, n)) ? 1 : 0;
 }
 
-PlayerInput lib_controls(const Controls& c) {
-  lockstep_controls lc{c.held.to_ullong(), c.pointer_valid ? 1 : 0, c.pointer_down ? 1 : 0, c.pointer_x, c.pointer_y};
-  std::uint8_t in[kInputBytes] = {};
-  g_table->from_controls(&lc, in);
-  return PlayerInput::unpack(static_cast<std::uint16_t>(in[0] | (in[1] << 8)));
+// The module writes input_size bytes: give it a buffer of the full size whatever `out` holds.
+void lib_bot(std::uint64_t seed, Tick tick, PlayerTick* out) {
+  out->input.resize(g_table->input_size, 0);
+  std::array<std::uint8_t, kMaxInputBytes> in{};
+  const lockstep_command_sink sink{out, &add_command};
+  g_table->bot(seed, tick, in.data(), &sink);
+  std::copy_n(in.begin(), g_table->input_size, out->input.begin());
+}
+
+void lib_controls(const Controls& c, ControlMemory& memory, PlayerTick* out) {
+  const lockstep_controls lc{c.held.to_ullong(),  c.pointer_valid ? 1 : 0, c.pointer_down ? 1 : 0,
+                             c.secondary_down ? 1 : 0, c.pointer_x, c.pointer_y, c.world_width, c.world_height};
+  out->input.resize(g_table->input_size, 0);
+  std::array<std::uint8_t, kMaxInputBytes> in{};
+  const lockstep_command_sink sink{out, &add_command};
+  g_table->from_controls(&lc, memory.data(), in.data(), &sink);
+  std::copy_n(in.begin(), g_table->input_size, out->input.begin());
 }
 
 // The first function a table lacks, or nullptr when it has them all.
-const char* missing_function(const lockstep_module_v1& t) {
+const char* missing_function(const lockstep_module_v2& t) {
   const std::pair<const void*, const char*> fns[] = {
       {reinterpret_cast<const void*>(t.parse_world), "parse_world"}, {reinterpret_cast<const void*>(t.settings_text), "settings_text"},
       {reinterpret_cast<const void*>(t.create), "create"},           {reinterpret_cast<const void*>(t.destroy), "destroy"},
@@ -199,16 +209,16 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   if (!lib) return fail(std::string("cannot load it: ") + dlerror());
   const auto entry = reinterpret_cast<lockstep_module_fn>(dlsym(lib, LOCKSTEP_MODULE_ENTRY));
   if (!entry) return fail("not a lockstep module: it has no " LOCKSTEP_MODULE_ENTRY "() entry point (module_abi.h)");
-  const lockstep_module_v1* t = entry(LOCKSTEP_MODULE_ABI_VERSION);
+  const lockstep_module_v2* t = entry(LOCKSTEP_MODULE_ABI_VERSION);
   if (!t) return fail("the module cannot serve module ABI version " + std::to_string(LOCKSTEP_MODULE_ABI_VERSION));
   if (t->abi_version != LOCKSTEP_MODULE_ABI_VERSION)
     return fail("the module speaks module ABI version " + std::to_string(t->abi_version) + "; this build speaks " +
                 std::to_string(LOCKSTEP_MODULE_ABI_VERSION));
   if (!valid_module_name(t->name)) return fail("the module's name must be 1-32 of [a-z0-9_-]");
   if (const char* lacks = missing_function(*t)) return fail(std::string("the module's table has no ") + lacks + "()");
-  if (t->input_size != kInputBytes)
-    return fail("the module's inputs are " + std::to_string(t->input_size) + " bytes; this build carries " +
-                std::to_string(kInputBytes) + "-byte inputs");
+  if (t->input_size > kMaxInputBytes)
+    return fail("the module's inputs are " + std::to_string(t->input_size) + " bytes; at most " +
+                std::to_string(kMaxInputBytes) + " are carried");
   g_table = t;
   g_name = t->name;
   g_description = t->description ? t->description : "";
@@ -222,6 +232,9 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   g_module.bot = &lib_bot;
   g_module.from_controls = &lib_controls;
   g_module.controls_help = g_controls_help;
+  g_module.input_size = t->input_size;
+  g_golden = t->golden_world ? t->golden_world : "";
+  g_module.golden_world = g_golden;
   return &g_module;
 }
 

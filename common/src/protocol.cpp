@@ -26,6 +26,20 @@ bool at_most(const V* v, std::size_t n) {
   return v == nullptr || v->size() <= n;
 }
 
+template <class T>
+std::span<const T> span_of(const flatbuffers::Vector<T>* v) {
+  return v ? std::span<const T>(v->data(), v->size()) : std::span<const T>();
+}
+
+// Packed items whose input size is not known yet: the bytes must split evenly into at most
+// kMaxInputBytes per item, and the commands must keep their limits.
+bool packed_ok(const PackedView& v, std::size_t items) {
+  if (items == 0) return v.input_bytes.empty() && v.command_counts.empty() && v.command_sizes.empty() &&
+                         v.command_bytes.empty();
+  if (v.input_bytes.size() % items != 0 || v.input_bytes.size() / items > kMaxInputBytes) return false;
+  return check_packed(v, items, static_cast<std::uint32_t>(v.input_bytes.size() / items)).empty();
+}
+
 bool field_ranges_ok(const wire::Message& m) {
   using wire::Body;
   switch (m.body_type()) {
@@ -50,12 +64,17 @@ bool field_ranges_ok(const wire::Message& m) {
     case Body::SessionStart: return m.body_as_SessionStart()->starts_in_us() <= 10'000'000;
     case Body::ClientTick: {
       const auto* b = m.body_as_ClientTick();
-      return at_most(b->inputs(), kMaxWindow) && at_most(b->hashes(), kMaxWindow);
+      return b->input_count() <= kMaxWindow && at_most(b->hashes(), kMaxWindow) &&
+             packed_ok(client_inputs(*b), b->input_count());
     }
     case Body::ServerTick: {
       const auto* b = m.body_as_ServerTick();
       const std::size_t n = b->present() ? b->present()->size() : 0;
-      return n <= kMaxWindow && b->filled() && b->filled()->size() == n && at_most(b->inputs(), kMaxWindow * kMaxPlayers);
+      if (n > kMaxWindow || !b->filled() || b->filled()->size() != n) return false;
+      // The items are frames x players; the player count is checked by the client (frame_count).
+      const PackedView v = frame_inputs(*b);
+      if (n == 0) return packed_ok(v, 0);
+      return v.command_counts.size() % n == 0 && v.command_counts.size() / n <= kMaxPlayers;
     }
     case Body::PlayerJoined: return at_most(m.body_as_PlayerJoined()->name(), kMaxNameBytes);
     case Body::PlayerLeft: return at_most(m.body_as_PlayerLeft()->reason(), kMaxDetailBytes);
@@ -104,6 +123,14 @@ const char* to_string(DecodeError e) {
   return "?";
 }
 
+PackedView client_inputs(const wire::ClientTick& m) {
+  return {span_of(m.input_bytes()), span_of(m.command_counts()), span_of(m.command_sizes()), span_of(m.command_bytes())};
+}
+
+PackedView frame_inputs(const wire::ServerTick& m) {
+  return {span_of(m.input_bytes()), span_of(m.command_counts()), span_of(m.command_sizes()), span_of(m.command_bytes())};
+}
+
 const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* error, std::size_t max_bytes) {
   auto fail = [&](DecodeError e) -> const wire::Message* {
     if (error) *error = e;
@@ -117,8 +144,10 @@ const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* er
   if (!wire::VerifyMessageBuffer(verifier)) return fail(DecodeError::NotFlatBuffer);
   const wire::Message* m = wire::GetMessage(bytes.data());
   if (m->body_type() == wire::Body::NONE || m->body() == nullptr) return fail(DecodeError::NoBody);
-  const bool large_allowed = m->body_type() == wire::Body::DesyncDetail || m->body_type() == wire::Body::Snapshot;
-  // (A Snapshot chunk is at most kSnapshotChunkBytes of state plus a few fields.)
+  // (A Snapshot chunk is at most kSnapshotChunkBytes of state plus a few fields; play messages
+  // carrying commands may exceed kMaxMessageBytes.)
+  const bool large_allowed = m->body_type() == wire::Body::DesyncDetail || m->body_type() == wire::Body::Snapshot ||
+                             m->body_type() == wire::Body::ClientTick || m->body_type() == wire::Body::ServerTick;
   if (!large_allowed && bytes.size() > kMaxMessageBytes) return fail(DecodeError::TooLarge);
   if (!field_ranges_ok(*m)) return fail(DecodeError::FieldOutOfRange);
   if (error) *error = DecodeError::None;
@@ -158,28 +187,66 @@ Bytes start(std::uint32_t starts_in_us) {
   return finish(fbb, wire::Body::SessionStart, wire::CreateSessionStart(fbb, starts_in_us).Union());
 }
 
-Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
-                  std::span<const std::uint64_t> hashes, std::uint32_t epoch, std::int32_t lead_us) {
+namespace {
+// Optional vectors are left out when empty: a session without commands pays nothing for them.
+template <class T>
+flatbuffers::Offset<flatbuffers::Vector<T>> vector_or_none(FlatBufferBuilder& fbb, const std::vector<T>& v) {
+  return v.empty() ? 0 : fbb.CreateVector(v);
+}
+}  // namespace
+
+Bytes client_tick(Tick input_first_tick, std::span<const PlayerTick* const> inputs, Tick frame_ack,
+                  Tick hash_first_tick, std::span<const std::uint64_t> hashes, std::uint32_t epoch,
+                  std::int32_t lead_us) {
   FlatBufferBuilder& fbb = tick_builder();
-  const auto in = fbb.CreateVector(inputs.data(), inputs.size());
+  thread_local PackedInputs packed;
+  pack_ticks(inputs, packed);
+  const auto ib = vector_or_none(fbb, packed.input_bytes);
+  const auto cc = vector_or_none(fbb, packed.command_counts);
+  const auto cs = vector_or_none(fbb, packed.command_sizes);
+  const auto cb = vector_or_none(fbb, packed.command_bytes);
   const auto hs = fbb.CreateVector(hashes.data(), hashes.size());
-  return finish(fbb, wire::Body::ClientTick,
-                wire::CreateClientTick(fbb, input_first_tick, in, frame_ack, hash_first_tick, hs, epoch, lead_us).Union());
+  wire::ClientTickBuilder b(fbb);
+  b.add_input_first_tick(input_first_tick);
+  b.add_frame_ack(frame_ack);
+  b.add_hash_first_tick(hash_first_tick);
+  b.add_hashes(hs);
+  b.add_epoch(epoch);
+  b.add_lead_us(lead_us);
+  b.add_input_count(static_cast<std::uint32_t>(inputs.size()));
+  if (!ib.IsNull()) b.add_input_bytes(ib);
+  if (!cc.IsNull()) b.add_command_counts(cc);
+  if (!cs.IsNull()) b.add_command_sizes(cs);
+  if (!cb.IsNull()) b.add_command_bytes(cb);
+  return finish(fbb, wire::Body::ClientTick, b.Finish().Union());
 }
 
-Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack,
-                  std::int32_t input_slack_us, Tick slack_tick, std::uint32_t clock_shift) {
+Bytes server_tick(std::span<const InputFrame* const> frames, Tick input_ack, Tick hash_ack, std::int32_t input_slack_us,
+                  Tick slack_tick, std::uint32_t clock_shift) {
   FlatBufferBuilder& fbb = tick_builder();
   thread_local PackedFrames packed;
-  pack_frames(frames, players, packed);
+  pack_frames(frames, packed);
   const auto pv = fbb.CreateVector(packed.present);
   const auto fv = fbb.CreateVector(packed.filled);
-  const auto iv = fbb.CreateVector(packed.inputs);
-  const Tick first = frames.empty() ? 0 : frames.front().tick;
-  return finish(fbb, wire::Body::ServerTick,
-                wire::CreateServerTick(fbb, first, pv, fv, iv, input_ack, hash_ack, input_slack_us, slack_tick,
-                                                clock_shift)
-                    .Union());
+  const auto ib = vector_or_none(fbb, packed.items.input_bytes);
+  const auto cc = vector_or_none(fbb, packed.items.command_counts);
+  const auto cs = vector_or_none(fbb, packed.items.command_sizes);
+  const auto cb = vector_or_none(fbb, packed.items.command_bytes);
+  const Tick first = frames.empty() ? 0 : frames.front()->tick;
+  wire::ServerTickBuilder b(fbb);
+  b.add_first_tick(first);
+  b.add_present(pv);
+  b.add_filled(fv);
+  b.add_input_ack(input_ack);
+  b.add_hash_ack(hash_ack);
+  b.add_input_slack_us(input_slack_us);
+  b.add_slack_tick(slack_tick);
+  b.add_clock_shift(clock_shift);
+  if (!ib.IsNull()) b.add_input_bytes(ib);
+  if (!cc.IsNull()) b.add_command_counts(cc);
+  if (!cs.IsNull()) b.add_command_sizes(cs);
+  if (!cb.IsNull()) b.add_command_bytes(cb);
+  return finish(fbb, wire::Body::ServerTick, b.Finish().Union());
 }
 
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash) {
@@ -290,22 +357,27 @@ Bytes status_reply(const Status& st) {
                     .Union());
 }
 
-std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players) {
+std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players, std::uint32_t input_size) {
   const std::size_t n = msg.present() ? msg.present()->size() : 0;
-  const std::size_t inputs = msg.inputs() ? msg.inputs()->size() : 0;
-  if (!msg.filled() || msg.filled()->size() != n || inputs != n * players) return 0;
+  if (!msg.filled() || msg.filled()->size() != n) return 0;
+  if (!check_packed(frame_inputs(msg), n * players, input_size).empty()) return 0;
   return n;
 }
 
-InputFrame frame_at(const wire::ServerTick& msg, std::uint32_t players, std::size_t i) {
-  InputFrame f;
-  f.tick = msg.first_tick() + static_cast<Tick>(i);
+void read_frames(const wire::ServerTick& msg, std::uint32_t players, std::uint32_t input_size,
+                 const std::function<void(const InputFrame&)>& take) {
+  const std::size_t n = frame_count(msg, players, input_size);
+  thread_local InputFrame f;
+  thread_local Commands scratch;
+  PackedReader r(frame_inputs(msg), input_size);
   const std::uint32_t mask = players >= 32 ? 0xffffffffu : ((1u << players) - 1u);
-  f.present = msg.present()->Get(static_cast<flatbuffers::uoffset_t>(i)) & mask;
-  f.filled = msg.filled()->Get(static_cast<flatbuffers::uoffset_t>(i)) & mask;
-  for (std::uint32_t p = 0; p < players; ++p)
-    f.inputs[p] = PlayerInput::unpack(msg.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i * players + p)));
-  return f;
+  for (std::size_t i = 0; i < n; ++i) {
+    f.reset(msg.first_tick() + static_cast<Tick>(i), players, input_size);
+    f.present = msg.present()->Get(static_cast<flatbuffers::uoffset_t>(i)) & mask;
+    f.filled = msg.filled()->Get(static_cast<flatbuffers::uoffset_t>(i)) & mask;
+    read_frame(r, f, scratch);
+    take(f);
+  }
 }
 
 bool valid_name(std::string_view name) {

@@ -42,15 +42,15 @@ bool ReplayWriter::open(const std::string& path, const ReplayHeader& h, std::str
     if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
     return false;
   }
-  players_ = h.world.players;
   std::fwrite(kMagic, 1, sizeof kMagic, file_);
   flatbuffers::FlatBufferBuilder fbb(512);
   std::vector<flatbuffers::Offset<flatbuffers::String>> names;
   for (const auto& n : h.names) names.push_back(fbb.CreateString(n.substr(0, 32)));
   const auto nv = fbb.CreateVector(names);
   const auto settings = fbb.CreateVector(h.world.settings);
+  const auto module = fbb.CreateString(h.module.substr(0, 32));
   const auto header = replay::CreateHeader(fbb, kReplayFormatVersion, h.protocol_version, h.fingerprint, h.world.players,
-                                           h.input_delay, h.start_tick, nv, settings);
+                                           h.input_delay, h.start_tick, nv, settings, h.input_size, module);
   fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Header, header.Union()), replay::RecordIdentifier());
   write_record(fbb.GetBufferPointer(), fbb.GetSize());
   return true;
@@ -65,13 +65,20 @@ void ReplayWriter::add(const InputFrame& frame, std::uint64_t hash) {
 
 void ReplayWriter::flush_frames() {
   if (!file_ || pending_.empty()) return;
-  flatbuffers::FlatBufferBuilder fbb(pending_.size() * (12 + 2 * players_) + 256);
-  const PackedFrames packed = pack_frames(pending_, players_);
+  std::vector<const InputFrame*> frames_of;
+  for (const InputFrame& f : pending_) frames_of.push_back(&f);
+  PackedFrames packed;
+  pack_frames(frames_of, packed);
+  flatbuffers::FlatBufferBuilder fbb(pending_.size() * 20 + packed.items.input_bytes.size() +
+                                     packed.items.command_bytes.size() + 256);
   const auto pv = fbb.CreateVector(packed.present);
   const auto fv = fbb.CreateVector(packed.filled);
-  const auto iv = fbb.CreateVector(packed.inputs);
   const auto hv = fbb.CreateVector(pending_hashes_);
-  const auto frames = replay::CreateFrames(fbb, pending_.front().tick, pv, fv, iv, hv);
+  const auto ib = fbb.CreateVector(packed.items.input_bytes);
+  const auto cc = packed.items.command_counts.empty() ? 0 : fbb.CreateVector(packed.items.command_counts);
+  const auto cs = packed.items.command_sizes.empty() ? 0 : fbb.CreateVector(packed.items.command_sizes);
+  const auto cb = packed.items.command_bytes.empty() ? 0 : fbb.CreateVector(packed.items.command_bytes);
+  const auto frames = replay::CreateFrames(fbb, pending_.front().tick, pv, fv, hv, ib, cc, cs, cb);
   fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Frames, frames.Union()), replay::RecordIdentifier());
   write_record(fbb.GetBufferPointer(), fbb.GetSize());
   pending_.clear();
@@ -92,6 +99,11 @@ void ReplayWriter::close(Tick last_tick, const std::string& reason) {
 
 namespace {
 
+template <class T>
+std::span<const T> span_of(const flatbuffers::Vector<T>* v) {
+  return v ? std::span<const T>(v->data(), v->size()) : std::span<const T>();
+}
+
 // Reads the records of a replay file one by one into a Replay.
 struct RecordReader {
   Replay* out;
@@ -109,15 +121,18 @@ struct RecordReader {
     if (h.format_version() != kReplayFormatVersion)
       return fail(ReplayError::Unsupported,
                   "replay format version " + std::to_string(h.format_version()) + " is not supported (this build reads " +
-                      std::to_string(kReplayFormatVersion) + "; format 1 held one built-in world's seed and bodies, not a module's settings: record the session again)");
+                      std::to_string(kReplayFormatVersion) + "; formats 1 and 2 held one built-in world's 16-bit inputs, not a module's input bytes and commands: record the session again)");
     if (h.players() < 1 || h.players() > kMaxPlayers || h.input_delay() > 50 ||
-        (h.settings() && h.settings()->size() > kMaxSettingsBytes))
+        (h.settings() && h.settings()->size() > kMaxSettingsBytes) || h.input_size() > kMaxInputBytes ||
+        (h.module_name() && h.module_name()->size() > 32))
       return fail(ReplayError::Corrupt, "header values out of range" + at);
     ReplayHeader& hd = out->header;
     hd.protocol_version = h.protocol_version();
     hd.fingerprint = h.fingerprint();
     hd.world.players = h.players();
     if (h.settings()) hd.world.settings.assign(h.settings()->begin(), h.settings()->end());
+    hd.input_size = h.input_size();
+    hd.module = h.module_name() ? h.module_name()->str() : "";
     hd.input_delay = h.input_delay();
     hd.start_tick = h.start_tick();
     if (h.names())
@@ -131,19 +146,26 @@ struct RecordReader {
     if (!have_header) return fail(ReplayError::Corrupt, "frames before the header" + at);
     const std::uint32_t players = out->header.world.players;
     const std::size_t n = f.present() ? f.present()->size() : 0;
-    if (n == 0 || !f.filled() || f.filled()->size() != n || !f.hashes() || f.hashes()->size() != n || !f.inputs() ||
-        f.inputs()->size() != n * players)
+    if (n == 0 || !f.filled() || f.filled()->size() != n || !f.hashes() || f.hashes()->size() != n)
       return fail(ReplayError::Corrupt, "inconsistent frame record" + at);
+    const std::uint32_t input_size = out->header.input_size;
+    const PackedView v{span_of(f.input_bytes()), span_of(f.command_counts()), span_of(f.command_sizes()),
+                       span_of(f.command_bytes())};
+    if (const std::string why = check_packed(v, n * players, input_size); !why.empty())
+      return fail(ReplayError::Corrupt, "inconsistent frame record: " + why + at);
+    PackedReader r(v, input_size);
+    Commands scratch;
     if (f.first_tick() != next_tick)
       return fail(ReplayError::Corrupt, "frames start at tick " + std::to_string(f.first_tick()) + ", expected " +
                                             std::to_string(next_tick) + at);
     for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
       InputFrame fr;
-      fr.tick = next_tick++;
-      fr.present = f.present()->Get(i);
-      fr.filled = f.filled()->Get(i);
-      for (std::uint32_t p = 0; p < players; ++p) fr.inputs[p] = PlayerInput::unpack(f.inputs()->Get(i * players + p));
-      out->frames.push_back(fr);
+      fr.reset(next_tick++, players, input_size);
+      const std::uint32_t mask = players >= 32 ? 0xffffffffu : ((1u << players) - 1u);
+      fr.present = f.present()->Get(i) & mask;
+      fr.filled = f.filled()->Get(i) & mask;
+      read_frame(r, fr, scratch);
+      out->frames.push_back(std::move(fr));
       out->hashes.push_back(f.hashes()->Get(i));
     }
     return ReplayError::None;
@@ -211,12 +233,14 @@ ReplayError read_replay(const std::string& path, Replay* out, std::string* detai
   return ReplayError::None;
 }
 
-Replay scenario_replay(const Scenario& scenario, Tick ticks, SimulationFactory factory) {
+Replay scenario_replay(const Scenario& scenario, Tick ticks) {
   Replay r;
-  auto sim = factory(scenario.world);
+  auto sim = scenario.module->create(scenario.world);
   r.header.protocol_version = kProtocolVersion;
   r.header.fingerprint = sim->fingerprint();
   r.header.world = scenario.world;
+  r.header.input_size = sim->input_size();
+  r.header.module = std::string(scenario.module->name);
   for (std::uint32_t p = 0; p < scenario.world.players; ++p) r.header.names.push_back("bot" + std::to_string(p));
   for (Tick t = 1; t <= ticks; ++t) {
     r.frames.push_back(scenario_frame(scenario, t));

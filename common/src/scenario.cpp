@@ -1,18 +1,33 @@
 #include "lockstep/scenario.hpp"
 
-#include "lockstep/arena.hpp"
-#include "lockstep/bot.hpp"
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace lockstep {
 
-Scenario golden_scenario() { return {arena_world(20261122, 256, 4), 7}; }
+Scenario golden_scenario(const Module& module) {
+  Scenario sc{&module, WorldParams{{}, 4}, 7};
+  std::string error;
+  if (!module.parse_world(module.golden_world, &sc.world, &error)) {
+    std::fprintf(stderr, "module %.*s: its golden world does not parse: %s\n", static_cast<int>(module.name.size()),
+                 module.name.data(), error.c_str());
+    std::abort();
+  }
+  return sc;
+}
 
 InputFrame scenario_frame(const Scenario& scenario, Tick tick) {
   InputFrame f;
-  f.tick = tick;
+  f.reset(tick, scenario.world.players, scenario.module->input_size);
+  PlayerTick in;
   for (std::uint32_t p = 0; p < scenario.world.players; ++p) {
     f.present |= 1u << p;
-    f.inputs[p] = bot_input(scenario.bot_seed + p, tick);
+    in.input.assign(scenario.module->input_size, 0);
+    in.commands.clear();
+    scenario.module->bot(scenario.bot_seed + p, tick, &in);
+    std::copy(in.input.begin(), in.input.end(), f.input(p).begin());
+    f.add_commands(p, in.commands);
   }
   return f;
 }

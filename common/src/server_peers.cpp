@@ -235,7 +235,7 @@ void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::st
 void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin, std::int64_t now) {
   Slot& s = slots[slot];
   if (!rejoin) {
-    s = Slot{};  // a new player: it joins the session once verified; the old secret is void
+    s = fresh_slot();  // a new player: it joins the session once verified; the old secret is void
     s.secret = new_secret();
   }
   s.taken = true;
@@ -263,7 +263,7 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
 }
 
 void ServerSession::Impl::free_slot(std::size_t slot) {
-  slots[slot] = Slot{};
+  slots[slot] = fresh_slot();
   broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(slot), next_tick, "left"));
 }
 

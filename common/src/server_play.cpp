@@ -25,9 +25,10 @@ void ServerSession::Impl::on_client_tick(Peer& p, const wire::ClientTick& m, std
     Slot& s = slots[static_cast<std::size_t>(p.slot)];
     s.last_heard = now;
     s.lead_us = std::clamp<std::int32_t>(m.lead_us(), 0, 10'000'000);
-    if (m.inputs() && m.inputs()->size() > 0) {
-      const std::span<const std::uint16_t> inputs(m.inputs()->data(), m.inputs()->size());
-      if (!s.inputs.receive(m.input_first_tick(), inputs, next_tick, pacer.next_deadline(), arrived))
+    if (m.input_count() > 0) {
+      const PackedView inputs = protocol::client_inputs(m);
+      if (!check_packed(inputs, m.input_count(), sim->input_size()).empty()) return drop(p, DropReason::BadInputs);
+      if (!s.inputs.receive(m.input_first_tick(), inputs, m.input_count(), next_tick, pacer.next_deadline(), arrived))
         drop(p, DropReason::InputTooFarAhead);
     }
   }
@@ -183,8 +184,8 @@ void ServerSession::Impl::resync(Peer& p) {
 
 void ServerSession::Impl::assemble_and_step(std::int64_t now) {
   const Tick t = next_tick;
-  InputFrame f;
-  f.tick = t;
+  InputFrame& f = frames[t % kHistory];
+  f.reset(t, cfg.players, sim->input_size());
   for (std::size_t i = 0; i < slots.size(); ++i) {
     update_presence(i, t);
     Slot& s = slots[i];
@@ -195,12 +196,16 @@ void ServerSession::Impl::assemble_and_step(std::int64_t now) {
       f.filled |= 1u << i;
       ++stats.filled_inputs;
     }
-    f.inputs[i] = s.inputs.last();
+    const auto in = s.inputs.last();
+    std::copy(in.begin(), in.end(), f.input(static_cast<std::uint32_t>(i)).begin());
+    if (!s.inputs.commands().empty()) {
+      f.add_commands(static_cast<std::uint32_t>(i), s.inputs.commands());
+      stats.commands += s.inputs.commands().size();
+    }
   }
   sim->step(f);
   const std::uint64_t h = sim->hash();
   history->record(*sim);
-  frames[t % kHistory] = f;
   hashes[t % kHistory] = h;
   ++next_tick;
   after_step(t, h, now);
@@ -276,17 +281,25 @@ void ServerSession::Impl::send_frames(std::int64_t now) {
 }
 
 void ServerSession::Impl::send_range(Peer& p, Tick from, Tick to) {
+  // Frames with many commands are spread over several messages: past the first frame, at most
+  // kPlayCommandBudget bytes of commands go in one.
   batch_scratch.clear();
-  for (Tick t = from; t <= to; ++t) batch_scratch.push_back(frames[t % kHistory]);
+  std::size_t command_bytes = 0;
+  for (Tick t = from; t <= to; ++t) {
+    const InputFrame& f = frames[t % kHistory];
+    command_bytes += f.command_bytes.size();
+    if (!batch_scratch.empty() && command_bytes > protocol::kPlayCommandBudget) break;
+    batch_scratch.push_back(&f);
+  }
   send(p, Channel::Play, server_tick_for(p, batch_scratch));
 }
 
-protocol::Bytes ServerSession::Impl::server_tick_for(const Peer& p, std::span<const InputFrame> batch) const {
+protocol::Bytes ServerSession::Impl::server_tick_for(const Peer& p, std::span<const InputFrame* const> batch) const {
   // Clients time their inputs by this server's tick clock, so they are told when it moves.
   const auto shift = static_cast<std::uint32_t>(std::min<std::uint64_t>(pacer.stats().skipped, UINT32_MAX));
-  if (p.role != Role::Player) return protocol::server_tick(batch, cfg.players, 0, p.hashes.ack(), 0, 0, shift);
+  if (p.role != Role::Player) return protocol::server_tick(batch, 0, p.hashes.ack(), 0, 0, shift);
   const InputWindow& in = slots[static_cast<std::size_t>(p.slot)].inputs;
-  return protocol::server_tick(batch, cfg.players, in.ack(), p.hashes.ack(), in.slack_us(), in.slack_tick(), shift);
+  return protocol::server_tick(batch, in.ack(), p.hashes.ack(), in.slack_us(), in.slack_tick(), shift);
 }
 
 }  // namespace lockstep

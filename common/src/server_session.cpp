@@ -30,6 +30,7 @@ const char* to_string(DropReason r) {
     case DropReason::HashForFutureTick: return "hash for a tick not yet executed";
     case DropReason::HashTooOld: return "hash for a tick no longer kept";
     case DropReason::FrameAckOutOfRange: return "frame ack out of range";
+    case DropReason::BadInputs: return "inputs not of the simulation's size, or commands over a limit";
     case DropReason::Count: break;
   }
   return "?";
@@ -300,7 +301,9 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
   Error err;
   impl->host = NetHost::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
   if (!impl->host) return fail(err.kind, err.detail);
-  impl->slots.resize(config.players);
+  if (impl->sim->input_size() > kMaxInputBytes)
+    return fail(ErrorKind::Usage, "the simulation's input size is over " + std::to_string(kMaxInputBytes) + " bytes");
+  for (std::uint32_t i = 0; i < config.players; ++i) impl->slots.push_back(impl->fresh_slot());
   impl->hashes[0] = impl->sim->hash();
   impl->history = std::make_unique<StateHistory>(std::max<std::size_t>(1, config.state_history));
   impl->history->record(*impl->sim);

@@ -83,7 +83,7 @@ struct ServerSession::Impl {
   std::vector<Slot> slots;
   std::vector<InputFrame> frames = std::vector<InputFrame>(kHistory);
   std::vector<std::uint64_t> hashes = std::vector<std::uint64_t>(kHistory);
-  std::vector<InputFrame> batch_scratch;  // frames of one outgoing message, reused
+  std::vector<const InputFrame*> batch_scratch;  // frames of one outgoing message, reused
   Tick next_tick = 1;
   Tick first_input_tick = 1;
   Pacer pacer;  // only its schedule is used here; waiting is the caller's
@@ -126,6 +126,12 @@ struct ServerSession::Impl {
   [[nodiscard]] std::uint32_t active_players_count() const;
   [[nodiscard]] std::uint32_t count_role(Role role) const;
   /// Records the most players and spectators joined at once (after a peer joins).
+  /// An empty slot, its input window of the simulation's input size.
+  [[nodiscard]] Slot fresh_slot() const {
+    Slot s;
+    s.inputs = InputWindow(sim->input_size());
+    return s;
+  }
   void note_peak() { peak_peers = std::max(peak_peers, static_cast<std::uint32_t>(peers.size()) - count_role(Role::Pending)); }
 
   // ---- server_peers.cpp: peers in and out ----
@@ -168,7 +174,7 @@ struct ServerSession::Impl {
   void after_step(Tick t, std::uint64_t h, std::int64_t now);
   void send_frames(std::int64_t now);
   void send_range(Peer& p, Tick from, Tick to);
-  [[nodiscard]] protocol::Bytes server_tick_for(const Peer& p, std::span<const InputFrame> batch) const;
+  [[nodiscard]] protocol::Bytes server_tick_for(const Peer& p, std::span<const InputFrame* const> batch) const;
 };
 
 }  // namespace lockstep

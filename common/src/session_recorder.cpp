@@ -5,13 +5,16 @@
 
 namespace lockstep {
 
-SessionRecorder::SessionRecorder(ServerSession& session, std::string path) : session_(session), path_(std::move(path)) {
+SessionRecorder::SessionRecorder(ServerSession& session, std::string path, std::string module_name)
+    : session_(session), path_(std::move(path)), module_(std::move(module_name)) {
   session_.on_tick([this](const InputFrame& frame, std::uint64_t hash) {
     if (!writer_.is_open() && !failed_) {
       ReplayHeader h;
       h.protocol_version = kProtocolVersion;
       h.fingerprint = session_.simulation().fingerprint();
       h.world = session_.config().world;
+      h.input_size = session_.simulation().input_size();
+      h.module = module_;
       h.input_delay = session_.config().input_delay;
       h.start_tick = frame.tick - 1;
       h.names = session_.player_names();

@@ -1,5 +1,5 @@
-// The golden trace: the shared scenario's hashes at fixed ticks, checked in. Any change that
-// alters the simulation's results fails here and must update golden/arena_trace.txt on purpose.
+// The golden traces: each built-in module's golden scenario's hashes at fixed ticks, checked in. Any change that
+// alters the simulation's results fails here and must update golden/<module>_trace.txt on purpose.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -7,28 +7,34 @@
 #include <string>
 
 #include "lockstep/arena.hpp"
+#include "lockstep/module.hpp"
+#include "lockstep/skirmish.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/state_hash.hpp"
 
 using namespace lockstep;
 
-TEST_SUITE("core/golden") {
-  TEST_CASE("the golden scenario reproduces the checked-in hashes") {
-    std::ifstream in(std::string(LOCKSTEP_GOLDEN_DIR) + "/arena_trace.txt");
+namespace {
+
+// Module m's golden scenario against golden/<name>_trace.txt.
+void check_trace(const Module& m) {
+  {
+    const std::string file = std::string(m.name) + "_trace.txt";
+    std::ifstream in(std::string(LOCKSTEP_GOLDEN_DIR) + "/" + file);
     REQUIRE(in.good());
     std::map<Tick, std::uint64_t> expected;
     std::string line;
     while (std::getline(in, line)) {
       if (line.empty() || line[0] == '#') continue;
       const auto parsed = parse_hash_line(line);
-      REQUIRE_MESSAGE(parsed.has_value(), "bad line in arena_trace.txt: " << line);
+      REQUIRE_MESSAGE(parsed.has_value(), "bad line in " << file << ": " << line);
       expected[parsed->tick] = parsed->hash;
     }
     REQUIRE(expected.size() == 5);
 
-    const Scenario sc = golden_scenario();
-    auto sim = make_arena(sc.world);
+    const Scenario sc = golden_scenario(m);
+    auto sim = m.create(sc.world);
     for (Tick t = 1; t <= expected.rbegin()->first; ++t) {
       sim->step(scenario_frame(sc, t));
       if (const auto it = expected.find(t); it != expected.end()) {
@@ -37,4 +43,11 @@ TEST_SUITE("core/golden") {
       }
     }
   }
+}
+
+}  // namespace
+
+TEST_SUITE("core/golden") {
+  TEST_CASE("the golden scenario reproduces the checked-in hashes") { check_trace(*find_module("arena")); }
+  TEST_CASE("the skirmish's golden scenario reproduces its checked-in hashes") { check_trace(skirmish_module()); }
 }

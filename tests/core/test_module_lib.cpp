@@ -4,6 +4,7 @@
 
 #include "lockstep/desync_probe.hpp"
 #include "lockstep/module.hpp"
+#include "lockstep/scenario.hpp"
 #include "lockstep/state_hash.hpp"
 
 using namespace lockstep;
@@ -30,15 +31,22 @@ TEST_SUITE("core/module-lib") {
     auto a = m->create(world);
     REQUIRE(a != nullptr);
     auto b = a->clone();
+    auto without = a->clone();  // the same frames with their commands left out
+    const Scenario sc{m, world, 0};
+    std::size_t commands = 0;
     for (Tick t = 1; t <= 200; ++t) {
-      InputFrame f;
-      f.tick = t;
-      f.present = 7;
-      for (int p = 0; p < 3; ++p) f.inputs[p] = m->bot(static_cast<std::uint64_t>(p), t);
+      InputFrame f = scenario_frame(sc, t);
+      CHECK(f.input_size == 2);
+      commands += f.commands.size();
       a->step(f);
       b->step(f);
       REQUIRE(a->hash() == b->hash());
+      f.commands.clear();
+      f.command_bytes.clear();
+      without->step(f);
     }
+    CHECK(commands == 6);  // each of 3 bots on ticks 97 and 194
+    CHECK(without->hash() != a->hash());  // the module read them
     CHECK(a->tick() == 200);
     std::vector<std::uint8_t> bytes;
     a->serialize(bytes);

@@ -104,6 +104,11 @@ static void step(lockstep_sim* s, const lockstep_frame* f) {
     if (s->pos[p] < 0) s->pos[p] = 0, s->vel[p] = -s->vel[p];
     if (s->pos[p] > WORLD) s->pos[p] = WORLD, s->vel[p] = -s->vel[p];
   }
+  /* Commands: "J" and a distance jumps the issuer's walker forward; anything else is ignored. */
+  for (uint32_t i = 0; i < f->command_count; ++i) {
+    const lockstep_command* c = &f->commands[i];
+    if (c->slot < s->players && c->size == 2 && c->bytes[0] == 'J' && c->bytes[1] <= 50) s->pos[c->slot] += c->bytes[1];
+  }
   s->tick = f->tick;
 }
 
@@ -182,31 +187,43 @@ static size_t draw(const lockstep_sim* cur, const lockstep_sim* prev, float alph
 static float width(const lockstep_sim* s) { (void)s; return 100.0f; }
 static float height(const lockstep_sim* s) { (void)s; return 10.0f; }
 
-static void bot(uint64_t seed, uint32_t t, uint8_t* input) {
+static void bot(uint64_t seed, uint32_t t, uint8_t* input, const lockstep_command_sink* commands) {
   const uint64_t h = mix(seed * 31 + t / 50);
   input[0] = (uint8_t)(int8_t)((int)(h % 61) - 30);
   input[1] = 0;
+  /* Now and then a command: "jump" by the byte's value (exercises the command path). */
+  if (t % 97 == 0) {
+    const uint8_t jump[2] = {'J', (uint8_t)(h >> 32) % 50};
+    commands->add(commands->ctx, jump, sizeof jump);
+  }
 }
 
-static void from_controls(const lockstep_controls* c, uint8_t* input) {
-  const int right = (c->held >> 3) & 1u, left = (c->held >> 2) & 1u;
+static void from_controls(const lockstep_controls* c, int32_t memory[16], uint8_t* input,
+                          const lockstep_command_sink* commands) {
+  const int right = (c->held >> 3) & 1u, left = (c->held >> 2) & 1u, space = (c->held >> 4) & 1u;
   input[0] = (uint8_t)(int8_t)(right ? 30 : left ? -30 : 0);
   input[1] = 0;
+  /* Space issues one jump when it goes down. */
+  if (space && !memory[0]) {
+    const uint8_t jump[2] = {'J', 25};
+    commands->add(commands->ctx, jump, sizeof jump);
+  }
+  memory[0] = space;
 }
 
-static const lockstep_module_v1 kWalkers = {
+static const lockstep_module_v2 kWalkers = {
     WALKERS_ABI, "walkers", 1, 0x77616c6b65727301ull, "walkers on a line, in integers (a test module in C)",
-    "seed=1 (pulse seed)", "left/right walk", 2,
+    "seed=1 (pulse seed)", "left/right walk, space jumps", 2, "seed=5",
     parse_world, settings_text, create, destroy, clone, assign, tick, step, serialize, deserialize,
     entity_count, fields, perturb, draw, width, height, bot, from_controls,
 };
 
 #ifndef WALKERS_NO_ENTRY
-__attribute__((visibility("default"))) const lockstep_module_v1* lockstep_module(uint32_t host_abi_version) {
+__attribute__((visibility("default"))) const lockstep_module_v2* lockstep_module(uint32_t host_abi_version) {
   (void)host_abi_version;
   return &kWalkers;
 }
 #else
 /* The table under another name: a library that exports something, but not the entry point. */
-__attribute__((visibility("default"))) const lockstep_module_v1* walkers_table(void) { return &kWalkers; }
+__attribute__((visibility("default"))) const lockstep_module_v2* walkers_table(void) { return &kWalkers; }
 #endif

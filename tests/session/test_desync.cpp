@@ -65,7 +65,7 @@ TEST_SUITE("session/desync") {
         };
       clients.push_back(ClientSession::create(cc, &err));
       REQUIRE_MESSAGE(clients.back(), err.detail);
-      clients.back()->set_input_source([i](Tick t) { return bot_input(i + 1, t); });
+      clients.back()->set_input_source([i](Tick t, PlayerTick* out) { bot_input(i + 1, t).encode(out->input); });
     }
     std::vector<Driven> parts{{[&](std::int64_t now) { return server->update(now); }, [&] { return server->fd(); }}};
     for (auto& c : clients) {

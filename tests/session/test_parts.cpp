@@ -15,12 +15,27 @@
 #include "lockstep/summary.hpp"
 #include "lockstep/tick_clock.hpp"
 #include "lockstep/version.hpp"
+#include "support/ticks.hpp"
 
 using namespace lockstep;
 
 namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
+
+// Consecutive player ticks packed as a ClientTick carries them.
+struct Packed {
+  PackedInputs bytes;
+  std::size_t count = 0;
+  explicit Packed(const lockstep::testing::Ticks& t) : count(t.items.size()) { pack_ticks(t, bytes); }
+  [[nodiscard]] PackedView view() const {
+    return {bytes.input_bytes, bytes.command_counts, bytes.command_sizes, bytes.command_bytes};
+  }
+};
+bool receive(InputWindow& w, Tick first, const Packed& p, Tick next_tick, std::int64_t next_deadline,
+             std::int64_t arrived) {
+  return w.receive(first, p.view(), p.count, next_tick, next_deadline, arrived);
+}
 
 JoinFacts request(const char* name = "ann") {
   JoinFacts q;
@@ -95,26 +110,26 @@ TEST_SUITE("session/parts") {
   }
 
   TEST_CASE("input window: arrivals, slack, the acknowledgement and fills by cause") {
-    InputWindow w;
+    InputWindow w(1);
     const std::int64_t deadline5 = 1000 * kMs;  // tick 5's deadline; tick 6's is 10 ms later
-    const std::vector<std::uint16_t> two{PlayerInput{10, 0}.pack(), PlayerInput{20, 0}.pack()};
+    const Packed two(lockstep::testing::Ticks{{10}, {20}});
     // Ticks 5 and 6 arrive 4 ms before tick 5's deadline.
-    CHECK(w.receive(5, two, 5, deadline5, deadline5 - 4 * kMs));
+    CHECK(receive(w, 5, two, 5, deadline5, deadline5 - 4 * kMs));
     CHECK(w.has(5));
     CHECK(w.has(6));
     CHECK(w.ack() == 0);  // 1..4 are not in
     CHECK(w.slack_tick() == 5);  // the worst of the new ones
     CHECK(w.slack_us() == 4000);
     CHECK(w.take(5, deadline5, 30'000, deadline5) == InputWindow::Fill::None);
-    CHECK(w.last().thrust == 10);
+    CHECK(w.last()[0] == 10);
     CHECK(w.ack() == 6);  // 5 settled, 6 in
     CHECK(w.latency().count() == 1);
     CHECK(w.take(6, deadline5 + 10 * kMs, 0, deadline5) == InputWindow::Fill::None);
     // Tick 7 never comes but 8 does: lost. Tick 9: nothing newer seen yet: late.
-    const std::vector<std::uint16_t> eight{PlayerInput{80, 0}.pack()};
-    CHECK(w.receive(8, eight, 7, deadline5 + 20 * kMs, deadline5 + 15 * kMs));
+    const Packed eight(lockstep::testing::Ticks{{80}});
+    CHECK(receive(w, 8, eight, 7, deadline5 + 20 * kMs, deadline5 + 15 * kMs));
     CHECK(w.take(7, deadline5 + 20 * kMs, 0, deadline5 + 15 * kMs) == InputWindow::Fill::Lost);
-    CHECK(w.last().thrust == 20);  // the previous input repeated
+    CHECK(w.last()[0] == 20);  // the previous input repeated
     CHECK(w.take(8, deadline5 + 30 * kMs, 0, deadline5 + 15 * kMs) == InputWindow::Fill::None);
     CHECK(w.take(9, deadline5 + 40 * kMs, 0, deadline5 + 15 * kMs) == InputWindow::Fill::Late);
     // Nothing heard for more than the silent bound.
@@ -124,9 +139,63 @@ TEST_SUITE("session/parts") {
     CHECK(w.fills_silent() == 1);
     CHECK(w.ack() == 10);
     // Too far ahead is refused; already assembled is ignored.
-    CHECK_FALSE(w.receive(11 + InputWindow::kSize, eight, 11, deadline5, deadline5));
-    CHECK(w.receive(3, eight, 11, deadline5, deadline5));
+    CHECK_FALSE(receive(w, 11 + InputWindow::kSize, eight, 11, deadline5, deadline5));
+    CHECK(receive(w, 3, eight, 11, deadline5, deadline5));
     CHECK_FALSE(w.has(3));
+  }
+
+  TEST_CASE("input window: commands are delivered once and in order, late ones with the next tick, a tick's limits kept") {
+    using lockstep::testing::Ticks;
+    InputWindow w(0);  // a game without per-tick input: only commands
+    const std::int64_t t0 = 1000 * kMs;
+    auto cmd = [](std::uint8_t tag, std::size_t size = 1) { return std::vector<std::uint8_t>(size, tag); };
+    auto taken = [&w] {
+      std::vector<std::uint8_t> tags;
+      for (std::size_t i = 0; i < w.commands().size(); ++i) tags.push_back(w.commands().at(i)[0]);
+      return tags;
+    };
+    // Tick 1 brings A and B; it arrives twice (redundancy): each is delivered once.
+    Ticks one{{}};
+    one.command(0, cmd('A')).command(0, cmd('B'));
+    CHECK(receive(w, 1, Packed(one), 1, t0, t0 - kMs));
+    CHECK(receive(w, 1, Packed(one), 1, t0, t0 - kMs));
+    CHECK(w.take(1, t0, 0, t0) == InputWindow::Fill::None);
+    CHECK(taken() == std::vector<std::uint8_t>{'A', 'B'});
+    CHECK(receive(w, 1, Packed(one), 2, t0, t0));  // a copy after its tick: not again
+    // Tick 2 is filled (nothing came); its command C arrives afterwards, twice, with tick 3's D.
+    CHECK(w.take(2, t0 + 10 * kMs, 0, t0) == InputWindow::Fill::Late);
+    CHECK(taken().empty());
+    Ticks late{{}, {}};
+    late.command(0, cmd('C')).command(1, cmd('D'));
+    CHECK(receive(w, 2, Packed(late), 3, t0 + 20 * kMs, t0 + 15 * kMs));
+    CHECK(receive(w, 2, Packed(late), 3, t0 + 20 * kMs, t0 + 16 * kMs));
+    CHECK(w.take(3, t0 + 20 * kMs, 0, t0 + 16 * kMs) == InputWindow::Fill::None);
+    CHECK(taken() == std::vector<std::uint8_t>{'C', 'D'});  // C first: issued first
+    CHECK(w.commands_carried() == 1);
+    // Over a tick's byte limit: 2 x 300 bytes on tick 4, the second goes with tick 5.
+    Ticks big{{}};
+    big.command(0, cmd('E', 300));
+    Ticks big2{{}};
+    big2.command(0, cmd('F', 300));
+    CHECK(receive(w, 4, Packed(big), 4, t0 + 30 * kMs, t0 + 25 * kMs));
+    CHECK(w.take(4, t0 + 30 * kMs, 0, t0 + 25 * kMs) == InputWindow::Fill::None);
+    // F is late for tick 5 (filled), carried to 6 with 6's own G.
+    CHECK(w.take(5, t0 + 40 * kMs, 0, t0 + 25 * kMs) == InputWindow::Fill::Late);
+    Ticks g{{}, {}};
+    g.items[0] = big2.items[0];
+    g.command(1, cmd('G', 300));
+    CHECK(receive(w, 5, Packed(g), 6, t0 + 50 * kMs, t0 + 45 * kMs));
+    CHECK(w.take(6, t0 + 50 * kMs, 0, t0 + 45 * kMs) == InputWindow::Fill::None);
+    CHECK(taken() == std::vector<std::uint8_t>{'F'});  // F and G together are over 512 bytes
+    CHECK(w.take(7, t0 + 60 * kMs, 0, t0 + 45 * kMs) == InputWindow::Fill::Late);
+    CHECK(taken() == std::vector<std::uint8_t>{'G'});
+    // A player out of the session loses what was waiting.
+    Ticks h{{}};
+    h.command(0, cmd('H'));
+    CHECK(receive(w, 7, Packed(h), 8, t0 + 70 * kMs, t0 + 65 * kMs));
+    w.reset_last();
+    CHECK(w.take(8, t0 + 70 * kMs, 0, t0 + 65 * kMs) == InputWindow::Fill::Late);
+    CHECK(taken().empty());
   }
 
   TEST_CASE("hash ledger: verdicts and an acknowledgement that stops at the first gap") {

@@ -16,6 +16,7 @@
 #include "lockstep/bot.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/clock.hpp"
+#include "lockstep/module.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/rng.hpp"
 #include "lockstep/server_session.hpp"
@@ -23,6 +24,7 @@
 #include "lockstep/transport.hpp"
 #include "support/loop.hpp"
 #include "support/lossy_link.hpp"
+#include "support/ticks.hpp"
 
 using namespace lockstep;
 using lockstep::testing::Driven;
@@ -43,9 +45,11 @@ struct Session {
   std::vector<std::unique_ptr<Traced>> traces;
   std::vector<Driven> parts;
   std::uint64_t deferred_updates = 0;  // server updates after which its socket could wait for the next tick
+  const Module* module;                // the game every part plays; its bots play for the clients
 
-  explicit Session(ServerConfig cfg) {
+  explicit Session(ServerConfig cfg, const Module& m = default_module()) : module(&m) {
     cfg.port = 0;
+    if (!cfg.factory) cfg.factory = m.create;
     cfg.start_delay_ns = 50'000'000;
     Error err;
     server = ServerSession::create(cfg, &err);
@@ -62,10 +66,12 @@ struct Session {
 
   ClientSession& add_client(ClientConfig cfg, std::uint64_t bot_seed, std::uint16_t port = 0) {
     cfg.port = port != 0 ? port : server->port();
+    if (!cfg.factory) cfg.factory = module->create;
     Error err;
     auto c = ClientSession::create(cfg, &err);
     REQUIRE_MESSAGE(c != nullptr, err.detail);
-    if (!cfg.spectate) c->set_input_source([bot_seed](Tick t) { return bot_input(bot_seed, t); });
+    if (!cfg.spectate)
+      c->set_input_source([m = module, bot_seed](Tick t, PlayerTick* out) { m->bot(bot_seed, t, out); });
     ClientSession* raw = c.get();
     traces.push_back(std::make_unique<Traced>());
     Traced* trace = traces.back().get();
@@ -415,7 +421,8 @@ TEST_SUITE("session/hostile") {
     s.add_client(client_named("honest2"), 2);
 
     Rng rng = Rng::seeded(99);
-    std::vector<std::uint8_t> valid = protocol::client_tick(1, std::vector<std::uint16_t>{1, 2, 3}, 0, 0, {});
+    const lockstep::testing::Ticks three{{1, 0}, {2, 0}, {3, 0}}, nine{{9, 0}}, odd_size{{9, 0, 0}};
+    std::vector<std::uint8_t> valid = protocol::client_tick(1, three, 0, 0, {});
     int sent = 0;
     s.parts.push_back({[&](std::int64_t now) {
                          if (sent < 200 && s.server->executed_tick() > 20) {
@@ -430,8 +437,9 @@ TEST_SUITE("session/hostile") {
                            rogue.send(Channel::Play, truncated);                   // truncated
                            rogue.send(Channel::Play, std::vector<std::uint8_t>(40'000, 7));  // oversized
                            const Tick far = s.server->executed_tick() + 100'000;   // far future inputs
-                           rogue.send(Channel::Play, protocol::client_tick(far, std::vector<std::uint16_t>{9}, 0, 0, {}));
-                           rogue.send(Channel::Play, protocol::client_tick(1, std::vector<std::uint16_t>{9}, 0, 0, {}));  // past
+                           rogue.send(Channel::Play, protocol::client_tick(far, nine, 0, 0, {}));
+                           rogue.send(Channel::Play, protocol::client_tick(1, nine, 0, 0, {}));  // past
+                           rogue.send(Channel::Play, protocol::client_tick(s.server->executed_tick() + 5, odd_size, 0, 0, {}));  // 3-byte input
                            rogue.send(Channel::Play, protocol::client_tick(0, {}, 0, far, std::vector<std::uint64_t>{1}));  // hash of the future
                            rogue.send(Channel::Control, protocol::join_request(kProtocolVersion, 0, "", "again", false));  // second join
                            rogue.send(Channel::Play, protocol::session_end(wire::EndReason::Complete, 1, "forged"));  // server-only message
@@ -455,6 +463,7 @@ TEST_SUITE("session/hostile") {
     CHECK(st.drops[static_cast<std::size_t>(DropReason::HashForFutureTick)] >= 10);
     CHECK(st.drops[static_cast<std::size_t>(DropReason::UnexpectedMessage)] >= 10);
     CHECK(st.drops[static_cast<std::size_t>(DropReason::WrongChannel)] >= 10);
+    CHECK(st.drops[static_cast<std::size_t>(DropReason::BadInputs)] >= 10);
     CHECK(st.kicked >= 3);        // the outsider and the rogue for bad messages, the flooder for its rate
     CHECK(st.filled_inputs > 0);  // the rogue's slot was filled in, nobody waited forever
   }

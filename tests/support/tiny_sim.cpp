@@ -17,9 +17,11 @@ class TinySim final : public Simulation {
     for (std::size_t i = 0; i < pos_.size(); ++i) pos_[i] = static_cast<float>(i) + static_cast<float>(offset % 7);
   }
   Tick tick() const override { return tick_; }
+  std::uint32_t input_size() const override { return 2; }
   void step(const InputFrame& f) override {
     assert(f.tick == tick_ + 1);
-    for (std::size_t i = 0; i < pos_.size(); ++i) pos_[i] += static_cast<float>(f.inputs[i].thrust) * 0.01f;
+    for (std::uint32_t i = 0; i < pos_.size() && i < f.players; ++i)
+      pos_[i] += static_cast<float>(static_cast<std::int8_t>(f.input(i)[0])) * 0.01f;
     tick_ = f.tick;
   }
   void serialize(std::vector<std::uint8_t>& out) const override {

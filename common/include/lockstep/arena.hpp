@@ -17,6 +17,31 @@ namespace lockstep {
 inline constexpr std::uint32_t kMaxBodies = 1'000'000;  ///< passive bodies per world
 inline constexpr float kDt = 1.0f / static_cast<float>(kTickRate);  ///< seconds per tick
 
+/// One player's arena input, quantized (floats never cross the network): 2 bytes, thrust then
+/// turn, each a signed byte.
+struct ArenaInput {
+  std::int8_t thrust = 0;  ///< forward thrust, -127..127 (full reverse .. full forward)
+  std::int8_t turn = 0;    ///< turn rate, -127..127 (full right .. full left)
+
+  static constexpr std::uint32_t kBytes = 2;
+  /// Writes the 2 bytes into `out` (at least 2 bytes).
+  void encode(std::span<std::uint8_t> out) const {
+    out[0] = static_cast<std::uint8_t>(thrust);
+    out[1] = static_cast<std::uint8_t>(turn);
+  }
+  /// Inverse of encode(); every 2 bytes are a valid input (-128 is read as -127), anything else
+  /// is no input.
+  [[nodiscard]] static ArenaInput decode(std::span<const std::uint8_t> in) {
+    if (in.size() != kBytes) return {};
+    auto clamp = [](std::uint8_t b) {
+      const auto v = static_cast<std::int8_t>(b);
+      return v == -128 ? std::int8_t{-127} : v;
+    };
+    return {clamp(in[0]), clamp(in[1])};
+  }
+  friend constexpr bool operator==(ArenaInput, ArenaInput) = default;
+};
+
 /// Arena constants; they enter the fingerprint, so changing one refuses old peers.
 struct ArenaConstants {
   float player_radius = 1.0f;     ///< world units

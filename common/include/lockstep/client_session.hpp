@@ -48,8 +48,9 @@ struct ClientConfig {
   std::function<void(Tick, Simulation&)> after_step;
 };
 
-/// Returns this player's input for a tick; called once per tick, in tick order.
-using InputSource = std::function<PlayerInput(Tick)>;
+/// Fills this player's input and commands for a tick; called once per tick, in tick order, with
+/// `out->input` sized to the simulation's input size and zeroed, and no commands.
+using InputSource = std::function<void(Tick, PlayerTick* out)>;
 
 /// Why a message from the server was dropped. Every drop is counted; the first few of each kind are logged.
 enum class ClientDrop : std::uint8_t {
@@ -67,6 +68,7 @@ struct ClientStats {
   std::int64_t last_exec_ns = 0;    ///< when the latest one was
   std::uint64_t executed_ticks = 0; ///< ticks executed here (re-executions after a resync included)
   std::uint64_t inputs_filled = 0;  ///< executed ticks whose input of ours the server filled (late or lost)
+  std::uint64_t commands_sent = 0;  ///< commands this player issued (each goes to the server until acknowledged)
   std::uint32_t rtt_ms = 0;
   std::int64_t lead_ns = 0;  ///< current input lead
   std::uint32_t rtt_var_ms = 0;  ///< ENet's round-trip variance (jitter)

@@ -1,9 +1,11 @@
-// Ticks and input frames: the only things that cross the network during play.
+// Ticks, player inputs, commands and input frames: the only things that cross the network
+// during play. The session layer never reads them: a player's input is the simulation's bytes,
+// and its commands are the simulation's byte strings.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace lockstep {
@@ -15,42 +17,128 @@ inline constexpr int kTickRate = 100;                     ///< ticks per second,
 inline constexpr std::int64_t kTickNs = 1'000'000'000 / kTickRate;  ///< one tick, nanoseconds
 inline constexpr int kMaxPlayers = 32;                    ///< player slots fit a 32-bit mask
 
-/// One player's input for one tick, quantized: floats never cross the network.
-struct PlayerInput {
-  std::int8_t thrust = 0;  ///< forward thrust, -127..127 (full reverse .. full forward)
-  std::int8_t turn = 0;    ///< turn rate, -127..127 (full right .. full left)
+inline constexpr std::uint32_t kMaxInputBytes = 64;       ///< a simulation's input size, 0..64 bytes
+inline constexpr std::size_t kMaxCommandsPerTick = 8;     ///< commands one player issues on one tick
+inline constexpr std::size_t kMaxCommandBytesPerTick = 512;  ///< their bytes together; each is 1..512
 
-  /// Packs into 16 bits (thrust in the low byte), the wire and file form.
-  [[nodiscard]] constexpr std::uint16_t pack() const {
-    return static_cast<std::uint16_t>(static_cast<std::uint8_t>(thrust) |
-                                      (static_cast<std::uint16_t>(static_cast<std::uint8_t>(turn)) << 8));
+/// The commands one player issued on one tick, in order: variable-size byte strings the
+/// simulation defines (an RTS order, a chat line, a build request...). At most
+/// kMaxCommandsPerTick of them and kMaxCommandBytesPerTick bytes together.
+class Commands {
+ public:
+  /// Appends one command; false (and nothing added) when it is empty or would break a limit.
+  bool add(std::span<const std::uint8_t> command);
+  /// Whether `command` could be added now.
+  [[nodiscard]] bool fits(std::size_t command_bytes) const;
+  [[nodiscard]] std::size_t size() const { return sizes_.size(); }
+  [[nodiscard]] bool empty() const { return sizes_.empty(); }
+  [[nodiscard]] std::size_t bytes() const { return bytes_.size(); }
+  [[nodiscard]] std::span<const std::uint8_t> at(std::size_t i) const;
+  void clear() {
+    bytes_.clear();
+    sizes_.clear();
   }
-  /// Inverse of pack(); every 16-bit value is a valid input (-128 is read as -127).
-  [[nodiscard]] static constexpr PlayerInput unpack(std::uint16_t bits) {
-    auto clamp = [](std::int8_t v) { return v == -128 ? std::int8_t{-127} : v; };
-    return {clamp(static_cast<std::int8_t>(bits & 0xff)), clamp(static_cast<std::int8_t>(bits >> 8))};
-  }
-  friend constexpr bool operator==(PlayerInput, PlayerInput) = default;
+  [[nodiscard]] std::span<const std::uint8_t> all_bytes() const { return bytes_; }
+  [[nodiscard]] std::span<const std::uint16_t> sizes() const { return sizes_; }
+  friend bool operator==(const Commands&, const Commands&) = default;
+
+ private:
+  std::vector<std::uint8_t> bytes_;    // every command's bytes, concatenated
+  std::vector<std::uint16_t> sizes_;   // per command
+};
+
+/// What one player contributes to one tick: its input (exactly the simulation's input size) and
+/// the commands it issued.
+struct PlayerTick {
+  std::vector<std::uint8_t> input;
+  Commands commands;
+  friend bool operator==(const PlayerTick&, const PlayerTick&) = default;
 };
 
 /// Every player's input for one tick, as the server confirmed it.
 struct InputFrame {
+  /// One command of the frame: bytes [offset, offset + size) of command_bytes, issued by slot.
+  struct Command {
+    std::uint32_t slot = 0;
+    std::uint32_t offset = 0, size = 0;
+    friend bool operator==(const Command&, const Command&) = default;
+  };
+
   Tick tick = 0;
   std::uint32_t present = 0;  ///< bit p set: slot p is in the session on this tick
   std::uint32_t filled = 0;   ///< bit p set: slot p's input did not arrive in time; its previous one was repeated
-  std::array<PlayerInput, kMaxPlayers> inputs{};  ///< by slot; slots not present hold zero input
+  std::uint32_t players = 0;     ///< slots
+  std::uint32_t input_size = 0;  ///< bytes per slot's input
+  std::vector<std::uint8_t> inputs;  ///< players x input_size, in slot order; a slot not present holds zeros
+  std::vector<Command> commands;     ///< in slot order, each slot's in the order issued
+  std::vector<std::uint8_t> command_bytes;
 
+  /// Clears to a frame of tick t with zero inputs and no commands (reusing storage).
+  void reset(Tick t, std::uint32_t slot_count, std::uint32_t bytes_per_input);
+  /// Slot p's input (p < players).
+  [[nodiscard]] std::span<const std::uint8_t> input(std::uint32_t p) const {
+    return std::span<const std::uint8_t>(inputs).subspan(std::size_t{p} * input_size, input_size);
+  }
+  [[nodiscard]] std::span<std::uint8_t> input(std::uint32_t p) {
+    return std::span<std::uint8_t>(inputs).subspan(std::size_t{p} * input_size, input_size);
+  }
+  /// Command i's bytes.
+  [[nodiscard]] std::span<const std::uint8_t> command(std::size_t i) const {
+    return std::span<const std::uint8_t>(command_bytes).subspan(commands[i].offset, commands[i].size);
+  }
+  /// Appends slot p's commands (slots must come in ascending order).
+  void add_commands(std::uint32_t p, const Commands& cmds);
   friend bool operator==(const InputFrame&, const InputFrame&) = default;
 };
 
-/// Frames flattened the way the wire and replay formats store them: per frame the present and
-/// filled masks, and `players` packed inputs in slot order.
+/// Player ticks or frames flattened the way the wire and replay formats store them: n items
+/// (frames x players, or one player's consecutive ticks), each its input_size bytes, then the
+/// number of commands of each item (none at all when no item has one), every command's size and
+/// every command's bytes, in item order.
+struct PackedInputs {
+  std::vector<std::uint8_t> input_bytes;
+  std::vector<std::uint8_t> command_counts;
+  std::vector<std::uint16_t> command_sizes;
+  std::vector<std::uint8_t> command_bytes;
+  void clear();
+};
+
+/// Frames flattened: per frame the present and filled masks, and `players` items.
 struct PackedFrames {
   std::vector<std::uint32_t> present, filled;
-  std::vector<std::uint16_t> inputs;
+  PackedInputs items;
 };
-PackedFrames pack_frames(std::span<const InputFrame> frames, std::uint32_t players);
-/// The same into `out`, reusing its memory (for the per-tick messages).
-void pack_frames(std::span<const InputFrame> frames, std::uint32_t players, PackedFrames& out);
+/// Frames (each of `players` slots and the same input size) into `out`, reusing its memory.
+void pack_frames(std::span<const InputFrame* const> frames, PackedFrames& out);
+/// One player's consecutive ticks into `out`.
+void pack_ticks(std::span<const PlayerTick* const> ticks, PackedInputs& out);
+
+/// A view of packed items as they arrived (untrusted): spans into a message or a file.
+struct PackedView {
+  std::span<const std::uint8_t> input_bytes;
+  std::span<const std::uint8_t> command_counts;
+  std::span<const std::uint16_t> command_sizes;
+  std::span<const std::uint8_t> command_bytes;
+};
+/// Checks that `v` holds exactly `items` items of `input_size` bytes with commands inside the
+/// limits; "" when it does, else a sentence saying what is wrong.
+std::string check_packed(const PackedView& v, std::size_t items, std::uint32_t input_size);
+
+/// Reads checked packed items in order.
+class PackedReader {
+ public:
+  PackedReader(const PackedView& v, std::uint32_t input_size) : v_(v), input_size_(input_size) {}
+  /// The next item's input bytes, and its commands into `cmds` (cleared first).
+  std::span<const std::uint8_t> next(Commands* cmds);
+
+ private:
+  PackedView v_;
+  std::uint32_t input_size_;
+  std::size_t item_ = 0, command_ = 0, byte_ = 0;
+};
+
+/// The next `players` items of `r` as frame `f`'s inputs and commands; absent slots' inputs
+/// and commands are skipped (an honest peer sends zeros and none).
+void read_frame(PackedReader& r, InputFrame& f, Commands& scratch);
 
 }  // namespace lockstep

@@ -1,12 +1,15 @@
-// The server's view of one player slot's inputs: a ring by tick of what has arrived, the
-// acknowledgement sent back, the slack report (how long before its deadline the newest input
-// arrived), and, when a tick is assembled, the input it contributes or why it was filled.
-// Pure: no sockets, no clock; times are passed in.
+// The server's view of one player slot's inputs: a ring by tick of what has arrived (input bytes
+// and commands), the acknowledgement sent back, the slack report (how long before its deadline
+// the newest input arrived), and, when a tick is assembled, the input and commands it contributes
+// or why the input was filled. Commands are delivered exactly once and in order: those of a tick
+// that was filled are carried to the next assembled tick when they arrive after all, and any
+// beyond a tick's limits wait for the next. Pure: no sockets, no clock; times are passed in.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "lockstep/histogram.hpp"
 #include "lockstep/input.hpp"
@@ -22,34 +25,48 @@ class InputWindow {
   enum class Fill { None, Late, Lost, Silent };
 
  private:
+  std::uint32_t input_size_ = 0;
   std::array<Tick, kSize> tick_{};                // tick_[t % kSize] == t: tick t's input is in
-  std::array<PlayerInput, kSize> input_{};
+  std::array<Tick, kSize> delivered_{};           // delivered_[t % kSize] == t: tick t's commands are taken
+  std::vector<std::uint8_t> input_;               // kSize x input_size_
+  std::array<Commands, kSize> commands_{};
   std::array<std::int64_t, kSize> arrived_{};     // when tick t's input first arrived
+  std::vector<std::uint8_t> carry_bytes_;         // commands waiting for a tick: their bytes ...
+  std::vector<std::uint16_t> carry_sizes_;        // ... and sizes, oldest first
+  Commands taken_;                                // the commands of the last assembled tick
+  std::uint64_t commands_carried_ = 0;
   Tick ack_ = 0;          // every input up to here is in or settled
   Tick seen_ = 0;         // the newest input tick seen
   std::int32_t slack_us_ = 0;  // slack of the newest input first seen ...
   Tick slack_tick_ = 0;        // ... and its tick (0: none yet)
-  PlayerInput last_;           // the input of the last assembled tick (repeated when one is missing)
+  std::vector<std::uint8_t> last_;  // the input of the last assembled tick (repeated when one is missing)
   std::uint64_t fills_late_ = 0, fills_lost_ = 0, fills_silent_ = 0;
   Histogram latency_;          // first arrival -> execution, plus the round trip, microseconds
 
  public:
-  /// Takes the inputs for ticks first, first+1, ... that arrived at `arrived`. `next_tick` is
-  /// the next tick to assemble and `next_deadline` its deadline. Inputs for ticks already
-  /// assembled are ignored; inputs kSize or more ticks ahead are dropped (returns false).
-  bool receive(Tick first, std::span<const std::uint16_t> inputs, Tick next_tick, std::int64_t next_deadline,
+  explicit InputWindow(std::uint32_t input_size = 0);
+
+  /// Takes the inputs for ticks first, first+1, ... (`inputs`, checked: input_size bytes each)
+  /// that arrived at `arrived`. `next_tick` is the next tick to assemble and `next_deadline` its
+  /// deadline. Inputs for ticks already assembled are ignored (their commands, if that tick was
+  /// filled, wait for the next tick); inputs kSize or more ticks ahead are dropped (returns false).
+  bool receive(Tick first, const PackedView& inputs, std::size_t count, Tick next_tick, std::int64_t next_deadline,
                std::int64_t arrived);
   [[nodiscard]] bool has(Tick t) const { return tick_[t % kSize] == t; }
   /// Assembles tick t at `now`: the input arrived (latency counted with `rtt_us` added) or the
   /// previous one is repeated, counted by cause (`last_heard`: the player's latest message).
-  /// Either way tick t is settled. The input is last() afterwards.
+  /// Either way tick t is settled. The input is last() afterwards, the commands commands().
   Fill take(Tick t, std::int64_t now, std::uint32_t rtt_us, std::int64_t last_heard);
   /// Everything up to `t` is settled (a player joining a running session at tick t).
   void settle(Tick t);
   /// The repeated input starts from neutral again (a player back in the session).
-  void reset_last() { last_ = PlayerInput{}; }
+  /// Commands not yet delivered are dropped: the player was out of the session.
+  void reset_last();
 
-  [[nodiscard]] PlayerInput last() const { return last_; }
+  [[nodiscard]] std::span<const std::uint8_t> last() const { return last_; }
+  [[nodiscard]] const Commands& commands() const { return taken_; }
+  /// Commands that arrived after their tick was filled and went with a later tick, so far.
+  [[nodiscard]] std::uint64_t commands_carried() const { return commands_carried_; }
   [[nodiscard]] Tick ack() const { return ack_; }
   [[nodiscard]] Tick seen() const { return seen_; }
   [[nodiscard]] std::int32_t slack_us() const { return slack_us_; }
@@ -61,6 +78,7 @@ class InputWindow {
 
  private:
   void advance_ack(Tick next_tick);
+  void queue(const Commands& cmds);
 };
 
 }  // namespace lockstep

@@ -4,6 +4,7 @@
 // become its input, and its name and version. The executables pick one with --sim NAME.
 #pragma once
 
+#include <array>
 #include <bitset>
 #include <cstdint>
 #include <span>
@@ -29,10 +30,16 @@ struct Controls {
   bool pointer_valid = false;  ///< the pointer is over the world
   float pointer_x = 0, pointer_y = 0;
   bool pointer_down = false;   ///< the primary button is held
+  bool secondary_down = false; ///< the secondary button is held
+  float world_width = 0, world_height = 0;  ///< the world's size in world units
 
   [[nodiscard]] bool is_held(Key k) const { return held.test(static_cast<std::size_t>(k)); }
   void hold(Key k) { held.set(static_cast<std::size_t>(k)); }
 };
+
+/// What a module keeps between one frame's controls and the next (a drag's start, the keys held
+/// last frame, a cursor): zero at first, the module's alone.
+using ControlMemory = std::array<std::int32_t, 16>;
 
 /// One world setting, for --sim list and --help.
 struct WorldSetting {
@@ -55,12 +62,21 @@ struct Module {
   std::string (*settings_text)(std::span<const std::uint8_t> settings) = nullptr;
   /// Builds the tick-0 simulation; nullptr when the parameters are out of range.
   SimulationFactory create = nullptr;
-  /// A bot's input for a tick: a pure function of (seed, tick).
-  PlayerInput (*bot)(std::uint64_t seed, Tick tick) = nullptr;
-  /// The local player's input from its controls.
-  PlayerInput (*from_controls)(const Controls& controls) = nullptr;
+  /// A bot's input and commands for a tick: a pure function of (seed, tick). `out->input` comes
+  /// sized input_size and zeroed, `out->commands` empty.
+  void (*bot)(std::uint64_t seed, Tick tick, PlayerTick* out) = nullptr;
+  /// The local player's input from this frame's controls, and any commands they issue (a click
+  /// that gives an order); `out` comes as for bot. The input counts until the next frame; the
+  /// commands are sent once.
+  void (*from_controls)(const Controls& controls, ControlMemory& memory, PlayerTick* out) = nullptr;
   std::string_view controls_help;  ///< e.g. "arrows/WASD steer"
+  std::uint32_t input_size = 0;    ///< bytes of one player's input per tick, 0..kMaxInputBytes
+  /// The world the golden trace and replay of this module use ("key=value,..."), with 4 players.
+  std::string_view golden_world;
 };
+
+/// A fresh PlayerTick of the module's input size, for bot() and from_controls().
+PlayerTick blank_tick(const Module& m);
 
 /// Every module built into this build, the default first.
 std::span<const Module* const> builtin_modules();

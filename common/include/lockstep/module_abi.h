@@ -4,7 +4,7 @@
  *
  * A module library exports one function:
  *
- *     const lockstep_module_v1* lockstep_module(uint32_t host_abi_version);
+ *     const lockstep_module_v2* lockstep_module(uint32_t host_abi_version);
  *
  * The host passes the ABI version it speaks (LOCKSTEP_MODULE_ABI_VERSION); the library returns
  * its function table (static storage, never freed), or NULL when it cannot serve that version.
@@ -30,14 +30,23 @@
 extern "C" {
 #endif
 
-#define LOCKSTEP_MODULE_ABI_VERSION 1u
+#define LOCKSTEP_MODULE_ABI_VERSION 2u /* 1: 2-byte inputs only, no commands */
 #define LOCKSTEP_MODULE_ENTRY "lockstep_module"
 
 /* The module's own simulation state: opaque to the host. */
 typedef struct lockstep_sim lockstep_sim;
 
+/* One command a player issued: `size` (1..512) bytes the module defines. */
+typedef struct lockstep_command {
+  uint32_t slot;
+  uint32_t size;
+  const uint8_t* bytes;
+} lockstep_command;
+
 /* One tick's confirmed input frame. inputs holds `players` inputs of `input_size` bytes each, in
- * slot order; a slot not present holds zeros. */
+ * slot order; a slot not present holds zeros. commands: in slot order, each slot's in the order
+ * issued (at most 8 and 512 bytes per slot). An input or command the module finds invalid must do
+ * nothing (the same nothing on every peer). */
 typedef struct lockstep_frame {
   uint32_t tick;     /* the tick this frame makes: the state's tick + 1 */
   uint32_t present;  /* bit p: slot p is in the session */
@@ -45,7 +54,16 @@ typedef struct lockstep_frame {
   uint32_t players;
   uint32_t input_size;
   const uint8_t* inputs;
+  uint32_t command_count;
+  const lockstep_command* commands;
 } lockstep_frame;
+
+/* Where a bot or the controls issue commands: add() copies the bytes and returns 1, or 0 when the
+ * command is empty or breaks a limit (8 commands, 512 bytes per tick). */
+typedef struct lockstep_command_sink {
+  void* ctx;
+  int (*add)(void* ctx, const uint8_t* bytes, size_t n);
+} lockstep_command_sink;
 
 /* A named value of the state, for desync reports. kind: 0 f32, 1 f64, 2 u32, 3 u64; bits is the
  * value's bit pattern, zero-extended. name is static. */
@@ -67,14 +85,15 @@ typedef struct lockstep_shape {
 } lockstep_shape;
 
 /* The local player's controls (see Controls in module.hpp): bit k of held is key k in the order
- * Up, Down, Left, Right, Space, Enter, A..Z; the pointer in world units. */
+ * Up, Down, Left, Right, Space, Enter, A..Z; the pointer and the world's size in world units. */
 typedef struct lockstep_controls {
   uint64_t held;
-  int32_t pointer_valid, pointer_down;
+  int32_t pointer_valid, pointer_down, secondary_down;
   float pointer_x, pointer_y;
+  float world_width, world_height;
 } lockstep_controls;
 
-typedef struct lockstep_module_v1 {
+typedef struct lockstep_module_v2 {
   uint32_t abi_version;        /* LOCKSTEP_MODULE_ABI_VERSION */
   const char* name;            /* what --sim shows; [a-z0-9_-], 1..32 characters */
   uint32_t version;            /* the module's own version; enters the fingerprint */
@@ -83,7 +102,8 @@ typedef struct lockstep_module_v1 {
   const char* description;     /* one line */
   const char* settings_help;   /* e.g. "seed=1 (world seed) size=64 (...)" */
   const char* controls_help;   /* e.g. "arrows steer" */
-  uint32_t input_size;         /* bytes of one player's input per tick */
+  uint32_t input_size;         /* bytes of one player's input per tick, 0..64 */
+  const char* golden_world;    /* a world for tests and benchmarks, "key=value,..." (may be "") */
 
   /* World settings: apply "key=value,..." on top of `settings` (n bytes; none: the defaults)
    * and write the canonical bytes to out (cap bytes), their length to *out_len. Returns 1, or 0
@@ -123,13 +143,16 @@ typedef struct lockstep_module_v1 {
   float (*width)(const lockstep_sim* sim);
   float (*height)(const lockstep_sim* sim);
 
-  /* A bot's input for a tick (input_size bytes into input): a pure function of (seed, tick). */
-  void (*bot)(uint64_t seed, uint32_t tick, uint8_t* input);
-  /* The local player's input from its controls. */
-  void (*from_controls)(const lockstep_controls* controls, uint8_t* input);
-} lockstep_module_v1;
+  /* A bot's input for a tick (input_size bytes into input, zeroed) and its commands: a pure
+   * function of (seed, tick). */
+  void (*bot)(uint64_t seed, uint32_t tick, uint8_t* input, const lockstep_command_sink* commands);
+  /* The local player's input from this frame's controls, and the commands they issue (sent once).
+   * memory: 16 values the module keeps between frames (zero at first). */
+  void (*from_controls)(const lockstep_controls* controls, int32_t memory[16], uint8_t* input,
+                        const lockstep_command_sink* commands);
+} lockstep_module_v2;
 
-typedef const lockstep_module_v1* (*lockstep_module_fn)(uint32_t host_abi_version);
+typedef const lockstep_module_v2* (*lockstep_module_fn)(uint32_t host_abi_version);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -14,7 +15,10 @@
 
 namespace lockstep::protocol {
 
-inline constexpr std::size_t kMaxMessageBytes = 8 * 1024;  ///< larger datagrams are dropped unread
+inline constexpr std::size_t kMaxMessageBytes = 8 * 1024;  ///< larger datagrams are dropped unread (but play
+                                                            ///< messages, up to kMaxDetailMessageBytes)
+/// Command bytes one play message carries beyond its first item: more wait for the next message.
+inline constexpr std::size_t kPlayCommandBudget = 8 * 1024;
 inline constexpr std::size_t kMaxWindow = 32;    ///< inputs, hashes or frames in one play message
 inline constexpr std::size_t kMaxNameBytes = 32;
 inline constexpr std::size_t kMaxTokenBytes = 128;
@@ -51,17 +55,19 @@ Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, cons
 Bytes refuse(wire::RefuseReason reason, const std::string& detail);
 /// Tick 0's deadline is `starts_in_us` after this is sent.
 Bytes start(std::uint32_t starts_in_us);
-Bytes client_tick(Tick input_first_tick, std::span<const std::uint16_t> inputs, Tick frame_ack, Tick hash_first_tick,
-                  std::span<const std::uint64_t> hashes, std::uint32_t epoch = 0, std::int32_t lead_us = 0);
+/// `inputs`: this player's consecutive ticks from input_first_tick (spectators: none).
+Bytes client_tick(Tick input_first_tick, std::span<const PlayerTick* const> inputs, Tick frame_ack,
+                  Tick hash_first_tick, std::span<const std::uint64_t> hashes, std::uint32_t epoch = 0,
+                  std::int32_t lead_us = 0);
 Bytes desync_probe(Tick tick, wire::ProbeLevel level, std::uint32_t first, std::uint32_t count, std::uint32_t block_size);
 Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool available,
                     std::span<const std::uint64_t> hashes, std::span<const std::uint64_t> values);
 /// The whole state as Snapshot messages of at most kSnapshotChunkBytes each, in order.
 std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state,
                             bool join);
-/// Frames must be consecutive and at most kMaxWindow; `players` inputs are written per frame.
-Bytes server_tick(std::span<const InputFrame> frames, std::uint32_t players, Tick input_ack, Tick hash_ack,
-                  std::int32_t input_slack_us = 0, Tick slack_tick = 0, std::uint32_t clock_shift = 0);
+/// Frames must be consecutive, at most kMaxWindow, all of the session's players and input size.
+Bytes server_tick(std::span<const InputFrame* const> frames, Tick input_ack, Tick hash_ack, std::int32_t input_slack_us = 0,
+                  Tick slack_tick = 0, std::uint32_t clock_shift = 0);
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash);
 Bytes player_joined(std::uint32_t slot, const std::string& name);
 Bytes player_left(std::uint32_t slot, Tick tick, const std::string& reason);
@@ -94,10 +100,15 @@ struct Status {
 };
 Bytes status_reply(const Status& s);
 
-/// Reads frame `i` of a decoded ServerTick (i < frames in it).
-InputFrame frame_at(const wire::ServerTick& msg, std::uint32_t players, std::size_t i);
-/// Number of frames in a decoded ServerTick, given the session's player count; 0 if inconsistent.
-std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players);
+/// The inputs and commands of a decoded ClientTick / ServerTick, unchecked against the session.
+PackedView client_inputs(const wire::ClientTick& m);
+PackedView frame_inputs(const wire::ServerTick& m);
+/// Number of frames in a decoded ServerTick, given the session's player count and input size;
+/// 0 if they do not match it.
+std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players, std::uint32_t input_size);
+/// Hands each frame of a decoded ServerTick to `take`, in tick order (none if frame_count is 0).
+void read_frames(const wire::ServerTick& msg, std::uint32_t players, std::uint32_t input_size,
+                 const std::function<void(const InputFrame&)>& take);
 
 /// True when `name` is 1..kMaxNameBytes of printable ASCII.
 bool valid_name(std::string_view name);

@@ -12,12 +12,14 @@
 
 namespace lockstep {
 
-inline constexpr std::uint32_t kReplayFormatVersion = 2;
+inline constexpr std::uint32_t kReplayFormatVersion = 3;
 
 struct ReplayHeader {
   std::uint32_t protocol_version = 0;
   std::uint64_t fingerprint = 0;
   WorldParams world;
+  std::uint32_t input_size = 0;  ///< bytes of one player's input (the module's)
+  std::string module;            ///< the module's name, for messages
   std::uint32_t input_delay = 0;
   Tick start_tick = 0;
   std::vector<std::string> names;  ///< by slot
@@ -43,7 +45,6 @@ class ReplayWriter {
   void flush_frames();
   void write_record(const std::uint8_t* data, std::size_t size);
   std::FILE* file_ = nullptr;
-  std::uint32_t players_ = 0;
   std::vector<InputFrame> pending_;
   std::vector<std::uint64_t> pending_hashes_;
 };
@@ -62,8 +63,8 @@ enum class ReplayError { None, CannotOpen, NotAReplay, Corrupt, Truncated, Unsup
 /// (with the byte offset); `out` then holds what was read before the fault.
 ReplayError read_replay(const std::string& path, Replay* out, std::string* detail);
 
-/// Builds a replay in memory from the shared scenario (for tests and the golden file).
-Replay scenario_replay(const struct Scenario& scenario, Tick ticks, SimulationFactory factory);
+/// Builds a replay in memory from a scenario (for tests and the golden files).
+Replay scenario_replay(const struct Scenario& scenario, Tick ticks);
 /// Writes `replay` to `path` with ReplayWriter.
 bool write_replay(const std::string& path, const Replay& replay, std::string* error);
 

@@ -68,13 +68,14 @@ struct ServerConfig {
 /// Why an incoming message was dropped. Every drop is counted; the first few of each kind are logged.
 enum class DropReason : std::uint8_t {
   TooLarge, Malformed, FieldOutOfRange, WrongChannel, UnexpectedMessage, NotJoined, InputTooFarAhead,
-  HashForFutureTick, HashTooOld, FrameAckOutOfRange, Count
+  HashForFutureTick, HashTooOld, FrameAckOutOfRange, BadInputs, Count
 };
 const char* to_string(DropReason r);
 
 struct ServerStats {
   std::uint64_t ticks = 0;           ///< ticks executed
   std::uint64_t filled_inputs = 0;   ///< inputs repeated because they were late, lost or never sent
+  std::uint64_t commands = 0;        ///< player commands executed
   std::uint64_t desyncs = 0;         ///< players found desynced (each time: again after a resync)
   std::uint64_t spectator_desyncs = 0;  ///< spectators found desynced: reported, never the session's exit code
   std::uint64_t divergent_ticks = 0; ///< hashes that differed from the server's, every one counted

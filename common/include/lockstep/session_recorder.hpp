@@ -13,12 +13,13 @@ class SessionRecorder {
  private:
   ServerSession& session_;
   std::string path_;
+  std::string module_;
   ReplayWriter writer_;
   bool failed_ = false;
 
  public:
   /// Hooks into `session`'s ticks (it must outlive the recorder); writes to `path`.
-  SessionRecorder(ServerSession& session, std::string path);
+  SessionRecorder(ServerSession& session, std::string path, std::string module_name);
   /// Writes the end record: the session's last tick, and "desync" or "complete".
   void close();
   /// The file could not be written (reported once in the log).

@@ -72,8 +72,11 @@ class Simulation {
 
   /// The tick of the current state (0 after construction).
   [[nodiscard]] virtual Tick tick() const = 0;
-  /// Advances one tick; `frame.tick` must be tick() + 1 (asserted).
+  /// Advances one tick; `frame.tick` must be tick() + 1 (asserted), and its inputs input_size()
+  /// bytes each. An input or command that is not valid for the game does nothing, on every peer.
   virtual void step(const InputFrame& frame) = 0;
+  /// Bytes of one player's input per tick (0..kMaxInputBytes), fixed for the simulation.
+  [[nodiscard]] virtual std::uint32_t input_size() const = 0;
 
   /// Appends the canonical little-endian serialization of the whole state to `out`.
   virtual void serialize(std::vector<std::uint8_t>& out) const = 0;

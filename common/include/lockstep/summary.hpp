@@ -21,6 +21,7 @@ Json server_summary(const ServerSession& session, double cpu_us_per_tick);
 struct FrameFigures {
   std::uint64_t frames = 0;
   Histogram jitter;  ///< |frame interval - frame period|, microseconds
+  std::uint64_t commands_dropped = 0;  ///< commands the controls issued beyond what one tick carries
 };
 /// A client's summary after its session.
 Json client_summary(const ClientSession& session, const FrameFigures& frames);
