@@ -12,6 +12,8 @@
 #include "lockstep/client_session.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/scenario.hpp"
+#include "lockstep/skirmish.hpp"
 #include "lockstep/server_session.hpp"
 
 namespace lockstep::bench {
@@ -22,8 +24,12 @@ struct SessionRun {
   double up_bytes = 0, down_bytes = 0;  // per client per tick, UDP/IP headers included
 };
 
-SessionRun run_session(std::uint32_t players, std::uint32_t input_delay, Tick ticks) {
+// A session of `players` bots of `module` (its golden world) over loopback.
+SessionRun run_session(const Module& module, std::uint32_t players, std::uint32_t input_delay, Tick ticks) {
+  Scenario sc = golden_scenario(module);
   ServerConfig cfg;
+  cfg.world = sc.world;
+  cfg.factory = module.create;
   cfg.port = 0;
   cfg.players = players;
   cfg.last_tick = ticks;
@@ -36,8 +42,9 @@ SessionRun run_session(std::uint32_t players, std::uint32_t input_delay, Tick ti
     ClientConfig cc;
     cc.port = server->port();
     cc.name = "bench" + std::to_string(i);
+    cc.factory = module.create;
     clients.push_back(ClientSession::create(cc, &err));
-    clients.back()->set_input_source([i](Tick t, PlayerTick* out) { bot_input(i + 1, t).encode(out->input); });
+    clients.back()->set_input_source([&module, i](Tick t, PlayerTick* out) { module.bot(i + 1, t, out); });
   }
   Pacer waiter;
   auto done = [&] {
@@ -79,8 +86,9 @@ void run_net(const Options& opt, std::vector<Row>& rows) {
   log_setup("lockstep-bench", LogLevel::Error);
   const Tick ticks = opt.quick ? 100 : 1000;
   constexpr double kUdpIp = 28, kEnet = 12;  // IPv4+UDP; ENet protocol header + unreliable send command
+  const Module& arena = *find_module("arena");
   for (std::uint32_t delay : {0u, 2u, 5u}) {
-    const SessionRun r = run_session(4, delay, ticks);
+    const SessionRun r = run_session(arena, 4, delay, ticks);
     const double p50 = r.latency.percentile_us(50), p99 = r.latency.percentile_us(99);
     const double budget = delay * 10'000.0 + 1000.0;
     rows.push_back({"net", "input latency p50 @delay " + std::to_string(delay), p50 / 1000.0, "ms", budget / 1000.0,
@@ -92,6 +100,20 @@ void run_net(const Options& opt, std::vector<Row>& rows) {
                       r.up_bytes <= 1.5 * min_up, ""});
       rows.push_back({"wire", "bytes down per client-tick", r.down_bytes, "B", min_down, "UDP/IP+ENet+4 inputs",
                       "<= 1.5x", r.down_bytes <= 1.5 * min_down, ""});
+    }
+  }
+  // Both games at 2, 4 and 8 players: bytes per client-tick beside the minimum (headers, one
+  // hash up; every player's input down), commands included.
+  for (const Module* m : {&arena, &skirmish_module()}) {
+    for (const std::uint32_t players : {2u, 4u, 8u}) {
+      const SessionRun r = run_session(*m, players, 2, ticks);
+      const std::string at = std::string(m->name) + " @" + std::to_string(players) + "p";
+      const double min_up = kUdpIp + kEnet + m->input_size + 8;
+      const double min_down = kUdpIp + kEnet + static_cast<double>(m->input_size * players);
+      rows.push_back({"wire", "bytes up per client-tick " + at, r.up_bytes, "B", min_up, "UDP/IP+ENet+input+hash", "", true,
+                      ""});
+      rows.push_back({"wire", "bytes down per client-tick " + at, r.down_bytes, "B", min_down, "UDP/IP+ENet+inputs", "",
+                      true, ""});
     }
   }
 }

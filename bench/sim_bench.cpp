@@ -1,4 +1,6 @@
-// Step and hash cost per body, and the hash beside memcpy and serialization of the same bytes.
+// Step and hash cost per body, and the hash beside memcpy and serialization of the same bytes; the
+// skirmish's step and hash at 1000 and 5000 units beside the tick.
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -6,10 +8,50 @@
 #include "bench.hpp"
 #include "lockstep/arena.hpp"
 #include "lockstep/scenario.hpp"
+#include "lockstep/skirmish.hpp"
 
 namespace lockstep::bench {
 
+namespace {
+
+// The skirmish's golden world with `units` units in all (4 bot players), after 4 s of play (the
+// bots have sent their armies out), stepped with its bots' commands.
+void run_skirmish(const Options& opt, std::vector<Row>& rows) {
+  const int ticks = opt.quick ? 5 : 50;
+  for (const std::uint32_t units : {1000u, 5000u}) {
+    Scenario sc = golden_scenario(skirmish_module());
+    std::string error;
+    if (!sc.module->parse_world("units=" + std::to_string(units / sc.world.players), &sc.world, &error)) {
+      std::fprintf(stderr, "lockstep-bench: skirmish world: %s\n", error.c_str());
+      g_section_failed = true;
+      return;
+    }
+    auto sim = sc.module->create(sc.world);
+    Tick t = 0;
+    while (t < 400) sim->step(scenario_frame(sc, ++t));
+    std::vector<InputFrame> frames;  // built before timing: the bots' work is not the simulation's
+    for (int r = 0; r <= opt.repetitions; ++r)
+      for (int i = 0; i < ticks; ++i) frames.push_back(scenario_frame(sc, t + 1 + static_cast<Tick>(frames.size())));
+    std::size_t next = 0;
+    std::uint64_t sink = 0;
+    const double step_hash_ns = median_ns(opt.repetitions, [&] {
+      for (int i = 0; i < ticks; ++i) {
+        sim->step(frames[next++]);
+        sink += sim->hash();
+      }
+    }) / ticks;
+    const double hash_ns = median_ns(opt.repetitions * 3, [&] { sink += sim->hash(); });
+    if (sink == 42) std::puts("");
+    const std::string n = std::to_string(units);
+    rows.push_back({"sim", "skirmish step+hash @" + n + " units", step_hash_ns / 1e6, "ms", 10.0, "one tick", "< 5 ms",
+                    step_hash_ns < 5e6, "hash alone " + std::to_string(static_cast<int>(hash_ns / 1e3)) + " us"});
+  }
+}
+
+}  // namespace
+
 void run_sim(const Options& opt, std::vector<Row>& rows) {
+  run_skirmish(opt, rows);
   const std::vector<std::uint32_t> sizes = opt.quick ? std::vector<std::uint32_t>{1000, 5000}
                                                      : std::vector<std::uint32_t>{1000, 10000, 100000};
   const int ticks = opt.quick ? 5 : 20;  // ticks per repetition

@@ -111,6 +111,7 @@ int host(Options o) {
   if (o.bodies) world += (world.empty() ? "" : ",") + std::string("bodies=") + std::to_string(*o.bodies);
   if (!o.world.empty()) world += (world.empty() ? "" : ",") + o.world;
   std::string error_text;
+  cfg.world.players = cfg.players;  // a module may bound its settings by the player count
   if (!module->parse_world(world, &cfg.world, &error_text)) {
     LOCKSTEP_LOG_ERROR("--world: %s", error_text.c_str());
     return 2;

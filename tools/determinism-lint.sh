@@ -18,8 +18,8 @@ BUILD=${1:?build dir}
 OBJDUMP=${2:-objdump}
 NM=${OBJDUMP%objdump}nm
 # The simulation: the world, its math, its PRNG, the bots and the shared scenario.
-SIM_OBJS=(arena bot scenario module)
-SIM_SRCS=(common/src/arena.cpp common/src/bot.cpp common/src/scenario.cpp common/src/module.cpp common/include/lockstep/arena.hpp
+SIM_OBJS=(arena skirmish bot scenario module)
+SIM_SRCS=(common/src/arena.cpp common/src/skirmish.cpp common/include/lockstep/skirmish.hpp common/src/bot.cpp common/src/scenario.cpp common/src/module.cpp common/include/lockstep/arena.hpp
           common/include/lockstep/detmath.hpp common/include/lockstep/rng.hpp common/include/lockstep/simulation.hpp)
 fail=0
 for o in "${SIM_OBJS[@]}"; do
@@ -32,5 +32,8 @@ for o in "${SIM_OBJS[@]}"; do
 done
 unordered=$(grep -n 'unordered_' "${SIM_SRCS[@]}")
 if [ -n "$unordered" ]; then echo "lint: FAIL: unordered container in the simulation:"; echo "$unordered"; fail=1; fi
-[ $fail = 0 ] && echo "PASS: no FMA, no libm transcendental, no unordered container in the simulation ($BUILD)"
+# The skirmish is integers only: no floating-point type before its drawing code.
+floats=$(sed -n '1,/---- the Simulation ----/p' common/src/skirmish.cpp | grep -nEw 'float|double')
+if [ -n "$floats" ]; then echo "lint: FAIL: floating point in the skirmish's simulation:"; echo "$floats"; fail=1; fi
+[ $fail = 0 ] && echo "PASS: no FMA, no libm transcendental, no unordered container in the simulation, no float in the skirmish's ($BUILD)"
 exit $fail

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The determinism matrix: builds the core and lockstep-replay with gcc -O0, gcc -O2, clang -O2,
 # clang -O3 -march=native and an aarch64 cross build (run under qemu-user), and has each verify
-# the checked-in golden replay tick by tick. Every build must reproduce every recorded hash.
+# the checked-in golden replays tick by tick (the arena's, in floating point, and the skirmish's, in
+# integers). Every build must reproduce every recorded hash.
 # A missing toolchain is installed from Debian's packages when running as root (and said so);
 # otherwise the script fails: it never skips silently.
-# Usage: tools/determinism-matrix.sh [REPLAY] [BUILD_ROOT]
+# Usage: tools/determinism-matrix.sh ["REPLAY..."] [BUILD_ROOT]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-REPLAY=${1:-tests/golden/golden.replay}
+REPLAYS=${1:-tests/golden/golden.replay tests/golden/skirmish.replay}
 ROOT=${2:-build-matrix}
 mkdir -p "$ROOT"
 
@@ -47,11 +48,13 @@ for c in "${CONFIGS[@]}"; do
   if ! cmake "${args[@]}" >"$ROOT/$name.configure.log" 2>&1 || ! cmake --build "$dir" -j 2 >"$ROOT/$name.build.log" 2>&1; then
     echo "matrix: FAIL $name: build failed (see $ROOT/$name.build.log)"; tail -5 "$ROOT/$name.build.log"; failed=1; continue
   fi
-  out=$($runner "$dir/bin/lockstep-replay" verify "$REPLAY" 2>&1); rc=$?
-  if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"
-  else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; fi
+  for replay in $REPLAYS; do
+    out=$($runner "$dir/bin/lockstep-replay" verify "$replay" 2>&1); rc=$?
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"
+    else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; fi
+  done
   objdump=objdump; [ -n "$toolchain" ] && objdump=aarch64-linux-gnu-objdump
   tools/determinism-lint.sh "$dir" "$objdump" | sed "s/^/matrix: $name: /" || failed=1
 done
-if [ $failed = 0 ]; then echo "PASS: ${#CONFIGS[@]} builds, one per-tick hash trace"; else echo "FAIL: the builds disagree"; fi
+if [ $failed = 0 ]; then echo "PASS: ${#CONFIGS[@]} builds, one per-tick hash trace per replay"; else echo "FAIL: the builds disagree"; fi
 exit $failed

@@ -5,12 +5,12 @@
 # through the module registry (common/src/module.cpp). Usage: tools/game-names-lint.sh [--self-test]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PATTERN='arena|ArenaState|kMaxBodies|bot_input'
+PATTERN='arena|ArenaState|ArenaInput|kMaxBodies|bot_input|skirmish|Skirmish'
 files() {
   # Everything above simulation.hpp, except the registry that lists the built-in modules.
   ls common/src/*.cpp common/src/*.hpp common/include/lockstep/*.hpp server/*.cpp client/*.cpp client/*.hpp \
      replay/*.cpp netsim/*.cpp schemas/messages.fbs schemas/replay.fbs ${LINT_EXTRA:-} 2>/dev/null |
-    grep -Ev '^common/(src|include/lockstep)/(arena|bot|scenario|module|detmath|rng|simulation)\.(cpp|hpp)$'
+    grep -Ev '^common/(src|include/lockstep)/(arena|skirmish|bot|scenario|module|detmath|rng|simulation)\.(cpp|hpp)$'
 }
 if [ "${1:-}" = --self-test ]; then
   tmp=$(mktemp --suffix=.cpp)

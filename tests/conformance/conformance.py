@@ -67,15 +67,14 @@ def join_request(version, fingerprint, name, token="", spectate=False):
     return finish(b, Body.Body.JoinRequest, JoinRequest.JoinRequestEnd(b))
 
 
-def client_tick(input_first, inputs, frame_ack):
+def client_tick(input_first, input_bytes, count, frame_ack):
+    """count items (spec section 6.2) whose inputs are input_bytes, without commands."""
     b = flatbuffers.Builder(256)
-    ClientTick.ClientTickStartInputsVector(b, len(inputs))
-    for v in reversed(inputs):
-        b.PrependUint16(v)
-    iv = b.EndVector()
+    iv = b.CreateByteVector(bytes(input_bytes))
     ClientTick.ClientTickStart(b)
     ClientTick.ClientTickAddInputFirstTick(b, input_first)
-    ClientTick.ClientTickAddInputs(b, iv)
+    ClientTick.ClientTickAddInputCount(b, count)
+    ClientTick.ClientTickAddInputBytes(b, iv)
     ClientTick.ClientTickAddFrameAck(b, frame_ack)
     return finish(b, Body.Body.ClientTick, ClientTick.ClientTickEnd(b))
 
@@ -209,10 +208,10 @@ def part_refusals():
 # ---- 2. a spectator whose frames must equal the replay's ---------------------------------------
 
 def replay_frames(path):
-    """{tick: (present, filled, [inputs])} from a replay file (framing from schemas/replay.fbs)."""
+    """{tick: (present, filled, input bytes, commands)} from a replay file (schemas/replay.fbs)."""
     data = pathlib.Path(path).read_bytes()
     assert data[:8] == b"LSREPLAY"
-    pos, frames, players = 8, {}, 0
+    pos, frames, players, size = 8, {}, 0, 0
     from lockstep.replay import Header
     while pos + 12 <= len(data):
         (length,) = struct.unpack_from("<I", data, pos)
@@ -222,22 +221,38 @@ def replay_frames(path):
         if rec.ChunkType() == Chunk.Chunk.Header:
             h = Header.Header()
             h.Init(rec.Chunk().Bytes, rec.Chunk().Pos)
-            players = h.Players()
+            players, size = h.Players(), h.InputSize()
         elif rec.ChunkType() == Chunk.Chunk.Frames:
             f = Frames.Frames()
             f.Init(rec.Chunk().Bytes, rec.Chunk().Pos)
-            for i in range(f.PresentLength()):
-                frames[f.FirstTick() + i] = (f.Present(i), f.Filled(i), [f.Inputs(i * players + p) for p in range(players)])
-    return frames, players
+            take_frames(f, players, size, frames)
+    return frames, players, size
 
 
-def received_frames(msg, players, into):
-    _, t = body_of(msg, ServerTick.ServerTick)
+def take_frames(t, players, size, into):
+    """Frames of a ServerTick or a replay's Frames record into {tick: (present, filled, inputs, commands)}."""
+    per = players * size
+    count = 0  # commands before this frame's
+    at = 0     # their bytes
     for i in range(t.PresentLength()):
-        into[t.FirstTick() + i] = (t.Present(i), t.Filled(i), [t.Inputs(i * players + p) for p in range(players)])
+        inputs = bytes(t.InputBytes(i * per + k) for k in range(per))
+        cmds = []
+        if t.CommandCountsLength():
+            for p in range(players):
+                for _ in range(t.CommandCounts(i * players + p)):
+                    n = t.CommandSizes(count)
+                    cmds.append((p, bytes(t.CommandBytes(at + k) for k in range(n))))
+                    count += 1
+                    at += n
+        into[t.FirstTick() + i] = (t.Present(i), t.Filled(i), inputs, cmds)
 
 
-def play(conn, players, ticks_to_run, inputs=False, seconds=30):
+def received_frames(msg, players, size, into):
+    _, t = body_of(msg, ServerTick.ServerTick)
+    take_frames(t, players, size, into)
+
+
+def play(conn, players, ticks_to_run, inputs=False, seconds=30, size=2):
     """Runs the connection until the session ends or it is dropped; returns (frames, kick reason, ended)."""
     frames, kick, ended = {}, None, False
     acked, last_send = 0, 0.0
@@ -250,7 +265,7 @@ def play(conn, players, ticks_to_run, inputs=False, seconds=30):
                 continue
             bt = body_type(data)
             if bt == Body.Body.ServerTick:
-                received_frames(data, players, frames)
+                received_frames(data, players, size, frames)
             elif bt == Body.Body.Kick:
                 _, k = body_of(data, Kick.Kick)
                 kick = (k.Reason() or b"").decode()
@@ -260,15 +275,17 @@ def play(conn, players, ticks_to_run, inputs=False, seconds=30):
             acked += 1
         if time.monotonic() - last_send >= 0.01:  # one ClientTick a tick: acks, and inputs ahead
             last_send = time.monotonic()
-            ins = [0] * 32 if inputs else []
-            conn.send(PLAY, client_tick(acked + 1 if inputs else 0, ins, acked), reliable=False)
+            n = 32 if inputs else 0
+            conn.send(PLAY, client_tick(acked + 1 if inputs else 0, bytes(size * n), n, acked), reliable=False)
     return frames, kick, ended
 
 
 def part_spectator():
     rec = WORK / "spectated.replay"
+    # The skirmish: no per-tick input (size 0), everything its bots do is commands.
     server = start("lockstep-server", "--port", PORT, "--players", 2, "--ticks", 600, "--record", rec,
-                   "--hash-log", WORK / "spec-server.log", log="spec-server.err")
+                   "--sim", "skirmish", "--world", "units=50", "--hash-log", WORK / "spec-server.log",
+                   log="spec-server.err")
     bots = []
     try:
         wait_status()
@@ -277,12 +294,16 @@ def part_spectator():
         conn.wait_connect()
         conn.send(CONTROL, join_request(st["protocol_version"], int(st["fingerprint"], 16), "pyspectator", spectate=True))
         bots = [start("lockstep-client", "--connect", f"127.0.0.1:{PORT}", "--name", f"bot{i}", "--bot", i,
-                      "--hash-log", WORK / f"spec-bot{i}.log", log=f"spec-bot{i}.err") for i in (1, 2)]
-        frames, kick, ended = play(conn, 2, 600)
+                      "--sim", "skirmish", "--hash-log", WORK / f"spec-bot{i}.log", log=f"spec-bot{i}.err")
+                for i in (1, 2)]
+        frames, kick, ended = play(conn, 2, 600, size=0)
         check(kick is None and ended, f"the spectator stayed to the end (kick: {kick})")
         check(all(b.wait(30) == 0 for b in bots) and server.wait(30) == 0, "bots and server exit 0")
-        want, players = replay_frames(rec)
-        check(players == 2 and len(want) == 600, f"the replay holds 600 frames of 2 players ({len(want)})")
+        want, players, size = replay_frames(rec)
+        check(players == 2 and size == 0 and len(want) == 600,
+              f"the replay holds 600 frames of 2 players and 0-byte inputs ({len(want)}, {size})")
+        commands = sum(len(f[3]) for f in want.values())
+        check(commands > 0, f"the bots' commands are in the frames ({commands})")
         missing = [t for t in want if t not in frames]
         differ = [t for t in want if t in frames and frames[t] != want[t]]
         check(not missing and not differ, f"every frame received equals the replay's ({len(missing)} missing, "

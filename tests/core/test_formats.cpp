@@ -17,6 +17,7 @@
 #include "lockstep/protocol.hpp"
 #include "lockstep/replay.hpp"
 #include "lockstep/scenario.hpp"
+#include "lockstep/skirmish.hpp"
 #include "lockstep/version.hpp"
 
 using namespace lockstep;
@@ -181,6 +182,8 @@ TEST_SUITE("core/formats") {
     CHECK(read_replay(LOCKSTEP_GOLDEN_DIR "/format1.replay", &old, &detail) == ReplayError::Unsupported);
     CHECK_MESSAGE(detail.find("format version 1 is not supported") != std::string::npos, detail);
     CHECK_MESSAGE(detail.find("record the session again") != std::string::npos, detail);
+    CHECK(read_replay(LOCKSTEP_GOLDEN_DIR "/format2.replay", &old, &detail) == ReplayError::Unsupported);
+    CHECK_MESSAGE(detail.find("format version 2 is not supported") != std::string::npos, detail);
 
     // The golden replay is a regression anchor (tests/golden/README.md): it reads back whole.
     Replay golden;
@@ -191,6 +194,17 @@ TEST_SUITE("core/formats") {
     CHECK(golden.header.world.players == golden_scenario().world.players);
     CHECK(golden.frames.front().tick == 1);
     CHECK(golden.frames.back().tick == 3000);
+    CHECK(golden.header.module == "arena");
+    CHECK(golden.header.input_size == 2);
+    // The skirmish's golden replay carries its commands and reads back whole too.
+    Replay sk;
+    REQUIRE(read_replay(LOCKSTEP_GOLDEN_DIR "/skirmish.replay", &sk, &detail) == ReplayError::None);
+    CHECK(sk.header.module == "skirmish");
+    CHECK(sk.header.input_size == 0);
+    std::size_t commands = 0;
+    for (const InputFrame& f : sk.frames) commands += f.commands.size();
+    CHECK(commands > 50);
+    CHECK(sk.frames == scenario_replay(golden_scenario(skirmish_module()), 3000).frames);
   }
 
   TEST_CASE("the hash log writes what the parser reads, appends on request, and the parser refuses the rest") {

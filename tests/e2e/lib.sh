@@ -57,14 +57,15 @@ start_bot() {
 # Runs a session of one bot client per SPEC ("DELAY JITTER LOSS": one-way ms, +- ms, percent;
 # DELAY 0 = straight to the server), each through its own lockstep-netsim relay, for TICKS ticks.
 # Everything lands in $WORK/$NAME: server.json/.log, c<i>.json/.log/.err; exits via fail() when
-# a process exits non-zero or a hash log differs from the server's.
+# a process exits non-zero or a hash log differs from the server's. NET_SERVER_ARGS and
+# NET_CLIENT_ARGS add options to the server and every client (word-split).
 net_session() {
   local name=$1 ticks=$2; shift 2
   local dir="$WORK/$name" port=$((PORT + 10 * ${NET_SESSIONS:-0})) i=0 spec p
   NET_SESSIONS=$((${NET_SESSIONS:-0} + 1))
   mkdir -p "$dir"
   "$BIN/lockstep-server" --port "$port" --players $# --ticks "$ticks" --hash-log "$dir/server.log" \
-      --summary "$dir/server.json" 2>"$dir/server.err" &
+      --summary "$dir/server.json" ${NET_SERVER_ARGS:-} 2>"$dir/server.err" &
   local s=$! clients=() relays=()
   PIDS+=($s)
   for spec in "$@"; do
@@ -77,7 +78,7 @@ net_session() {
       relays+=($!); PIDS+=($!)
     fi
     "$BIN/lockstep-client" --connect "127.0.0.1:$p" --name "p$i" --bot "$i" --hash-log "$dir/c$i.log" \
-        --summary "$dir/c$i.json" 2>"$dir/c$i.err" &
+        --summary "$dir/c$i.json" ${NET_CLIENT_ARGS:-} 2>"$dir/c$i.err" &
     clients+=($!); PIDS+=($!)
   done
   for c in "${!clients[@]}"; do expect_exit "${clients[$c]}" 0 "$name client $((c + 1))"; done

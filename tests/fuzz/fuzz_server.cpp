@@ -64,7 +64,10 @@ void write_seed(const std::string& dir, const std::string& name, const protocol:
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   if (const char* dir = std::getenv("LOCKSTEP_FUZZ_WRITE_SEEDS")) {
-    const std::uint16_t in[3] = {bot_input(1, 5).pack(), bot_input(1, 6).pack(), bot_input(1, 7).pack()};
+    std::vector<PlayerTick> ticks(3, PlayerTick{std::vector<std::uint8_t>(2, 0), {}});
+    for (int i = 0; i < 3; ++i) bot_input(1, static_cast<Tick>(5 + i)).encode(ticks[i].input);
+    ticks[1].commands.add(std::vector<std::uint8_t>{3, 1, 2, 3});  // a command the arena ignores
+    const std::vector<const PlayerTick*> in{&ticks[0], &ticks[1], &ticks[2]};
     const std::uint64_t hashes[2] = {0x1234, 0x5678};
     write_seed(dir, "join", protocol::join_request(kProtocolVersion, 1, "token", "name", false, "secret"));
     write_seed(dir, "client_tick", protocol::client_tick(5, in, 3, 2, hashes, 0));
@@ -72,9 +75,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     write_seed(dir, "detail", protocol::desync_detail(3, wire::ProbeLevel::Blocks, 0, true, hashes, {}));
     write_seed(dir, "refuse", protocol::refuse(wire::RefuseReason::Full, "full"));
     InputFrame f;
-    f.tick = 4;
+    f.reset(4, 2, 2);
     f.present = 3;
-    write_seed(dir, "server_tick", protocol::server_tick(std::span(&f, 1), 2, 3, 3, 100, 1));
+    const InputFrame* frames[1] = {&f};
+    write_seed(dir, "server_tick", protocol::server_tick(frames, 3, 3, 100, 1));
     std::exit(0);
   }
   return 0;
