@@ -569,3 +569,61 @@ TEST_SUITE("session/hostile") {
                   mute_out + 50, " (the mute player left at tick ", mute_out, ")");
   }
 }
+
+TEST_SUITE("session/modules") {
+  // The skirmish (input size 0, everything by commands) through what the arena goes through.
+  TEST_CASE("a skirmish through 20 % loss, a resync after a one-bit divergence, and a late joiner agree on every hash") {
+    ServerConfig cfg;
+    cfg.players = 3;
+    cfg.last_tick = 900;
+    cfg.on_desync = OnDesync::Resync;
+    cfg.allow_late_join = true;
+    const Module& m = *find_module("skirmish");
+    WorldParams world{{}, cfg.players};
+    std::string error;
+    REQUIRE(m.parse_world("units=150,seed=11", &world, &error));
+    cfg.world = world;
+    const auto dir = std::filesystem::temp_directory_path() / ("lockstep-skirmish-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    cfg.desync_dir = dir.string();
+    Session s(cfg, m);
+    FaultConfig faults;
+    faults.loss_pct = 20;
+    faults.delay_ns = 15'000'000;
+    faults.jitter_ns = 5'000'000;
+    faults.seed = 7;
+    lockstep::testing::LossyLink link(faults, s.server->port());
+    s.parts.push_back(link.part());
+    s.add_client(client_named("steady"), 1, link.port());
+    ClientConfig diverging = client_named("diverging");
+    diverging.inject_desync_at = 250;
+    s.add_client(diverging, 2, link.port());
+    ClientConfig early = client_named("early");
+    early.last_tick = 300;
+    s.add_client(early, 3);
+    bool late_added = false;
+    s.parts.push_back({[&](std::int64_t now) {
+                         if (!late_added && s.server->executed_tick() >= 450) {
+                           late_added = true;
+                           s.add_client(client_named("late"), 4, link.port());
+                         }
+                         return now + 10'000'000;
+                       },
+                       [] { return -1; }});
+    REQUIRE(s.run(90 * kSeconds));
+    CHECK(s.server->exit_code() == 3);  // a desync happened, though repaired (DESIGN.md: exit 3)
+    CHECK(s.server->executed_tick() == 900);
+    CHECK(s.server->stats().commands > 10);          // the bots' orders were executed
+    CHECK(s.server->stats().desyncs >= 1);           // the divergence was caught ...
+    CHECK(s.clients[1]->stats().resyncs >= 1);       // ... and repaired
+    CHECK(s.server->stats().joins_running == 1);     // the late joiner came in by snapshot ...
+    CHECK(s.server->stats().verified == 1);          // ... and matched
+    REQUIRE(s.traces.size() == 4);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    for (const auto& [t, h] : s.traces[1]->hashes)
+      if (t > 260) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "diverging client at tick " << t);
+    for (const auto& [t, h] : s.traces[3]->hashes) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "late joiner at tick " << t);
+    CHECK(s.traces[3]->hashes.rbegin()->first == 900);
+    std::filesystem::remove_all(dir);
+  }
+}
