@@ -29,7 +29,7 @@ struct SkirmishConstants {
   std::int32_t damage = 8;
   std::int32_t cooldown = 50;            // ticks between attacks
   std::int32_t retarget = 10;            // ticks between looks for the nearest enemy
-  std::int32_t cell_shift = kFixedShift + 1;  // broad-phase cells of 2 units
+  std::int32_t cell_shift = kFixedShift;  // broad-phase cells of 1 unit (the separation reach)
   std::int32_t spacing = 52'429;         // between units at the start (0.8 units)
   std::int32_t base_clearance = 4;       // extra rock-free cells around a starting army
 };
@@ -160,21 +160,24 @@ void init(const SkirmishSettings& s, std::uint32_t players, const Rocks& rocks, 
 
 struct Scratch {
   std::vector<std::uint32_t> cell_start, cell_items, cursor, cell_of;
+  std::vector<std::uint32_t> owners;  // per cell: bit p = a unit of player p is in it
   std::vector<std::int32_t> damage;
   std::vector<Fixed> nx, ny;
   std::uint32_t grid = 0;  // cells per side
 };
 
 void build_grid(const SkirmishState& s, Scratch& g) {
-  g.grid = (s.settings.map >> 1) + 1;
+  g.grid = (s.settings.map >> (kC.cell_shift - kFixedShift)) + 1;
   const std::size_t cells = std::size_t{g.grid} * g.grid;
   g.cell_start.assign(cells + 1, 0);
+  g.owners.assign(cells, 0);
   g.cell_of.assign(s.count(), UINT32_MAX);
   for (std::uint32_t u = 0; u < s.count(); ++u) {
     if (s.hp[u] <= 0) continue;
     const auto c = static_cast<std::uint32_t>((s.y[u] >> kC.cell_shift) * g.grid + (s.x[u] >> kC.cell_shift));
     g.cell_of[u] = c;
     ++g.cell_start[c + 1];
+    g.owners[c] |= 1u << s.owner[u];
   }
   for (std::size_t c = 0; c < cells; ++c) g.cell_start[c + 1] += g.cell_start[c];
   g.cursor.assign(g.cell_start.begin(), g.cell_start.end() - 1);
@@ -183,14 +186,17 @@ void build_grid(const SkirmishState& s, Scratch& g) {
     if (g.cell_of[u] != UINT32_MAX) g.cell_items[g.cursor[g.cell_of[u]]++] = u;
 }
 
-// Calls fn(v) for every live unit in the cells within `reach` cells of unit u's cell, in cell order.
+// Calls fn(v) for every live unit in the cells within `reach` cells of unit u's cell that hold a
+// unit of a player in `owners` (a bit mask), in cell order.
 template <class Fn>
-void for_near(const SkirmishState& s, const Scratch& g, std::uint32_t u, std::int32_t reach, Fn&& fn) {
+void for_near(const SkirmishState& s, const Scratch& g, std::uint32_t u, std::int32_t reach, std::uint32_t owners,
+              Fn&& fn) {
   const std::int32_t cx = s.x[u] >> kC.cell_shift, cy = s.y[u] >> kC.cell_shift;
   const auto n = static_cast<std::int32_t>(g.grid);
   for (std::int32_t y = std::max(0, cy - reach); y <= std::min(n - 1, cy + reach); ++y)
     for (std::int32_t x = std::max(0, cx - reach); x <= std::min(n - 1, cx + reach); ++x) {
       const std::size_t c = static_cast<std::size_t>(y) * g.grid + static_cast<std::size_t>(x);
+      if ((g.owners[c] & owners) == 0) continue;
       for (std::uint32_t i = g.cell_start[c]; i < g.cell_start[c + 1]; ++i) fn(g.cell_items[i]);
     }
 }
@@ -274,7 +280,7 @@ void skirmish_step(SkirmishState& s, const Rocks& rocks, const InputFrame& f, Sc
 
   build_grid(s, g);
   const std::uint32_t n = s.count();
-  const std::int32_t sight_cells = (kC.sight >> kC.cell_shift) + 1;
+  const std::int32_t sight_cells = (kC.sight + (1 << kC.cell_shift) - 1) >> kC.cell_shift;  // ceil(sight / cell)
   const std::int64_t range2 = std::int64_t{kC.range} * kC.range, arrive2 = std::int64_t{kC.arrive} * kC.arrive;
   const std::int64_t sep = 2 * std::int64_t{kC.radius}, sep2 = sep * sep;
   g.damage.assign(n, 0);
@@ -290,7 +296,7 @@ void skirmish_step(SkirmishState& s, const Rocks& rocks, const InputFrame& f, Sc
     if (order != SkirmishOrder::Move && (s.tick + u) % static_cast<std::uint32_t>(kC.retarget) == 0) {
       std::uint32_t best = s.target[u];
       std::int64_t best_d = best == kNone ? INT64_MAX : dist2(s, u, best);
-      for_near(s, g, u, sight_cells, [&](std::uint32_t v) {
+      for_near(s, g, u, sight_cells, ~(1u << s.owner[u]), [&](std::uint32_t v) {
         if (s.owner[v] == s.owner[u]) return;
         const std::int64_t d = dist2(s, u, v);
         if (d <= std::int64_t{kC.sight} * kC.sight && (d < best_d || (d == best_d && v < best))) best = v, best_d = d;
@@ -319,12 +325,14 @@ void skirmish_step(SkirmishState& s, const Rocks& rocks, const InputFrame& f, Sc
     // 4. Keep apart: each overlapping neighbour pushes half the overlap. A moving unit touching
     // one that already arrived at the same point has arrived too (a crowd cannot all stand on it).
     std::int64_t px = 0, py = 0;
+    std::uint32_t crowd = 0;
     bool touches_arrived = false;
-    for_near(s, g, u, 1, [&](std::uint32_t v) {
+    for_near(s, g, u, 1, UINT32_MAX, [&](std::uint32_t v) {
       if (v == u) return;
       const std::int64_t dx = std::int64_t{s.x[u]} - s.x[v], dy = std::int64_t{s.y[u]} - s.y[v];
       const std::int64_t d2 = dx * dx + dy * dy;
       if (d2 >= sep2) return;
+      ++crowd;
       if (s.order[v] == static_cast<std::uint32_t>(SkirmishOrder::Idle) && s.owner[v] == s.owner[u] &&
           s.tx[v] == s.tx[u] && s.ty[v] == s.ty[u])
         touches_arrived = true;
@@ -339,7 +347,9 @@ void skirmish_step(SkirmishState& s, const Rocks& rocks, const InputFrame& f, Sc
     });
     if (touches_arrived && s.target[u] == kNone && order != SkirmishOrder::Idle)
       s.order[u] = static_cast<std::uint32_t>(SkirmishOrder::Idle);
-    const std::int64_t cap = kC.speed;
+    // In a crowd the push outweighs the pull, so a crowd spreads instead of packing ever tighter.
+    if (crowd >= 3) wx /= 2, wy /= 2;
+    const std::int64_t cap = 2 * std::int64_t{kC.speed};
     px = std::clamp(px, -cap, cap);
     py = std::clamp(py, -cap, cap);
     // 5. Move, sliding along rock and the map's edge.
