@@ -151,8 +151,8 @@ struct RecordReader {
     const std::uint32_t input_size = out->header.input_size;
     const PackedView v{span_of(f.input_bytes()), span_of(f.command_counts()), span_of(f.command_sizes()),
                        span_of(f.command_bytes())};
-    if (const std::string why = check_packed(v, n * players, input_size); !why.empty())
-      return fail(ReplayError::Corrupt, "inconsistent frame record: " + why + at);
+    if (const std::string fault = check_packed(v, n * players, input_size); !fault.empty())
+      return fail(ReplayError::Corrupt, "inconsistent frame record: " + fault + at);
     PackedReader r(v, input_size);
     Commands scratch;
     if (f.first_tick() != next_tick)

@@ -672,8 +672,9 @@ void from_controls(const Controls& c, ControlMemory& m, PlayerTick* out) {
 }  // namespace
 
 std::uint64_t isqrt64(std::uint64_t v) {
-  std::uint64_t r = 0, bit = std::uint64_t{1} << 62;
-  while (bit > v) bit >>= 2;
+  if (v == 0) return 0;
+  // Digit by digit from the highest power of four at most v (found by counting leading zeros).
+  std::uint64_t r = 0, bit = std::uint64_t{1} << ((63 - __builtin_clzll(v)) & ~1);
   while (bit != 0) {
     if (v >= r + bit) {
       v -= r + bit;

@@ -200,4 +200,46 @@ TEST_SUITE("core/skirmish") {
       CHECK(loc.report().server_fields[0].name == names[(selector / n) % 12]);
     }
   }
+
+  TEST_CASE("controls: a drag selects, a right click orders, keys order the whole army, each once") {
+    const Module& m = skirmish();
+    ControlMemory memory{};
+    auto frame_of = [&](const Controls& c) {
+      PlayerTick t = blank_tick(m);
+      m.from_controls(c, memory, &t);
+      CHECK(t.input.empty());  // input size 0: commands only
+      std::vector<std::vector<std::uint8_t>> out;
+      for (std::size_t i = 0; i < t.commands.size(); ++i) {
+        const auto b = t.commands.at(i);
+        out.emplace_back(b.begin(), b.end());
+      }
+      return out;
+    };
+    Controls c;
+    c.world_width = c.world_height = 128;
+    c.pointer_valid = true;
+    c.pointer_x = 32, c.pointer_y = 32;
+    c.pointer_down = true;
+    CHECK(frame_of(c).empty());  // the drag starts
+    c.pointer_x = 64, c.pointer_y = 96;
+    CHECK(frame_of(c).empty());  // still dragging
+    c.pointer_down = false;
+    CHECK(frame_of(c) == std::vector<std::vector<std::uint8_t>>{skirmish_select_area(16384, 16384, 32768, 49152)});
+    c.secondary_down = true;
+    CHECK(frame_of(c) == std::vector<std::vector<std::uint8_t>>{skirmish_order(SkirmishCommand::AttackMove, 32768, 49152)});
+    CHECK(frame_of(c).empty());  // held: once
+    c.secondary_down = false;
+    frame_of(c);
+    c.hold(Key::M);
+    c.secondary_down = true;
+    CHECK(frame_of(c) == std::vector<std::vector<std::uint8_t>>{skirmish_order(SkirmishCommand::Move, 32768, 49152)});
+    Controls keys;
+    keys.hold(Key::Space);
+    CHECK(frame_of(keys) == std::vector<std::vector<std::uint8_t>>{skirmish_select_range(0, 65535)});
+    CHECK(frame_of(keys).empty());  // held: once
+    keys.hold(Key::W);  // the top-left ninth
+    CHECK(frame_of(keys) == std::vector<std::vector<std::uint8_t>>{skirmish_order(SkirmishCommand::AttackMove, 10923, 10923)});
+    keys.hold(Key::Enter);
+    CHECK(frame_of(keys) == std::vector<std::vector<std::uint8_t>>{skirmish_order(SkirmishCommand::Stop)});
+  }
 }
