@@ -14,12 +14,13 @@ namespace lockstep::bench {
 
 namespace {
 
-// The skirmish's golden world with `units` units in all (4 bot players), after 4 s of play (the
-// bots have sent their armies out), stepped with its bots' commands.
+// The skirmish's golden world with `units` units in all (1000 for 4 bot players, 5000 for 8),
+// after 4 s of play (the bots have sent their armies out), stepped with its bots' commands.
 void run_skirmish(const Options& opt, std::vector<Row>& rows) {
   const int ticks = opt.quick ? 5 : 50;
   for (const std::uint32_t units : {1000u, 5000u}) {
     Scenario sc = golden_scenario(skirmish_module());
+    sc.world.players = units >= 5000 ? 8 : 4;
     std::string error;
     if (!sc.module->parse_world("units=" + std::to_string(units / sc.world.players), &sc.world, &error)) {
       std::fprintf(stderr, "lockstep-bench: skirmish world: %s\n", error.c_str());
@@ -43,7 +44,7 @@ void run_skirmish(const Options& opt, std::vector<Row>& rows) {
     const double hash_ns = median_ns(opt.repetitions * 3, [&] { sink += sim->hash(); });
     if (sink == 42) std::puts("");
     const std::string n = std::to_string(units);
-    rows.push_back({"sim", "skirmish step+hash @" + n + " units", step_hash_ns / 1e6, "ms", 10.0, "one tick", "< 5 ms",
+    rows.push_back({"sim", "skirmish step+hash @" + n + " units, " + std::to_string(sc.world.players) + "p", step_hash_ns / 1e6, "ms", 10.0, "one tick", "< 5 ms",
                     step_hash_ns < 5e6, "hash alone " + std::to_string(static_cast<int>(hash_ns / 1e3)) + " us"});
   }
 }

@@ -53,7 +53,7 @@ void declare_options(CLI::App& app, Options& o) {
       ->check(CLI::Range(0u, protocol::kMaxInputDelay))->capture_default_str();
   app.add_option("--sim", o.sim, "the simulation module (built in by name; 'list' lists them)")->capture_default_str();
   app.add_option("--sim-lib", o.sim_lib, "load the simulation module from this shared library (docs/MODULES.md)");
-  app.add_option("--world", o.world, "the module's world settings, key=value,... (--sim list shows them); sent to clients at join");
+  app.add_option("--world", o.world, "the module's world settings, key=value,... or @FILE of key=value lines (--sim list shows them); sent to clients at join");
   app.add_option("--seed", o.seed, "shorthand for --world seed=N")->check(unsigned_number());
   app.add_option("--bodies", o.bodies, "shorthand for --world bodies=N")->check(unsigned_number());
   app.add_option("--hash-log", o.hash_log_path, "write '<tick> <hash>' per executed tick to this file");
@@ -109,8 +109,12 @@ int host(Options o) {
   // The shorthands first, so --world has the last word.
   std::string world = o.seed ? "seed=" + std::to_string(*o.seed) : "";
   if (o.bodies) world += (world.empty() ? "" : ",") + std::string("bodies=") + std::to_string(*o.bodies);
-  if (!o.world.empty()) world += (world.empty() ? "" : ",") + o.world;
-  std::string error_text;
+  std::string error_text, from_option;
+  if (!world_settings_text(o.world, &from_option, &error_text)) {
+    LOCKSTEP_LOG_ERROR("--world: %s", error_text.c_str());
+    return 2;
+  }
+  if (!from_option.empty()) world += (world.empty() ? "" : ",") + from_option;
   cfg.world.players = cfg.players;  // a module may bound its settings by the player count
   if (!module->parse_world(world, &cfg.world, &error_text)) {
     LOCKSTEP_LOG_ERROR("--world: %s", error_text.c_str());

@@ -327,8 +327,11 @@ static_assert(sizeof(ArenaConstants) == 11 * sizeof(float) + sizeof(std::uint32_
 
 class ArenaSimulation final : public Simulation {
  public:
-  ArenaSimulation(const ArenaSettings& settings, std::uint32_t players) { arena_init(settings, players, s_); }
-  ArenaSimulation(const ArenaSimulation& o) : s_(o.s_) {}
+  ArenaSimulation(const ArenaSettings& settings, std::uint32_t players)
+      : fingerprint_(world_fingerprint(code_fingerprint(), encode_arena_settings(settings))) {
+    arena_init(settings, players, s_);
+  }
+  ArenaSimulation(const ArenaSimulation& o) : fingerprint_(o.fingerprint_), s_(o.s_) {}
 
   Tick tick() const override { return s_.tick; }
   void step(const InputFrame& frame) override { arena_step(s_, frame, scratch_); }
@@ -426,6 +429,7 @@ class ArenaSimulation final : public Simulation {
   void assign(const Simulation& other) override {
     const auto* o = dynamic_cast<const ArenaSimulation*>(&other);
     assert(o != nullptr);
+    fingerprint_ = o->fingerprint_;
     s_.tick = o->s_.tick;
     s_.players = o->s_.players;
     s_.width = o->s_.width;
@@ -438,7 +442,8 @@ class ArenaSimulation final : public Simulation {
     s_.heading.assign(o->s_.heading.begin(), o->s_.heading.end());
   }
 
-  std::uint64_t fingerprint() const override {
+  std::uint64_t fingerprint() const override { return fingerprint_; }
+  static std::uint64_t code_fingerprint() {
     static const std::uint64_t fp = compute_fingerprint();
     return fp;
   }
@@ -491,6 +496,7 @@ class ArenaSimulation final : public Simulation {
     return {name, FieldValue::Kind::F32, bits};
   }
 
+  std::uint64_t fingerprint_;  // the code's and the world settings'
   ArenaState s_;
   ArenaScratch scratch_;
 };

@@ -221,6 +221,9 @@ void ClientSession::Impl::on_welcome(const wire::Welcome& m) {
   if (m.settings()) world.settings.assign(m.settings()->begin(), m.settings()->end());
   sim = cfg.factory(world);
   if (!sim) return end(1, "this client's simulation module cannot build the server's world settings");
+  if (m.world_fingerprint() != 0 && sim->fingerprint() != m.world_fingerprint())
+    return end(4, "this client's module builds another world from the server's settings (fingerprint " +
+                      hash_hex(sim->fingerprint()) + ", the server's " + hash_hex(m.world_fingerprint()) + ")");
   if (cfg.keep_previous) prev = sim->clone();
   scratch = sim->clone();
   history = std::make_unique<StateHistory>(std::max<std::size_t>(1, cfg.state_history));
@@ -282,9 +285,8 @@ void ClientSession::Impl::begin_leave(std::int64_t now, const std::string& reaso
 }
 
 std::uint64_t ClientSession::Impl::sim_fingerprint() const {
-  // The fingerprint is a property of the simulation's code; build a throwaway instance to ask.
-  auto probe = cfg.factory(WorldParams{{}, 1});
-  return probe ? probe->fingerprint() : 0;
+  // The server's settings come with the welcome: the join names the module's default world.
+  return join_fingerprint(cfg.factory);
 }
 
 std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config, Error* error) {

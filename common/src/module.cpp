@@ -1,6 +1,10 @@
 #include "lockstep/module.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstring>
+#include <fstream>
 #include <cerrno>
 #include <cstdlib>
 
@@ -28,22 +32,43 @@ bool split_settings(std::string_view text, std::vector<std::pair<std::string, st
   return true;
 }
 
-namespace {
+bool world_settings_text(const std::string& arg, std::string* text, std::string* error) {
+  if (arg.empty() || arg[0] != '@') {
+    *text = arg;
+    return true;
+  }
+  const std::string path = arg.substr(1);
+  std::ifstream in(path);
+  if (!in) {
+    *error = "cannot read the world settings file " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  text->clear();
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    line.erase(std::remove_if(line.begin(), line.end(), [](unsigned char c) { return std::isspace(c) != 0; }), line.end());
+    if (line.empty()) continue;
+    *text += (text->empty() ? "" : ",") + line;
+  }
+  return true;
+}
 
-// A whole number in [0, max]; false with a sentence naming the key otherwise.
-bool parse_unsigned(const std::string& key, const std::string& value, std::uint64_t max, std::uint64_t* out,
-                    std::string* error) {
+bool parse_setting_number(const std::string& key, const std::string& value, std::uint64_t lo, std::uint64_t hi,
+                          std::uint64_t* out, std::string* error) {
   errno = 0;
   char* end = nullptr;
   const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
   if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || errno == ERANGE || *end != '\0' ||
-      v > max) {
-    *error = "the world setting " + key + " must be a whole number from 0 to " + std::to_string(max) + ", not '" + value + "'";
+      v < lo || v > hi) {
+    *error = "the world setting " + key + " must be a whole number from " + std::to_string(lo) + " to " +
+             std::to_string(hi) + ", not '" + value + "'";
     return false;
   }
   *out = v;
   return true;
 }
+
+namespace {
 
 // ---- the arena ----
 
@@ -60,10 +85,10 @@ bool arena_parse_world(std::string_view text, WorldParams* world, std::string* e
   for (const auto& [key, value] : pairs) {
     std::uint64_t v = 0;
     if (key == "seed") {
-      if (!parse_unsigned(key, value, UINT64_MAX, &v, error)) return false;
+      if (!parse_setting_number(key, value, 0, UINT64_MAX, &v, error)) return false;
       settings.seed = v;
     } else if (key == "bodies") {
-      if (!parse_unsigned(key, value, kMaxBodies, &v, error)) return false;
+      if (!parse_setting_number(key, value, 0, kMaxBodies, &v, error)) return false;
       settings.bodies = static_cast<std::uint32_t>(v);
     } else {
       *error = "the arena has no world setting '" + key + "' (it has seed, bodies)";
@@ -109,6 +134,11 @@ const Module kArena{
 const std::array<const Module*, 2> kBuiltin{&kArena, &skirmish_module()};
 
 }  // namespace
+
+std::uint64_t join_fingerprint(SimulationFactory factory) {
+  const auto probe = factory ? factory(WorldParams{{}, 1}) : nullptr;
+  return probe ? probe->fingerprint() : 0;
+}
 
 PlayerTick blank_tick(const Module& m) {
   PlayerTick t;

@@ -23,12 +23,14 @@ class LibSimulation final : public Simulation {
   const lockstep_module_v2* t_;
   lockstep_sim* s_;
   std::uint32_t players_;
+  std::uint64_t fingerprint_;  // the module's and the world settings'
   mutable std::vector<std::uint8_t> scratch_;
   mutable std::vector<lockstep_shape> shapes_;
   std::vector<lockstep_command> commands_;
 
  public:
-  LibSimulation(const lockstep_module_v2* t, lockstep_sim* s, std::uint32_t players) : t_(t), s_(s), players_(players) {}
+  LibSimulation(const lockstep_module_v2* t, lockstep_sim* s, std::uint32_t players, std::uint64_t fingerprint)
+      : t_(t), s_(s), players_(players), fingerprint_(fingerprint) {}
   ~LibSimulation() override { t_->destroy(s_); }
   LibSimulation(const LibSimulation&) = delete;
   LibSimulation& operator=(const LibSimulation&) = delete;
@@ -66,10 +68,14 @@ class LibSimulation final : public Simulation {
   std::vector<FieldValue> entity_fields(std::uint32_t entity) const override { return fields(entity); }
   std::vector<FieldValue> global_fields() const override { return fields(UINT32_MAX); }
   std::unique_ptr<Simulation> clone() const override {
-    return std::make_unique<LibSimulation>(t_, t_->clone(s_), players_);
+    return std::make_unique<LibSimulation>(t_, t_->clone(s_), players_, fingerprint_);
   }
-  void assign(const Simulation& other) override { t_->assign(s_, dynamic_cast<const LibSimulation&>(other).s_); }
-  std::uint64_t fingerprint() const override { return module_fingerprint(); }
+  void assign(const Simulation& other) override {
+    const auto& o = dynamic_cast<const LibSimulation&>(other);
+    t_->assign(s_, o.s_);
+    fingerprint_ = o.fingerprint_;
+  }
+  std::uint64_t fingerprint() const override { return fingerprint_; }
   void draw(const Simulation& previous, float alpha, DrawList& out) const override {
     const auto& prev = dynamic_cast<const LibSimulation&>(previous);
     std::size_t n = t_->draw(s_, prev.s_, alpha, shapes_.data(), shapes_.size());
@@ -140,7 +146,8 @@ std::unique_ptr<Simulation> lib_create(const WorldParams& world) {
   if (world.players < 1 || world.players > static_cast<std::uint32_t>(kMaxPlayers)) return nullptr;
   lockstep_sim* s = g_table->create(world.settings.data(), world.settings.size(), world.players);
   if (!s) return nullptr;
-  return std::make_unique<LibSimulation>(g_table, s, world.players);
+  return std::make_unique<LibSimulation>(g_table, s, world.players,
+                                         world_fingerprint(LibSimulation::module_fingerprint(), world.settings));
 }
 
 // Commands the module issues, into the PlayerTick being filled.

@@ -165,7 +165,8 @@ Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, co
 }
 
 Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, const WorldParams& world,
-              const std::vector<Seat>& roster, const std::string& rejoin_secret, bool joining) {
+              const std::vector<Seat>& roster, const std::string& rejoin_secret, bool joining,
+              std::uint64_t world_fingerprint) {
   FlatBufferBuilder fbb(256);
   std::vector<flatbuffers::Offset<wire::PlayerInfo>> seats;
   for (const Seat& s : roster) seats.push_back(wire::CreatePlayerInfo(fbb, s.slot, fbb.CreateString(s.name)));
@@ -173,7 +174,9 @@ Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, cons
   const auto secret = fbb.CreateString(rejoin_secret);
   const auto settings = fbb.CreateVector(world.settings);
   return finish(fbb, wire::Body::Welcome,
-                wire::CreateWelcome(fbb, slot, input_delay, last_tick, world.players, r, secret, joining, settings).Union());
+                wire::CreateWelcome(fbb, slot, input_delay, last_tick, world.players, r, secret, joining, settings,
+                                                    world_fingerprint)
+                                    .Union());
 }
 
 Bytes refuse(wire::RefuseReason reason, const std::string& detail) {

@@ -81,7 +81,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   p.tokens = std::min(cfg.message_burst, p.tokens + static_cast<double>(now - p.tokens_at) * 1e-9 * cfg.max_messages_per_second);
   p.tokens_at = now;
   if ((p.tokens -= 1.0) < 0.0)
-    return kick(p, "sent more than " + std::to_string(static_cast<int>(cfg.max_messages_per_second)) + " messages a second");
+    return kick(p, "sent more than " + std::to_string(static_cast<long long>(std::min(cfg.max_messages_per_second, 1e15))) + " messages a second");
   protocol::DecodeError err;
   const wire::Message* m = protocol::decode(data, &err, protocol::kMaxDetailMessageBytes);
   if (!m) {
@@ -170,7 +170,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   q.spectate = m.spectate();
   AdmissionRules rules;
   rules.protocol_version = kProtocolVersion;
-  rules.fingerprint = sim->fingerprint();
+  rules.fingerprint = module_fingerprint;
   rules.token = cfg.token;
   rules.lobby = phase == Phase::Lobby;
   rules.allow_late_join = cfg.allow_late_join;
@@ -203,7 +203,8 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
   p.role = Role::Spectator;
   p.name = name;
   send(p, Channel::Control,
-       protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster(), "", phase != Phase::Lobby));
+       protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster(), "", phase != Phase::Lobby,
+                         sim->fingerprint()));
   if (phase != Phase::Lobby) {
     p.frame_ack = executed();
     p.hashes.reset_to(executed());
@@ -223,7 +224,8 @@ void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::st
   p.role = Role::Player;
   p.slot = static_cast<std::int32_t>(slot);
   p.name = name;
-  send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret));
+  send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret,
+                                              /*joining=*/false, sim->fingerprint()));
   broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
   note_peak();
   LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
@@ -253,7 +255,8 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   p.hashes.reset_to(executed());
   ++stats.joins_running;
   send(p, Channel::Control,
-       protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true));
+       protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true,
+                         sim->fingerprint()));
   send_start(p, now);
   send_snapshot(p, /*join=*/true);
   note_peak();
@@ -281,7 +284,7 @@ void ServerSession::Impl::on_status(Peer& p) {
   st.lateness_p99_us = static_cast<std::uint32_t>(stats.lateness.percentile_us(99));
   st.seats = seat_statuses();
   st.protocol_version = kProtocolVersion;
-  st.fingerprint = sim->fingerprint();
+  st.fingerprint = module_fingerprint;
   st.last_tick = cfg.last_tick;
   send(p, Channel::Control, protocol::status_reply(st));
   peer_disconnect_later(p.enet);

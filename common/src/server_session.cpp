@@ -305,6 +305,9 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
     return fail(ErrorKind::Usage, "the simulation's input size is over " + std::to_string(kMaxInputBytes) + " bytes");
   for (std::uint32_t i = 0; i < config.players; ++i) impl->slots.push_back(impl->fresh_slot());
   impl->hashes[0] = impl->sim->hash();
+  // Clients know only the module before the welcome: they present its default world's fingerprint.
+  impl->module_fingerprint = join_fingerprint(impl->cfg.factory);
+  if (impl->module_fingerprint == 0) impl->module_fingerprint = impl->sim->fingerprint();
   impl->history = std::make_unique<StateHistory>(std::max<std::size_t>(1, config.state_history));
   impl->history->record(*impl->sim);
   impl->scratch = impl->sim->clone();

@@ -76,6 +76,7 @@ struct ServerSession::Impl {
   ServerConfig cfg;
   std::unique_ptr<NetHost> host;
   std::unique_ptr<Simulation> sim;
+  std::uint64_t module_fingerprint = 0;  // of the module's default world: what a JoinRequest carries
   Phase phase = Phase::Lobby;
   std::map<std::uint32_t, Peer> peers;  // by id; ordered, so broadcasts go out in a fixed order
   std::uint32_t next_peer_id = 1;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cerrno>
 #include <cstdlib>
 #include <string>
 
@@ -465,6 +464,9 @@ class SkirmishSimulation final : public Simulation {
   }
 
   std::uint64_t fingerprint() const override {
+    return world_fingerprint(code_fingerprint(), encode_skirmish_settings(s_.settings));
+  }
+  static std::uint64_t code_fingerprint() {
     static const std::uint64_t fp = [] {
       std::vector<std::uint8_t> id{'s', 'k', 'i', 'r', 'm', 'i', 's', 'h'};
       ByteWriter w(id);
@@ -541,21 +543,6 @@ class SkirmishSimulation final : public Simulation {
 
 // ---- the module ----
 
-bool parse_number(const std::string& key, const std::string& value, std::uint64_t lo, std::uint64_t hi,
-                  std::uint64_t* out, std::string* error) {
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(value.c_str(), &end, 10);
-  if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos || errno == ERANGE || *end != '\0' ||
-      v < lo || v > hi) {
-    *error = "the world setting " + key + " must be a whole number from " + std::to_string(lo) + " to " +
-             std::to_string(hi) + ", not '" + value + "'";
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
 constexpr std::array kSettings{
     WorldSetting{"seed", "1", "map and army seed"},
     WorldSetting{"units", "200", "units per player; all players' together at most 20000"},
@@ -571,16 +558,16 @@ bool parse_world(std::string_view text, WorldParams* world, std::string* error) 
   for (const auto& [key, value] : pairs) {
     std::uint64_t v = 0;
     if (key == "seed") {
-      if (!parse_number(key, value, 0, UINT64_MAX, &v, error)) return false;
+      if (!parse_setting_number(key, value, 0, UINT64_MAX, &v, error)) return false;
       s.seed = v;
     } else if (key == "units") {
-      if (!parse_number(key, value, 1, kSkirmishMaxUnits, &v, error)) return false;
+      if (!parse_setting_number(key, value, 1, kSkirmishMaxUnits, &v, error)) return false;
       s.units = static_cast<std::uint32_t>(v);
     } else if (key == "map") {
-      if (!parse_number(key, value, 32, 1024, &v, error)) return false;
+      if (!parse_setting_number(key, value, 32, 1024, &v, error)) return false;
       s.map = static_cast<std::uint32_t>(v);
     } else if (key == "rocks") {
-      if (!parse_number(key, value, 0, 30, &v, error)) return false;
+      if (!parse_setting_number(key, value, 0, 30, &v, error)) return false;
       s.rocks = static_cast<std::uint32_t>(v);
     } else {
       *error = "the skirmish has no world setting '" + key + "' (it has seed, units, map, rocks)";

@@ -6,10 +6,18 @@
 
 #include <cassert>
 #include <cstdio>
+#include <vector>
 
 #include "state_hash_simd.hpp"
 
 namespace lockstep {
+
+std::uint64_t world_fingerprint(std::uint64_t code, std::span<const std::uint8_t> settings) {
+  std::vector<std::uint8_t> bytes(8);
+  for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(code >> (8 * i));
+  bytes.insert(bytes.end(), settings.begin(), settings.end());
+  return hash_bytes(bytes);
+}
 namespace {
 
 // XXH3 gives the same result on every vector path; only the speed differs. On x86-64 the AVX2

@@ -2,6 +2,10 @@
 // with a sentence, and the arena's controls.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <set>
 
 #include "lockstep/arena.hpp"
@@ -88,5 +92,34 @@ TEST_SUITE("core/module") {
     arena.bot(7, 100, &a);
     arena.bot(7, 100, &b);
     CHECK(a == b);
+  }
+
+  TEST_CASE("a world's fingerprint covers the module and its settings; --world @FILE reads settings from a file") {
+    for (const Module* m : builtin_modules()) {
+      CAPTURE(m->name);
+      WorldParams defaults{{}, 2}, same{{}, 2}, golden{{}, 2};
+      std::string error;
+      REQUIRE(m->parse_world("", &same, &error));  // the defaults, written out canonically
+      REQUIRE(m->parse_world(m->golden_world, &golden, &error));
+      const auto a = m->create(defaults), b = m->create(same), c = m->create(golden);
+      CHECK(a->fingerprint() == b->fingerprint());  // the same world, however its settings were written
+      CHECK(a->fingerprint() != c->fingerprint());  // another world
+      CHECK(c->clone()->fingerprint() == c->fingerprint());
+      for (const Module* other : builtin_modules())
+        if (other != m) CHECK(other->create(WorldParams{{}, 2})->fingerprint() != a->fingerprint());
+    }
+    const std::string path = "/tmp/lockstep-world-" + std::to_string(::getpid()) + ".txt";
+    {
+      std::ofstream out(path);
+      out << "# the skirmish, small\nunits = 40\n\nseed=9  # a comment\nmap=64,rocks=0\n";
+    }
+    std::string text, error;
+    REQUIRE(world_settings_text("@" + path, &text, &error));
+    CHECK(text == "units=40,seed=9,map=64,rocks=0");
+    CHECK(world_settings_text("units=3", &text, &error));
+    CHECK(text == "units=3");
+    CHECK_FALSE(world_settings_text("@/no/such/file", &text, &error));
+    CHECK_MESSAGE(error.find("/no/such/file") != std::string::npos, error);
+    std::remove(path.c_str());
   }
 }

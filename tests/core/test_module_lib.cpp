@@ -6,6 +6,7 @@
 #include "lockstep/module.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/state_hash.hpp"
+#include "support/localize.hpp"
 
 using namespace lockstep;
 
@@ -67,17 +68,9 @@ TEST_SUITE("core/module-lib") {
     b->assign(*a);
     b->perturb(2 * 2 + 1);
     REQUIRE(b->hash() != a->hash());
-    DesyncReport base;
-    base.tick = a->tick();
-    DesyncLocalizer loc;
-    auto outcome = loc.start(base, a.get(), 0);
-    while (outcome == DesyncLocalizer::Outcome::Ask) {
-      ProbeAnswer ans;
-      REQUIRE(answer_probe(loc.question(), b.get(), &ans));
-      outcome = loc.answer(ans, 0, a.get());
-    }
-    CHECK(loc.report().entity == 2);
-    REQUIRE(loc.report().server_fields.size() == 1);
-    CHECK(loc.report().server_fields[0].name == "vel");
+    const DesyncReport report = lockstep::testing::localize(*a, *b);
+    CHECK(report.entity == 2);
+    REQUIRE(report.server_fields.size() == 1);
+    CHECK(report.server_fields[0].name == "vel");
   }
 }

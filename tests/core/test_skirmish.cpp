@@ -8,6 +8,7 @@
 #include "lockstep/rng.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/skirmish.hpp"
+#include "support/localize.hpp"
 
 using namespace lockstep;
 
@@ -186,18 +187,10 @@ TEST_SUITE("core/skirmish") {
       auto b = a->clone();
       b->perturb(selector);
       REQUIRE(b->hash() != a->hash());
-      DesyncReport base;
-      base.tick = a->tick();
-      DesyncLocalizer loc;
-      auto outcome = loc.start(base, a.get(), 0);
-      while (outcome == DesyncLocalizer::Outcome::Ask) {
-        ProbeAnswer ans;
-        REQUIRE(answer_probe(loc.question(), b.get(), &ans));
-        outcome = loc.answer(ans, 0, a.get());
-      }
-      CHECK(loc.report().entity == selector % n);
-      REQUIRE(loc.report().server_fields.size() == 1);
-      CHECK(loc.report().server_fields[0].name == names[(selector / n) % 12]);
+      const DesyncReport report = lockstep::testing::localize(*a, *b);
+      CHECK(report.entity == selector % n);
+      REQUIRE(report.server_fields.size() == 1);
+      CHECK(report.server_fields[0].name == names[(selector / n) % 12]);
     }
   }
 

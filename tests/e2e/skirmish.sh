@@ -5,7 +5,8 @@
 # divergence is localized to its unit and field; a client of another module and bad settings are
 # refused.
 source "$(dirname "$0")/lib.sh" "$1"
-NET_SERVER_ARGS="--sim skirmish --world units=200,seed=3 --record $WORK/skirmish.replay" \
+printf '# the world, from a file (--world @FILE)\nunits=200\nseed=3\n' >"$WORK/world.txt"
+NET_SERVER_ARGS="--sim skirmish --world @$WORK/world.txt --record $WORK/skirmish.replay" \
 NET_CLIENT_ARGS="--sim skirmish" \
   net_session skirmish 1500 "0 0 0" "60 10 2" "150 20 5"
 json_check "$WORK/skirmish/server.json" 'd["commands"] > 20 and d["desyncs"] == []' "the bots' commands did not reach the server"
@@ -37,6 +38,8 @@ R="$(ls "$WORK"/desync-300-*.json 2>/dev/null | head -1)"
 json_check "$R" 'd["where"] == "entity" and d["entity"] == 345 and d["field"] == "hp"' "report names the wrong unit or field"
 
 # Bad settings are bad usage, with the module's sentence.
+"$BIN/lockstep-server" --sim skirmish --world @"$WORK/missing.txt" >/dev/null 2>"$WORK/nofile.err"; [ $? = 2 ] || fail "a missing settings file should be bad usage"
+grep -q "cannot read the world settings file" "$WORK/nofile.err" || fail "no file: $(cat "$WORK/nofile.err")"
 "$BIN/lockstep-server" --sim skirmish --world units=0 >/dev/null 2>"$WORK/units.err"; [ $? = 2 ] || fail "units=0 should be bad usage"
 grep -q "units must be a whole number from 1" "$WORK/units.err" || fail "units: $(cat "$WORK/units.err")"
 "$BIN/lockstep-server" --sim skirmish --players 8 --world units=3000 >/dev/null 2>"$WORK/many.err"; [ $? = 2 ] || fail "24000 units should be bad usage"

@@ -396,7 +396,7 @@ TEST_SUITE("session/hostile") {
     /// Drives the session until connected, then asks to join as `name`.
     void join(std::vector<Driven>& parts, const std::string& name, bool spectate) {
       REQUIRE(drive(parts, [&] { return connected; }, 5 * kSeconds));
-      const std::uint64_t fingerprint = make_arena(arena_world(1, 0, 1))->fingerprint();
+      const std::uint64_t fingerprint = join_fingerprint(default_module().create);
       send(Channel::Control, protocol::join_request(kProtocolVersion, fingerprint, "", name, spectate));
     }
     Driven part() {

@@ -75,6 +75,11 @@ struct Module {
   std::string_view golden_world;
 };
 
+/// The fingerprint a JoinRequest carries: that of the module's default world (no settings, one
+/// player), the one world a client can build before the welcome brings the server's settings. 0
+/// when the module cannot build it.
+std::uint64_t join_fingerprint(SimulationFactory factory);
+
 /// A fresh PlayerTick of the module's input size, for bot() and from_controls().
 PlayerTick blank_tick(const Module& m);
 
@@ -100,6 +105,15 @@ const Module* module_from_options(std::string_view sim, const std::string& sim_l
 /// What --sim NAME asks for: the built-in module, or nullptr after printing the list to stdout
 /// for "list" (`*exit_code` 0) or logging the known names for an unknown one (`*exit_code` 2).
 const Module* choose_module(std::string_view name, int* exit_code);
+
+/// What --world ARG names: ARG itself ("k=v,k=v"), or for "@FILE" the settings in FILE (one
+/// key=value per line or comma-separated; blank lines and lines from '#' on are skipped). False
+/// with a sentence in `error` when the file cannot be read.
+bool world_settings_text(const std::string& arg, std::string* text, std::string* error);
+
+/// A world setting's whole number in [lo, hi]; false with a sentence naming the key otherwise.
+bool parse_setting_number(const std::string& key, const std::string& value, std::uint64_t lo, std::uint64_t hi,
+                          std::uint64_t* out, std::string* error);
 
 /// Splits "k=v,k=v" into pairs; false with `error` set on an entry without '=' or an empty key.
 bool split_settings(std::string_view text, std::vector<std::pair<std::string, std::string>>* out, std::string* error);

@@ -51,7 +51,8 @@ struct Seat {
   std::string name;
 };
 Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, const WorldParams& world,
-              const std::vector<Seat>& roster, const std::string& rejoin_secret = "", bool joining = false);
+              const std::vector<Seat>& roster, const std::string& rejoin_secret = "", bool joining = false,
+              std::uint64_t world_fingerprint = 0);
 Bytes refuse(wire::RefuseReason reason, const std::string& detail);
 /// Tick 0's deadline is `starts_in_us` after this is sent.
 Bytes start(std::uint32_t starts_in_us);

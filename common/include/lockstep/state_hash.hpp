@@ -26,6 +26,9 @@ class StateHasher {
 
 /// XXH3-64 of a byte range.
 std::uint64_t hash_bytes(std::span<const std::uint8_t> bytes);
+/// A simulation's fingerprint over its code's (`code`: identity, version, constants, build) and
+/// its world settings' canonical bytes: two worlds with one fingerprint give the same results.
+std::uint64_t world_fingerprint(std::uint64_t code, std::span<const std::uint8_t> settings);
 /// The same, always on the portable (non-AVX2) path: for tests that the paths agree.
 std::uint64_t hash_bytes_portable(std::span<const std::uint8_t> bytes);
 
