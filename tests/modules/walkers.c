@@ -2,7 +2,10 @@
  * client and replay tool with --sim-lib (tests/e2e/sim_lib.sh). Walkers on a line, in integer
  * arithmetic: each player's walker accelerates by its input's first byte; a seeded pulse moves
  * every walker a little each tick. Built with -DWALKERS_ABI=N it claims another ABI version, and
- * with -DWALKERS_NO_ENTRY it exports no entry point: the refusals are tested with both. */
+ * with -DWALKERS_NO_ENTRY it exports no entry point: the refusals are tested with both. Built with
+ * -DWALKERS_BROKEN=N it breaks the Simulation contract on purpose, for lockstep-synctest to catch:
+ * 1 its step reads an address (the same within a process, another in the next), 2 its
+ * serialization leaves out the pulse, 3 its desync fields leave out the velocity. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,10 @@
 
 #ifndef WALKERS_ABI
 #define WALKERS_ABI LOCKSTEP_MODULE_ABI_VERSION
+#endif
+
+#ifndef WALKERS_BROKEN
+#define WALKERS_BROKEN 0
 #endif
 
 #define MAX_PLAYERS 32
@@ -95,8 +102,15 @@ static lockstep_sim* clone(const lockstep_sim* s) {
 static void assign(lockstep_sim* to, const lockstep_sim* from) { *to = *from; }
 static uint32_t tick(const lockstep_sim* s) { return s->tick; }
 
+#if WALKERS_BROKEN == 1
+static int g_anchor; /* its address differs between processes (ASLR), not within one */
+#endif
+
 static void step(lockstep_sim* s, const lockstep_frame* f) {
   s->pulse = mix(s->pulse + f->tick);
+#if WALKERS_BROKEN == 1
+  s->pulse ^= ((uint64_t)(uintptr_t)&g_anchor >> 12) & 1u;
+#endif
   for (uint32_t p = 0; p < s->players; ++p) {
     const int8_t push = (f->present >> p) & 1u ? (int8_t)f->inputs[p * f->input_size] : 0;
     s->vel[p] = s->vel[p] * 15 / 16 + push;
@@ -117,7 +131,11 @@ static size_t serialize(const lockstep_sim* s, uint8_t* out, size_t cap) {
   const size_t n = 4 + 4 + 8 + 8 + (size_t)s->players * 8;
   if (cap < n) return n;
   size_t at = 0;
+#if WALKERS_BROKEN == 2
+  uint64_t v[4] = {s->tick, s->players, s->seed, 0}; /* the pulse left out */
+#else
   uint64_t v[4] = {s->tick, s->players, s->seed, s->pulse};
+#endif
   const int widths[4] = {4, 4, 8, 8};
   for (int k = 0; k < 4; ++k)
     for (int i = 0; i < widths[k]; ++i) out[at++] = (uint8_t)(v[k] >> (8 * i));
@@ -142,7 +160,9 @@ static int deserialize(lockstep_sim* s, const uint8_t* b, size_t n) {
   s->tick = (uint32_t)read_le(b, 4);
   s->players = players;
   s->seed = read_le(b + 8, 8);
+#if WALKERS_BROKEN != 2
   s->pulse = read_le(b + 16, 8);
+#endif
   for (uint32_t p = 0; p < players; ++p) {
     s->pos[p] = (int32_t)read_le(b + 24 + p * 8, 4);
     s->vel[p] = (int32_t)read_le(b + 28 + p * 8, 4);
@@ -160,11 +180,16 @@ static size_t fields(const lockstep_sim* s, uint32_t e, lockstep_field* out, siz
     }
     return 2;
   }
+#if WALKERS_BROKEN == 3
+  if (cap >= 1 && e < s->players) out[0] = (lockstep_field){"pos", 2, (uint32_t)s->pos[e]}; /* vel left out */
+  return 1;
+#else
   if (cap >= 2 && e < s->players) {
     out[0] = (lockstep_field){"pos", 2, (uint32_t)s->pos[e]};
     out[1] = (lockstep_field){"vel", 2, (uint32_t)s->vel[e]};
   }
   return 2;
+#endif
 }
 
 static void perturb(lockstep_sim* s, uint64_t selector) {

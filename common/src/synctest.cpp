@@ -1,0 +1,305 @@
+#include "lockstep/synctest.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "lockstep/desync.hpp"
+#include "lockstep/desync_probe.hpp"
+#include "lockstep/hash_log.hpp"
+#include "lockstep/rng.hpp"
+#include "lockstep/state_hash.hpp"
+
+namespace lockstep {
+
+namespace {
+
+CheckResult fail(const std::string& check, Tick tick, std::string detail) {
+  CheckResult r;
+  r.check = check;
+  r.ok = false;
+  r.tick = tick;
+  r.detail = std::move(detail);
+  return r;
+}
+
+CheckResult pass(const std::string& check, std::string detail) {
+  CheckResult r;
+  r.check = check;
+  r.detail = std::move(detail);
+  return r;
+}
+
+std::unique_ptr<Simulation> create(const SyncTestConfig& cfg) { return cfg.module->create(cfg.world); }
+
+// The first entity whose hash differs between two states, and the fields that differ there.
+void name_difference(const Simulation& want, const Simulation& got, CheckResult* r) {
+  const std::uint32_t n = std::min(want.entity_count(), got.entity_count());
+  for (std::uint32_t e = 0; e < n; ++e) {
+    if (want.entity_hash(e) == got.entity_hash(e)) continue;
+    r->entity = e;
+    const auto a = want.entity_fields(e), b = got.entity_fields(e);
+    for (std::size_t k = 0; k < a.size() && k < b.size(); ++k)
+      if (a[k].bits != b[k].bits) {
+        r->field = a[k].name;
+        break;
+      }
+    return;
+  }
+  const auto a = want.global_fields(), b = got.global_fields();
+  for (std::size_t k = 0; k < a.size() && k < b.size(); ++k)
+    if (a[k].bits != b[k].bits) {
+      r->field = a[k].name;
+      return;
+    }
+}
+
+std::string hex(std::uint64_t h) { return hash_hex(h); }
+
+}  // namespace
+
+Json result_json(const CheckResult& r) {
+  Json j{{"check", r.check}, {"ok", r.ok}};
+  if (r.tick != 0) j["tick"] = r.tick;
+  if (r.entity >= 0) j["entity"] = r.entity;
+  if (!r.field.empty()) j["field"] = r.field;
+  j["detail"] = r.detail;
+  return j;
+}
+
+InputFrame synctest_frame(const SyncTestConfig& cfg, Tick t) {
+  const Module& m = *cfg.module;
+  InputFrame f;
+  f.reset(t, cfg.world.players, m.input_size);
+  PlayerTick in;
+  for (std::uint32_t p = 0; p < cfg.world.players; ++p) {
+    f.present |= 1u << p;
+    Rng rng = Rng::seeded(cfg.seed * 0x9e3779b97f4a7c15ULL + p, t);
+    in.input.assign(m.input_size, 0);
+    in.commands.clear();
+    m.bot(cfg.seed + p, t, &in);
+    in.input.resize(m.input_size, 0);
+    if (rng.below(2) == 0)
+      for (auto& b : in.input) b = static_cast<std::uint8_t>(rng.next_u32());
+    if (rng.below(16) == 0) {  // a random command: usually invalid, and it must do nothing alike everywhere
+      std::vector<std::uint8_t> c(1 + rng.below(16));
+      for (auto& b : c) b = static_cast<std::uint8_t>(rng.next_u32());
+      in.commands.add(c);
+    }
+    std::copy(in.input.begin(), in.input.end(), f.input(p).begin());
+    f.add_commands(p, in.commands);
+  }
+  return f;
+}
+
+bool run_trace(const SyncTestConfig& cfg, Trace* out, std::string* error) {
+  auto sim = create(cfg);
+  if (!sim) {
+    *error = "the module cannot build this world";
+    return false;
+  }
+  out->fingerprint = sim->fingerprint();
+  out->hashes.clear();
+  for (Tick t = 1; t <= cfg.ticks; ++t) {
+    sim->step(synctest_frame(cfg, t));
+    out->hashes.push_back(sim->hash());
+  }
+  return true;
+}
+
+std::string trace_text(const Trace& t) {
+  std::string s = "fingerprint " + hex(t.fingerprint) + "\n";
+  for (std::size_t i = 0; i < t.hashes.size(); ++i) s += format_hash_line(static_cast<Tick>(i + 1), t.hashes[i]) + "\n";
+  return s;
+}
+
+bool parse_trace(const std::string& text, Trace* out) {
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line.rfind("fingerprint ", 0) != 0) return false;
+  out->fingerprint = std::strtoull(line.c_str() + 12, nullptr, 16);
+  out->hashes.clear();
+  while (std::getline(in, line)) {
+    const auto th = parse_hash_line(line);
+    if (!th || th->tick != out->hashes.size() + 1) return false;
+    out->hashes.push_back(th->hash);
+  }
+  return true;
+}
+
+CheckResult check_replay(const Trace& a, const Trace& b) {
+  const std::size_t n = std::min(a.hashes.size(), b.hashes.size());
+  for (std::size_t i = 0; i < n; ++i)
+    if (a.hashes[i] != b.hashes[i])
+      return fail("replay", static_cast<Tick>(i + 1),
+                  "the same frames in two processes gave hashes " + hex(a.hashes[i]) + " and " + hex(b.hashes[i]) +
+                      ": the step reads something besides its state and frame (an address, a clock, global state, "
+                      "uninitialised memory)");
+  if (a.hashes.size() != b.hashes.size()) return fail("replay", static_cast<Tick>(n + 1), "the runs have different lengths");
+  return pass("replay", std::to_string(n) + " ticks equal in two processes");
+}
+
+CheckResult check_rollback(const SyncTestConfig& cfg) {
+  auto sim = create(cfg);
+  auto fresh = create(cfg);  // to name what differs
+  std::vector<std::uint8_t> saved;
+  std::vector<std::uint64_t> ahead;
+  const Tick k = std::max<Tick>(1, cfg.rollback);
+  for (Tick t = 0; t + k <= cfg.ticks; ++t) {
+    saved.clear();
+    sim->serialize(saved);
+    ahead.clear();
+    for (Tick i = 1; i <= k; ++i) {
+      sim->step(synctest_frame(cfg, t + i));
+      ahead.push_back(sim->hash());
+    }
+    auto first_pass = sim->clone();
+    if (!sim->deserialize(saved))
+      return fail("rollback", t, "the state saved at tick " + std::to_string(t) + " does not load again");
+    for (Tick i = 1; i <= k; ++i) {
+      sim->step(synctest_frame(cfg, t + i));
+      if (sim->hash() == ahead[i - 1]) continue;
+      CheckResult r = fail("rollback", t + i,
+                           "saved at tick " + std::to_string(t) + ", stepped " + std::to_string(i) +
+                               " ticks, loaded and stepped again: hashes " + hex(ahead[i - 1]) + " then " +
+                               hex(sim->hash()) + " (state the save misses, or a step that depends on its history)");
+      if (i == k) name_difference(*first_pass, *sim, &r);
+      return r;
+    }
+    // Back to tick t + 1 for the next round.
+    if (!sim->deserialize(saved)) return fail("rollback", t, "the saved state does not load a second time");
+    sim->step(synctest_frame(cfg, t + 1));
+  }
+  return pass("rollback", "saved, stepped " + std::to_string(k) + ", loaded and stepped again at every tick of " +
+                              std::to_string(cfg.ticks));
+}
+
+std::vector<CheckResult> check_state_copies(const SyncTestConfig& cfg) {
+  std::vector<CheckResult> out;
+  auto sim = create(cfg);
+  CheckResult roundtrip = pass("roundtrip", ""), clone = pass("clone", ""), assign = pass("assign", ""),
+              hash = pass("hash", "");
+  std::vector<std::uint8_t> bytes, again;
+  const Tick every = std::max<Tick>(1, cfg.ticks / 20);
+  for (Tick t = 1; t <= cfg.ticks; ++t) {
+    sim->step(synctest_frame(cfg, t));
+    if (t % every != 0) continue;
+    const InputFrame next = synctest_frame(cfg, t + 1);
+    bytes.clear();
+    sim->serialize(bytes);
+    if (hash.ok && sim->hash() != hash_bytes(bytes))
+      hash = fail("hash", t, "hash() " + hex(sim->hash()) + " is not XXH3-64 of the serialized bytes (" +
+                                 hex(hash_bytes(bytes)) + ")");
+    if (roundtrip.ok) {
+      auto loaded = create(cfg);
+      again.clear();
+      if (!loaded->deserialize(bytes)) {
+        roundtrip = fail("roundtrip", t, "the serialized state does not load into a new world");
+      } else {
+        loaded->serialize(again);
+        if (again != bytes || loaded->hash() != sim->hash()) {
+          roundtrip = fail("roundtrip", t, "serialize, deserialize, serialize gives other bytes");
+          name_difference(*sim, *loaded, &roundtrip);
+        } else {
+          auto a = sim->clone();
+          a->step(next);
+          loaded->step(next);
+          if (a->hash() != loaded->hash()) {
+            roundtrip = fail("roundtrip", t + 1, "a loaded state steps differently from the original: the "
+                                                 "serialization leaves out state the step reads");
+            name_difference(*a, *loaded, &roundtrip);
+          }
+        }
+      }
+    }
+    if (clone.ok) {
+      auto c = sim->clone();
+      auto a = sim->clone();
+      a->step(next);
+      c->step(next);
+      auto d = sim->clone();
+      if (d->hash() != sim->hash() || a->hash() != c->hash()) {
+        clone = fail("clone", t, "a clone differs from its original, or steps differently");
+        name_difference(*a, *c, &clone);
+      }
+    }
+    if (assign.ok) {
+      auto target = create(cfg);
+      target->assign(*sim);
+      auto a = sim->clone();
+      if (target->hash() != sim->hash()) {
+        assign = fail("assign", t, "a world assigned from another has another hash");
+      } else {
+        a->step(next);
+        target->step(next);
+        if (a->hash() != target->hash()) {
+          assign = fail("assign", t + 1, "a world assigned from another steps differently");
+          name_difference(*a, *target, &assign);
+        }
+      }
+    }
+  }
+  for (CheckResult* r : {&roundtrip, &clone, &assign, &hash})
+    if (r->ok) r->detail = "checked every " + std::to_string(every) + " ticks";
+  out = {roundtrip, clone, assign, hash};
+  return out;
+}
+
+CheckResult check_localization(const SyncTestConfig& cfg) {
+  auto sim = create(cfg);
+  for (Tick t = 1; t <= cfg.ticks; ++t) sim->step(synctest_frame(cfg, t));
+  const std::uint32_t n = sim->entity_count();
+  if (n == 0) return pass("localization", "no entities");
+  const auto fields = static_cast<std::uint32_t>(sim->entity_fields(0).size());
+  // Selectors 0 .. sample x fields - 1 and as many seeded ones: by the Simulation contract each
+  // flips one bit of one stored value.
+  Rng rng = Rng::seeded(cfg.seed, 0x6c6f63);
+  std::vector<std::uint64_t> selectors;
+  const std::uint64_t count = std::uint64_t{std::max<std::uint32_t>(1, cfg.sample)} * std::max<std::uint32_t>(1, fields);
+  for (std::uint64_t s = 0; s < count; ++s) selectors.push_back(s * 7919);
+  for (std::uint64_t s = 0; s < count; ++s) selectors.push_back(std::uint64_t{rng.next_u32()} << 16 | rng.next_u32());
+  std::size_t named = 0;
+  for (const std::uint64_t s : selectors) {
+    auto b = sim->clone();
+    b->perturb(s);
+    if (b->hash() == sim->hash())
+      return fail("localization", sim->tick(), "perturb(" + std::to_string(s) + ") changed nothing the hash covers");
+    DesyncReport base;
+    base.tick = sim->tick();
+    DesyncLocalizer loc;
+    auto outcome = loc.start(base, sim.get(), 0);
+    ProbeAnswer ans;
+    while (outcome == DesyncLocalizer::Outcome::Ask) {
+      if (!answer_probe(loc.question(), b.get(), &ans)) break;
+      outcome = loc.answer(ans, 0, sim.get());
+    }
+    const DesyncReport& r = loc.report();
+    CheckResult bad = fail("localization", sim->tick(), "");
+    name_difference(*sim, *b, &bad);
+    if (r.server_fields.empty()) {
+      bad.detail = "perturb(" + std::to_string(s) + ") changed the hash, but no entity's or global field differs: "
+                   "the entity hashes or fields leave out state the hash covers";
+      return bad;
+    }
+    if (r.where == "entity" && (r.entity != bad.entity || r.server_fields[0].name != bad.field)) {
+      bad.detail = "the probe named entity " + std::to_string(r.entity) + " field " + r.server_fields[0].name +
+                   " where the states differ elsewhere";
+      return bad;
+    }
+    ++named;
+  }
+  return pass("localization", std::to_string(named) + " one-bit perturbations each found and named (" +
+                                  std::to_string(fields) + " fields per entity, " + std::to_string(n) + " entities)");
+}
+
+CheckResult check_fingerprint(std::uint64_t ours, std::uint64_t other, std::uint64_t changed) {
+  if (ours != other)
+    return fail("fingerprint", 0, "the fingerprint is " + hex(ours) + " here and " + hex(other) +
+                                      " in another process: it must depend on the code and settings only");
+  if (changed != 0 && changed == ours)
+    return fail("fingerprint", 0, "a changed world setting leaves the fingerprint " + hex(ours) +
+                                      ": peers with different worlds would be let in");
+  return pass("fingerprint", hex(ours) + " in both processes" +
+                                 std::string(changed != 0 ? ", another with a changed setting" : ""));
+}
+
+}  // namespace lockstep

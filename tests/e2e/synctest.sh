@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# lockstep-synctest on every built-in module and on a C module from a shared library: every check
+# holds (exit 0, a JSON report, a JUnit file). Three C modules that break the contract on purpose
+# each fail with exit 3 and a report naming their check: a step that reads an address (replay
+# equality across processes), a serialization that leaves state out (the round trip, at the tick
+# it shows), desync fields that leave a value out (localization).
+source "$(dirname "$0")/lib.sh" "$1"
+ST="$BIN/lockstep-synctest"
+for sim in arena skirmish; do
+  world=bodies=50; [ $sim = skirmish ] && world=units=30,map=48
+  "$ST" --sim $sim --world $world --ticks 200 --junit "$WORK/$sim.xml" >"$WORK/$sim.json" 2>"$WORK/$sim.err" \
+    || fail "$sim: exit $? ($(tail -3 "$WORK/$sim.err"))"
+  json_check "$WORK/$sim.json" 'd["ok"] and len(d["checks"]) == 8 and all(c["ok"] for c in d["checks"])' "$sim: a check failed"
+  python3 -c 'import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]).getroot(); sys.exit(not (t.get("tests") == "8" and t.get("failures") == "0"))' \
+    "$WORK/$sim.xml" || fail "$sim: the JUnit file is not 8 passing cases"
+done
+"$ST" --sim-lib "$BIN/libwalkers.so" --ticks 200 >"$WORK/walkers.json" 2>"$WORK/walkers.err" || fail "walkers: $(tail -3 "$WORK/walkers.err")"
+json_check "$WORK/walkers.json" 'd["ok"]' "walkers: a check failed"
+# Broken modules: each fails its check, with exit 3.
+expect_broken() {  # expect_broken N CHECK EXPR
+  "$ST" --sim-lib "$BIN/libwalkers_broken$1.so" --ticks 200 --junit "$WORK/broken$1.xml" >"$WORK/broken$1.json" 2>"$WORK/broken$1.err"
+  local rc=$?
+  [ $rc = 3 ] || fail "broken module $1: exit $rc, expected 3 ($(tail -3 "$WORK/broken$1.err"))"
+  json_check "$WORK/broken$1.json" "not d['ok'] and [c for c in d['checks'] if c['check'] == '$2' and not c['ok'] and ($3)]" \
+    "broken module $1: the $2 check did not fail as expected: $(cat "$WORK/broken$1.json")"
+  grep -q "<failure message=\"$2" "$WORK/broken$1.xml" || fail "broken module $1: no JUnit failure for $2"
+  echo "ok: broken module $1 fails $2: $(python3 -c 'import json,sys; print([c["check"] for c in json.load(open(sys.argv[1]))["checks"] if not c["ok"]])' "$WORK/broken$1.json")"
+}
+expect_broken 1 replay 'c["tick"] >= 1'
+expect_broken 2 roundtrip 'c["tick"] >= 1'
+expect_broken 3 localization 'True'
+# Only its own check fails where the others cannot see the fault.
+json_check "$WORK/broken1.json" '[c["check"] for c in d["checks"] if not c["ok"]] == ["replay"]' "broken module 1 failed more than replay"
+json_check "$WORK/broken3.json" '[c["check"] for c in d["checks"] if not c["ok"]] == ["localization"]' "broken module 3 failed more than localization"
+"$ST" --sim skirmish --world units=0 >/dev/null 2>"$WORK/usage.err"; [ $? = 2 ] || fail "bad settings should be bad usage"
+echo "PASS: synctest holds for arena, skirmish and walkers and names the broken module's check"
