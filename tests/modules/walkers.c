@@ -109,7 +109,7 @@ static int g_anchor; /* its address differs between processes (ASLR), not within
 static void step(lockstep_sim* s, const lockstep_frame* f) {
   s->pulse = mix(s->pulse + f->tick);
 #if WALKERS_BROKEN == 1
-  s->pulse ^= ((uint64_t)(uintptr_t)&g_anchor >> 12) & 1u;
+  s->pulse ^= (uint64_t)(uintptr_t)&g_anchor >> 12; /* the page number: random per process */
 #endif
   for (uint32_t p = 0; p < s->players; ++p) {
     const int8_t push = (f->present >> p) & 1u ? (int8_t)f->inputs[p * f->input_size] : 0;
