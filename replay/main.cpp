@@ -138,7 +138,10 @@ int info(const Module& module, const std::string& path) {
                  {"fingerprint", hash_hex(r.header.fingerprint)},
                  {"sim", r.header.module.empty() ? std::string(module.name) : r.header.module},
                  {"input_size", r.header.input_size},
-                 {"settings", module.settings_text(r.header.world.settings)},
+                 // Settings are the module's to read: null when the replay's module is not the one loaded.
+                 {"settings", r.header.module.empty() || r.header.module == module.name
+                                  ? Json(module.settings_text(r.header.world.settings))
+                                  : Json(nullptr)},
                  {"settings_bytes", r.header.world.settings.size()},
                  {"players", r.header.world.players},
                  {"input_delay", r.header.input_delay},
@@ -239,6 +242,11 @@ int main(int argc, char** argv) {
     std::string detail;
     read_replay(file, &r, &detail);
     if (!r.header.module.empty() && find_module(r.header.module)) sim = r.header.module;
+    else if (!r.header.module.empty() && v->parsed()) {
+      LOCKSTEP_LOG_ERROR("%s was recorded with module '%s', which is not built in: load it with --sim-lib FILE",
+                         file.c_str(), r.header.module.c_str());
+      return kExitBadInput;
+    }
   }
   if (sim.empty()) sim = std::string(default_module().name);
   int code = 0;

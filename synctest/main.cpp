@@ -101,7 +101,7 @@ std::string xml(const std::string& s) {
   return o;
 }
 
-void write_junit(const std::string& path, const std::string& module, const std::vector<CheckResult>& results) {
+bool write_junit(const std::string& path, const std::string& module, const std::vector<CheckResult>& results) {
   std::size_t failures = 0;
   for (const auto& r : results) failures += r.ok ? 0 : 1;
   std::ofstream out(path);
@@ -118,7 +118,10 @@ void write_junit(const std::string& path, const std::string& module, const std::
     out << "</testcase>\n";
   }
   out << "</testsuite>\n";
-  if (!out) LOCKSTEP_LOG_ERROR("cannot write --junit %s", path.c_str());
+  out.flush();
+  if (out) return true;
+  LOCKSTEP_LOG_ERROR("cannot write --junit %s", path.c_str());
+  return false;
 }
 
 int run(Options o) {
@@ -200,9 +203,16 @@ int run(Options o) {
   if (o.report.empty()) {
     std::printf("%s\n", json_text(report).c_str());
   } else {
-    std::ofstream(o.report) << json_text(report, 1) << "\n";
+    std::ofstream out(o.report);
+    out << json_text(report, 1) << "\n";
+    out.flush();
+    if (!out) {
+      LOCKSTEP_LOG_ERROR("cannot write --report %s", o.report.c_str());
+      return 1;
+    }
   }
-  if (!o.junit.empty()) write_junit(o.junit, std::string(m->name), results);
+  // A report that cannot be written is a runtime failure: CI must not read an old one as a pass.
+  if (!o.junit.empty() && !write_junit(o.junit, std::string(m->name), results)) return 1;
   return ok ? 0 : 3;
 }
 

@@ -9,7 +9,7 @@ if [ "${1:-}" = --self-test ]; then
   tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
   printf 'float f(float a,float b,float c){return a*b+c;}\nextern "C" float sinf(float);\nfloat g(float x){return sinf(x);}\n' >"$tmp/bad.cpp"
   g++ -O2 -mfma -ffp-contract=fast -c "$tmp/bad.cpp" -o "$tmp/bad.o"
-  mkdir -p "$tmp/build/common/CMakeFiles/lockstep_core.dir/src" && cp "$tmp/bad.o" "$tmp/build/common/CMakeFiles/lockstep_core.dir/src/arena.cpp.o"
+  mkdir -p "$tmp/build/common/CMakeFiles/lockstep_core_objects.dir/src" && cp "$tmp/bad.o" "$tmp/build/common/CMakeFiles/lockstep_core_objects.dir/src/arena.cpp.o"
   if "$0" "$tmp/build" >/dev/null 2>&1; then echo "FAIL: the lint passed an object with FMA and sinf"; exit 1; fi
   echo "ok: the lint flags FMA and libm calls"
   shift
@@ -23,7 +23,7 @@ SIM_SRCS=(common/src/arena.cpp common/src/skirmish.cpp common/include/lockstep/s
           common/include/lockstep/detmath.hpp common/include/lockstep/rng.hpp common/include/lockstep/simulation.hpp)
 fail=0
 for o in "${SIM_OBJS[@]}"; do
-  obj="$BUILD/common/CMakeFiles/lockstep_core.dir/src/$o.cpp.o"
+  obj="$BUILD/common/CMakeFiles/lockstep_core_objects.dir/src/$o.cpp.o"
   [ -f "$obj" ] || { echo "lint: FAIL: $obj not found"; fail=1; continue; }
   fma=$("$OBJDUMP" -d "$obj" | grep -Eiw 'v?f(n)?m(add|sub)[0-9a-z]*' | head -3)
   if [ -n "$fma" ]; then echo "lint: FAIL: fused multiply-add in $o:"; echo "$fma"; fail=1; fi

@@ -1,0 +1,29 @@
+# lockstep_add_synctest(NAME <test> MODULE <target> [WORLD <settings>] [TICKS <n>] [ROLLBACK <k>]
+#                       [SEED <s>] [PLAYERS <n>])
+# Adds a ctest case that runs lockstep-synctest's desync checks on a module target of this
+# project (a MODULE or SHARED library built against lockstep::module): replay equality across
+# processes, rollback, serialization round trip, clone, assign, hash, localization, fingerprint.
+# It fails naming the check, tick, entity and field; its JSON report and JUnit file are written to
+# <build>/synctest/<test>.json and .xml (characters other than
+# [A-Za-z0-9_.-] in the name become _) for the CI system to collect.
+function(lockstep_add_synctest)
+  cmake_parse_arguments(S "" "NAME;MODULE;WORLD;TICKS;ROLLBACK;SEED;PLAYERS" "" ${ARGN})
+  if(NOT TARGET lockstep::lockstep-synctest)
+    message(WARNING "lockstep_add_synctest: this lockstep install has no lockstep-synctest (a core-only build)")
+    return()
+  endif()
+  if(NOT S_NAME OR NOT S_MODULE)
+    message(FATAL_ERROR "lockstep_add_synctest: NAME and MODULE are required")
+  endif()
+  set(args --sim-lib $<TARGET_FILE:${S_MODULE}>)
+  foreach(opt WORLD TICKS ROLLBACK SEED PLAYERS)
+    if(DEFINED S_${opt})
+      string(TOLOWER ${opt} flag)
+      list(APPEND args --${flag} ${S_${opt}})
+    endif()
+  endforeach()
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/synctest)
+  string(REGEX REPLACE "[^A-Za-z0-9_.-]" "_" file ${S_NAME})
+  set(out ${CMAKE_BINARY_DIR}/synctest/${file})
+  add_test(NAME ${S_NAME} COMMAND lockstep::lockstep-synctest ${args} --junit ${out}.xml --report ${out}.json)
+endfunction()

@@ -1,0 +1,64 @@
+# cmake --install: headers, the core and net libraries (static and shared, SONAME versioned), the
+# executables, the CMake package (find_package(lockstep CONFIG) with lockstep:: targets and a
+# version file), pkg-config files, and the Debian package CPack builds from all of it.
+include(CMakePackageConfigHelpers)
+set(LOCKSTEP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lockstep)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/common/include/lockstep DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        COMPONENT dev FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
+install(DIRECTORY ${PROJECT_BINARY_DIR}/schemas/include/lockstep DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        COMPONENT dev FILES_MATCHING PATTERN "*_generated.h")
+install(FILES ${PROJECT_SOURCE_DIR}/schemas/messages.fbs ${PROJECT_SOURCE_DIR}/schemas/replay.fbs
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lockstep/schemas COMPONENT dev)
+
+set_target_properties(lockstep_core PROPERTIES EXPORT_NAME core_static)
+set_target_properties(lockstep_xxhash PROPERTIES EXPORT_NAME xxhash_internal)
+set(targets lockstep_determinism lockstep_module lockstep_schemas lockstep_xxhash lockstep_core)
+if(NOT LOCKSTEP_CORE_ONLY)
+  set_target_properties(lockstep_core_shared PROPERTIES EXPORT_NAME core)
+  set_target_properties(lockstep PROPERTIES EXPORT_NAME net_static)
+  set_target_properties(lockstep_shared PROPERTIES EXPORT_NAME net)
+  list(APPEND targets lockstep_core_shared lockstep lockstep_shared
+       lockstep-server lockstep-client lockstep-netsim lockstep-synctest)
+endif()
+list(APPEND targets lockstep-replay)
+install(TARGETS ${targets} EXPORT lockstepTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT dev
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT lockstepTargets NAMESPACE lockstep:: DESTINATION ${LOCKSTEP_CMAKE_DIR} COMPONENT dev)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/lockstepConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/lockstepConfig.cmake INSTALL_DESTINATION ${LOCKSTEP_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/lockstepConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/lockstepConfig.cmake ${PROJECT_BINARY_DIR}/lockstepConfigVersion.cmake
+        ${PROJECT_SOURCE_DIR}/cmake/LockstepChecks.cmake DESTINATION ${LOCKSTEP_CMAKE_DIR} COMPONENT dev)
+
+# pkg-config: lockstep-core (the deterministic core and the C API), lockstep (with the net layer),
+# lockstep-module (what a module needs: the header and the determinism flags).
+# Relocatable: the prefix is found from where the .pc file lies.
+file(RELATIVE_PATH LOCKSTEP_PC_UP /x/${CMAKE_INSTALL_LIBDIR}/pkgconfig /x)
+foreach(pc lockstep-core lockstep lockstep-module)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+endforeach()
+
+# cpack -G DEB: lockstep_<version>_<arch>.deb, one package with the executables, the libraries
+# and the development files; dpkg-shlibdeps finds the runtime dependencies of what is linked, and
+# the headers' dependencies are named.
+set(CPACK_PACKAGE_NAME lockstep)
+set(CPACK_PACKAGE_VENDOR "lockstep")
+set(CPACK_PACKAGE_CONTACT "lockstep developers <lockstep@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "deterministic lockstep networked simulation: server, client, desync checks")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION games)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libflatbuffers-dev, nlohmann-json3-dev, libxxhash-dev, libenet-dev, pkg-config")
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "lockstep steps an identical fixed-dt simulation on a server and its clients,
+ hashes the whole state every tick to catch divergence, and ships the desync checks a team runs
+ on its own simulation module in CI (lockstep-synctest).")
+include(CPack)

@@ -1,0 +1,117 @@
+/* lockstep.h: the C API of lockstep's deterministic core, for other languages (Python's ctypes,
+ * C#'s P/Invoke, Rust's FFI) and for tools that only need to step a simulation.
+ *
+ * It loads a simulation module (built in, or a shared library of module_abi.h), makes worlds from
+ * their settings, steps them on confirmed input frames, and reads back what lockstep compares:
+ * the state hash (XXH3-64 of the canonical serialization), per-entity hashes, the world's
+ * fingerprint and the serialized state. It holds no sockets, clocks or threads: the protocol
+ * lives in docs/PROTOCOL.md, and a client in any language speaks it itself.
+ *
+ * Link with -llockstep_core (pkg-config --libs lockstep-core), or lockstep::core in CMake.
+ *
+ * Ownership, in the style of ggponet.h and netcode.h:
+ *   - A lockstep_module is the library's: valid until the process exits, never freed by the
+ *     caller.
+ *   - A lockstep_world is the caller's from lockstep_world_create or lockstep_world_clone until
+ *     lockstep_world_destroy.
+ *   - Every buffer passed in stays the caller's and is read only during the call; nothing keeps a
+ *     pointer to it.
+ * Errors: functions that can fail return a lockstep_result; LOCKSTEP_OK is 0. Where they take
+ * `error` and `error_cap`, a failure writes one NUL-terminated sentence there (truncated to fit;
+ * error may be NULL). Bytes from a file or the network are untrusted and are checked here: a
+ * malformed frame or state is refused with an error, never stepped.
+ * Threads: a world may be used by one thread at a time; different worlds by different threads.
+ */
+#ifndef LOCKSTEP_LOCKSTEP_H
+#define LOCKSTEP_LOCKSTEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lockstep/module_abi.h" /* lockstep_frame, lockstep_command */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOCKSTEP_API_VERSION 1u
+
+typedef enum lockstep_result {
+  LOCKSTEP_OK = 0,
+  LOCKSTEP_ERROR_ARGUMENT = 1,  /* a NULL handle or pointer, or a value out of its range */
+  LOCKSTEP_ERROR_NOT_FOUND = 2, /* no built-in module of that name */
+  LOCKSTEP_ERROR_MODULE = 3,    /* the library is missing, not a module, or of another ABI */
+  LOCKSTEP_ERROR_SETTINGS = 4,  /* world settings the module refuses */
+  LOCKSTEP_ERROR_FRAME = 5,     /* a frame that is not the next tick's, or breaks a limit */
+  LOCKSTEP_ERROR_STATE = 6,     /* bytes that are not a state of this module */
+  LOCKSTEP_ERROR_BUFFER = 7     /* the output buffer is too small; the length needed is returned */
+} lockstep_result;
+
+/* A simulation module: built in or loaded. The library's; never freed. */
+typedef struct lockstep_module lockstep_module;
+/* One world of a module: its state at one tick. The caller's. */
+typedef struct lockstep_world lockstep_world;
+
+/* LOCKSTEP_API_VERSION of the library actually linked; a caller may refuse another. */
+uint32_t lockstep_api_version(void);
+/* The library's version, "MAJOR.MINOR.PATCH"; static. */
+const char* lockstep_version(void);
+/* The protocol version its session layer speaks (JoinRequest.protocol_version). */
+uint32_t lockstep_protocol_version(void);
+
+/* The built-in module called `name` ("arena", "skirmish"). */
+lockstep_result lockstep_module_builtin(const char* name, const lockstep_module** out, char* error, size_t error_cap);
+/* A module from a shared library (module_abi.h), as --sim-lib loads it. One module library per
+ * process: the same path again returns the same module, another path is refused. */
+lockstep_result lockstep_module_load(const char* path, const lockstep_module** out, char* error, size_t error_cap);
+
+const char* lockstep_module_name(const lockstep_module* module);     /* static; NULL for NULL */
+uint32_t lockstep_module_version(const lockstep_module* module);
+uint32_t lockstep_module_input_size(const lockstep_module* module);  /* bytes per player per tick */
+/* The fingerprint a JoinRequest presents: that of the module's default world. */
+uint64_t lockstep_module_join_fingerprint(const lockstep_module* module);
+
+/* Parses "key=value,..." (NULL or "": the defaults) into the module's canonical settings bytes,
+ * the bytes a Welcome carries. Writes them to out when they fit in cap; *out_len gets their
+ * length either way (LOCKSTEP_ERROR_BUFFER when they did not fit). */
+lockstep_result lockstep_module_settings(const lockstep_module* module, const char* text, uint8_t* out, size_t cap,
+                                         size_t* out_len, char* error, size_t error_cap);
+
+/* Tick 0 of a world from canonical settings bytes (n = 0: the defaults) for `players` slots
+ * (1..32). */
+lockstep_result lockstep_world_create(const lockstep_module* module, const uint8_t* settings, size_t n,
+                                      uint32_t players, lockstep_world** out, char* error, size_t error_cap);
+/* A world with the same state. NULL when world is NULL. */
+lockstep_world* lockstep_world_clone(const lockstep_world* world);
+/* Frees a world; NULL is allowed. */
+void lockstep_world_destroy(lockstep_world* world);
+
+uint32_t lockstep_world_tick(const lockstep_world* world);
+uint32_t lockstep_world_players(const lockstep_world* world);
+/* Executes one confirmed frame. It must be the next tick's (frame->tick == tick + 1), for this
+ * world's players and input size, with present/filled masks inside the slots, commands in slot
+ * order, each 1..512 bytes, at most 8 and 512 bytes per slot. Otherwise LOCKSTEP_ERROR_FRAME and
+ * the world is unchanged. */
+lockstep_result lockstep_world_step(lockstep_world* world, const lockstep_frame* frame, char* error, size_t error_cap);
+
+/* XXH3-64 of the canonical serialization: the hash clients report every tick. */
+uint64_t lockstep_world_hash(const lockstep_world* world);
+/* The world's fingerprint: the module's code and version and these settings (Welcome.world_fingerprint). */
+uint64_t lockstep_world_fingerprint(const lockstep_world* world);
+uint32_t lockstep_world_entity_count(const lockstep_world* world);
+/* One entity's hash (the desync probe's first step); 0 for an entity out of range. */
+uint64_t lockstep_world_entity_hash(const lockstep_world* world, uint32_t entity);
+
+/* Writes the canonical serialization into out when it fits in cap and returns its length either
+ * way (call with cap 0 to size the buffer); 0 for NULL. */
+size_t lockstep_world_serialize(const lockstep_world* world, uint8_t* out, size_t cap);
+/* Replaces the state with `bytes` (untrusted: a Snapshot's, a file's). On LOCKSTEP_ERROR_STATE
+ * the world is unchanged. */
+lockstep_result lockstep_world_load(lockstep_world* world, const uint8_t* bytes, size_t n, char* error,
+                                    size_t error_cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOCKSTEP_LOCKSTEP_H */
