@@ -3,7 +3,8 @@
 # holds (exit 0, a JSON report, a JUnit file). Three C modules that break the contract on purpose
 # each fail with exit 3 and a report naming their check: a step that reads an address (replay
 # equality across processes), a serialization that leaves state out (the round trip, at the tick
-# it shows), desync fields that leave a value out (localization).
+# it shows), desync fields that leave a value out (localization), a cache outside the state that
+# assumes time only moves forward (rollback).
 source "$(dirname "$0")/lib.sh" "$1"
 ST="$BIN/lockstep-synctest"
 for sim in arena skirmish; do
@@ -29,8 +30,11 @@ expect_broken() {  # expect_broken N CHECK EXPR
 expect_broken 1 replay 'c["tick"] >= 1'
 expect_broken 2 roundtrip 'c["tick"] >= 1'
 expect_broken 3 localization 'True'
-# Only its own check fails where the others cannot see the fault.
+expect_broken 4 rollback 'c["tick"] >= 1'
+# Each fails exactly its own check.
 json_check "$WORK/broken1.json" '[c["check"] for c in d["checks"] if not c["ok"]] == ["replay"]' "broken module 1 failed more than replay"
+json_check "$WORK/broken2.json" '[c["check"] for c in d["checks"] if not c["ok"]] == ["roundtrip"]' "broken module 2 failed more than roundtrip"
 json_check "$WORK/broken3.json" '[c["check"] for c in d["checks"] if not c["ok"]] == ["localization"]' "broken module 3 failed more than localization"
+json_check "$WORK/broken4.json" '[c["check"] for c in d["checks"] if not c["ok"]] == ["rollback"]' "broken module 4 failed more than rollback"
 "$ST" --sim skirmish --world units=0 >/dev/null 2>"$WORK/usage.err"; [ $? = 2 ] || fail "bad settings should be bad usage"
 echo "PASS: synctest holds for arena, skirmish and walkers and names the broken module's check"

@@ -5,7 +5,9 @@
  * with -DWALKERS_NO_ENTRY it exports no entry point: the refusals are tested with both. Built with
  * -DWALKERS_BROKEN=N it breaks the Simulation contract on purpose, for lockstep-synctest to catch:
  * 1 its step reads an address (the same within a process, another in the next), 2 its
- * serialization leaves out the pulse, 3 its desync fields leave out the velocity. */
+ * serialization leaves out the pulse, 3 its desync fields leave out the velocity, 4 its step
+ * keeps a cache outside the state that assumes time only moves forward (stepping a tick again
+ * after a rollback reads the later tick's value). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,8 +108,21 @@ static uint32_t tick(const lockstep_sim* s) { return s->tick; }
 static int g_anchor; /* its address differs between processes (ASLR), not within one */
 #endif
 
+#if WALKERS_BROKEN == 4
+static uint32_t g_cached_tick; /* the newest tick the gust was computed for */
+static uint64_t g_gust;
+#endif
+
 static void step(lockstep_sim* s, const lockstep_frame* f) {
   s->pulse = mix(s->pulse + f->tick);
+#if WALKERS_BROKEN == 4
+  /* A "gust" computed once per tick and cached: a tick seen before (or older) reuses the newest. */
+  if (f->tick > g_cached_tick) {
+    g_cached_tick = f->tick;
+    g_gust = s->pulse;
+  }
+  s->pulse ^= g_gust & 0xffff;
+#endif
 #if WALKERS_BROKEN == 1
   s->pulse ^= (uint64_t)(uintptr_t)&g_anchor >> 12; /* the page number: random per process */
 #endif

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Adoption from outside, as a team meets it: `cmake --install` of this build into a temporary
+# prefix; what landed (headers, static and shared libraries with their SONAME, the CMake package,
+# pkg-config files, the executables); examples/orbits, copied out of the source tree, configured
+# against the prefix alone with find_package(lockstep), built, and its own ctest (the desync
+# checks of lockstep-synctest and its golden replay); a session of the installed lockstep-server
+# and two installed lockstep-clients on the orbits module, one through lockstep-netsim at 40 ms
+# with loss, hash-equal to the end and recorded; and a C and a C++ program built against the
+# package (CMake targets and pkg-config) that step worlds through the C API and the C++ layers.
+source "$(dirname "$0")/lib.sh" "$1"
+BUILD=$(cd "$BIN/.." && pwd)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+PREFIX="$WORK/prefix"
+cmake --install "$BUILD" --prefix "$PREFIX" >"$WORK/install.log" 2>&1 || fail "cmake --install: $(tail -3 "$WORK/install.log")"
+for f in bin/lockstep-server bin/lockstep-client bin/lockstep-replay bin/lockstep-synctest bin/lockstep-netsim \
+         include/lockstep/lockstep.h include/lockstep/module_abi.h include/lockstep/simulation.hpp \
+         include/lockstep/wire/messages_generated.h lib/liblockstep_core.a lib/liblockstep_net.a \
+         lib/liblockstep_core.so.0.1.0 lib/liblockstep_net.so.0.1.0 lib/cmake/lockstep/lockstepConfig.cmake \
+         lib/cmake/lockstep/lockstepConfigVersion.cmake lib/cmake/lockstep/lockstepTargets.cmake \
+         lib/pkgconfig/lockstep.pc lib/pkgconfig/lockstep-core.pc lib/pkgconfig/lockstep-module.pc; do
+  [ -e "$PREFIX/$f" ] || fail "the install has no $f"
+done
+readelf -d "$PREFIX/lib/liblockstep_core.so" | grep -q 'SONAME.*\[liblockstep_core.so.0\]' || fail "liblockstep_core.so has no SONAME liblockstep_core.so.0"
+readelf -d "$PREFIX/lib/liblockstep_net.so" | grep -q 'SONAME.*\[liblockstep_net.so.0\]' || fail "liblockstep_net.so has no SONAME"
+echo "ok: installed: headers, static and shared libraries (SONAME .0), CMake package, pkg-config, executables"
+
+# The example, out of the tree: it may only find lockstep through the prefix.
+cp -r "$SRC/examples/orbits" "$WORK/orbits-src"
+rm -rf "$WORK/orbits-src/build"
+cmake -S "$WORK/orbits-src" -B "$WORK/orbits" -DCMAKE_PREFIX_PATH="$PREFIX" >"$WORK/orbits-cfg.log" 2>&1 ||
+  fail "configuring examples/orbits: $(tail -5 "$WORK/orbits-cfg.log")"
+cmake --build "$WORK/orbits" -j 2 >"$WORK/orbits-build.log" 2>&1 || fail "building examples/orbits: $(tail -5 "$WORK/orbits-build.log")"
+ctest --test-dir "$WORK/orbits" --output-on-failure >"$WORK/orbits-ctest.log" 2>&1 ||
+  fail "the example's own tests: $(tail -20 "$WORK/orbits-ctest.log")"
+grep -q '100% tests passed, 0 tests failed out of 3' "$WORK/orbits-ctest.log" || fail "the example's ctest: $(tail -3 "$WORK/orbits-ctest.log")"
+json_check "$WORK/orbits/synctest/orbits_synctest.json" 'd["ok"] and d["sim"] == "orbits" and len(d["checks"]) == 8' \
+  "the synctest report of orbits"
+grep -q 'tests="8" failures="0"' "$WORK/orbits/synctest/orbits_synctest.xml" || fail "the JUnit file of orbits"
+echo "ok: examples/orbits built against the prefix; lockstep-synctest (8 checks, 2 and 8 players) and its golden replay pass"
+
+# A session of the installed executables on the team's module.
+LIB="$WORK/orbits/liborbits.so"
+BIN="$PREFIX/bin" NET_SERVER_ARGS="--sim-lib $LIB --world moons=30 --record $WORK/orbits.replay" \
+  NET_CLIENT_ARGS="--sim-lib $LIB" net_session orbits 800 "0 0 0" "40 5 2"
+[ "$(wc -l <"$WORK/orbits/server.log")" = 800 ] || fail "the orbits session did not reach tick 800"
+json_check "$WORK/orbits/server.json" 'd["desyncs"] == [] and d["hashes_compared"] >= 1500' "the orbits session compared too few hashes"
+"$PREFIX/bin/lockstep-replay" --sim-lib "$LIB" verify "$WORK/orbits.replay" >"$WORK/verify.out" 2>&1 ||
+  fail "the session's replay: $(cat "$WORK/verify.out")"
+grep -q '^OK 800 ticks verified (orbits seed=1,moons=30, 2 players)' "$WORK/verify.out" || fail "verify: $(cat "$WORK/verify.out")"
+echo "ok: the installed server and clients played 800 ticks of orbits (one client at 40 ms, 2 % loss), hash-equal; the replay verifies"
+
+# Programs built against the package: CMake targets (C API shared, C++ static with its deps) ...
+cmake -S "$SRC/tests/package/consumer" -B "$WORK/consumer" -DCMAKE_PREFIX_PATH="$PREFIX" >"$WORK/consumer.log" 2>&1 &&
+  cmake --build "$WORK/consumer" -j 2 >>"$WORK/consumer.log" 2>&1 || fail "the consumer project: $(tail -5 "$WORK/consumer.log")"
+"$WORK/consumer/capi" >"$WORK/capi.out" 2>&1 || fail "capi (skirmish): $(cat "$WORK/capi.out")"
+"$WORK/consumer/capi" "$LIB" >"$WORK/capi-orbits.out" 2>&1 || fail "capi (orbits): $(cat "$WORK/capi-orbits.out")"
+"$WORK/consumer/cxx" >"$WORK/cxx.out" 2>&1 || fail "cxx: $(cat "$WORK/cxx.out")"
+# ... and pkg-config, the way a Makefile would.
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+cc -o "$WORK/capi-pc" "$SRC/tests/package/consumer/capi.c" $(pkg-config --cflags --libs lockstep-core) \
+   -Wl,-rpath,"$PREFIX/lib" 2>"$WORK/pc.err" || fail "cc with pkg-config lockstep-core: $(cat "$WORK/pc.err")"
+"$WORK/capi-pc" >"$WORK/capi-pc.out" 2>&1 || fail "capi built with pkg-config: $(cat "$WORK/capi-pc.out")"
+cmp -s "$WORK/capi.out" "$WORK/capi-pc.out" || fail "the two builds of capi disagree: $(cat "$WORK/capi.out" "$WORK/capi-pc.out")"
+[ "$(pkg-config --modversion lockstep)" = "$("$PREFIX/bin/lockstep-server" --version | awk '{print $2}')" ] ||
+  fail "pkg-config's version is not the executables'"
+pkg-config --cflags lockstep-module | grep -q -- '-ffp-contract=off' || fail "lockstep-module's flags lack -ffp-contract=off"
+echo "ok: $(cat "$WORK/capi.out"); $(cat "$WORK/capi-orbits.out"); $(cat "$WORK/cxx.out")"
+echo "PASS: installed, the out-of-tree module built, checked and hosted, the C API and C++ layers used through the package"
