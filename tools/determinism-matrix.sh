@@ -3,14 +3,41 @@
 # clang -O3 -march=native and an aarch64 cross build (run under qemu-user), and has each verify
 # the checked-in golden replays tick by tick (the arena's, in floating point, and the skirmish's, in
 # integers). Every build must reproduce every recorded hash.
+# A team's module goes through the same matrix: with --module-source, each configuration also
+# installs its core build into a prefix, builds the team's CMake project against it with the same
+# compiler and flags (find_package(lockstep) and lockstep::module, as in examples/orbits), and has
+# that configuration's lockstep-replay verify the team's golden replay with --sim-lib.
 # A missing toolchain is installed from Debian's packages when running as root (and said so);
 # otherwise the script fails: it never skips silently.
-# Usage: tools/determinism-matrix.sh ["REPLAY..."] [BUILD_ROOT]
+# Usage: tools/determinism-matrix.sh [--root DIR] [--module-source DIR --module-target NAME
+#            --module-replay FILE] [REPLAY...]
+#   REPLAY...       built-in modules' replays (default: the checked-in golden replays, when no
+#                   --module-source is given)
+#   --root DIR      where the builds go (default build-matrix)
+#   --module-source a team's CMake project that builds a module library target NAME
+#   --module-replay the team's golden replay (lockstep-replay record-scenario --sim-lib ...)
 set -uo pipefail
+ROOT=build-matrix
+MODULE_SRC="" MODULE_TARGET="" MODULE_REPLAY=""
+REPLAYS=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --root) ROOT=$2; shift 2 ;;
+    --module-source) MODULE_SRC=$(cd "$2" && pwd) || exit 2; shift 2 ;;
+    --module-target) MODULE_TARGET=$2; shift 2 ;;
+    --module-replay) MODULE_REPLAY=$(realpath "$2") || exit 2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "matrix: unknown option $1 (see --help)"; exit 2 ;;
+    *) REPLAYS+=("$(realpath "$1")"); shift ;;
+  esac
+done
+if [ -n "$MODULE_SRC" ] && { [ -z "$MODULE_TARGET" ] || [ ! -f "$MODULE_REPLAY" ]; }; then
+  echo "matrix: --module-source needs --module-target and an existing --module-replay"; exit 2
+fi
+ROOT=$(mkdir -p "$ROOT" && cd "$ROOT" && pwd)
 cd "$(dirname "$0")/.."
-REPLAYS=${1:-tests/golden/golden.replay tests/golden/skirmish.replay}
-ROOT=${2:-build-matrix}
-mkdir -p "$ROOT"
+# No replay named: the built-in golden replays, unless the run is for a team's module alone.
+[ ${#REPLAYS[@]} = 0 ] && [ -z "$MODULE_SRC" ] && REPLAYS=(tests/golden/golden.replay tests/golden/skirmish.replay)
 
 ensure() {  # ensure <command> <package...>
   local cmd=$1; shift
@@ -48,13 +75,33 @@ for c in "${CONFIGS[@]}"; do
   if ! cmake "${args[@]}" >"$ROOT/$name.configure.log" 2>&1 || ! cmake --build "$dir" -j 2 >"$ROOT/$name.build.log" 2>&1; then
     echo "matrix: FAIL $name: build failed (see $ROOT/$name.build.log)"; tail -5 "$ROOT/$name.build.log"; failed=1; continue
   fi
-  for replay in $REPLAYS; do
+  for replay in "${REPLAYS[@]}"; do
     out=$($runner "$dir/bin/lockstep-replay" verify "$replay" 2>&1); rc=$?
     if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"
     else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; fi
   done
+  if [ -n "$MODULE_SRC" ]; then
+    # The team's module, built by its own project against this configuration's install.
+    margs=(--no-warn-unused-cli -S "$MODULE_SRC" -B "$dir/module" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_PREFIX_PATH=$dir/prefix"
+           "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags")
+    if [ -n "$toolchain" ]; then margs+=("-DCMAKE_TOOLCHAIN_FILE=$PWD/$toolchain")
+    else
+      cc=gcc; [ "$cxx" = clang++ ] && cc=clang
+      margs+=("-DCMAKE_CXX_COMPILER=$cxx" "-DCMAKE_C_COMPILER=$cc")
+    fi
+    if ! cmake --install "$dir" --prefix "$dir/prefix" >"$ROOT/$name.install.log" 2>&1 ||
+       ! cmake "${margs[@]}" >"$ROOT/$name.module.log" 2>&1 ||
+       ! cmake --build "$dir/module" -j 2 --target "$MODULE_TARGET" >>"$ROOT/$name.module.log" 2>&1; then
+      echo "matrix: FAIL $name: the module $MODULE_TARGET did not build (see $ROOT/$name.module.log)"
+      tail -5 "$ROOT/$name.module.log"; failed=1; continue
+    fi
+    so=$(find "$dir/module" -name "lib$MODULE_TARGET.so" -o -name "$MODULE_TARGET.so" | head -1)
+    out=$($runner "$dir/bin/lockstep-replay" --sim-lib "$so" verify "$MODULE_REPLAY" 2>&1); rc=$?
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $MODULE_TARGET: $out"
+    else echo "matrix: FAIL $name ($cxx $flags): module $MODULE_TARGET, exit $rc: $out"; failed=1; fi
+  fi
   objdump=objdump; [ -n "$toolchain" ] && objdump=aarch64-linux-gnu-objdump
   tools/determinism-lint.sh "$dir" "$objdump" | sed "s/^/matrix: $name: /" || failed=1
 done
-if [ $failed = 0 ]; then echo "PASS: ${#CONFIGS[@]} builds, one per-tick hash trace per replay"; else echo "FAIL: the builds disagree"; fi
+if [ $failed = 0 ]; then echo "PASS: ${#CONFIGS[@]} builds, one per-tick hash trace per replay${MODULE_SRC:+, and module $MODULE_TARGET}"; else echo "FAIL: the builds disagree"; fi
 exit $failed
