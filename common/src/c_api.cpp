@@ -61,8 +61,7 @@ bool to_input_frame(const lockstep_world& w, const lockstep_frame& f, InputFrame
            "-byte inputs; the world has " + std::to_string(players) + " and " + std::to_string(size);
     return false;
   }
-  const std::uint32_t slots = players >= 32 ? 0xffffffffu : (1u << players) - 1;
-  if ((f.present & ~slots) != 0 || (f.filled & ~f.present) != 0) {
+  if ((f.present & ~slot_mask(players)) != 0 || (f.filled & ~f.present) != 0) {
     *why = "present/filled masks name slots outside the world, or filled slots not present";
     return false;
   }

@@ -53,8 +53,8 @@ void PackedInputs::clear() {
 
 namespace {
 
-// Appends one item; `counts_from` is where this batch's counts start (they are written only
-// once some item has a command).
+// Appends item number `item` of the batch. Command counts are written only once some item has a
+// command: the first such item writes zeros for the items before it.
 void pack_item(std::span<const std::uint8_t> input, std::span<const std::uint16_t> sizes,
                std::span<const std::uint8_t> bytes, std::size_t item, PackedInputs& out) {
   out.input_bytes.insert(out.input_bytes.end(), input.begin(), input.end());
@@ -139,7 +139,11 @@ std::span<const std::uint8_t> PackedReader::next(Commands* cmds) {
   return input;
 }
 
-void read_frame(PackedReader& r, InputFrame& f, Commands& scratch) {
+void read_frame(PackedReader& r, Tick tick, std::uint32_t players, std::uint32_t input_size, std::uint32_t present,
+                std::uint32_t filled, InputFrame& f, Commands& scratch) {
+  f.reset(tick, players, input_size);
+  f.present = present & slot_mask(players);
+  f.filled = filled & slot_mask(players);
   for (std::uint32_t p = 0; p < f.players; ++p) {
     const auto in = r.next(&scratch);
     if (!((f.present >> p) & 1u)) continue;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "packed_table.hpp"
+
 namespace lockstep::protocol {
 namespace {
 
@@ -24,11 +26,6 @@ FlatBufferBuilder& tick_builder() {
 template <class V>
 bool at_most(const V* v, std::size_t n) {
   return v == nullptr || v->size() <= n;
-}
-
-template <class T>
-std::span<const T> span_of(const flatbuffers::Vector<T>* v) {
-  return v ? std::span<const T>(v->data(), v->size()) : std::span<const T>();
 }
 
 // Packed items whose input size is not known yet: the bytes must split evenly into at most
@@ -123,13 +120,9 @@ const char* to_string(DecodeError e) {
   return "?";
 }
 
-PackedView client_inputs(const wire::ClientTick& m) {
-  return {span_of(m.input_bytes()), span_of(m.command_counts()), span_of(m.command_sizes()), span_of(m.command_bytes())};
-}
+PackedView client_inputs(const wire::ClientTick& m) { return packed_view(m); }
 
-PackedView frame_inputs(const wire::ServerTick& m) {
-  return {span_of(m.input_bytes()), span_of(m.command_counts()), span_of(m.command_sizes()), span_of(m.command_bytes())};
-}
+PackedView frame_inputs(const wire::ServerTick& m) { return packed_view(m); }
 
 const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* error, std::size_t max_bytes) {
   auto fail = [&](DecodeError e) -> const wire::Message* {
@@ -373,12 +366,8 @@ void read_frames(const wire::ServerTick& msg, std::uint32_t players, std::uint32
   thread_local InputFrame f;
   thread_local Commands scratch;
   PackedReader r(frame_inputs(msg), input_size);
-  const std::uint32_t mask = players >= 32 ? 0xffffffffu : ((1u << players) - 1u);
-  for (std::size_t i = 0; i < n; ++i) {
-    f.reset(msg.first_tick() + static_cast<Tick>(i), players, input_size);
-    f.present = msg.present()->Get(static_cast<flatbuffers::uoffset_t>(i)) & mask;
-    f.filled = msg.filled()->Get(static_cast<flatbuffers::uoffset_t>(i)) & mask;
-    read_frame(r, f, scratch);
+  for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
+    read_frame(r, msg.first_tick() + i, players, input_size, msg.present()->Get(i), msg.filled()->Get(i), f, scratch);
     take(f);
   }
 }

@@ -12,6 +12,7 @@
 #include "lockstep/state_hash.hpp"
 #include "lockstep/version.hpp"
 #include "lockstep/wire/replay_generated.h"
+#include "packed_table.hpp"
 
 namespace lockstep {
 namespace {
@@ -99,11 +100,6 @@ void ReplayWriter::close(Tick last_tick, const std::string& reason) {
 
 namespace {
 
-template <class T>
-std::span<const T> span_of(const flatbuffers::Vector<T>* v) {
-  return v ? std::span<const T>(v->data(), v->size()) : std::span<const T>();
-}
-
 // Reads the records of a replay file one by one into a Replay.
 struct RecordReader {
   Replay* out;
@@ -149,8 +145,7 @@ struct RecordReader {
     if (n == 0 || !f.filled() || f.filled()->size() != n || !f.hashes() || f.hashes()->size() != n)
       return fail(ReplayError::Corrupt, "inconsistent frame record" + at);
     const std::uint32_t input_size = out->header.input_size;
-    const PackedView v{span_of(f.input_bytes()), span_of(f.command_counts()), span_of(f.command_sizes()),
-                       span_of(f.command_bytes())};
+    const PackedView v = packed_view(f);
     if (const std::string fault = check_packed(v, n * players, input_size); !fault.empty())
       return fail(ReplayError::Corrupt, "inconsistent frame record: " + fault + at);
     PackedReader r(v, input_size);
@@ -160,11 +155,7 @@ struct RecordReader {
                                             std::to_string(next_tick) + at);
     for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
       InputFrame fr;
-      fr.reset(next_tick++, players, input_size);
-      const std::uint32_t mask = players >= 32 ? 0xffffffffu : ((1u << players) - 1u);
-      fr.present = f.present()->Get(i) & mask;
-      fr.filled = f.filled()->Get(i) & mask;
-      read_frame(r, fr, scratch);
+      read_frame(r, next_tick++, players, input_size, f.present()->Get(i), f.filled()->Get(i), fr, scratch);
       out->frames.push_back(std::move(fr));
       out->hashes.push_back(f.hashes()->Get(i));
     }

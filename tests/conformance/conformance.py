@@ -268,19 +268,25 @@ def received_frames(msg, players, size, into):
     take_frames(t, players, size, into)
 
 
+def receive(conn, timeout_ms):
+    """(body type, bytes) of each message waiting; (None, b"") where the connection closed."""
+    for kind, _, data in conn.all_events(timeout_ms):
+        if kind == enet.EVENT_TYPE_DISCONNECT:
+            yield None, b""
+        elif kind == enet.EVENT_TYPE_RECEIVE:
+            yield body_type(data), data
+
+
 def play(conn, players, ticks_to_run, inputs=False, seconds=30, size=2):
     """Runs the connection until the session ends or it is dropped; returns (frames, kick reason, ended)."""
     frames, kick, ended = {}, None, False
     acked, last_send = 0, 0.0
     end = time.monotonic() + seconds
     while time.monotonic() < end and not ended and kick is None:
-        for kind, _, data in conn.all_events(5):
-            if kind == enet.EVENT_TYPE_DISCONNECT:
+        for bt, data in receive(conn, 5):
+            if bt is None:
                 ended = True
-            if kind != enet.EVENT_TYPE_RECEIVE:
-                continue
-            bt = body_type(data)
-            if bt == Body.Body.ServerTick:
+            elif bt == Body.Body.ServerTick:
                 received_frames(data, players, size, frames)
             elif bt == Body.Body.Kick:
                 _, k = body_of(data, Kick.Kick)
@@ -451,13 +457,10 @@ def part_ctypes_player(sim, world, ticks=800):
         notices, kick, ended, last_send = [], None, False, 0.0
         end = time.monotonic() + 40
         while time.monotonic() < end and not ended and kick is None:
-            for kind, _, data in conn.all_events(2):
-                if kind == enet.EVENT_TYPE_DISCONNECT:
+            for bt, data in receive(conn, 2):
+                if bt is None:
                     ended = True
-                if kind != enet.EVENT_TYPE_RECEIVE:
-                    continue
-                bt = body_type(data)
-                if bt == Body.Body.Welcome:
+                elif bt == Body.Body.Welcome:
                     _, wl = body_of(data, Welcome.Welcome)
                     players = wl.Players()
                     settings = bytes(wl.Settings(i) for i in range(wl.SettingsLength()))

@@ -137,8 +137,15 @@ class PackedReader {
   std::size_t item_ = 0, command_ = 0, byte_ = 0;
 };
 
-/// The next `players` items of `r` as frame `f`'s inputs and commands; absent slots' inputs
-/// and commands are skipped (an honest peer sends zeros and none).
-void read_frame(PackedReader& r, InputFrame& f, Commands& scratch);
+/// Bit p set for every slot p < players (1..32).
+[[nodiscard]] constexpr std::uint32_t slot_mask(std::uint32_t players) {
+  return players >= 32 ? 0xffffffffu : (1u << players) - 1u;
+}
+
+/// The next `players` items of `r` as frame `f` of `tick`: its masks (bits beyond the slots
+/// dropped), inputs and commands; absent slots' inputs and commands are skipped (an honest peer
+/// sends zeros and none).
+void read_frame(PackedReader& r, Tick tick, std::uint32_t players, std::uint32_t input_size, std::uint32_t present,
+                std::uint32_t filled, InputFrame& f, Commands& scratch);
 
 }  // namespace lockstep
