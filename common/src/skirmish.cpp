@@ -590,21 +590,13 @@ std::string settings_text(std::span<const std::uint8_t> bytes) {
          ",rocks=" + std::to_string(s.rocks);
 }
 
-std::uint64_t mix(std::uint64_t v) {
-  v ^= v >> 33;
-  v *= 0xff51afd7ed558ccdULL;
-  v ^= v >> 33;
-  v *= 0xc4ceb9fe1a85ec53ULL;
-  return v ^ (v >> 33);
-}
-
 // A bot thinks every 4 s (at its own phase): it picks a group and sends it somewhere, usually
 // fighting on the way; now and then it halts a group or just repositions.
 void bot(std::uint64_t seed, Tick tick, PlayerTick* out) {
   constexpr Tick kPeriod = 400;
-  const Tick phase = static_cast<Tick>(mix(seed) % (kPeriod / 2)) + 1;
+  const Tick phase = static_cast<Tick>(mix64(seed) % (kPeriod / 2)) + 1;
   if (tick < phase || (tick - phase) % (kPeriod / 2) != 0) return;
-  const std::uint64_t h = mix(seed * 0x9e3779b97f4a7c15ULL + tick);
+  const std::uint64_t h = mix64(seed * 0x9e3779b97f4a7c15ULL + tick);
   auto frac = [&](int shift) { return static_cast<std::uint16_t>((h >> shift) & 0xffff); };
   if ((tick - phase) % kPeriod == 0) {
     out->commands.add(skirmish_select_range(0, 65535));  // the whole army
