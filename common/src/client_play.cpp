@@ -35,21 +35,17 @@ void ClientSession::Impl::on_start(const wire::SessionStart& m, std::int64_t now
   sample_tick = since > 0 ? static_cast<Tick>(since / kTickNs) : 0;
 }
 
-void ClientSession::Impl::on_server_tick(const wire::ServerTick& m, std::int64_t now) {
+void ClientSession::Impl::on_server_play(const protocol::ServerPlay& m, std::int64_t now) {
   if (phase != Phase::Running && phase != Phase::Leaving) return;
   if (joining) return;  // frames count only after the snapshot
-  clock.shifted(m.clock_shift());
-  input_ack = std::max(input_ack, std::min(m.input_ack(), last_input));
+  clock.shifted(m.clock_shift);
+  input_ack = std::max(input_ack, std::min(m.input_ack, last_input));
   take_slack(m);
-  if (std::min(m.hash_ack(), executed) > hash_ack) {
-    hash_ack = std::min(m.hash_ack(), executed);
+  if (std::min(m.hash_ack, executed) > hash_ack) {
+    hash_ack = std::min(m.hash_ack, executed);
     hash_ack_moved = now;
   }
   const std::uint32_t input_size = sim ? sim->input_size() : 0;
-  const std::size_t n = protocol::frame_count(m, players, input_size);
-  if (n == 0 && m.present() && m.present()->size() > 0)
-    return drop(ClientDrop::InconsistentFrames, "frames that do not match the session's " + std::to_string(players) +
-                                                    " slots of " + std::to_string(input_size) + "-byte inputs");
   bool newest = false;
   protocol::read_frames(m, players, input_size, [&](const InputFrame& f) {
     if (intake.wants(f.tick, executed) && intake.add(f, executed)) {
@@ -57,13 +53,13 @@ void ClientSession::Impl::on_server_tick(const wire::ServerTick& m, std::int64_t
       ++stats.frames_received;
     }
   });
-  if (newest) clock.frames_arrived(now, m.first_tick() + static_cast<Tick>(n) - 1, m.clock_shift());
+  if (newest) clock.frames_arrived(now, m.first_tick + static_cast<Tick>(m.frame_count()) - 1, m.clock_shift);
 }
 
 // The server's report of how early our newest input arrived moves the input lead (lead.hpp).
-void ClientSession::Impl::take_slack(const wire::ServerTick& m) {
-  if (m.slack_tick() == 0) return;
-  lead.report(m.slack_tick(), std::int64_t{m.input_slack_us()} * 1000);
+void ClientSession::Impl::take_slack(const protocol::ServerPlay& m) {
+  if (!m.has_slack || m.slack_tick == 0) return;
+  lead.report(m.slack_tick, std::int64_t{m.input_slack_us} * 1000);
   stats.lead_ns = lead.lead_ns();
   if (lead.over_limit() && !lead_limit_told) {
     lead_limit_told = true;
@@ -258,10 +254,22 @@ void ClientSession::Impl::send_tick(std::int64_t now) {
   if (executed >= window && executed - window + 1 > h_from &&
       !hash_gap.due(now, hash_ack_moved, std::int64_t{peer_rtt_ms(server)} * 1'000'000))
     h_from = executed - window + 1;
-  std::vector<std::uint64_t> hs;
-  for (Tick t = h_from; t <= executed && hs.size() < protocol::kMaxWindow; ++t) hs.push_back(hashes[t % kRing]);
+  thread_local protocol::ClientPlay m;
+  m.frame_ack = intake.received();
+  m.input_first_tick = in_from;
+  m.input_count = static_cast<std::uint32_t>(ins.size());
+  pack_ticks(ins, m.inputs);
+  m.hash_first_tick = h_from;
+  m.hashes.clear();
+  for (Tick t = h_from; t <= executed && m.hashes.size() < protocol::kMaxWindow; ++t) m.hashes.push_back(hashes[t % kRing]);
+  m.epoch = epoch;
+  // The lead is a figure for the server's reports: sent when it changes, and every 16th message.
   const auto lead_us = static_cast<std::int32_t>(std::min<std::int64_t>(lead.lead_ns() / 1000, 10'000'000));
-  host->send(server, Channel::Play, protocol::client_tick(in_from, ins, intake.received(), h_from, hs, epoch, lead_us));
+  m.has_lead = lead_us != lead_sent || plays_sent % 16 == 0;
+  m.lead_us = lead_us;
+  lead_sent = lead_us;
+  ++plays_sent;
+  host->send(server, Channel::Play, protocol::client_play(m));
 }
 
 }  // namespace lockstep

@@ -23,6 +23,7 @@ const char* to_string(ClientDrop r) {
     case ClientDrop::ProbeOutOfRange: return "desync probe out of range";
     case ClientDrop::SnapshotOutOfPlace: return "snapshot chunk out of place";
     case ClientDrop::SnapshotInvalid: return "invalid snapshot";
+    case ClientDrop::UnknownBase: return "frames against a base not held";
     case ClientDrop::Count: break;
   }
   return "?";
@@ -158,6 +159,24 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
 
 void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
   protocol::DecodeError err;
+  // On the play channel, a datagram that is not a Message is the server's play message (§6.6).
+  if (ev.channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(ev.data)) {
+    if (!sim) {  // before the welcome (they cross on the way): only a sign of life
+      last_heard = now;
+      return;
+    }
+    thread_local protocol::ServerPlay play;
+    err = protocol::decode_server_play(ev.data, players, sim->input_size(), base_frame, play);
+    if (err == protocol::DecodeError::None) {
+      last_heard = now;
+      return on_server_play(play, now);
+    }
+    const ClientDrop r = err == protocol::DecodeError::TooLarge         ? ClientDrop::TooLarge
+                         : err == protocol::DecodeError::FieldOutOfRange ? ClientDrop::InconsistentFrames
+                         : err == protocol::DecodeError::UnknownBase     ? ClientDrop::UnknownBase
+                                                                         : ClientDrop::Malformed;
+    return drop(r, protocol::to_string(err));
+  }
   const wire::Message* m = protocol::decode(ev.data, &err, protocol::kMaxDetailMessageBytes);
   if (!m) {
     const ClientDrop r = err == protocol::DecodeError::TooLarge         ? ClientDrop::TooLarge
@@ -177,7 +196,6 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
                         "): " + (r->detail() ? r->detail()->str() : ""));
     }
     case wire::Body::SessionStart: return on_start(*m->body_as_SessionStart(), now);
-    case wire::Body::ServerTick: return on_server_tick(*m->body_as_ServerTick(), now);
     case wire::Body::DesyncNotice: {
       const auto* d = m->body_as_DesyncNotice();
       desynced = true;

@@ -116,8 +116,14 @@ struct ClientSession::Impl {
 
   // ---- client_play.cpp ----
   void on_start(const wire::SessionStart& m, std::int64_t now);
-  void on_server_tick(const wire::ServerTick& m, std::int64_t now);
-  void take_slack(const wire::ServerTick& m);
+  std::int32_t lead_sent = -1;  // the lead last reported to the server
+  std::uint32_t plays_sent = 0;
+  void on_server_play(const protocol::ServerPlay& m, std::int64_t now);
+  void take_slack(const protocol::ServerPlay& m);
+  // The confirmed frame of tick t this client holds (the base of a ServerPlay), or nullptr.
+  std::function<const InputFrame*(Tick)> base_frame = [this](Tick t) -> const InputFrame* {
+    return t <= intake.received() && intake.at(t).tick == t ? &intake.at(t) : nullptr;
+  };
   void on_probe(const wire::DesyncProbe& m);
   void on_snapshot(const wire::Snapshot& m, std::int64_t now);
   void join_from(std::unique_ptr<Simulation> loaded, std::int64_t now);

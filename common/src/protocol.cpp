@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "packed_table.hpp"
 
 namespace lockstep::protocol {
 namespace {
@@ -16,25 +15,9 @@ Bytes finish(FlatBufferBuilder& fbb, wire::Body type, flatbuffers::Offset<void> 
   return Bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
 
-// The two messages sent every tick reuse one builder per thread: no allocation but the result.
-FlatBufferBuilder& tick_builder() {
-  thread_local FlatBufferBuilder fbb(512);
-  fbb.Clear();
-  return fbb;
-}
-
 template <class V>
 bool at_most(const V* v, std::size_t n) {
   return v == nullptr || v->size() <= n;
-}
-
-// Packed items whose input size is not known yet: the bytes must split evenly into at most
-// kMaxInputBytes per item, and the commands must keep their limits.
-bool packed_ok(const PackedView& v, std::size_t items) {
-  if (items == 0) return v.input_bytes.empty() && v.command_counts.empty() && v.command_sizes.empty() &&
-                         v.command_bytes.empty();
-  if (v.input_bytes.size() % items != 0 || v.input_bytes.size() / items > kMaxInputBytes) return false;
-  return check_packed(v, items, static_cast<std::uint32_t>(v.input_bytes.size() / items)).empty();
 }
 
 bool field_ranges_ok(const wire::Message& m) {
@@ -59,20 +42,9 @@ bool field_ranges_ok(const wire::Message& m) {
     }
     case Body::Refuse: return at_most(m.body_as_Refuse()->detail(), kMaxDetailBytes);
     case Body::SessionStart: return m.body_as_SessionStart()->starts_in_us() <= 10'000'000;
-    case Body::ClientTick: {
-      const auto* b = m.body_as_ClientTick();
-      return b->input_count() <= kMaxWindow && at_most(b->hashes(), kMaxWindow) &&
-             packed_ok(client_inputs(*b), b->input_count());
-    }
-    case Body::ServerTick: {
-      const auto* b = m.body_as_ServerTick();
-      const std::size_t n = b->present() ? b->present()->size() : 0;
-      if (n > kMaxWindow || !b->filled() || b->filled()->size() != n) return false;
-      // The items are frames x players; the player count is checked by the client (frame_count).
-      const PackedView v = frame_inputs(*b);
-      if (n == 0) return packed_ok(v, 0);
-      return v.command_counts.size() % n == 0 && v.command_counts.size() / n <= kMaxPlayers;
-    }
+    // Protocol 6's play messages: version 7 sends ClientPlay and ServerPlay (§6.6) instead.
+    case Body::ClientTick: return false;
+    case Body::ServerTick: return false;
     case Body::PlayerJoined: return at_most(m.body_as_PlayerJoined()->name(), kMaxNameBytes);
     case Body::PlayerLeft: return at_most(m.body_as_PlayerLeft()->reason(), kMaxDetailBytes);
     case Body::Leave: return at_most(m.body_as_Leave()->reason(), kMaxDetailBytes);
@@ -116,13 +88,10 @@ const char* to_string(DecodeError e) {
     case DecodeError::NotFlatBuffer: return "not a valid message";
     case DecodeError::NoBody: return "no message body";
     case DecodeError::FieldOutOfRange: return "field out of range";
+    case DecodeError::UnknownBase: return "frames against a base frame not held";
   }
   return "?";
 }
-
-PackedView client_inputs(const wire::ClientTick& m) { return packed_view(m); }
-
-PackedView frame_inputs(const wire::ServerTick& m) { return packed_view(m); }
 
 const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* error, std::size_t max_bytes) {
   auto fail = [&](DecodeError e) -> const wire::Message* {
@@ -137,10 +106,8 @@ const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* er
   if (!wire::VerifyMessageBuffer(verifier)) return fail(DecodeError::NotFlatBuffer);
   const wire::Message* m = wire::GetMessage(bytes.data());
   if (m->body_type() == wire::Body::NONE || m->body() == nullptr) return fail(DecodeError::NoBody);
-  // (A Snapshot chunk is at most kSnapshotChunkBytes of state plus a few fields; play messages
-  // carrying commands may exceed kMaxMessageBytes.)
-  const bool large_allowed = m->body_type() == wire::Body::DesyncDetail || m->body_type() == wire::Body::Snapshot ||
-                             m->body_type() == wire::Body::ClientTick || m->body_type() == wire::Body::ServerTick;
+  // (A Snapshot chunk is at most kSnapshotChunkBytes of state plus a few fields.)
+  const bool large_allowed = m->body_type() == wire::Body::DesyncDetail || m->body_type() == wire::Body::Snapshot;
   if (!large_allowed && bytes.size() > kMaxMessageBytes) return fail(DecodeError::TooLarge);
   if (!field_ranges_ok(*m)) return fail(DecodeError::FieldOutOfRange);
   if (error) *error = DecodeError::None;
@@ -181,68 +148,6 @@ Bytes refuse(wire::RefuseReason reason, const std::string& detail) {
 Bytes start(std::uint32_t starts_in_us) {
   FlatBufferBuilder fbb(64);
   return finish(fbb, wire::Body::SessionStart, wire::CreateSessionStart(fbb, starts_in_us).Union());
-}
-
-namespace {
-// Optional vectors are left out when empty: a session without commands pays nothing for them.
-template <class T>
-flatbuffers::Offset<flatbuffers::Vector<T>> vector_or_none(FlatBufferBuilder& fbb, const std::vector<T>& v) {
-  return v.empty() ? 0 : fbb.CreateVector(v);
-}
-}  // namespace
-
-Bytes client_tick(Tick input_first_tick, std::span<const PlayerTick* const> inputs, Tick frame_ack,
-                  Tick hash_first_tick, std::span<const std::uint64_t> hashes, std::uint32_t epoch,
-                  std::int32_t lead_us) {
-  FlatBufferBuilder& fbb = tick_builder();
-  thread_local PackedInputs packed;
-  pack_ticks(inputs, packed);
-  const auto ib = vector_or_none(fbb, packed.input_bytes);
-  const auto cc = vector_or_none(fbb, packed.command_counts);
-  const auto cs = vector_or_none(fbb, packed.command_sizes);
-  const auto cb = vector_or_none(fbb, packed.command_bytes);
-  const auto hs = fbb.CreateVector(hashes.data(), hashes.size());
-  wire::ClientTickBuilder b(fbb);
-  b.add_input_first_tick(input_first_tick);
-  b.add_frame_ack(frame_ack);
-  b.add_hash_first_tick(hash_first_tick);
-  b.add_hashes(hs);
-  b.add_epoch(epoch);
-  b.add_lead_us(lead_us);
-  b.add_input_count(static_cast<std::uint32_t>(inputs.size()));
-  if (!ib.IsNull()) b.add_input_bytes(ib);
-  if (!cc.IsNull()) b.add_command_counts(cc);
-  if (!cs.IsNull()) b.add_command_sizes(cs);
-  if (!cb.IsNull()) b.add_command_bytes(cb);
-  return finish(fbb, wire::Body::ClientTick, b.Finish().Union());
-}
-
-Bytes server_tick(std::span<const InputFrame* const> frames, Tick input_ack, Tick hash_ack, std::int32_t input_slack_us,
-                  Tick slack_tick, std::uint32_t clock_shift) {
-  FlatBufferBuilder& fbb = tick_builder();
-  thread_local PackedFrames packed;
-  pack_frames(frames, packed);
-  const auto pv = fbb.CreateVector(packed.present);
-  const auto fv = fbb.CreateVector(packed.filled);
-  const auto ib = vector_or_none(fbb, packed.items.input_bytes);
-  const auto cc = vector_or_none(fbb, packed.items.command_counts);
-  const auto cs = vector_or_none(fbb, packed.items.command_sizes);
-  const auto cb = vector_or_none(fbb, packed.items.command_bytes);
-  const Tick first = frames.empty() ? 0 : frames.front()->tick;
-  wire::ServerTickBuilder b(fbb);
-  b.add_first_tick(first);
-  b.add_present(pv);
-  b.add_filled(fv);
-  b.add_input_ack(input_ack);
-  b.add_hash_ack(hash_ack);
-  b.add_input_slack_us(input_slack_us);
-  b.add_slack_tick(slack_tick);
-  b.add_clock_shift(clock_shift);
-  if (!ib.IsNull()) b.add_input_bytes(ib);
-  if (!cc.IsNull()) b.add_command_counts(cc);
-  if (!cs.IsNull()) b.add_command_sizes(cs);
-  if (!cb.IsNull()) b.add_command_bytes(cb);
-  return finish(fbb, wire::Body::ServerTick, b.Finish().Union());
 }
 
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash) {
@@ -351,25 +256,6 @@ Bytes status_reply(const Status& st) {
                 wire::CreateStatusReply(fbb, ph, st.tick, st.players, st.joined, st.active, st.spectators, st.desyncs,
                                         st.lateness_p99_us, sv, st.protocol_version, st.fingerprint, st.last_tick)
                     .Union());
-}
-
-std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players, std::uint32_t input_size) {
-  const std::size_t n = msg.present() ? msg.present()->size() : 0;
-  if (!msg.filled() || msg.filled()->size() != n) return 0;
-  if (!check_packed(frame_inputs(msg), n * players, input_size).empty()) return 0;
-  return n;
-}
-
-void read_frames(const wire::ServerTick& msg, std::uint32_t players, std::uint32_t input_size,
-                 const std::function<void(const InputFrame&)>& take) {
-  const std::size_t n = frame_count(msg, players, input_size);
-  thread_local InputFrame f;
-  thread_local Commands scratch;
-  PackedReader r(frame_inputs(msg), input_size);
-  for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
-    read_frame(r, msg.first_tick() + i, players, input_size, msg.present()->Get(i), msg.filled()->Get(i), f, scratch);
-    take(f);
-  }
 }
 
 bool valid_name(std::string_view name) {

@@ -83,7 +83,21 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   if ((p.tokens -= 1.0) < 0.0)
     return kick(p, "sent more than " + std::to_string(static_cast<long long>(std::min(cfg.max_messages_per_second, 1e15))) + " messages a second");
   protocol::DecodeError err;
+  // On the play channel, a datagram that is not a Message is the client's play message (§6.6).
+  if (channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(data)) {
+    thread_local protocol::ClientPlay play;
+    err = protocol::decode_client_play(data, sim->input_size(), play);
+    if (err == protocol::DecodeError::None) return on_client_play(p, play, now, arrived);
+    return drop(p, err == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
+                   : err == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
+                                                                   : DropReason::Malformed);
+  }
   const wire::Message* m = protocol::decode(data, &err, protocol::kMaxDetailMessageBytes);
+  if (!m && !protocol::is_message(data)) {  // a play message on the control channel is on the wrong one
+    thread_local protocol::ClientPlay play;
+    if (protocol::decode_client_play(data, sim->input_size(), play) == protocol::DecodeError::None)
+      return drop(p, DropReason::WrongChannel);
+  }
   if (!m) {
     const DropReason r = err == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
                          : err == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
@@ -99,12 +113,10 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
     }
     return drop(p, r);
   }
-  // Play traffic on the play channel, everything else on the control channel.
-  const auto want = m->body_type() == wire::Body::ClientTick ? Channel::Play : Channel::Control;
-  if (channel != static_cast<std::uint8_t>(want)) return drop(p, DropReason::WrongChannel);
+  // Messages from a client travel on the control channel; its play messages are not Messages.
+  if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
   switch (m->body_type()) {
     case wire::Body::JoinRequest: return on_join(p, *m->body_as_JoinRequest(), now, arrived);
-    case wire::Body::ClientTick: return on_client_tick(p, *m->body_as_ClientTick(), now, arrived);
     case wire::Body::StatusRequest: return on_status(p);
     case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size(), now);
     case wire::Body::Leave:
@@ -295,6 +307,7 @@ void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
   std::vector<std::uint8_t> state;
   sim->serialize(state);
   for (const auto& chunk : protocol::snapshot(executed(), p.epoch, sim->hash(), state, join)) send(p, Channel::Control, chunk);
+  p.base_from = executed() + 1;
   stats.last_snapshot_bytes = static_cast<std::int64_t>(state.size());
   host->flush();
 }

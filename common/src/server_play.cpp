@@ -13,32 +13,32 @@ constexpr std::int64_t kReportIntervalNs = 100'000'000;  // at most one desync r
 constexpr Tick kSteadyTick = 2 * kTickRate;              // steady-state figures count from this tick (2 s in)
 }  // namespace
 
-void ServerSession::Impl::on_client_tick(Peer& p, const wire::ClientTick& m, std::int64_t now, std::int64_t arrived) {
+void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m, std::int64_t now,
+                                         std::int64_t arrived) {
   if (p.role == Role::Pending) return drop(p, DropReason::NotJoined);
   // Frame ack: what the client has, used to choose which frames to send again.
-  if (m.frame_ack() > executed()) return drop(p, DropReason::FrameAckOutOfRange);
-  if (m.frame_ack() > p.frame_ack) {
-    p.frame_ack = m.frame_ack();
+  if (m.frame_ack > executed()) return drop(p, DropReason::FrameAckOutOfRange);
+  if (m.frame_ack > p.frame_ack) {
+    p.frame_ack = m.frame_ack;
     p.frame_ack_moved = now;
   }
   if (p.role == Role::Player) {
     Slot& s = slots[static_cast<std::size_t>(p.slot)];
     s.last_heard = now;
-    s.lead_us = std::clamp<std::int32_t>(m.lead_us(), 0, 10'000'000);
-    if (m.input_count() > 0) {
-      const PackedView inputs = protocol::client_inputs(m);
-      if (!check_packed(inputs, m.input_count(), sim->input_size()).empty()) return drop(p, DropReason::BadInputs);
-      if (!s.inputs.receive(m.input_first_tick(), inputs, m.input_count(), next_tick, pacer.next_deadline(), arrived))
+    if (m.has_lead) s.lead_us = std::clamp<std::int32_t>(m.lead_us, 0, 10'000'000);
+    if (m.input_count > 0) {
+      if (!check_packed(m.view(), m.input_count, sim->input_size()).empty()) return drop(p, DropReason::BadInputs);
+      if (!s.inputs.receive(m.input_first_tick, m.view(), m.input_count, next_tick, pacer.next_deadline(), arrived))
         drop(p, DropReason::InputTooFarAhead);
     }
   }
-  if (m.hashes() && m.hashes()->size() > 0 && m.epoch() == p.epoch) take_hashes(p, m, now);
+  if (!m.hashes.empty() && m.epoch == p.epoch) take_hashes(p, m, now);
 }
 
-void ServerSession::Impl::take_hashes(Peer& p, const wire::ClientTick& m, std::int64_t now) {
-  const Tick first = m.hash_first_tick();
-  for (flatbuffers::uoffset_t i = 0; i < m.hashes()->size(); ++i) {
-    const Tick t = first + i;
+void ServerSession::Impl::take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now) {
+  const Tick first = m.hash_first_tick;
+  for (std::size_t i = 0; i < m.hashes.size(); ++i) {
+    const Tick t = first + static_cast<Tick>(i);
     if (t < first) continue;  // wrapped
     switch (p.hashes.check(t, executed())) {
       case HashLedger::Verdict::Already: continue;
@@ -47,9 +47,9 @@ void ServerSession::Impl::take_hashes(Peer& p, const wire::ClientTick& m, std::i
       case HashLedger::Verdict::Compare:
         if (p.verifying) {
           if (t <= p.verify_tick) continue;
-          if (!verify(p, t, m.hashes()->Get(i))) return;
+          if (!verify(p, t, m.hashes[i])) return;
         }
-        compare_hash(p, t, m.hashes()->Get(i), now);
+        compare_hash(p, t, m.hashes[i], now);
         p.hashes.mark(t);
         continue;
     }
@@ -263,7 +263,7 @@ void ServerSession::Impl::send_frames(std::int64_t now) {
     const Tick from = p.frame_ack + 1;
     if (from > executed()) {
       // Nothing new: still acknowledge inputs and hashes, so the client trims its window.
-      if (p.role == Role::Player || p.hashes.ack() > 0) send(p, Channel::Play, server_tick_for(p, {}));
+      if (p.role == Role::Player || p.hashes.ack() > 0) send(p, Channel::Play, play_for(p, {}));
       continue;
     }
     if (executed() - from >= kHistory - 1) {
@@ -291,15 +291,35 @@ void ServerSession::Impl::send_range(Peer& p, Tick from, Tick to) {
     if (!batch_scratch.empty() && command_bytes > protocol::kPlayCommandBudget) break;
     batch_scratch.push_back(&f);
   }
-  send(p, Channel::Play, server_tick_for(p, batch_scratch));
+  send(p, Channel::Play, play_for(p, batch_scratch));
 }
 
-protocol::Bytes ServerSession::Impl::server_tick_for(const Peer& p, std::span<const InputFrame* const> batch) const {
+protocol::Bytes ServerSession::Impl::play_for(Peer& p, std::span<const InputFrame* const> batch) {
+  // Every kRefreshEvery-th message carries its frames whole and repeats the slack report, so a
+  // client that lost the base frame or a report is back in step within that many ticks.
+  constexpr std::uint32_t kRefreshEvery = 16;
+  const bool refresh = p.plays_sent++ % kRefreshEvery == 0;
+  protocol::ServerPlayHeader h;
   // Clients time their inputs by this server's tick clock, so they are told when it moves.
-  const auto shift = static_cast<std::uint32_t>(std::min<std::uint64_t>(pacer.stats().skipped, UINT32_MAX));
-  if (p.role != Role::Player) return protocol::server_tick(batch, 0, p.hashes.ack(), 0, 0, shift);
-  const InputWindow& in = slots[static_cast<std::size_t>(p.slot)].inputs;
-  return protocol::server_tick(batch, in.ack(), p.hashes.ack(), in.slack_us(), in.slack_tick(), shift);
+  h.clock_shift = static_cast<std::uint32_t>(std::min<std::uint64_t>(pacer.stats().skipped, UINT32_MAX));
+  h.hash_ack = p.hashes.ack();
+  if (p.role == Role::Player) {
+    const InputWindow& in = slots[static_cast<std::size_t>(p.slot)].inputs;
+    h.input_ack = in.ack();
+    if (in.slack_tick() != 0 && (in.slack_tick() != p.slack_sent || refresh)) {
+      h.has_slack = true;
+      h.input_slack_us = in.slack_us();
+      h.slack_tick = in.slack_tick();
+      p.slack_sent = in.slack_tick();
+    }
+  }
+  // The frame before the first, when the client holds it: the first frame travels as its change.
+  const InputFrame* base = nullptr;
+  if (!batch.empty() && !refresh) {
+    const Tick b = batch.front()->tick - 1;
+    if (b >= p.base_from && b <= p.frame_ack && b + kHistory > executed() + 1) base = &frames[b % kHistory];
+  }
+  return protocol::server_play(batch, base, h);
 }
 
 }  // namespace lockstep

@@ -54,6 +54,10 @@ struct ServerSession::Impl {
     std::int64_t tokens_at = 0;
     std::uint32_t bad = 0;      // dropped messages so far
     DesyncLocalizer probe;      // the desync being localized, one question at a time
+    Tick base_from = 1;         // frames from here on were sent to it as frames (not in a snapshot):
+                                // those it acknowledged may serve as the base of a ServerPlay
+    std::uint32_t plays_sent = 0;  // ServerPlays sent: every kRefreshEvery-th goes without base, with slack
+    Tick slack_sent = 0;        // the slack report last sent
   };
 
   /// A player slot: who holds it, whether it is in the session, and its inputs.
@@ -160,8 +164,8 @@ struct ServerSession::Impl {
   [[nodiscard]] std::vector<protocol::SeatStatus> seat_statuses() const;
 
   // ---- server_play.cpp: play ----
-  void on_client_tick(Peer& p, const wire::ClientTick& m, std::int64_t now, std::int64_t arrived);
-  void take_hashes(Peer& p, const wire::ClientTick& m, std::int64_t now);
+  void on_client_play(Peer& p, const protocol::ClientPlay& m, std::int64_t now, std::int64_t arrived);
+  void take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now);
   bool verify(Peer& p, Tick t, std::uint64_t theirs);
   void compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
   void start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs, std::int64_t now);
@@ -175,7 +179,7 @@ struct ServerSession::Impl {
   void after_step(Tick t, std::uint64_t h, std::int64_t now);
   void send_frames(std::int64_t now);
   void send_range(Peer& p, Tick from, Tick to);
-  [[nodiscard]] protocol::Bytes server_tick_for(const Peer& p, std::span<const InputFrame* const> batch) const;
+  [[nodiscard]] protocol::Bytes play_for(Peer& p, std::span<const InputFrame* const> batch);
 };
 
 }  // namespace lockstep

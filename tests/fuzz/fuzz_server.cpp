@@ -1,5 +1,5 @@
-// libFuzzer target: the message decoder, the server's handling of whatever a joined player
-// sends, and the simulation's state loader. Build: tools/fuzz.sh (clang, -fsanitize=fuzzer,
+// libFuzzer target: the message decoder, both play-message decoders (docs/PROTOCOL.md §6.6),
+// the server's handling of whatever a joined player sends, and the simulation's state loader. Build: tools/fuzz.sh (clang, -fsanitize=fuzzer,
 // address,undefined). LOCKSTEP_FUZZ_WRITE_SEEDS=DIR writes the seed corpus and exits.
 #include <cstdint>
 #include <cstdio>
@@ -70,15 +70,37 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     const std::vector<const PlayerTick*> in{&ticks[0], &ticks[1], &ticks[2]};
     const std::uint64_t hashes[2] = {0x1234, 0x5678};
     write_seed(dir, "join", protocol::join_request(kProtocolVersion, 1, "token", "name", false, "secret"));
-    write_seed(dir, "client_tick", protocol::client_tick(5, in, 3, 2, hashes, 0));
+    protocol::ClientPlay up;
+    up.frame_ack = 3;
+    up.input_first_tick = 5;
+    up.input_count = 3;
+    pack_ticks(in, up.inputs);
+    up.hash_first_tick = 2;
+    up.hashes.assign(hashes, hashes + 2);
+    up.has_lead = true;
+    up.lead_us = 12'345;
+    write_seed(dir, "client_play", protocol::client_play(up));
     write_seed(dir, "leave", protocol::leave("bye"));
     write_seed(dir, "detail", protocol::desync_detail(3, wire::ProbeLevel::Blocks, 0, true, hashes, {}));
     write_seed(dir, "refuse", protocol::refuse(wire::RefuseReason::Full, "full"));
-    InputFrame f;
-    f.reset(4, 2, 2);
-    f.present = 3;
-    const InputFrame* frames[1] = {&f};
-    write_seed(dir, "server_tick", protocol::server_tick(frames, 3, 3, 100, 1));
+    // Frames 4 and 5 of two slots against base frame 3, slot 1 filled on 5, a command on 4.
+    InputFrame base, f4, f5;
+    base.reset(3, 2, 2);
+    base.present = 3;
+    f4 = base;
+    f4.tick = 4;
+    f4.inputs = {1, 0, 0, 2};
+    Commands c;
+    c.add(std::vector<std::uint8_t>{3, 1, 2, 3});
+    f4.add_commands(0, c);
+    f5.reset(5, 2, 2);
+    f5.present = 3;
+    f5.filled = 2;
+    f5.inputs = {1, 0, 0, 2};
+    const InputFrame* frames[2] = {&f4, &f5};
+    protocol::ServerPlayHeader h{.input_ack = 3, .hash_ack = 3, .has_slack = true, .input_slack_us = 100,
+                                 .slack_tick = 1, .clock_shift = 0};
+    write_seed(dir, "server_play", protocol::server_play(frames, &base, h));
     std::exit(0);
   }
   return 0;
@@ -90,6 +112,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // 1. The decoder on its own.
   protocol::DecodeError err;
   (void)protocol::decode(bytes, &err, protocol::kMaxSnapshotBytes);
+  thread_local protocol::ClientPlay up;
+  (void)protocol::decode_client_play(bytes, 2, up);
+  thread_local protocol::ServerPlay down;
+  thread_local InputFrame base = [] {
+    InputFrame f;
+    f.reset(3, 2, 2);
+    f.present = 3;
+    return f;
+  }();
+  const auto base_of = [](Tick t) -> const InputFrame* { return t == base.tick ? &base : nullptr; };
+  if (protocol::decode_server_play(bytes, 2, 2, base_of, down) == protocol::DecodeError::None)
+    protocol::read_frames(down, 2, 2, [](const InputFrame&) {});
   // 2. The server's handling, on both channels, with ticks running now and then.
   h.server->receive_for_test(h.player, bytes, size > 0 ? data[0] & 1u : 0, h.now);
   h.now += 3'000'000;

@@ -55,7 +55,7 @@ using InputSource = std::function<void(Tick, PlayerTick* out)>;
 /// Why a message from the server was dropped. Every drop is counted; the first few of each kind are logged.
 enum class ClientDrop : std::uint8_t {
   TooLarge, Malformed, FieldOutOfRange, UnexpectedMessage, InconsistentFrames, ProbeOutOfRange, SnapshotOutOfPlace,
-  SnapshotInvalid, Count
+  SnapshotInvalid, UnknownBase, Count
 };
 const char* to_string(ClientDrop r);
 

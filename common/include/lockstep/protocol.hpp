@@ -32,7 +32,7 @@ inline constexpr std::size_t kMaxProbeHashes = 2048;
 inline constexpr std::size_t kMaxProbeValues = 64;
 
 /// Why a datagram was dropped before any field was used.
-enum class DecodeError { None, TooLarge, NotFlatBuffer, NoBody, FieldOutOfRange };
+enum class DecodeError { None, TooLarge, NotFlatBuffer, NoBody, FieldOutOfRange, UnknownBase };
 const char* to_string(DecodeError e);
 
 /// Verifies `bytes` as a Message (identifier, structure, then every field's range) and returns
@@ -56,19 +56,12 @@ Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, cons
 Bytes refuse(wire::RefuseReason reason, const std::string& detail);
 /// Tick 0's deadline is `starts_in_us` after this is sent.
 Bytes start(std::uint32_t starts_in_us);
-/// `inputs`: this player's consecutive ticks from input_first_tick (spectators: none).
-Bytes client_tick(Tick input_first_tick, std::span<const PlayerTick* const> inputs, Tick frame_ack,
-                  Tick hash_first_tick, std::span<const std::uint64_t> hashes, std::uint32_t epoch = 0,
-                  std::int32_t lead_us = 0);
 Bytes desync_probe(Tick tick, wire::ProbeLevel level, std::uint32_t first, std::uint32_t count, std::uint32_t block_size);
 Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool available,
                     std::span<const std::uint64_t> hashes, std::span<const std::uint64_t> values);
 /// The whole state as Snapshot messages of at most kSnapshotChunkBytes each, in order.
 std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state,
                             bool join);
-/// Frames must be consecutive, at most kMaxWindow, all of the session's players and input size.
-Bytes server_tick(std::span<const InputFrame* const> frames, Tick input_ack, Tick hash_ack, std::int32_t input_slack_us = 0,
-                  Tick slack_tick = 0, std::uint32_t clock_shift = 0);
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash);
 Bytes player_joined(std::uint32_t slot, const std::string& name);
 Bytes player_left(std::uint32_t slot, Tick tick, const std::string& reason);
@@ -101,14 +94,61 @@ struct Status {
 };
 Bytes status_reply(const Status& s);
 
-/// The inputs and commands of a decoded ClientTick / ServerTick, unchecked against the session.
-PackedView client_inputs(const wire::ClientTick& m);
-PackedView frame_inputs(const wire::ServerTick& m);
-/// Number of frames in a decoded ServerTick, given the session's player count and input size;
-/// 0 if they do not match it.
-std::size_t frame_count(const wire::ServerTick& msg, std::uint32_t players, std::uint32_t input_size);
-/// Hands each frame of a decoded ServerTick to `take`, in tick order (none if frame_count is 0).
-void read_frames(const wire::ServerTick& msg, std::uint32_t players, std::uint32_t input_size,
+// ---- the play messages (docs/PROTOCOL.md §6.6) ----
+// Not Messages: each is a FlatBuffers buffer of its own root table (ClientPlay, ServerPlay) without
+// file identifier, carrying the compact encoding in one byte vector.
+
+/// Whether `bytes` claim to be a Message (file identifier "LSK1"); on the play channel, a datagram
+/// that does not is the play message of its direction.
+bool is_message(std::span<const std::uint8_t> bytes);
+
+/// A client's play message: frame ack, this player's newest unacknowledged inputs and commands,
+/// the newest unacknowledged state hashes, the epoch and (now and then) the client's lead.
+struct ClientPlay {
+  Tick frame_ack = 0;                ///< every confirmed frame up to this tick has been received
+  Tick input_first_tick = 0;         ///< tick of the first input (when input_count > 0)
+  std::uint32_t input_count = 0;     ///< consecutive ticks of this player's inputs, 0..kMaxWindow
+  PackedInputs inputs;               ///< input_count items of the session's input size
+  Tick hash_first_tick = 0;          ///< tick of hashes[0]
+  std::vector<std::uint64_t> hashes; ///< state hashes after consecutive executed ticks, 0..kMaxWindow
+  std::uint32_t epoch = 0;           ///< resyncs applied so far
+  bool has_lead = false;             ///< whether lead_us is carried (not every message: it changes slowly)
+  std::int32_t lead_us = 0;
+  [[nodiscard]] PackedView view() const {
+    return {inputs.input_bytes, inputs.command_counts, inputs.command_sizes, inputs.command_bytes};
+  }
+};
+/// `m.inputs` is pack_ticks() of input_count consecutive player ticks, each of one input size.
+Bytes client_play(const ClientPlay& m);
+/// Decodes a ClientPlay for a session of `input_size`-byte inputs into `out` (its memory reused).
+/// The items are within the limits of input.hpp, but not yet checked against the session's window.
+DecodeError decode_client_play(std::span<const std::uint8_t> bytes, std::uint32_t input_size, ClientPlay& out);
+
+/// What a ServerPlay says besides its frames.
+struct ServerPlayHeader {
+  Tick input_ack = 0;  ///< every input of this client up to this tick has been received
+  Tick hash_ack = 0;   ///< every hash of this client up to this tick has been received
+  bool has_slack = false;  ///< a slack report is carried (only when there is a new one, or now and then)
+  std::int32_t input_slack_us = 0;
+  Tick slack_tick = 0;
+  std::uint32_t clock_shift = 0;  ///< ticks the server has moved its tick clock later in all
+};
+/// A decoded ServerPlay: the header and the frames.
+struct ServerPlay : ServerPlayHeader {
+  Tick first_tick = 0;  ///< tick of the first frame
+  PackedFrames frames;  ///< per frame the masks; frames x players items in slot order
+  [[nodiscard]] std::size_t frame_count() const { return frames.present.size(); }
+};
+/// `frames`: consecutive, at most kMaxWindow, of one player count and input size. `base`: the frame
+/// just before the first, which the client is known to hold (its ack covers it), or nullptr; with
+/// it the first frame's inputs travel as their difference to it.
+Bytes server_play(std::span<const InputFrame* const> frames, const InputFrame* base, const ServerPlayHeader& h);
+/// Decodes a ServerPlay for a session of `players` slots of `input_size`-byte inputs into `out`.
+/// `base(t)` gives the frame of tick t this client holds, or nullptr (then UnknownBase).
+DecodeError decode_server_play(std::span<const std::uint8_t> bytes, std::uint32_t players, std::uint32_t input_size,
+                               const std::function<const InputFrame*(Tick)>& base, ServerPlay& out);
+/// Hands each frame of a decoded ServerPlay to `take`, in tick order.
+void read_frames(const ServerPlay& m, std::uint32_t players, std::uint32_t input_size,
                  const std::function<void(const InputFrame&)>& take);
 
 /// True when `name` is 1..kMaxNameBytes of printable ASCII.
