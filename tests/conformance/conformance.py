@@ -37,8 +37,8 @@ subprocess.run(["flatc", "--python", "-o", str(GEN), str(ROOT / "schemas/message
                check=True)
 sys.path.insert(0, str(GEN))
 
-from lockstep.wire import Body, ClientTick, JoinRequest, Kick, Message, Refuse, RefuseReason  # noqa: E402
-from lockstep.wire import DesyncNotice, ServerTick, SessionEnd, Welcome  # noqa: E402
+from lockstep.wire import Body, ClientPlay, JoinRequest, Kick, Message, Refuse, RefuseReason  # noqa: E402
+from lockstep.wire import DesyncNotice, ServerPlay, SessionEnd, Welcome  # noqa: E402
 from lockstep.replay import Chunk, Frames, Record  # noqa: E402
 
 CONTROL, PLAY = 0, 1
@@ -73,26 +73,142 @@ def join_request(version, fingerprint, name, token="", spectate=False):
     return finish(b, Body.Body.JoinRequest, JoinRequest.JoinRequestEnd(b))
 
 
-def client_tick(input_first, input_bytes, count, frame_ack, hash_first=0, hashes=()):
-    """count items (spec section 6.2) whose inputs are input_bytes, without commands; and the
-    state hashes after ticks hash_first, hash_first + 1, ..."""
-    b = flatbuffers.Builder(256)
-    iv = b.CreateByteVector(bytes(input_bytes))
-    hv = None
+# ---- the play messages (the spec's section 6.6: a root table of one byte vector, no identifier) ----
+
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def zigzag(v):
+    return v << 1 if v >= 0 else ((-v - 1) << 1) | 1
+
+
+def rle(data):
+    """Zero runs (control 0..127: 1..128 zeros) and literal runs (128..255: 1..128 bytes follow)."""
+    out, i = bytearray(), 0
+    while i < len(data):
+        z = 0
+        while i + z < len(data) and data[i + z] == 0 and z < 128:
+            z += 1
+        if z:
+            out.append(z - 1)
+            i += z
+            continue
+        n = 0
+        while i + n < len(data) and data[i + n] != 0 and n < 128:
+            n += 1
+        out.append(127 + n)
+        out += data[i:i + n]
+        i += n
+    return bytes(out)
+
+
+def client_play(input_first, input_bytes, count, frame_ack, hash_first=0, hashes=()):
+    """count of this player's inputs (each len(input_bytes) / count bytes), without commands; and
+    the state hashes after ticks hash_first, hash_first + 1, ..."""
+    body = bytearray([(1 if count else 0) | (4 if hashes else 0)]) + varint(frame_ack)
+    if count:
+        size = len(input_bytes) // count
+        chain = bytes(input_bytes[i] ^ (input_bytes[i - size] if i >= size else 0) for i in range(len(input_bytes)))
+        body += varint(zigzag(input_first - frame_ack)) + varint(count) + rle(chain)
     if hashes:
-        b.StartVector(8, len(hashes), 8)
-        for h in reversed(hashes):
-            b.PrependUint64(h)
-        hv = b.EndVector()
-    ClientTick.ClientTickStart(b)
-    if hv is not None:
-        ClientTick.ClientTickAddHashFirstTick(b, hash_first)
-        ClientTick.ClientTickAddHashes(b, hv)
-    ClientTick.ClientTickAddInputFirstTick(b, input_first)
-    ClientTick.ClientTickAddInputCount(b, count)
-    ClientTick.ClientTickAddInputBytes(b, iv)
-    ClientTick.ClientTickAddFrameAck(b, frame_ack)
-    return finish(b, Body.Body.ClientTick, ClientTick.ClientTickEnd(b))
+        body += varint(zigzag(hash_first - frame_ack)) + varint(len(hashes))
+        body += b"".join(struct.pack("<Q", h) for h in hashes)
+    b = flatbuffers.Builder(64)
+    v = b.CreateByteVector(bytes(body))
+    ClientPlay.ClientPlayStart(b)
+    ClientPlay.ClientPlayAddBody(b, v)
+    b.Finish(ClientPlay.ClientPlayEnd(b))
+    return bytes(b.Output())
+
+
+class Body6:
+    """Reads a play message's body, strictly: any short read raises ValueError."""
+
+    def __init__(self, data):
+        self.d, self.at = data, 0
+
+    def byte(self):
+        if self.at >= len(self.d):
+            raise ValueError("short")
+        self.at += 1
+        return self.d[self.at - 1]
+
+    def varint(self):
+        v, shift = 0, 0
+        while True:
+            c = self.byte()
+            v |= (c & 0x7F) << shift
+            if not c & 0x80:
+                return v
+            shift += 7
+
+    def signed(self):
+        z = self.varint()
+        return -(z >> 1) - 1 if z & 1 else z >> 1
+
+    def take(self, n):
+        if self.at + n > len(self.d):
+            raise ValueError("short")
+        self.at += n
+        return self.d[self.at - n:self.at]
+
+    def rle(self, n):
+        out = bytearray()
+        while len(out) < n:
+            c = self.byte()
+            out += bytes(c + 1) if c < 128 else self.take(c - 127)
+        if len(out) != n:
+            raise ValueError("run past the end")
+        return out
+
+
+def server_play(data, players, size, held):
+    """The frames of a ServerPlay as {tick: (present, filled, inputs, commands)} and its acks;
+    `held` maps a tick to the input bytes of a frame received before (the base). None when the
+    base is not held."""
+    t = ServerPlay.ServerPlay.GetRootAs(data, 0)
+    r = Body6(bytes(t.Body(i) for i in range(t.BodyLength())))
+    flags, ref = r.byte(), r.varint()
+    n = r.varint() if flags & 1 else 0
+    input_ack, hash_ack = ref + r.signed(), ref + r.signed()
+    if flags & 16:
+        r.signed(), r.signed()  # the slack report: this client keeps no lead
+    if flags & 32:
+        r.varint()
+    masks, present, filled = [], (1 << players) - 1, 0
+    for _ in range(n):
+        if flags & 2 and r.byte() == 1:
+            present, filled = r.varint(), r.varint()
+        masks.append((present, filled))
+    per = players * size
+    chain = r.rle(per * n) if n else b""
+    if flags & 8:
+        if ref - 1 not in held:
+            return None
+        prev = held[ref - 1]
+    else:
+        prev = bytes(per)
+    frames = {}
+    cmds = [[] for _ in range(n)]
+    if flags & 4:
+        item = -1
+        for _ in range(r.varint()):
+            item += 1 + r.varint()
+            for _ in range(r.byte()):
+                cmds[item // players].append((item % players, bytes(r.take(r.varint()))))
+    for i in range(n):
+        inputs = bytes(chain[i * per + k] ^ prev[k] for k in range(per))
+        frames[ref + i] = (masks[i][0], masks[i][1], inputs, cmds[i])
+        held[ref + i] = prev = inputs
+    if r.at != len(r.d):
+        raise ValueError("bytes past the end")
+    return frames, input_ack, hash_ack
 
 
 def body_of(data, cls):
@@ -246,7 +362,7 @@ def replay_frames(path):
 
 
 def take_frames(t, players, size, into):
-    """Frames of a ServerTick or a replay's Frames record into {tick: (present, filled, inputs, commands)}."""
+    """Frames of a replay's Frames record into {tick: (present, filled, inputs, commands)}."""
     per = players * size
     count = 0  # commands before this frame's
     at = 0     # their bytes
@@ -263,9 +379,7 @@ def take_frames(t, players, size, into):
         into[t.FirstTick() + i] = (t.Present(i), t.Filled(i), inputs, cmds)
 
 
-def received_frames(msg, players, size, into):
-    _, t = body_of(msg, ServerTick.ServerTick)
-    take_frames(t, players, size, into)
+PLAY_MESSAGE = "play"  # the body type receive() gives a play message (not a Message)
 
 
 def receive(conn, timeout_ms):
@@ -274,20 +388,22 @@ def receive(conn, timeout_ms):
         if kind == enet.EVENT_TYPE_DISCONNECT:
             yield None, b""
         elif kind == enet.EVENT_TYPE_RECEIVE:
-            yield body_type(data), data
+            yield (body_type(data) if data[4:8] == b"LSK1" else PLAY_MESSAGE), data
 
 
 def play(conn, players, ticks_to_run, inputs=False, seconds=30, size=2):
     """Runs the connection until the session ends or it is dropped; returns (frames, kick reason, ended)."""
-    frames, kick, ended = {}, None, False
+    frames, held, kick, ended = {}, {}, None, False
     acked, last_send = 0, 0.0
     end = time.monotonic() + seconds
     while time.monotonic() < end and not ended and kick is None:
         for bt, data in receive(conn, 5):
             if bt is None:
                 ended = True
-            elif bt == Body.Body.ServerTick:
-                received_frames(data, players, size, frames)
+            elif bt == PLAY_MESSAGE:
+                got = server_play(data, players, size, held)
+                if got:
+                    frames.update(got[0])
             elif bt == Body.Body.Kick:
                 _, k = body_of(data, Kick.Kick)
                 kick = (k.Reason() or b"").decode()
@@ -295,10 +411,10 @@ def play(conn, players, ticks_to_run, inputs=False, seconds=30, size=2):
                 ended = True
         while acked + 1 in frames:
             acked += 1
-        if time.monotonic() - last_send >= 0.01:  # one ClientTick a tick: acks, and inputs ahead
+        if time.monotonic() - last_send >= 0.01:  # one ClientPlay a tick: acks, and inputs ahead
             last_send = time.monotonic()
             n = 32 if inputs else 0
-            conn.send(PLAY, client_tick(acked + 1 if inputs else 0, bytes(size * n), n, acked), reliable=False)
+            conn.send(PLAY, client_play(acked + 1 if inputs else 0, bytes(size * n), n, acked), reliable=False)
     return frames, kick, ended
 
 
@@ -452,7 +568,7 @@ def part_ctypes_player(sim, world, ticks=800):
         bots = [start("lockstep-client", "--connect", f"127.0.0.1:{PORT}", "--name", f"bot{i}", "--bot", i, "--sim", sim,
                       "--hash-log", WORK / f"cp-{sim}-bot{i}.log", log=f"cp-{sim}-bot{i}.err") for i in (1, 2)]
         size = core.lib.lockstep_module_input_size(module)
-        w, players, frames, hashes = None, 0, {}, {}
+        w, players, frames, hashes, held = None, 0, {}, {}, {}
         acked = hash_ack = 0
         notices, kick, ended, last_send = [], None, False, 0.0
         end = time.monotonic() + 40
@@ -467,10 +583,11 @@ def part_ctypes_player(sim, world, ticks=800):
                     w = core.world(module, settings, players)
                     check(core.lib.lockstep_world_fingerprint(w) == wl.WorldFingerprint(),
                           f"{sim}: the world made through the C API has the Welcome's fingerprint")
-                elif bt == Body.Body.ServerTick and w is not None:
-                    _, t = body_of(data, ServerTick.ServerTick)
-                    take_frames(t, players, size, frames)
-                    hash_ack = max(hash_ack, t.HashAck())
+                elif bt == PLAY_MESSAGE and w is not None:
+                    got = server_play(data, players, size, held)
+                    if got:
+                        frames.update({t: f for t, f in got[0].items() if t > acked})
+                        hash_ack = max(hash_ack, got[2])
                 elif bt == Body.Body.DesyncNotice:
                     notices.append(data)
                 elif bt == Body.Body.Kick:
@@ -487,7 +604,7 @@ def part_ctypes_player(sim, world, ticks=800):
                 first = acked + 1
                 inputs = b"".join(my_input(t, size) for t in range(first, first + 16))
                 hs = [hashes[t] for t in range(hash_ack + 1, min(acked, hash_ack + 32) + 1)]
-                conn.send(PLAY, client_tick(first, inputs, 16, acked, hash_ack + 1, hs), reliable=False)
+                conn.send(PLAY, client_play(first, inputs, 16, acked, hash_ack + 1, hs), reliable=False)
         check(kick is None and not notices, f"{sim}: no kick ({kick}) and no desync notice ({len(notices)})")
         check(all(b.wait(30) == 0 for b in bots) and server.wait(30) == 0, f"{sim}: bots and server exit 0")
         mine = "".join(f"{t} {hashes[t]:016x}\n" for t in sorted(hashes))
