@@ -28,6 +28,7 @@ struct Options {
   bool quick = false;  ///< a smoke run: tiny sizes, one repetition, seconds in all
   std::string svg_path;          ///< where the pacer section writes its lateness plot ("" = none)
   std::string latency_svg_path;  ///< where the latency section writes its plot ("" = none)
+  std::string wire_svg_path;     ///< where the net section writes its bytes-per-player plot ("" = none)
   std::vector<std::uint32_t> sessions;  ///< server section: session counts ({} = the default ladder)
 };
 

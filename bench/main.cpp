@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   app.add_option("--only", sections, "sections to run")->check(CLI::IsMember({"pacer", "sim", "net", "replay", "server", "latency"}));
   app.add_option("--svg", opt.svg_path, "write the pacer lateness plot (SVG) here");
   app.add_option("--latency-svg", opt.latency_svg_path, "write the latency section's plot (SVG) here");
+  app.add_option("--wire-svg", opt.wire_svg_path, "write the net section's plot of wire bytes against players (SVG) here");
   app.add_option("--sessions", opt.sessions, "server section: session counts to run (4 clients each)")->check(lockstep::cli::unsigned_number())
       ->check(CLI::Range(1u, 256u));
   try {

@@ -1,8 +1,10 @@
-// Sessions over loopback in one process: input latency (sampled -> executed) at several input
-// delays, and bytes on the wire per client per tick beside the minimum.
-#include <poll.h>
-
+// Sessions in one process over real loopback sockets (and, for loss, an in-process relay that
+// drops datagrams as lockstep-netsim does): input latency at several input delays; bytes on the
+// wire per client per tick for both built-in games at 2..32 players beside the minimum, steady
+// and under 10 % loss; bytes per second and input latency at each send rate; and the plot of
+// bytes against players.
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,74 +12,164 @@
 #include "bench.hpp"
 #include "lockstep/bot.hpp"
 #include "lockstep/client_session.hpp"
-#include "lockstep/clock.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/scenario.hpp"
-#include "lockstep/skirmish.hpp"
 #include "lockstep/server_session.hpp"
+#include "lockstep/skirmish.hpp"
+#include "support/loop.hpp"
+#include "support/lossy_link.hpp"
 
 namespace lockstep::bench {
 namespace {
 
+constexpr double kUdpIp = 28;  // IPv4 + UDP header, per datagram
+constexpr double kEnet = 12;   // the minimum counts ENet's 4-byte protocol header and 8-byte send command
+
 struct SessionRun {
   Histogram latency;
   double up_bytes = 0, down_bytes = 0;  // per client per tick, UDP/IP headers included
+  double up_datagrams = 0, down_datagrams = 0;  // per client per tick
+  double command_bytes = 0;  // commands the bots issued, per client per tick
+  bool ok = true;
 };
 
-// A session of `players` bots of `module` (its golden world) over loopback.
-SessionRun run_session(const Module& module, std::uint32_t players, std::uint32_t input_delay, Tick ticks) {
+struct SessionSpec {
+  const Module* module = nullptr;
+  std::uint32_t players = 4, input_delay = 2, send_every = 1;
+  double loss_pct = 0;
+  Tick ticks = 1000;
+};
+
+// The world a session of `module` plays: the golden world, but a skirmish small enough that 33
+// copies step at 100 Hz on one core (the bytes depend on the bots' commands, not on the units).
+WorldParams world_of(const Module& module) {
   Scenario sc = golden_scenario(module);
+  if (module.name == "skirmish") {
+    std::string error;
+    module.parse_world("units=40,map=64", &sc.world, &error);
+  }
+  return sc.world;
+}
+
+// A session of bots. Up counts what the clients send (before any loss), down what the server sends.
+SessionRun run_session(const SessionSpec& spec) {
+  const Module& module = *spec.module;
   ServerConfig cfg;
-  cfg.world = sc.world;
+  cfg.world = world_of(module);
   cfg.factory = module.create;
   cfg.port = 0;
-  cfg.players = players;
-  cfg.last_tick = ticks;
-  cfg.input_delay = input_delay;
+  cfg.players = spec.players;
+  cfg.last_tick = spec.ticks;
+  cfg.input_delay = spec.input_delay;
+  cfg.send_every = spec.send_every;
   cfg.start_delay_ns = 50'000'000;
   Error err;
   auto server = ServerSession::create(cfg, &err);
+  std::unique_ptr<testing::LossyLink> link;
+  FaultConfig faults;
+  faults.loss_pct = spec.loss_pct;
+  faults.seed = 17;
+  if (spec.loss_pct > 0) link = std::make_unique<testing::LossyLink>(faults, server->port());
   std::vector<std::unique_ptr<ClientSession>> clients;
-  for (std::uint32_t i = 0; i < players; ++i) {
+  double command_bytes = 0;
+  std::vector<testing::Driven> parts{{[&](std::int64_t now) { return server->update(now); }, [&] { return server->fd(); }}};
+  if (link) parts.push_back(link->part());
+  for (std::uint32_t i = 0; i < spec.players; ++i) {
     ClientConfig cc;
-    cc.port = server->port();
+    cc.port = link ? link->port() : server->port();
     cc.name = "bench" + std::to_string(i);
     cc.factory = module.create;
     clients.push_back(ClientSession::create(cc, &err));
-    clients.back()->set_input_source([&module, i](Tick t, PlayerTick* out) { module.bot(i + 1, t, out); });
-  }
-  Pacer waiter;
-  auto done = [&] {
-    if (!server->finished()) return false;
-    for (auto& c : clients)
-      if (!c->finished()) return false;
-    return true;
-  };
-  while (!done()) {
-    std::int64_t now = monotonic_ns();
-    std::int64_t wake = server->update(now);
-    for (auto& c : clients)
-      if (!c->finished()) wake = std::min(wake, c->update(now));
-    std::vector<pollfd> fds{{server->fd(), POLLIN, 0}};
-    for (auto& c : clients) fds.push_back({c->fd(), POLLIN, 0});
-    now = monotonic_ns();
-    if (wake > now) {
-      const std::int64_t wait = std::min<std::int64_t>(wake - now, 50'000'000);
-      const timespec ts = to_timespec(wait);
-      ::ppoll(fds.data(), fds.size(), &ts, nullptr);
-    }
+    clients.back()->set_input_source([&module, &command_bytes, i](Tick t, PlayerTick* out) {
+      module.bot(i + 1, t, out);
+      command_bytes += static_cast<double>(out->commands.bytes());
+    });
+    ClientSession* c = clients.back().get();
+    parts.push_back({[c](std::int64_t now) { return c->finished() ? now + 1'000'000'000 : c->update(now); },
+                     [c] { return c->finished() ? -1 : c->fd(); }});
   }
   SessionRun r;
-  for (auto& c : clients) {
-    const Histogram& h = c->stats().input_latency;
-    // Merge by re-adding percentiles is lossy; take the first client's histogram as representative.
-    if (r.latency.count() == 0) r.latency = h;
+  r.ok = testing::drive(
+      parts,
+      [&] {
+        if (!server->finished()) return false;
+        return std::all_of(clients.begin(), clients.end(), [](const auto& c) { return c->finished(); });
+      },
+      std::int64_t{spec.ticks} * 10'000'000 * 3 + 20'000'000'000);
+  r.latency = clients.front()->stats().input_latency;
+  const double client_ticks = static_cast<double>(spec.ticks) * spec.players;
+  double up = 0, up_packets = 0;
+  for (const auto& c : clients) {
+    up += static_cast<double>(c->host().bytes_sent());
+    up_packets += static_cast<double>(c->host().packets_sent());
   }
   const NetHost& host = server->host();
-  const double client_ticks = static_cast<double>(ticks) * players;
-  r.up_bytes = (static_cast<double>(host.bytes_received()) + 28.0 * static_cast<double>(host.packets_received())) / client_ticks;
-  r.down_bytes = (static_cast<double>(host.bytes_sent()) + 28.0 * static_cast<double>(host.packets_sent())) / client_ticks;
+  r.up_bytes = (up + kUdpIp * up_packets) / client_ticks;
+  r.down_bytes = (static_cast<double>(host.bytes_sent()) + kUdpIp * static_cast<double>(host.packets_sent())) / client_ticks;
+  r.up_datagrams = up_packets / client_ticks;
+  r.down_datagrams = static_cast<double>(host.packets_sent()) / client_ticks;
+  r.command_bytes = command_bytes / client_ticks;
   return r;
+}
+
+std::string fixed(double v, int digits = 1) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+struct WirePoint {
+  std::string game;
+  std::uint32_t players;
+  double up, down, min_up, min_down;
+};
+
+// Bytes per client-tick against players, up and down for both games, with the minimum and 1.5x it.
+void write_wire_svg(const std::vector<WirePoint>& pts, const std::string& path) {
+  std::ofstream out(path);
+  const double w = 900, h = 460, left = 70, right = 860, top = 50, bottom = 400, max_b = 220;
+  const std::vector<std::uint32_t> xs{2, 4, 8, 32};
+  auto x_of = [&](std::uint32_t p) {
+    const auto i = static_cast<double>(std::find(xs.begin(), xs.end(), p) - xs.begin());
+    return left + (right - left) * (i + 0.5) / static_cast<double>(xs.size());
+  };
+  auto y_of = [&](double b) { return bottom - (bottom - top) * std::min(b, max_b) / max_b; };
+  out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h
+      << "' font-family='sans-serif' font-size='12'>\n<rect width='100%' height='100%' fill='white'/>\n"
+      << "<text x='" << w / 2 << "' y='20' text-anchor='middle' font-size='14'>bytes on the wire per client per tick "
+      << "(UDP/IP included), steady play, one datagram a tick: ours (solid), the minimum (dotted), 1.5x it (dashed)</text>\n"
+      << "<line x1='" << left << "' y1='" << bottom << "' x2='" << right << "' y2='" << bottom << "' stroke='black'/>\n"
+      << "<line x1='" << left << "' y1='" << top << "' x2='" << left << "' y2='" << bottom << "' stroke='black'/>\n";
+  for (double b = 0; b <= max_b; b += 20)
+    out << "<text x='" << left - 8 << "' y='" << y_of(b) + 4 << "' text-anchor='end'>" << b << "</text>\n";
+  for (std::uint32_t p : xs)
+    out << "<text x='" << x_of(p) << "' y='" << bottom + 18 << "' text-anchor='middle'>" << p << " players</text>\n";
+  struct Series {
+    const char* game;
+    bool up;
+    const char* color;
+  };
+  const Series series[] = {{"arena", true, "#1f77b4"}, {"arena", false, "#d62728"},
+                           {"skirmish", true, "#2ca02c"}, {"skirmish", false, "#9467bd"}};
+  int row = 0;
+  for (const Series& s : series) {
+    std::string ours, minimum, goal;
+    for (const WirePoint& p : pts) {
+      if (p.game != s.game) continue;
+      const double v = s.up ? p.up : p.down, m = s.up ? p.min_up : p.min_down;
+      ours += fixed(x_of(p.players)) + "," + fixed(y_of(v)) + " ";
+      minimum += fixed(x_of(p.players)) + "," + fixed(y_of(m)) + " ";
+      goal += fixed(x_of(p.players)) + "," + fixed(y_of(1.5 * m)) + " ";
+      out << "<circle cx='" << x_of(p.players) << "' cy='" << y_of(v) << "' r='3' fill='" << s.color << "'/>\n";
+    }
+    out << "<polyline points='" << ours << "' fill='none' stroke='" << s.color << "' stroke-width='2'/>\n"
+        << "<polyline points='" << minimum << "' fill='none' stroke='" << s.color << "' stroke-dasharray='1 3'/>\n"
+        << "<polyline points='" << goal << "' fill='none' stroke='" << s.color << "' stroke-dasharray='6 3'/>\n"
+        << "<text x='" << left + 12 << "' y='" << top + 4 + 16 * row++ << "' fill='" << s.color << "'>" << s.game << ", "
+        << (s.up ? "up (client to server)" : "down (server to client)") << "</text>\n";
+  }
+  out << "<text x='20' y='" << (top + bottom) / 2 << "' transform='rotate(-90 20 " << (top + bottom) / 2
+      << ")' text-anchor='middle'>bytes per client-tick</text>\n</svg>\n";
 }
 
 }  // namespace
@@ -85,35 +177,56 @@ SessionRun run_session(const Module& module, std::uint32_t players, std::uint32_
 void run_net(const Options& opt, std::vector<Row>& rows) {
   log_setup("lockstep-bench", LogLevel::Error);
   const Tick ticks = opt.quick ? 100 : 1000;
-  constexpr double kUdpIp = 28, kEnet = 12;  // IPv4+UDP; ENet protocol header + unreliable send command
   const Module& arena = *find_module("arena");
+  auto session = [&](const Module& m, std::uint32_t players, std::uint32_t delay, std::uint32_t every, double loss) {
+    SessionRun r = run_session({&m, players, delay, every, loss, ticks});
+    if (!r.ok) g_section_failed = true;
+    return r;
+  };
   for (std::uint32_t delay : {0u, 2u, 5u}) {
-    const SessionRun r = run_session(arena, 4, delay, ticks);
+    const SessionRun r = session(arena, 4, delay, 1, 0);
     const double p50 = r.latency.percentile_us(50), p99 = r.latency.percentile_us(99);
     const double budget = delay * 10'000.0 + 1000.0;
     rows.push_back({"net", "input latency p50 @delay " + std::to_string(delay), p50 / 1000.0, "ms", budget / 1000.0,
                     "delay + 1 ms", "< anchor", p50 < budget, "p99 " + std::to_string(static_cast<int>(p99)) + " us"});
-    if (delay == 2) {
-      const double min_up = kUdpIp + kEnet + 2 + 8;     // one input and one hash
-      const double min_down = kUdpIp + kEnet + 2 * 4;   // four players' inputs
-      rows.push_back({"wire", "bytes up per client-tick", r.up_bytes, "B", min_up, "UDP/IP+ENet+input+hash", "<= 1.5x",
-                      r.up_bytes <= 1.5 * min_up, ""});
-      rows.push_back({"wire", "bytes down per client-tick", r.down_bytes, "B", min_down, "UDP/IP+ENet+4 inputs",
-                      "<= 1.5x", r.down_bytes <= 1.5 * min_down, ""});
+  }
+  // Bytes per client-tick for both games: the minimum is UDP/IP and ENet's headers once per tick,
+  // the input bits, the commands the bots issued, and (up) one hash.
+  std::vector<WirePoint> plot;
+  for (const Module* m : {&arena, &skirmish_module()}) {
+    for (const std::uint32_t players : {2u, 4u, 8u, 32u}) {
+      if (opt.quick && players > 8) continue;
+      for (const double loss : {0.0, 10.0}) {
+        const SessionRun r = session(*m, players, 2, 1, loss);
+        const std::string at = std::string(m->name) + " @" + std::to_string(players) + "p" +
+                               (loss > 0 ? " 10% loss" : "");
+        const double min_up = kUdpIp + kEnet + m->input_size + 8 + r.command_bytes;
+        const double min_down = kUdpIp + kEnet + (m->input_size + r.command_bytes) * players;
+        const bool steady = loss == 0;
+        rows.push_back({"wire", "bytes up per client-tick " + at, r.up_bytes, "B", min_up, "headers+input+commands+hash",
+                        steady ? "<= 1.5x" : "", !steady || r.up_bytes <= 1.5 * min_up,
+                        fixed(r.up_bytes / min_up, 2) + "x; " + fixed(r.up_datagrams, 2) + " datagrams"});
+        rows.push_back({"wire", "bytes down per client-tick " + at, r.down_bytes, "B", min_down, "headers+inputs+commands",
+                        steady ? "<= 1.5x" : "", !steady || r.down_bytes <= 1.5 * min_down,
+                        fixed(r.down_bytes / min_down, 2) + "x; " + fixed(r.down_datagrams, 2) + " datagrams"});
+        if (steady) plot.push_back({std::string(m->name), players, r.up_bytes, r.down_bytes, min_up, min_down});
+      }
     }
   }
-  // Both games at 2, 4 and 8 players: bytes per client-tick beside the minimum (headers, one
-  // hash up; every player's input down), commands included.
-  for (const Module* m : {&arena, &skirmish_module()}) {
-    for (const std::uint32_t players : {2u, 4u, 8u}) {
-      const SessionRun r = run_session(*m, players, 2, ticks);
-      const std::string at = std::string(m->name) + " @" + std::to_string(players) + "p";
-      const double min_up = kUdpIp + kEnet + m->input_size + 8;
-      const double min_down = kUdpIp + kEnet + static_cast<double>(m->input_size * players);
-      rows.push_back({"wire", "bytes up per client-tick " + at, r.up_bytes, "B", min_up, "UDP/IP+ENet+input+hash", "", true,
-                      ""});
-      rows.push_back({"wire", "bytes down per client-tick " + at, r.down_bytes, "B", min_down, "UDP/IP+ENet+inputs", "",
-                      true, ""});
+  if (!opt.wire_svg_path.empty()) write_wire_svg(plot, opt.wire_svg_path);
+  // Send rates for thin links: bytes per second per client, both ways together, beside OpenTTD's
+  // published ~1.5 KB/s per client and a 28.8 kbit/s modem (3.6 KB/s), Age of Empires' 8-player link.
+  for (const std::uint32_t players : {4u, 8u}) {
+    for (const std::uint32_t every : {1u, 2u, 3u, 5u}) {
+      const SessionRun r = session(arena, players, 2, every, 0);
+      const double per_second = (r.up_bytes + r.down_bytes) * kTickRate;
+      const std::string at = " @" + std::to_string(players) + "p every " + std::to_string(every);
+      rows.push_back({"rate", "bytes/s per client, up+down" + at, per_second, "B/s", 1500, "OpenTTD ~1.5 KB/s", "", true,
+                      "up " + fixed(r.up_bytes * kTickRate, 0) + " down " + fixed(r.down_bytes * kTickRate, 0) +
+                          "; modem 3600 B/s: " + fixed(per_second / 3600.0, 2) + "x"});
+      rows.push_back({"rate", "input latency p50" + at, r.latency.percentile_us(50) / 1000.0, "ms", 0, "", "", true,
+                      "input delay " + std::to_string(2 + every - 1) + " ticks; p99 " +
+                          fixed(r.latency.percentile_us(99) / 1000.0) + " ms"});
     }
   }
 }

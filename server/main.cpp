@@ -51,6 +51,10 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--ticks", o.ticks, "stop cleanly after this tick (0: run until stopped)")->check(unsigned_number())->capture_default_str();
   app.add_option("--input-delay", cfg.input_delay, "ticks between sampling an input and executing it")->check(unsigned_number())
       ->check(CLI::Range(0u, protocol::kMaxInputDelay))->capture_default_str();
+  app.add_option("--send-every", cfg.send_every,
+                 "send play messages every Nth tick, both ways (1..5: fewer datagrams for thin links; the "
+                 "input delay rises by N - 1)")
+      ->check(unsigned_number())->check(CLI::Range(1u, protocol::kMaxSendEvery))->capture_default_str();
   app.add_option("--sim", o.sim, "the simulation module (built in by name; 'list' lists them)")->capture_default_str();
   app.add_option("--sim-lib", o.sim_lib, "load the simulation module from this shared library (docs/MODULES.md)");
   app.add_option("--world", o.world, "the module's world settings, key=value,... or @FILE of key=value lines (--sim list shows them); sent to clients at join");

@@ -195,7 +195,6 @@ void ClientSession::Impl::sample(std::int64_t now) {
   if (joining || (joined_running && stats.frames_received == 0)) return;
   // Every tick-clock reading that has come due samples once (a stalled client catches up,
   // bounded by the ring), then one message carries them all.
-  bool due = false;
   sample_held = false;
   while (now >= clock.due_at(sample_tick) - lead.lead_ns()) {
     if (now - clock.due_at(sample_tick) > 32 * kTickNs)  // far behind: resume at the present
@@ -221,10 +220,12 @@ void ClientSession::Impl::sample(std::int64_t now) {
       last_input = target;
     }
     ++sample_tick;
-    due = true;
+    ++due_unsent;
   }
-  // While sampling waits for frames, hashes and acknowledgements still go out every tick.
-  if (due || (sample_held && now - last_sent >= kTickNs)) {
+  // One message every send_every sampled ticks carries them all (the Welcome's send rate); while
+  // sampling waits for frames, hashes and acknowledgements still go out as often.
+  if (due_unsent >= send_every || (sample_held && now - last_sent >= std::int64_t{send_every} * kTickNs)) {
+    due_unsent = 0;
     send_tick(now);
     host->flush();  // out now, not at the next poll
     last_sent = now;

@@ -230,6 +230,7 @@ void ClientSession::Impl::on_welcome(const wire::Welcome& m) {
   slot = m.slot();
   players = m.players();
   input_delay = m.input_delay();
+  send_every = std::max<std::uint32_t>(1, m.send_every());
   session_last_tick = m.last_tick();
   if (m.rejoin_secret()) secret = m.rejoin_secret()->str();
   joining = m.joining();
@@ -354,5 +355,6 @@ bool ClientSession::desynced() const { return impl_->desynced; }
 const std::string& ClientSession::rejoin_secret() const { return impl_->secret; }
 Tick ClientSession::joined_at() const { return impl_->joined_at; }
 const ClientStats& ClientSession::stats() const { return impl_->stats; }
+const NetHost& ClientSession::host() const { return *impl_->host; }
 
 }  // namespace lockstep

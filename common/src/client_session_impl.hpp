@@ -44,6 +44,8 @@ struct ClientSession::Impl {
   std::int32_t slot = -1;
   std::uint32_t players = 0;
   std::uint32_t input_delay = 0;
+  std::uint32_t send_every = 1;  // play messages every this many ticks (the Welcome's)
+  std::uint32_t due_unsent = 0;  // ticks sampled since the last play message
   Tick session_last_tick = 0;
   std::string secret;
   bool joining = false;         // the welcome said a snapshot comes first

@@ -30,7 +30,9 @@ bool field_ranges_ok(const wire::Message& m) {
     }
     case Body::Welcome: {
       const auto* b = m.body_as_Welcome();
-      if (b->players() < 1 || b->players() > kMaxPlayers || b->input_delay() > kMaxInputDelay) return false;
+      if (b->players() < 1 || b->players() > kMaxPlayers || b->input_delay() > kMaxInputDelay ||
+          b->send_every() > kMaxSendEvery)
+        return false;
       if (b->slot() < -1 || b->slot() >= static_cast<std::int32_t>(b->players())) return false;
       if (!at_most(b->roster(), kMaxPlayers) || !at_most(b->rejoin_secret(), kMaxSecretBytes) ||
           !at_most(b->settings(), kMaxSettingsBytes))
@@ -126,7 +128,7 @@ Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, co
 
 Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, const WorldParams& world,
               const std::vector<Seat>& roster, const std::string& rejoin_secret, bool joining,
-              std::uint64_t world_fingerprint) {
+              std::uint64_t world_fingerprint, std::uint32_t send_every) {
   FlatBufferBuilder fbb(256);
   std::vector<flatbuffers::Offset<wire::PlayerInfo>> seats;
   for (const Seat& s : roster) seats.push_back(wire::CreatePlayerInfo(fbb, s.slot, fbb.CreateString(s.name)));
@@ -135,7 +137,7 @@ Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, cons
   const auto settings = fbb.CreateVector(world.settings);
   return finish(fbb, wire::Body::Welcome,
                 wire::CreateWelcome(fbb, slot, input_delay, last_tick, world.players, r, secret, joining, settings,
-                                                    world_fingerprint)
+                                                    world_fingerprint, send_every)
                                     .Union());
 }
 

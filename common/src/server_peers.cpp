@@ -216,7 +216,7 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
   p.name = name;
   send(p, Channel::Control,
        protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster(), "", phase != Phase::Lobby,
-                         sim->fingerprint()));
+                         sim->fingerprint(), cfg.send_every));
   if (phase != Phase::Lobby) {
     p.frame_ack = executed();
     p.hashes.reset_to(executed());
@@ -237,7 +237,7 @@ void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::st
   p.slot = static_cast<std::int32_t>(slot);
   p.name = name;
   send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret,
-                                              /*joining=*/false, sim->fingerprint()));
+                                              /*joining=*/false, sim->fingerprint(), cfg.send_every));
   broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
   note_peak();
   LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
@@ -268,7 +268,7 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   ++stats.joins_running;
   send(p, Channel::Control,
        protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true,
-                         sim->fingerprint()));
+                         sim->fingerprint(), cfg.send_every));
   send_start(p, now);
   send_snapshot(p, /*join=*/true);
   note_peak();

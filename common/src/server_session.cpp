@@ -144,7 +144,9 @@ std::int64_t ServerSession::Impl::run_ticks(std::int64_t now) {
       phase_deadline = now + cfg.drain_timeout_ns;
     }
   }
-  if (ran > 0) {
+  // Play messages go when a tick that is a multiple of send_every was executed, and at the end.
+  const Tick n = cfg.send_every;
+  if (ran > 0 && (executed() / n != (executed() - static_cast<Tick>(ran)) / n || phase != Phase::Running)) {
     send_frames(now);
     host->flush();  // out now, not at the next poll
   }
@@ -289,10 +291,16 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
   if (config.players < 1 || config.players > static_cast<std::uint32_t>(kMaxPlayers))
     return fail(ErrorKind::Usage, "--players must be 1..32");
   if (config.input_delay > protocol::kMaxInputDelay) return fail(ErrorKind::Usage, "--input-delay must be 0..50");
+  if (config.send_every < 1 || config.send_every > protocol::kMaxSendEvery)
+    return fail(ErrorKind::Usage, "--send-every must be 1..5");
+  if (config.input_delay + config.send_every - 1 > protocol::kMaxInputDelay)
+    return fail(ErrorKind::Usage, "--input-delay plus --send-every - 1 must be at most 50");
   if (config.token.size() > protocol::kMaxTokenBytes) return fail(ErrorKind::Usage, "--token must be at most 128 bytes");
   auto impl = std::make_unique<Impl>();
   impl->cfg = config;
   impl->cfg.world.players = config.players;
+  // An input may wait send_every - 1 ticks for its datagram: the delay covers that wait.
+  impl->cfg.input_delay = config.input_delay + config.send_every - 1;
   if (!impl->cfg.factory) impl->cfg.factory = default_module().create;
   impl->sim = impl->cfg.factory(impl->cfg.world);
   if (impl->cfg.world.settings.size() > kMaxSettingsBytes)

@@ -101,6 +101,8 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"refusals", refusals},
               {"seats", seats_json(s.seats())},
               {"ticks_per_second_after_2s", round_to(steady_tps, 2)},
+              {"send_every", s.config().send_every},
+              {"input_delay", s.config().input_delay},
               {"wire_bytes_per_client_tick", {{"up", round_to(st.ticks ? up : 0.0, 1)}, {"down", round_to(st.ticks ? down : 0.0, 1)}}},
               {"run_seconds", round_to(run_s, 3)},
               {"ticks_per_second", round_to(run_s > 0 ? static_cast<double>(st.ticks - 1) / run_s : 0.0, 2)},

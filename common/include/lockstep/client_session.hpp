@@ -127,6 +127,8 @@ class ClientSession {
   /// Tick of the snapshot this client joined from (0: it played from the start).
   [[nodiscard]] Tick joined_at() const;
   [[nodiscard]] const ClientStats& stats() const;
+  /// Its ENet host: bytes and datagrams sent and received.
+  [[nodiscard]] const NetHost& host() const;
 
   struct Impl;
 

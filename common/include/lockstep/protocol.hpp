@@ -24,6 +24,7 @@ inline constexpr std::size_t kMaxNameBytes = 32;
 inline constexpr std::size_t kMaxTokenBytes = 128;
 inline constexpr std::size_t kMaxDetailBytes = 256;
 inline constexpr std::uint32_t kMaxInputDelay = 50;  ///< ticks
+inline constexpr std::uint32_t kMaxSendEvery = 5;    ///< play messages every 1..5 ticks
 inline constexpr std::size_t kMaxDetailMessageBytes = 32 * 1024;  ///< a DesyncDetail may be this large
 inline constexpr std::size_t kMaxSnapshotBytes = 20 * 1024 * 1024;  ///< a whole snapshot, all chunks
 inline constexpr std::size_t kSnapshotChunkBytes = 16 * 1024;        ///< state bytes per Snapshot message
@@ -52,7 +53,7 @@ struct Seat {
 };
 Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, const WorldParams& world,
               const std::vector<Seat>& roster, const std::string& rejoin_secret = "", bool joining = false,
-              std::uint64_t world_fingerprint = 0);
+              std::uint64_t world_fingerprint = 0, std::uint32_t send_every = 1);
 Bytes refuse(wire::RefuseReason reason, const std::string& detail);
 /// Tick 0's deadline is `starts_in_us` after this is sent.
 Bytes start(std::uint32_t starts_in_us);

@@ -32,6 +32,9 @@ struct ServerConfig {
   std::uint32_t players = 2;       ///< player slots, 1..32; the session starts when all are joined
   Tick last_tick = 0;              ///< stop after this tick, 0 = run until stopped
   std::uint32_t input_delay = 2;   ///< ticks between sampling and executing an input, 0..50
+  /// Play messages go every this many ticks (1..5), the ticks between batched into one datagram:
+  /// fewer headers for thin links. The session's input delay rises by send_every - 1 to match.
+  std::uint32_t send_every = 1;
   WorldParams world;               ///< seed and bodies; world.players is set from `players`
   std::string token;               ///< join secret, "" = none required
   OnDesync on_desync = OnDesync::Report;
