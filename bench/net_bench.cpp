@@ -40,13 +40,14 @@ struct SessionSpec {
   Tick ticks = 1000;
 };
 
-// The world a session of `module` plays: the golden world, but a skirmish small enough that 33
-// copies step at 100 Hz on one core (the bytes depend on the bots' commands, not on the units).
-WorldParams world_of(const Module& module) {
+// The world a session of `module` plays: the golden world, but a skirmish of 320 units in all, so
+// that up to 33 copies step at 100 Hz on one core (the bytes depend on the bots' commands, not on
+// how many units they move).
+WorldParams world_of(const Module& module, std::uint32_t players) {
   Scenario sc = golden_scenario(module);
   if (module.name == "skirmish") {
     std::string error;
-    module.parse_world("units=40,map=64", &sc.world, &error);
+    module.parse_world("units=" + std::to_string(std::max(4u, 320 / players)) + ",map=64", &sc.world, &error);
   }
   return sc.world;
 }
@@ -55,7 +56,7 @@ WorldParams world_of(const Module& module) {
 SessionRun run_session(const SessionSpec& spec) {
   const Module& module = *spec.module;
   ServerConfig cfg;
-  cfg.world = world_of(module);
+  cfg.world = world_of(module, spec.players);
   cfg.factory = module.create;
   cfg.port = 0;
   cfg.players = spec.players;

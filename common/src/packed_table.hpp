@@ -1,6 +1,7 @@
 // The packed items (input.hpp) of a FlatBuffers table that carries them as the four vectors
-// input_bytes, command_counts, command_sizes and command_bytes: ClientTick and ServerTick
-// (schemas/messages.fbs) and a replay's Frames (schemas/replay.fbs). Views into the buffer.
+// input_bytes, command_counts, command_sizes and command_bytes: a replay's Frames
+// (schemas/replay.fbs). Views into the buffer. (The wire's play messages have an encoding of
+// their own: play_wire.cpp.)
 #pragma once
 
 #include <flatbuffers/flatbuffers.h>

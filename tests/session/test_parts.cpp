@@ -23,7 +23,7 @@ namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
 
-// Consecutive player ticks packed as a ClientTick carries them.
+// Consecutive player ticks packed as a ClientPlay carries them once decoded.
 struct Packed {
   PackedInputs bytes;
   std::size_t count = 0;

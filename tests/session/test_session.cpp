@@ -132,6 +132,40 @@ TEST_SUITE("session/lossy") {
   }
 }
 
+TEST_SUITE("session/send_rate") {
+  TEST_CASE("play messages every 3rd tick through 10 % loss: a third of the datagrams, every hash equal") {
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 600;
+    cfg.send_every = 3;
+    cfg.world = arena_world(1, 100, cfg.players);
+    Session s(cfg);
+    CHECK(s.server->config().input_delay == 2 + 2);  // an input may wait 2 ticks for its datagram
+    FaultConfig faults;
+    faults.loss_pct = 10;
+    faults.delay_ns = 20'000'000;
+    faults.jitter_ns = 3'000'000;
+    faults.seed = 3;
+    lockstep::testing::LossyLink link(faults, s.server->port());
+    s.parts.push_back(link.part());
+    for (int i = 0; i < 2; ++i) s.add_client(client_named("thin" + std::to_string(i)), 60 + i, link.port());
+    REQUIRE(s.run(60 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->stats().desyncs == 0);
+    for (std::size_t i = 0; i < s.clients.size(); ++i) {
+      CHECK(s.clients[i]->exit_code() == 0);
+      CHECK(s.traces[i]->hashes == s.server_trace.hashes);
+      CHECK(s.traces[i]->hashes.size() == 600);
+      // Every 3rd tick, plus the join, the start, ENet's pings and the end: far under one a tick.
+      const double per_tick = static_cast<double>(s.clients[i]->host().packets_sent()) / 600.0;
+      CHECK_MESSAGE(per_tick < 0.45, per_tick);
+    }
+    const double down = static_cast<double>(s.server->host().packets_sent()) / (600.0 * 2);
+    CHECK_MESSAGE(down < 0.45, down);
+    CHECK(s.server->stats().filled_inputs < 30);  // the raised delay covers the batching
+  }
+}
+
 TEST_SUITE("session/loopback") {
   TEST_CASE("a server and 3 clients agree on every tick's hash for 1000 ticks") {
     ServerConfig cfg;
