@@ -137,8 +137,10 @@ void write_wire_svg(const std::vector<WirePoint>& pts, const std::string& path) 
   auto y_of = [&](double b) { return bottom - (bottom - top) * std::min(b, max_b) / max_b; };
   out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << w << "' height='" << h
       << "' font-family='sans-serif' font-size='12'>\n<rect width='100%' height='100%' fill='white'/>\n"
-      << "<text x='" << w / 2 << "' y='20' text-anchor='middle' font-size='14'>bytes on the wire per client per tick "
-      << "(UDP/IP included), steady play, one datagram a tick: ours (solid), the minimum (dotted), 1.5x it (dashed)</text>\n"
+      << "<text x='" << w / 2 << "' y='18' text-anchor='middle' font-size='14'>bytes on the wire per client per tick "
+      << "(UDP/IP included), steady play, one datagram a tick</text>\n"
+      << "<text x='" << w / 2 << "' y='36' text-anchor='middle'>ours (solid), the minimum (dotted), 1.5x the minimum "
+      << "(dashed)</text>\n"
       << "<line x1='" << left << "' y1='" << bottom << "' x2='" << right << "' y2='" << bottom << "' stroke='black'/>\n"
       << "<line x1='" << left << "' y1='" << top << "' x2='" << left << "' y2='" << bottom << "' stroke='black'/>\n";
   for (double b = 0; b <= max_b; b += 20)
