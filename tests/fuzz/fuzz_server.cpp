@@ -125,7 +125,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (protocol::decode_server_play(bytes, 2, 2, base_of, down) == protocol::DecodeError::None)
     protocol::read_frames(down, 2, 2, [](const InputFrame&) {});
   // 2. The server's handling, on both channels, with ticks running now and then.
-  h.server->receive_for_test(h.player, bytes, size > 0 ? data[0] & 1u : 0, h.now);
+  h.server->receive_for_test(h.player, bytes, 0, h.now);
+  h.server->receive_for_test(h.player, bytes, 1, h.now);
   h.now += 3'000'000;
   h.server->update(h.now);
   // 3. The state loader: untrusted snapshot bytes.
