@@ -32,6 +32,14 @@ std::vector<std::uint8_t> body_of(const Bytes& buffer) {
   return {v->begin(), v->end()};
 }
 
+// A play buffer of root T around `body` with `drop` bytes at `at` replaced by `bytes`.
+template <class T>
+Bytes edited(std::vector<std::uint8_t> body, std::size_t at, const std::vector<std::uint8_t>& bytes, std::size_t drop) {
+  body.erase(body.begin() + static_cast<std::ptrdiff_t>(at), body.begin() + static_cast<std::ptrdiff_t>(at + drop));
+  body.insert(body.begin() + static_cast<std::ptrdiff_t>(at), bytes.begin(), bytes.end());
+  return play_buffer<T>(body);
+}
+
 // Random bytes that often repeat the previous ones, as held keys do.
 std::uint8_t sticky(Rng& rng, std::uint8_t previous) {
   return rng.below(4) == 0 ? static_cast<std::uint8_t>(rng.next_u32()) : previous;
@@ -183,11 +191,8 @@ TEST_SUITE("core/play_wire") {
       decode_up(play_buffer<wire::ClientPlay>({body.begin(), body.begin() + static_cast<std::ptrdiff_t>(cut)}), 2,
                 DecodeError::FieldOutOfRange);
     }
-    auto with = [&](std::size_t at, std::vector<std::uint8_t> bytes, std::size_t drop = 1) {
-      auto b = body;
-      b.erase(b.begin() + static_cast<std::ptrdiff_t>(at), b.begin() + static_cast<std::ptrdiff_t>(at + drop));
-      b.insert(b.begin() + static_cast<std::ptrdiff_t>(at), bytes.begin(), bytes.end());
-      return play_buffer<wire::ClientPlay>(b);
+    auto with = [&](std::size_t at, const std::vector<std::uint8_t>& bytes, std::size_t drop = 1) {
+      return edited<wire::ClientPlay>(body, at, bytes, drop);
     };
     struct Case {
       const char* what;
@@ -254,11 +259,8 @@ TEST_SUITE("core/play_wire") {
       CHECK(decode(play_buffer<wire::ServerPlay>({body.begin(), body.begin() + static_cast<std::ptrdiff_t>(cut)}), 2,
                    held) == DecodeError::FieldOutOfRange);
     }
-    auto with = [&](std::size_t at, std::vector<std::uint8_t> bytes, std::size_t drop = 1) {
-      auto b = body;
-      b.erase(b.begin() + static_cast<std::ptrdiff_t>(at), b.begin() + static_cast<std::ptrdiff_t>(at + drop));
-      b.insert(b.begin() + static_cast<std::ptrdiff_t>(at), bytes.begin(), bytes.end());
-      return play_buffer<wire::ServerPlay>(b);
+    auto with = [&](std::size_t at, const std::vector<std::uint8_t>& bytes, std::size_t drop = 1) {
+      return edited<wire::ServerPlay>(body, at, bytes, drop);
     };
     struct Case {
       const char* what;
