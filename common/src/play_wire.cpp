@@ -5,7 +5,6 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "lockstep/protocol.hpp"
 
@@ -48,6 +47,19 @@ void put_rle(Bytes& out, std::span<const std::uint8_t> data) {
     out.insert(out.end(), data.begin() + static_cast<std::ptrdiff_t>(i), data.begin() + static_cast<std::ptrdiff_t>(i + n));
     i += n;
   }
+}
+
+// Items of `stride` bytes as the XOR chain of §6.6, run-length encoded: each item XOR the one
+// before it, the first XOR `first_ref` (empty: zeros). A held key costs a zero run.
+void put_chain(Bytes& out, std::span<const std::uint8_t> items, std::size_t stride,
+               std::span<const std::uint8_t> first_ref) {
+  thread_local std::vector<std::uint8_t> chain;
+  chain.resize(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i)
+    chain[i] = static_cast<std::uint8_t>(items[i] ^ (i >= stride          ? items[i - stride]
+                                                     : first_ref.empty() ? 0
+                                                                         : first_ref[i]));
+  put_rle(out, chain);
 }
 
 // Commands of `items` packed items: the number of items that have any, then per such item the
@@ -157,6 +169,14 @@ class Reader {
     }
     return true;
   }
+  // The XOR chain of put_chain(): exactly out.size() bytes of items of `stride` bytes, the first
+  // XOR `first_ref` (empty: zeros).
+  bool chain(std::span<std::uint8_t> out, std::size_t stride, std::span<const std::uint8_t> first_ref) {
+    if (!rle(out)) return false;
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] ^= i >= stride ? out[i - stride] : first_ref.empty() ? 0 : first_ref[i];
+    return true;
+  }
   [[nodiscard]] bool done() const { return at_ == b_.size(); }
 
  private:
@@ -228,13 +248,8 @@ Bytes client_play(const ClientPlay& m) {
   if (inputs) {
     put_varint(body, zigzag(std::int64_t{m.input_first_tick} - m.frame_ack));
     put_varint(body, m.input_count);
-    // Each input XOR the one before it (the first against zeros): a held key costs a zero run.
-    thread_local std::vector<std::uint8_t> chain;
-    const auto& in = m.inputs.input_bytes;
-    const std::size_t size = in.size() / m.input_count;
-    chain.resize(in.size());
-    for (std::size_t i = 0; i < in.size(); ++i) chain[i] = i < size ? in[i] : static_cast<std::uint8_t>(in[i] ^ in[i - size]);
-    put_rle(body, chain);
+    // The first input against zeros: the server may not hold the one before it (§6.6).
+    put_chain(body, m.inputs.input_bytes, m.inputs.input_bytes.size() / m.input_count, {});
     if (commands) put_commands(body, m.inputs);
   }
   if (hashes) {
@@ -263,10 +278,8 @@ DecodeError decode_client_play(std::span<const std::uint8_t> bytes, std::uint32_
     if (!r.tick_from(out.frame_ack, &out.input_first_tick) || !r.varint(&out.input_count) || out.input_count == 0 ||
         out.input_count > kMaxWindow || input_size > kMaxInputBytes)
       return DecodeError::FieldOutOfRange;
-    auto& in = out.inputs.input_bytes;
-    in.resize(std::size_t{out.input_count} * input_size);
-    if (!r.rle(in)) return DecodeError::FieldOutOfRange;
-    for (std::size_t i = input_size; i < in.size(); ++i) in[i] ^= in[i - input_size];
+    out.inputs.input_bytes.resize(std::size_t{out.input_count} * input_size);
+    if (!r.chain(out.inputs.input_bytes, input_size, {})) return DecodeError::FieldOutOfRange;
     if ((flags & kClientCommands) && !read_commands(r, out.input_count, out.inputs)) return DecodeError::FieldOutOfRange;
   }
   if (flags & kHashes) {
@@ -329,14 +342,9 @@ Bytes server_play(std::span<const InputFrame* const> frames, const InputFrame* b
         put_varint(body, filled);
       }
     }
-    // Each frame's inputs XOR the frame before (the first: the base frame, or zeros).
-    thread_local std::vector<std::uint8_t> chain;
-    const auto& in = packed.items.input_bytes;
-    const std::size_t size = in.size() / n;
-    chain.resize(in.size());
-    for (std::size_t i = 0; i < in.size(); ++i)
-      chain[i] = static_cast<std::uint8_t>(in[i] ^ (i >= size ? in[i - size] : based ? base->inputs[i] : 0));
-    put_rle(body, chain);
+    // The first frame against the base frame, or zeros.
+    put_chain(body, packed.items.input_bytes, packed.items.input_bytes.size() / n,
+              based ? std::span<const std::uint8_t>(base->inputs) : std::span<const std::uint8_t>());
     if (commands) put_commands(body, packed.items);
   }
   return finish_play<wire::ServerPlay>(body);
@@ -389,13 +397,12 @@ DecodeError decode_server_play(std::span<const std::uint8_t> bytes, std::uint32_
     const std::size_t size = std::size_t{players} * input_size;
     auto& in = out.frames.items.input_bytes;
     in.resize(size * n);
-    if (!r.rle(in)) return DecodeError::FieldOutOfRange;
-    if (flags & kBased) {
-      const InputFrame* b = ref > 1 ? base(ref - 1) : nullptr;
-      if (b == nullptr || b->tick != ref - 1 || b->inputs.size() != size) return DecodeError::UnknownBase;
-      for (std::size_t i = 0; i < size; ++i) in[i] ^= b->inputs[i];
-    }
-    for (std::size_t i = size; i < in.size(); ++i) in[i] ^= in[i - size];
+    // The runs are checked before the base is asked for (§2: step 3, then 4).
+    const InputFrame* b = (flags & kBased) && ref > 1 ? base(ref - 1) : nullptr;
+    const bool base_held = b != nullptr && b->tick == ref - 1 && b->inputs.size() == size;
+    if (!r.chain(in, size, base_held ? std::span<const std::uint8_t>(b->inputs) : std::span<const std::uint8_t>()))
+      return DecodeError::FieldOutOfRange;
+    if ((flags & kBased) && !base_held) return DecodeError::UnknownBase;
     if ((flags & kServerCommands) && !read_commands(r, std::size_t{n} * players, out.frames.items))
       return DecodeError::FieldOutOfRange;
     // An absent slot carries zeros and no commands.
@@ -417,9 +424,7 @@ void read_frames(const ServerPlay& m, std::uint32_t players, std::uint32_t input
                  const std::function<void(const InputFrame&)>& take) {
   thread_local InputFrame f;
   thread_local Commands scratch;
-  const PackedInputs& items = m.frames.items;
-  PackedReader r(PackedView{items.input_bytes, items.command_counts, items.command_sizes, items.command_bytes},
-                 input_size);
+  PackedReader r(m.frames.items.view(), input_size);
   for (std::size_t i = 0; i < m.frame_count(); ++i) {
     read_frame(r, m.first_tick + static_cast<Tick>(i), players, input_size, m.frames.present[i], m.frames.filled[i], f,
                scratch);

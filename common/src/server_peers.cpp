@@ -12,6 +12,13 @@ namespace lockstep {
 
 namespace {
 
+// What a datagram that failed decoding is counted as.
+DropReason drop_reason(protocol::DecodeError e) {
+  return e == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
+         : e == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
+                                                       : DropReason::Malformed;
+}
+
 // Rejoin secrets come from the OS's random source: they guard a seat, not the simulation.
 std::string new_secret() {
   std::random_device rd;
@@ -88,9 +95,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
     thread_local protocol::ClientPlay play;
     err = protocol::decode_client_play(data, sim->input_size(), play);
     if (err == protocol::DecodeError::None) return on_client_play(p, play, now, arrived);
-    return drop(p, err == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
-                   : err == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
-                                                                   : DropReason::Malformed);
+    return drop(p, drop_reason(err));
   }
   const wire::Message* m = protocol::decode(data, &err, protocol::kMaxDetailMessageBytes);
   if (!m && !protocol::is_message(data)) {  // a play message on the control channel is on the wrong one
@@ -99,9 +104,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
       return drop(p, DropReason::WrongChannel);
   }
   if (!m) {
-    const DropReason r = err == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
-                         : err == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
-                                                                         : DropReason::Malformed;
+    const DropReason r = drop_reason(err);
     std::size_t limit = 0;
     if (r == DropReason::FieldOutOfRange && p.role == Role::Pending) {
       const std::string field = protocol::overlong_join_field(data, &limit);

@@ -27,8 +27,8 @@ void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m,
     s.last_heard = now;
     if (m.has_lead) s.lead_us = std::clamp<std::int32_t>(m.lead_us, 0, 10'000'000);
     if (m.input_count > 0) {
-      if (!check_packed(m.view(), m.input_count, sim->input_size()).empty()) return drop(p, DropReason::BadInputs);
-      if (!s.inputs.receive(m.input_first_tick, m.view(), m.input_count, next_tick, pacer.next_deadline(), arrived))
+      if (!check_packed(m.inputs.view(), m.input_count, sim->input_size()).empty()) return drop(p, DropReason::BadInputs);
+      if (!s.inputs.receive(m.input_first_tick, m.inputs.view(), m.input_count, next_tick, pacer.next_deadline(), arrived))
         drop(p, DropReason::InputTooFarAhead);
     }
   }

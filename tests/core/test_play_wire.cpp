@@ -101,13 +101,13 @@ TEST_SUITE("core/play_wire") {
         CHECK(back.has_lead == m.has_lead);
         CHECK(back.lead_us == m.lead_us);
         // Commands: the same per tick (the encoder leaves out the counts of a window without any).
-        PackedReader a(m.view(), size), b(back.view(), size);
+        PackedReader a(m.inputs.view(), size), b(back.inputs.view(), size);
         Commands ca, cb;
         for (std::uint32_t i = 0; i < count; ++i) {
           CHECK(std::ranges::equal(a.next(&ca), b.next(&cb)));
           CHECK(ca == cb);
         }
-        CHECK(check_packed(back.view(), count, size).empty());
+        CHECK(check_packed(back.inputs.view(), count, size).empty());
       }
   }
 

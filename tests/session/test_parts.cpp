@@ -28,9 +28,7 @@ struct Packed {
   PackedInputs bytes;
   std::size_t count = 0;
   explicit Packed(const lockstep::testing::Ticks& t) : count(t.items.size()) { pack_ticks(t, bytes); }
-  [[nodiscard]] PackedView view() const {
-    return {bytes.input_bytes, bytes.command_counts, bytes.command_sizes, bytes.command_bytes};
-  }
+  [[nodiscard]] PackedView view() const { return bytes.view(); }
 };
 bool receive(InputWindow& w, Tick first, const Packed& p, Tick next_tick, std::int64_t next_deadline,
              std::int64_t arrived) {

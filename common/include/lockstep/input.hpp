@@ -95,12 +95,15 @@ struct InputFrame {
 /// (frames x players, or one player's consecutive ticks), each its input_size bytes, then the
 /// number of commands of each item (none at all when no item has one), every command's size and
 /// every command's bytes, in item order.
+struct PackedView;
 struct PackedInputs {
   std::vector<std::uint8_t> input_bytes;
   std::vector<std::uint8_t> command_counts;
   std::vector<std::uint16_t> command_sizes;
   std::vector<std::uint8_t> command_bytes;
   void clear();
+  /// These items as a view (for check_packed and PackedReader).
+  [[nodiscard]] PackedView view() const;
 };
 
 /// Frames flattened: per frame the present and filled masks, and `players` items.
@@ -120,6 +123,8 @@ struct PackedView {
   std::span<const std::uint16_t> command_sizes;
   std::span<const std::uint8_t> command_bytes;
 };
+inline PackedView PackedInputs::view() const { return {input_bytes, command_counts, command_sizes, command_bytes}; }
+
 /// Checks that `v` holds exactly `items` items of `input_size` bytes with commands inside the
 /// limits; "" when it does, else a sentence saying what is wrong.
 std::string check_packed(const PackedView& v, std::size_t items, std::uint32_t input_size);

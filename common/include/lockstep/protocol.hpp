@@ -115,9 +115,6 @@ struct ClientPlay {
   std::uint32_t epoch = 0;           ///< resyncs applied so far
   bool has_lead = false;             ///< whether lead_us is carried (not every message: it changes slowly)
   std::int32_t lead_us = 0;
-  [[nodiscard]] PackedView view() const {
-    return {inputs.input_bytes, inputs.command_counts, inputs.command_sizes, inputs.command_bytes};
-  }
 };
 /// `m.inputs` is pack_ticks() of input_count consecutive player ticks, each of one input size.
 Bytes client_play(const ClientPlay& m);
