@@ -174,7 +174,9 @@ class Reader {
   bool chain(std::span<std::uint8_t> out, std::size_t stride, std::span<const std::uint8_t> first_ref) {
     if (!rle(out)) return false;
     for (std::size_t i = 0; i < out.size(); ++i)
-      out[i] ^= i >= stride ? out[i - stride] : first_ref.empty() ? 0 : first_ref[i];
+      out[i] = static_cast<std::uint8_t>(out[i] ^ (i >= stride          ? out[i - stride]
+                                                   : first_ref.empty() ? 0
+                                                                       : first_ref[i]));
     return true;
   }
   [[nodiscard]] bool done() const { return at_ == b_.size(); }
@@ -398,9 +400,9 @@ DecodeError decode_server_play(std::span<const std::uint8_t> bytes, std::uint32_
     auto& in = out.frames.items.input_bytes;
     in.resize(size * n);
     // The runs are checked before the base is asked for (§2: step 3, then 4).
-    const InputFrame* b = (flags & kBased) && ref > 1 ? base(ref - 1) : nullptr;
-    const bool base_held = b != nullptr && b->tick == ref - 1 && b->inputs.size() == size;
-    if (!r.chain(in, size, base_held ? std::span<const std::uint8_t>(b->inputs) : std::span<const std::uint8_t>()))
+    const InputFrame* held = (flags & kBased) && ref > 1 ? base(ref - 1) : nullptr;
+    const bool base_held = held != nullptr && held->tick == ref - 1 && held->inputs.size() == size;
+    if (!r.chain(in, size, base_held ? std::span<const std::uint8_t>(held->inputs) : std::span<const std::uint8_t>()))
       return DecodeError::FieldOutOfRange;
     if ((flags & kBased) && !base_held) return DecodeError::UnknownBase;
     if ((flags & kServerCommands) && !read_commands(r, std::size_t{n} * players, out.frames.items))
