@@ -10,10 +10,20 @@ cleanup() {
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
-# A UDP port unlikely to collide with a parallel test, below Linux's ephemeral range (32768 and
-# up) so no client socket can hold it, and below the benchmark smoke run's ports (28000 and up);
-# tests may use a few ports above it.
-PORT=$(( 20000 + (RANDOM * 32768 + RANDOM + $$) % 7990 ))
+# A block of 20 UDP ports no parallel test holds: PORT and the few above it that tests use. The
+# blocks lie below Linux's ephemeral range (32768 and up), so no client socket can hold them, and
+# below the benchmark smoke run's ports (28000 and up). A block is claimed with flock on a file
+# per block, held by fd 9 of this script and its children: it is free again when they all exit,
+# however they end.
+PORT_LOCKS=/tmp/lockstep-e2e-ports
+mkdir -p "$PORT_LOCKS"
+for _ in $(seq 400); do
+  block=$(( (RANDOM * 32768 + RANDOM + $$) % 399 ))
+  exec 9>"$PORT_LOCKS/$block"
+  flock -n 9 && break
+  exec 9>&-
+done
+PORT=$(( 20000 + 20 * block ))
 fail() { echo "FAIL: $*"; for f in "$WORK"/*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done; exit 1; }
 # A test that hangs fails on its own before ctest's 120 s timeout, so its processes' logs are shown.
 E2E_TIMEOUT=${E2E_TIMEOUT:-105}
