@@ -1,13 +1,17 @@
 # lockstep_add_synctest(NAME <test> MODULE <target> [WORLD <settings>] [TICKS <n>] [ROLLBACK <k>]
-#                       [SEED <s>] [PLAYERS <n>])
+#                       [SEED <s>] [PLAYERS <n>] [NO_LINT] [LINT_ALLOW <kind>...])
 # Adds a ctest case that runs lockstep-synctest's desync checks on a module target of this
 # project (a MODULE or SHARED library built against lockstep::module): replay equality across
-# processes, rollback, serialization round trip, clone, assign, hash, localization, fingerprint.
+# processes, the same with the heap filled with other bytes (memory), rollback, serialization
+# round trip, clone, assign, hash, localization, fingerprint; over the module's default and golden
+# worlds and 1, 2 and the most players it builds unless WORLD or PLAYERS pin them. Unless NO_LINT,
+# a second case <test>/lint runs lockstep-lint on the module's library (libm transcendentals, FMA,
+# unordered containers, random, clocks); LINT_ALLOW names kinds the module may use.
 # It fails naming the check, tick, entity and field; its JSON report and JUnit file are written to
 # <build>/synctest/<test>.json and .xml (characters other than
 # [A-Za-z0-9_.-] in the name become _) for the CI system to collect.
 function(lockstep_add_synctest)
-  cmake_parse_arguments(S "" "NAME;MODULE;WORLD;TICKS;ROLLBACK;SEED;PLAYERS" "" ${ARGN})
+  cmake_parse_arguments(S "NO_LINT" "NAME;MODULE;WORLD;TICKS;ROLLBACK;SEED;PLAYERS" "LINT_ALLOW" ${ARGN})
   if(NOT TARGET lockstep::lockstep-synctest)
     message(WARNING "lockstep_add_synctest: this lockstep install has no lockstep-synctest (a core-only build)")
     return()
@@ -26,4 +30,19 @@ function(lockstep_add_synctest)
   string(REGEX REPLACE "[^A-Za-z0-9_.-]" "_" file ${S_NAME})
   set(out ${CMAKE_BINARY_DIR}/synctest/${file})
   add_test(NAME ${S_NAME} COMMAND lockstep::lockstep-synctest ${args} --junit ${out}.xml --report ${out}.json)
+  if(NOT S_NO_LINT)
+    set(lint)
+    if(TARGET lockstep::lockstep-lint)
+      set(lint lockstep::lockstep-lint)
+    elseif(TARGET lockstep-lint)
+      set(lint lockstep-lint)
+    endif()
+    if(lint)
+      set(allow)
+      foreach(k IN LISTS S_LINT_ALLOW)
+        list(APPEND allow --allow ${k})
+      endforeach()
+      add_test(NAME ${S_NAME}/lint COMMAND ${lint} ${allow} $<TARGET_FILE:${S_MODULE}>)
+    endif()
+  endif()
 endfunction()

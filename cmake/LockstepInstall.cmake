@@ -32,7 +32,10 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/lockstepConfig.cmake.i
                               ${PROJECT_BINARY_DIR}/lockstepConfig.cmake INSTALL_DESTINATION ${LOCKSTEP_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/lockstepConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/lockstepConfig.cmake ${PROJECT_BINARY_DIR}/lockstepConfigVersion.cmake
-        ${PROJECT_SOURCE_DIR}/cmake/LockstepChecks.cmake DESTINATION ${LOCKSTEP_CMAKE_DIR} COMPONENT dev)
+        ${PROJECT_SOURCE_DIR}/cmake/LockstepChecks.cmake ${PROJECT_SOURCE_DIR}/cmake/LockstepModule.cmake
+        DESTINATION ${LOCKSTEP_CMAKE_DIR} COMPONENT dev)
+# The determinism lint of a module's compiled code (binutils at run time).
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/lockstep-lint DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # pkg-config: lockstep-core (the deterministic core and the C API), lockstep (with the net layer),
 # lockstep-module (what a module needs: the header and the determinism flags).

@@ -25,9 +25,10 @@ namespace {
 
 struct Options {
   std::string sim = std::string(default_module().name), sim_lib, world, junit, report;
-  std::uint32_t players = 2;
+  std::uint32_t players = 0;  // 0: 1, 2 and the most the module builds (up to 8)
   SyncTestConfig cfg;
   bool emit_trace = false;  // a child run: print the trace and exit
+  std::int64_t emit_state = -1;  // a child run: print the state after this tick (hex; 0: the new world) and exit
   std::string changed_world;  // with emit_trace: print only the fingerprint of this world
 };
 
@@ -35,9 +36,10 @@ void declare(CLI::App& app, Options& o) {
   using lockstep::cli::unsigned_number;
   app.add_option("--sim", o.sim, "the simulation module (built in by name; 'list' lists them)")->capture_default_str();
   app.add_option("--sim-lib", o.sim_lib, "load the simulation module from this shared library (docs/MODULES.md)");
-  app.add_option("--world", o.world, "the module's world settings, key=value,... or @FILE");
-  app.add_option("--players", o.players, "player slots")->check(unsigned_number())->check(CLI::Range(1, kMaxPlayers))
-      ->capture_default_str();
+  app.add_option("--world", o.world, "the module's world settings, key=value,... or @FILE (default: the module's "
+                 "default and golden worlds)");
+  app.add_option("--players", o.players, "player slots (default: 1, 2 and the most the module builds, up to 8)")
+      ->check(unsigned_number())->check(CLI::Range(1, kMaxPlayers));
   app.add_option("--ticks", o.cfg.ticks, "ticks of each run")->check(unsigned_number())->check(CLI::Range(1u, 1'000'000u))
       ->capture_default_str();
   app.add_option("--seed", o.cfg.seed, "seed of the input and command streams")->check(unsigned_number())->capture_default_str();
@@ -47,6 +49,8 @@ void declare(CLI::App& app, Options& o) {
       ->check(unsigned_number())->check(CLI::Range(1u, 1000u))->capture_default_str();
   app.add_option("--junit", o.junit, "also write the checks as a JUnit XML file (for CI systems)");
   app.add_option("--report", o.report, "write the JSON report to this file instead of stdout");
+  app.add_option("--emit-state", o.emit_state, "internal: print the state after this tick")->check(CLI::Range(0, 1'000'000))
+      ->group("");
   app.add_flag("--emit-trace", o.emit_trace, "internal: print this run's trace (the cross-process checks run it)")->group("");
   app.add_option("--fingerprint-of", o.changed_world, "internal: print the fingerprint of this world")->group("");
 }
@@ -57,12 +61,13 @@ std::string quote(const std::string& s) {
   return q + "'";
 }
 
-// Runs this executable again with `args` and returns what it printed, or false.
-bool run_child(const std::vector<std::string>& args, std::string* out) {
+// Runs this executable again with `args` (after the shell assignments in `env`) and returns what
+// it printed, or false.
+bool run_child(const std::string& env, const std::vector<std::string>& args, std::string* out) {
   std::array<char, 4096> self{};
   const ssize_t len = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
   if (len <= 0) return false;
-  std::string cmd = quote(std::string(self.data(), static_cast<std::size_t>(len)));
+  std::string cmd = env + quote(std::string(self.data(), static_cast<std::size_t>(len)));
   for (const auto& a : args) cmd += " " + quote(a);
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return false;
@@ -124,82 +129,184 @@ bool write_junit(const std::string& path, const std::string& module, const std::
   return false;
 }
 
+// The cross-process runs of one variant: this executable again with the variant's options.
+struct Child {
+  std::vector<std::string> args;  // module, world, players, ticks, seed
+  std::string env;                // a shell prefix of environment assignments ("" for none)
+};
+
+// Heap memory filled with `byte` when allocated and when freed (glibc's malloc perturbation with
+// its per-thread cache off, so every allocation is filled; ASan's fill when the build has it), so
+// two children with other bytes disagree wherever the state holds memory it never wrote.
+std::string perturbed_env(int byte) {
+  const std::string b = std::to_string(byte);
+  return "GLIBC_TUNABLES=glibc.malloc.tcache_count=0:glibc.malloc.perturb=" + b +
+         " ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}malloc_fill_byte=" + b + ":max_malloc_fill_size=268435456\" ";
+}
+
+bool child_trace(const Child& c, Trace* t) {
+  std::vector<std::string> a = c.args;
+  a.push_back("--emit-trace");
+  std::string out;
+  if (run_child(c.env, a, &out) && parse_trace(out, t)) return true;
+  LOCKSTEP_LOG_ERROR("a child run of the module failed (it printed %zu bytes)", out.size());
+  return false;
+}
+
+bool child_state(const Child& c, Tick t, std::vector<std::uint8_t>* state) {
+  std::vector<std::string> a = c.args;
+  a.insert(a.end(), {"--emit-state", std::to_string(t)});
+  std::string out;
+  return run_child(c.env, a, &out) && parse_bytes_hex(out, state);
+}
+
+// A failed cross-process check, localized: both children's states of its tick (0: the new
+// worlds), compared.
+void localize_children(const SyncTestConfig& cfg, const Child& x, const Child& y, CheckResult* r) {
+  std::vector<std::uint8_t> a, b;
+  if (!child_state(x, r->tick, &a) || !child_state(y, r->tick, &b)) {
+    r->detail += "; the children's states could not be read back";
+    return;
+  }
+  localize_states(cfg, a, b, r);
+}
+
+// The checks of one variant, in the order of the report.
+bool check_variant(const Options& o, const Module& m, const SyncTestConfig& cfg, std::vector<CheckResult>* out) {
+  std::vector<std::string> args;
+  if (!o.sim_lib.empty()) args = {"--sim-lib", o.sim_lib};
+  else args = {"--sim", std::string(m.name)};
+  const std::string settings = m.settings_text(cfg.world.settings);
+  args.insert(args.end(), {"--players", std::to_string(cfg.world.players), "--ticks", std::to_string(cfg.ticks),
+                           "--seed", std::to_string(cfg.seed)});
+  if (!settings.empty()) args.insert(args.end(), {"--world", settings});
+  const Child plain{args, ""}, low{args, perturbed_env(0x5a)}, high{args, perturbed_env(0xa5)};
+  Trace a, b, c, d;
+  if (!child_trace(plain, &a) || !child_trace(plain, &b) || !child_trace(low, &c) || !child_trace(high, &d)) return false;
+  LOCKSTEP_LOG_INFO("checking %.*s, %s (%s): %u ticks", static_cast<int>(m.name.size()), m.name.data(),
+                    cfg.variant.c_str(), settings.c_str(), cfg.ticks);
+  CheckResult replay = check_replay(a, b);
+  if (!replay.ok) localize_children(cfg, plain, plain, &replay);
+  // Two plain runs that already disagree say nothing about memory; the replay check has the news.
+  CheckResult memory = replay.ok ? check_memory(c, d) : CheckResult{"memory", true, "", 0, -1, "", "not judged: the "
+                                                                    "replay check failed in this variant"};
+  if (!memory.ok) localize_children(cfg, low, high, &memory);
+  out->push_back(std::move(replay));
+  out->push_back(std::move(memory));
+  out->push_back(check_rollback(cfg));
+  for (CheckResult& r : check_state_copies(cfg)) out->push_back(std::move(r));
+  out->push_back(check_localization(cfg));
+  std::uint64_t changed = 0;
+  if (const std::string ch = changed_setting(m, cfg.world); !ch.empty()) {
+    std::vector<std::string> fa = args;
+    fa.insert(fa.end(), {"--fingerprint-of", ch});
+    std::string text;
+    if (run_child("", fa, &text)) changed = std::strtoull(text.c_str(), nullptr, 16);
+  }
+  out->push_back(check_fingerprint(m.create(cfg.world)->fingerprint(), a.fingerprint, changed));
+  for (CheckResult& r : *out)
+    if (!r.ok) r.variant = cfg.variant;
+  return true;
+}
+
+// One result per check over all variants: the first failure, or a pass that says how many held.
+std::vector<CheckResult> merge_variants(const std::vector<std::vector<CheckResult>>& per_variant) {
+  std::vector<CheckResult> merged;
+  if (per_variant.empty()) return merged;
+  for (std::size_t k = 0; k < per_variant[0].size(); ++k) {
+    CheckResult r = per_variant[0][k];
+    for (const auto& v : per_variant)
+      if (k < v.size() && !v[k].ok) {
+        r = v[k];
+        break;
+      }
+    if (r.ok && per_variant.size() > 1) r.detail += " (each of " + std::to_string(per_variant.size()) + " variants)";
+    merged.push_back(std::move(r));
+  }
+  return merged;
+}
+
 int run(Options o) {
   int code = 0;
   const Module* m = module_from_options(o.sim, o.sim_lib, &code);
   if (!m) return code;
   o.cfg.module = m;
-  o.cfg.world.players = o.players;
+  // The worlds: the one --world names, or the module's default and golden worlds.
+  std::vector<WorldChoice> worlds;
   std::string text, error;
-  if (!world_settings_text(o.world, &text, &error) || !m->parse_world(text, &o.cfg.world, &error)) {
-    LOCKSTEP_LOG_ERROR("--world: %s", error.c_str());
-    return 2;
+  if (!o.world.empty()) {
+    WorldChoice w{"given", {}};
+    if (!world_settings_text(o.world, &text, &error) || !m->parse_world(text, &w.world, &error)) {
+      LOCKSTEP_LOG_ERROR("--world: %s", error.c_str());
+      return 2;
+    }
+    worlds.push_back(std::move(w));
+  } else {
+    WorldChoice def{"default", {}};
+    if (!m->parse_world("", &def.world, &error)) {
+      LOCKSTEP_LOG_ERROR("the %.*s module cannot parse its default world: %s", static_cast<int>(m->name.size()),
+                         m->name.data(), error.c_str());
+      return 2;
+    }
+    worlds.push_back(def);
+    WorldChoice golden{"golden", {}};
+    if (!m->golden_world.empty() && m->parse_world(m->golden_world, &golden.world, &error) &&
+        golden.world.settings != def.world.settings)
+      worlds.push_back(std::move(golden));
   }
-  if (!m->create(o.cfg.world)) {
-    LOCKSTEP_LOG_ERROR("the %.*s module cannot build a world of these settings and %u players",
-                       static_cast<int>(m->name.size()), m->name.data(), o.players);
-    return 2;
-  }
-  if (!o.changed_world.empty()) {  // child: the fingerprint of a world with one setting changed
-    WorldParams w = o.cfg.world;
-    if (!m->parse_world(o.changed_world, &w, &error)) return 2;
-    std::printf("%s\n", hash_hex(m->create(w)->fingerprint()).c_str());
-    return 0;
-  }
-  if (o.emit_trace) {
+  const std::vector<std::uint32_t> players =
+      o.players != 0 ? std::vector<std::uint32_t>{o.players} : default_player_counts(*m, worlds[0].world);
+  if (o.emit_trace || o.emit_state >= 0 || !o.changed_world.empty()) {  // a child run: one world, one count
+    o.cfg.world = worlds[0].world;
+    o.cfg.world.players = players.empty() ? 2 : players[0];
+    if (!m->create(o.cfg.world)) return 2;
+    if (!o.changed_world.empty()) {  // the fingerprint of a world with one setting changed
+      WorldParams w = o.cfg.world;
+      if (!m->parse_world(o.changed_world, &w, &error)) return 2;
+      std::printf("%s\n", hash_hex(m->create(w)->fingerprint()).c_str());
+      return 0;
+    }
+    if (o.emit_state >= 0) {
+      std::vector<std::uint8_t> state;
+      if (!run_state(o.cfg, static_cast<Tick>(o.emit_state), &state, &error)) return 1;
+      std::printf("%s\n", bytes_hex(state).c_str());
+      return 0;
+    }
     Trace t;
     if (!run_trace(o.cfg, &t, &error)) return 1;
     std::fputs(trace_text(t).c_str(), stdout);
     return 0;
   }
-
-  // The cross-process runs: the same options again, twice, in children.
-  std::vector<std::string> args;
-  if (!o.sim_lib.empty()) args = {"--sim-lib", o.sim_lib};
-  else args = {"--sim", std::string(m->name)};
-  const std::string settings = m->settings_text(o.cfg.world.settings);
-  args.insert(args.end(), {"--players", std::to_string(o.players), "--ticks", std::to_string(o.cfg.ticks), "--seed",
-                           std::to_string(o.cfg.seed)});
-  if (!settings.empty()) args.insert(args.end(), {"--world", settings});
-  std::vector<Trace> traces(2);
-  for (Trace& t : traces) {
-    std::vector<std::string> a = args;
-    a.push_back("--emit-trace");
-    std::string out;
-    if (!run_child(a, &out) || !parse_trace(out, &t)) {
-      LOCKSTEP_LOG_ERROR("a child run of the module failed (it printed %zu bytes)", out.size());
-      return 1;
-    }
+  const std::vector<SyncTestConfig> variants = synctest_variants(o.cfg, worlds, players);
+  if (variants.empty()) {
+    LOCKSTEP_LOG_ERROR("the %.*s module cannot build a world of these settings and player counts",
+                       static_cast<int>(m->name.size()), m->name.data());
+    return 2;
   }
-  std::vector<CheckResult> results;
-  LOCKSTEP_LOG_INFO("checking %.*s (%s, %u players): %u ticks, seed %llu", static_cast<int>(m->name.size()), m->name.data(),
-                    settings.c_str(), o.players, o.cfg.ticks, static_cast<unsigned long long>(o.cfg.seed));
-  results.push_back(check_replay(traces[0], traces[1]));
-  results.push_back(check_rollback(o.cfg));
-  for (CheckResult& r : check_state_copies(o.cfg)) results.push_back(std::move(r));
-  results.push_back(check_localization(o.cfg));
-  std::uint64_t changed = 0;
-  if (const std::string c = changed_setting(*m, o.cfg.world); !c.empty()) {
-    std::vector<std::string> a = args;
-    a.insert(a.end(), {"--fingerprint-of", c});
-    std::string out;
-    if (run_child(a, &out)) changed = std::strtoull(out.c_str(), nullptr, 16);
+  std::vector<std::vector<CheckResult>> per_variant;
+  for (const SyncTestConfig& v : variants) {
+    per_variant.emplace_back();
+    if (!check_variant(o, *m, v, &per_variant.back())) return 1;
   }
-  results.push_back(check_fingerprint(m->create(o.cfg.world)->fingerprint(), traces[0].fingerprint, changed));
+  const std::vector<CheckResult> results = merge_variants(per_variant);
 
   bool ok = true;
-  Json checks = Json::array();
+  Json checks = Json::array(), variant_list = Json::array(), counts = Json::array();
   for (const CheckResult& r : results) {
     ok = ok && r.ok;
     checks.push_back(result_json(r));
     if (r.ok) LOCKSTEP_LOG_INFO("ok   %-12s %s", r.check.c_str(), r.detail.c_str());
-    else LOCKSTEP_LOG_ERROR("FAIL %-12s tick %u%s%s: %s", r.check.c_str(), r.tick,
+    else LOCKSTEP_LOG_ERROR("FAIL %-12s %s, tick %u%s%s: %s", r.check.c_str(), r.variant.c_str(), r.tick,
                             r.entity >= 0 ? (", entity " + std::to_string(r.entity)).c_str() : "",
                             r.field.empty() ? "" : (", field " + r.field).c_str(), r.detail.c_str());
   }
-  const Json report{{"sim", std::string(m->name)}, {"settings", settings}, {"players", o.players},
-                    {"ticks", o.cfg.ticks}, {"seed", o.cfg.seed}, {"rollback", o.cfg.rollback},
-                    {"ok", ok}, {"checks", checks}};
+  for (const SyncTestConfig& v : variants)
+    variant_list.push_back(Json{{"name", v.variant}, {"settings", m->settings_text(v.world.settings)},
+                                {"players", v.world.players}, {"seed", v.seed}});
+  for (const std::uint32_t n : players) counts.push_back(n);
+  const Json report{{"sim", std::string(m->name)}, {"settings", m->settings_text(variants[0].world.settings)},
+                    {"players", counts}, {"ticks", o.cfg.ticks}, {"seed", o.cfg.seed}, {"rollback", o.cfg.rollback},
+                    {"variants", variant_list}, {"ok", ok}, {"checks", checks}};
   if (o.report.empty()) {
     std::printf("%s\n", json_text(report).c_str());
   } else {
@@ -221,8 +328,10 @@ int run(Options o) {
 int main(int argc, char** argv) {
   log_setup("lockstep-synctest");
   CLI::App app{"lockstep-synctest: the desync checks on a simulation module, for CI: replay equality across "
-               "processes, rollback (save, step k, load, step again), serialization round trip, clone and assign, "
-               "hash of the serialized bytes, desync localization of one-bit changes, fingerprint stability.\n"
+               "processes, the same with heap memory filled with other bytes (uninitialised fields, padding), rollback "
+               "(save, step k, load, step again), serialization round trip, clone and assign, hash of the serialized "
+               "bytes, desync localization of one-bit changes, fingerprint stability; over several worlds, player "
+               "counts and seeds.\n"
                "Exit codes: 0 every check holds, 1 runtime failure, 2 bad usage, 3 a check failed."};
   app.set_version_flag("--version", std::string("lockstep-synctest ") + kVersion);
   return lockstep::cli::main_with<Options>(app, argc, argv, declare, run);

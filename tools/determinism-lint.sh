@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The determinism lint: the compiled simulation contains no fused multiply-add instruction and
-# calls no libm transcendental function, and the simulation's sources iterate no unordered
-# container. Usage: tools/determinism-lint.sh BUILD_DIR [OBJDUMP]
+# The determinism lint of lockstep's own games: their compiled objects pass lockstep-lint (no
+# fused multiply-add, libm transcendental, unordered container, random or clock), and the
+# simulation's sources name no unordered container. Usage: tools/determinism-lint.sh BUILD_DIR [OBJDUMP]
 # With --self-test it first proves it can fail: an object built with FMA contraction is flagged.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -10,26 +10,27 @@ if [ "${1:-}" = --self-test ]; then
   printf 'float f(float a,float b,float c){return a*b+c;}\nextern "C" float sinf(float);\nfloat g(float x){return sinf(x);}\n' >"$tmp/bad.cpp"
   g++ -O2 -mfma -ffp-contract=fast -c "$tmp/bad.cpp" -o "$tmp/bad.o"
   mkdir -p "$tmp/build/common/CMakeFiles/lockstep_core_objects.dir/src" && cp "$tmp/bad.o" "$tmp/build/common/CMakeFiles/lockstep_core_objects.dir/src/arena.cpp.o"
-  if "$0" "$tmp/build" >/dev/null 2>&1; then echo "FAIL: the lint passed an object with FMA and sinf"; exit 1; fi
+  out=$("$0" "$tmp/build" 2>&1) && { echo "FAIL: the lint passed an object with FMA and sinf"; exit 1; }
+  grep -q 'libm: sinf in g' <<<"$out" && grep -q 'fma: vfmadd[0-9a-z]* in f' <<<"$out" \
+    || { echo "FAIL: the lint did not name sinf and the FMA in their functions: $out"; exit 1; }
   echo "ok: the lint flags FMA and libm calls"
   shift
 fi
 BUILD=${1:?build dir}
 OBJDUMP=${2:-objdump}
-NM=${OBJDUMP%objdump}nm
 # The simulation: the world, its math, its PRNG, the bots and the shared scenario.
 SIM_OBJS=(arena skirmish bot scenario module)
 SIM_SRCS=(common/src/arena.cpp common/src/skirmish.cpp common/include/lockstep/skirmish.hpp common/src/bot.cpp common/src/scenario.cpp common/src/module.cpp common/include/lockstep/arena.hpp
           common/include/lockstep/detmath.hpp common/include/lockstep/rng.hpp common/include/lockstep/simulation.hpp)
 fail=0
+objs=()
 for o in "${SIM_OBJS[@]}"; do
   obj="$BUILD/common/CMakeFiles/lockstep_core_objects.dir/src/$o.cpp.o"
-  [ -f "$obj" ] || { echo "lint: FAIL: $obj not found"; fail=1; continue; }
-  fma=$("$OBJDUMP" -d "$obj" | grep -Eiw 'v?f(n)?m(add|sub)[0-9a-z]*' | head -3)
-  if [ -n "$fma" ]; then echo "lint: FAIL: fused multiply-add in $o:"; echo "$fma"; fail=1; fi
-  libm=$("$NM" -u "$obj" | grep -Ew '(sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|exp|exp2|expm1|log|log2|log10|log1p|pow|cbrt|hypot|fmod|remainder)(f|l)?' )
-  if [ -n "$libm" ]; then echo "lint: FAIL: libm transcendental call in $o: $libm"; fail=1; fi
+  [ -f "$obj" ] && objs+=("$obj") || { echo "lint: FAIL: $obj not found"; fail=1; }
 done
+if [ ${#objs[@]} -gt 0 ] && ! tools/lockstep-lint --objdump "$OBJDUMP" "${objs[@]}"; then
+  echo "lint: FAIL: lockstep-lint's findings above"; fail=1
+fi
 unordered=$(grep -n 'unordered_' "${SIM_SRCS[@]}")
 if [ -n "$unordered" ]; then echo "lint: FAIL: unordered container in the simulation:"; echo "$unordered"; fail=1; fi
 # The skirmish is integers only: no floating-point type before its drawing code.

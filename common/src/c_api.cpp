@@ -22,6 +22,8 @@ struct lockstep_world {
   const lockstep_module* module;
   std::unique_ptr<Simulation> sim;
   InputFrame frame;  // reused by every step
+  // The fields the last lockstep_world_*_fields call returned: their names point in here.
+  mutable std::vector<FieldValue> fields;
 };
 
 namespace {
@@ -104,6 +106,19 @@ bool to_input_frame(const lockstep_world& w, const lockstep_frame& f, InputFrame
   return true;
 }
 
+// lockstep_world_entity_fields and lockstep_world_global_fields once their arguments hold: keeps
+// the fields in the world (the names' storage) and copies them out when they fit.
+lockstep_result copy_fields(const lockstep_world& w, std::vector<FieldValue> fields, lockstep_field* out,
+                            std::size_t cap, std::size_t* count, char* error, std::size_t error_cap) {
+  w.fields = std::move(fields);
+  *count = w.fields.size();
+  if (w.fields.size() > cap)
+    return fail(LOCKSTEP_ERROR_BUFFER, "there are " + std::to_string(w.fields.size()) + " fields", error, error_cap);
+  for (std::size_t i = 0; i < w.fields.size(); ++i)
+    out[i] = lockstep_field{w.fields[i].name.c_str(), static_cast<uint32_t>(w.fields[i].kind), w.fields[i].bits};
+  return LOCKSTEP_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -181,7 +196,7 @@ lockstep_result lockstep_world_create(const lockstep_module* module, const uint8
     world.players = players;
     auto sim = module->module->create(world);
     if (!sim) return fail(LOCKSTEP_ERROR_SETTINGS, "the module refuses these settings", error, error_cap);
-    auto* w = new lockstep_world{module, std::move(sim), {}};
+    auto* w = new lockstep_world{module, std::move(sim), {}, {}};
     w->frame.reset(0, players, module->module->input_size);
     *out = w;
     return LOCKSTEP_OK;
@@ -192,7 +207,7 @@ lockstep_result lockstep_world_create(const lockstep_module* module, const uint8
 
 lockstep_world* lockstep_world_clone(const lockstep_world* world) {
   if (!world) return nullptr;
-  return new lockstep_world{world->module, world->sim->clone(), world->frame};
+  return new lockstep_world{world->module, world->sim->clone(), world->frame, {}};
 }
 
 void lockstep_world_destroy(lockstep_world* world) { delete world; }
@@ -217,6 +232,26 @@ uint32_t lockstep_world_entity_count(const lockstep_world* world) { return world
 uint64_t lockstep_world_entity_hash(const lockstep_world* world, uint32_t entity) {
   if (!world || entity >= world->sim->entity_count()) return 0;
   return world->sim->entity_hash(entity);
+}
+
+lockstep_result lockstep_world_entity_fields(const lockstep_world* world, uint32_t entity, lockstep_field* out,
+                                             size_t cap, size_t* count, char* error, size_t error_cap) {
+  if (count) *count = 0;
+  if (!world || !count || (cap > 0 && !out))
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "world and count must not be NULL, nor out with cap > 0", error, error_cap);
+  const std::uint32_t entities = world->sim->entity_count();
+  if (entity >= entities)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "entity " + std::to_string(entity) + " of " + std::to_string(entities),
+                error, error_cap);
+  return copy_fields(*world, world->sim->entity_fields(entity), out, cap, count, error, error_cap);
+}
+
+lockstep_result lockstep_world_global_fields(const lockstep_world* world, lockstep_field* out, size_t cap,
+                                             size_t* count, char* error, size_t error_cap) {
+  if (count) *count = 0;
+  if (!world || !count || (cap > 0 && !out))
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "world and count must not be NULL, nor out with cap > 0", error, error_cap);
+  return copy_fields(*world, world->sim->global_fields(), out, cap, count, error, error_cap);
 }
 
 size_t lockstep_world_serialize(const lockstep_world* world, uint8_t* out, size_t cap) {

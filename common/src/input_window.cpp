@@ -76,7 +76,7 @@ InputWindow::Fill InputWindow::take(Tick t, std::int64_t now, std::uint32_t rtt_
     delivered_[at] = t;
     queue(commands_[at]);
     commands_[at].clear();
-  } else if (now - last_heard > kSilentFillNs) {
+  } else if (silent(now, last_heard)) {
     fill = Fill::Silent;  // nothing heard for a while
     ++fills_silent_;
   } else if (seen_ > t) {

@@ -4,8 +4,11 @@
 
 #include <array>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "lockstep/desync.hpp"
+#include "lockstep/log.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/module_abi.h"
 #include "lockstep/state_hash.hpp"
@@ -16,6 +19,7 @@ namespace {
 
 const lockstep_module_v2* g_table = nullptr;  // the loaded library's table
 std::string g_name, g_description, g_controls_help, g_golden;
+std::uint64_t g_build_id = 0;  // the table's build_id, or for 0 the hash of the library file's bytes
 Module g_module;
 
 class LibSimulation final : public Simulation {
@@ -102,7 +106,7 @@ class LibSimulation final : public Simulation {
   // The module's identity, version and build, with the ABI version.
   static std::uint64_t module_fingerprint() {
     std::vector<std::uint8_t> id(g_name.begin(), g_name.end());
-    const std::uint64_t parts[] = {g_table->version, g_table->build_id, g_table->abi_version, g_table->input_size};
+    const std::uint64_t parts[] = {g_table->version, g_build_id, g_table->abi_version, g_table->input_size};
     const auto* p = reinterpret_cast<const std::uint8_t*>(parts);
     id.insert(id.end(), p, p + sizeof parts);
     return hash_bytes(id);
@@ -226,6 +230,18 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   if (t->input_size > kMaxInputBytes)
     return fail("the module's inputs are " + std::to_string(t->input_size) + " bytes; at most " +
                 std::to_string(kMaxInputBytes) + " are carried");
+  g_build_id = t->build_id;
+  if (g_build_id == 0) {
+    // No build id: the library's own bytes stand in, so two builds of other code never meet in a
+    // session. Peers then need this very file (another compiler or architecture is another file).
+    std::ifstream in(path, std::ios::binary);
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.empty()) return fail("cannot read the library to derive its build id (the table's build_id is 0)");
+    g_build_id = hash_bytes(bytes);
+    LOCKSTEP_LOG_INFO("--sim-lib %s: build_id is 0, so the fingerprint follows the library file's bytes (%s); "
+                      "lockstep_add_module derives one from the sources instead", path.c_str(),
+                      hash_hex(g_build_id).c_str());
+  }
   g_table = t;
   g_name = t->name;
   g_description = t->description ? t->description : "";

@@ -60,8 +60,7 @@ void ServerSession::Impl::on_disconnect(EnetPeer* enet) {
   if (it == peers.end()) return;
   Peer& p = it->second;
   if (p.role == Role::Player) {
-    Slot& s = slots[static_cast<std::size_t>(p.slot)];
-    s.net = peer_net(enet);
+    Slot& s = slots[static_cast<std::size_t>(p.slot)];  // s.net keeps the figures last measured (check_peers)
     if (!s.leaving) {
       s.leaving = true;
       s.leave_reason = "disconnected";
@@ -338,7 +337,7 @@ bool ServerSession::Impl::vacant(const Slot& s) const {
   return !s.taken || (!s.present && !s.return_pending && peers.count(s.peer_id) == 0);
 }
 
-// ENet's figures of a player's connection: live while it is connected, as they were at its end after.
+// ENet's figures of a player's connection: live while it is connected, as last measured after.
 PeerNet ServerSession::Impl::net_of(const Slot& s) const {
   const auto it = s.taken ? peers.find(s.peer_id) : peers.end();
   return it != peers.end() && it->second.enet ? peer_net(it->second.enet) : s.net;

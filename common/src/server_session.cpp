@@ -79,6 +79,9 @@ std::int64_t ServerSession::Impl::update(std::int64_t now) {
 // that get no answer.
 void ServerSession::Impl::check_peers(std::int64_t now) {
   for (auto& [id, p] : peers) {
+    // A player's ENet figures, copied while its connection is open: ENet resets them before it
+    // reports the disconnect, and the summary and status give them after.
+    if (p.role == Role::Player && p.enet) slots[static_cast<std::size_t>(p.slot)].net = peer_net(p.enet);
     if (p.closing) continue;
     if (p.role == Role::Pending) {
       if (now - p.connected_at > cfg.join_timeout_ns) {
@@ -136,7 +139,7 @@ std::int64_t ServerSession::Impl::run_ticks(std::int64_t now) {
   while (phase == Phase::Running && ran < kMaxTicksPerUpdate) {
     const std::int64_t deadline = pacer.next_deadline();
     if (now < deadline) break;
-    if (!inputs_complete(next_tick) && now < deadline + cfg.input_grace_ns) break;
+    if (!inputs_complete(next_tick, now) && now < deadline + cfg.input_grace_ns) break;
     assemble_and_step(now);
     ++ran;
     if (cfg.last_tick != 0 && executed() >= cfg.last_tick) {
@@ -217,7 +220,10 @@ void ServerSession::Impl::end_session(wire::EndReason reason, const std::string&
     }
   LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
   broadcast(Channel::Control, protocol::session_end(reason, executed(), detail));
-  for (auto& [id, p] : peers) peer_disconnect_later(p.enet);
+  for (auto& [id, p] : peers) {
+    peer_disconnect_later(p.enet);
+    p.closing = true;  // told the end: no timeouts or kicks from here, later messages ignored
+  }
   host->flush();
   phase = Phase::Closing;
   phase_deadline = now + cfg.close_timeout_ns;
@@ -250,10 +256,12 @@ bool ServerSession::Impl::all_hashes_in() const {
   return true;
 }
 
-bool ServerSession::Impl::inputs_complete(Tick t) const {
+// Every player in play has its input for tick t in, or is silent: one that has said nothing for
+// a while is filled at the deadline, not waited for up to the grace every tick.
+bool ServerSession::Impl::inputs_complete(Tick t, std::int64_t now) const {
   if (t < first_input_tick) return true;
   for (const Slot& s : slots)
-    if (s.taken && s.present && !s.leaving && !s.inputs.has(t)) return false;
+    if (s.taken && s.present && !s.leaving && !s.inputs.has(t) && !InputWindow::silent(now, s.last_heard)) return false;
   return true;
 }
 

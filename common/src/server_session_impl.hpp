@@ -46,7 +46,7 @@ struct ServerSession::Impl {
     HashLedger hashes;          // its state hashes, compared with the server's
     std::int64_t last_report_at = INT64_MIN / 2;  // when its last desync report was started
     bool desynced = false;
-    bool closing = false;       // refused or timed out: ENet is closing it
+    bool closing = false;       // refused, timed out, kicked or told the session's end: ENet is closing it
     std::uint32_t epoch = 0;    // resyncs sent; hashes from older epochs are stale
     bool verifying = false;     // joined a running session: not counted until a hash matches
     Tick verify_tick = 0;       // the snapshot's tick
@@ -72,7 +72,7 @@ struct ServerSession::Impl {
     bool return_pending = false;  // verified after a rejoin or late join: present from the next tick
     std::int64_t last_heard = 0;  // when this player's last message arrived
     std::int32_t lead_us = 0;     // as the client reports it
-    PeerNet net;                  // ENet's figures of its connection when it last ended
+    PeerNet net;                  // ENet's figures of its connection, as last measured while it was open
     Tick hashes_checked = 0;      // its hashes compared with the server's up to here
     InputWindow inputs;
   };
@@ -120,7 +120,7 @@ struct ServerSession::Impl {
   void end_session(wire::EndReason reason, const std::string& detail, std::int64_t now);
   std::int64_t repeat_start(std::int64_t now);
   [[nodiscard]] bool all_hashes_in() const;
-  [[nodiscard]] bool inputs_complete(Tick t) const;
+  [[nodiscard]] bool inputs_complete(Tick t, std::int64_t now) const;
   [[nodiscard]] bool quiet() const;
   [[nodiscard]] Tick executed() const { return next_tick - 1; }
   /// Tick t's deadline on the server's schedule (monotonic ns).

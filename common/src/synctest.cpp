@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "lockstep/desync.hpp"
+#include "lockstep/simulation.hpp"
 #include "lockstep/desync_probe.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/rng.hpp"
@@ -31,7 +32,16 @@ CheckResult pass(const std::string& check, std::string detail) {
 
 std::unique_ptr<Simulation> create(const SyncTestConfig& cfg) { return cfg.module->create(cfg.world); }
 
-// The first entity whose hash differs between two states, and the fields that differ there.
+// The first differing byte of two serializations, or -1 when they are equal.
+std::int64_t first_byte_difference(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return static_cast<std::int64_t>(i);
+  return a.size() == b.size() ? -1 : static_cast<std::int64_t>(n);
+}
+
+// The first entity whose hash differs between two states, and the fields that differ there; when
+// no declared field differs, the first byte at which the serializations do.
 void name_difference(const Simulation& want, const Simulation& got, CheckResult* r) {
   const std::uint32_t n = std::min(want.entity_count(), got.entity_count());
   for (std::uint32_t e = 0; e < n; ++e) {
@@ -41,16 +51,28 @@ void name_difference(const Simulation& want, const Simulation& got, CheckResult*
     for (std::size_t k = 0; k < a.size() && k < b.size(); ++k)
       if (a[k].bits != b[k].bits) {
         r->field = a[k].name;
-        break;
+        r->detail += "; entity " + std::to_string(e) + " field " + a[k].name + ": " + field_hex(a[k]) + " vs " +
+                     field_hex(b[k]);
+        return;
       }
+    r->detail += "; entity " + std::to_string(e) + "'s hash differs but none of its fields does";
     return;
   }
   const auto a = want.global_fields(), b = got.global_fields();
   for (std::size_t k = 0; k < a.size() && k < b.size(); ++k)
     if (a[k].bits != b[k].bits) {
       r->field = a[k].name;
+      r->detail += "; global field " + a[k].name + ": " + field_hex(a[k]) + " vs " + field_hex(b[k]);
       return;
     }
+  std::vector<std::uint8_t> x, y;
+  want.serialize(x);
+  got.serialize(y);
+  const std::int64_t at = first_byte_difference(x, y);
+  if (at < 0) return;
+  r->field = "bytes outside the declared fields";
+  r->detail += "; no declared field differs: bytes outside the declared fields (padding, or state no field "
+               "names) differ from byte offset " + std::to_string(at) + " of " + std::to_string(x.size());
 }
 
 std::string hex(std::uint64_t h) { return hash_hex(h); }
@@ -59,11 +81,46 @@ std::string hex(std::uint64_t h) { return hash_hex(h); }
 
 Json result_json(const CheckResult& r) {
   Json j{{"check", r.check}, {"ok", r.ok}};
-  if (r.tick != 0) j["tick"] = r.tick;
+  if (!r.variant.empty()) j["variant"] = r.variant;
+  if (r.tick != 0 || !r.ok) j["tick"] = r.tick;
   if (r.entity >= 0) j["entity"] = r.entity;
   if (!r.field.empty()) j["field"] = r.field;
   j["detail"] = r.detail;
   return j;
+}
+
+std::vector<std::uint32_t> default_player_counts(const Module& m, const WorldParams& world) {
+  std::vector<std::uint32_t> out;
+  for (const std::uint32_t n : {1u, 2u}) {
+    WorldParams w = world;
+    w.players = n;
+    if (m.create(w)) out.push_back(n);
+  }
+  for (std::uint32_t n = std::min<std::uint32_t>(8, kMaxPlayers); n > 2; --n) {
+    WorldParams w = world;
+    w.players = n;
+    if (m.create(w)) {
+      out.push_back(n);
+      break;
+    }
+  }
+  return out;
+}
+
+std::vector<SyncTestConfig> synctest_variants(const SyncTestConfig& base, const std::vector<WorldChoice>& worlds,
+                                              const std::vector<std::uint32_t>& players) {
+  std::vector<SyncTestConfig> out;
+  for (const WorldChoice& w : worlds)
+    for (const std::uint32_t n : players) {
+      SyncTestConfig c = base;
+      c.world = w.world;
+      c.world.players = n;
+      if (!base.module->create(c.world)) continue;
+      c.seed = base.seed + out.size();
+      c.variant = "world=" + w.label + " players=" + std::to_string(n) + " seed=" + std::to_string(c.seed);
+      out.push_back(std::move(c));
+    }
+  return out;
 }
 
 InputFrame synctest_frame(const SyncTestConfig& cfg, Tick t) {
@@ -98,6 +155,7 @@ bool run_trace(const SyncTestConfig& cfg, Trace* out, std::string* error) {
     return false;
   }
   out->fingerprint = sim->fingerprint();
+  out->initial = sim->hash();
   out->hashes.clear();
   for (Tick t = 1; t <= cfg.ticks; ++t) {
     sim->step(synctest_frame(cfg, t));
@@ -107,7 +165,7 @@ bool run_trace(const SyncTestConfig& cfg, Trace* out, std::string* error) {
 }
 
 std::string trace_text(const Trace& t) {
-  std::string s = "fingerprint " + hex(t.fingerprint) + "\n";
+  std::string s = "fingerprint " + hex(t.fingerprint) + "\ninitial " + hex(t.initial) + "\n";
   for (std::size_t i = 0; i < t.hashes.size(); ++i) s += format_hash_line(static_cast<Tick>(i + 1), t.hashes[i]) + "\n";
   return s;
 }
@@ -117,6 +175,8 @@ bool parse_trace(const std::string& text, Trace* out) {
   std::string line;
   if (!std::getline(in, line) || line.rfind("fingerprint ", 0) != 0) return false;
   out->fingerprint = std::strtoull(line.c_str() + 12, nullptr, 16);
+  if (!std::getline(in, line) || line.rfind("initial ", 0) != 0) return false;
+  out->initial = std::strtoull(line.c_str() + 8, nullptr, 16);
   out->hashes.clear();
   while (std::getline(in, line)) {
     const auto th = parse_hash_line(line);
@@ -126,16 +186,115 @@ bool parse_trace(const std::string& text, Trace* out) {
   return true;
 }
 
-CheckResult check_replay(const Trace& a, const Trace& b) {
+std::int64_t first_divergence(const Trace& a, const Trace& b) {
+  if (a.initial != b.initial) return 0;
   const std::size_t n = std::min(a.hashes.size(), b.hashes.size());
   for (std::size_t i = 0; i < n; ++i)
-    if (a.hashes[i] != b.hashes[i])
-      return fail("replay", static_cast<Tick>(i + 1),
-                  "the same frames in two processes gave hashes " + hex(a.hashes[i]) + " and " + hex(b.hashes[i]) +
-                      ": the step reads something besides its state and frame (an address, a clock, global state, "
-                      "uninitialised memory)");
-  if (a.hashes.size() != b.hashes.size()) return fail("replay", static_cast<Tick>(n + 1), "the runs have different lengths");
-  return pass("replay", std::to_string(n) + " ticks equal in two processes");
+    if (a.hashes[i] != b.hashes[i]) return static_cast<std::int64_t>(i + 1);
+  return a.hashes.size() == b.hashes.size() ? -1 : static_cast<std::int64_t>(n + 1);
+}
+
+namespace {
+
+// A cross-process check: the first tick at which the traces differ, with `why` said of it.
+CheckResult compare_traces(const std::string& check, const Trace& a, const Trace& b, const std::string& runs,
+                           const std::string& why, const std::string& passed) {
+  const std::int64_t t = first_divergence(a, b);
+  if (t < 0) return pass(check, std::to_string(a.hashes.size()) + " ticks equal in " + passed);
+  if (t > 0 && (static_cast<std::size_t>(t) > a.hashes.size() || static_cast<std::size_t>(t) > b.hashes.size()))
+    return fail(check, static_cast<Tick>(t), "the runs have different lengths");
+  const std::uint64_t x = t == 0 ? a.initial : a.hashes[static_cast<std::size_t>(t) - 1];
+  const std::uint64_t y = t == 0 ? b.initial : b.hashes[static_cast<std::size_t>(t) - 1];
+  return fail(check, static_cast<Tick>(t),
+              std::string(t == 0 ? "the new worlds (tick 0) of " : "the same frames in ") + runs + " gave hashes " +
+                  hex(x) + " and " + hex(y) + ": " + why);
+}
+
+}  // namespace
+
+CheckResult check_replay(const Trace& a, const Trace& b) {
+  return compare_traces("replay", a, b, "two processes",
+                        "the step reads something besides its state and frame (an address, a clock, global state, "
+                        "uninitialised memory)",
+                        "two processes");
+}
+
+CheckResult check_memory(const Trace& a, const Trace& b) {
+  return compare_traces("memory", a, b, "two processes whose fresh and freed heap memory held other bytes",
+                        "the state holds memory it never wrote (a field left uninitialised, padding copied into the "
+                        "serialization, an order taken from addresses)",
+                        "two processes whose fresh and freed heap memory held other bytes");
+}
+
+bool run_state(const SyncTestConfig& cfg, Tick t, std::vector<std::uint8_t>* out, std::string* error) {
+  auto sim = create(cfg);
+  if (!sim) {
+    *error = "the module cannot build this world";
+    return false;
+  }
+  for (Tick i = 1; i <= t; ++i) sim->step(synctest_frame(cfg, i));  // t 0: the new world
+  out->clear();
+  sim->serialize(*out);
+  return true;
+}
+
+std::string bytes_hex(const std::vector<std::uint8_t>& b) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(b.size() * 2);
+  for (const std::uint8_t x : b) {
+    s += kDigits[x >> 4];
+    s += kDigits[x & 15];
+  }
+  return s;
+}
+
+bool parse_bytes_hex(const std::string& text, std::vector<std::uint8_t>* out) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+  if (t.size() % 2 != 0) return false;
+  out->clear();
+  const auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (std::size_t i = 0; i < t.size(); i += 2) {
+    const int hi = digit(t[i]), lo = digit(t[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<std::uint8_t>(hi << 4 | lo));
+  }
+  return true;
+}
+
+void localize_states(const SyncTestConfig& cfg, const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,
+                     CheckResult* r) {
+  auto x = create(cfg), y = create(cfg);
+  if (!x || !y || !x->deserialize(a) || !y->deserialize(b)) {
+    const std::int64_t at = first_byte_difference(a, b);
+    r->detail += "; the states do not load" + std::string(at >= 0 ? ", they differ from byte offset " + std::to_string(at) : "");
+    return;
+  }
+  // Loaded states hold only what the serialization carries: a difference there is in a declared
+  // field or in bytes no field names.
+  std::vector<std::uint8_t> xa, yb;
+  x->serialize(xa);
+  y->serialize(yb);
+  if (xa != a || yb != b) {
+    // Loading changed the bytes (padding normalized, say): compare what was sent.
+    const std::int64_t at = first_byte_difference(a, b);
+    CheckResult named = *r;
+    name_difference(*x, *y, &named);
+    if (!named.field.empty() && named.field != "bytes outside the declared fields") {
+      *r = named;
+      return;
+    }
+    r->field = "bytes outside the declared fields";
+    r->detail += "; no declared field differs: bytes outside the declared fields (padding, or state no field names) "
+                 "differ from byte offset " + std::to_string(at) + " of " + std::to_string(a.size());
+    return;
+  }
+  name_difference(*x, *y, r);
 }
 
 CheckResult check_rollback(const SyncTestConfig& cfg) {

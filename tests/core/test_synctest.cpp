@@ -128,4 +128,75 @@ TEST_SUITE("core/synctest") {
     CHECK(j["tick"] == 3);
     CHECK(j["ok"] == false);
   }
+
+  TEST_CASE("the memory check names the first differing tick, the new worlds included") {
+    Trace a, b;
+    a.hashes = b.hashes = {1, 2, 3};
+    CHECK(first_divergence(a, b) == -1);
+    CHECK(check_memory(a, b).ok);
+    b.initial = 7;  // the new worlds already differ: a field left unwritten at creation
+    CHECK(first_divergence(a, b) == 0);
+    const CheckResult at_creation = check_memory(a, b);
+    CHECK_FALSE(at_creation.ok);
+    CHECK(at_creation.tick == 0);
+    CHECK(result_json(at_creation)["tick"] == 0);  // a failure always says its tick
+    b.initial = a.initial;
+    b.hashes.push_back(4);
+    CHECK(first_divergence(a, b) == 4);  // a shorter run differs at its end
+  }
+
+  TEST_CASE("two states that differ are named by entity and field, or by the byte outside every field") {
+    const SyncTestConfig c = config(skirmish_module(), 30);
+    std::vector<std::uint8_t> x, y;
+    std::string error;
+    REQUIRE(run_state(c, 30, &x, &error));
+    auto sim = c.module->create(c.world);
+    REQUIRE(sim->deserialize(x));
+    auto other = sim->clone();
+    other->perturb(3);
+    other->serialize(y);
+    CheckResult r;
+    r.ok = false;
+    localize_states(c, x, y, &r);
+    CHECK(r.entity >= 0);
+    CHECK_FALSE(r.field.empty());
+    CHECK(r.field != "bytes outside the declared fields");
+    // The same bytes but one the skirmish does not load as a field: a changed trailing byte the
+    // loader refuses is reported with its offset, never as a field.
+    std::vector<std::uint8_t> z = x;
+    z.push_back(0);
+    CheckResult bad;
+    bad.ok = false;
+    localize_states(c, x, z, &bad);
+    CHECK(bad.detail.find("byte offset " + std::to_string(x.size())) != std::string::npos);
+    std::vector<std::uint8_t> back;
+    CHECK(parse_bytes_hex(bytes_hex(x) + "\n", &back));
+    CHECK(back == x);
+    CHECK_FALSE(parse_bytes_hex("0g", &back));
+    CHECK_FALSE(parse_bytes_hex("abc", &back));
+  }
+
+  TEST_CASE("the variants cross worlds and player counts, each with its own seed and a name") {
+    const Module& m = skirmish_module();
+    SyncTestConfig base;
+    base.module = &m;
+    base.seed = 10;
+    std::vector<WorldChoice> worlds(2);
+    std::string error;
+    worlds[0].label = "default";
+    REQUIRE(m.parse_world("", &worlds[0].world, &error));
+    worlds[1].label = "golden";
+    REQUIRE(m.parse_world(m.golden_world, &worlds[1].world, &error));
+    const std::vector<std::uint32_t> counts = default_player_counts(m, worlds[0].world);
+    REQUIRE(counts.size() == 3);
+    CHECK(counts[0] == 1);
+    CHECK(counts[1] == 2);
+    CHECK(counts[2] == 8);
+    const auto variants = synctest_variants(base, worlds, counts);
+    REQUIRE(variants.size() == 6);
+    CHECK(variants[0].variant == "world=default players=1 seed=10");
+    CHECK(variants[5].variant == "world=golden players=8 seed=15");
+    CHECK(variants[5].world.players == 8);
+    CHECK(variants[5].world.settings == worlds[1].world.settings);
+  }
 }

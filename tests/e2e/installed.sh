@@ -33,10 +33,10 @@ cmake --build "$WORK/orbits" -j 2 >"$WORK/orbits-build.log" 2>&1 || fail "buildi
 ctest --test-dir "$WORK/orbits" --output-on-failure >"$WORK/orbits-ctest.log" 2>&1 ||
   fail "the example's own tests: $(tail -20 "$WORK/orbits-ctest.log")"
 grep -q '100% tests passed, 0 tests failed out of 3' "$WORK/orbits-ctest.log" || fail "the example's ctest: $(tail -3 "$WORK/orbits-ctest.log")"
-json_check "$WORK/orbits/synctest/orbits_synctest.json" 'd["ok"] and d["sim"] == "orbits" and len(d["checks"]) == 8' \
+json_check "$WORK/orbits/synctest/orbits_synctest.json" 'd["ok"] and d["sim"] == "orbits" and len(d["checks"]) == 9' \
   "the synctest report of orbits"
-grep -q 'tests="8" failures="0"' "$WORK/orbits/synctest/orbits_synctest.xml" || fail "the JUnit file of orbits"
-echo "ok: examples/orbits built against the prefix; lockstep-synctest (8 checks, 2 and 8 players) and its golden replay pass"
+grep -q 'tests="9" failures="0"' "$WORK/orbits/synctest/orbits_synctest.xml" || fail "the JUnit file of orbits"
+echo "ok: examples/orbits built against the prefix; lockstep-synctest (9 checks, 2 and 8 players) and its golden replay pass"
 
 # A session of the installed executables on the team's module.
 LIB="$WORK/orbits/liborbits.so"

@@ -16,6 +16,11 @@ start_bot b 2 --sim-lib "$LIB"; B=$BOT_PID
 "$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name other --sim arena >"$WORK/other.json" 2>"$WORK/other.err"
 [ $? = 4 ] || fail "a client of another module should be refused (exit 4)"
 json_check "$WORK/other.json" 'd["refused"] == "WrongFingerprint"' "a client of another module was not refused for its fingerprint"
+# Other rules under the same name and version (walkers_rules2): its build id, derived from the
+# sources and definitions, differs, so it is refused at join instead of desyncing in play.
+"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name rules2 --sim-lib "$BIN/libwalkers_rules2.so" >"$WORK/rules2.json" 2>"$WORK/rules2.err"
+[ $? = 4 ] || fail "a client with other rules should be refused (exit 4)"
+json_check "$WORK/rules2.json" 'd["refused"] == "WrongFingerprint"' "a client with other rules was not refused for its fingerprint"
 expect_exit $A 0 a
 expect_exit $B 0 b
 expect_exit $S 0 server

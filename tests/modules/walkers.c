@@ -7,11 +7,16 @@
  * 1 its step reads an address (the same within a process, another in the next), 2 its
  * serialization leaves out the pulse, 3 its desync fields leave out the velocity, 4 its step
  * keeps a cache outside the state that assumes time only moves forward (stepping a tick again
- * after a rollback reads the later tick's value). */
+ * after a rollback reads the later tick's value), 5 its step calls libm's sin (the same on one
+ * machine, not across libms: only lockstep-lint sees it), 6 a new world leaves the velocities
+ * unwritten, 7 its serialization copies a struct with padding bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#if WALKERS_BROKEN == 5
+#include <math.h>
+#endif
 
 #include "lockstep/module_abi.h"
 
@@ -23,14 +28,42 @@
 #define WALKERS_BROKEN 0
 #endif
 
+/* Built with -DWALKERS_RULES=2 its walkers keep less of their velocity each tick: other rules
+ * under the same name and version, which only the build id (derived from the sources and the
+ * definitions by lockstep_derive_build_id) tells apart. */
+#ifndef WALKERS_RULES
+#define WALKERS_RULES 1
+#endif
+#ifdef LOCKSTEP_BUILD_ID
+#define WALKERS_BUILD_ID LOCKSTEP_BUILD_ID
+#else
+#define WALKERS_BUILD_ID 0x77616c6b65727301ull
+#endif
+
 #define MAX_PLAYERS 32
 #define WORLD 100000 /* positions are thousandths of a world unit, 0..100 units */
+
+#if WALKERS_BROKEN == 7
+struct gusts {
+  uint8_t mode; /* three bytes of padding follow */
+  uint32_t count;
+};
+#endif
 
 struct lockstep_sim {
   uint32_t tick, players;
   uint64_t seed, pulse;
   int32_t pos[MAX_PLAYERS], vel[MAX_PLAYERS];
+#if WALKERS_BROKEN == 7
+  struct gusts gusts;
+#endif
 };
+
+#if WALKERS_BROKEN == 7
+#define EXTRA_BYTES ((size_t)sizeof(struct gusts))
+#else
+#define EXTRA_BYTES ((size_t)0)
+#endif
 
 static uint64_t mix(uint64_t x) {
   x ^= x >> 30;
@@ -86,8 +119,20 @@ static size_t settings_text(const uint8_t* settings, size_t n, char* out, size_t
 static lockstep_sim* create(const uint8_t* settings, size_t n, uint32_t players) {
   uint64_t seed;
   if (!read_seed(settings, n, &seed) || players < 1 || players > MAX_PLAYERS) return NULL;
+#if WALKERS_BROKEN == 6 || WALKERS_BROKEN == 7
+  lockstep_sim* s = malloc(sizeof *s);
+  if (!s) return NULL;
+  s->tick = 0;
+  for (uint32_t p = 0; p < MAX_PLAYERS; ++p) s->pos[p] = 0;
+#if WALKERS_BROKEN == 7
+  for (uint32_t p = 0; p < MAX_PLAYERS; ++p) s->vel[p] = 0;
+  s->gusts.mode = 1; /* its padding is whatever the heap held */
+  s->gusts.count = 0;
+#endif /* 6: the velocities are whatever the heap held */
+#else
   lockstep_sim* s = calloc(1, sizeof *s);
   if (!s) return NULL;
+#endif
   s->players = players;
   s->seed = seed;
   s->pulse = mix(seed);
@@ -126,9 +171,15 @@ static void step(lockstep_sim* s, const lockstep_frame* f) {
 #if WALKERS_BROKEN == 1
   s->pulse ^= (uint64_t)(uintptr_t)&g_anchor >> 12; /* the page number: random per process */
 #endif
+#if WALKERS_BROKEN == 5
+  s->pulse += (uint64_t)(sin((double)(f->tick % 64) / 8.0) * 4.0 + 4.0);
+#endif
+#if WALKERS_BROKEN == 7
+  s->gusts.count += f->tick % 3 == 0;
+#endif
   for (uint32_t p = 0; p < s->players; ++p) {
     const int8_t push = (f->present >> p) & 1u ? (int8_t)f->inputs[p * f->input_size] : 0;
-    s->vel[p] = s->vel[p] * 15 / 16 + push;
+    s->vel[p] = s->vel[p] * (WALKERS_RULES == 2 ? 14 : 15) / 16 + push;
     s->pos[p] += s->vel[p] + (int32_t)(s->pulse >> (60 - (p % 4))) % 5 - 2;
     if (s->pos[p] < 0) s->pos[p] = 0, s->vel[p] = -s->vel[p];
     if (s->pos[p] > WORLD) s->pos[p] = WORLD, s->vel[p] = -s->vel[p];
@@ -143,7 +194,7 @@ static void step(lockstep_sim* s, const lockstep_frame* f) {
 
 /* Canonical: tick, players, seed, pulse, then each walker's position and velocity, little-endian. */
 static size_t serialize(const lockstep_sim* s, uint8_t* out, size_t cap) {
-  const size_t n = 4 + 4 + 8 + 8 + (size_t)s->players * 8;
+  const size_t n = 4 + 4 + 8 + 8 + EXTRA_BYTES + (size_t)s->players * 8;
   if (cap < n) return n;
   size_t at = 0;
 #if WALKERS_BROKEN == 2
@@ -154,6 +205,10 @@ static size_t serialize(const lockstep_sim* s, uint8_t* out, size_t cap) {
   const int widths[4] = {4, 4, 8, 8};
   for (int k = 0; k < 4; ++k)
     for (int i = 0; i < widths[k]; ++i) out[at++] = (uint8_t)(v[k] >> (8 * i));
+#if WALKERS_BROKEN == 7
+  memcpy(out + at, &s->gusts, sizeof s->gusts); /* the padding goes too */
+  at += sizeof s->gusts;
+#endif
   for (uint32_t p = 0; p < s->players; ++p)
     for (int k = 0; k < 2; ++k) {
       const uint32_t w = (uint32_t)(k == 0 ? s->pos[p] : s->vel[p]);
@@ -171,16 +226,19 @@ static uint64_t read_le(const uint8_t* b, int n) {
 static int deserialize(lockstep_sim* s, const uint8_t* b, size_t n) {
   if (n < 24) return 0;
   const uint32_t players = (uint32_t)read_le(b + 4, 4);
-  if (players < 1 || players > MAX_PLAYERS || n != 24 + (size_t)players * 8) return 0;
+  if (players < 1 || players > MAX_PLAYERS || n != 24 + EXTRA_BYTES + (size_t)players * 8) return 0;
   s->tick = (uint32_t)read_le(b, 4);
   s->players = players;
   s->seed = read_le(b + 8, 8);
 #if WALKERS_BROKEN != 2
   s->pulse = read_le(b + 16, 8);
 #endif
+#if WALKERS_BROKEN == 7
+  memcpy(&s->gusts, b + 24, sizeof s->gusts);
+#endif
   for (uint32_t p = 0; p < players; ++p) {
-    s->pos[p] = (int32_t)read_le(b + 24 + p * 8, 4);
-    s->vel[p] = (int32_t)read_le(b + 28 + p * 8, 4);
+    s->pos[p] = (int32_t)read_le(b + 24 + EXTRA_BYTES + p * 8, 4);
+    s->vel[p] = (int32_t)read_le(b + 28 + EXTRA_BYTES + p * 8, 4);
   }
   return 1;
 }
@@ -189,11 +247,18 @@ static uint32_t entity_count(const lockstep_sim* s) { return s->players; }
 
 static size_t fields(const lockstep_sim* s, uint32_t e, lockstep_field* out, size_t cap) {
   if (e == UINT32_MAX) {
+#if WALKERS_BROKEN == 7
+    if (cap >= 4) {
+      out[2] = (lockstep_field){"gust_mode", 2, s->gusts.mode};
+      out[3] = (lockstep_field){"gust_count", 2, s->gusts.count};
+    }
+    if (cap < 4) return 4;
+#endif
     if (cap >= 2) {
       out[0] = (lockstep_field){"tick", 2, s->tick};
       out[1] = (lockstep_field){"pulse", 3, s->pulse};
     }
-    return 2;
+    return 2 + (EXTRA_BYTES ? 2 : 0);
   }
 #if WALKERS_BROKEN == 3
   if (cap >= 1 && e < s->players) out[0] = (lockstep_field){"pos", 2, (uint32_t)s->pos[e]}; /* vel left out */
@@ -252,7 +317,7 @@ static void from_controls(const lockstep_controls* c, int32_t memory[16], uint8_
 }
 
 static const lockstep_module_v2 kWalkers = {
-    WALKERS_ABI, "walkers", 1, 0x77616c6b65727301ull, "walkers on a line, in integers (a test module in C)",
+    WALKERS_ABI, "walkers", 1, WALKERS_BUILD_ID, "walkers on a line, in integers (a test module in C)",
     "seed=1 (pulse seed)", "left/right walk, space jumps", 2, "seed=5",
     parse_world, settings_text, create, destroy, clone, assign, tick, step, serialize, deserialize,
     entity_count, fields, perturb, draw, width, height, bot, from_controls,

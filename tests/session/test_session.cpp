@@ -130,6 +130,30 @@ TEST_SUITE("session/lossy") {
       CHECK(s.traces[i]->hashes == s.server_trace.hashes);
     }
   }
+
+  TEST_CASE("the summary gives each seat's round trip as ENet measured it, after its client has disconnected") {
+    // ENet resets a peer's figures (500 ms round trip, no jitter, no loss) when its disconnect
+    // completes; the summary is printed after every client has gone.
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 300;
+    Session s(cfg);
+    FaultConfig faults;
+    faults.delay_ns = 20'000'000;  // 40 ms round trips
+    lockstep::testing::LossyLink link(faults, s.server->port());
+    s.parts.push_back(link.part());
+    for (int i = 0; i < 2; ++i) s.add_client(client_named("far" + std::to_string(i)), 70 + i, link.port());
+    REQUIRE(s.run(30 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    const Json summary = json_parse(json_text(server_summary(*s.server, 0)));
+    REQUIRE_FALSE(summary.is_discarded());
+    REQUIRE(summary["seats"].size() == 2);
+    for (const Json& seat : summary["seats"]) {
+      const double rtt = seat["rtt_ms"].get<double>();
+      CHECK_MESSAGE(rtt >= 30.0, seat.dump());
+      CHECK_MESSAGE(rtt <= 250.0, seat.dump());
+    }
+  }
 }
 
 TEST_SUITE("session/send_rate") {
@@ -602,6 +626,61 @@ TEST_SUITE("session/hostile") {
       if (t >= mute_out + 50 && (f & talker)) ++talker_filled_after;
     CHECK_MESSAGE(talker_filled_after <= 2, talker_filled_after, " of the talker's inputs were filled after tick ",
                   mute_out + 50, " (the mute player left at tick ", mute_out, ")");
+  }
+
+  TEST_CASE("a player silent past 500 ms is filled at each deadline; the grace is waited only while it may still be heard") {
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 300;
+    cfg.input_grace_ns = 50'000'000;
+    cfg.silent_drop_ns = 30'000'000'000;  // the mute player stays in play, silent, to the end
+    cfg.hash_silence_ns = 30'000'000'000;
+    cfg.drain_timeout_ns = 500'000'000;   // its final hashes never come
+    Session s(cfg);
+    RawPeer mute(s.server->port());
+    s.parts.push_back(mute.part());
+    mute.join(s.parts, "mute", false);
+    s.add_client(client_named("talker"), 1);
+    REQUIRE(s.run(30 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->stats().kicked == 0);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    const Histogram& late = s.server->stats().lateness;
+    // Its first 500 ms (about 45 ticks) each tick waited the whole grace for its input ...
+    CHECK(late.max_us() >= 50'000);
+    // ... then it counted as silent and no tick waited for it: most ran at their deadline.
+    CHECK_MESSAGE(late.percentile_us(50) < 25'000, "lateness p50 ", late.percentile_us(50), " us");
+  }
+
+  TEST_CASE("a peer that takes the session's end and never completes the disconnect is not counted as kicked") {
+    // As a client process that exits on SessionEnd: ENet's disconnect is never acknowledged, and
+    // the server closes at its close timeout, past the silence bound.
+    ServerConfig cfg;
+    cfg.players = 1;
+    cfg.last_tick = 200;
+    cfg.silent_drop_ns = 1'000'000'000;
+    cfg.close_timeout_ns = 3'000'000'000;
+    Session s(cfg);
+    RawPeer gone(s.server->port());
+    bool ended = false;
+    s.parts.push_back({[&](std::int64_t now) {
+                         if (ended) return now + 50'000'000;  // exited: nothing more is read or sent
+                         for (NetEvent ev = gone.host->poll(); ev.type != NetEvent::Type::None; ev = gone.host->poll()) {
+                           if (ev.type == NetEvent::Type::Connect) gone.connected = true;
+                           if (ev.type != NetEvent::Type::Receive || ev.channel != 0) continue;
+                           const wire::Message* m = protocol::decode(ev.data, nullptr, protocol::kMaxSnapshotBytes);
+                           if (m && m->body_type() == wire::Body::SessionEnd) ended = true;
+                         }
+                         return now + 5'000'000;
+                       },
+                       [&] { return ended ? -1 : gone.host->fd(); }});
+    gone.join(s.parts, "gone", /*spectate=*/true);
+    s.add_client(client_named("player"), 1);
+    REQUIRE(s.run(20 * kSeconds));
+    CHECK(ended);
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->stats().kicked == 0);
+    CHECK(s.clients[0]->exit_code() == 0);
   }
 }
 

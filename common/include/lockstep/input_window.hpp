@@ -53,6 +53,11 @@ class InputWindow {
   bool receive(Tick first, const PackedView& inputs, std::size_t count, Tick next_tick, std::int64_t next_deadline,
                std::int64_t arrived);
   [[nodiscard]] bool has(Tick t) const { return tick_[t % kSize] == t; }
+  /// A player last heard from at `last_heard` is silent at `now`: its missing inputs are filled
+  /// as Fill::Silent, and the server does not wait for them.
+  [[nodiscard]] static bool silent(std::int64_t now, std::int64_t last_heard) {
+    return now - last_heard > kSilentFillNs;
+  }
   /// Assembles tick t at `now`: the input arrived (latency counted with `rtt_us` added) or the
   /// previous one is repeated, counted by cause (`last_heard`: the player's latest message).
   /// Either way tick t is settled. The input is last() afterwards, the commands commands().

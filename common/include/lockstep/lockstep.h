@@ -3,9 +3,9 @@
  *
  * It loads a simulation module (built in, or a shared library of module_abi.h), makes worlds from
  * their settings, steps them on confirmed input frames, and reads back what lockstep compares:
- * the state hash (XXH3-64 of the canonical serialization), per-entity hashes, the world's
- * fingerprint and the serialized state. It holds no sockets, clocks or threads: the protocol
- * lives in docs/PROTOCOL.md, and a client in any language speaks it itself.
+ * the state hash (XXH3-64 of the canonical serialization), per-entity hashes and fields, the
+ * world's fingerprint and the serialized state. It holds no sockets, clocks or threads: the
+ * protocol lives in docs/PROTOCOL.md, and a client in any language speaks it itself.
  *
  * Link with -llockstep_core (pkg-config --libs lockstep-core), or lockstep::core in CMake.
  *
@@ -16,6 +16,8 @@
  *     lockstep_world_destroy.
  *   - Every buffer passed in stays the caller's and is read only during the call; nothing keeps a
  *     pointer to it.
+ *   - The field names lockstep_world_entity_fields and lockstep_world_global_fields return are
+ *     the world's, valid until its next such call or its destruction.
  * Errors: functions that can fail return a lockstep_result; LOCKSTEP_OK is 0. Where they take
  * `error` and `error_cap`, a failure writes one NUL-terminated sentence there (truncated to fit;
  * error may be NULL). Bytes from a file or the network are untrusted and are checked here: a
@@ -28,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lockstep/module_abi.h" /* lockstep_frame, lockstep_command */
+#include "lockstep/module_abi.h" /* lockstep_frame, lockstep_command, lockstep_field */
 
 #ifdef __cplusplus
 extern "C" {
@@ -101,6 +103,20 @@ uint64_t lockstep_world_fingerprint(const lockstep_world* world);
 uint32_t lockstep_world_entity_count(const lockstep_world* world);
 /* One entity's hash (the desync probe's first step); 0 for an entity out of range. */
 uint64_t lockstep_world_entity_hash(const lockstep_world* world, uint32_t entity);
+/* The fields of one entity (entity < lockstep_world_entity_count): the desync probe's Fields
+ * answer, each field's bit pattern in the simulation's order. Writes them to out when they fit in
+ * cap; *count gets how many there are either way (LOCKSTEP_ERROR_BUFFER when they did not fit:
+ * call with cap 0 and out NULL to size the array). lockstep_field is module_abi.h's: kind 0 f32,
+ * 1 f64, 2 u32, 3 u64; bits zero-extended. Here each name is the world's, NUL-terminated and valid
+ * until the next lockstep_world_entity_fields or lockstep_world_global_fields call on the same
+ * world or its lockstep_world_destroy. LOCKSTEP_ERROR_ARGUMENT (and *count 0 when count is not
+ * NULL) for a NULL world or count, out NULL with cap > 0, or an entity out of range. */
+lockstep_result lockstep_world_entity_fields(const lockstep_world* world, uint32_t entity, lockstep_field* out,
+                                             size_t cap, size_t* count, char* error, size_t error_cap);
+/* The state that belongs to no entity (tick, PRNG, ...): the desync probe's Global answer, in the
+ * same form and with the same rules as lockstep_world_entity_fields. */
+lockstep_result lockstep_world_global_fields(const lockstep_world* world, lockstep_field* out, size_t cap,
+                                             size_t* count, char* error, size_t error_cap);
 
 /* Writes the canonical serialization into out when it fits in cap and returns its length either
  * way (call with cap 0 to size the buffer); 0 for NULL. */

@@ -1,6 +1,7 @@
 /* The C API from plain C: a world made from settings text, stepped on frames with inputs and a
- * command, its state serialized and loaded into a second world, and every refusal the API
- * documents. Prints "<module> tick <t> hash <h>" and exits 0 when every check holds.
+ * command, its state serialized and loaded into a second world (the same hashes and fields), and
+ * every refusal the API documents. Prints "<module> tick <t> hash <h>" and exits 0 when every
+ * check holds.
  * Usage: capi [MODULE.so]   (none: the built-in skirmish, whose input is all commands) */
 #include <lockstep/lockstep.h>
 
@@ -82,6 +83,26 @@ int main(int argc, char** argv) {
   CHECK(lockstep_world_fingerprint(other) == lockstep_world_fingerprint(w));
   CHECK(lockstep_world_entity_count(other) == lockstep_world_entity_count(w) && lockstep_world_entity_count(w) > 0);
   CHECK(lockstep_world_entity_hash(other, 0) == lockstep_world_entity_hash(w, 0));
+  /* The desync probe's Fields and Global answers: sized with cap 0, equal in both worlds. */
+  {
+    lockstep_field a[64], b[64];
+    size_t na = 0, nb = 0;
+    const uint32_t last = lockstep_world_entity_count(w) - 1;
+    CHECK(lockstep_world_entity_fields(w, last, NULL, 0, &na, error, sizeof error) == LOCKSTEP_ERROR_BUFFER && na > 0);
+    CHECK(na <= 64 && lockstep_world_entity_fields(w, last, a, 64, &na, error, sizeof error) == LOCKSTEP_OK);
+    CHECK(lockstep_world_entity_fields(other, last, b, 64, &nb, error, sizeof error) == LOCKSTEP_OK && nb == na);
+    for (size_t i = 0; i < na && i < nb && i < 64; ++i)
+      CHECK(a[i].name && b[i].name && strcmp(a[i].name, b[i].name) == 0 && a[i].kind <= 3 && a[i].kind == b[i].kind &&
+            a[i].bits == b[i].bits);
+    CHECK(lockstep_world_global_fields(w, a, 64, &na, error, sizeof error) == LOCKSTEP_OK && na > 0);
+    CHECK(lockstep_world_global_fields(other, b, 64, &nb, error, sizeof error) == LOCKSTEP_OK && nb == na);
+    for (size_t i = 0; i < na && i < nb && i < 64; ++i)
+      CHECK(a[i].name && b[i].name && strcmp(a[i].name, b[i].name) == 0 && a[i].bits == b[i].bits);
+    CHECK(lockstep_world_entity_fields(w, last + 1, a, 64, &na, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT &&
+          na == 0);
+    CHECK(lockstep_world_entity_fields(NULL, 0, a, 64, &na, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(lockstep_world_global_fields(w, a, 64, NULL, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+  }
   CHECK(lockstep_world_load(other, bytes, len / 2, error, sizeof error) == LOCKSTEP_ERROR_STATE);
   CHECK(lockstep_world_hash(other) == h); /* unchanged by the refused load */
   lockstep_world* copy = lockstep_world_clone(w);
