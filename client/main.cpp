@@ -50,6 +50,11 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--inject-desync-at", cfg.inject_desync_at, "test hook: perturb one coordinate by one ULP after this tick")
       ->check(unsigned_number());
   app.add_option("--token", cfg.token, "join secret");
+  app.add_option("--state-history", cfg.state_history,
+                 "ticks of past states kept to answer desync probes, at least (more as the round trip asks, up to "
+                 "--state-history-max)")->check(CLI::Range(std::size_t{1}, std::size_t{100000}))->capture_default_str();
+  app.add_option("--state-history-max", cfg.state_history_max, "ticks of past states kept at most")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))->capture_default_str();
   app.add_option("--summary", o.summary_path, "write the JSON summary to this file instead of stdout");
   app.add_flag("--spectate", cfg.spectate, "join without a player slot");
   app.add_option("--rejoin", cfg.rejoin_secret, "come back into a running session's slot with its rejoin secret");

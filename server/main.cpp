@@ -72,6 +72,11 @@ void declare_options(CLI::App& app, Options& o) {
                  "drop a player whose state hashes stop arriving for this long (reported as hash silence)")
       ->check(finite())->check(CLI::Range(500.0, 600000.0))->capture_default_str();
   app.add_option("--desync-dir", cfg.desync_dir, "where desync-<tick>-<player>.json reports are written")->capture_default_str();
+  app.add_option("--state-history", cfg.state_history,
+                 "ticks of past states kept for desync probes, at least (more as the peers' round trips ask, "
+                 "up to --state-history-max)")->check(CLI::Range(std::size_t{1}, std::size_t{100000}))->capture_default_str();
+  app.add_option("--state-history-max", cfg.state_history_max, "ticks of past states kept at most")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))->capture_default_str();
   app.add_option("--token", cfg.token, "join secret clients must present");
   app.add_option("--record", o.record_path, "record the session as a replay file (written as it runs)");
   app.add_option("--summary", o.summary_path, "write the JSON summary to this file instead of stdout");

@@ -90,6 +90,12 @@ std::int64_t ClientSession::Impl::update(std::int64_t now) {
     stats.rtt_ms = net.rtt_us / 1000;
     stats.rtt_var_ms = net.rtt_var_us / 1000;
     stats.loss = static_cast<double>(net.loss_ppm) / 1e6;
+    // Past states for desync probes cover the round trip: a probe at any latency finds its tick.
+    if (history) {
+      const std::size_t want =
+          history_for_round_trip(std::int64_t{net.rtt_us} * 1000, cfg.state_history, cfg.state_history_max);
+      if (want > history->capacity() || 2 * want < history->capacity()) history->resize(want);
+    }
   }
   std::int64_t next = now + 100'000'000;
   if (phase == Phase::Running)
@@ -199,6 +205,8 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
     case wire::Body::DesyncNotice: {
       const auto* d = m->body_as_DesyncNotice();
       desynced = true;
+      // The server's questions about that tick follow: its state stays until they are answered.
+      if (history) history->pin(d->tick());
       LOCKSTEP_LOG_ERROR("DESYNC: the server reports that this client (slot %d) diverged at tick %u (ours %s, server %s)",
                          d->slot(), d->tick(), hash_hex(d->client_hash()).c_str(), hash_hex(d->server_hash()).c_str());
       return;

@@ -1,5 +1,6 @@
 #include "lockstep/desync.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -18,12 +19,71 @@ void StateHistory::record(const Simulation& sim) {
 
 const std::vector<std::uint8_t>* StateHistory::bytes(Tick tick) const {
   const std::size_t i = tick % ticks_.size();
-  return ticks_[i] == tick ? &bytes_[i] : nullptr;
+  if (ticks_[i] == tick) return &bytes_[i];
+  for (const Pinned& p : pinned_)
+    if (p.tick == tick) return &p.bytes;
+  return nullptr;
 }
 
 bool StateHistory::load(Tick tick, Simulation& into) const {
   const auto* b = bytes(tick);
   return b != nullptr && into.deserialize(*b);
+}
+
+void StateHistory::resize(std::size_t capacity) {
+  capacity = std::max<std::size_t>(1, capacity);
+  if (capacity == ticks_.size()) return;
+  // The held ticks, newest first, go into the new window while they fit.
+  std::vector<std::size_t> order(ticks_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    // Empty slots (UINT32_MAX) last; ties broken by slot index for a fixed order.
+    const Tick x = ticks_[a] == UINT32_MAX ? 0 : ticks_[a] + 1, y = ticks_[b] == UINT32_MAX ? 0 : ticks_[b] + 1;
+    return x != y ? x > y : a < b;
+  });
+  std::vector<Tick> ticks(capacity, UINT32_MAX);
+  std::vector<std::vector<std::uint8_t>> bytes(capacity);
+  const Tick newest = ticks_[order[0]];
+  for (const std::size_t i : order) {
+    const Tick t = ticks_[i];
+    if (t == UINT32_MAX || newest - t >= capacity) break;
+    ticks[t % capacity] = t;
+    bytes[t % capacity] = std::move(bytes_[i]);
+  }
+  ticks_ = std::move(ticks);
+  bytes_ = std::move(bytes);
+}
+
+bool StateHistory::pin(Tick tick) {
+  for (Pinned& p : pinned_)
+    if (p.tick == tick) {
+      ++p.count;
+      return true;
+    }
+  const auto* b = bytes(tick);
+  if (!b) return false;
+  if (pinned_.size() >= kMaxPinned) pinned_.erase(pinned_.begin());
+  pinned_.push_back(Pinned{tick, 1, *b});
+  return true;
+}
+
+void StateHistory::unpin(Tick tick) {
+  for (auto it = pinned_.begin(); it != pinned_.end(); ++it)
+    if (it->tick == tick) {
+      if (--it->count == 0) pinned_.erase(it);
+      return;
+    }
+}
+
+void StateHistory::clear() {
+  std::fill(ticks_.begin(), ticks_.end(), UINT32_MAX);
+  pinned_.clear();
+}
+
+std::size_t history_for_round_trip(std::int64_t rtt_ns, std::size_t minimum, std::size_t maximum) {
+  const std::int64_t span_ns = 5 * std::max<std::int64_t>(0, rtt_ns) + 500'000'000;
+  const auto ticks = static_cast<std::size_t>((span_ns + kTickNs - 1) / kTickNs);
+  return std::clamp(ticks, minimum, std::max(minimum, maximum));
 }
 
 std::uint32_t probe_block_size(std::uint32_t entities) {
@@ -106,6 +166,8 @@ Json report_json(const DesyncReport& r) {
     differing.push_back(Json{{"field", r.server_fields[i].name},
                              {"server", value_json(r.server_fields[i])},
                              {"client", value_json(r.client_fields[i])}});
+  Json votes = Json::array();
+  for (const auto& [hash, who] : r.votes) votes.push_back(Json{{"hash", hash_hex(hash)}, {"peers", who}});
   return Json{{"tick", r.tick},
               {"player", r.slot},
               {"name", r.name},
@@ -118,6 +180,8 @@ Json report_json(const DesyncReport& r) {
               {"client_value", r.client_fields.empty() ? Json(nullptr) : value_json(r.client_fields[0])},
               {"differing_fields", differing},
               {"replay", {{"file", r.replay_file.empty() ? Json(nullptr) : Json(r.replay_file)}, {"tick", r.tick}}},
+              {"odd_one_out", r.odd_one_out.empty() ? Json(nullptr) : Json(r.odd_one_out)},
+              {"votes", votes},
               {"probe_bytes", r.probe_bytes},
               {"state_bytes", r.state_bytes},
               {"note", r.note}};

@@ -70,7 +70,12 @@ DesyncLocalizer::Outcome DesyncLocalizer::answer(const ProbeAnswer& a, std::size
         theirs.bits = bits;
         report_.client_fields.push_back(theirs);
       }
-      return done(report_.server_fields.empty() ? "hashes differ but no field does" : "");
+      if (!report_.server_fields.empty()) return done();
+      report_.where = "outside fields";
+      return done(std::string(global ? "the states' hashes differ" : "entity " + std::to_string(a.first) + "'s hash differs") +
+                  " but no declared field does: bytes outside the declared fields differ (padding copied into the "
+                  "serialization, or state no field names); lockstep-synctest's memory and localization checks name "
+                  "the byte offset");
     }
   }
   return Outcome::Unasked;

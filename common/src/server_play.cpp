@@ -47,7 +47,7 @@ void ServerSession::Impl::take_hashes(Peer& p, const protocol::ClientPlay& m, st
       case HashLedger::Verdict::Compare:
         if (p.verifying) {
           if (t <= p.verify_tick) continue;
-          if (!verify(p, t, m.hashes[i])) return;
+          if (!verify(p, t, m.hashes[i], now)) return;
         }
         compare_hash(p, t, m.hashes[i], now);
         p.hashes.mark(t);
@@ -60,11 +60,26 @@ void ServerSession::Impl::take_hashes(Peer& p, const protocol::ClientPlay& m, st
   if (p.role == Role::Player) slots[static_cast<std::size_t>(p.slot)].hashes_checked = p.hashes.ack();
 }
 
-// The first hash after a join snapshot decides: equal, and the player counts from the next tick.
-bool ServerSession::Impl::verify(Peer& p, Tick t, std::uint64_t theirs) {
+// The first hash after a join snapshot decides: equal, and the player counts from the next tick;
+// another, and the server localizes the difference like any desync, writes its report, counts it
+// and then closes the connection.
+bool ServerSession::Impl::verify(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
   p.verifying = false;
-  if (theirs != hashes[t % kHistory]) {
-    kick(p, "its state after the snapshot does not match the server's at tick " + std::to_string(t));
+  const std::uint64_t ours = hashes[t % kHistory];
+  if (theirs != ours) {
+    const std::string why = "its state after the snapshot does not match the server's at tick " + std::to_string(t);
+    if (p.role == Role::Spectator) ++stats.spectator_desyncs;
+    else ++stats.desyncs;
+    ++stats.join_mismatches;
+    p.desynced = true;
+    p.last_report_at = now;
+    desync_events.push_back(DesyncEvent{t, p.slot, p.name, ours, theirs});
+    LOCKSTEP_LOG_ERROR("DESYNC at tick %u after a join snapshot: %s %d (%s) reports %s, the server has %s", t,
+                       p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(),
+                       hash_hex(theirs).c_str(), hash_hex(ours).c_str());
+    p.kick_after_probe = why;
+    send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, theirs));
+    start_probe(p, t, ours, theirs, now);
     return false;
   }
   ++stats.verified;
@@ -77,8 +92,67 @@ bool ServerSession::Impl::verify(Peer& p, Tick t, std::uint64_t theirs) {
   return true;
 }
 
+// Who reported what for tick t, kept for the majority of a report.
+void ServerSession::Impl::note_vote(const Peer& p, Tick t, std::uint64_t theirs) {
+  TickVotes& v = votes[t % kHistory];
+  if (v.tick != t) {
+    v.tick = t;
+    v.agree.clear();
+    v.differ.clear();
+  }
+  if (theirs == hashes[t % kHistory]) v.agree.push_back(p.id);
+  else v.differ.emplace_back(p.id, theirs);
+  auto& label = peer_labels[p.id];
+  if (label.empty())
+    label = (p.role == Role::Player ? "player " + std::to_string(p.slot) : std::string("spectator")) + " (" + p.name + ")";
+}
+
+// The report's votes and, with three or more voters, who is outside the majority.
+void ServerSession::Impl::decide_majority(DesyncReport& r) const {
+  const TickVotes& v = votes[r.tick % kHistory];
+  if (v.tick != r.tick) return;
+  const auto label = [&](std::uint32_t id) {
+    const auto it = peer_labels.find(id);
+    return it != peer_labels.end() ? it->second : "peer " + std::to_string(id);
+  };
+  r.votes.clear();
+  r.votes.push_back({r.server_hash, {"server"}});
+  for (const std::uint32_t id : v.agree) r.votes[0].second.push_back(label(id));
+  for (const auto& [id, h] : v.differ) {
+    auto it = std::find_if(r.votes.begin(), r.votes.end(), [&](const auto& g) { return g.first == h; });
+    if (it == r.votes.end()) {
+      r.votes.push_back({h, {}});
+      it = r.votes.end() - 1;
+    }
+    it->second.push_back(label(id));
+  }
+  std::size_t voters = 0, largest = 0;
+  for (std::size_t i = 0; i < r.votes.size(); ++i) {
+    voters += r.votes[i].second.size();
+    if (r.votes[i].second.size() > r.votes[largest].second.size()) largest = i;  // ties: the server's group, listed first
+  }
+  r.odd_one_out.clear();
+  if (voters < 3 || 2 * r.votes[largest].second.size() <= voters) return;
+  for (std::size_t i = 0; i < r.votes.size(); ++i) {
+    if (i == largest) continue;
+    for (const std::string& who : r.votes[i].second) r.odd_one_out += (r.odd_one_out.empty() ? "" : ", ") + who;
+  }
+}
+
+// The state history covers the longest round trip of any peer, so that a desync is localized
+// at any latency (history_for_round_trip); it shrinks only when far too long.
+void ServerSession::Impl::fit_history() {
+  std::int64_t rtt_ns = 0;
+  for (const auto& [id, p] : peers)
+    if (p.enet && p.role != Role::Pending && !p.closing) rtt_ns = std::max(rtt_ns, std::int64_t{peer_net(p.enet).rtt_us} * 1000);
+  const std::size_t want = history_for_round_trip(rtt_ns, cfg.state_history, cfg.state_history_max);
+  if (want > history->capacity() || 2 * want < history->capacity()) history->resize(want);
+  stats.state_history_ticks = std::max<std::uint64_t>(stats.state_history_ticks, history->capacity());
+}
+
 void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
   ++stats.hashes_compared;
+  note_vote(p, t, theirs);
   const std::uint64_t ours = hashes[t % kHistory];
   if (theirs == ours) return;
   // Every divergent tick counts; the first of a divergence (again after a resync) is reported,
@@ -109,6 +183,8 @@ void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::
   r.server_hash = ours;
   r.client_hash = theirs;
   r.replay_file = cfg.record_path;
+  // The state of the desync's tick stays until the probe is done, however long its round trips.
+  p.probe_pinned = history->pin(t);
   follow_probe(p, p.probe.start(std::move(r), state_at(t), now), now);
 }
 
@@ -135,8 +211,11 @@ void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome
     return send(p, Channel::Control, bytes);
   }
   if (outcome != DesyncLocalizer::Outcome::Done) return;
+  if (p.probe_pinned) history->unpin(p.probe.report().tick);
+  p.probe_pinned = false;
   record_report(p);
   const DesyncReport& r = p.probe.report();
+  if (!p.kick_after_probe.empty()) return kick(p, p.kick_after_probe);
   // A spectator's divergence is its own: stop drops that spectator, never the session.
   if (p.role == Role::Spectator && cfg.on_desync == OnDesync::Stop)
     return kick(p, "its state diverged from the server's at tick " + std::to_string(r.tick));
@@ -152,7 +231,13 @@ void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome
 }
 
 void ServerSession::Impl::record_report(Peer& p) {
-  const DesyncReport& r = p.probe.report();
+  DesyncReport r = p.probe.report();
+  if (!p.kick_after_probe.empty()) r.note += (r.note.empty() ? "" : "; ") + std::string("found after a join snapshot");
+  decide_majority(r);
+  if (!r.odd_one_out.empty())
+    LOCKSTEP_LOG_ERROR("desync at tick %u: by majority of %zu hashes the odd one out is %s", r.tick,
+                       [&] { std::size_t n = 0; for (const auto& g : r.votes) n += g.second.size(); return n; }(),
+                       r.odd_one_out.c_str());
   std::string error;
   const std::string path = write_report(r, cfg.desync_dir, &error);
   if (path.empty()) LOCKSTEP_LOG_ERROR("desync report: %s", error.c_str());

@@ -115,8 +115,10 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
       p.hashes.set_moved_at(now);
     }
   }
+  fit_history();
   for (auto& [id, p] : peers)
-    if (p.probe.active() && now - p.probe.started_at() > cfg.probe_timeout_ns) {
+    if (p.probe.active() &&
+        now - p.probe.started_at() > std::max(cfg.probe_timeout_ns, p.enet ? 8 * std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0)) {
       p.probe.give_up("the client did not answer the desync probe in time");
       follow_probe(p, DesyncLocalizer::Outcome::Done, now);
     }

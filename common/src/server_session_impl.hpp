@@ -54,6 +54,8 @@ struct ServerSession::Impl {
     std::int64_t tokens_at = 0;
     std::uint32_t bad = 0;      // dropped messages so far
     DesyncLocalizer probe;      // the desync being localized, one question at a time
+    bool probe_pinned = false;  // the server's state of the probe's tick is pinned in the history
+    std::string kick_after_probe;  // a rejoin whose state did not match: kicked with this once reported
     Tick base_from = 1;         // frames from here on were sent to it as frames (not in a snapshot):
                                 // those it acknowledged may serve as the base of a ServerPlay
     std::uint32_t plays_sent = 0;  // ServerPlays sent: every kRefreshEvery-th goes without base, with slack
@@ -107,6 +109,15 @@ struct ServerSession::Impl {
   std::vector<DesyncReport> reports;
   std::unique_ptr<StateHistory> history;
   std::unique_ptr<Simulation> scratch;  // a past state, loaded to answer probes
+  /// Who reported what for recent ticks, so a desync's report can say who is wrong by majority:
+  /// the peers whose hash matched the server's and those whose hash did not, with theirs.
+  struct TickVotes {
+    Tick tick = 0;
+    std::vector<std::uint32_t> agree;                              // peer ids
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> differ;  // peer id, its hash
+  };
+  std::vector<TickVotes> votes = std::vector<TickVotes>(kHistory);
+  std::map<std::uint32_t, std::string> peer_labels;  // "player N (name)" of every peer that voted
   HashLogWriter* hash_log = nullptr;
   std::function<void(const InputFrame&, std::uint64_t)> tick_fn;
 
@@ -166,12 +177,15 @@ struct ServerSession::Impl {
   // ---- server_play.cpp: play ----
   void on_client_play(Peer& p, const protocol::ClientPlay& m, std::int64_t now, std::int64_t arrived);
   void take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now);
-  bool verify(Peer& p, Tick t, std::uint64_t theirs);
+  bool verify(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
   void compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
   void start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs, std::int64_t now);
   void on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now);
   void follow_probe(Peer& p, DesyncLocalizer::Outcome outcome, std::int64_t now);
   void record_report(Peer& p);
+  void note_vote(const Peer& p, Tick t, std::uint64_t theirs);
+  void decide_majority(DesyncReport& r) const;
+  void fit_history();
   void resync(Peer& p);
   const Simulation* state_at(Tick t);
   void assemble_and_step(std::int64_t now);

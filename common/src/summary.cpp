@@ -109,6 +109,8 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"kicked", st.kicked},
               {"joins_running", st.joins_running},
               {"verified", st.verified},
+              {"join_mismatches", st.join_mismatches},
+              {"state_history_ticks", st.state_history_ticks},
               {"resyncs", st.resyncs},
               {"cpu_us_per_tick", round_to(cpu_us_per_tick, 2)}};
 }

@@ -7,6 +7,7 @@
 
 #include "lockstep/admission.hpp"
 #include "lockstep/arena.hpp"
+#include "lockstep/desync.hpp"
 #include "lockstep/desync_probe.hpp"
 #include "lockstep/frame_intake.hpp"
 #include "lockstep/hash_ledger.hpp"
@@ -55,6 +56,44 @@ AdmissionRules rules(bool lobby = true) {
 }  // namespace
 
 TEST_SUITE("session/parts") {
+  TEST_CASE("the state history follows the round trip and keeps pinned states past its window") {
+    // Five round trips and half a second, in ticks, within the bounds.
+    CHECK(history_for_round_trip(0, 64, 2000) == 64);
+    CHECK(history_for_round_trip(500 * kMs, 64, 2000) == 300);   // 250 ms one way
+    CHECK(history_for_round_trip(60'000 * kMs, 64, 2000) == 2000);
+    CHECK(history_for_round_trip(500 * kMs, 400, 100) == 400);   // the minimum wins over a smaller maximum
+
+    auto sim = make_arena(arena_world(3, 20, 2));
+    StateHistory h(8);
+    std::vector<std::vector<std::uint8_t>> states(41);
+    InputFrame f;
+    for (Tick t = 1; t <= 40; ++t) {
+      f.reset(t, 2, sim->input_size());
+      f.present = 3;
+      sim->step(f);
+      sim->serialize(states[t]);
+      h.record(*sim);
+      if (t == 20) CHECK(h.pin(20));
+    }
+    CHECK(h.bytes(32) == nullptr);    // out of the window of 8
+    REQUIRE(h.bytes(33) != nullptr);
+    REQUIRE(h.bytes(20) != nullptr);  // pinned
+    CHECK(*h.bytes(20) == states[20]);
+    h.resize(4);  // the newest four stay
+    CHECK(h.capacity() == 4);
+    CHECK(h.bytes(36) == nullptr);
+    for (Tick t = 37; t <= 40; ++t) CHECK(*h.bytes(t) == states[t]);
+    h.resize(100);  // growing keeps them where they are found
+    for (Tick t = 37; t <= 40; ++t) CHECK(*h.bytes(t) == states[t]);
+    h.unpin(20);
+    CHECK(h.bytes(20) == nullptr);
+    CHECK_FALSE(h.pin(5));  // not held: nothing to pin
+    for (Tick t = 37; t <= 37 + StateHistory::kMaxPinned; ++t) h.pin(t);
+    CHECK(h.bytes(37) != nullptr);  // still in the window; its pin was the oldest and went
+    h.clear();
+    CHECK(h.bytes(40) == nullptr);
+  }
+
   TEST_CASE("admission refuses each bad join with its reason and seats the rest") {
     using K = JoinDecision::Kind;
     using R = wire::RefuseReason;

@@ -43,7 +43,10 @@ struct ClientConfig {
   SimulationFactory factory = nullptr;  ///< must match the server's; nullptr: the default built-in module (module.hpp)
   /// Snapshots arrive in 16 KiB chunks; a burst of them may wait in ENet before they are read.
   TransportLimits limits{64 * 1024, 4 * 1024 * 1024};
-  std::size_t state_history = 64;  ///< ticks of past states kept to answer desync probes
+  /// Ticks of past states kept to answer desync probes, at least; more as the round trip to the
+  /// server asks (history_for_round_trip), up to state_history_max.
+  std::size_t state_history = 64;
+  std::size_t state_history_max = 2000;
   /// Test hook: called after each executed tick, before hashing (perturbations in tests).
   std::function<void(Tick, Simulation&)> after_step;
 };

@@ -12,9 +12,12 @@
 
 namespace lockstep {
 
-/// The serialized states of the last `capacity` ticks, so a desync can be examined after the fact.
+/// The serialized states of the last `capacity` ticks, so a desync can be examined after the fact,
+/// and a few pinned states that outlive the window while a desync at their tick is examined.
 class StateHistory {
  public:
+  static constexpr std::size_t kMaxPinned = 8;  ///< pinned states kept at most (the oldest goes first)
+
   explicit StateHistory(std::size_t capacity = 64) : ticks_(capacity, UINT32_MAX), bytes_(capacity) {}
   /// Stores `sim`'s state under its tick, replacing the oldest.
   void record(const Simulation& sim);
@@ -22,11 +25,33 @@ class StateHistory {
   bool load(Tick tick, Simulation& into) const;
   /// The stored bytes of `tick`, or nullptr.
   [[nodiscard]] const std::vector<std::uint8_t>* bytes(Tick tick) const;
+  /// Ticks the window holds.
+  [[nodiscard]] std::size_t capacity() const { return ticks_.size(); }
+  /// Holds `capacity` (at least 1) ticks from now on, keeping the newest states it holds.
+  void resize(std::size_t capacity);
+  /// Keeps the state of `tick` past the window until unpin(tick) (or kMaxPinned newer pins);
+  /// false when it is not held. Pins of one tick count: each needs its unpin.
+  bool pin(Tick tick);
+  void unpin(Tick tick);
+  /// Forgets every state (after the session's state was replaced by a snapshot).
+  void clear();
 
  private:
+  struct Pinned {
+    Tick tick = 0;
+    std::uint32_t count = 0;
+    std::vector<std::uint8_t> bytes;
+  };
   std::vector<Tick> ticks_;
   std::vector<std::vector<std::uint8_t>> bytes_;
+  std::vector<Pinned> pinned_;  // oldest first
 };
+
+/// Ticks of history that let a desync be localized over a link of this round trip: the hash of
+/// a tick arrives about one round trip after the server stepped it, the notice and the probe's
+/// questions take up to four more, plus half a second for jitter and the peer's own lead; never
+/// fewer than `minimum` nor more than `maximum`.
+std::size_t history_for_round_trip(std::int64_t rtt_ns, std::size_t minimum, std::size_t maximum);
 
 /// Entities per block for a probe, so that a state has at most 512 blocks.
 std::uint32_t probe_block_size(std::uint32_t entities);
@@ -45,7 +70,8 @@ struct DesyncReport {
   std::int32_t slot = -1;
   std::string name;
   std::uint64_t server_hash = 0, client_hash = 0;
-  std::string where = "unknown";   ///< "entity", "global" or "unknown" (the client no longer had the tick)
+  std::string where = "unknown";   ///< "entity", "global", "outside fields" (the hashes differ, no declared field
+                                   ///< does) or "unknown" (a peer no longer had the tick)
   std::int64_t entity = -1;
   std::vector<FieldValue> server_fields;  ///< the fields that differ, server's values
   std::vector<FieldValue> client_fields;  ///< the same fields, client's values
@@ -53,6 +79,11 @@ struct DesyncReport {
   std::uint64_t state_bytes = 0;   ///< size of the whole serialized state, for comparison
   std::string replay_file;         ///< the session's recording, if any
   std::string note;
+  /// Who is wrong, by majority of the peers that reported this tick (the server included):
+  /// "server", "player N (name)", or "" when fewer than three voted or no group is a majority.
+  std::string odd_one_out;
+  /// The hashes of this tick and who reported each: "server" or "player N (name)".
+  std::vector<std::pair<std::uint64_t, std::vector<std::string>>> votes;
 };
 
 /// A value as exact hex float (or hex integer) and decimal text.

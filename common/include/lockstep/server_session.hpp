@@ -51,8 +51,12 @@ struct ServerConfig {
   std::uint32_t max_spectators = 8;
   std::string desync_dir = ".";    ///< where desync-<tick>-<player>.json reports are written
   std::string record_path;         ///< named in reports as the replay to look at ("" = none)
-  std::size_t state_history = 64;  ///< ticks of past states kept to examine a desync
-  std::int64_t probe_timeout_ns = 2'000'000'000;  ///< give up localizing after this long
+  /// Ticks of past states kept to examine a desync, at least; the server keeps more as the
+  /// longest round trip of its peers asks (history_for_round_trip), up to state_history_max.
+  std::size_t state_history = 64;
+  std::size_t state_history_max = 2000;
+  /// Give up localizing after this long, or eight of the peer's round trips if that is longer.
+  std::int64_t probe_timeout_ns = 2'000'000'000;
   bool allow_late_join = false;    ///< admit new players into a vacated slot of a running session
   /// A player whose state hashes stop arriving for this long (while it is in play) is reported
   /// and dropped: desync detection does not depend on a client's good will.
@@ -89,6 +93,8 @@ struct ServerStats {
   std::uint64_t resyncs = 0;         ///< snapshots sent to desynced clients
   std::uint64_t joins_running = 0;   ///< rejoins and late joins admitted with a snapshot
   std::uint64_t verified = 0;        ///< of those, verified by a matching hash
+  std::uint64_t join_mismatches = 0; ///< of those, a state that did not match: reported as a desync, then closed
+  std::uint64_t state_history_ticks = 0;  ///< the most ticks of states the history held at once
   std::uint64_t kicked = 0;          ///< peers dropped for breaking a limit
   std::uint64_t pending_refused = 0; ///< connections turned away because too many were pending
   std::int64_t last_snapshot_bytes = 0;
