@@ -51,8 +51,17 @@ DesyncLocalizer::Outcome DesyncLocalizer::answer(const ProbeAnswer& a, std::size
       return ask(wire::ProbeLevel::Entities, static_cast<std::uint32_t>(b) * block, block);
     }
     case wire::ProbeLevel::Entities: {
-      const std::int64_t e = first_difference(entity_hashes(*ours, a.first, block), a.hashes);
+      const std::vector<std::uint64_t> mine = entity_hashes(*ours, a.first, block);
+      const std::int64_t e = first_difference(mine, a.hashes);
       if (e < 0) return ask(wire::ProbeLevel::Global, 0, 0);
+      // One side holds entities the other does not: entities were created or destroyed apart.
+      if (static_cast<std::size_t>(e) >= mine.size() || static_cast<std::size_t>(e) >= a.hashes.size()) {
+        report_.where = "entity count";
+        report_.entity = a.first + e;
+        return done(std::string(static_cast<std::size_t>(e) >= mine.size() ? "the client" : "the server") +
+                    " holds entity " + std::to_string(a.first + e) + " and the other does not: an entity was created "
+                    "or destroyed on one side only");
+      }
       return ask(wire::ProbeLevel::Fields, a.first + static_cast<std::uint32_t>(e), 1);
     }
     case wire::ProbeLevel::Fields:

@@ -202,7 +202,7 @@ void ServerSession::Impl::on_detail(Peer& p, const wire::DesyncDetail& m, std::s
   follow_probe(p, outcome, now);
 }
 
-// Sends the next question, or writes the report and does what --on-desync asks.
+// Sends the next question; once the probe is done, its report waits for the tick's votes.
 void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome, std::int64_t now) {
   if (outcome == DesyncLocalizer::Outcome::Ask) {
     const ProbeQuestion& q = p.probe.question();
@@ -213,26 +213,68 @@ void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome
   if (outcome != DesyncLocalizer::Outcome::Done) return;
   if (p.probe_pinned) history->unpin(p.probe.report().tick);
   p.probe_pinned = false;
-  record_report(p);
-  const DesyncReport& r = p.probe.report();
-  if (!p.kick_after_probe.empty()) return kick(p, p.kick_after_probe);
-  // A spectator's divergence is its own: stop drops that spectator, never the session.
-  if (p.role == Role::Spectator && cfg.on_desync == OnDesync::Stop)
-    return kick(p, "its state diverged from the server's at tick " + std::to_string(r.tick));
-  switch (cfg.on_desync) {
-    case OnDesync::Report: break;
-    case OnDesync::Stop:
-      end_session(wire::EndReason::Desync,
-                  "desync at tick " + std::to_string(r.tick) + " of player " + std::to_string(r.slot) + " (" + r.name + ")",
-                  now);
-      break;
-    case OnDesync::Resync: resync(p); break;
+  pending_reports.push_back(PendingReport{p.id, p.probe.report(), now, p.kick_after_probe});
+  settle_reports(now, /*force=*/false, /*act=*/true);
+}
+
+// Every peer in play has reported its hash of tick t (or can no longer).
+bool ServerSession::Impl::votes_in(Tick t) const {
+  for (const auto& [id, q] : peers) {
+    if (q.role == Role::Pending || q.closing || q.verifying) continue;
+    const auto verdict = q.hashes.check(t, executed());
+    if (verdict == HashLedger::Verdict::Compare || verdict == HashLedger::Verdict::Future) return false;
+  }
+  return true;
+}
+
+// A report is written once every peer's hash of its tick is in, so the majority counts them all,
+// or after two of the longest round trips (at least 300 ms) when one never comes; then what
+// --on-desync asks is done (`act`; not while the session ends).
+void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act) {
+  std::int64_t rtt_ns = 0;
+  for (const auto& [id, q] : peers)
+    if (q.enet && !q.closing) rtt_ns = std::max(rtt_ns, std::int64_t{peer_net(q.enet).rtt_us} * 1000);
+  const std::int64_t wait_ns = std::max<std::int64_t>(300'000'000, 2 * rtt_ns);
+  std::vector<PendingReport> ready;
+  for (auto it = pending_reports.begin(); it != pending_reports.end();) {
+    if (force || now - it->since >= wait_ns || votes_in(it->report.tick)) {
+      ready.push_back(std::move(*it));
+      it = pending_reports.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (PendingReport& pr : ready) {
+    if (!pr.kick_reason.empty())
+      pr.report.note += (pr.report.note.empty() ? "" : "; ") + std::string("found after a join snapshot");
+    record_report(pr.report);
+    if (!act) continue;
+    const auto found = peers.find(pr.peer_id);
+    if (found == peers.end() || found->second.closing) continue;
+    Peer& p = found->second;
+    const DesyncReport& r = pr.report;
+    if (!pr.kick_reason.empty()) {
+      kick(p, pr.kick_reason);
+      continue;
+    }
+    // A spectator's divergence is its own: stop drops that spectator, never the session.
+    if (p.role == Role::Spectator && cfg.on_desync == OnDesync::Stop) {
+      kick(p, "its state diverged from the server's at tick " + std::to_string(r.tick));
+      continue;
+    }
+    switch (cfg.on_desync) {
+      case OnDesync::Report: break;
+      case OnDesync::Stop:
+        end_session(wire::EndReason::Desync,
+                    "desync at tick " + std::to_string(r.tick) + " of player " + std::to_string(r.slot) + " (" + r.name + ")",
+                    now);
+        break;
+      case OnDesync::Resync: resync(p); break;
+    }
   }
 }
 
-void ServerSession::Impl::record_report(Peer& p) {
-  DesyncReport r = p.probe.report();
-  if (!p.kick_after_probe.empty()) r.note += (r.note.empty() ? "" : "; ") + std::string("found after a join snapshot");
+void ServerSession::Impl::record_report(DesyncReport r) {
   decide_majority(r);
   if (!r.odd_one_out.empty())
     LOCKSTEP_LOG_ERROR("desync at tick %u: by majority of %zu hashes the odd one out is %s", r.tick,
@@ -251,7 +293,7 @@ void ServerSession::Impl::record_report(Peer& p) {
                        path.c_str());
   else
     LOCKSTEP_LOG_ERROR("desync at tick %u not localized: %s; report %s", r.tick, r.note.c_str(), path.c_str());
-  reports.push_back(r);
+  reports.push_back(std::move(r));
 }
 
 // Sends the authoritative current state; the client loads it and plays on from there.

@@ -116,6 +116,7 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
     }
   }
   fit_history();
+  if (!pending_reports.empty()) settle_reports(now, /*force=*/false, /*act=*/phase != Phase::Closing && phase != Phase::Finished);
   for (auto& [id, p] : peers)
     if (p.probe.active() &&
         now - p.probe.started_at() > std::max(cfg.probe_timeout_ns, p.enet ? 8 * std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0)) {
@@ -218,8 +219,11 @@ void ServerSession::Impl::end_session(wire::EndReason reason, const std::string&
   for (auto& [id, p] : peers)
     if (p.probe.active()) {  // reports still open are written, nothing more
       p.probe.give_up("the session ended before the desync was localized");
-      record_report(p);
+      if (p.probe_pinned) history->unpin(p.probe.report().tick);
+      p.probe_pinned = false;
+      pending_reports.push_back(PendingReport{p.id, p.probe.report(), now, p.kick_after_probe});
     }
+  settle_reports(now, /*force=*/true, /*act=*/false);
   LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
   broadcast(Channel::Control, protocol::session_end(reason, executed(), detail));
   for (auto& [id, p] : peers) {

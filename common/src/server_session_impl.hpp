@@ -118,6 +118,14 @@ struct ServerSession::Impl {
   };
   std::vector<TickVotes> votes = std::vector<TickVotes>(kHistory);
   std::map<std::uint32_t, std::string> peer_labels;  // "player N (name)" of every peer that voted
+  /// A localized desync whose report waits for the other peers' hashes of its tick.
+  struct PendingReport {
+    std::uint32_t peer_id = 0;
+    DesyncReport report;
+    std::int64_t since = 0;
+    std::string kick_reason;  // a join whose state did not match: closed once reported
+  };
+  std::vector<PendingReport> pending_reports;
   HashLogWriter* hash_log = nullptr;
   std::function<void(const InputFrame&, std::uint64_t)> tick_fn;
 
@@ -182,7 +190,9 @@ struct ServerSession::Impl {
   void start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs, std::int64_t now);
   void on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now);
   void follow_probe(Peer& p, DesyncLocalizer::Outcome outcome, std::int64_t now);
-  void record_report(Peer& p);
+  void record_report(DesyncReport r);
+  [[nodiscard]] bool votes_in(Tick t) const;
+  void settle_reports(std::int64_t now, bool force, bool act);
   void note_vote(const Peer& p, Tick t, std::uint64_t theirs);
   void decide_majority(DesyncReport& r) const;
   void fit_history();

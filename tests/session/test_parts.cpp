@@ -16,7 +16,9 @@
 #include "lockstep/summary.hpp"
 #include "lockstep/tick_clock.hpp"
 #include "lockstep/version.hpp"
+#include "support/localize.hpp"
 #include "support/ticks.hpp"
+#include "support/tiny_sim.hpp"
 
 using namespace lockstep;
 
@@ -362,6 +364,23 @@ TEST_SUITE("session/parts") {
     ProbeAnswer out;
     CHECK_FALSE(answer_probe(ProbeQuestion{0, wire::ProbeLevel::Fields, 999, 1, 64}, sim.get(), &out));
     CHECK_FALSE(answer_probe(ProbeQuestion{0, wire::ProbeLevel::Blocks, 0, 0, 0}, sim.get(), &out));
+  }
+
+  TEST_CASE("desync localizer: an entity held by one side only is named as such, either way round") {
+    // Tiny worlds of 3 and 4 walkers at tick 0: the first three are alike, the fourth is held by
+    // one side only, as if one side had created an entity the other had not.
+    auto fewer = lockstep::testing::make_tiny_sim(WorldParams{{}, 3});
+    auto more = lockstep::testing::make_tiny_sim(WorldParams{{}, 4});
+    REQUIRE(fewer->entity_count() + 1 == more->entity_count());
+    for (auto* pair : {&fewer, &more}) {
+      Simulation& server = **pair;
+      Simulation& client = pair == &fewer ? *more : *fewer;
+      const DesyncReport r = lockstep::testing::localize(server, client);
+      CAPTURE(r.note);
+      CHECK(r.where == "entity count");
+      CHECK(r.entity == static_cast<std::int64_t>(fewer->entity_count()));
+      CHECK(r.note.find(pair == &fewer ? "the client holds entity" : "the server holds entity") != std::string::npos);
+    }
   }
 
   TEST_CASE("every printable name round-trips through the JSON the executables print") {

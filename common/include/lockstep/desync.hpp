@@ -70,8 +70,9 @@ struct DesyncReport {
   std::int32_t slot = -1;
   std::string name;
   std::uint64_t server_hash = 0, client_hash = 0;
-  std::string where = "unknown";   ///< "entity", "global", "outside fields" (the hashes differ, no declared field
-                                   ///< does) or "unknown" (a peer no longer had the tick)
+  std::string where = "unknown";   ///< "entity", "global", "entity count" (one side holds `entity`, the other
+                                   ///< not), "outside fields" (the hashes differ, no declared field does) or
+                                   ///< "unknown" (a peer no longer had the tick)
   std::int64_t entity = -1;
   std::vector<FieldValue> server_fields;  ///< the fields that differ, server's values
   std::vector<FieldValue> client_fields;  ///< the same fields, client's values
