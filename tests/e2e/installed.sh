@@ -12,7 +12,7 @@ BUILD=$(cd "$BIN/.." && pwd)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 PREFIX="$WORK/prefix"
 cmake --install "$BUILD" --prefix "$PREFIX" >"$WORK/install.log" 2>&1 || fail "cmake --install: $(tail -3 "$WORK/install.log")"
-for f in bin/lockstep-server bin/lockstep-client bin/lockstep-replay bin/lockstep-synctest bin/lockstep-netsim \
+for f in bin/lockstep-server bin/lockstep-client bin/lockstep-replay bin/lockstep-synctest bin/lockstep-netsim bin/lockstep-lint \
          include/lockstep/lockstep.h include/lockstep/module_abi.h include/lockstep/simulation.hpp \
          include/lockstep/wire/messages_generated.h lib/liblockstep_core.a lib/liblockstep_net.a \
          lib/liblockstep_core.so.0.1.0 lib/liblockstep_net.so.0.1.0 lib/cmake/lockstep/lockstepConfig.cmake \
@@ -32,11 +32,12 @@ cmake -S "$WORK/orbits-src" -B "$WORK/orbits" -DCMAKE_PREFIX_PATH="$PREFIX" >"$W
 cmake --build "$WORK/orbits" -j 2 >"$WORK/orbits-build.log" 2>&1 || fail "building examples/orbits: $(tail -5 "$WORK/orbits-build.log")"
 ctest --test-dir "$WORK/orbits" --output-on-failure >"$WORK/orbits-ctest.log" 2>&1 ||
   fail "the example's own tests: $(tail -20 "$WORK/orbits-ctest.log")"
-grep -q '100% tests passed, 0 tests failed out of 3' "$WORK/orbits-ctest.log" || fail "the example's ctest: $(tail -3 "$WORK/orbits-ctest.log")"
+grep -q '100% tests passed, 0 tests failed out of 5' "$WORK/orbits-ctest.log" || fail "the example's ctest: $(tail -3 "$WORK/orbits-ctest.log")"
 json_check "$WORK/orbits/synctest/orbits_synctest.json" 'd["ok"] and d["sim"] == "orbits" and len(d["checks"]) == 9' \
   "the synctest report of orbits"
 grep -q 'tests="9" failures="0"' "$WORK/orbits/synctest/orbits_synctest.xml" || fail "the JUnit file of orbits"
-echo "ok: examples/orbits built against the prefix; lockstep-synctest (9 checks, 2 and 8 players) and its golden replay pass"
+grep -q 'orbits/synctest/lint .*Passed' "$WORK/orbits-ctest.log" || fail "the example's lint case did not run: $(cat "$WORK/orbits-ctest.log")"
+echo "ok: examples/orbits built against the prefix; lockstep-lint, lockstep-synctest (9 checks) and its golden replay pass"
 
 # A session of the installed executables on the team's module.
 LIB="$WORK/orbits/liborbits.so"
