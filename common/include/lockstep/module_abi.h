@@ -98,7 +98,9 @@ typedef struct lockstep_module_v2 {
   const char* name;            /* what --sim shows; [a-z0-9_-], 1..32 characters */
   uint32_t version;            /* the module's own version; enters the fingerprint */
   uint64_t build_id;           /* changes whenever results may change (code, constants, build
-                                  settings); enters the fingerprint */
+                                  settings); enters the fingerprint. LOCKSTEP_BUILD_ID, which
+                                  lockstep_add_module() derives from the sources, does this by
+                                  itself; 0: the host hashes the library file's bytes instead */
   const char* description;     /* one line */
   const char* settings_help;   /* e.g. "seed=1 (world seed) size=64 (...)" */
   const char* controls_help;   /* e.g. "arrows steer" */
