@@ -78,6 +78,7 @@ int run_sessions(const std::string& host, std::uint16_t base_port, std::uint32_t
       cc.port = static_cast<std::uint16_t>(base_port + s);
       cc.name = "load" + std::to_string(s) + "-" + std::to_string(p);
       cc.connect_timeout_ns = 30'000'000'000;
+      cc.factory = make_arena;
       Error err;
       auto c = ClientSession::create(cc, &err);
       if (!c) {

@@ -12,6 +12,7 @@
 #include "bench.hpp"
 #include "lockstep/bot.hpp"
 #include "lockstep/client_session.hpp"
+#include "lockstep/games.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/server_session.hpp"

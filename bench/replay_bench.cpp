@@ -12,7 +12,7 @@ namespace lockstep::bench {
 
 void run_replay(const Options& opt, std::vector<Row>& rows) {
   for (std::uint32_t bodies : {64u, 1000u, 10000u}) {
-    Scenario sc = golden_scenario();
+    Scenario sc = golden_scenario(arena_module());
     sc.world = arena_world(20261122, bodies, sc.world.players);
     const Tick ticks = opt.quick ? 50 : (bodies >= 10000 ? 300 : 2000);
     const Replay r = scenario_replay(sc, ticks);

@@ -58,7 +58,7 @@ void run_sim(const Options& opt, std::vector<Row>& rows) {
   const int ticks = opt.quick ? 5 : 20;  // ticks per repetition
   double per_body_smallest = 0;
   for (std::uint32_t bodies : sizes) {
-    Scenario sc = golden_scenario();
+    Scenario sc = golden_scenario(arena_module());
     sc.world = arena_world(20261122, bodies, sc.world.players);
     auto sim = make_arena(sc.world);
     Tick t = 0;

@@ -12,6 +12,7 @@
 #include "lockstep/client_session.hpp"
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/transport.hpp"
@@ -129,7 +130,7 @@ int play(Options o) {
   Error error;
   auto session = ClientSession::create(cfg, &error);
   if (!session) {
-    LOCKSTEP_LOG_ERROR("%s", error.detail.c_str());
+    LOCKSTEP_LOG_ERROR("%s", option_sentence(error).c_str());
     return exit_code(error.kind);
   }
   if (hash_log.is_open()) session->set_hash_log(&hash_log);

@@ -4,10 +4,31 @@
 include(CMakePackageConfigHelpers)
 set(LOCKSTEP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lockstep)
 
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/common/include/lockstep DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        COMPONENT dev FILES_MATCHING PATTERN "*.hpp" PATTERN "*.h")
-install(DIRECTORY ${PROJECT_BINARY_DIR}/schemas/include/lockstep DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        COMPONENT dev FILES_MATCHING PATTERN "*_generated.h")
+# The public face: what a team calls (the C API lockstep.h, the module ABI, the C++ module and
+# session interfaces, the built-in games) and every header those include. The rest of each
+# layer's include/ is the inside: the executables and tests use it, the package does not ship it.
+# e2e/installed compiles every installed header on its own, so a public header that includes a
+# private one fails there.
+set(LOCKSTEP_PUBLIC_HEADERS
+  common/api/include/lockstep/lockstep.h common/api/include/lockstep/client.hpp
+  common/core/include/lockstep/desync.hpp common/core/include/lockstep/error.hpp
+  common/core/include/lockstep/frame_loop.hpp common/core/include/lockstep/hash_log.hpp
+  common/core/include/lockstep/histogram.hpp common/core/include/lockstep/input.hpp
+  common/core/include/lockstep/json.hpp common/core/include/lockstep/log.hpp
+  common/core/include/lockstep/module.hpp common/core/include/lockstep/module_abi.h
+  common/core/include/lockstep/replay.hpp common/core/include/lockstep/rng.hpp
+  common/core/include/lockstep/scenario.hpp common/core/include/lockstep/settings.hpp
+  common/core/include/lockstep/simulation.hpp common/core/include/lockstep/state_hash.hpp
+  common/core/include/lockstep/timestep.hpp common/core/include/lockstep/version.hpp
+  common/net/include/lockstep/protocol.hpp common/net/include/lockstep/transport.hpp
+  common/session/include/lockstep/client_session.hpp common/session/include/lockstep/lead.hpp
+  common/session/include/lockstep/pacer.hpp common/session/include/lockstep/server_session.hpp
+  games/include/lockstep/games.hpp games/arena/include/lockstep/arena.hpp games/arena/include/lockstep/bot.hpp
+  games/skirmish/include/lockstep/skirmish.hpp)
+list(TRANSFORM LOCKSTEP_PUBLIC_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/)
+install(FILES ${LOCKSTEP_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep COMPONENT dev)
+install(FILES ${PROJECT_BINARY_DIR}/schemas/include/lockstep/wire/messages_generated.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep/wire COMPONENT dev)
 install(FILES ${PROJECT_SOURCE_DIR}/schemas/messages.fbs ${PROJECT_SOURCE_DIR}/schemas/replay.fbs
         DESTINATION ${CMAKE_INSTALL_DATADIR}/lockstep/schemas COMPONENT dev)
 
@@ -60,7 +81,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION games)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libflatbuffers-dev, nlohmann-json3-dev, libxxhash-dev, libenet-dev, pkg-config")
+# A module needs only the compiler (lockstep::module is module_abi.h and two flags); building
+# against the C++ libraries needs the headers' dependencies, which apt installs as recommended.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libflatbuffers-dev, nlohmann-json3-dev, libxxhash-dev, libenet-dev, pkg-config")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "lockstep steps an identical fixed-dt simulation on a server and its clients,
  hashes the whole state every tick to catch divergence, and ships the desync checks a team runs
  on its own simulation module in CI (lockstep-synctest).")

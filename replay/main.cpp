@@ -5,14 +5,15 @@
 #include "lockstep/cli.hpp"
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
 
-#include "lockstep/clock.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/replay.hpp"
 #include "lockstep/scenario.hpp"
@@ -94,7 +95,7 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
   // (A replay of another module would mismatch at tick 1: the warning above says why.)
   const bool bar = isatty(STDERR_FILENO);
   const std::size_t n = r.frames.size();
-  const std::int64_t t0 = monotonic_ns();
+  const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < n; ++i) {
     sim->step(r.frames[i]);
     if (perturb_at != 0 && r.frames[i].tick == perturb_at) sim->perturb(12345);
@@ -112,7 +113,7 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
                    r.frames[i].tick, n);
     }
   }
-  const double secs = static_cast<double>(monotonic_ns() - t0) / 1e9;
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (bar) std::fputs("\n", stderr);
   const double tps = secs > 0 ? static_cast<double>(n) / secs : 0.0;
   std::printf("OK %zu ticks verified (%.*s %s, %u players), %.0f ticks/s, %.0fx real time\n", n,

@@ -13,6 +13,7 @@
 #include "lockstep/clock.hpp"
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/replay.hpp"
 #include "lockstep/server_session.hpp"
@@ -148,7 +149,7 @@ int host(Options o) {
   Error error;
   auto session = ServerSession::create(cfg, &error);
   if (!session) {
-    LOCKSTEP_LOG_ERROR("%s", error.detail.c_str());
+    LOCKSTEP_LOG_ERROR("%s", option_sentence(error).c_str());
     return exit_code(error.kind);
   }
   if (hash_log.is_open()) session->set_hash_log(&hash_log);

@@ -14,6 +14,7 @@
 
 #include "lockstep/cli.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/synctest.hpp"

@@ -3,7 +3,7 @@
 # the schema's first line, and docs/PROTOCOL.md's "Protocol version: N" line.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-code=$(sed -n 's/.*kProtocolVersion = \([0-9]*\);.*/\1/p' "$ROOT/common/include/lockstep/version.hpp")
+code=$(sed -n 's/.*kProtocolVersion = \([0-9]*\);.*/\1/p' "$ROOT/common/core/include/lockstep/version.hpp")
 schema=$(sed -n '1s/.*wire protocol, version \([0-9]*\).*/\1/p' "$ROOT/schemas/messages.fbs")
 spec=$(sed -n 's/^Protocol version: \([0-9]*\).*/\1/p' "$ROOT/docs/PROTOCOL.md" | head -1)
 echo "kProtocolVersion $code, schema $schema, docs/PROTOCOL.md $spec"

@@ -104,7 +104,7 @@ TEST_SUITE("core/formats") {
   }
 
   TEST_CASE("the replay reader names each fault of a file, and reads back the golden replay") {
-    const Replay r = scenario_replay(golden_scenario(), 150);
+    const Replay r = scenario_replay(golden_scenario(arena_module()), 150);
     const fs::path good = temp_file("good.replay");
     std::string error;
     REQUIRE(write_replay(good.string(), r, &error));
@@ -152,8 +152,8 @@ TEST_SUITE("core/formats") {
     REQUIRE(read_replay(LOCKSTEP_GOLDEN_DIR "/golden.replay", &golden, &detail) == ReplayError::None);
     CHECK(golden.complete);
     CHECK(golden.frames.size() == 3000);
-    CHECK(golden.header.world.settings == golden_scenario().world.settings);
-    CHECK(golden.header.world.players == golden_scenario().world.players);
+    CHECK(golden.header.world.settings == golden_scenario(arena_module()).world.settings);
+    CHECK(golden.header.world.players == golden_scenario(arena_module()).world.players);
     CHECK(golden.frames.front().tick == 1);
     CHECK(golden.frames.back().tick == 3000);
     CHECK(golden.header.module == "arena");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "lockstep/arena.hpp"
+#include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/skirmish.hpp"
 #include "lockstep/hash_log.hpp"

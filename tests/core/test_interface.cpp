@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "lockstep/arena.hpp"
+#include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/state_hash.hpp"
@@ -66,9 +67,9 @@ void check_contract(SimulationFactory make, const Scenario& sc) {
 }  // namespace
 
 TEST_SUITE("core/interface") {
-  TEST_CASE("the arena keeps the Simulation contract") { check_contract(&make_arena, golden_scenario()); }
+  TEST_CASE("the arena keeps the Simulation contract") { check_contract(&make_arena, golden_scenario(arena_module())); }
   TEST_CASE("the tiny test simulation keeps the Simulation contract") {
-    check_contract(&testing::make_tiny_sim, golden_scenario());  // the arena's 2-byte bot inputs
+    check_contract(&testing::make_tiny_sim, golden_scenario(arena_module()));  // the arena's 2-byte bot inputs
   }
   TEST_CASE("every built-in module's simulation keeps the Simulation contract") {
     for (const Module* m : builtin_modules()) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "lockstep/arena.hpp"
+#include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 
 using namespace lockstep;

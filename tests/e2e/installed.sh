@@ -22,7 +22,27 @@ for f in bin/lockstep-server bin/lockstep-client bin/lockstep-replay bin/lockste
 done
 readelf -d "$PREFIX/lib/liblockstep_core.so" | grep -q 'SONAME.*\[liblockstep_core.so.0\]' || fail "liblockstep_core.so has no SONAME liblockstep_core.so.0"
 readelf -d "$PREFIX/lib/liblockstep_net.so" | grep -q 'SONAME.*\[liblockstep_net.so.0\]' || fail "liblockstep_net.so has no SONAME"
-echo "ok: installed: headers, static and shared libraries (SONAME .0), CMake package, pkg-config, executables"
+# Only the public face is installed, and each public header stands on its own.
+for private in admission.hpp hash_ledger.hpp input_window.hpp frame_intake.hpp resend.hpp cli.hpp summary.hpp synctest.hpp; do
+  [ -e "$PREFIX/include/lockstep/$private" ] && fail "the private header $private is installed"
+done
+for h in "$PREFIX"/include/lockstep/*.h*; do
+  echo "#include <lockstep/$(basename "$h")>" | g++ -std=c++20 -fsyntax-only -x c++ -I"$PREFIX/include" - 2>"$WORK/header.err" ||
+    fail "the installed $(basename "$h") does not compile on its own: $(head -3 "$WORK/header.err")"
+done
+echo "ok: installed: public headers (each compiles alone), static and shared libraries (SONAME .0), CMake package, pkg-config, executables"
+
+# A module-only build needs no dependency but the compiler: with FlatBuffers, nlohmann-json,
+# xxHash and ENet hidden from CMake the package still loads and builds the module.
+cp -r "$SRC/examples/orbits" "$WORK/orbits-bare-src"
+rm -rf "$WORK/orbits-bare-src/build"
+PKG_CONFIG_LIBDIR=/nonexistent cmake -S "$WORK/orbits-bare-src" -B "$WORK/orbits-bare" -DCMAKE_PREFIX_PATH="$PREFIX" \
+  -DCMAKE_DISABLE_FIND_PACKAGE_FlatBuffers=ON -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON >"$WORK/bare-cfg.log" 2>&1 ||
+  fail "configuring a module without the libraries' dependencies: $(tail -5 "$WORK/bare-cfg.log")"
+grep -q "lockstep::core and lockstep::net also need" "$WORK/bare-cfg.log" || fail "the package did not say what the libraries need"
+PKG_CONFIG_LIBDIR=/nonexistent cmake --build "$WORK/orbits-bare" -j 2 >"$WORK/bare-build.log" 2>&1 ||
+  fail "building a module without the libraries' dependencies: $(tail -5 "$WORK/bare-build.log")"
+echo "ok: a module builds from the package without FlatBuffers, nlohmann-json, xxHash or ENet"
 
 # The example, out of the tree: it may only find lockstep through the prefix.
 cp -r "$SRC/examples/orbits" "$WORK/orbits-src"

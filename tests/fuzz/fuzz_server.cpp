@@ -30,6 +30,7 @@ struct Harness {
     cfg.port = 0;
     cfg.players = 2;
     cfg.world = arena_world(1, 32, cfg.players);
+    cfg.factory = make_arena;
     cfg.start_delay_ns = 0;
     cfg.input_grace_ns = 0;
     cfg.max_bad_messages = UINT32_MAX;     // keep the fuzzed peer joined, whatever it sends

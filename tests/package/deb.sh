@@ -25,11 +25,16 @@ trap cleanup EXIT
 VERSION=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")/\1/p' "$BUILD/CPackConfig.cmake")
 DEB="$WORK/lockstep_${VERSION}_amd64.deb"
 [ -f "$DEB" ] || fail "no $(basename "$DEB"): $(ls "$WORK")"
-dpkg-deb -f "$DEB" Package Version Architecture Depends >"$WORK/control"
+dpkg-deb -f "$DEB" Package Version Architecture Depends Recommends >"$WORK/control"
 grep -qx "Package: lockstep" "$WORK/control" && grep -qx "Version: $VERSION" "$WORK/control" &&
   grep -qx "Architecture: amd64" "$WORK/control" || fail "control fields: $(cat "$WORK/control")"
-for dep in libenet7 libstdc++6 libc6 libflatbuffers-dev nlohmann-json3-dev; do
+for dep in libenet7 libstdc++6 libc6; do
   grep -q "^Depends:.*\b$dep\b" "$WORK/control" || fail "Depends lacks $dep: $(grep Depends "$WORK/control")"
+done
+# A module needs only the compiler: the libraries' header dependencies are recommended, not required.
+for dep in libflatbuffers-dev nlohmann-json3-dev libxxhash-dev libenet-dev; do
+  grep -q "^Recommends:.*\b$dep\b" "$WORK/control" || fail "Recommends lacks $dep: $(grep Recommends "$WORK/control")"
+  grep -q "^Depends:.*\b$dep\b" "$WORK/control" && fail "Depends names $dep: a module-only build would need it"
 done
 dpkg-deb -c "$DEB" | awk '{print $6}' >"$WORK/contents"
 for f in ./usr/bin/lockstep-server ./usr/bin/lockstep-client ./usr/bin/lockstep-synctest ./usr/include/lockstep/lockstep.h \
@@ -42,8 +47,28 @@ say "ok: $(basename "$DEB"), $(wc -l <"$WORK/contents") paths; $(grep Depends "$
 source docker/engine.sh
 docker run -d --name "$NAME" -v "$WORK:/pkg:ro" debian:bookworm-slim sleep 600 >/dev/null || fail "cannot start a container"
 box() { docker exec "$NAME" sh -c "$*"; }
-box "apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq /pkg/$(basename "$DEB")" \
+box "apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends /pkg/$(basename "$DEB")" \
   >"$WORK/apt.log" 2>&1 || { tail -20 "$WORK/apt.log"; fail "apt-get install of the package failed"; }
+# A team's module with nothing but the package and a compiler: lockstep_add_module, the lint and synctest.
+mkdir -p "$WORK/mod"
+cp tests/modules/walkers.c "$WORK/mod/"
+cat >"$WORK/mod/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.21)
+project(walkers C)
+find_package(lockstep CONFIG REQUIRED)
+lockstep_add_module(walkers walkers.c)
+enable_testing()
+lockstep_add_synctest(NAME walkers-synctest MODULE walkers TICKS 100)
+CMAKE
+box "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends cmake gcc libc6-dev make >/dev/null && \
+     cp -r /pkg/mod /tmp/mod && cmake -S /tmp/mod -B /tmp/mod/build >/tmp/mod.cfg && cmake --build /tmp/mod/build && \
+     ctest --test-dir /tmp/mod/build --output-on-failure" >"$WORK/module.log" 2>&1 ||
+  { tail -30 "$WORK/module.log"; fail "a module-only build with the package and the compiler alone"; }
+grep -q "100% tests passed, 0 tests failed out of 2" "$WORK/module.log" || fail "the module's synctest and lint: $(tail -5 "$WORK/module.log")"
+box "dpkg -s libflatbuffers-dev" >/dev/null 2>&1 && fail "a development package came with the module-only install"
+say "ok: a module builds and passes lockstep-lint and lockstep-synctest with the package and the compiler alone"
+box "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pkg-config libflatbuffers-dev nlohmann-json3-dev libxxhash-dev libenet-dev" \
+  >>"$WORK/apt.log" 2>&1 || { tail -20 "$WORK/apt.log"; fail "apt-get install of the recommended packages failed"; }
 box "lockstep-server --version" | grep -q "^lockstep-server $VERSION" || fail "the installed lockstep-server does not run"
 box "lockstep-synctest --sim skirmish --world units=20 --ticks 60 --report /tmp/r.json && grep -q '\"ok\": true' /tmp/r.json" \
   >"$WORK/synctest.log" 2>&1 || { cat "$WORK/synctest.log"; fail "lockstep-synctest in the container"; }

@@ -44,6 +44,7 @@ TEST_SUITE("session/desync") {
     cfg.players = players;
     cfg.last_tick = last;
     cfg.world = arena_world(1, bodies, players);
+    cfg.factory = make_arena;
     cfg.on_desync = OnDesync::Resync;
     cfg.desync_dir = dir.string();
     cfg.start_delay_ns = 50'000'000;
@@ -58,6 +59,7 @@ TEST_SUITE("session/desync") {
     for (std::uint32_t i = 0; i < players; ++i) {
       ClientConfig cc;
       cc.port = server->port();
+      cc.factory = make_arena;
       cc.name = i == 0 ? "honest" : "diverging";
       if (i == 1)
         cc.after_step = [&plan](Tick t, Simulation& sim) {

@@ -16,6 +16,7 @@
 #include "lockstep/bot.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/clock.hpp"
+#include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/rng.hpp"
@@ -385,6 +386,7 @@ TEST_SUITE("session/refusals") {
 
   TEST_CASE("no server: the client gives up with exit code 4") {
     ClientConfig c = client_named("lonely");
+    c.factory = make_arena;
     c.port = 1;  // nothing listens there
     c.connect_timeout_ns = 1 * kSeconds;
     Error err;
@@ -398,16 +400,31 @@ TEST_SUITE("session/refusals") {
   TEST_CASE("sessions that cannot start say why with a typed error, mapped to DESIGN.md's exit codes") {
     ServerConfig bad;
     bad.port = 0;
-    bad.players = 0;
     Error err;
+    // A session runs a module it is given, never one of its own choosing.
+    CHECK(ServerSession::create(bad, &err) == nullptr);
+    CHECK(err.kind == ErrorKind::Usage);
+    CHECK(err.field == "factory");
+    bad.factory = make_arena;
+    bad.players = 0;
     CHECK(ServerSession::create(bad, &err) == nullptr);
     CHECK(err.kind == ErrorKind::Usage);
     CHECK(exit_code(err.kind) == 2);
+    // The library names the field; an executable names its option.
+    CHECK(err.field == "players");
+    CHECK(err.detail == "players must be 1..32");
+    CHECK(option_sentence(err) == "--players must be 1..32");
+    bad.players = 2;
+    bad.input_delay = 51;
+    CHECK(ServerSession::create(bad, &err) == nullptr);
+    CHECK(option_sentence(err) == "--input-delay must be 0..50");
     ServerConfig first;
+    first.factory = make_arena;
     first.port = 0;
     auto holder = ServerSession::create(first, &err);
     REQUIRE(holder != nullptr);
     ServerConfig second;
+    second.factory = make_arena;
     second.port = holder->port();  // taken
     err = {};
     CHECK(ServerSession::create(second, &err) == nullptr);
@@ -415,14 +432,17 @@ TEST_SUITE("session/refusals") {
     CHECK(exit_code(err.kind) == 1);
     CHECK(err.detail.find(std::to_string(holder->port())) != std::string::npos);
     ServerConfig bind;
+    bind.factory = make_arena;
     bind.port = 0;
     bind.bind = "not-an-address";
     CHECK(ServerSession::create(bind, &err) == nullptr);
     CHECK(err.kind == ErrorKind::Usage);
     ClientConfig nameless = client_named("a\tb");
+    nameless.factory = make_arena;
     CHECK(ClientSession::create(nameless, &err) == nullptr);
     CHECK(err.kind == ErrorKind::Usage);
     ClientConfig nowhere = client_named("far");
+    nowhere.factory = make_arena;
     nowhere.host = "no-such-host.invalid";
     CHECK(ClientSession::create(nowhere, &err) == nullptr);
     CHECK(err.kind == ErrorKind::Connection);

@@ -1,5 +1,6 @@
 // The C++ layers from an installed package: a built-in module's world stepped on bot frames,
 // and a JoinRequest through the wire format and back. Prints one line; exits 0 when they hold.
+#include <lockstep/games.hpp>
 #include <lockstep/module.hpp>
 #include <lockstep/protocol.hpp>
 #include <lockstep/version.hpp>

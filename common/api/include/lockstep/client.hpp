@@ -1,0 +1,131 @@
+// The embedding API's client: join a session from the game's own loop, with the game's own
+// clock, renderer and frame rate (docs/EMBEDDING.md). The game calls update() as often as it
+// likes with its monotonic time; it sets its input whenever it changes (the session samples it
+// on every tick of the server's clock), takes events, and draws between the previous and current
+// confirmed states at alpha(). Frames are executed on a playout schedule a little behind their
+// due time, sized from how late they arrive, so alpha blends instead of resting at 1 when the
+// network jitters. No thread is hidden: start_service() runs one only when the game asks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lockstep/client_session.hpp"
+#include "lockstep/error.hpp"
+#include "lockstep/module.hpp"
+
+namespace lockstep {
+
+struct ClientOptions {
+  ClientConfig session;             ///< where and how to join; session.factory is the simulation (required)
+  std::uint32_t input_size = 0;     ///< bytes of this game's input (the module's input_size)
+  /// Playout: frames are executed this long after they fall due at least, and longer when they
+  /// arrive later than that (the 95th percentile of the last second's lateness, plus 2 ms).
+  std::int64_t playout_min_ns = 0;
+  std::int64_t playout_max_ns = 150'000'000;
+  /// The longest a game's update may spend stepping frames before it returns (the spiral-of-death
+  /// guard); frames left over are stepped on the next update.
+  std::int64_t step_budget_ns = 8'000'000;
+};
+
+/// Figures of the connection and the view, for the game's own overlay.
+struct ClientFigures {
+  std::uint32_t rtt_ms = 0, jitter_ms = 0;  ///< round trip and its variance (ENet's)
+  double loss = 0;                          ///< packet loss estimate, 0..1
+  std::int64_t lead_ns = 0;                 ///< how far ahead of the tick clock inputs are sampled
+  std::int64_t playout_ns = 0;              ///< how far behind their due time frames are executed
+  std::size_t frames_behind = 0;            ///< confirmed frames received and not executed yet
+  std::uint64_t inputs_filled = 0;          ///< our inputs the server had to fill (late or lost)
+  std::uint64_t frames_drawn = 0;           ///< alpha() calls that counted as a drawn frame
+  std::uint64_t frames_clamped = 0;         ///< of those, frames whose alpha rested at its limit
+  Tick tick = 0;                            ///< the executed (confirmed) tick
+  std::int32_t slot = -1;
+};
+
+class Client {
+ public:
+  /// Starts joining. nullptr with `error` set for a bad configuration (its field named), no
+  /// socket or an unknown host.
+  static std::unique_ptr<Client> create(ClientOptions options, Error* error);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  /// Handles the network and samples inputs for the ticks due by `now_ns` (the game's monotonic
+  /// clock), then executes the frames whose playout time has come, within the step budget.
+  /// Returns when it next has work (the game may call it earlier or later).
+  std::int64_t update(std::int64_t now_ns);
+
+  /// This player's input from now on (input_size bytes; shorter is zero-padded); false when too
+  /// long. It is sampled on every tick until it is set again.
+  bool set_input(std::span<const std::uint8_t> input);
+  /// A command (1..512 bytes) for the next sampled tick; commands over a tick's limits (8, 512
+  /// bytes) go with the ticks after it. False when empty, too long, or 64 are already waiting.
+  bool add_command(std::span<const std::uint8_t> command);
+
+  /// What happened since the last call (joined, started, players in and out, desyncs, the end).
+  std::vector<SessionEvent> take_events();
+
+  /// The blend factor for a frame drawn at `now_ns`, 0..1: previous() to current(). `drawn`:
+  /// count this call as a drawn frame in the figures (false for a second query of one frame).
+  double alpha(std::int64_t now_ns, bool drawn = true);
+  /// The current confirmed state and the one before it (nullptr before the welcome). Valid until
+  /// the next update().
+  [[nodiscard]] const Simulation* current() const;
+  [[nodiscard]] const Simulation* previous() const;
+  /// The game's own state type, for in-process modules: nullptr when the simulation is another type.
+  template <class T>
+  [[nodiscard]] const T* state() const {
+    return dynamic_cast<const T*>(current());
+  }
+
+  [[nodiscard]] ClientFigures figures() const;
+  [[nodiscard]] bool finished() const;
+  /// 0 finished, 1 runtime failure, 3 desync, 4 connection failed, refused or lost.
+  [[nodiscard]] int exit_code() const;
+  [[nodiscard]] std::string end_message() const;
+  [[nodiscard]] const std::string& rejoin_secret() const;
+  /// Leaves cleanly; the session ends with exit code 0 once the server has been told.
+  void leave(const std::string& reason);
+
+  /// A thread that calls update() at every tick of the server's clock with CLOCK_MONOTONIC, for
+  /// games whose loop runs slower than 100 Hz (so no tick's input is sampled late). While it
+  /// runs, every call of this class takes a lock, and update() may still be called. Stops with
+  /// stop_service() or the destructor.
+  void start_service();
+  void stop_service();
+
+  /// The session underneath, for what this class does not cover (the stock client's HUD).
+  [[nodiscard]] const ClientSession& session() const { return *session_; }
+  [[nodiscard]] ClientSession& session() { return *session_; }
+
+ private:
+  explicit Client(ClientOptions options, std::unique_ptr<ClientSession> session);
+  std::int64_t update_locked(std::int64_t now_ns);
+  void note_arrivals(std::int64_t now_ns);
+  void step_due(std::int64_t now_ns);
+  std::int64_t playout_time(Tick t) const;
+
+  ClientOptions options_;
+  std::unique_ptr<ClientSession> session_;
+  mutable std::recursive_mutex mutex_;
+  std::vector<std::uint8_t> input_;
+  std::vector<std::vector<std::uint8_t>> pending_;  // commands not yet taken by a tick, oldest first
+  std::vector<SessionEvent> events_;
+  std::string secret_;
+  Tick received_ = 0;                       // frames received so far (executed + buffered)
+  std::vector<std::int64_t> lateness_;      // arrival minus due time of recent frames, ns
+  std::size_t lateness_at_ = 0;
+  std::int64_t playout_ns_ = 0;
+  std::uint64_t drawn_ = 0, clamped_ = 0;
+  std::thread service_;
+  bool service_stop_ = false;
+};
+
+}  // namespace lockstep

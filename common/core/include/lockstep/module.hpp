@@ -1,0 +1,86 @@
+// Simulation modules: everything the stock executables need to host, join, record, replay and
+// check one game without knowing which game it is. A module bundles the simulation's factory,
+// its world settings (parsed from --world key=value,...), its bots, how a player's controls
+// become its input, and its name and version. The built-in games are in games/ (games.hpp); a
+// team's module comes from a shared library (load_module_library) or is passed in-process.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/input.hpp"
+#include "lockstep/settings.hpp"
+#include "lockstep/simulation.hpp"
+
+namespace lockstep {
+
+/// The keys a renderer reports, whatever the game: a module maps the ones it uses to its input.
+enum class Key : std::uint8_t {
+  Up, Down, Left, Right, Space, Enter,
+  A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P, Q, R, S, T, U, V, W, X, Y, Z,
+  Count
+};
+
+/// What the local player is doing this frame: the keys held, and the pointer in world units.
+struct Controls {
+  std::bitset<static_cast<std::size_t>(Key::Count)> held;
+  bool pointer_valid = false;  ///< the pointer is over the world
+  float pointer_x = 0, pointer_y = 0;
+  bool pointer_down = false;   ///< the primary button is held
+  bool secondary_down = false; ///< the secondary button is held
+  float world_width = 0, world_height = 0;  ///< the world's size in world units
+
+  [[nodiscard]] bool is_held(Key k) const { return held.test(static_cast<std::size_t>(k)); }
+  void hold(Key k) { held.set(static_cast<std::size_t>(k)); }
+};
+
+/// What a module keeps between one frame's controls and the next (a drag's start, the keys held
+/// last frame, a cursor): zero at first, the module's alone.
+using ControlMemory = std::array<std::int32_t, 16>;
+
+struct Module {
+  std::string_view name;         ///< what --sim takes
+  std::uint32_t version = 1;     ///< the module's own version (the fingerprint covers it too)
+  std::string_view description;  ///< one line
+  std::span<const WorldSetting> settings;
+  /// Applies "key=value,key=value" on top of `world`'s settings (none: the defaults) and writes
+  /// them back as the module's canonical bytes; false with a sentence in `error` naming the bad
+  /// key or value.
+  bool (*parse_world)(std::string_view text, WorldParams* world, std::string* error) = nullptr;
+  /// The settings as "key=value,..." text (every setting, in a fixed order), for logs and
+  /// `lockstep-replay info`; "" when the bytes are not this module's settings.
+  std::string (*settings_text)(std::span<const std::uint8_t> settings) = nullptr;
+  /// Builds the tick-0 simulation; nullptr when the parameters are out of range.
+  SimulationFactory create = nullptr;
+  /// A bot's input and commands for a tick: a pure function of (seed, tick). `out->input` comes
+  /// sized input_size and zeroed, `out->commands` empty.
+  void (*bot)(std::uint64_t seed, Tick tick, PlayerTick* out) = nullptr;
+  /// The local player's input from this frame's controls, and any commands they issue (a click
+  /// that gives an order); `out` comes as for bot. The input counts until the next frame; the
+  /// commands are sent once.
+  void (*from_controls)(const Controls& controls, ControlMemory& memory, PlayerTick* out) = nullptr;
+  std::string_view controls_help;  ///< e.g. "arrows/WASD steer"
+  std::uint32_t input_size = 0;    ///< bytes of one player's input per tick, 0..kMaxInputBytes
+  /// The world the golden trace and replay of this module use ("key=value,..."), with 4 players.
+  std::string_view golden_world;
+};
+
+/// The fingerprint a JoinRequest carries: that of the module's default world (no settings, one
+/// player), the one world a client can build before the welcome brings the server's settings. 0
+/// when the module cannot build it.
+std::uint64_t join_fingerprint(SimulationFactory factory);
+
+/// A fresh PlayerTick of the module's input size, for bot() and from_controls().
+PlayerTick blank_tick(const Module& m);
+
+/// Loads the module of a shared library (--sim-lib FILE.so, the C ABI of module_abi.h). One
+/// library per process. nullptr with a sentence in `error` when the file is missing, is not a
+/// module, speaks another ABI version or lacks part of the table.
+const Module* load_module_library(const std::string& path, std::string* error);
+
+}  // namespace lockstep

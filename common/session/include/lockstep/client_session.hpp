@@ -1,0 +1,168 @@
+// The client side of a session: joins, samples its input once per tick on the server's tick
+// clock, sends it for tick `now + input delay`, executes confirmed frames strictly in order,
+// hashes after every tick and reports the hash. It reads no clock: time is passed in.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/error.hpp"
+#include "lockstep/hash_log.hpp"
+#include "lockstep/histogram.hpp"
+#include "lockstep/lead.hpp"
+#include "lockstep/simulation.hpp"
+#include "lockstep/transport.hpp"
+#include "lockstep/version.hpp"
+
+namespace lockstep {
+
+struct ClientConfig {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 7777;
+  std::string name = "player";          ///< 1..32 printable ASCII characters
+  std::string token;                    ///< join secret
+  bool spectate = false;                ///< join without a player slot
+  std::string rejoin_secret;            ///< from an earlier welcome: come back into that slot
+  Tick last_tick = 0;                   ///< leave cleanly after executing this tick, 0 = stay to the end
+  Tick inject_desync_at = 0;            ///< test hook: perturb one float by one ULP right after this tick
+  std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
+  LeadConfig lead;                      ///< how far ahead of the tick clock to sample (see lead.hpp)
+  /// Keep trying to connect and join this long (a new ENet connection every connect_retry_ns
+  /// until connected; the join and welcome then ride ENet's reliable resends). At 40 % loss both
+  /// ways a join needs a few seconds now and then, and 10 s left about one client in 30 out.
+  std::int64_t connect_timeout_ns = 20'000'000'000;
+  std::int64_t connect_retry_ns = 1'500'000'000;
+  std::int64_t silence_timeout_ns = 3'000'000'000;  ///< nothing at all from the server for this long: lost
+  bool execute_on_arrival = true;       ///< step frames inside update() as they arrive (in-process use); the
+                                        ///< client executable steps them itself, under its FrameLoop's budget
+  bool keep_previous = false;           ///< keep the state one tick back, for interpolation
+  std::uint32_t protocol_version = kProtocolVersion;  ///< tests override it to check refusals
+  SimulationFactory factory = nullptr;  ///< the simulation, the server's module's (required)
+  /// Snapshots arrive in 16 KiB chunks; a burst of them may wait in ENet before they are read.
+  TransportLimits limits{64 * 1024, 4 * 1024 * 1024};
+  /// Ticks of past states kept to answer desync probes, at least; more as the round trip to the
+  /// server asks (history_for_round_trip), up to state_history_max.
+  std::size_t state_history = 64;
+  std::size_t state_history_max = 2000;
+  /// Test hook: called after each executed tick, before hashing (perturbations in tests).
+  std::function<void(Tick, Simulation&)> after_step;
+};
+
+/// Fills this player's input and commands for a tick; called once per tick, in tick order, with
+/// `out->input` sized to the simulation's input size and zeroed, and no commands.
+using InputSource = std::function<void(Tick, PlayerTick* out)>;
+
+/// Something that happened in the session, for the game's own handling (the stock client logs
+/// them). Taken in order with ClientSession::take_events().
+struct SessionEvent {
+  enum class Kind : std::uint8_t {
+    Joined,         ///< the welcome: `slot` is ours (-1 a spectator), `detail` the rejoin secret
+    Started,        ///< the session runs: ticks are sampled and executed from here
+    PlayerJoined,   ///< `slot`, `name` came into the session (a rejoin too)
+    PlayerLeft,     ///< `slot`, `name` left from `tick` on; `detail` why
+    Desync,         ///< the server found our state diverged at `tick`
+    Resynced,       ///< the server's state of `tick` was loaded after a desync
+    Kicked,         ///< the server dropped us: `detail` why
+    Ended,          ///< the session is over: `code` the exit code, `detail` why
+  };
+  Kind kind = Kind::Started;
+  Tick tick = 0;
+  std::int32_t slot = -1;
+  std::string name;
+  std::string detail;
+  int code = 0;
+};
+const char* to_string(SessionEvent::Kind k);
+
+/// Why a message from the server was dropped. Every drop is counted; the first few of each kind are logged.
+enum class ClientDrop : std::uint8_t {
+  TooLarge, Malformed, FieldOutOfRange, UnexpectedMessage, InconsistentFrames, ProbeOutOfRange, SnapshotOutOfPlace,
+  SnapshotInvalid, UnknownBase, Count
+};
+const char* to_string(ClientDrop r);
+
+struct ClientStats {
+  std::uint64_t frames_received = 0;
+  std::array<std::uint64_t, static_cast<std::size_t>(ClientDrop::Count)> drops{};  ///< by ClientDrop
+  [[nodiscard]] std::uint64_t total_drops() const;
+  Histogram input_latency;  ///< sample -> execution of the same tick, microseconds
+  std::int64_t first_exec_ns = 0;   ///< when the first tick was executed here (monotonic)
+  std::int64_t last_exec_ns = 0;    ///< when the latest one was
+  std::uint64_t executed_ticks = 0; ///< ticks executed here (re-executions after a resync included)
+  std::uint64_t inputs_filled = 0;  ///< executed ticks whose input of ours the server filled (late or lost)
+  std::uint64_t commands_sent = 0;  ///< commands this player issued (each goes to the server until acknowledged)
+  std::uint32_t rtt_ms = 0;
+  std::int64_t lead_ns = 0;  ///< current input lead
+  std::uint32_t rtt_var_ms = 0;  ///< ENet's round-trip variance (jitter)
+  double loss = 0;           ///< ENet's packet loss estimate, 0..1
+  std::uint32_t connect_attempts = 0;
+  std::uint32_t resyncs = 0;  ///< authoritative states loaded after a desync
+  std::int64_t snapshot_ns = 0;     ///< last snapshot: welcome (a join) or first chunk (a resync) -> loaded and checked
+  std::uint64_t snapshot_bytes = 0;
+  std::string refusal;  ///< why the server refused the join (RefuseReason's name), "" if it did not
+};
+
+class ClientSession {
+ public:
+  enum class Phase { Connecting, Joined, Running, Leaving, Ended };
+
+  /// Starts connecting. nullptr with `error` set when the config is invalid (Usage), no socket
+  /// can be made (Runtime) or the server's address does not resolve (Connection).
+  static std::unique_ptr<ClientSession> create(const ClientConfig& config, Error* error);
+  ~ClientSession();
+
+  /// Handles everything that arrived and everything due at `now_ns`; returns when it next has work.
+  std::int64_t update(std::int64_t now_ns);
+  [[nodiscard]] int fd() const;
+
+  void set_input_source(InputSource source);
+  void set_hash_log(HashLogWriter* log);  ///< not owned; must outlive the session
+  /// Called after every executed tick with its hash (again for ticks re-executed after a resync).
+  void on_tick(std::function<void(Tick, std::uint64_t)> fn);
+  /// The events since the last call, oldest first (at most 1024 are kept; older ones are dropped).
+  std::vector<SessionEvent> take_events();
+  /// Leaves cleanly (the server sees a clean leave), then the session ends with exit code 0.
+  void leave(const std::string& reason);
+
+  /// When tick `t`'s frame falls due on this client's copy of the server's tick clock (the
+  /// server's deadline plus the least delay seen on the way here), monotonic ns; 0 before Start.
+  [[nodiscard]] std::int64_t tick_due_ns(Tick t) const;
+  /// Confirmed frames received but not executed yet.
+  [[nodiscard]] std::size_t frames_buffered() const;
+  /// Executes the next buffered frame at `now_ns`; false when none is there.
+  bool execute_next(std::int64_t now_ns);
+
+  [[nodiscard]] Phase phase() const;
+  [[nodiscard]] bool finished() const { return phase() == Phase::Ended; }
+  /// 0 finished, 1 the welcome named a world this simulation cannot build, 3 desync, 4 connection
+  /// failed, refused or lost.
+  [[nodiscard]] int exit_code() const;
+  [[nodiscard]] const std::string& end_message() const;
+
+  /// The simulation (nullptr before the welcome) and the state one tick before it (if kept).
+  [[nodiscard]] const Simulation* simulation() const;
+  [[nodiscard]] const Simulation* previous() const;
+  [[nodiscard]] Tick executed_tick() const;
+  [[nodiscard]] std::uint64_t last_hash() const;
+  [[nodiscard]] std::int32_t slot() const;  ///< -1 for a spectator or before the welcome
+  [[nodiscard]] bool desynced() const;
+  /// The secret that brings this player back into its slot after a lost connection ("" before the welcome).
+  [[nodiscard]] const std::string& rejoin_secret() const;
+  /// Tick of the snapshot this client joined from (0: it played from the start).
+  [[nodiscard]] Tick joined_at() const;
+  [[nodiscard]] const ClientStats& stats() const;
+  /// Its ENet host: bytes and datagrams sent and received.
+  [[nodiscard]] const NetHost& host() const;
+
+  struct Impl;
+
+ private:
+  explicit ClientSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,188 @@
+// The server side of a session: admits players, assembles each tick's input frame from their
+// inputs, broadcasts it, steps its own simulation and compares every client's per-tick hash
+// with its own. It reads no clock: the caller passes the time into update() and waits until
+// the time it returns (or until the socket is readable).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/desync.hpp"
+#include "lockstep/error.hpp"
+#include "lockstep/hash_log.hpp"
+#include "lockstep/histogram.hpp"
+#include "lockstep/pacer.hpp"
+#include "lockstep/protocol.hpp"
+#include "lockstep/simulation.hpp"
+#include "lockstep/transport.hpp"
+
+namespace lockstep {
+
+/// What the server does once it has reported a desync: keep going, end the session (exit 3),
+/// or send the desynced client the authoritative state so it plays on.
+enum class OnDesync { Report, Stop, Resync };
+
+struct ServerConfig {
+  std::string bind;                ///< listen address, "" = all
+  std::uint16_t port = 7777;       ///< UDP port, 0 = any free port
+  std::uint32_t players = 2;       ///< player slots, 1..32; the session starts when all are joined
+  Tick last_tick = 0;              ///< stop after this tick, 0 = run until stopped
+  std::uint32_t input_delay = 2;   ///< ticks between sampling and executing an input, 0..50
+  /// Play messages go every this many ticks (1..5), the ticks between batched into one datagram:
+  /// fewer headers for thin links. The session's input delay rises by send_every - 1 to match.
+  std::uint32_t send_every = 1;
+  WorldParams world;               ///< seed and bodies; world.players is set from `players`
+  std::string token;               ///< join secret, "" = none required
+  OnDesync on_desync = OnDesync::Report;
+  /// Wait at most this long past a tick's deadline for a late input, then fill it. Clients set
+  /// their lead so their inputs arrive before the deadline; this only absorbs a stray one.
+  std::int64_t input_grace_ns = 20'000'000;
+  std::int64_t start_delay_ns = 200'000'000;   ///< from "everyone is in" to tick 0's deadline, at least
+                                               ///< (more when a player's join round trip needs it)
+  std::int64_t drain_timeout_ns = 3'000'000'000;  ///< after the last tick, wait this long for final hashes
+  /// After the session's end is sent, wait this long for every peer to take it (ENet resends it
+  /// until acknowledged; at 10 % loss a 1 s wait left one client in a few hundred without it).
+  std::int64_t close_timeout_ns = 5'000'000'000;
+  std::int64_t join_timeout_ns = 20'000'000'000;  ///< a connection must send its join within this (as long as a client tries)
+  std::uint32_t max_spectators = 8;
+  std::string desync_dir = ".";    ///< where desync-<tick>-<player>.json reports are written
+  std::string record_path;         ///< named in reports as the replay to look at ("" = none)
+  /// Ticks of past states kept to examine a desync, at least; the server keeps more as the
+  /// longest round trip of its peers asks (history_for_round_trip), up to state_history_max.
+  std::size_t state_history = 64;
+  std::size_t state_history_max = 2000;
+  /// Give up localizing after this long, or eight of the peer's round trips if that is longer.
+  std::int64_t probe_timeout_ns = 2'000'000'000;
+  bool allow_late_join = false;    ///< admit new players into a vacated slot of a running session
+  /// A player whose state hashes stop arriving for this long (while it is in play) is reported
+  /// and dropped: desync detection does not depend on a client's good will.
+  std::int64_t hash_silence_ns = 5'000'000'000;
+  std::int64_t silent_drop_ns = 5'000'000'000;  ///< a player whose messages stop (in play), or a peer from
+                                                ///< which nothing arrives, for this long is dropped
+  double max_messages_per_second = 400;  ///< per peer, sustained; a peer above it is dropped
+  double message_burst = 800;            ///< per peer, messages it may send at once
+  std::uint32_t max_bad_messages = 100;  ///< malformed or unexpected messages a peer may send before it is dropped
+  std::uint32_t max_pending = 8;         ///< connections that have not joined yet
+  SimulationFactory factory = nullptr;  ///< the simulation (required)
+  /// ENet's packet cap applies both ways; snapshots go out in 16 KiB chunks, so 64 KiB is plenty.
+  TransportLimits limits{64 * 1024, 256 * 1024};
+};
+
+/// Why an incoming message was dropped. Every drop is counted; the first few of each kind are logged.
+enum class DropReason : std::uint8_t {
+  TooLarge, Malformed, FieldOutOfRange, WrongChannel, UnexpectedMessage, NotJoined, InputTooFarAhead,
+  HashForFutureTick, HashTooOld, FrameAckOutOfRange, BadInputs, Count
+};
+const char* to_string(DropReason r);
+
+struct ServerStats {
+  std::uint64_t ticks = 0;           ///< ticks executed
+  std::uint64_t filled_inputs = 0;   ///< inputs repeated because they were late, lost or never sent
+  std::uint64_t commands = 0;        ///< player commands executed
+  std::uint64_t desyncs = 0;         ///< players found desynced (each time: again after a resync)
+  std::uint64_t spectator_desyncs = 0;  ///< spectators found desynced: reported, never the session's exit code
+  std::uint64_t divergent_ticks = 0; ///< hashes that differed from the server's, every one counted
+  std::uint64_t hash_silences = 0;   ///< players dropped for not reporting hashes
+  std::uint64_t hashes_compared = 0;
+  std::uint64_t refused = 0;
+  std::array<std::uint64_t, 8> refusals{};  ///< by wire::RefuseReason value
+  std::uint64_t resyncs = 0;         ///< snapshots sent to desynced clients
+  std::uint64_t joins_running = 0;   ///< rejoins and late joins admitted with a snapshot
+  std::uint64_t verified = 0;        ///< of those, verified by a matching hash
+  std::uint64_t join_mismatches = 0; ///< of those, a state that did not match: reported as a desync, then closed
+  std::uint64_t state_history_ticks = 0;  ///< the most ticks of states the history held at once
+  std::uint64_t kicked = 0;          ///< peers dropped for breaking a limit
+  std::uint64_t pending_refused = 0; ///< connections turned away because too many were pending
+  std::int64_t last_snapshot_bytes = 0;
+  std::int64_t first_tick_ns = 0;    ///< monotonic time tick 1 was executed
+  std::int64_t last_tick_ns = 0;     ///< monotonic time the latest tick was executed
+  std::int64_t steady_tick_ns = 0;   ///< monotonic time tick 200 (2 s in) was executed
+  std::uint64_t ticks_skipped = 0;   ///< ticks the session clock moved later because the server fell behind
+  std::array<std::uint64_t, static_cast<std::size_t>(DropReason::Count)> drops{};
+  Histogram lateness;  ///< tick executed vs its deadline, microseconds
+  [[nodiscard]] std::uint64_t total_drops() const;
+};
+
+/// A player who went out of the session, and why ("left (REASON)", "disconnected", "dropped: REASON").
+struct Departure {
+  Tick tick = 0;  ///< the first tick it was not present
+  std::uint32_t slot = 0;
+  std::string name, reason;
+};
+
+/// A desync the server found: the first differing tick of one client.
+struct DesyncEvent {
+  Tick tick = 0;
+  std::int32_t slot = -1;  ///< -1: a spectator
+  std::string name;
+  std::uint64_t server_hash = 0, client_hash = 0;
+};
+
+class ServerSession {
+ public:
+  /// Binds the socket. nullptr with `error` set when the config is invalid (Usage) or the port
+  /// cannot be bound (Runtime).
+  static std::unique_ptr<ServerSession> create(const ServerConfig& config, Error* error);
+  ~ServerSession();
+
+  /// Handles everything that arrived and everything due at `now_ns` (monotonic). Returns the
+  /// monotonic time at which it next has work, unless the socket becomes readable sooner.
+  std::int64_t update(std::int64_t now_ns);
+  /// The socket to wait on.
+  [[nodiscard]] int fd() const;
+  [[nodiscard]] std::uint16_t port() const;
+
+  /// Ends the session at the next update (operator stop): clients are told, then it finishes.
+  void stop();
+  [[nodiscard]] bool finished() const;
+  /// 0 finished as asked, 3 a desync was detected (the exit codes in README.md).
+  [[nodiscard]] int exit_code() const;
+
+  [[nodiscard]] Tick executed_tick() const;
+  [[nodiscard]] const Simulation& simulation() const;
+  [[nodiscard]] const ServerStats& stats() const;
+  /// Each taken player slot's network figures: round trip, jitter, loss, lead, fills by cause,
+  /// input latency estimate.
+  [[nodiscard]] std::vector<protocol::SeatStatus> seats() const;
+  [[nodiscard]] const NetHost& host() const;
+  [[nodiscard]] const std::vector<DesyncEvent>& desyncs() const;
+  /// Every player that went out of the running session, in order.
+  [[nodiscard]] const std::vector<Departure>& departures() const;
+  /// The localized reports written so far, in the order they were completed.
+  [[nodiscard]] const std::vector<DesyncReport>& reports() const;
+  /// Player names by slot ("" for a free slot).
+  [[nodiscard]] std::vector<std::string> player_names() const;
+  [[nodiscard]] const ServerConfig& config() const;
+  /// True after an update() in steady play: nothing that arrives before the wake time it
+  /// returned needs handling sooner, so the caller may sleep to that time without watching the
+  /// socket. Inputs still count as early as they reached the socket (kernel timestamps). One
+  /// wake-up per tick instead of one per packet is most of what a server costs per client.
+  [[nodiscard]] bool receive_can_wait() const;
+  /// The most clients (players and spectators) connected at once.
+  [[nodiscard]] std::uint32_t peak_peers() const;
+  /// Players currently in the session.
+  [[nodiscard]] std::uint32_t active_players() const;
+
+  /// Test and fuzzing seam: a peer with no socket, and a way to hand it datagrams. The server
+  /// treats them exactly as it treats a connection's; what it would send to the peer is dropped.
+  std::uint32_t attach_test_peer(std::int64_t now_ns);
+  void receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel,
+                        std::int64_t now_ns);
+
+  /// Called after every executed tick with its frame and the server's hash.
+  void on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn);
+  /// Writes every executed tick's hash to `log` (not owned; must outlive the session).
+  void set_hash_log(HashLogWriter* log);
+
+  struct Impl;
+
+ private:
+  explicit ServerSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep

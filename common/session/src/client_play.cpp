@@ -1,0 +1,278 @@
+// The client in play: the tick clock from Start and the frames, inputs sampled ahead of it and
+// sent with the hashes, confirmed frames executed in order and hashed, snapshots loaded (join,
+// resync), and the server's desync probes answered.
+#include <algorithm>
+
+#include "client_session_impl.hpp"
+#include "lockstep/desync_probe.hpp"
+#include "lockstep/log.hpp"
+#include "lockstep/state_hash.hpp"
+
+namespace lockstep {
+
+void ClientSession::Impl::on_start(const wire::SessionStart& m, std::int64_t now) {
+  // Start comes reliably once and unreliably until tick 1; like the frames, the copy that
+  // arrives earliest says best when the server's ticks fall due here.
+  const std::int64_t estimate = now + std::int64_t{m.starts_in_us()} * 1000;
+  if (clock.known()) {
+    if (phase == Phase::Running) clock.earlier_start(estimate);
+    return;
+  }
+  if (phase != Phase::Joined) return drop(ClientDrop::UnexpectedMessage, "a session start before the welcome");
+  clock.start(estimate);
+  phase = Phase::Running;
+  emit({SessionEvent::Kind::Started, executed, slot, "", "", 0});
+  // The first inputs go out before any report on them can come back: start from the join's
+  // round trip (plus a quarter for jitter) less the input delay, and let the reports correct it.
+  if (join_sent_at > 0 && welcome_at > join_sent_at) {
+    const std::int64_t rtt = welcome_at - join_sent_at;
+    lead.seed(rtt + rtt / 4 - std::int64_t{input_delay} * kTickNs + lead.config().margin_ns);
+    stats.lead_ns = lead.lead_ns();
+    LOCKSTEP_LOG_INFO("the join took %lld ms there and back: sampling starts %.1f ms ahead",
+                      static_cast<long long>(rtt / 1'000'000), static_cast<double>(lead.lead_ns()) / 1e6);
+  }
+  // A spectator joining a running session starts sampling at the current tick.
+  const std::int64_t since = now - clock.origin() + lead.lead_ns();
+  sample_tick = since > 0 ? static_cast<Tick>(since / kTickNs) : 0;
+}
+
+void ClientSession::Impl::on_server_play(const protocol::ServerPlay& m, std::int64_t now) {
+  if (phase != Phase::Running && phase != Phase::Leaving) return;
+  if (joining) return;  // frames count only after the snapshot
+  clock.shifted(m.clock_shift);
+  input_ack = std::max(input_ack, std::min(m.input_ack, last_input));
+  take_slack(m);
+  if (std::min(m.hash_ack, executed) > hash_ack) {
+    hash_ack = std::min(m.hash_ack, executed);
+    hash_ack_moved = now;
+  }
+  const std::uint32_t input_size = sim ? sim->input_size() : 0;
+  bool newest = false;
+  protocol::read_frames(m, players, input_size, [&](const InputFrame& f) {
+    if (intake.wants(f.tick, executed) && intake.add(f, executed)) {
+      newest = true;
+      ++stats.frames_received;
+    }
+  });
+  if (newest) clock.frames_arrived(now, m.first_tick + static_cast<Tick>(m.frame_count()) - 1, m.clock_shift);
+}
+
+// The server's report of how early our newest input arrived moves the input lead (lead.hpp).
+void ClientSession::Impl::take_slack(const protocol::ServerPlay& m) {
+  if (!m.has_slack || m.slack_tick == 0) return;
+  lead.report(m.slack_tick, std::int64_t{m.input_slack_us} * 1000);
+  stats.lead_ns = lead.lead_ns();
+  if (lead.over_limit() && !lead_limit_told) {
+    lead_limit_told = true;
+    LOCKSTEP_LOG_WARN("round trip %u ms exceeds the session's limit: a lead of %lld ms would be needed, at most "
+                      "%lld ms is allowed, so some of this player's inputs will be filled",
+                      server ? peer_rtt_ms(server) : 0u, static_cast<long long>(lead.wanted_ns() / 1'000'000),
+                      static_cast<long long>(lead.config().max_ns / 1'000'000));
+  }
+}
+
+// The server localizes a desync by asking about our state at its tick, level by level.
+void ClientSession::Impl::on_probe(const wire::DesyncProbe& m) {
+  if (!sim || !server) return;
+  const ProbeQuestion q{m.tick(), m.level(), m.first(), m.count(), m.block_size()};
+  ProbeAnswer a;
+  if (!answer_probe(q, history->load(m.tick(), *scratch) ? scratch.get() : nullptr, &a))
+    return drop(ClientDrop::ProbeOutOfRange, "a desync probe out of range for this state");
+  host->send(server, Channel::Control, protocol::desync_detail(a.tick, a.level, a.first, a.available, a.hashes, a.values));
+  host->flush();
+}
+
+// Snapshots arrive in order on the reliable channel, in chunks; a chunk out of place drops the
+// partial state (the server sends a fresh snapshot when it needs to).
+void ClientSession::Impl::on_snapshot(const wire::Snapshot& m, std::int64_t now) {
+  if (!sim) return drop(ClientDrop::UnexpectedMessage, "a snapshot before the welcome");
+  const std::size_t n = m.data() ? m.data()->size() : 0;
+  if (m.offset() == 0) {
+    snap.clear();
+    snap.reserve(m.total_size());
+    snap_tick = m.tick();
+    snap_hash = m.hash();
+    snap_total = m.total_size();
+    snap_epoch = m.epoch();
+    snap_join = m.join();
+    snap_started = now;
+  } else if (m.offset() != snap.size() || m.tick() != snap_tick || m.total_size() != snap_total) {
+    snap.clear();
+    return drop(ClientDrop::SnapshotOutOfPlace,
+                "a snapshot chunk out of place (tick " + std::to_string(m.tick()) + " offset " + std::to_string(m.offset()) + ")");
+  }
+  if (n > 0) snap.insert(snap.end(), m.data()->begin(), m.data()->end());
+  if (snap.size() < snap_total) return;
+  auto loaded = sim->clone();
+  if (!loaded->deserialize(snap) || loaded->tick() != snap_tick || loaded->hash() != snap_hash) {
+    snap.clear();
+    return drop(ClientDrop::SnapshotInvalid,
+                "the snapshot of tick " + std::to_string(snap_tick) + " does not load or does not match its hash");
+  }
+  stats.snapshot_bytes = snap.size();
+  snap.clear();
+  if (snap_join) return join_from(std::move(loaded), now);
+  stats.snapshot_ns = now - snap_started;
+  resync_from(std::move(loaded), now);
+}
+
+// Rejoin or late join: start from the server's state; frames after it follow.
+void ClientSession::Impl::join_from(std::unique_ptr<Simulation> loaded, std::int64_t now) {
+  const Tick s = loaded->tick();
+  stats.snapshot_ns = now - welcome_at;  // the whole transfer: welcome, chunks, load and check
+  sim = std::move(loaded);
+  if (prev) prev->assign(*sim);
+  intake.reset(s);
+  executed = s;
+  joined_at = s;
+  last_input = std::max(last_input, s);
+  if (first_input != 0 && first_input <= s) first_input = s + 1;
+  history->record(*sim);
+  hashes[s % kRing] = sim->hash();
+  last_hash = hashes[s % kRing];
+  hash_ack = s;
+  joining = false;
+  LOCKSTEP_LOG_INFO("loaded the session's state at tick %u (%llu bytes, hash %s, %lld us)", s,
+                    static_cast<unsigned long long>(stats.snapshot_bytes), hash_hex(last_hash).c_str(),
+                    static_cast<long long>(stats.snapshot_ns / 1000));
+}
+
+// Resync: take the server's state, re-execute the frames after it and play on.
+void ClientSession::Impl::resync_from(std::unique_ptr<Simulation> loaded, std::int64_t now) {
+  const Tick s = loaded->tick();
+  if (s > intake.received() || (executed > s && executed - s >= kRing))
+    return drop(ClientDrop::SnapshotInvalid, "a resync snapshot of tick " + std::to_string(s) +
+                                                 " that does not fit this client's frames (executed " +
+                                                 std::to_string(executed) + ")");
+  const Tick was = executed;
+  sim = std::move(loaded);
+  if (prev) prev->assign(*sim);
+  executed = s;
+  history->record(*sim);
+  hashes[s % kRing] = sim->hash();
+  epoch = snap_epoch;
+  hash_ack = s;
+  desynced = false;
+  ++stats.resyncs;
+  // Frames after the snapshot that were executed on the diverged state run again.
+  for (Tick t = s + 1; t <= was && t <= intake.received(); ++t) {
+    intake.keep(t);
+    execute_next(now);
+  }
+  LOCKSTEP_LOG_INFO("resync: loaded the server's state of tick %u and caught up to tick %u", s, executed);
+  emit({SessionEvent::Kind::Resynced, s, slot, "", "", 0});
+}
+
+bool ClientSession::Impl::execute_next(std::int64_t now) {
+  if (!sim || executed >= intake.received()) return false;
+  if (cfg.last_tick != 0 && executed >= cfg.last_tick) return false;
+  const Tick t = executed + 1;
+  const InputFrame& f = intake.at(t);
+  if (prev) prev->assign(*sim);
+  sim->step(f);
+  if (cfg.inject_desync_at != 0 && t == cfg.inject_desync_at) {
+    sim->perturb(cfg.inject_selector);
+    LOCKSTEP_LOG_WARN("test hook: perturbed one float by one ULP after tick %u", t);
+  }
+  if (cfg.after_step) cfg.after_step(t, *sim);
+  last_hash = sim->hash();
+  history->record(*sim);
+  hashes[t % kRing] = last_hash;
+  executed = t;
+  intake.release(t);
+  if (hash_log) hash_log->write(t, last_hash);
+  if (tick_fn) tick_fn(t, last_hash);
+  if (stats.first_exec_ns == 0) stats.first_exec_ns = now;
+  stats.last_exec_ns = now;
+  ++stats.executed_ticks;
+  if (slot >= 0 && ((f.filled >> slot) & 1u)) ++stats.inputs_filled;
+  else if (slot >= 0 && input_tick[t % kRing] == t) stats.input_latency.add_us((now - sampled_at[t % kRing]) / 1000);
+  if (cfg.last_tick != 0 && t >= cfg.last_tick) begin_leave(now, "reached its last tick");
+  return true;
+}
+
+void ClientSession::Impl::sample(std::int64_t now) {
+  // Joining a running session: Start only says the session began, so the clock waits for the
+  // first frames after the snapshot before any input is sampled (they would all be late).
+  if (joining || (joined_running && stats.frames_received == 0)) return;
+  // Every tick-clock reading that has come due samples once (a stalled client catches up,
+  // bounded by the ring), then one message carries them all.
+  sample_held = false;
+  while (now >= clock.due_at(sample_tick) - lead.lead_ns()) {
+    if (now - clock.due_at(sample_tick) > 32 * kTickNs)  // far behind: resume at the present
+      sample_tick = static_cast<Tick>(std::max<std::int64_t>(0, (now - clock.origin()) / kTickNs - clock.shift()));
+    const Tick target = sample_tick + input_delay;
+    // Never run far ahead of the frames actually received: if the server's clock slowed, the
+    // local estimate of it is early for a while, and inputs past the server's window are lost.
+    if (target > intake.received() + input_delay + kMaxSampleAhead) {
+      sample_held = true;
+      break;
+    }
+    if (slot >= 0 && target >= 1 && target > last_input && target > executed) {
+      PlayerTick& in = input[target % kRing];
+      in.input.assign(sim->input_size(), 0);
+      in.commands.clear();
+      if (input_source) input_source(target, &in);
+      in.input.resize(sim->input_size(), 0);  // whatever the source did, exactly the input size
+      input_tick[target % kRing] = target;
+      stats.commands_sent += in.commands.size();
+      sampled_at[target % kRing] = now;
+      lead.sampled(target);
+      if (first_input == 0) first_input = target;
+      last_input = target;
+    }
+    ++sample_tick;
+    ++due_unsent;
+  }
+  // One message every send_every sampled ticks carries them all (the Welcome's send rate); while
+  // sampling waits for frames, hashes and acknowledgements still go out as often.
+  if (due_unsent >= send_every || (sample_held && now - last_sent >= std::int64_t{send_every} * kTickNs)) {
+    due_unsent = 0;
+    send_tick(now);
+    host->flush();  // out now, not at the next poll
+    last_sent = now;
+  }
+}
+
+void ClientSession::Impl::send_tick(std::int64_t now) {
+  if (!server) return;
+  // The newest unacknowledged inputs and hashes, at most kMaxWindow of each, and hashes lost in
+  // every copy again (resend.hpp).
+  const auto window = static_cast<Tick>(protocol::kMaxWindow);
+  Tick in_from = std::max(input_ack + 1, first_input);
+  if (last_input >= window) in_from = std::max(in_from, last_input - window + 1);
+  // Ticks with many commands are spread over several messages: past the first tick, at most
+  // kPlayCommandBudget bytes of commands go in one.
+  thread_local std::vector<const PlayerTick*> ins;
+  ins.clear();
+  std::size_t command_bytes = 0;
+  if (slot >= 0 && first_input != 0)
+    for (Tick t = in_from; t <= last_input && ins.size() < protocol::kMaxWindow; ++t) {
+      command_bytes += input[t % kRing].commands.bytes();
+      if (!ins.empty() && command_bytes > protocol::kPlayCommandBudget) break;
+      ins.push_back(&input[t % kRing]);
+    }
+  const Tick oldest = executed > kRing - 1 ? executed - static_cast<Tick>(kRing - 1) : 1;
+  Tick h_from = std::max<Tick>(hash_ack + 1, oldest);
+  if (executed >= window && executed - window + 1 > h_from &&
+      !hash_gap.due(now, hash_ack_moved, std::int64_t{peer_rtt_ms(server)} * 1'000'000))
+    h_from = executed - window + 1;
+  thread_local protocol::ClientPlay m;
+  m.frame_ack = intake.received();
+  m.input_first_tick = in_from;
+  m.input_count = static_cast<std::uint32_t>(ins.size());
+  pack_ticks(ins, m.inputs);
+  m.hash_first_tick = h_from;
+  m.hashes.clear();
+  for (Tick t = h_from; t <= executed && m.hashes.size() < protocol::kMaxWindow; ++t) m.hashes.push_back(hashes[t % kRing]);
+  m.epoch = epoch;
+  // The lead is a figure for the server's reports: sent when it changes, and every 16th message.
+  const auto lead_us = static_cast<std::int32_t>(std::min<std::int64_t>(lead.lead_ns() / 1000, 10'000'000));
+  m.has_lead = lead_us != lead_sent || plays_sent % 16 == 0;
+  m.lead_us = lead_us;
+  lead_sent = lead_us;
+  ++plays_sent;
+  host->send(server, Channel::Play, protocol::client_play(m));
+}
+
+}  // namespace lockstep

@@ -1,0 +1,393 @@
+// The client's connection and phase machine: connecting (with retries), joining, waiting in
+// the lobby, playing (client_play.cpp), leaving, and the ways a session ends.
+#include <algorithm>
+
+#include "client_session_impl.hpp"
+#include "lockstep/log.hpp"
+#include "lockstep/module.hpp"
+#include "lockstep/state_hash.hpp"
+
+namespace lockstep {
+
+namespace {
+constexpr std::uint64_t kLogFirstDrops = 10;
+}  // namespace
+
+const char* to_string(ClientDrop r) {
+  switch (r) {
+    case ClientDrop::TooLarge: return "too large";
+    case ClientDrop::Malformed: return "malformed";
+    case ClientDrop::FieldOutOfRange: return "field out of range";
+    case ClientDrop::UnexpectedMessage: return "unexpected message";
+    case ClientDrop::InconsistentFrames: return "inconsistent frames";
+    case ClientDrop::ProbeOutOfRange: return "desync probe out of range";
+    case ClientDrop::SnapshotOutOfPlace: return "snapshot chunk out of place";
+    case ClientDrop::SnapshotInvalid: return "invalid snapshot";
+    case ClientDrop::UnknownBase: return "frames against a base not held";
+    case ClientDrop::Count: break;
+  }
+  return "?";
+}
+
+std::uint64_t ClientStats::total_drops() const {
+  std::uint64_t n = 0;
+  for (auto d : drops) n += d;
+  return n;
+}
+
+void ClientSession::Impl::drop(ClientDrop reason, const std::string& detail) {
+  const auto n = ++stats.drops[static_cast<std::size_t>(reason)];
+  if (n <= kLogFirstDrops || n % 1000 == 0)
+    LOCKSTEP_LOG_WARN("dropped a message from the server (%s): %s [%llu so far]", to_string(reason), detail.c_str(),
+                      static_cast<unsigned long long>(n));
+}
+
+void ClientSession::Impl::end(int code, const std::string& why) {
+  if (phase == Phase::Ended) return;
+  phase = Phase::Ended;
+  exit = code;
+  message = why;
+  emit({SessionEvent::Kind::Ended, executed, slot, "", why, code});
+  if (server) {
+    peer_disconnect_now(server);
+    host->flush();
+    server = nullptr;
+  }
+}
+
+std::int64_t ClientSession::Impl::update(std::int64_t now) {
+  if (started_at < 0) {
+    started_at = attempt_at = now;
+    last_heard = now;
+    stats.connect_attempts = 1;
+  }
+  for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll()) {
+    on_event(ev, now);
+    if (phase == Phase::Ended) return now;
+  }
+  // A client that has fallen behind catches up a few frames per update, so the socket is
+  // serviced in between and ENet never sees a silent peer.
+  bool more_frames = false;
+  if (cfg.execute_on_arrival) {
+    int ran = 0;
+    while (ran < kMaxFramesPerUpdate && execute_next(now)) ++ran;
+    more_frames = ran == kMaxFramesPerUpdate && executed < intake.received();
+  }
+  if (end_after_frames) {
+    if (finish_after_end(now)) return now;
+    return executed < intake.received() ? now : now + 10'000'000;
+  }
+  if (phase == Phase::Running) sample(now);
+  // Waiting for the session to start: a heartbeat, as the server sends one (ENet's own pings
+  // stop while a reliable message is being resent).
+  if (phase == Phase::Joined && server && now - last_sent >= kLobbyBeatNs) {
+    send_tick(now);
+    host->flush();
+    last_sent = now;
+  }
+  check_connection(now);
+  if (server) {
+    const PeerNet net = peer_net(server);
+    stats.rtt_ms = net.rtt_us / 1000;
+    stats.rtt_var_ms = net.rtt_var_us / 1000;
+    stats.loss = static_cast<double>(net.loss_ppm) / 1e6;
+    // Past states for desync probes cover the round trip: a probe at any latency finds its tick.
+    if (history) {
+      const std::size_t want =
+          history_for_round_trip(std::int64_t{net.rtt_us} * 1000, cfg.state_history, cfg.state_history_max);
+      if (want > history->capacity() || 2 * want < history->capacity()) history->resize(want);
+    }
+  }
+  std::int64_t next = now + 100'000'000;
+  if (phase == Phase::Running)
+    next = std::min(next, sample_held ? now + 5'000'000 : clock.due_at(sample_tick) - lead.lead_ns());
+  if (phase == Phase::Leaving) next = std::min(next, now + 10'000'000);
+  if (more_frames) next = now;
+  return next;
+}
+
+void ClientSession::Impl::on_event(const NetEvent& ev, std::int64_t now) {
+  switch (ev.type) {
+    case NetEvent::Type::Connect:
+      connected = true;
+      last_heard = now;
+      join_sent_at = now;
+      host->send(server, Channel::Control,
+                 protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name, cfg.spectate,
+                                        cfg.rejoin_secret));
+      break;
+    case NetEvent::Type::Disconnect: on_disconnect(now); break;
+    case NetEvent::Type::Receive: on_receive(ev, now); break;
+    case NetEvent::Type::None: break;
+  }
+}
+
+void ClientSession::Impl::on_disconnect(std::int64_t now) {
+  server = nullptr;
+  if (phase == Phase::Leaving) return end(desynced ? 3 : 0, message);
+  if (end_after_frames) return;  // the frames in hand are executed by update()
+  if (completed_without_end())
+    return end(0, "the session reached its last tick " + std::to_string(session_last_tick) +
+                      "; the server left before its end message arrived");
+  if (phase == Phase::Connecting && !connected && now - started_at < cfg.connect_timeout_ns)
+    return;  // a failed attempt: the next one starts in check_connection()
+  if (phase == Phase::Connecting && stats.frames_received == 0 && last_heard == started_at)
+    return end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port));
+  end(4, "the connection to the server was lost");
+}
+
+// Connection attempts, and the silences that end a session.
+void ClientSession::Impl::check_connection(std::int64_t now) {
+  // A connection attempt that gets no answer (a lossy path, a server not up yet) is replaced by
+  // a fresh one every connect_retry_ns, until connect_timeout_ns.
+  if (phase == Phase::Connecting && !connected && now - attempt_at > cfg.connect_retry_ns &&
+      now - started_at < cfg.connect_timeout_ns) {
+    if (server) peer_reset(server);
+    std::string err;
+    server = host->connect(cfg.host, cfg.port, &err);
+    if (server) peer_set_backstop_timeout(server, backstop_ms(cfg.silence_timeout_ns));
+    attempt_at = now;
+    ++stats.connect_attempts;
+  }
+  if (phase == Phase::Connecting && now - started_at > cfg.connect_timeout_ns)
+    end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) + " (no answer in " +
+               std::to_string(cfg.connect_timeout_ns / 1'000'000'000) + " s, " + std::to_string(stats.connect_attempts) +
+               " attempts)");
+  else if (phase != Phase::Connecting && phase != Phase::Leaving &&
+           now - std::max(last_heard, host->heard_ns(server)) > cfg.silence_timeout_ns) {
+    if (completed_without_end())
+      end(0, "the session reached its last tick " + std::to_string(session_last_tick) +
+                 "; the server went quiet before its end message arrived");
+    else
+      end(4, "the server stopped answering at tick " + std::to_string(executed));
+  } else if (phase == Phase::Leaving && now >= leave_deadline)
+    end(desynced ? 3 : 0, message);
+}
+
+void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
+  protocol::DecodeError err;
+  // On the play channel, a datagram that is not a Message is the server's play message (§6.6).
+  if (ev.channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(ev.data)) {
+    if (!sim) {  // before the welcome (they cross on the way): only a sign of life
+      last_heard = now;
+      return;
+    }
+    thread_local protocol::ServerPlay play;
+    err = protocol::decode_server_play(ev.data, players, sim->input_size(), base_frame, play);
+    if (err == protocol::DecodeError::None) {
+      last_heard = now;
+      return on_server_play(play, now);
+    }
+    const ClientDrop r = err == protocol::DecodeError::TooLarge         ? ClientDrop::TooLarge
+                         : err == protocol::DecodeError::FieldOutOfRange ? ClientDrop::InconsistentFrames
+                         : err == protocol::DecodeError::UnknownBase     ? ClientDrop::UnknownBase
+                                                                         : ClientDrop::Malformed;
+    return drop(r, protocol::to_string(err));
+  }
+  const wire::Message* m = protocol::decode(ev.data, &err, protocol::kMaxDetailMessageBytes);
+  if (!m) {
+    const ClientDrop r = err == protocol::DecodeError::TooLarge         ? ClientDrop::TooLarge
+                         : err == protocol::DecodeError::FieldOutOfRange ? ClientDrop::FieldOutOfRange
+                                                                         : ClientDrop::Malformed;
+    return drop(r, protocol::to_string(err));
+  }
+  last_heard = now;
+  switch (m->body_type()) {
+    case wire::Body::Welcome:
+      welcome_at = now;
+      return on_welcome(*m->body_as_Welcome());
+    case wire::Body::Refuse: {
+      const auto* r = m->body_as_Refuse();
+      stats.refusal = wire::EnumNameRefuseReason(r->reason());
+      return end(4, std::string("refused by the server (") + wire::EnumNameRefuseReason(r->reason()) +
+                        "): " + (r->detail() ? r->detail()->str() : ""));
+    }
+    case wire::Body::SessionStart: return on_start(*m->body_as_SessionStart(), now);
+    case wire::Body::DesyncNotice: {
+      const auto* d = m->body_as_DesyncNotice();
+      desynced = true;
+      // The server's questions about that tick follow: its state stays until they are answered.
+      if (history) history->pin(d->tick());
+      emit({SessionEvent::Kind::Desync, d->tick(), d->slot(), "", "the server reports this client diverged", 3});
+      LOCKSTEP_LOG_ERROR("DESYNC: the server reports that this client (slot %d) diverged at tick %u (ours %s, server %s)",
+                         d->slot(), d->tick(), hash_hex(d->client_hash()).c_str(), hash_hex(d->server_hash()).c_str());
+      return;
+    }
+    case wire::Body::PlayerJoined: {
+      const auto* j = m->body_as_PlayerJoined();
+      LOCKSTEP_LOG_INFO("player %u (%s) joined", j->slot(), j->name() ? j->name()->c_str() : "");
+      emit({SessionEvent::Kind::PlayerJoined, executed, static_cast<std::int32_t>(j->slot()), j->name() ? j->name()->str() : "", "", 0});
+      return;
+    }
+    case wire::Body::PlayerLeft: {
+      const auto* l = m->body_as_PlayerLeft();
+      LOCKSTEP_LOG_INFO("player %u %s at tick %u", l->slot(), l->reason() ? l->reason()->c_str() : "left", l->tick());
+      emit({SessionEvent::Kind::PlayerLeft, l->tick(), static_cast<std::int32_t>(l->slot()), "", l->reason() ? l->reason()->str() : "left", 0});
+      return;
+    }
+    case wire::Body::SessionEnd: return on_session_end(*m->body_as_SessionEnd(), now);
+    case wire::Body::Kick: {
+      const auto* k = m->body_as_Kick();
+      emit({SessionEvent::Kind::Kicked, executed, slot, "", k->reason() ? k->reason()->str() : "no reason given", 4});
+      return end(4, "dropped by the server: " + (k->reason() ? k->reason()->str() : std::string("no reason given")) +
+                        " (at tick " + std::to_string(executed) + ")");
+    }
+    case wire::Body::DesyncProbe: return on_probe(*m->body_as_DesyncProbe());
+    case wire::Body::Snapshot: return on_snapshot(*m->body_as_Snapshot(), now);
+    default: return drop(ClientDrop::UnexpectedMessage, std::string("a ") + wire::EnumNameBody(m->body_type()));
+  }
+}
+
+void ClientSession::Impl::on_welcome(const wire::Welcome& m) {
+  if (phase != Phase::Connecting) return drop(ClientDrop::UnexpectedMessage, "a second welcome");
+  slot = m.slot();
+  players = m.players();
+  input_delay = m.input_delay();
+  send_every = std::max<std::uint32_t>(1, m.send_every());
+  session_last_tick = m.last_tick();
+  if (m.rejoin_secret()) secret = m.rejoin_secret()->str();
+  joining = m.joining();
+  joined_running = m.joining();
+  WorldParams world;
+  world.players = m.players();
+  if (m.settings()) world.settings.assign(m.settings()->begin(), m.settings()->end());
+  emit({SessionEvent::Kind::Joined, 0, slot, cfg.name, secret, 0});
+  sim = cfg.factory(world);
+  if (!sim) return end(1, "this client's simulation module cannot build the server's world settings");
+  if (m.world_fingerprint() != 0 && sim->fingerprint() != m.world_fingerprint())
+    return end(4, "this client's module builds another world from the server's settings (fingerprint " +
+                      hash_hex(sim->fingerprint()) + ", the server's " + hash_hex(m.world_fingerprint()) + ")");
+  if (cfg.keep_previous) prev = sim->clone();
+  scratch = sim->clone();
+  history = std::make_unique<StateHistory>(std::max<std::size_t>(1, cfg.state_history));
+  history->record(*sim);
+  phase = Phase::Joined;
+  std::string roster;
+  if (m.roster())
+    for (const auto* seat : *m.roster())
+      roster += (roster.empty() ? "" : ", ") + std::to_string(seat->slot()) + " " + (seat->name() ? seat->name()->str() : "");
+  LOCKSTEP_LOG_INFO("joined as %s; %u slots (taken: %s), %zu bytes of world settings, input delay %u",
+                    slot >= 0 ? ("player " + std::to_string(slot)).c_str() : "spectator", players,
+                    roster.empty() ? "none" : roster.c_str(), world.settings.size(), input_delay);
+}
+
+void ClientSession::Impl::on_session_end(const wire::SessionEnd& m, std::int64_t now) {
+  const std::string detail = m.detail() ? m.detail()->str() : "";
+  LOCKSTEP_LOG_INFO("the server ended the session at tick %u: %s", m.last_tick(), detail.c_str());
+  end_after_frames = true;
+  end_code_after_frames = desynced || m.reason() == wire::EndReason::Desync ? 3 : 0;
+  end_tick = m.last_tick();
+  end_deadline = now + cfg.silence_timeout_ns;
+  message = "session ended: " + detail;
+}
+
+/// After SessionEnd: every confirmed frame up to the session's last tick is executed (and
+/// hashed) first; a client that cannot get them all says how far it got and exits 4.
+/// Returns true once the session has ended.
+bool ClientSession::Impl::finish_after_end(std::int64_t now) {
+  if (cfg.execute_on_arrival)
+    while (executed < end_target() && execute_next(now)) {
+    }
+  if (executed >= end_target()) {
+    end(end_code_after_frames, message);
+    return true;
+  }
+  if (intake.received() < end_target() && (!server || now > end_deadline)) {
+    end(4, "the session ended at tick " + std::to_string(end_tick) + ", but frames arrived only up to tick " +
+               std::to_string(intake.received()) + " (executed " + std::to_string(executed) + ")");
+    return true;
+  }
+  return false;
+}
+
+/// The session had a last tick, this client executed it and the server confirmed its hashes up
+/// to it: the session is complete even if its end message never arrived.
+bool ClientSession::Impl::completed_without_end() const {
+  return session_last_tick != 0 && executed >= session_last_tick && hash_ack >= session_last_tick && !desynced;
+}
+
+void ClientSession::Impl::begin_leave(std::int64_t now, const std::string& reason) {
+  if (phase == Phase::Leaving || phase == Phase::Ended || !server) return;
+  send_tick(now);  // the final hashes
+  host->send(server, Channel::Control, protocol::leave(reason));
+  peer_disconnect_later(server);
+  host->flush();
+  phase = Phase::Leaving;
+  leave_deadline = now + 1'000'000'000;
+  message = "left: " + reason;
+}
+
+std::uint64_t ClientSession::Impl::sim_fingerprint() const {
+  // The server's settings come with the welcome: the join names the module's default world.
+  return join_fingerprint(cfg.factory);
+}
+
+std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config, Error* error) {
+  auto fail = [&](ErrorKind kind, const std::string& why, const char* field = "") -> std::unique_ptr<ClientSession> {
+    if (error) *error = {kind, why, field};
+    return nullptr;
+  };
+  if (!config.factory) return fail(ErrorKind::Usage, "factory is not set: a session needs a simulation module", "factory");
+  if (!protocol::valid_name(config.name)) return fail(ErrorKind::Usage, "name must be 1-32 printable ASCII characters", "name");
+  if (config.token.size() > protocol::kMaxTokenBytes) return fail(ErrorKind::Usage, "token must be at most 128 bytes", "token");
+  auto impl = std::make_unique<Impl>();
+  impl->cfg = config;
+  impl->lead = LeadController(config.lead);
+  impl->stats.lead_ns = impl->lead.lead_ns();
+  std::string err;
+  impl->host = NetHost::client(config.limits, &err);
+  if (!impl->host) return fail(ErrorKind::Runtime, err);
+  impl->server = impl->host->connect(config.host, config.port, &err);
+  if (!impl->server) return fail(ErrorKind::Connection, err);
+  peer_set_backstop_timeout(impl->server, backstop_ms(config.silence_timeout_ns));
+  return std::unique_ptr<ClientSession>(new ClientSession(std::move(impl)));
+}
+
+ClientSession::ClientSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ClientSession::~ClientSession() = default;
+std::int64_t ClientSession::update(std::int64_t now_ns) { return impl_->update(now_ns); }
+std::vector<SessionEvent> ClientSession::take_events() {
+  std::vector<SessionEvent> out;
+  out.swap(impl_->events);
+  return out;
+}
+
+const char* to_string(SessionEvent::Kind k) {
+  switch (k) {
+    case SessionEvent::Kind::Joined: return "joined";
+    case SessionEvent::Kind::Started: return "started";
+    case SessionEvent::Kind::PlayerJoined: return "player_joined";
+    case SessionEvent::Kind::PlayerLeft: return "player_left";
+    case SessionEvent::Kind::Desync: return "desync";
+    case SessionEvent::Kind::Resynced: return "resynced";
+    case SessionEvent::Kind::Kicked: return "kicked";
+    case SessionEvent::Kind::Ended: return "ended";
+  }
+  return "?";
+}
+int ClientSession::fd() const { return impl_->host->fd(); }
+void ClientSession::set_input_source(InputSource source) { impl_->input_source = std::move(source); }
+void ClientSession::set_hash_log(HashLogWriter* log) { impl_->hash_log = log; }
+void ClientSession::on_tick(std::function<void(Tick, std::uint64_t)> fn) { impl_->tick_fn = std::move(fn); }
+void ClientSession::leave(const std::string& reason) {
+  if (impl_->phase == Phase::Connecting || impl_->phase == Phase::Joined) impl_->end(0, "left: " + reason);
+  else impl_->begin_leave(impl_->last_heard, reason);
+}
+std::int64_t ClientSession::tick_due_ns(Tick t) const { return impl_->clock.known() ? impl_->clock.due_at(t) : 0; }
+std::size_t ClientSession::frames_buffered() const { return impl_->intake.received() - impl_->executed; }
+bool ClientSession::execute_next(std::int64_t now_ns) { return impl_->execute_next(now_ns); }
+ClientSession::Phase ClientSession::phase() const { return impl_->phase; }
+int ClientSession::exit_code() const { return impl_->exit; }
+const std::string& ClientSession::end_message() const { return impl_->message; }
+const Simulation* ClientSession::simulation() const { return impl_->sim.get(); }
+const Simulation* ClientSession::previous() const { return impl_->prev.get(); }
+Tick ClientSession::executed_tick() const { return impl_->executed; }
+std::uint64_t ClientSession::last_hash() const { return impl_->last_hash; }
+std::int32_t ClientSession::slot() const { return impl_->slot; }
+bool ClientSession::desynced() const { return impl_->desynced; }
+const std::string& ClientSession::rejoin_secret() const { return impl_->secret; }
+Tick ClientSession::joined_at() const { return impl_->joined_at; }
+const ClientStats& ClientSession::stats() const { return impl_->stats; }
+const NetHost& ClientSession::host() const { return *impl_->host; }
+
+}  // namespace lockstep

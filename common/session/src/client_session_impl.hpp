@@ -1,0 +1,143 @@
+// ClientSession's insides, shared by its two files:
+//   client_session.cpp  connecting, joining, the phase machine, ending, and the public API
+//   client_play.cpp     play: Start, frames in, inputs sampled and sent with hashes, frames
+//                       executed and hashed, snapshots loaded, desync probes answered
+// The pure parts they wire together live in their own files: tick_clock.hpp, frame_intake.hpp,
+// lead.hpp, resend.hpp, desync_probe.hpp. Time is passed into every function that needs it.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/client_session.hpp"
+#include "lockstep/desync.hpp"
+#include "lockstep/frame_intake.hpp"
+#include "lockstep/protocol.hpp"
+#include "lockstep/resend.hpp"
+#include "lockstep/tick_clock.hpp"
+
+namespace lockstep {
+
+struct ClientSession::Impl {
+  static constexpr std::size_t kRing = FrameIntake::kRing;  // inputs and hashes kept by tick
+  static constexpr int kMaxFramesPerUpdate = 4;   // catch-up frames executed before the socket is serviced again
+  static constexpr Tick kMaxSampleAhead = 200;    // ticks of sampling ahead of the received frames (> the lead limit)
+  static constexpr std::int64_t kLobbyBeatNs = 100'000'000;  // heartbeats while the lobby waits
+
+  ClientConfig cfg;
+  std::vector<SessionEvent> events;  // for take_events()
+  void emit(SessionEvent e) {
+    if (events.size() >= 1024) events.erase(events.begin());
+    events.push_back(std::move(e));
+  }
+  std::unique_ptr<NetHost> host;
+  EnetPeer* server = nullptr;
+  Phase phase = Phase::Connecting;
+  int exit = 0;
+  std::string message;
+  std::int64_t started_at = -1;
+  bool connected = false;       // ENet's connection is up (the join may still be on its way)
+  std::int64_t attempt_at = 0;  // when the current connection attempt started
+  std::int64_t last_heard = 0;
+  std::int64_t leave_deadline = 0;
+  std::int64_t welcome_at = 0;
+  std::int64_t join_sent_at = 0;  // the join's round trip (to the welcome) seeds the input lead
+
+  // From the welcome.
+  std::int32_t slot = -1;
+  std::uint32_t players = 0;
+  std::uint32_t input_delay = 0;
+  std::uint32_t send_every = 1;  // play messages every this many ticks (the Welcome's)
+  std::uint32_t due_unsent = 0;  // ticks sampled since the last play message
+  Tick session_last_tick = 0;
+  std::string secret;
+  bool joining = false;         // the welcome said a snapshot comes first
+  bool joined_running = false;  // ... and so the session was running when this client came in
+  Tick joined_at = 0;
+  std::unique_ptr<Simulation> sim, prev;
+
+  // Frames in, executed in order.
+  FrameIntake intake;
+  Tick executed = 0;
+  TickClock clock;
+
+  // Our inputs, sampled on the tick clock ahead of it by the lead, until acknowledged.
+  Tick sample_tick = 0;  // the next tick clock reading at which to sample
+  LeadController lead{LeadConfig{}};
+  bool lead_limit_told = false;
+  bool sample_held = false;  // sampling waits for frames to catch up
+  std::int64_t last_sent = 0;
+  std::array<Tick, kRing> input_tick{};
+  std::vector<PlayerTick> input = std::vector<PlayerTick>(kRing);
+  std::array<std::int64_t, kRing> sampled_at{};
+  Tick first_input = 0, last_input = 0;  // range of sampled target ticks
+  Tick input_ack = 0;
+
+  // Our hashes, until acknowledged.
+  std::array<std::uint64_t, kRing> hashes{};
+  std::uint64_t last_hash = 0;
+  Tick hash_ack = 0;
+  std::int64_t hash_ack_moved = 0;  // when hash_ack last advanced
+  GapResend hash_gap;
+  bool desynced = false;
+  std::uint32_t epoch = 0;
+
+  // The session's end.
+  bool end_after_frames = false;  // SessionEnd arrived: end once every frame up to end_tick is executed
+  int end_code_after_frames = 0;
+  Tick end_tick = 0;              // the session's last executed tick, from SessionEnd
+  std::int64_t end_deadline = 0;  // give up waiting for missing final frames then
+
+  // Past states, to answer probes; a snapshot being received in chunks.
+  std::unique_ptr<StateHistory> history;
+  std::unique_ptr<Simulation> scratch;
+  std::vector<std::uint8_t> snap;
+  Tick snap_tick = 0;
+  std::uint64_t snap_hash = 0;
+  std::uint32_t snap_total = 0, snap_epoch = 0;
+  bool snap_join = false;
+  std::int64_t snap_started = 0;
+
+  InputSource input_source;
+  HashLogWriter* hash_log = nullptr;
+  std::function<void(Tick, std::uint64_t)> tick_fn;
+  ClientStats stats;
+
+  // ---- client_session.cpp ----
+  std::int64_t update(std::int64_t now);
+  void on_event(const NetEvent& ev, std::int64_t now);
+  void on_disconnect(std::int64_t now);
+  void check_connection(std::int64_t now);
+  void on_receive(const NetEvent& ev, std::int64_t now);
+  void on_welcome(const wire::Welcome& m);
+  void on_session_end(const wire::SessionEnd& m, std::int64_t now);
+  bool finish_after_end(std::int64_t now);
+  [[nodiscard]] bool completed_without_end() const;
+  [[nodiscard]] Tick end_target() const { return cfg.last_tick != 0 ? std::min(cfg.last_tick, end_tick) : end_tick; }
+  void begin_leave(std::int64_t now, const std::string& reason);
+  void end(int code, const std::string& why);
+  void drop(ClientDrop reason, const std::string& detail);
+  [[nodiscard]] std::uint64_t sim_fingerprint() const;
+
+  // ---- client_play.cpp ----
+  void on_start(const wire::SessionStart& m, std::int64_t now);
+  std::int32_t lead_sent = -1;  // the lead last reported to the server
+  std::uint32_t plays_sent = 0;
+  void on_server_play(const protocol::ServerPlay& m, std::int64_t now);
+  void take_slack(const protocol::ServerPlay& m);
+  // The confirmed frame of tick t this client holds (the base of a ServerPlay), or nullptr.
+  std::function<const InputFrame*(Tick)> base_frame = [this](Tick t) -> const InputFrame* {
+    return t <= intake.received() && intake.at(t).tick == t ? &intake.at(t) : nullptr;
+  };
+  void on_probe(const wire::DesyncProbe& m);
+  void on_snapshot(const wire::Snapshot& m, std::int64_t now);
+  void join_from(std::unique_ptr<Simulation> loaded, std::int64_t now);
+  void resync_from(std::unique_ptr<Simulation> loaded, std::int64_t now);
+  bool execute_next(std::int64_t now);
+  void sample(std::int64_t now);
+  void send_tick(std::int64_t now);
+};
+
+}  // namespace lockstep

@@ -1,0 +1,382 @@
+// The server's phase machine (lobby, running, draining, closing, finished) and the public API.
+// Peers in and out are in server_peers.cpp, play in server_play.cpp.
+#include <algorithm>
+
+#include "lockstep/log.hpp"
+#include "lockstep/module.hpp"
+#include "lockstep/state_hash.hpp"
+#include "lockstep/version.hpp"
+#include "server_session_impl.hpp"
+
+namespace lockstep {
+
+namespace {
+constexpr std::int64_t kMaxStartDelayNs = 3'000'000'000;  // the start waits at most this long for far players
+constexpr std::int64_t kStartRepeatNs = 20'000'000;       // Start's unreliable copies go out this often until tick 1
+constexpr Tick kHashSlackTicks = 50;                       // hashes may lag this far (0.5 s) before hash silence is timed
+constexpr std::int64_t kLobbyBeatNs = 100'000'000;        // lobby heartbeats on the play channel this often
+constexpr std::int64_t kFinalAckNs = 100'000'000;         // the final hashes' acknowledgement repeats this long
+}  // namespace
+
+const char* to_string(DropReason r) {
+  switch (r) {
+    case DropReason::TooLarge: return "too large";
+    case DropReason::Malformed: return "malformed";
+    case DropReason::FieldOutOfRange: return "field out of range";
+    case DropReason::WrongChannel: return "wrong channel";
+    case DropReason::UnexpectedMessage: return "unexpected message type";
+    case DropReason::NotJoined: return "play message before join";
+    case DropReason::InputTooFarAhead: return "input for a tick too far ahead";
+    case DropReason::HashForFutureTick: return "hash for a tick not yet executed";
+    case DropReason::HashTooOld: return "hash for a tick no longer kept";
+    case DropReason::FrameAckOutOfRange: return "frame ack out of range";
+    case DropReason::BadInputs: return "inputs not of the simulation's size, or commands over a limit";
+    case DropReason::Count: break;
+  }
+  return "?";
+}
+
+std::uint64_t ServerStats::total_drops() const {
+  std::uint64_t n = 0;
+  for (auto d : drops) n += d;
+  return n;
+}
+
+std::int64_t ServerSession::Impl::update(std::int64_t now) {
+  receive_can_wait = false;
+  for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll()) {
+    switch (ev.type) {
+      case NetEvent::Type::Connect: on_connect(ev.peer, now); break;
+      case NetEvent::Type::Disconnect: on_disconnect(ev.peer); break;
+      case NetEvent::Type::Receive: on_receive(ev, now); break;
+      case NetEvent::Type::None: break;
+    }
+    if (phase == Phase::Finished) return now;
+  }
+  check_peers(now);
+  if (stop_requested && phase != Phase::Closing && phase != Phase::Finished)
+    end_session(wire::EndReason::Stopped, "stopped by the operator", now);
+  switch (phase) {
+    case Phase::Lobby:
+      if (joined_players() < cfg.players) return run_lobby(now);
+      begin(now);
+      [[fallthrough]];
+    case Phase::Running: return run_ticks(now);
+    case Phase::Draining: return run_draining(now);
+    case Phase::Closing:
+      if (peers.empty() || now >= phase_deadline) {
+        host->flush();
+        phase = Phase::Finished;
+        return now;
+      }
+      return now + 10'000'000;
+    case Phase::Finished: return now + 1'000'000'000;
+  }
+  return now;
+}
+
+// Timeouts: connections that never join, peers gone silent, players whose hashes stop, probes
+// that get no answer.
+void ServerSession::Impl::check_peers(std::int64_t now) {
+  for (auto& [id, p] : peers) {
+    // A player's ENet figures, copied while its connection is open: ENet resets them before it
+    // reports the disconnect, and the summary and status give them after.
+    if (p.role == Role::Player && p.enet) slots[static_cast<std::size_t>(p.slot)].net = peer_net(p.enet);
+    if (p.closing) continue;
+    if (p.role == Role::Pending) {
+      if (now - p.connected_at > cfg.join_timeout_ns) {
+        LOCKSTEP_LOG_WARN("%s sent no join within %lld ms; disconnecting", peer_address(p.enet).c_str(),
+                          static_cast<long long>(cfg.join_timeout_ns / 1'000'000));
+        peer_disconnect_later(p.enet);
+        p.closing = true;
+      }
+      continue;
+    }
+    // A joined peer from which nothing at all has arrived for the silence bound, not even ENet's
+    // acknowledgements, is gone; in play a player is held to more: its messages must keep coming.
+    const bool gone = p.enet && now - std::max(p.connected_at, host->heard_ns(p.enet)) > cfg.silent_drop_ns;
+    const bool mute = phase == Phase::Running && p.role == Role::Player &&
+                      now - slots[static_cast<std::size_t>(p.slot)].last_heard > cfg.silent_drop_ns;
+    if (gone || mute) {
+      kick(p, "silent for " + std::to_string(cfg.silent_drop_ns / 1'000'000) + " ms");
+      continue;
+    }
+    // A player in play must report its state hashes: one whose hashes stop is reported and dropped.
+    if (phase == Phase::Running && p.role == Role::Player && !p.verifying && executed() > p.hashes.ack() + kHashSlackTicks) {
+      if (p.hashes.moved_at() == 0) p.hashes.set_moved_at(now);  // owes hashes from now
+      if (now - p.hashes.moved_at() > cfg.hash_silence_ns) {
+        ++stats.hash_silences;
+        LOCKSTEP_LOG_ERROR("hash silence: player %d (%s) reported no state hash past tick %u for %lld ms", p.slot,
+                           p.name.c_str(), p.hashes.ack(), static_cast<long long>(cfg.hash_silence_ns / 1'000'000));
+        kick(p, "hash silence: no state hashes for " + std::to_string(cfg.hash_silence_ns / 1'000'000) +
+                    " ms; every player must report one per tick");
+      }
+    } else if (p.role == Role::Player) {
+      p.hashes.set_moved_at(now);
+    }
+  }
+  fit_history();
+  if (!pending_reports.empty()) settle_reports(now, /*force=*/false, /*act=*/phase != Phase::Closing && phase != Phase::Finished);
+  for (auto& [id, p] : peers)
+    if (p.probe.active() &&
+        now - p.probe.started_at() > std::max(cfg.probe_timeout_ns, p.enet ? 8 * std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0)) {
+      p.probe.give_up("the client did not answer the desync probe in time");
+      follow_probe(p, DesyncLocalizer::Outcome::Done, now);
+    }
+}
+
+std::int64_t ServerSession::Impl::run_lobby(std::int64_t now) {
+  // A heartbeat on the play channel while the lobby waits: ENet sends no pings while a reliable
+  // message is being resent, and on a lossy path its resends back off for seconds.
+  if (now - last_lobby_beat >= kLobbyBeatNs) {
+    last_lobby_beat = now;
+    for (auto& [id, p] : peers)
+      if (p.role != Role::Pending && !p.closing) send(p, Channel::Play, play_for(p, {}));
+    host->flush();
+  }
+  return now + kLobbyBeatNs;
+}
+
+std::int64_t ServerSession::Impl::run_ticks(std::int64_t now) {
+  int ran = 0;
+  while (phase == Phase::Running && ran < kMaxTicksPerUpdate) {
+    const std::int64_t deadline = pacer.next_deadline();
+    if (now < deadline) break;
+    if (!inputs_complete(next_tick, now) && now < deadline + cfg.input_grace_ns) break;
+    assemble_and_step(now);
+    ++ran;
+    if (cfg.last_tick != 0 && executed() >= cfg.last_tick) {
+      phase = Phase::Draining;
+      phase_deadline = now + cfg.drain_timeout_ns;
+    }
+  }
+  // Play messages go when a tick that is a multiple of send_every was executed, and at the end.
+  const Tick n = cfg.send_every;
+  if (ran > 0 && (executed() / n != (executed() - static_cast<Tick>(ran)) / n || phase != Phase::Running)) {
+    send_frames(now);
+    host->flush();  // out now, not at the next poll
+  }
+  if (phase == Phase::Running && joined_players() > 0 && active_players_count() == 0 && ran > 0)
+    end_session(wire::EndReason::Empty, "every player left", now);
+  if (phase != Phase::Running) {
+    last_resend = now;
+    return now;
+  }
+  const std::int64_t deadline = pacer.next_deadline();
+  if (ran == kMaxTicksPerUpdate) return now;
+  if (now >= deadline) return deadline + cfg.input_grace_ns;  // waiting for late inputs: read them as they come
+  receive_can_wait = quiet();
+  if (next_tick == 1) return std::min(deadline, repeat_start(now));
+  return deadline;
+}
+
+std::int64_t ServerSession::Impl::run_draining(std::int64_t now) {
+  // Once every final hash is in, its acknowledgement goes out every tick for kFinalAckNs before
+  // the end message: a client that has it knows the session is complete even if the end message
+  // never reaches it (a lossy path, a server gone after its close timeout).
+  if (all_hashes_in() && final_acks_from == 0) final_acks_from = now;
+  if ((final_acks_from != 0 && now - final_acks_from >= kFinalAckNs) || now >= phase_deadline) {
+    if (!all_hashes_in()) LOCKSTEP_LOG_WARN("some clients did not report their final hashes in time");
+    send_frames(now);
+    end_session(wire::EndReason::Complete, "reached the last tick " + std::to_string(cfg.last_tick), now);
+    return now + 10'000'000;
+  }
+  if (now - last_resend >= kTickNs) {
+    send_frames(now);
+    host->flush();
+    last_resend = now;
+  }
+  return now + kTickNs / 2;
+}
+
+void ServerSession::Impl::begin(std::int64_t now) {
+  phase = Phase::Running;
+  // Start must reach the farthest player, and its first inputs come back, before the first tick
+  // that takes inputs: the delay grows with the longest join round trip (plus a quarter and
+  // 50 ms for jitter), up to kMaxStartDelayNs.
+  std::int64_t longest = 0;
+  for (const auto& [id, p] : peers)
+    if (p.role == Role::Player)
+      longest = std::max({longest, p.join_rtt, p.enet ? std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0});
+  const std::int64_t start_delay =
+      std::clamp(longest + longest / 4 + 50'000'000 - std::int64_t{cfg.input_delay} * kTickNs, cfg.start_delay_ns,
+                 std::max(cfg.start_delay_ns, kMaxStartDelayNs));
+  pacer.start(now + start_delay + kTickNs);  // tick 0's deadline is now + start_delay; the first deadline is tick 1's
+  first_input_tick = std::max<Tick>(1, cfg.input_delay);
+  for (Slot& s : slots) {
+    s.present = s.taken;
+    s.last_heard = now + start_delay;
+  }
+  for (auto& [id, p] : peers)
+    if (p.role != Role::Pending) send_start(p, now);
+  LOCKSTEP_LOG_INFO("session starting in %lld ms: %u players, input delay %u, %s",
+                    static_cast<long long>(start_delay / 1'000'000), cfg.players, cfg.input_delay,
+                    cfg.last_tick ? ("until tick " + std::to_string(cfg.last_tick)).c_str() : "until stopped");
+}
+
+void ServerSession::Impl::end_session(wire::EndReason reason, const std::string& detail, std::int64_t now) {
+  if (phase == Phase::Closing || phase == Phase::Finished) return;
+  for (auto& [id, p] : peers)
+    if (p.probe.active()) {  // reports still open are written, nothing more
+      p.probe.give_up("the session ended before the desync was localized");
+      if (p.probe_pinned) history->unpin(p.probe.report().tick);
+      p.probe_pinned = false;
+      pending_reports.push_back(PendingReport{p.id, p.probe.report(), now, p.kick_after_probe});
+    }
+  settle_reports(now, /*force=*/true, /*act=*/false);
+  LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
+  broadcast(Channel::Control, protocol::session_end(reason, executed(), detail));
+  for (auto& [id, p] : peers) {
+    peer_disconnect_later(p.enet);
+    p.closing = true;  // told the end: no timeouts or kicks from here, later messages ignored
+  }
+  host->flush();
+  phase = Phase::Closing;
+  phase_deadline = now + cfg.close_timeout_ns;
+  if (reason == wire::EndReason::Desync || stats.desyncs > 0) exit = 3;
+  for (const auto& [id, p] : peers)
+    if (p.role == Role::Player && p.hashes.ack() < executed())
+      LOCKSTEP_LOG_WARN("player %d (%s): hashes checked only up to tick %u of %u: not counted as in sync", p.slot,
+                        p.name.c_str(), p.hashes.ack(), executed());
+}
+
+// Until tick 1, Start also goes out unreliably every kStartRepeatNs: a reliable Start waits
+// behind any lost reliable message before it, and a client's clock (and with it when its first
+// inputs are sampled) takes the earliest-arriving copy. Returns when to send again.
+std::int64_t ServerSession::Impl::repeat_start(std::int64_t now) {
+  if (now - last_start_send >= kStartRepeatNs) {
+    last_start_send = now;
+    for (auto& [id, p] : peers)
+      if (p.role != Role::Pending && !p.closing) send_start(p, now, Channel::Play);
+    host->flush();
+  }
+  return last_start_send + kStartRepeatNs;
+}
+
+bool ServerSession::Impl::all_hashes_in() const {
+  for (const auto& [id, p] : peers)
+    // Players owe their final hashes; a spectator is waited for only if it reports any.
+    if (p.role != Role::Pending && !p.closing && (p.role == Role::Player || p.hashes.ack() > 0) &&
+        (p.hashes.ack() < cfg.last_tick || p.probe.active()))
+      return false;
+  return true;
+}
+
+// Every player in play has its input for tick t in, or is silent: one that has said nothing for
+// a while is filled at the deadline, not waited for up to the grace every tick.
+bool ServerSession::Impl::inputs_complete(Tick t, std::int64_t now) const {
+  if (t < first_input_tick) return true;
+  for (const Slot& s : slots)
+    if (s.taken && s.present && !s.leaving && !s.inputs.has(t) && !InputWindow::silent(now, s.last_heard)) return false;
+  return true;
+}
+
+// Steady play: nobody joining, being probed or verified, and ENet has nothing reliable to
+// deliver. Then every message can wait for the next tick's deadline.
+bool ServerSession::Impl::quiet() const {
+  for (const auto& [id, p] : peers)
+    if (p.role == Role::Pending || p.probe.active() || p.verifying || p.closing) return false;
+  return !host->reliable_in_flight();
+}
+
+std::uint32_t ServerSession::Impl::joined_players() const {
+  std::uint32_t n = 0;
+  for (const Slot& s : slots) n += s.taken ? 1u : 0u;
+  return n;
+}
+
+std::uint32_t ServerSession::Impl::active_players_count() const {
+  std::uint32_t n = 0;
+  for (const Slot& s : slots) n += (s.taken && s.present && !s.leaving) ? 1u : 0u;
+  return n;
+}
+
+std::uint32_t ServerSession::Impl::count_role(Role role) const {
+  std::uint32_t n = 0;
+  for (const auto& [id, p] : peers) n += p.role == role ? 1u : 0u;
+  return n;
+}
+
+std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config, Error* error) {
+  auto fail = [&](ErrorKind kind, const std::string& why, const char* field = "") -> std::unique_ptr<ServerSession> {
+    if (error) *error = {kind, why, field};
+    return nullptr;
+  };
+  if (!config.factory) return fail(ErrorKind::Usage, "factory is not set: a session needs a simulation module", "factory");
+  if (config.players < 1 || config.players > static_cast<std::uint32_t>(kMaxPlayers))
+    return fail(ErrorKind::Usage, "players must be 1..32", "players");
+  if (config.input_delay > protocol::kMaxInputDelay) return fail(ErrorKind::Usage, "input_delay must be 0..50", "input_delay");
+  if (config.send_every < 1 || config.send_every > protocol::kMaxSendEvery)
+    return fail(ErrorKind::Usage, "send_every must be 1..5", "send_every");
+  if (config.input_delay + config.send_every - 1 > protocol::kMaxInputDelay)
+    return fail(ErrorKind::Usage, "input_delay plus send_every - 1 must be at most 50", "input_delay");
+  if (config.token.size() > protocol::kMaxTokenBytes) return fail(ErrorKind::Usage, "token must be at most 128 bytes", "token");
+  auto impl = std::make_unique<Impl>();
+  impl->cfg = config;
+  impl->cfg.world.players = config.players;
+  // An input may wait send_every - 1 ticks for its datagram: the delay covers that wait.
+  impl->cfg.input_delay = config.input_delay + config.send_every - 1;
+  impl->sim = impl->cfg.factory(impl->cfg.world);
+  if (impl->cfg.world.settings.size() > kMaxSettingsBytes)
+    return fail(ErrorKind::Usage, "the world settings are over " + std::to_string(kMaxSettingsBytes) + " bytes");
+  if (!impl->sim) return fail(ErrorKind::Usage, "the simulation cannot build a world of these settings and players");
+  Error err;
+  impl->host = NetHost::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
+  if (!impl->host) return fail(err.kind, err.detail);
+  if (impl->sim->input_size() > kMaxInputBytes)
+    return fail(ErrorKind::Usage, "the simulation's input size is over " + std::to_string(kMaxInputBytes) + " bytes");
+  for (std::uint32_t i = 0; i < config.players; ++i) impl->slots.push_back(impl->fresh_slot());
+  impl->hashes[0] = impl->sim->hash();
+  // Clients know only the module before the welcome: they present its default world's fingerprint.
+  impl->module_fingerprint = join_fingerprint(impl->cfg.factory);
+  if (impl->module_fingerprint == 0) impl->module_fingerprint = impl->sim->fingerprint();
+  impl->history = std::make_unique<StateHistory>(std::max<std::size_t>(1, config.state_history));
+  impl->history->record(*impl->sim);
+  impl->scratch = impl->sim->clone();
+  return std::unique_ptr<ServerSession>(new ServerSession(std::move(impl)));
+}
+
+ServerSession::ServerSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ServerSession::~ServerSession() = default;
+std::int64_t ServerSession::update(std::int64_t now_ns) { return impl_->update(now_ns); }
+int ServerSession::fd() const { return impl_->host->fd(); }
+std::uint16_t ServerSession::port() const { return impl_->host->port(); }
+void ServerSession::stop() { impl_->stop_requested = true; }
+bool ServerSession::finished() const { return impl_->phase == Impl::Phase::Finished; }
+int ServerSession::exit_code() const { return impl_->exit; }
+Tick ServerSession::executed_tick() const { return impl_->executed(); }
+const Simulation& ServerSession::simulation() const { return *impl_->sim; }
+const ServerStats& ServerSession::stats() const { return impl_->stats; }
+std::vector<protocol::SeatStatus> ServerSession::seats() const { return impl_->seat_statuses(); }
+const NetHost& ServerSession::host() const { return *impl_->host; }
+const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->desync_events; }
+const std::vector<DesyncReport>& ServerSession::reports() const { return impl_->reports; }
+const std::vector<Departure>& ServerSession::departures() const { return impl_->departures; }
+std::vector<std::string> ServerSession::player_names() const {
+  std::vector<std::string> names;
+  for (const auto& s : impl_->slots) names.push_back(s.name);
+  return names;
+}
+const ServerConfig& ServerSession::config() const { return impl_->cfg; }
+bool ServerSession::receive_can_wait() const { return impl_->receive_can_wait; }
+std::uint32_t ServerSession::attach_test_peer(std::int64_t now_ns) {
+  Impl& m = *impl_;
+  const std::uint32_t id = m.next_peer_id++;
+  Impl::Peer p;
+  p.id = id;
+  p.connected_at = now_ns;
+  p.tokens = m.cfg.message_burst;
+  p.tokens_at = now_ns;
+  m.peers.emplace(id, std::move(p));
+  return id;
+}
+void ServerSession::receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel,
+                                     std::int64_t now_ns) {
+  if (auto it = impl_->peers.find(peer); it != impl_->peers.end()) impl_->receive(it->second, bytes, channel, now_ns, now_ns);
+}
+std::uint32_t ServerSession::peak_peers() const { return impl_->peak_peers; }
+std::uint32_t ServerSession::active_players() const { return impl_->active_players_count(); }
+void ServerSession::on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn) { impl_->tick_fn = std::move(fn); }
+void ServerSession::set_hash_log(HashLogWriter* log) { impl_->hash_log = log; }
+
+}  // namespace lockstep
