@@ -1,6 +1,7 @@
 // The C API (lockstep.h) over the C++ core: a thin shell that checks every argument, turns
 // lockstep_frame into InputFrame, and never lets an exception cross into C.
 #include "lockstep/lockstep.h"
+#include "lockstep/lockstep_session.h"
 
 #include <algorithm>
 #include <cstring>
@@ -11,13 +12,11 @@
 #include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/simulation.hpp"
+#include "handles.hpp"
 #include "lockstep/version.hpp"
 
 using namespace lockstep;
 
-struct lockstep_module {
-  const Module* module;
-};
 
 struct lockstep_world {
   const lockstep_module* module;
@@ -154,6 +153,25 @@ lockstep_result lockstep_module_load(const char* path, const lockstep_module** o
   if (!loaded) return fail(LOCKSTEP_ERROR_MODULE, why, error, error_cap);
   g_loaded_path = path;
   *out = handle_of(loaded);
+  return LOCKSTEP_OK;
+}
+
+lockstep_result lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out, char* error,
+                                           size_t error_cap) {
+  if (!table || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "table and out must not be NULL", error, error_cap);
+  std::lock_guard lock(g_mutex);
+  static const Module* installed = nullptr;
+  static const lockstep_module_v2* installed_table = nullptr;
+  if (installed && installed_table == table) {
+    *out = handle_of(installed);
+    return LOCKSTEP_OK;
+  }
+  std::string why;
+  const Module* m = module_from_table(table, &why);
+  if (!m) return fail(LOCKSTEP_ERROR_MODULE, why, error, error_cap);
+  installed = m;
+  installed_table = table;
+  *out = handle_of(m);
   return LOCKSTEP_OK;
 }
 

@@ -2,7 +2,7 @@
 
 namespace lockstep {
 
-std::uint64_t join_fingerprint(SimulationFactory factory) {
+std::uint64_t join_fingerprint(const WorldFactory& factory) {
   const auto probe = factory ? factory(WorldParams{{}, 1}) : nullptr;
   return probe ? probe->fingerprint() : 0;
 }

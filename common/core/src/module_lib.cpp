@@ -102,14 +102,11 @@ class LibSimulation final : public Simulation {
   float width() const override { return t_->width(s_); }
   float height() const override { return t_->height(s_); }
   void perturb(std::uint64_t selector) override { t_->perturb(s_, selector); }
+  const void* native_state() const override { return s_; }
 
   // The module's identity, version and build, with the ABI version.
   static std::uint64_t module_fingerprint() {
-    std::vector<std::uint8_t> id(g_name.begin(), g_name.end());
-    const std::uint64_t parts[] = {g_table->version, g_build_id, g_table->abi_version, g_table->input_size};
-    const auto* p = reinterpret_cast<const std::uint8_t*>(parts);
-    id.insert(id.end(), p, p + sizeof parts);
-    return hash_bytes(id);
+    return module_code_fingerprint(g_name, g_table->version, g_build_id, g_table->input_size);
   }
 
  private:
@@ -210,6 +207,19 @@ bool valid_module_name(const char* name) {
 
 }  // namespace
 
+std::uint64_t module_code_fingerprint(std::string_view name, std::uint32_t version, std::uint64_t build_id,
+                                      std::uint32_t input_size) {
+  std::vector<std::uint8_t> id(name.begin(), name.end());
+  const std::uint64_t parts[] = {version, build_id, LOCKSTEP_MODULE_ABI_VERSION, input_size};
+  const auto* p = reinterpret_cast<const std::uint8_t*>(parts);
+  id.insert(id.end(), p, p + sizeof parts);
+  return hash_bytes(id);
+}
+
+namespace {
+const Module* install_table(const lockstep_module_v2* t, const std::string& path, std::string* error);
+}  // namespace
+
 const Module* load_module_library(const std::string& path, std::string* error) {
   auto fail = [&](const std::string& why) -> const Module* {
     *error = "--sim-lib " + path + ": " + why;
@@ -222,6 +232,32 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   if (!entry) return fail("not a lockstep module: it has no " LOCKSTEP_MODULE_ENTRY "() entry point (module_abi.h)");
   const lockstep_module_v2* t = entry(LOCKSTEP_MODULE_ABI_VERSION);
   if (!t) return fail("the module cannot serve module ABI version " + std::to_string(LOCKSTEP_MODULE_ABI_VERSION));
+  return install_table(t, path, error);
+}
+
+const Module* module_from_table(const lockstep_module_v2* table, std::string* error) {
+  if (!table) {
+    *error = "the module table is NULL";
+    return nullptr;
+  }
+  if (table->build_id == 0) {
+    *error = "a module table passed in-process needs a build_id (there is no library file to derive one from)";
+    return nullptr;
+  }
+  return install_table(table, "", error);
+}
+
+namespace {
+
+// Checks a module table and makes it this process's module; `path` names its library ("" for a
+// table passed in-process).
+const Module* install_table(const lockstep_module_v2* t, const std::string& path, std::string* error) {
+  const std::string origin = path.empty() ? std::string("the module table") : "--sim-lib " + path;
+  auto fail = [&](const std::string& why) -> const Module* {
+    *error = origin + ": " + why;
+    return nullptr;
+  };
+  if (g_table) return fail("a module is already loaded in this process");
   if (t->abi_version != LOCKSTEP_MODULE_ABI_VERSION)
     return fail("the module speaks module ABI version " + std::to_string(t->abi_version) + "; this build speaks " +
                 std::to_string(LOCKSTEP_MODULE_ABI_VERSION));
@@ -238,8 +274,8 @@ const Module* load_module_library(const std::string& path, std::string* error) {
     const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (bytes.empty()) return fail("cannot read the library to derive its build id (the table's build_id is 0)");
     g_build_id = hash_bytes(bytes);
-    LOCKSTEP_LOG_INFO("--sim-lib %s: build_id is 0, so the fingerprint follows the library file's bytes (%s); "
-                      "lockstep_add_module derives one from the sources instead", path.c_str(),
+    LOCKSTEP_LOG_INFO("%s: build_id is 0, so the fingerprint follows the library file's bytes (%s); "
+                      "lockstep_add_module derives one from the sources instead", origin.c_str(),
                       hash_hex(g_build_id).c_str());
   }
   g_table = t;
@@ -260,5 +296,7 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   g_module.golden_world = g_golden;
   return &g_module;
 }
+
+}  // namespace
 
 }  // namespace lockstep

@@ -346,6 +346,8 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
 ClientSession::ClientSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ClientSession::~ClientSession() = default;
 std::int64_t ClientSession::update(std::int64_t now_ns) { return impl_->update(now_ns); }
+void ClientSession::abort(int code, const std::string& why) { impl_->end(code, why); }
+
 std::vector<SessionEvent> ClientSession::take_events() {
   std::vector<SessionEvent> out;
   out.swap(impl_->events);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lockstep/input.hpp"
+#include "lockstep/module_abi.h"
 #include "lockstep/settings.hpp"
 #include "lockstep/simulation.hpp"
 
@@ -73,7 +74,7 @@ struct Module {
 /// The fingerprint a JoinRequest carries: that of the module's default world (no settings, one
 /// player), the one world a client can build before the welcome brings the server's settings. 0
 /// when the module cannot build it.
-std::uint64_t join_fingerprint(SimulationFactory factory);
+std::uint64_t join_fingerprint(const WorldFactory& factory);
 
 /// A fresh PlayerTick of the module's input size, for bot() and from_controls().
 PlayerTick blank_tick(const Module& m);
@@ -82,5 +83,13 @@ PlayerTick blank_tick(const Module& m);
 /// library per process. nullptr with a sentence in `error` when the file is missing, is not a
 /// module, speaks another ABI version or lacks part of the table.
 const Module* load_module_library(const std::string& path, std::string* error);
+/// The code part of a C module's fingerprint: its name, version, build id, ABI version and input
+/// size (world_fingerprint adds the settings). A game that steps its own state (lockstep_session.h)
+/// presents the same identity as the module the server hosts.
+std::uint64_t module_code_fingerprint(std::string_view name, std::uint32_t version, std::uint64_t build_id,
+                                      std::uint32_t input_size);
+/// The module of a table a game passes in-process (no library to load), checked as a loaded
+/// one's is; one module per process, as above. Its build_id must not be 0.
+const Module* module_from_table(const lockstep_module_v2* table, std::string* error);
 
 }  // namespace lockstep

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -112,6 +113,10 @@ class Simulation {
   [[nodiscard]] virtual float width() const = 0;
   [[nodiscard]] virtual float height() const = 0;
 
+  /// The module's own state for a game that draws it itself: the lockstep_sim* of a module
+  /// loaded from a library or a table (module_abi.h); nullptr for other simulations (a C++ game
+  /// reads its own type with dynamic_cast).
+  [[nodiscard]] virtual const void* native_state() const { return nullptr; }
   /// Test hook: flips the lowest bit of one stored value, picked by `selector` (any value:
   /// reduced modulo the number of values). Used to prove desyncs are caught and localized.
   /// Implementations document which (entity, field) a selector names.
@@ -120,5 +125,7 @@ class Simulation {
 
 /// Builds a simulation at tick 0. Returns nullptr when the parameters are out of range.
 using SimulationFactory = std::unique_ptr<Simulation> (*)(const WorldParams&);
+/// The same with a context of its own (a game's callbacks, an in-process module): what sessions take.
+using WorldFactory = std::function<std::unique_ptr<Simulation>(const WorldParams&)>;
 
 }  // namespace lockstep

@@ -41,7 +41,7 @@ struct ClientConfig {
                                         ///< client executable steps them itself, under its FrameLoop's budget
   bool keep_previous = false;           ///< keep the state one tick back, for interpolation
   std::uint32_t protocol_version = kProtocolVersion;  ///< tests override it to check refusals
-  SimulationFactory factory = nullptr;  ///< the simulation, the server's module's (required)
+  WorldFactory factory;  ///< the simulation, the server's module's (required)
   /// Snapshots arrive in 16 KiB chunks; a burst of them may wait in ENet before they are read.
   TransportLimits limits{64 * 1024, 4 * 1024 * 1024};
   /// Ticks of past states kept to answer desync probes, at least; more as the round trip to the
@@ -125,6 +125,8 @@ class ClientSession {
   void on_tick(std::function<void(Tick, std::uint64_t)> fn);
   /// The events since the last call, oldest first (at most 1024 are kept; older ones are dropped).
   std::vector<SessionEvent> take_events();
+  /// Ends the session at once with this exit code (a game's callback failed, say).
+  void abort(int code, const std::string& why);
   /// Leaves cleanly (the server sees a clean leave), then the session ends with exit code 0.
   void leave(const std::string& reason);
 

@@ -67,7 +67,7 @@ struct ServerConfig {
   double message_burst = 800;            ///< per peer, messages it may send at once
   std::uint32_t max_bad_messages = 100;  ///< malformed or unexpected messages a peer may send before it is dropped
   std::uint32_t max_pending = 8;         ///< connections that have not joined yet
-  SimulationFactory factory = nullptr;  ///< the simulation (required)
+  WorldFactory factory;  ///< the simulation (required)
   /// ENet's packet cap applies both ways; snapshots go out in 16 KiB chunks, so 64 KiB is plenty.
   TransportLimits limits{64 * 1024, 256 * 1024};
 };

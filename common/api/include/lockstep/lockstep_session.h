@@ -1,0 +1,152 @@
+/* lockstep_session.h: the C API for joining a session from a game's own loop, in any language
+ * with a C FFI (docs/EMBEDDING.md). The game calls lockstep_client_update() from its loop at any
+ * rate with its own monotonic time, sets its input when it changes, takes events, and draws
+ * between the previous and current confirmed states at lockstep_client_alpha().
+ *
+ * Two ways to own the simulation:
+ *   (a) lockstep steps a module: config.module from lockstep_module_builtin, lockstep_module_load
+ *       (a .so) or lockstep_module_from_table (a table the game passes in-process, no dlopen);
+ *       the game reads the module's own state with lockstep_client_state().
+ *   (b) the game owns its state (the GGPO model): config.game holds callbacks; lockstep hands the
+ *       game each confirmed frame to step, asks it to save and load its state (for joins,
+ *       rejoins, resyncs and the history desync probes look into), and asks it about a saved
+ *       state's entities and fields when a desync is localized. The hash is lockstep's: XXH3-64
+ *       of what save() writes, the same the server's module computes.
+ *
+ * Link with -llockstep_net (pkg-config --libs lockstep), or lockstep::net in CMake.
+ * Ownership: a lockstep_client is the caller's from lockstep_client_create until
+ * lockstep_client_destroy. Strings and buffers passed in are read during the call only, except
+ * config.game, which must outlive the client. Results and errors as in lockstep.h. A callback
+ * that fails (returns nonzero, or a save of the wrong length) ends the session with exit code 1
+ * and an event saying which; it never stalls the session for the other players.
+ * Threads: one client is used by one thread at a time (lockstep_client_start_service excepted).
+ */
+#ifndef LOCKSTEP_LOCKSTEP_SESSION_H
+#define LOCKSTEP_LOCKSTEP_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lockstep/lockstep.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lockstep_client lockstep_client;
+
+/* A module from a table the game passes in-process (module_abi.h), checked as a loaded library's
+ * is; one module per process. Its build_id must not be 0. */
+lockstep_result lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out, char* error,
+                                           size_t error_cap);
+
+/* (b) The game's own state. Every state argument is bytes save() wrote. Return 0 for success. */
+typedef struct lockstep_game {
+  void* user;             /* passed to every callback */
+  const char* name;       /* the module's name, version and build id as the server's module has them: */
+  uint32_t version;       /*   together they make the fingerprint a join presents */
+  uint64_t build_id;
+  uint32_t input_size;    /* bytes of one player's input per tick, 0..64 */
+  /* A new world: tick 0 of these settings (the Welcome's bytes) for `players` slots. */
+  int (*reset)(void* user, const uint8_t* settings, size_t n, uint32_t players);
+  /* Steps the game's state by one confirmed frame (frame->tick is its tick + 1). */
+  int (*step)(void* user, const lockstep_frame* frame);
+  /* Writes the canonical serialization into out if it fits in cap; returns its length. */
+  size_t (*save)(void* user, uint8_t* out, size_t cap);
+  /* Replaces the game's state with `bytes` (untrusted: a snapshot's); nonzero if they are not a state. */
+  int (*load)(void* user, const uint8_t* bytes, size_t n);
+  /* The tick a saved state is at. */
+  uint32_t (*tick)(void* user, const uint8_t* state, size_t n);
+  /* A saved state's entities, and one entity's fields (entity UINT32_MAX: the global state) into
+   * out if they fit in cap; returns how many there are (as module_abi.h's fields). */
+  uint32_t (*entity_count)(void* user, const uint8_t* state, size_t n);
+  size_t (*fields)(void* user, const uint8_t* state, size_t n, uint32_t entity, lockstep_field* out, size_t cap);
+} lockstep_game;
+
+typedef struct lockstep_client_config {
+  const char* host;            /* "127.0.0.1" */
+  uint16_t port;               /* 7777 */
+  const char* name;            /* "player"; 1..32 printable ASCII */
+  const char* token;           /* a shared join secret, or NULL */
+  int spectate;                /* join without a player slot */
+  const char* rejoin_secret;   /* come back into a slot, or NULL */
+  uint32_t last_tick;          /* leave after this tick; 0 = stay to the end */
+  const lockstep_module* module;  /* (a), or NULL */
+  const lockstep_game* game;      /* (b), or NULL: exactly one of module and game */
+  /* Every line the library logs goes here (level 0 debug .. 3 error) instead of stderr; NULL: stderr. */
+  void (*log)(int level, const char* line, void* user);
+  void* log_user;
+  int64_t connect_timeout_ms;  /* 20000 */
+  int64_t playout_max_ms;      /* 150: the most frames wait past their due time for a smooth view */
+} lockstep_client_config;
+
+/* The defaults above, into *config. */
+void lockstep_client_config_defaults(lockstep_client_config* config);
+
+typedef enum lockstep_event_kind {
+  LOCKSTEP_EVENT_JOINED = 1,         /* slot: ours (-1 a spectator); detail: the rejoin secret */
+  LOCKSTEP_EVENT_STARTED = 2,        /* the session runs */
+  LOCKSTEP_EVENT_PLAYER_JOINED = 3,  /* slot, name (a rejoin: code 1) */
+  LOCKSTEP_EVENT_PLAYER_LEFT = 4,    /* slot, name, tick, detail: why */
+  LOCKSTEP_EVENT_DESYNC = 5,         /* tick: the server found our state diverged there */
+  LOCKSTEP_EVENT_RESYNCED = 6,       /* tick: the server's state loaded */
+  LOCKSTEP_EVENT_KICKED = 7,         /* detail: why */
+  LOCKSTEP_EVENT_ENDED = 8           /* code: the exit code; detail: why */
+} lockstep_event_kind;
+
+typedef struct lockstep_event {
+  uint32_t kind;  /* lockstep_event_kind */
+  uint32_t tick;
+  int32_t slot;
+  int32_t code;
+  char name[33];     /* NUL-terminated */
+  char detail[256];  /* NUL-terminated, truncated to fit */
+} lockstep_event;
+
+typedef struct lockstep_client_stats {
+  uint32_t tick;             /* the executed (confirmed) tick */
+  int32_t slot;
+  uint32_t rtt_ms, jitter_ms;
+  double loss;               /* 0..1 */
+  double lead_ms;            /* inputs are sampled this far ahead of the tick clock */
+  double playout_ms;         /* frames are executed this far behind their due time */
+  uint32_t frames_behind;    /* received, not executed yet */
+  uint64_t inputs_filled;    /* our inputs the server filled (late or lost) */
+  uint64_t frames_drawn, frames_clamped;  /* alpha queries counted as frames, and those at alpha 1 */
+  uint64_t hash;             /* of the executed tick */
+} lockstep_client_stats;
+
+/* Starts joining. LOCKSTEP_ERROR_ARGUMENT for a bad config (the sentence names the field). */
+lockstep_result lockstep_client_create(const lockstep_client_config* config, lockstep_client** out, char* error,
+                                       size_t error_cap);
+/* Leaves at once and frees the client; NULL is allowed. */
+void lockstep_client_destroy(lockstep_client* client);
+/* Handles the network, samples the input for every tick due by now_ns and executes the frames
+ * whose playout time has come. Returns when it next has work (monotonic ns); 0 for NULL. */
+int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns);
+/* This player's input from now on: at most the module's input size (shorter is zero-padded). */
+lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n);
+/* A command of 1..512 bytes for the next ticks. */
+lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n);
+/* Takes the oldest event into *out: 1, or 0 when there is none. */
+int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out);
+/* The blend factor 0..1 for a frame drawn at now_ns (counted as a drawn frame). */
+double lockstep_client_alpha(lockstep_client* client, int64_t now_ns);
+lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out);
+/* (a) The module's own state (the lockstep_sim* its table defines) and the one a tick before, for
+ * drawing; NULL before the welcome or in mode (b). Valid until the next update. */
+const void* lockstep_client_state(const lockstep_client* client);
+const void* lockstep_client_previous_state(const lockstep_client* client);
+/* 1 once the session is over for this client; its exit code (0, 1, 3 desync, 4 connection). */
+int lockstep_client_finished(const lockstep_client* client);
+int lockstep_client_exit_code(const lockstep_client* client);
+/* Leaves cleanly; the session ends with exit code 0 once the server is told. */
+void lockstep_client_leave(lockstep_client* client);
+/* A thread calling update at every tick (for loops slower than 100 Hz); stopped by destroy. */
+void lockstep_client_start_service(lockstep_client* client);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOCKSTEP_LOCKSTEP_SESSION_H */

@@ -1,0 +1,364 @@
+// The C session API (lockstep_session.h) over the C++ Client, and the Simulation that stands for
+// a game that owns its state (mode b): every instance the session holds (current, previous,
+// history, snapshots) is the game's saved bytes; stepping one loads it into the game first when
+// the game holds another, so the game's own state is always the one last stepped.
+#include "lockstep/lockstep_session.h"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "lockstep/client.hpp"
+#include "lockstep/desync.hpp"
+#include "lockstep/log.hpp"
+#include "lockstep/state_hash.hpp"
+#include "handles.hpp"
+
+
+namespace lockstep {
+namespace {
+
+// What the instances of one game share: the callbacks, which instance the game's state holds,
+// and the first callback failure (the session ends with it).
+struct GameContext {
+  const lockstep_game* game = nullptr;
+  std::uint64_t code = 0;          // the identity part of the fingerprint
+  const void* holder = nullptr;    // the instance whose bytes the game's state is
+  std::uint64_t holder_version = 0;
+  std::uint64_t next_version = 1;
+  std::string failure;
+  void fail(const std::string& why) {
+    if (failure.empty()) failure = why;
+  }
+};
+
+class GameSimulation final : public Simulation {
+ public:
+  GameSimulation(std::shared_ptr<GameContext> ctx, std::vector<std::uint8_t> bytes, std::uint32_t players,
+                 std::uint64_t fingerprint)
+      : ctx_(std::move(ctx)), bytes_(std::move(bytes)), players_(players), fingerprint_(fingerprint) {
+    version_ = ctx_->next_version++;
+    tick_ = read_tick(bytes_);
+  }
+
+  // The game's state, saved; false (and the context told) when the game fails to.
+  static bool save(GameContext& ctx, std::vector<std::uint8_t>* out) {
+    const lockstep_game& g = *ctx.game;
+    const std::size_t n = g.save(g.user, nullptr, 0);
+    out->assign(n, 0);
+    if (n == 0 || g.save(g.user, out->data(), n) != n) {
+      ctx.fail("the game's save() wrote no state, or another length than it said");
+      return false;
+    }
+    return true;
+  }
+
+  // The game holds this instance from now on.
+  void mark_held() {
+    ctx_->holder = this;
+    ctx_->holder_version = version_;
+  }
+
+  Tick tick() const override { return tick_; }
+  void step(const InputFrame& frame) override {
+    const lockstep_game& g = *ctx_->game;
+    if (!ctx_->failure.empty()) return;
+    if (ctx_->holder != this || ctx_->holder_version != version_) {
+      if (g.load(g.user, bytes_.data(), bytes_.size()) != 0) return ctx_->fail("the game's load() refused a state it saved");
+    }
+    commands_.clear();
+    for (std::size_t i = 0; i < frame.commands.size(); ++i)
+      commands_.push_back({frame.commands[i].slot, frame.commands[i].size, frame.command(i).data()});
+    const lockstep_frame f{frame.tick,    frame.present,    frame.filled,
+                           frame.players, frame.input_size, frame.inputs.data(),
+                           static_cast<std::uint32_t>(commands_.size()), commands_.data()};
+    if (g.step(g.user, &f) != 0) return ctx_->fail("the game's step() failed at tick " + std::to_string(frame.tick));
+    std::vector<std::uint8_t> next;
+    if (!save(*ctx_, &next)) return;
+    if (read_tick(next) != frame.tick)
+      return ctx_->fail("the game's state is at tick " + std::to_string(read_tick(next)) + " after stepping tick " +
+                        std::to_string(frame.tick));
+    bytes_ = std::move(next);
+    tick_ = frame.tick;
+    version_ = ctx_->next_version++;
+    mark_held();
+  }
+  std::uint32_t input_size() const override { return ctx_->game->input_size; }
+  void serialize(std::vector<std::uint8_t>& out) const override { out.insert(out.end(), bytes_.begin(), bytes_.end()); }
+  bool deserialize(std::span<const std::uint8_t> bytes) override {
+    // Untrusted bytes (a snapshot): the game loads them, and what it saves back is the state.
+    const lockstep_game& g = *ctx_->game;
+    if (bytes.empty() || g.load(g.user, bytes.data(), bytes.size()) != 0) return false;
+    std::vector<std::uint8_t> saved;
+    if (!save(*ctx_, &saved)) return false;
+    bytes_ = std::move(saved);
+    tick_ = read_tick(bytes_);
+    version_ = ctx_->next_version++;
+    mark_held();
+    return true;
+  }
+  std::uint64_t hash() const override { return hash_bytes(bytes_); }
+  std::uint32_t entity_count() const override {
+    return ctx_->game->entity_count ? ctx_->game->entity_count(ctx_->game->user, bytes_.data(), bytes_.size()) : 0;
+  }
+  std::uint64_t entity_hash(std::uint32_t entity) const override {
+    const auto bits = field_bits(entity_fields(entity));
+    return hash_bytes({reinterpret_cast<const std::uint8_t*>(bits.data()), bits.size() * sizeof(std::uint64_t)});
+  }
+  std::vector<FieldValue> entity_fields(std::uint32_t entity) const override { return fields(entity); }
+  std::vector<FieldValue> global_fields() const override { return fields(UINT32_MAX); }
+  std::unique_ptr<Simulation> clone() const override {
+    auto c = std::make_unique<GameSimulation>(ctx_, bytes_, players_, fingerprint_);
+    return c;
+  }
+  void assign(const Simulation& other) override {
+    const auto& o = dynamic_cast<const GameSimulation&>(other);
+    bytes_ = o.bytes_;
+    tick_ = o.tick_;
+    players_ = o.players_;
+    fingerprint_ = o.fingerprint_;
+    version_ = ctx_->next_version++;
+  }
+  std::uint64_t fingerprint() const override { return fingerprint_; }
+  void draw(const Simulation&, float, DrawList& out) const override { out.clear(); }  // the game draws its own
+  float width() const override { return 1; }
+  float height() const override { return 1; }
+  void perturb(std::uint64_t selector) override {
+    // A test hook: one bit of the saved state; the next step loads it into the game.
+    if (bytes_.empty()) return;
+    bytes_[selector % bytes_.size()] ^= 1;
+    version_ = ctx_->next_version++;
+  }
+
+ private:
+  Tick read_tick(const std::vector<std::uint8_t>& b) const {
+    return b.empty() ? 0 : ctx_->game->tick(ctx_->game->user, b.data(), b.size());
+  }
+  std::vector<FieldValue> fields(std::uint32_t entity) const {
+    const lockstep_game& g = *ctx_->game;
+    if (!g.fields) return {};
+    std::vector<lockstep_field> raw(g.fields(g.user, bytes_.data(), bytes_.size(), entity, nullptr, 0));
+    raw.resize(std::min(raw.size(), g.fields(g.user, bytes_.data(), bytes_.size(), entity, raw.data(), raw.size())));
+    std::vector<FieldValue> out;
+    for (const lockstep_field& f : raw)
+      out.push_back({f.name ? f.name : "?", static_cast<FieldValue::Kind>(std::min<std::uint32_t>(f.kind, 3)), f.bits});
+    return out;
+  }
+
+  std::shared_ptr<GameContext> ctx_;
+  std::vector<std::uint8_t> bytes_;
+  std::uint32_t players_ = 0;
+  std::uint64_t fingerprint_ = 0;
+  std::uint64_t version_ = 0;
+  Tick tick_ = 0;
+  std::vector<lockstep_command> commands_;
+};
+
+// The session's factory for a game that owns its state: the game resets to the world and its
+// saved tick 0 is the world.
+WorldFactory game_factory(const std::shared_ptr<GameContext>& ctx) {
+  return [ctx](const WorldParams& world) -> std::unique_ptr<Simulation> {
+    const lockstep_game& g = *ctx->game;
+    if (g.reset(g.user, world.settings.data(), world.settings.size(), world.players) != 0) return nullptr;
+    std::vector<std::uint8_t> bytes;
+    if (!GameSimulation::save(*ctx, &bytes)) return nullptr;
+    auto sim = std::make_unique<GameSimulation>(ctx, std::move(bytes), world.players,
+                                                world_fingerprint(ctx->code, world.settings));
+    sim->mark_held();
+    return sim;
+  };
+}
+
+lockstep_result fail(lockstep_result r, const std::string& why, char* error, std::size_t cap) {
+  if (error && cap > 0) {
+    const std::size_t n = std::min(why.size(), cap - 1);
+    std::memcpy(error, why.data(), n);
+    error[n] = '\0';
+  }
+  return r;
+}
+
+void copy_text(char* out, std::size_t cap, const std::string& s) {
+  const std::size_t n = std::min(s.size(), cap - 1);
+  std::memcpy(out, s.data(), n);
+  out[n] = '\0';
+}
+
+// The log callback of the client created last (one sink per process, as netcode's).
+void (*g_log)(int, const char*, void*) = nullptr;
+void* g_log_user = nullptr;
+void log_trampoline(LogLevel level, const char* line, void*) {
+  if (g_log) g_log(static_cast<int>(level), line, g_log_user);
+}
+
+}  // namespace
+}  // namespace lockstep
+
+using namespace lockstep;
+
+struct lockstep_client {
+  std::unique_ptr<Client> client;
+  std::shared_ptr<GameContext> game;
+  std::deque<SessionEvent> events;
+  std::vector<std::string> roster;  // names by slot, for telling a rejoin from a join
+  bool failure_reported = false;
+};
+
+extern "C" {
+
+void lockstep_client_config_defaults(lockstep_client_config* config) {
+  if (!config) return;
+  *config = lockstep_client_config{};
+  config->host = "127.0.0.1";
+  config->port = 7777;
+  config->name = "player";
+  config->connect_timeout_ms = 20'000;
+  config->playout_max_ms = 150;
+}
+
+lockstep_result lockstep_client_create(const lockstep_client_config* config, lockstep_client** out, char* error,
+                                       size_t error_cap) {
+  if (!config || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "config and out must not be NULL", error, error_cap);
+  *out = nullptr;
+  if ((config->module == nullptr) == (config->game == nullptr))
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "module or game: exactly one must be set", error, error_cap);
+  if (config->connect_timeout_ms <= 0 || config->playout_max_ms < 0)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "connect_timeout_ms must be positive and playout_max_ms at least 0", error,
+                error_cap);
+  ClientOptions o;
+  ClientConfig& c = o.session;
+  c.host = config->host ? config->host : "127.0.0.1";
+  c.port = config->port;
+  c.name = config->name ? config->name : "player";
+  c.token = config->token ? config->token : "";
+  c.spectate = config->spectate != 0;
+  c.rejoin_secret = config->rejoin_secret ? config->rejoin_secret : "";
+  c.last_tick = config->last_tick;
+  c.connect_timeout_ns = config->connect_timeout_ms * 1'000'000;
+  o.playout_max_ns = config->playout_max_ms * 1'000'000;
+  auto handle = std::make_unique<lockstep_client>();
+  if (config->module) {
+    c.factory = config->module->module->create;
+    o.input_size = config->module->module->input_size;
+  } else {
+    const lockstep_game& g = *config->game;
+    if (!g.name || !g.reset || !g.step || !g.save || !g.load || !g.tick)
+      return fail(LOCKSTEP_ERROR_ARGUMENT, "game: name, reset, step, save, load and tick must be set", error, error_cap);
+    if (g.input_size > kMaxInputBytes)
+      return fail(LOCKSTEP_ERROR_ARGUMENT, "game.input_size must be at most 64", error, error_cap);
+    handle->game = std::make_shared<GameContext>();
+    handle->game->game = config->game;
+    handle->game->code = module_code_fingerprint(g.name, g.version, g.build_id, g.input_size);
+    c.factory = game_factory(handle->game);
+    o.input_size = g.input_size;
+  }
+  if (config->log) {
+    g_log = config->log;
+    g_log_user = config->log_user;
+    set_log_sink(&log_trampoline, nullptr);
+  }
+  Error err;
+  handle->client = Client::create(std::move(o), &err);
+  if (!handle->client) {
+    const lockstep_result r = err.kind == ErrorKind::Usage ? LOCKSTEP_ERROR_ARGUMENT : LOCKSTEP_ERROR_MODULE;
+    return fail(r, err.detail, error, error_cap);
+  }
+  *out = handle.release();
+  return LOCKSTEP_OK;
+}
+
+void lockstep_client_destroy(lockstep_client* client) {
+  if (!client) return;
+  client->client->stop_service();
+  delete client;
+}
+
+int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns) {
+  if (!client) return 0;
+  const std::int64_t wake = client->client->update(now_ns);
+  // A game callback that failed ends the session here, with the reason.
+  if (client->game && !client->game->failure.empty() && !client->failure_reported) {
+    client->failure_reported = true;
+    client->client->session().abort(1, "the game's callback failed: " + client->game->failure);
+    client->client->update(now_ns);
+  }
+  for (SessionEvent& e : client->client->take_events()) client->events.push_back(std::move(e));
+  while (client->events.size() > 1024) client->events.pop_front();
+  return wake;
+}
+
+lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n) {
+  if (!client || (!input && n > 0)) return LOCKSTEP_ERROR_ARGUMENT;
+  return client->client->set_input({input, n}) ? LOCKSTEP_OK : LOCKSTEP_ERROR_ARGUMENT;
+}
+
+lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n) {
+  if (!client || !bytes) return LOCKSTEP_ERROR_ARGUMENT;
+  return client->client->add_command({bytes, n}) ? LOCKSTEP_OK : LOCKSTEP_ERROR_ARGUMENT;
+}
+
+int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out) {
+  if (!client || !out || client->events.empty()) return 0;
+  const SessionEvent e = std::move(client->events.front());
+  client->events.pop_front();
+  *out = lockstep_event{};
+  out->kind = static_cast<std::uint32_t>(e.kind) + 1;  // the C enum counts from 1
+  out->tick = e.tick;
+  out->slot = e.slot;
+  out->code = e.code;
+  if (e.kind == SessionEvent::Kind::PlayerJoined && e.slot >= 0) {
+    auto& roster = client->roster;
+    if (roster.size() <= static_cast<std::size_t>(e.slot)) roster.resize(static_cast<std::size_t>(e.slot) + 1);
+    out->code = roster[static_cast<std::size_t>(e.slot)] == e.name ? 1 : 0;  // the same name back: a rejoin
+    roster[static_cast<std::size_t>(e.slot)] = e.name;
+  }
+  copy_text(out->name, sizeof out->name, e.name);
+  copy_text(out->detail, sizeof out->detail, e.detail);
+  return 1;
+}
+
+double lockstep_client_alpha(lockstep_client* client, int64_t now_ns) {
+  return client ? client->client->alpha(now_ns) : 1.0;
+}
+
+lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out) {
+  if (!client || !out) return LOCKSTEP_ERROR_ARGUMENT;
+  const ClientFigures f = client->client->figures();
+  *out = lockstep_client_stats{};
+  out->tick = f.tick;
+  out->slot = f.slot;
+  out->rtt_ms = f.rtt_ms;
+  out->jitter_ms = f.jitter_ms;
+  out->loss = f.loss;
+  out->lead_ms = static_cast<double>(f.lead_ns) / 1e6;
+  out->playout_ms = static_cast<double>(f.playout_ns) / 1e6;
+  out->frames_behind = static_cast<std::uint32_t>(f.frames_behind);
+  out->inputs_filled = f.inputs_filled;
+  out->frames_drawn = f.frames_drawn;
+  out->frames_clamped = f.frames_clamped;
+  out->hash = client->client->session().last_hash();
+  return LOCKSTEP_OK;
+}
+
+const void* lockstep_client_state(const lockstep_client* client) {
+  const Simulation* s = client ? client->client->current() : nullptr;
+  return s ? s->native_state() : nullptr;
+}
+
+const void* lockstep_client_previous_state(const lockstep_client* client) {
+  const Simulation* s = client ? client->client->previous() : nullptr;
+  return s ? s->native_state() : nullptr;
+}
+
+int lockstep_client_finished(const lockstep_client* client) { return client && client->client->finished() ? 1 : 0; }
+int lockstep_client_exit_code(const lockstep_client* client) { return client ? client->client->exit_code() : 1; }
+void lockstep_client_leave(lockstep_client* client) {
+  if (client) client->client->leave("the game left");
+}
+void lockstep_client_start_service(lockstep_client* client) {
+  if (client) client->client->start_service();
+}
+
+}  // extern "C"
