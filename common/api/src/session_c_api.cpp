@@ -12,6 +12,7 @@
 
 #include "lockstep/client.hpp"
 #include "lockstep/desync.hpp"
+#include "lockstep/hash_log.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/state_hash.hpp"
 #include "handles.hpp"
@@ -199,6 +200,7 @@ void log_trampoline(LogLevel level, const char* line, void*) {
 using namespace lockstep;
 
 struct lockstep_client {
+  HashLogWriter hash_log;  // before the client: the session writes to it until it is destroyed
   std::unique_ptr<Client> client;
   std::shared_ptr<GameContext> game;
   std::deque<SessionEvent> events;
@@ -259,12 +261,15 @@ lockstep_result lockstep_client_create(const lockstep_client_config* config, loc
     g_log_user = config->log_user;
     set_log_sink(&log_trampoline, nullptr);
   }
+  if (config->hash_log && !handle->hash_log.open(config->hash_log))
+    return fail(LOCKSTEP_ERROR_ARGUMENT, std::string("hash_log: cannot write ") + config->hash_log, error, error_cap);
   Error err;
   handle->client = Client::create(std::move(o), &err);
   if (!handle->client) {
     const lockstep_result r = err.kind == ErrorKind::Usage ? LOCKSTEP_ERROR_ARGUMENT : LOCKSTEP_ERROR_MODULE;
     return fail(r, err.detail, error, error_cap);
   }
+  if (handle->hash_log.is_open()) handle->client->session().set_hash_log(&handle->hash_log);
   *out = handle.release();
   return LOCKSTEP_OK;
 }

@@ -76,6 +76,7 @@ typedef struct lockstep_client_config {
   /* Every line the library logs goes here (level 0 debug .. 3 error) instead of stderr; NULL: stderr. */
   void (*log)(int level, const char* line, void* user);
   void* log_user;
+  const char* hash_log;        /* write "<tick> <16 hex digits>" per executed tick to this file, or NULL */
   int64_t connect_timeout_ms;  /* 20000 */
   int64_t playout_max_ms;      /* 150: the most frames wait past their due time for a smooth view */
 } lockstep_client_config;

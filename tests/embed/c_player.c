@@ -1,0 +1,153 @@
+/* A game in C that joins a session through lockstep_session.h alone, owning its state (mode b):
+ * its state is a walkers world (tests/modules/walkers.c, linked in, stepped by the game itself),
+ * and lockstep sees it only through the callbacks. Its loop runs at its own rate with its own
+ * clock. Usage:
+ *   c_player HOST PORT NAME SEED HASH_LOG [--perturb-at T] [--secret-file F] [--rejoin-file F]
+ * --perturb-at flips one bit of the game's own state after tick T (the server must catch it and
+ * resync); --secret-file keeps the rejoin secret; --rejoin-file comes back with one. Exits with
+ * the session's exit code. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lockstep/lockstep_session.h"
+
+const lockstep_module_v2* walkers_table(void); /* walkers.c built without its entry point (WALKERS_NO_ENTRY) */
+
+typedef struct game {
+  const lockstep_module_v2* t;
+  lockstep_sim* state;   /* the game's own state */
+  lockstep_sim* scratch; /* for reading saved states */
+  uint32_t perturb_at;
+} game;
+
+static int reset(void* user, const uint8_t* settings, size_t n, uint32_t players) {
+  game* g = user;
+  lockstep_sim* s = g->t->create(settings, n, players);
+  if (!s) return 1;
+  if (g->state) g->t->destroy(g->state);
+  g->state = s;
+  return 0;
+}
+static int step(void* user, const lockstep_frame* frame) {
+  game* g = user;
+  g->t->step(g->state, frame);
+  if (frame->tick == g->perturb_at) g->t->perturb(g->state, 1);
+  return 0;
+}
+static size_t save(void* user, uint8_t* out, size_t cap) {
+  game* g = user;
+  return g->t->serialize(g->state, out, cap);
+}
+static int load(void* user, const uint8_t* bytes, size_t n) {
+  game* g = user;
+  return g->t->deserialize(g->state, bytes, n) ? 0 : 1;
+}
+static const lockstep_sim* read_state(game* g, const uint8_t* bytes, size_t n) {
+  return g->t->deserialize(g->scratch, bytes, n) ? g->scratch : NULL;
+}
+static uint32_t tick(void* user, const uint8_t* state, size_t n) {
+  const lockstep_sim* s = read_state(user, state, n);
+  return s ? ((game*)user)->t->tick(s) : 0;
+}
+static uint32_t entity_count(void* user, const uint8_t* state, size_t n) {
+  const lockstep_sim* s = read_state(user, state, n);
+  return s ? ((game*)user)->t->entity_count(s) : 0;
+}
+static size_t fields(void* user, const uint8_t* state, size_t n, uint32_t entity, lockstep_field* out, size_t cap) {
+  const lockstep_sim* s = read_state(user, state, n);
+  return s ? ((game*)user)->t->fields(s, entity, out, cap) : 0;
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int add_nothing(void* ctx, const uint8_t* bytes, size_t n) {
+  (void)ctx, (void)bytes, (void)n;
+  return 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 6) {
+    fprintf(stderr, "usage: c_player HOST PORT NAME SEED HASH_LOG [--perturb-at T] [--secret-file F] [--rejoin-file F]\n");
+    return 2;
+  }
+  game g = {walkers_table(), NULL, NULL, 0};
+  const char *secret_file = NULL, *rejoin_file = NULL;
+  char secret[256] = "";
+  for (int i = 6; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--perturb-at") == 0) g.perturb_at = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+    else if (strcmp(argv[i], "--secret-file") == 0) secret_file = argv[i + 1];
+    else if (strcmp(argv[i], "--rejoin-file") == 0) rejoin_file = argv[i + 1];
+  }
+  if (rejoin_file) {
+    FILE* f = fopen(rejoin_file, "r");
+    if (!f || !fgets(secret, sizeof secret, f)) return 2;
+    fclose(f);
+    secret[strcspn(secret, "\n")] = '\0';
+  }
+  g.scratch = g.t->create(NULL, 0, 1);
+
+  lockstep_game callbacks = {&g, g.t->name, g.t->version, g.t->build_id, g.t->input_size,
+                             reset, step, save, load, tick, entity_count, fields};
+  lockstep_client_config config;
+  lockstep_client_config_defaults(&config);
+  config.host = argv[1];
+  config.port = (uint16_t)atoi(argv[2]);
+  config.name = argv[3];
+  config.game = &callbacks;
+  config.hash_log = argv[5];
+  if (secret[0]) config.rejoin_secret = secret;
+  const uint64_t seed = strtoull(argv[4], NULL, 10);
+
+  lockstep_client* client = NULL;
+  char error[256];
+  if (lockstep_client_create(&config, &client, error, sizeof error) != LOCKSTEP_OK) {
+    fprintf(stderr, "c_player: %s\n", error);
+    return 2;
+  }
+  uint8_t input[64];
+  const lockstep_command_sink sink = {NULL, add_nothing};
+  while (!lockstep_client_finished(client)) {
+    const int64_t now = now_ns();
+    int64_t wake = lockstep_client_update(client, now);
+    lockstep_event e;
+    while (lockstep_client_poll_event(client, &e)) {
+      fprintf(stderr, "c_player: event %u tick %u slot %d code %d %s %s\n", e.kind, e.tick, e.slot, e.code, e.name,
+              e.detail);
+      if (e.kind == LOCKSTEP_EVENT_JOINED && secret_file) {
+        FILE* f = fopen(secret_file, "w");
+        if (f) fprintf(f, "%s\n", e.detail), fclose(f);
+      }
+    }
+    lockstep_client_stats st;
+    lockstep_client_stats_get(client, &st);
+    memset(input, 0, sizeof input);
+    g.t->bot(seed, st.tick, input, &sink);
+    lockstep_client_set_input(client, input, g.t->input_size);
+    (void)lockstep_client_alpha(client, now);  /* where a game would draw */
+    /* A 60 Hz game loop: sleep to the next frame or the session's next work. */
+    int64_t next = now + 16666667;
+    if (wake > now && wake < next) next = wake;
+    const int64_t sleep_ns = next - now_ns();
+    if (sleep_ns > 0) {
+      struct timespec ts = {(time_t)(sleep_ns / 1000000000), (long)(sleep_ns % 1000000000)};
+      nanosleep(&ts, NULL);
+    }
+  }
+  lockstep_client_stats st;
+  lockstep_client_stats_get(client, &st);
+  const int code = lockstep_client_exit_code(client);
+  fprintf(stderr, "c_player: ended at tick %u, exit %d, rtt %u ms, playout %.1f ms, %llu of %llu frames at alpha 1\n",
+          st.tick, code, st.rtt_ms, st.playout_ms, (unsigned long long)st.frames_clamped,
+          (unsigned long long)st.frames_drawn);
+  lockstep_client_destroy(client);
+  g.t->destroy(g.state);
+  g.t->destroy(g.scratch);
+  return code;
+}
