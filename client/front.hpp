@@ -1,6 +1,8 @@
-// What the client does around its session on every wake: step the frames that arrived under the
-// frame loop's time budget, draw at the frame rate (blending the previous and current state),
-// hand the keyboard to the input source, keep the rejoin secret, and log a status line a second.
+// What the stock client does around the embedding API's Client (client.hpp) on every wake, as a
+// game would: update the client (it steps the frames whose playout time has come, within its
+// budget), draw at the frame rate between the previous and current state at the client's alpha,
+// hand the keyboard's input and commands to the client, keep the rejoin secret, and log a status
+// line a second.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/client_session.hpp"
+#include "lockstep/client.hpp"
 #include "lockstep/event_loop.hpp"
-#include "lockstep/frame_loop.hpp"
 #include "lockstep/summary.hpp"
 #include "render.hpp"
 
@@ -26,14 +27,13 @@ struct FrontConfig {
 
 class ClientFront {
  private:
-  ClientSession& session_;
+  Client& client_;
   std::unique_ptr<render::Renderer> renderer_;
   FrontConfig cfg_;
-  FrameLoop loop_;
   FrameFigures figures_;
-  PlayerTick keyboard_;   // the module's input from the latest drawn frame's controls ...
-  Commands pending_;      // ... and the commands they issued, not yet handed to a tick
+  PlayerTick keyboard_;   // the module's input and commands from the latest drawn frame's controls
   ControlMemory memory_{};
+  std::int64_t next_draw_ = -1;  // the frame schedule: deadlines one period apart, never drifting
   DrawList shapes_;
   std::int64_t last_frame_ = 0, next_status_ = 0;
   std::uint64_t frames_at_status_ = 0;
@@ -42,13 +42,9 @@ class ClientFront {
   bool secret_saved_ = false;
 
  public:
-  ClientFront(ClientSession& session, std::unique_ptr<render::Renderer> renderer, FrontConfig cfg, std::int64_t now);
+  ClientFront(Client& client, std::unique_ptr<render::Renderer> renderer, FrontConfig cfg, std::int64_t now);
   /// One wake of the event loop at `now`: the session first, then stepping and drawing.
   Wake update(std::int64_t now, bool stop_requested);
-  /// This tick's input and commands: the input from the latest drawn frame's controls (sampled on
-  /// every tick until the next frame), and the commands issued since the last tick, as many as
-  /// one tick takes (the rest go with the next ticks).
-  void take_input(PlayerTick* out);
   [[nodiscard]] const FrameFigures& figures() const { return figures_; }
   [[nodiscard]] render::Renderer* renderer() { return renderer_.get(); }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "lockstep/clock.hpp"
+#include "lockstep/client.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
@@ -81,7 +82,8 @@ bool make_renderer(const Options& o, std::unique_ptr<render::Renderer>* out) {
 }
 
 // The session's end, in the log and as the JSON summary.
-int report(const ClientSession& session, const ClientFront& front, const std::string& summary_path) {
+int report(const Client& client, const ClientFront& front, const std::string& summary_path) {
+  const ClientSession& session = client.session();
   const ClientStats& st = session.stats();
   if (st.lead_ns > 0) LOCKSTEP_LOG_INFO("input lead settled at %.1f ms", static_cast<double>(st.lead_ns) / 1e6);
   if (st.input_latency.count() > 0)
@@ -92,7 +94,15 @@ int report(const ClientSession& session, const ClientFront& front, const std::st
   if (session.exit_code() == 0) LOCKSTEP_LOG_INFO("%s", session.end_message().c_str());
   else LOCKSTEP_LOG_ERROR("%s", session.end_message().c_str());
   if (!redirect_summary(summary_path)) return 1;
-  std::printf("%s\n", json_text(client_summary(session, front.figures())).c_str());
+  Json summary = client_summary(session, front.figures());
+  // The view: how far behind their due time frames were executed, and how many drawn frames
+  // rested at alpha 1 (stepped instead of blended).
+  const ClientFigures f = client.figures();
+  summary["playout_ms"] = round_to(static_cast<double>(f.playout_ns) / 1e6, 2);
+  summary["frames_at_alpha_1"] = f.frames_clamped;
+  summary["alpha_clamped_share"] =
+      f.frames_drawn ? round_to(static_cast<double>(f.frames_clamped) / static_cast<double>(f.frames_drawn), 4) : 0.0;
+  std::printf("%s\n", json_text(summary).c_str());
   std::fflush(stdout);
   return session.exit_code();
 }
@@ -112,10 +122,9 @@ int play(Options o) {
     LOCKSTEP_LOG_ERROR("--spectate and --bot exclude each other");
     return 2;
   }
-  // Frames are stepped as they arrive, under the frame loop's time budget, at any frame rate;
-  // a renderer (or an explicit --fps) also draws at --fps, blending the previous and current state.
-  cfg.execute_on_arrival = false;
-  cfg.keep_previous = o.render != "none";
+  // The stock client is the embedding API's first user: a Client steps the frames on its playout
+  // schedule within its budget, at any frame rate; a renderer (or an explicit --fps) draws at
+  // --fps, blending the previous and current state at the client's alpha.
   std::unique_ptr<render::Renderer> renderer;
   if (!make_renderer(o, &renderer)) return 2;
   if (!o.rejoin_file.empty() && cfg.rejoin_secret.empty()) {
@@ -128,11 +137,15 @@ int play(Options o) {
     return 2;
   }
   Error error;
-  auto session = ClientSession::create(cfg, &error);
-  if (!session) {
+  ClientOptions options;
+  options.session = cfg;
+  options.input_size = module->input_size;
+  auto client = Client::create(options, &error);
+  if (!client) {
     LOCKSTEP_LOG_ERROR("%s", option_sentence(error).c_str());
     return exit_code(error.kind);
   }
+  ClientSession* session = &client->session();
   if (hash_log.is_open()) session->set_hash_log(&hash_log);
   std::string begin_error;
   if (renderer && !renderer->begin(&begin_error)) {
@@ -146,9 +159,9 @@ int play(Options o) {
   front_cfg.status_lines = o.render != "tty";
   front_cfg.rejoin_file = o.rejoin_file;
   front_cfg.module = module;
-  ClientFront front(*session, std::move(renderer), front_cfg, monotonic_ns());
+  ClientFront front(*client, std::move(renderer), front_cfg, monotonic_ns());
+  // A bot's input is a function of the tick; a player's is what the front hands the client.
   if (o.bot) session->set_input_source([module, seed = o.bot_seed](Tick t, PlayerTick* out) { module->bot(seed, t, out); });
-  else session->set_input_source([&front](Tick, PlayerTick* out) { front.take_input(out); });
   install_stop_signals();
   run_event_loop(
       session->fd(), [&](std::int64_t now) { return front.update(now, g_stop_requested); },
@@ -156,7 +169,7 @@ int play(Options o) {
   if (front.renderer()) front.renderer()->end();
   log_setup("lockstep-client", LogLevel::Info);
   hash_log.close();
-  return report(*session, front, o.summary_path);
+  return report(*client, front, o.summary_path);
 }
 
 }  // namespace

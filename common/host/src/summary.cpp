@@ -7,13 +7,12 @@
 
 namespace lockstep {
 
-namespace {
-
-// Figures are printed to a sensible precision rather than every bit of a double.
 double round_to(double v, int decimals) {
   const double scale = std::pow(10.0, decimals);
   return std::round(v * scale) / scale;
 }
+
+namespace {
 
 Json percentiles(const Histogram& h) {
   return Json{{"p50", h.percentile_us(50)}, {"p99", h.percentile_us(99)}, {"max", h.max_us()}};

@@ -10,6 +10,8 @@
 
 namespace lockstep {
 
+/// A figure to a sensible precision rather than every bit of a double.
+double round_to(double v, int decimals);
 /// One player's network figures (the server summary's and the status reply's "seats").
 Json seat_json(const protocol::SeatStatus& seat);
 /// A server's answer to --status.
