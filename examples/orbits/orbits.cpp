@@ -4,7 +4,7 @@
 // floating point, deterministic because the build uses lockstep::module's flags (no FMA
 // contraction, no fast-math), the only library call is sqrt (correctly rounded everywhere), and
 // every loop runs in index order.
-#include <lockstep/module_abi.h>
+#include "orbits.h"
 
 #include <bit>
 #include <cmath>
@@ -18,8 +18,6 @@ static_assert(std::endian::native == std::endian::little, "the serialization is 
 
 namespace {
 
-constexpr uint32_t kMaxPlayers = 32;
-constexpr uint32_t kMaxMoons = 64;
 constexpr double kDt = 0.01;            // seconds per tick: 100 Hz
 constexpr double kStarGm = 4000.0;      // the star's pull
 constexpr double kMoonGm = 40.0;        // each moon's
@@ -38,23 +36,8 @@ struct Settings {
   uint32_t moons = 12;
 };
 
-struct Body {
-  double x, y, vx, vy;
-};
-
-struct Ship {
-  double x, y, vx, vy, hx, hy;  // position, velocity, heading (a unit vector)
-  uint32_t crashes;
-};
-
 }  // namespace
 
-struct lockstep_sim {
-  uint32_t tick, players, moons;
-  uint64_t seed;
-  Body moon[kMaxMoons];
-  Ship ship[kMaxPlayers];
-};
 
 namespace {
 
@@ -396,6 +379,8 @@ const lockstep_module_v2 kOrbits = {
 };
 
 }  // namespace
+
+const lockstep_module_v2* orbits_table() { return &kOrbits; }
 
 extern "C" __attribute__((visibility("default"))) const lockstep_module_v2* lockstep_module(uint32_t host_abi_version) {
   return host_abi_version == LOCKSTEP_MODULE_ABI_VERSION ? &kOrbits : nullptr;
