@@ -11,7 +11,7 @@ set(LOCKSTEP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lockstep)
 # private one fails there.
 set(LOCKSTEP_PUBLIC_HEADERS
   common/api/include/lockstep/lockstep.h common/api/include/lockstep/lockstep_session.h
-  common/api/include/lockstep/client.hpp
+  common/api/include/lockstep/client.hpp common/api/include/lockstep/host.hpp
   common/core/include/lockstep/desync.hpp common/core/include/lockstep/error.hpp
   common/core/include/lockstep/frame_loop.hpp common/core/include/lockstep/hash_log.hpp
   common/core/include/lockstep/histogram.hpp common/core/include/lockstep/input.hpp

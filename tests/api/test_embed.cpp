@@ -1,0 +1,154 @@
+// The embedding API in process: a Host and two Clients driven from one loop with the real clock
+// over loopback, as a game's loop would drive them; their events, the view's alpha, and every
+// call's answer to bad arguments (C and C++).
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "lockstep/arena.hpp"
+#include "lockstep/client.hpp"
+#include "lockstep/clock.hpp"
+#include "lockstep/host.hpp"
+#include "lockstep/lockstep_session.h"
+#include "support/loop.hpp"
+
+using namespace lockstep;
+using lockstep::testing::drive;
+
+namespace {
+
+ClientOptions client_options(std::uint16_t port, const std::string& name) {
+  ClientOptions o;
+  o.session.port = port;
+  o.session.name = name;
+  o.session.factory = make_arena;
+  o.input_size = ArenaInput::kBytes;
+  return o;
+}
+
+}  // namespace
+
+TEST_SUITE("api/embed") {
+  TEST_CASE("a Host and two Clients: events in order, hash-equal states, an alpha for every frame") {
+    ServerConfig cfg;
+    cfg.port = 0;
+    cfg.players = 2;
+    cfg.last_tick = 300;
+    cfg.world = arena_world(5, 40, 2);
+    cfg.factory = make_arena;
+    cfg.start_delay_ns = 50'000'000;
+    Error err;
+    auto host = Host::create(cfg, &err);
+    REQUIRE_MESSAGE(host, err.detail);
+    auto a = Client::create(client_options(host->port(), "ann"), &err);
+    REQUIRE_MESSAGE(a, err.detail);
+    auto b = Client::create(client_options(host->port(), "bob"), &err);
+    REQUIRE_MESSAGE(b, err.detail);
+    std::map<std::string, std::vector<SessionEvent::Kind>> kinds;
+    std::vector<SessionEvent> host_events;
+    double lowest = 1, highest = 0;
+    auto part = [&](Client& c, const std::string& who) {
+      return lockstep::testing::Driven{[&c, &kinds, who, &lowest, &highest](std::int64_t now) {
+                                          const std::int64_t wake = c.update(now);
+                                          const std::uint8_t input[2] = {100, 7};
+                                          CHECK(c.set_input(input));
+                                          for (const SessionEvent& e : c.take_events()) kinds[who].push_back(e.kind);
+                                          if (c.current() && c.figures().tick > 10) {
+                                            const double alpha = c.alpha(now);
+                                            lowest = std::min(lowest, alpha);
+                                            highest = std::max(highest, alpha);
+                                          }
+                                          return std::min(wake, now + 4'000'000);  // a 250 Hz game loop
+                                        },
+                                        [] { return -1; }};
+    };
+    std::vector<lockstep::testing::Driven> parts{
+        {[&](std::int64_t now) {
+           const std::int64_t wake = host->update(now);
+           for (SessionEvent& e : host->take_events()) host_events.push_back(std::move(e));
+           return wake;
+         },
+         [&] { return host->session().fd(); }},
+        part(*a, "ann"), part(*b, "bob")};
+    REQUIRE(drive(parts, [&] { return host->finished() && a->finished() && b->finished(); }, 30'000'000'000LL));
+    CHECK(host->exit_code() == 0);
+    CHECK(a->exit_code() == 0);
+    CHECK(b->exit_code() == 0);
+    CHECK(a->current()->hash() == host->simulation().hash());
+    CHECK(b->current()->hash() == host->simulation().hash());
+    CHECK(a->state<Simulation>() == a->current());  // the typed accessor
+    for (const auto& who : {"ann", "bob"}) {
+      CAPTURE(who);
+      const auto& k = kinds[who];
+      REQUIRE(k.size() >= 3);
+      CHECK(k.front() == SessionEvent::Kind::Joined);
+      CHECK(std::find(k.begin(), k.end(), SessionEvent::Kind::Started) != k.end());
+      CHECK(k.back() == SessionEvent::Kind::Ended);
+    }
+    CHECK(std::count_if(host_events.begin(), host_events.end(),
+                        [](const SessionEvent& e) { return e.kind == SessionEvent::Kind::PlayerJoined; }) == 2);
+    CHECK(host_events.back().kind == SessionEvent::Kind::Ended);
+    CHECK(lowest >= 0.0);
+    CHECK(highest <= 1.0);
+    CHECK(highest > lowest);  // frames between ticks blend
+    CHECK(a->figures().frames_drawn > 100);
+    CHECK(!a->rejoin_secret().empty());
+  }
+
+  TEST_CASE("bad arguments get a result and a sentence, never a crash") {
+    Error err;
+    ClientOptions none;
+    CHECK(Client::create(none, &err) == nullptr);  // no simulation
+    CHECK(err.field == "factory");
+    ClientOptions big = client_options(1, "x");
+    big.input_size = 65;
+    CHECK(Client::create(big, &err) == nullptr);
+    CHECK(err.field == "input_size");
+    ClientOptions o = client_options(1, "x");
+    o.session.connect_timeout_ns = 1'000'000;
+    auto c = Client::create(o, &err);
+    REQUIRE(c);
+    const std::uint8_t too_long[3] = {1, 2, 3};
+    CHECK_FALSE(c->set_input(too_long));
+    CHECK_FALSE(c->add_command({}));
+    std::vector<std::uint8_t> huge(513, 1);
+    CHECK_FALSE(c->add_command(huge));
+    CHECK(c->alpha(monotonic_ns()) == 1.0);  // nothing to draw yet: rest on the state
+    CHECK(c->current() == nullptr);
+
+    // The C API.
+    char error[256] = "";
+    lockstep_client* client = nullptr;
+    CHECK(lockstep_client_create(nullptr, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    lockstep_client_config config;
+    lockstep_client_config_defaults(&config);
+    CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("module or game") != std::string::npos);
+    const lockstep_module* arena = nullptr;
+    REQUIRE(lockstep_module_builtin("arena", &arena, error, sizeof error) == LOCKSTEP_OK);
+    lockstep_game game{};
+    config.module = arena;
+    config.game = &game;  // both
+    CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    config.module = nullptr;  // a game without its callbacks
+    CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("reset") != std::string::npos);
+    config.game = nullptr;
+    config.module = arena;
+    config.name = "a\tb";
+    CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("name") != std::string::npos);
+    CHECK(lockstep_client_update(nullptr, 0) == 0);
+    CHECK(lockstep_client_set_input(nullptr, nullptr, 0) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(lockstep_client_add_command(nullptr, nullptr, 1) == LOCKSTEP_ERROR_ARGUMENT);
+    lockstep_event e;
+    CHECK(lockstep_client_poll_event(nullptr, &e) == 0);
+    CHECK(lockstep_client_stats_get(nullptr, nullptr) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(lockstep_client_state(nullptr) == nullptr);
+    CHECK(lockstep_client_finished(nullptr) == 0);
+    lockstep_client_destroy(nullptr);
+    CHECK(lockstep_module_from_table(nullptr, &arena, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+  }
+}
