@@ -61,10 +61,13 @@ void ClientFront::draw_frame(std::int64_t now) {
     figures_.jitter.add_us(std::llabs(now - last_frame_ - cfg_.frame_period_ns) / 1000);
   last_frame_ = now;
   ++figures_.frames;
-  const double alpha = client_.alpha(now);
+  // With prediction the view is the predicted world (own input at once), else the verified one.
+  const bool predicted = client_.predicted() != nullptr;
+  const double alpha = predicted ? client_.predicted_alpha(now) : client_.alpha(now);
   if (!renderer_) return;
   const ClientSession& session = client_.session();
-  const Simulation& current = *client_.current();
+  const Simulation& current = predicted ? *client_.predicted() : *client_.current();
+  const Simulation& previous = predicted ? *client_.predicted_previous() : *client_.previous();
   const render::Keys keys = renderer_->poll_keys(now);
   keyboard_ = blank_tick(*cfg_.module);
   Controls controls = keys.controls;
@@ -76,7 +79,7 @@ void ClientFront::draw_frame(std::int64_t now) {
   for (std::size_t i = 0; i < keyboard_.commands.size(); ++i)
     if (!client_.add_command(keyboard_.commands.at(i))) ++figures_.commands_dropped;  // over what a player may queue
   if (keys.quit) leave("the player quit");
-  current.draw(*client_.previous(), static_cast<float>(alpha), shapes_);
+  current.draw(previous, static_cast<float>(alpha), shapes_);
   const render::Hud hud{session.executed_tick(), shown_fps_,          alpha,
                         session.stats().rtt_ms,  session.frames_buffered(), session.last_hash(),
                         session.desynced(),      session.slot(),

@@ -32,6 +32,7 @@ struct Options {
   bool bot = false;
   double fps = 60;
   bool fps_given = false;
+  std::uint32_t predict = 0;
   std::string sim = std::string(default_module().name), sim_lib;
 };
 
@@ -65,6 +66,10 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--render", o.render,
                  "how to draw: none (headless: frames run on arrival unless --fps is given), tty (terminal), sdl (window)")
       ->check(CLI::IsMember({"none", "tty", "sdl"}))->capture_default_str();
+  app.add_option("--predict", o.predict,
+                 "draw a predicted world up to N ticks ahead of the verified one, own input at once (0: lockstep "
+                 "only); hashes, reports and probes stay on the verified world")
+      ->check(unsigned_number())->check(CLI::Range(0u, 200u))->capture_default_str();
   app.add_option("--fps", o.fps, "frame rate cap (0: uncapped)")->check(finite())->check(CLI::Range(0.0, 1000.0))
       ->capture_default_str()->each([&o](const std::string&) { o.fps_given = true; });
 }
@@ -100,6 +105,14 @@ int report(const Client& client, const ClientFront& front, const std::string& su
   const ClientFigures f = client.figures();
   summary["playout_ms"] = round_to(static_cast<double>(f.playout_ns) / 1e6, 2);
   summary["frames_at_alpha_1"] = f.frames_clamped;
+  summary["input_to_screen_ms"] = Json{{"p50", round_to(f.input_to_screen_p50_ms, 2)}, {"p99", round_to(f.input_to_screen_p99_ms, 2)}};
+  if (f.predict > 0 || f.predicted_ticks > 0)
+    summary["prediction"] = Json{{"depth", f.predict},
+                                 {"predicted_ticks", f.predicted_ticks},
+                                 {"rebuilds", f.rebuilds},
+                                 {"verified_predictions", f.verified_predictions},
+                                 {"mispredictions", f.mispredictions},
+                                 {"cpu_ms", round_to(static_cast<double>(f.predict_ns) / 1e6, 2)}};
   summary["alpha_clamped_share"] =
       f.frames_drawn ? round_to(static_cast<double>(f.frames_clamped) / static_cast<double>(f.frames_drawn), 4) : 0.0;
   std::printf("%s\n", json_text(summary).c_str());
@@ -140,6 +153,7 @@ int play(Options o) {
   ClientOptions options;
   options.session = cfg;
   options.input_size = module->input_size;
+  options.predict = o.predict;
   auto client = Client::create(options, &error);
   if (!client) {
     LOCKSTEP_LOG_ERROR("%s", option_sentence(error).c_str());
@@ -161,7 +175,7 @@ int play(Options o) {
   front_cfg.module = module;
   ClientFront front(*client, std::move(renderer), front_cfg, monotonic_ns());
   // A bot's input is a function of the tick; a player's is what the front hands the client.
-  if (o.bot) session->set_input_source([module, seed = o.bot_seed](Tick t, PlayerTick* out) { module->bot(seed, t, out); });
+  if (o.bot) client->set_input_source([module, seed = o.bot_seed](Tick t, PlayerTick* out) { module->bot(seed, t, out); });
   install_stop_signals();
   run_event_loop(
       session->fd(), [&](std::int64_t now) { return front.update(now, g_stop_requested); },

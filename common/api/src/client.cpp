@@ -15,6 +15,8 @@ constexpr std::size_t kLatenessWindow = 100;     // one second of frames
 constexpr std::int64_t kPlayoutSlackNs = 2'000'000;
 constexpr std::size_t kCatchUpFrames = 25;        // this far behind, frames are executed at once
 constexpr std::size_t kMaxPendingCommands = 64;   // commands waiting for ticks to take them
+constexpr std::size_t kRing = 512;                // ticks of own inputs, sample times and predicted hashes kept
+constexpr std::size_t kLatencySamples = 4096;
 }  // namespace
 
 std::unique_ptr<Client> Client::create(ClientOptions options, Error* error) {
@@ -28,21 +30,47 @@ std::unique_ptr<Client> Client::create(ClientOptions options, Error* error) {
   }
   // The game steps frames on its own schedule (playout): the session only receives them.
   options.session.execute_on_arrival = false;
+  // The latest confirmed frame is what prediction repeats for everyone else.
+  auto confirmed = std::make_shared<InputFrame>();
+  options.session.on_confirmed = [confirmed](const InputFrame& f) { *confirmed = f; };
   options.session.keep_previous = true;
+  if (options.predict > 200) {
+    if (error) *error = {ErrorKind::Usage, "predict must be 0..200 ticks", "predict"};
+    return nullptr;
+  }
   auto session = ClientSession::create(options.session, error);
   if (!session) return nullptr;
-  return std::unique_ptr<Client>(new Client(std::move(options), std::move(session)));
+  auto client = std::unique_ptr<Client>(new Client(std::move(options), std::move(session)));
+  client->confirmed_source_ = confirmed;
+  return client;
 }
 
 Client::Client(ClientOptions options, std::unique_ptr<ClientSession> session)
-    : options_(std::move(options)), session_(std::move(session)), input_(options_.input_size, 0) {
+    : options_(std::move(options)), session_(std::move(session)), input_(options_.input_size, 0),
+      own_(kRing), own_tick_(kRing, 0), sampled_at_(kRing, 0), predicted_hash_(kRing, 0), predicted_hash_tick_(kRing, 0) {
   playout_ns_ = options_.playout_min_ns;
-  session_->set_input_source([this](Tick, PlayerTick* out) {
+  depth_ = options_.predict;
+  session_->set_input_source([this](Tick t, PlayerTick* out) {
+    own_tick_[t % kRing] = t;
+    sampled_at_[t % kRing] = now_;
+    if (source_) {
+      source_(t, out);
+      own_[t % kRing] = out->input;
+      return;
+    }
+    own_[t % kRing] = input_;
     // The input set last, on every tick; the commands issued since, as many as one tick takes.
     std::copy_n(input_.begin(), std::min(input_.size(), out->input.size()), out->input.begin());
     std::size_t taken = 0;
     while (taken < pending_.size() && out->commands.add(pending_[taken])) ++taken;
     pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(taken));
+  });
+  // A confirmed tick that had been predicted: was the prediction right?
+  session_->on_tick([this](Tick t, std::uint64_t hash) {
+    if (predicted_hash_tick_[t % kRing] != t) return;
+    predicted_hash_tick_[t % kRing] = 0;
+    ++counters_.verified_predictions;
+    if (predicted_hash_[t % kRing] != hash) ++counters_.mispredictions;
   });
 }
 
@@ -54,6 +82,7 @@ std::int64_t Client::update(std::int64_t now_ns) {
 }
 
 std::int64_t Client::update_locked(std::int64_t now_ns) {
+  now_ = now_ns;
   std::int64_t wake = session_->update(now_ns);
   note_arrivals(now_ns);
   for (SessionEvent& e : session_->take_events()) {
@@ -62,6 +91,7 @@ std::int64_t Client::update_locked(std::int64_t now_ns) {
     events_.push_back(std::move(e));
   }
   step_due(now_ns);
+  predict(now_ns);
   if (session_->frames_buffered() > 0) {
     const Tick next = session_->executed_tick() + 1;
     wake = std::min(wake, std::max(now_ns, playout_time(next)));
@@ -104,6 +134,11 @@ void Client::step_due(std::int64_t now_ns) {
   }
 }
 
+void Client::set_input_source(InputSource source) {
+  std::lock_guard lock(mutex_);
+  source_ = std::move(source);
+}
+
 bool Client::set_input(std::span<const std::uint8_t> input) {
   std::lock_guard lock(mutex_);
   if (input.size() > options_.input_size) return false;
@@ -126,6 +161,98 @@ std::vector<SessionEvent> Client::take_events() {
   return out;
 }
 
+// The predicted world: rebuilt from the verified one whenever a confirmed tick was executed, then
+// stepped to the latest sampled tick (at most `depth_` ahead) with this player's sampled inputs
+// and everyone else's last confirmed input, no commands. Never hashed for the session: its
+// hashes only measure how often the prediction was right.
+void Client::predict(std::int64_t now_ns) {
+  (void)now_ns;
+  const Simulation* verified = session_->simulation();
+  if (depth_ == 0 || !verified || session_->slot() < 0 || !confirmed_source_) return;
+  const InputFrame& confirmed = *confirmed_source_;
+  if (confirmed.tick == 0) return;  // nothing confirmed yet to repeat
+  const Tick base = session_->executed_tick(), sampled = session_->last_sampled();
+  const Tick target = std::min<Tick>(sampled, base + depth_);
+  if (sampled > base + depth_ && !said_depth_) {
+    said_depth_ = true;
+    LOCKSTEP_LOG_INFO("prediction is %u ticks ahead of the verified tick, its limit: the view waits for confirmed "
+                      "frames beyond it", depth_);
+  }
+  const std::int64_t started = monotonic_ns();
+  if (!predicted_ || predicted_base_ != base || predicted_->tick() > target) {
+    if (!predicted_) {
+      predicted_ = verified->clone();
+      predicted_prev_ = session_->previous() ? session_->previous()->clone() : verified->clone();
+    } else {
+      predicted_->assign(*verified);
+      predicted_prev_->assign(session_->previous() ? *session_->previous() : *verified);
+    }
+    predicted_base_ = base;
+    ++counters_.rebuilds;
+  }
+  InputFrame f;
+  const auto slot = static_cast<std::uint32_t>(session_->slot());
+  while (predicted_->tick() < target) {
+    const Tick t = predicted_->tick() + 1;
+    f.reset(t, confirmed.players, confirmed.input_size);
+    f.present = confirmed.present | (1u << slot);
+    std::copy(confirmed.inputs.begin(), confirmed.inputs.end(), f.inputs.begin());
+    if (own_tick_[t % kRing] == t && slot < f.players) {
+      const auto& mine = own_[t % kRing];
+      auto into = f.input(slot);
+      std::fill(into.begin(), into.end(), 0);
+      std::copy_n(mine.begin(), std::min(mine.size(), into.size()), into.begin());
+    }
+    predicted_prev_->assign(*predicted_);
+    predicted_->step(f);
+    ++counters_.predicted_ticks;
+    predicted_hash_[t % kRing] = predicted_->hash();
+    predicted_hash_tick_[t % kRing] = t;
+  }
+  const std::int64_t spent = monotonic_ns() - started;
+  counters_.predict_ns += spent;
+  // Re-simulation has half the step budget: a client that cannot keep up predicts less.
+  if (spent > options_.step_budget_ns / 2 && depth_ > 1) {
+    --depth_;
+    LOCKSTEP_LOG_WARN("re-simulating took %.1f ms: prediction lowered to %u ticks", static_cast<double>(spent) / 1e6,
+                      depth_);
+  }
+}
+
+const Simulation* Client::predicted() const {
+  std::lock_guard lock(mutex_);
+  return predicted_.get();
+}
+
+const Simulation* Client::predicted_previous() const {
+  std::lock_guard lock(mutex_);
+  return predicted_prev_.get();
+}
+
+double Client::predicted_alpha(std::int64_t now_ns, bool drawn) {
+  std::lock_guard lock(mutex_);
+  if (!predicted_) return alpha(now_ns, drawn);
+  const std::int64_t at = session_->sample_due_ns(predicted_->tick());
+  const double a = at == 0 ? 1.0 : static_cast<double>(now_ns - at) / static_cast<double>(kTickNs);
+  if (drawn) {
+    ++drawn_;
+    if (a >= 1.0) ++clamped_;
+    note_drawn(predicted_->tick(), now_ns);
+  }
+  return std::clamp(a, 0.0, 1.0);
+}
+
+// Own input to screen: every own tick up to the one now shown, from its sampling to this frame.
+void Client::note_drawn(Tick shown, std::int64_t now_ns) {
+  const Tick oldest = shown > kRing ? static_cast<Tick>(shown - kRing + 1) : Tick{1};
+  for (Tick t = std::max<Tick>(shown_ + 1, oldest); t <= shown; ++t) {
+    if (own_tick_[t % kRing] != t || sampled_at_[t % kRing] == 0) continue;
+    if (screen_latency_.size() >= kLatencySamples) screen_latency_.erase(screen_latency_.begin());
+    screen_latency_.push_back(now_ns - sampled_at_[t % kRing]);
+  }
+  shown_ = std::max(shown_, shown);
+}
+
 double Client::alpha(std::int64_t now_ns, bool drawn) {
   std::lock_guard lock(mutex_);
   const std::int64_t due = session_->tick_due_ns(session_->executed_tick());
@@ -134,6 +261,7 @@ double Client::alpha(std::int64_t now_ns, bool drawn) {
   if (drawn && session_->phase() == ClientSession::Phase::Running && session_->executed_tick() > 0) {
     ++drawn_;
     if (a >= 1.0) ++clamped_;
+    note_drawn(session_->executed_tick(), now_ns);
   }
   return std::clamp(a, 0.0, 1.0);
 }
@@ -163,6 +291,18 @@ ClientFigures Client::figures() const {
   f.frames_clamped = clamped_;
   f.tick = session_->executed_tick();
   f.slot = session_->slot();
+  f.predict = depth_;
+  f.predicted_ticks = counters_.predicted_ticks;
+  f.rebuilds = counters_.rebuilds;
+  f.verified_predictions = counters_.verified_predictions;
+  f.mispredictions = counters_.mispredictions;
+  f.predict_ns = counters_.predict_ns;
+  if (!screen_latency_.empty()) {
+    std::vector<std::int64_t> v = screen_latency_;
+    std::sort(v.begin(), v.end());
+    f.input_to_screen_p50_ms = static_cast<double>(v[v.size() / 2]) / 1e6;
+    f.input_to_screen_p99_ms = static_cast<double>(v[std::min(v.size() - 1, v.size() * 99 / 100)]) / 1e6;
+  }
   return f;
 }
 

@@ -266,7 +266,9 @@ lockstep_result lockstep_client_create(const lockstep_client_config* config, loc
   Error err;
   handle->client = Client::create(std::move(o), &err);
   if (!handle->client) {
-    const lockstep_result r = err.kind == ErrorKind::Usage ? LOCKSTEP_ERROR_ARGUMENT : LOCKSTEP_ERROR_MODULE;
+    const lockstep_result r = err.kind == ErrorKind::Usage        ? LOCKSTEP_ERROR_ARGUMENT
+                              : err.kind == ErrorKind::Connection ? LOCKSTEP_ERROR_CONNECTION
+                                                                  : LOCKSTEP_ERROR_RUNTIME;
     return fail(r, err.detail, error, error_cap);
   }
   if (handle->hash_log.is_open()) handle->client->session().set_hash_log(&handle->hash_log);
@@ -319,7 +321,10 @@ int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out) {
     out->code = roster[static_cast<std::size_t>(e.slot)] == e.name ? 1 : 0;  // the same name back: a rejoin
     roster[static_cast<std::size_t>(e.slot)] = e.name;
   }
-  copy_text(out->name, sizeof out->name, e.name);
+  std::string name = e.name;
+  if (e.kind == SessionEvent::Kind::PlayerLeft && e.slot >= 0 && static_cast<std::size_t>(e.slot) < client->roster.size())
+    name = client->roster[static_cast<std::size_t>(e.slot)];  // the left player's name, as it joined
+  copy_text(out->name, sizeof out->name, name);
   copy_text(out->detail, sizeof out->detail, e.detail);
   return 1;
 }

@@ -168,6 +168,7 @@ bool ClientSession::Impl::execute_next(std::int64_t now) {
   if (cfg.last_tick != 0 && executed >= cfg.last_tick) return false;
   const Tick t = executed + 1;
   const InputFrame& f = intake.at(t);
+  if (cfg.on_confirmed) cfg.on_confirmed(f);
   if (prev) prev->assign(*sim);
   sim->step(f);
   if (cfg.inject_desync_at != 0 && t == cfg.inject_desync_at) {

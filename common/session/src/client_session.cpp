@@ -376,6 +376,12 @@ void ClientSession::leave(const std::string& reason) {
   else impl_->begin_leave(impl_->last_heard, reason);
 }
 std::int64_t ClientSession::tick_due_ns(Tick t) const { return impl_->clock.known() ? impl_->clock.due_at(t) : 0; }
+Tick ClientSession::last_sampled() const { return impl_->last_input; }
+std::int64_t ClientSession::sample_due_ns(Tick t) const {
+  if (!impl_->clock.known()) return 0;
+  const Tick at = t > impl_->input_delay ? t - impl_->input_delay : 0;
+  return impl_->clock.due_at(at) - impl_->lead.lead_ns();
+}
 std::size_t ClientSession::frames_buffered() const { return impl_->intake.received() - impl_->executed; }
 bool ClientSession::execute_next(std::int64_t now_ns) { return impl_->execute_next(now_ns); }
 ClientSession::Phase ClientSession::phase() const { return impl_->phase; }

@@ -32,6 +32,9 @@ struct ClientOptions {
   /// The longest a game's update may spend stepping frames before it returns (the spiral-of-death
   /// guard); frames left over are stepped on the next update.
   std::int64_t step_budget_ns = 8'000'000;
+  /// Prediction (0: lockstep only): the most ticks the predicted world runs ahead of the
+  /// verified one. The verified world is stepped, hashed, reported and probed as without it.
+  std::uint32_t predict = 0;
 };
 
 /// Figures of the connection and the view, for the game's own overlay.
@@ -46,6 +49,15 @@ struct ClientFigures {
   std::uint64_t frames_clamped = 0;         ///< of those, frames whose alpha rested at its limit
   Tick tick = 0;                            ///< the executed (confirmed) tick
   std::int32_t slot = -1;
+  /// Own input to screen: from the tick's input being sampled to the first drawn frame showing
+  /// that tick (the predicted one when predicting), milliseconds.
+  double input_to_screen_p50_ms = 0, input_to_screen_p99_ms = 0;
+  std::uint32_t predict = 0;                ///< the prediction depth now (lowered when it cannot keep up)
+  std::uint64_t predicted_ticks = 0;        ///< ticks stepped on the predicted world, re-simulations included
+  std::uint64_t rebuilds = 0;               ///< times the predicted world was rebuilt from the verified one
+  std::uint64_t verified_predictions = 0;   ///< confirmed ticks that had been predicted ...
+  std::uint64_t mispredictions = 0;         ///< ... and of those, ones whose predicted hash was wrong
+  std::int64_t predict_ns = 0;              ///< time spent predicting, all told
 };
 
 class Client {
@@ -69,6 +81,10 @@ class Client {
   /// bytes) go with the ticks after it. False when empty, too long, or 64 are already waiting.
   bool add_command(std::span<const std::uint8_t> command);
 
+  /// For input that is a function of the tick (a bot, a recording): called for every sampled tick
+  /// instead of the input and commands set above.
+  void set_input_source(InputSource source);
+
   /// What happened since the last call (joined, started, players in and out, desyncs, the end).
   std::vector<SessionEvent> take_events();
 
@@ -79,6 +95,15 @@ class Client {
   /// the next update().
   [[nodiscard]] const Simulation* current() const;
   [[nodiscard]] const Simulation* previous() const;
+  /// The verified state (the same as current()): stepped only on confirmed frames.
+  [[nodiscard]] const Simulation* verified() const { return current(); }
+  /// With prediction on: the predicted world (the verified one stepped ahead with this player's
+  /// sampled inputs and everyone else's last confirmed input, no commands) and the state a tick
+  /// before it, for drawing; never hashed or reported. nullptr with prediction off.
+  [[nodiscard]] const Simulation* predicted() const;
+  [[nodiscard]] const Simulation* predicted_previous() const;
+  /// The blend factor for drawing predicted_previous() to predicted() at `now_ns`.
+  double predicted_alpha(std::int64_t now_ns, bool drawn = true);
   /// The game's own state type, for in-process modules: nullptr when the simulation is another type.
   template <class T>
   [[nodiscard]] const T* state() const {
@@ -111,12 +136,15 @@ class Client {
   void note_arrivals(std::int64_t now_ns);
   void step_due(std::int64_t now_ns);
   std::int64_t playout_time(Tick t) const;
+  void predict(std::int64_t now_ns);
+  void note_drawn(Tick shown, std::int64_t now_ns);
 
   ClientOptions options_;
   std::unique_ptr<ClientSession> session_;
   mutable std::recursive_mutex mutex_;
   std::vector<std::uint8_t> input_;
-  std::vector<std::vector<std::uint8_t>> pending_;  // commands not yet taken by a tick, oldest first
+  std::vector<std::vector<std::uint8_t>> pending_;
+  InputSource source_;  // commands not yet taken by a tick, oldest first
   std::vector<SessionEvent> events_;
   std::string secret_;
   Tick received_ = 0;                       // frames received so far (executed + buffered)
@@ -124,6 +152,21 @@ class Client {
   std::size_t lateness_at_ = 0;
   std::int64_t playout_ns_ = 0;
   std::uint64_t drawn_ = 0, clamped_ = 0;
+  // Prediction.
+  std::uint32_t depth_ = 0;
+  std::unique_ptr<Simulation> predicted_, predicted_prev_;
+  std::vector<std::vector<std::uint8_t>> own_;    // this player's input by target tick (ring)
+  std::vector<Tick> own_tick_;
+  std::vector<std::int64_t> sampled_at_;          // when each target tick's input was sampled (ring)
+  std::vector<std::uint64_t> predicted_hash_;     // the predicted world's hash by tick (ring)
+  std::vector<Tick> predicted_hash_tick_;
+  Tick predicted_base_ = UINT32_MAX;              // the verified tick the predicted world grew from
+  Tick shown_ = 0;                                // the latest tick a drawn frame showed
+  std::vector<std::int64_t> screen_latency_;      // ns, the last few thousand
+  std::shared_ptr<InputFrame> confirmed_source_;  // filled by the session with each confirmed frame
+  std::int64_t now_ = 0;
+  bool said_depth_ = false;
+  ClientFigures counters_;
   std::thread service_;
   bool service_stop_ = false;
 };

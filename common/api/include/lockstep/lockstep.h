@@ -46,7 +46,9 @@ typedef enum lockstep_result {
   LOCKSTEP_ERROR_SETTINGS = 4,  /* world settings the module refuses */
   LOCKSTEP_ERROR_FRAME = 5,     /* a frame that is not the next tick's, or breaks a limit */
   LOCKSTEP_ERROR_STATE = 6,     /* bytes that are not a state of this module */
-  LOCKSTEP_ERROR_BUFFER = 7     /* the output buffer is too small; the length needed is returned */
+  LOCKSTEP_ERROR_BUFFER = 7,    /* the output buffer is too small; the length needed is returned */
+  LOCKSTEP_ERROR_RUNTIME = 8,   /* the system refused (no socket) */
+  LOCKSTEP_ERROR_CONNECTION = 9 /* the server cannot be reached (an address that does not resolve) */
 } lockstep_result;
 
 /* A simulation module: built in or loaded. The library's; never freed. */

@@ -48,6 +48,8 @@ struct ClientConfig {
   /// server asks (history_for_round_trip), up to state_history_max.
   std::size_t state_history = 64;
   std::size_t state_history_max = 2000;
+  /// Called with each confirmed frame just before it is executed (prediction keeps the latest).
+  std::function<void(const InputFrame&)> on_confirmed;
   /// Test hook: called after each executed tick, before hashing (perturbations in tests).
   std::function<void(Tick, Simulation&)> after_step;
 };
@@ -133,6 +135,10 @@ class ClientSession {
   /// When tick `t`'s frame falls due on this client's copy of the server's tick clock (the
   /// server's deadline plus the least delay seen on the way here), monotonic ns; 0 before Start.
   [[nodiscard]] std::int64_t tick_due_ns(Tick t) const;
+  /// The latest tick this player's input was sampled for (0: none yet), and when the tick clock
+  /// samples the input for tick `t` (its due time less the input delay and the lead), monotonic ns.
+  [[nodiscard]] Tick last_sampled() const;
+  [[nodiscard]] std::int64_t sample_due_ns(Tick t) const;
   /// Confirmed frames received but not executed yet.
   [[nodiscard]] std::size_t frames_buffered() const;
   /// Executes the next buffered frame at `now_ns`; false when none is there.
