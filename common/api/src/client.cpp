@@ -17,6 +17,7 @@ constexpr std::size_t kCatchUpFrames = 25;        // this far behind, frames are
 constexpr std::size_t kMaxPendingCommands = 64;   // commands waiting for ticks to take them
 constexpr std::size_t kRing = 512;                // ticks of own inputs, sample times and predicted hashes kept
 constexpr std::size_t kLatencySamples = 4096;
+constexpr Tick kSteadyTicks = 200;
 }  // namespace
 
 std::unique_ptr<Client> Client::create(ClientOptions options, Error* error) {
@@ -242,8 +243,14 @@ double Client::predicted_alpha(std::int64_t now_ns, bool drawn) {
   return std::clamp(a, 0.0, 1.0);
 }
 
-// Own input to screen: every own tick up to the one now shown, from its sampling to this frame.
+// Own input to screen: every own tick up to the one now shown, from its sampling to this frame;
+// steady state only, from 2 s after the first sampled tick (as the server's figures count).
 void Client::note_drawn(Tick shown, std::int64_t now_ns) {
+  const Tick first = session_->first_sampled();
+  if (first == 0 || shown < first + kSteadyTicks) {
+    shown_ = std::max(shown_, shown);
+    return;
+  }
   const Tick oldest = shown > kRing ? static_cast<Tick>(shown - kRing + 1) : Tick{1};
   for (Tick t = std::max<Tick>(shown_ + 1, oldest); t <= shown; ++t) {
     if (own_tick_[t % kRing] != t || sampled_at_[t % kRing] == 0) continue;

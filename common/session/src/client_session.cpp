@@ -377,6 +377,7 @@ void ClientSession::leave(const std::string& reason) {
 }
 std::int64_t ClientSession::tick_due_ns(Tick t) const { return impl_->clock.known() ? impl_->clock.due_at(t) : 0; }
 Tick ClientSession::last_sampled() const { return impl_->last_input; }
+Tick ClientSession::first_sampled() const { return impl_->first_input; }
 std::int64_t ClientSession::sample_due_ns(Tick t) const {
   if (!impl_->clock.known()) return 0;
   const Tick at = t > impl_->input_delay ? t - impl_->input_delay : 0;

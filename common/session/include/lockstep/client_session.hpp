@@ -138,6 +138,7 @@ class ClientSession {
   /// The latest tick this player's input was sampled for (0: none yet), and when the tick clock
   /// samples the input for tick `t` (its due time less the input delay and the lead), monotonic ns.
   [[nodiscard]] Tick last_sampled() const;
+  [[nodiscard]] Tick first_sampled() const;
   [[nodiscard]] std::int64_t sample_due_ns(Tick t) const;
   /// Confirmed frames received but not executed yet.
   [[nodiscard]] std::size_t frames_buffered() const;
