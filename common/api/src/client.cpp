@@ -131,7 +131,16 @@ void Client::step_due(std::int64_t now_ns) {
     const Tick next = session_->executed_tick() + 1;
     if (session_->frames_buffered() < kCatchUpFrames && playout_time(next) > now_ns) break;
     if (!session_->execute_next(now_ns)) break;
-    if (monotonic_ns() - started > options_.step_budget_ns) break;
+    if (monotonic_ns() - started > options_.step_budget_ns) {
+      // Over budget with frames left: stepping costs more than real time here. Said at most every 5 s.
+      if (session_->frames_buffered() > kCatchUpFrames && now_ns - last_behind_report_ > 5'000'000'000) {
+        last_behind_report_ = now_ns;
+        LOCKSTEP_LOG_WARN("cannot keep up: %zu confirmed frames wait at tick %u (the step budget is %.1f ms a pass)",
+                          session_->frames_buffered(), session_->executed_tick(),
+                          static_cast<double>(options_.step_budget_ns) / 1e6);
+      }
+      break;
+    }
   }
 }
 

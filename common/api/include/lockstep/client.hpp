@@ -166,6 +166,7 @@ class Client {
   std::shared_ptr<InputFrame> confirmed_source_;  // filled by the session with each confirmed frame
   std::int64_t now_ = 0;
   bool said_depth_ = false;
+  std::int64_t last_behind_report_ = INT64_MIN / 2;
   ClientFigures counters_;
   std::thread service_;
   bool service_stop_ = false;
