@@ -56,6 +56,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/lockstepConfigVersion.cma
 install(FILES ${PROJECT_BINARY_DIR}/lockstepConfig.cmake ${PROJECT_BINARY_DIR}/lockstepConfigVersion.cmake
         ${PROJECT_SOURCE_DIR}/cmake/LockstepChecks.cmake ${PROJECT_SOURCE_DIR}/cmake/LockstepModule.cmake
         DESTINATION ${LOCKSTEP_CMAKE_DIR} COMPONENT dev)
+# The licence (MIT): beside the CMake package, and as the Debian package's copyright file.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${LOCKSTEP_CMAKE_DIR} COMPONENT dev)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/lockstep RENAME copyright)
 # The determinism lint of a module's compiled code (binutils at run time).
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/lockstep-lint DESTINATION ${CMAKE_INSTALL_BINDIR})
 
@@ -76,6 +79,7 @@ set(CPACK_PACKAGE_VENDOR "lockstep")
 set(CPACK_PACKAGE_CONTACT "lockstep developers <lockstep@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "deterministic lockstep networked simulation: server, client, desync checks")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

@@ -17,7 +17,8 @@ for f in bin/lockstep-server bin/lockstep-client bin/lockstep-replay bin/lockste
          include/lockstep/wire/messages_generated.h lib/liblockstep_core.a lib/liblockstep_net.a \
          lib/liblockstep_core.so.0.1.0 lib/liblockstep_net.so.0.1.0 lib/cmake/lockstep/lockstepConfig.cmake \
          lib/cmake/lockstep/lockstepConfigVersion.cmake lib/cmake/lockstep/lockstepTargets.cmake \
-         lib/pkgconfig/lockstep.pc lib/pkgconfig/lockstep-core.pc lib/pkgconfig/lockstep-module.pc; do
+         lib/pkgconfig/lockstep.pc lib/pkgconfig/lockstep-core.pc lib/pkgconfig/lockstep-module.pc \
+         lib/cmake/lockstep/LICENSE share/doc/lockstep/copyright; do
   [ -e "$PREFIX/$f" ] || fail "the install has no $f"
 done
 readelf -d "$PREFIX/lib/liblockstep_core.so" | grep -q 'SONAME.*\[liblockstep_core.so.0\]' || fail "liblockstep_core.so has no SONAME liblockstep_core.so.0"

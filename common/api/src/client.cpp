@@ -31,9 +31,14 @@ std::unique_ptr<Client> Client::create(ClientOptions options, Error* error) {
   }
   // The game steps frames on its own schedule (playout): the session only receives them.
   options.session.execute_on_arrival = false;
-  // The latest confirmed frame is what prediction repeats for everyone else.
-  auto confirmed = std::make_shared<InputFrame>();
-  options.session.on_confirmed = [confirmed](const InputFrame& f) { *confirmed = f; };
+  // The confirmed frames, by tick: the latest is what prediction repeats for everyone else, and
+  // each is checked against the frame that was predicted for its tick.
+  auto confirmed = std::make_shared<ConfirmedFrames>();
+  confirmed->ring.resize(kRing);
+  options.session.on_confirmed = [confirmed](const InputFrame& f) {
+    confirmed->ring[f.tick % kRing] = f;
+    confirmed->latest = f.tick;
+  };
   options.session.keep_previous = true;
   if (options.predict > 200) {
     if (error) *error = {ErrorKind::Usage, "predict must be 0..200 ticks", "predict"};
@@ -48,7 +53,8 @@ std::unique_ptr<Client> Client::create(ClientOptions options, Error* error) {
 
 Client::Client(ClientOptions options, std::unique_ptr<ClientSession> session)
     : options_(std::move(options)), session_(std::move(session)), input_(options_.input_size, 0),
-      own_(kRing), own_tick_(kRing, 0), sampled_at_(kRing, 0), predicted_hash_(kRing, 0), predicted_hash_tick_(kRing, 0) {
+      own_(kRing), own_tick_(kRing, 0), sampled_at_(kRing, 0), predicted_hash_(kRing, 0), predicted_hash_tick_(kRing, 0),
+      predicted_frames_(kRing), predicted_frame_tick_(kRing, 0) {
   playout_ns_ = options_.playout_min_ns;
   depth_ = options_.predict;
   session_->set_input_source([this](Tick t, PlayerTick* out) {
@@ -171,16 +177,17 @@ std::vector<SessionEvent> Client::take_events() {
   return out;
 }
 
-// The predicted world: rebuilt from the verified one whenever a confirmed tick was executed, then
-// stepped to the latest sampled tick (at most `depth_` ahead) with this player's sampled inputs
-// and everyone else's last confirmed input, no commands. Never hashed for the session: its
-// hashes only measure how often the prediction was right.
+// The predicted world: stepped to the latest sampled tick (at most `depth_` ahead of the verified
+// one) with this player's sampled inputs and everyone else's last confirmed input, no commands.
+// It is rebuilt from the verified world only when a confirmed frame differs from the one it was
+// predicted with (GGPO's rule: roll back on a misprediction), so a right prediction costs
+// nothing more. Never hashed for the session: its hashes only measure how often it was right.
 void Client::predict(std::int64_t now_ns) {
   (void)now_ns;
   const Simulation* verified = session_->simulation();
   if (depth_ == 0 || !verified || session_->slot() < 0 || !confirmed_source_) return;
-  const InputFrame& confirmed = *confirmed_source_;
-  if (confirmed.tick == 0) return;  // nothing confirmed yet to repeat
+  if (confirmed_source_->latest == 0) return;  // nothing confirmed yet to repeat
+  const InputFrame& confirmed = confirmed_source_->ring[confirmed_source_->latest % kRing];
   const Tick base = session_->executed_tick(), sampled = session_->last_sampled();
   const Tick target = std::min<Tick>(sampled, base + depth_);
   if (sampled > base + depth_ && !said_depth_) {
@@ -189,7 +196,13 @@ void Client::predict(std::int64_t now_ns) {
                       "frames beyond it", depth_);
   }
   const std::int64_t started = monotonic_ns();
-  if (!predicted_ || predicted_base_ != base || predicted_->tick() > target) {
+  // Confirmed since the last look: still as predicted?
+  bool wrong = !predicted_ || predicted_base_ == UINT32_MAX || base < predicted_base_ || predicted_->tick() < base ||
+               base - predicted_base_ >= kRing;
+  for (Tick t = predicted_base_ + 1; !wrong && t <= base; ++t)
+    wrong = predicted_frame_tick_[t % kRing] != t || !(predicted_frames_[t % kRing] == confirmed_source_->ring[t % kRing]);
+  predicted_base_ = base;
+  if (wrong || predicted_->tick() > target) {
     if (!predicted_) {
       predicted_ = verified->clone();
       predicted_prev_ = session_->previous() ? session_->previous()->clone() : verified->clone();
@@ -197,7 +210,6 @@ void Client::predict(std::int64_t now_ns) {
       predicted_->assign(*verified);
       predicted_prev_->assign(session_->previous() ? *session_->previous() : *verified);
     }
-    predicted_base_ = base;
     ++counters_.rebuilds;
   }
   InputFrame f;
@@ -215,6 +227,8 @@ void Client::predict(std::int64_t now_ns) {
     }
     predicted_prev_->assign(*predicted_);
     predicted_->step(f);
+    predicted_frames_[t % kRing] = f;
+    predicted_frame_tick_[t % kRing] = t;
     ++counters_.predicted_ticks;
     predicted_hash_[t % kRing] = predicted_->hash();
     predicted_hash_tick_[t % kRing] = t;

@@ -98,8 +98,9 @@ class Client {
   /// The verified state (the same as current()): stepped only on confirmed frames.
   [[nodiscard]] const Simulation* verified() const { return current(); }
   /// With prediction on: the predicted world (the verified one stepped ahead with this player's
-  /// sampled inputs and everyone else's last confirmed input, no commands) and the state a tick
-  /// before it, for drawing; never hashed or reported. nullptr with prediction off.
+  /// sampled inputs and everyone else's last confirmed input, no commands; rebuilt from the
+  /// verified one when a confirmed frame differs from its prediction) and the state a tick before
+  /// it, for drawing; never hashed or reported. nullptr with prediction off.
   [[nodiscard]] const Simulation* predicted() const;
   [[nodiscard]] const Simulation* predicted_previous() const;
   /// The blend factor for drawing predicted_previous() to predicted() at `now_ns`.
@@ -163,7 +164,13 @@ class Client {
   Tick predicted_base_ = UINT32_MAX;              // the verified tick the predicted world grew from
   Tick shown_ = 0;                                // the latest tick a drawn frame showed
   std::vector<std::int64_t> screen_latency_;      // ns, the last few thousand
-  std::shared_ptr<InputFrame> confirmed_source_;  // filled by the session with each confirmed frame
+  struct ConfirmedFrames {
+    std::vector<InputFrame> ring;  // by tick
+    Tick latest = 0;
+  };
+  std::shared_ptr<ConfirmedFrames> confirmed_source_;  // filled by the session with each confirmed frame
+  std::vector<InputFrame> predicted_frames_;      // the frame each predicted tick was stepped with (ring)
+  std::vector<Tick> predicted_frame_tick_;
   std::int64_t now_ = 0;
   bool said_depth_ = false;
   std::int64_t last_behind_report_ = INT64_MIN / 2;
