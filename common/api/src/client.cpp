@@ -235,8 +235,8 @@ void Client::predict(std::int64_t now_ns) {
   }
   const std::int64_t spent = monotonic_ns() - started;
   counters_.predict_ns += spent;
-  // Re-simulation has half the step budget: a client that cannot keep up predicts less.
-  if (spent > options_.step_budget_ns / 2 && depth_ > 1) {
+  // Re-simulation has the step budget: a client whose rebuild overruns it predicts less.
+  if (spent > options_.step_budget_ns && depth_ > 1) {
     --depth_;
     LOCKSTEP_LOG_WARN("re-simulating took %.1f ms: prediction lowered to %u ticks", static_cast<double>(spent) / 1e6,
                       depth_);
