@@ -28,14 +28,7 @@ struct lockstep_world {
 
 namespace {
 
-lockstep_result fail(lockstep_result r, const std::string& why, char* error, std::size_t cap) {
-  if (error && cap > 0) {
-    const std::size_t n = std::min(why.size(), cap - 1);
-    std::memcpy(error, why.data(), n);
-    error[n] = '\0';
-  }
-  return r;
-}
+using c_api::fail;
 
 // Handles of the modules handed out so far: one per Module, kept for the process's life.
 std::mutex g_mutex;

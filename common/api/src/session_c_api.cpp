@@ -69,12 +69,7 @@ class GameSimulation final : public Simulation {
     if (ctx_->holder != this || ctx_->holder_version != version_) {
       if (g.load(g.user, bytes_.data(), bytes_.size()) != 0) return ctx_->fail("the game's load() refused a state it saved");
     }
-    commands_.clear();
-    for (std::size_t i = 0; i < frame.commands.size(); ++i)
-      commands_.push_back({frame.commands[i].slot, frame.commands[i].size, frame.command(i).data()});
-    const lockstep_frame f{frame.tick,    frame.present,    frame.filled,
-                           frame.players, frame.input_size, frame.inputs.data(),
-                           static_cast<std::uint32_t>(commands_.size()), commands_.data()};
+    const lockstep_frame f = c_frame(frame, &commands_);
     if (g.step(g.user, &f) != 0) return ctx_->fail("the game's step() failed at tick " + std::to_string(frame.tick));
     std::vector<std::uint8_t> next;
     if (!save(*ctx_, &next)) return;
@@ -104,10 +99,7 @@ class GameSimulation final : public Simulation {
   std::uint32_t entity_count() const override {
     return ctx_->game->entity_count ? ctx_->game->entity_count(ctx_->game->user, bytes_.data(), bytes_.size()) : 0;
   }
-  std::uint64_t entity_hash(std::uint32_t entity) const override {
-    const auto bits = field_bits(entity_fields(entity));
-    return hash_bytes({reinterpret_cast<const std::uint8_t*>(bits.data()), bits.size() * sizeof(std::uint64_t)});
-  }
+  std::uint64_t entity_hash(std::uint32_t entity) const override { return fields_hash(entity_fields(entity)); }
   std::vector<FieldValue> entity_fields(std::uint32_t entity) const override { return fields(entity); }
   std::vector<FieldValue> global_fields() const override { return fields(UINT32_MAX); }
   std::unique_ptr<Simulation> clone() const override {
@@ -142,10 +134,7 @@ class GameSimulation final : public Simulation {
     if (!g.fields) return {};
     std::vector<lockstep_field> raw(g.fields(g.user, bytes_.data(), bytes_.size(), entity, nullptr, 0));
     raw.resize(std::min(raw.size(), g.fields(g.user, bytes_.data(), bytes_.size(), entity, raw.data(), raw.size())));
-    std::vector<FieldValue> out;
-    for (const lockstep_field& f : raw)
-      out.push_back({f.name ? f.name : "?", static_cast<FieldValue::Kind>(std::min<std::uint32_t>(f.kind, 3)), f.bits});
-    return out;
+    return field_values(raw);
   }
 
   std::shared_ptr<GameContext> ctx_;
@@ -172,14 +161,7 @@ WorldFactory game_factory(const std::shared_ptr<GameContext>& ctx) {
   };
 }
 
-lockstep_result fail(lockstep_result r, const std::string& why, char* error, std::size_t cap) {
-  if (error && cap > 0) {
-    const std::size_t n = std::min(why.size(), cap - 1);
-    std::memcpy(error, why.data(), n);
-    error[n] = '\0';
-  }
-  return r;
-}
+using c_api::fail;
 
 void copy_text(char* out, std::size_t cap, const std::string& s) {
   const std::size_t n = std::min(s.size(), cap - 1);

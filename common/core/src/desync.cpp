@@ -114,6 +114,11 @@ std::vector<std::uint64_t> field_bits(const std::vector<FieldValue>& fields) {
   return out;
 }
 
+std::uint64_t fields_hash(const std::vector<FieldValue>& fields) {
+  const auto bits = field_bits(fields);
+  return hash_bytes({reinterpret_cast<const std::uint8_t*>(bits.data()), bits.size() * sizeof(std::uint64_t)});
+}
+
 std::int64_t first_difference(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
   const std::size_t n = std::min(a.size(), b.size());
   for (std::size_t i = 0; i < n; ++i)

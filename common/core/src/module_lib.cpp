@@ -41,12 +41,7 @@ class LibSimulation final : public Simulation {
 
   Tick tick() const override { return t_->tick(s_); }
   void step(const InputFrame& frame) override {
-    commands_.clear();
-    for (std::size_t i = 0; i < frame.commands.size(); ++i)
-      commands_.push_back({frame.commands[i].slot, frame.commands[i].size, frame.command(i).data()});
-    const lockstep_frame f{frame.tick,       frame.present,      frame.filled,
-                           frame.players,    frame.input_size,   frame.inputs.data(),
-                           static_cast<std::uint32_t>(commands_.size()), commands_.data()};
+    const lockstep_frame f = c_frame(frame, &commands_);
     t_->step(s_, &f);
   }
   std::uint32_t input_size() const override { return t_->input_size; }
@@ -65,10 +60,7 @@ class LibSimulation final : public Simulation {
     return hash_bytes(scratch_);
   }
   std::uint32_t entity_count() const override { return t_->entity_count(s_); }
-  std::uint64_t entity_hash(std::uint32_t entity) const override {
-    const auto bits = field_bits(entity_fields(entity));
-    return hash_bytes({reinterpret_cast<const std::uint8_t*>(bits.data()), bits.size() * sizeof(std::uint64_t)});
-  }
+  std::uint64_t entity_hash(std::uint32_t entity) const override { return fields_hash(entity_fields(entity)); }
   std::vector<FieldValue> entity_fields(std::uint32_t entity) const override { return fields(entity); }
   std::vector<FieldValue> global_fields() const override { return fields(UINT32_MAX); }
   std::unique_ptr<Simulation> clone() const override {
@@ -112,11 +104,8 @@ class LibSimulation final : public Simulation {
  private:
   std::vector<FieldValue> fields(std::uint32_t entity) const {
     std::vector<lockstep_field> raw(t_->fields(s_, entity, nullptr, 0));
-    raw.resize(t_->fields(s_, entity, raw.data(), raw.size()));
-    std::vector<FieldValue> out;
-    for (const lockstep_field& f : raw)
-      out.push_back({f.name ? f.name : "?", static_cast<FieldValue::Kind>(std::min<std::uint32_t>(f.kind, 3)), f.bits});
-    return out;
+    raw.resize(std::min(raw.size(), t_->fields(s_, entity, raw.data(), raw.size())));
+    return field_values(raw);
   }
 };
 
@@ -206,6 +195,22 @@ bool valid_module_name(const char* name) {
 }
 
 }  // namespace
+
+lockstep_frame c_frame(const InputFrame& frame, std::vector<lockstep_command>* commands) {
+  commands->clear();
+  for (std::size_t i = 0; i < frame.commands.size(); ++i)
+    commands->push_back({frame.commands[i].slot, frame.commands[i].size, frame.command(i).data()});
+  return lockstep_frame{frame.tick,    frame.present,    frame.filled,
+                        frame.players, frame.input_size, frame.inputs.data(),
+                        static_cast<std::uint32_t>(commands->size()), commands->data()};
+}
+
+std::vector<FieldValue> field_values(std::span<const lockstep_field> fields) {
+  std::vector<FieldValue> out;
+  for (const lockstep_field& f : fields)
+    out.push_back({f.name ? f.name : "?", static_cast<FieldValue::Kind>(std::min<std::uint32_t>(f.kind, 3)), f.bits});
+  return out;
+}
 
 std::uint64_t module_code_fingerprint(std::string_view name, std::uint32_t version, std::uint64_t build_id,
                                       std::uint32_t input_size) {

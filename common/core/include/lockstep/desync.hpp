@@ -61,6 +61,9 @@ std::vector<std::uint64_t> block_hashes(const Simulation& sim, std::uint32_t blo
 std::vector<std::uint64_t> entity_hashes(const Simulation& sim, std::uint32_t first, std::uint32_t count);
 /// The bit patterns of `fields`, in order.
 std::vector<std::uint64_t> field_bits(const std::vector<FieldValue>& fields);
+/// An entity's hash from its fields: XXH3-64 of their bit patterns (what C modules and games that
+/// own their state are hashed by, entity by entity).
+std::uint64_t fields_hash(const std::vector<FieldValue>& fields);
 /// Index of the first differing element, or -1 when equal (a length mismatch differs at the shorter end).
 std::int64_t first_difference(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b);
 

@@ -83,6 +83,12 @@ PlayerTick blank_tick(const Module& m);
 /// library per process. nullptr with a sentence in `error` when the file is missing, is not a
 /// module, speaks another ABI version or lacks part of the table.
 const Module* load_module_library(const std::string& path, std::string* error);
+/// A confirmed frame as module_abi.h's lockstep_frame, its commands in `commands` (reused); valid
+/// while `frame` and `commands` are unchanged.
+lockstep_frame c_frame(const InputFrame& frame, std::vector<lockstep_command>* commands);
+/// C fields (module_abi.h's lockstep_field) as FieldValues: a NULL name is "?", a kind past the
+/// last is the last.
+std::vector<FieldValue> field_values(std::span<const lockstep_field> fields);
 /// The code part of a C module's fingerprint: its name, version, build id, ABI version and input
 /// size (world_fingerprint adds the settings). A game that steps its own state (lockstep_session.h)
 /// presents the same identity as the module the server hosts.
