@@ -97,6 +97,36 @@ TEST_SUITE("api/embed") {
     CHECK(!a->rejoin_secret().empty());
   }
 
+  TEST_CASE("a 30 Hz game loop with the service thread: every tick's input sampled on time, none filled") {
+    ServerConfig cfg;
+    cfg.port = 0;
+    cfg.players = 1;
+    cfg.last_tick = 300;
+    cfg.world = arena_world(5, 20, 1);
+    cfg.factory = make_arena;
+    cfg.start_delay_ns = 50'000'000;
+    Error err;
+    auto host = Host::create(cfg, &err);
+    REQUIRE_MESSAGE(host, err.detail);
+    auto slow = Client::create(client_options(host->port(), "slow"), &err);
+    REQUIRE_MESSAGE(slow, err.detail);
+    slow->start_service();
+    std::vector<lockstep::testing::Driven> parts{
+        {[&](std::int64_t now) { return host->update(now); }, [&] { return host->session().fd(); }},
+        {[&](std::int64_t now) {
+           const std::uint8_t input[2] = {50, 3};
+           slow->set_input(input);   // the game's loop: 30 frames a second
+           (void)slow->alpha(now);
+           return now + 33'000'000;
+         },
+         [] { return -1; }}};
+    REQUIRE(drive(parts, [&] { return host->finished() && slow->finished(); }, 30'000'000'000LL));
+    slow->stop_service();
+    CHECK(slow->exit_code() == 0);
+    CHECK(slow->figures().tick == 300);
+    CHECK(host->session().stats().filled_inputs == 0);
+  }
+
   TEST_CASE("bad arguments get a result and a sentence, never a crash") {
     Error err;
     ClientOptions none;

@@ -222,6 +222,7 @@ lockstep_result lockstep_client_create(const lockstep_client_config* config, loc
   c.last_tick = config->last_tick;
   c.connect_timeout_ns = config->connect_timeout_ms * 1'000'000;
   o.playout_max_ns = config->playout_max_ms * 1'000'000;
+  o.predict = config->predict;
   auto handle = std::make_unique<lockstep_client>();
   if (config->module) {
     c.factory = config->module->module->create;
@@ -342,6 +343,20 @@ const void* lockstep_client_state(const lockstep_client* client) {
 const void* lockstep_client_previous_state(const lockstep_client* client) {
   const Simulation* s = client ? client->client->previous() : nullptr;
   return s ? s->native_state() : nullptr;
+}
+
+const void* lockstep_client_predicted_state(const lockstep_client* client) {
+  const Simulation* s = client ? client->client->predicted() : nullptr;
+  return s ? s->native_state() : nullptr;
+}
+
+const void* lockstep_client_predicted_previous_state(const lockstep_client* client) {
+  const Simulation* s = client ? client->client->predicted_previous() : nullptr;
+  return s ? s->native_state() : nullptr;
+}
+
+double lockstep_client_predicted_alpha(lockstep_client* client, int64_t now_ns) {
+  return client ? client->client->predicted_alpha(now_ns) : 1.0;
 }
 
 int lockstep_client_finished(const lockstep_client* client) { return client && client->client->finished() ? 1 : 0; }

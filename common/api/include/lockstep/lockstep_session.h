@@ -79,6 +79,7 @@ typedef struct lockstep_client_config {
   const char* hash_log;        /* write "<tick> <16 hex digits>" per executed tick to this file, or NULL */
   int64_t connect_timeout_ms;  /* 20000 */
   int64_t playout_max_ms;      /* 150: the most frames wait past their due time for a smooth view */
+  uint32_t predict;            /* 0: lockstep only; N: a predicted world up to N ticks ahead (docs/EMBEDDING.md) */
 } lockstep_client_config;
 
 /* The defaults above, into *config. */
@@ -138,6 +139,12 @@ lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockste
  * drawing; NULL before the welcome or in mode (b). Valid until the next update. */
 const void* lockstep_client_state(const lockstep_client* client);
 const void* lockstep_client_previous_state(const lockstep_client* client);
+/* (a) With predict > 0: the predicted world's module state and the one a tick before it, and the
+ * blend factor between them at now_ns (counted as a drawn frame); NULL / the confirmed alpha when
+ * there is none. Never hashed or reported: the confirmed state above is. */
+const void* lockstep_client_predicted_state(const lockstep_client* client);
+const void* lockstep_client_predicted_previous_state(const lockstep_client* client);
+double lockstep_client_predicted_alpha(lockstep_client* client, int64_t now_ns);
 /* 1 once the session is over for this client; its exit code (0, 1, 3 desync, 4 connection). */
 int lockstep_client_finished(const lockstep_client* client);
 int lockstep_client_exit_code(const lockstep_client* client);
