@@ -173,7 +173,7 @@ bool ClientSession::Impl::execute_next(std::int64_t now) {
   sim->step(f);
   if (cfg.inject_desync_at != 0 && t == cfg.inject_desync_at) {
     sim->perturb(cfg.inject_selector);
-    LOCKSTEP_LOG_WARN("test hook: perturbed one float by one ULP after tick %u", t);
+    LOCKSTEP_LOG_WARN("test hook: flipped the lowest bit of one stored value after tick %u", t);
   }
   if (cfg.after_step) cfg.after_step(t, *sim);
   last_hash = sim->hash();

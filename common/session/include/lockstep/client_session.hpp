@@ -28,7 +28,7 @@ struct ClientConfig {
   bool spectate = false;                ///< join without a player slot
   std::string rejoin_secret;            ///< from an earlier welcome: come back into that slot
   Tick last_tick = 0;                   ///< leave cleanly after executing this tick, 0 = stay to the end
-  Tick inject_desync_at = 0;            ///< test hook: perturb one float by one ULP right after this tick
+  Tick inject_desync_at = 0;            ///< test hook: flip the lowest bit of one stored value right after this tick
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
   LeadConfig lead;                      ///< how far ahead of the tick clock to sample (see lead.hpp)
   /// Keep trying to connect and join this long (a new ENet connection every connect_retry_ns

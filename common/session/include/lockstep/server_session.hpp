@@ -35,7 +35,7 @@ struct ServerConfig {
   /// Play messages go every this many ticks (1..5), the ticks between batched into one datagram:
   /// fewer headers for thin links. The session's input delay rises by send_every - 1 to match.
   std::uint32_t send_every = 1;
-  WorldParams world;               ///< seed and bodies; world.players is set from `players`
+  WorldParams world;               ///< the module's settings bytes; world.players is set from `players`
   std::string token;               ///< join secret, "" = none required
   OnDesync on_desync = OnDesync::Report;
   /// Wait at most this long past a tick's deadline for a late input, then fill it. Clients set
