@@ -28,7 +28,12 @@ B=$!; PIDS+=($B)
 "$BIN/lockstep-c-player" 127.0.0.1 $((PORT + 2)) cgame 2 "$WORK/c1.log" --perturb-at 300 --secret-file "$WORK/secret" \
     2>"$WORK/c1.err" &
 C1=$!; PIDS+=($C1)
-python3 "$(dirname "$0")/../embed/py_player.py" "$LIBDIR" 127.0.0.1 $((PORT + 3)) pygame 3 "$WORK/py.log" "$BID" \
+# Under AddressSanitizer the library needs the sanitizer's runtime loaded first into Python, which
+# is not built with it; Python's own allocations are not this project's to leak-check.
+asan=$(ldd "$LIBDIR/liblockstep_net.so" 2>/dev/null | grep -o '/[^ ]*libasan[^ ]*' | head -1)
+PY_ENV=()
+[ -n "$asan" ] && PY_ENV=(env LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
+"${PY_ENV[@]}" python3 "$(dirname "$0")/../embed/py_player.py" "$LIBDIR" 127.0.0.1 $((PORT + 3)) pygame 3 "$WORK/py.log" "$BID" \
     2>"$WORK/py.err" &
 P=$!; PIDS+=($P)
 # The C game goes down at about tick 700 and comes back with its rejoin secret.
