@@ -38,7 +38,7 @@ struct ClientConfig {
   std::int64_t connect_retry_ns = 1'500'000'000;
   std::int64_t silence_timeout_ns = 3'000'000'000;  ///< nothing at all from the server for this long: lost
   bool execute_on_arrival = true;       ///< step frames inside update() as they arrive (in-process use); the
-                                        ///< client executable steps them itself, under its FrameLoop's budget
+                                        ///< embedding API's Client steps them itself, on its playout schedule
   bool keep_previous = false;           ///< keep the state one tick back, for interpolation
   std::uint32_t protocol_version = kProtocolVersion;  ///< tests override it to check refusals
   WorldFactory factory;  ///< the simulation, the server's module's (required)
