@@ -16,7 +16,6 @@ constexpr std::int64_t kPlayoutSlackNs = 2'000'000;
 constexpr std::size_t kCatchUpFrames = 25;        // this far behind, frames are executed at once
 constexpr std::size_t kMaxPendingCommands = 64;   // commands waiting for ticks to take them
 constexpr std::size_t kRing = 512;                // ticks of own inputs, sample times and predicted hashes kept
-constexpr std::size_t kLatencySamples = 4096;
 constexpr Tick kSteadyTicks = 200;
 }  // namespace
 
@@ -277,8 +276,7 @@ void Client::note_drawn(Tick shown, std::int64_t now_ns) {
   const Tick oldest = shown > kRing ? static_cast<Tick>(shown - kRing + 1) : Tick{1};
   for (Tick t = std::max<Tick>(shown_ + 1, oldest); t <= shown; ++t) {
     if (own_tick_[t % kRing] != t || sampled_at_[t % kRing] == 0) continue;
-    if (screen_latency_.size() >= kLatencySamples) screen_latency_.erase(screen_latency_.begin());
-    screen_latency_.push_back(now_ns - sampled_at_[t % kRing]);
+    screen_latency_.add_us((now_ns - sampled_at_[t % kRing]) / 1000);
   }
   shown_ = std::max(shown_, shown);
 }
@@ -327,11 +325,9 @@ ClientFigures Client::figures() const {
   f.verified_predictions = counters_.verified_predictions;
   f.mispredictions = counters_.mispredictions;
   f.predict_ns = counters_.predict_ns;
-  if (!screen_latency_.empty()) {
-    std::vector<std::int64_t> v = screen_latency_;
-    std::sort(v.begin(), v.end());
-    f.input_to_screen_p50_ms = static_cast<double>(v[v.size() / 2]) / 1e6;
-    f.input_to_screen_p99_ms = static_cast<double>(v[std::min(v.size() - 1, v.size() * 99 / 100)]) / 1e6;
+  if (screen_latency_.count() > 0) {
+    f.input_to_screen_p50_ms = screen_latency_.percentile_us(50) / 1e3;
+    f.input_to_screen_p99_ms = screen_latency_.percentile_us(99) / 1e3;
   }
   return f;
 }

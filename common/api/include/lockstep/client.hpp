@@ -18,6 +18,7 @@
 
 #include "lockstep/client_session.hpp"
 #include "lockstep/error.hpp"
+#include "lockstep/histogram.hpp"
 #include "lockstep/module.hpp"
 
 namespace lockstep {
@@ -163,7 +164,7 @@ class Client {
   std::vector<Tick> predicted_hash_tick_;
   Tick predicted_base_ = UINT32_MAX;              // the verified tick the predicted world grew from
   Tick shown_ = 0;                                // the latest tick a drawn frame showed
-  std::vector<std::int64_t> screen_latency_;      // ns, the last few thousand
+  Histogram screen_latency_;                      // own input to screen, steady state
   struct ConfirmedFrames {
     std::vector<InputFrame> ring;  // by tick
     Tick latest = 0;
