@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include "lockstep/clock.hpp"
 #include "lockstep/client.hpp"
@@ -27,7 +28,7 @@ namespace {
 // Everything the command line says.
 struct Options {
   ClientConfig cfg;
-  std::string connect = "127.0.0.1:7777", hash_log_path, render = "none", summary_path, rejoin_file;
+  std::string connect, connect_token, hash_log_path, render = "none", summary_path, rejoin_file;
   std::uint64_t bot_seed = 0;
   bool bot = false;
   double fps = 60;
@@ -40,7 +41,10 @@ void declare_options(CLI::App& app, Options& o) {
   using lockstep::cli::finite;
   using lockstep::cli::unsigned_number;
   ClientConfig& cfg = o.cfg;
-  app.add_option("--connect", o.connect, "server to join, HOST:PORT")->capture_default_str();
+  app.add_option("--connect", o.connect, "server to join, HOST:PORT (default: the connect token's first server, or 127.0.0.1:7777)");
+  app.add_option("--connect-token", o.connect_token,
+                 "join with this connect token (a file from lockstep-token or the game's matchmaker): the join and "
+                 "all play are sealed");
   app.add_option("--sim", o.sim, "the simulation module, as the server's (built in by name; 'list' lists them)")
       ->capture_default_str();
   app.add_option("--sim-lib", o.sim_lib, "load the simulation module from this shared library, as the server does");
@@ -127,6 +131,20 @@ int play(Options o) {
   const Module* module = module_from_options(o.sim, o.sim_lib, &code);
   if (!module) return code;
   cfg.factory = module->create;
+  if (!o.connect_token.empty()) {
+    std::ifstream in(o.connect_token, std::ios::binary);
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string error;
+    ConnectToken token;
+    if (!in.good() && !in.eof()) error = "cannot read it";
+    if (!error.empty() || !read_connect_token(bytes, &token, &error)) {
+      LOCKSTEP_LOG_ERROR("--connect-token %s: %s", o.connect_token.c_str(), error.c_str());
+      return 2;
+    }
+    if (o.connect.empty()) o.connect = token.servers.front().text();
+    cfg.connect_token = std::move(token);
+  }
+  if (o.connect.empty()) o.connect = "127.0.0.1:7777";
   if (!split_host_port(o.connect, &cfg.host, &cfg.port)) {
     LOCKSTEP_LOG_ERROR("--connect wants HOST:PORT, got '%s'", o.connect.c_str());
     return 2;

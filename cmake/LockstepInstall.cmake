@@ -11,6 +11,7 @@ set(LOCKSTEP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lockstep)
 # private one fails there.
 set(LOCKSTEP_PUBLIC_HEADERS
   common/api/include/lockstep/lockstep.h common/api/include/lockstep/lockstep_session.h
+  common/api/include/lockstep/lockstep_token.h
   common/api/include/lockstep/client.hpp common/api/include/lockstep/host.hpp
   common/core/include/lockstep/desync.hpp common/core/include/lockstep/error.hpp
   common/core/include/lockstep/frame_loop.hpp common/core/include/lockstep/hash_log.hpp
@@ -21,6 +22,7 @@ set(LOCKSTEP_PUBLIC_HEADERS
   common/core/include/lockstep/scenario.hpp common/core/include/lockstep/settings.hpp
   common/core/include/lockstep/simulation.hpp common/core/include/lockstep/state_hash.hpp
   common/core/include/lockstep/timestep.hpp common/core/include/lockstep/version.hpp
+  common/net/include/lockstep/connect_token.hpp common/net/include/lockstep/packet_seal.hpp
   common/net/include/lockstep/protocol.hpp common/net/include/lockstep/transport.hpp
   common/session/include/lockstep/client_session.hpp common/session/include/lockstep/lead.hpp
   common/session/include/lockstep/pacer.hpp common/session/include/lockstep/server_session.hpp
@@ -88,7 +90,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 # A module needs only the compiler (lockstep::module is module_abi.h and two flags); building
 # against the C++ libraries needs the headers' dependencies, which apt installs as recommended.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libflatbuffers-dev, nlohmann-json3-dev, libxxhash-dev, libenet-dev, pkg-config")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libflatbuffers-dev, nlohmann-json3-dev, libxxhash-dev, libenet-dev, libsodium-dev, pkg-config")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "lockstep steps an identical fixed-dt simulation on a server and its clients,
  hashes the whole state every tick to catch divergence, and ships the desync checks a team runs
  on its own simulation module in CI (lockstep-synctest).")

@@ -8,9 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 
 #include "lockstep/agones.hpp"
 #include "lockstep/clock.hpp"
+#include "lockstep/connect_token.hpp"
 #include "lockstep/event_loop.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/games.hpp"
@@ -35,6 +37,8 @@ struct Options {
   std::string on_desync = "report";
   double grace_ms = 20, silent_ms = 5000, hash_silence_ms = 5000;
   std::string hash_log_path, record_path, summary_path, status_of;
+  std::string token_key, status_key;
+  std::vector<std::string> public_addresses;
   bool agones = false;
   std::string sim = std::string(default_module().name), sim_lib, world;
   std::optional<std::uint64_t> seed;
@@ -78,7 +82,20 @@ void declare_options(CLI::App& app, Options& o) {
                  "up to --state-history-max)")->check(CLI::Range(std::size_t{1}, std::size_t{100000}))->capture_default_str();
   app.add_option("--state-history-max", cfg.state_history_max, "ticks of past states kept at most")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))->capture_default_str();
-  app.add_option("--token", cfg.token, "join secret clients must present");
+  app.add_option("--token", cfg.token, "join secret clients must present (LAN play; see --token-key)");
+  app.add_option("--token-key", o.token_key,
+                 "admit only players with a connect token (lockstep-token) sealed with this key, and seal all play: "
+                 "FILE holding 64 hex digits (mode 600), or env:NAME");
+  app.add_option("--protocol-id", cfg.protocol_id, "the game's protocol id: tokens minted for another are refused")
+      ->capture_default_str();
+  app.add_option("--public-address", o.public_addresses,
+                 "IP:PORT players reach this server at, one of which a token must name (repeatable; default: any "
+                 "address with this server's port)");
+  app.add_option("--status-key", o.status_key,
+                 "status replies name players and give figures only to askers with this key (FILE or env:NAME); "
+                 "with --status, ask with it");
+  app.add_option("--max-pending-per-address", cfg.max_pending_per_address,
+                 "connections waiting to join from one IP address")->check(CLI::Range(1u, 64u))->capture_default_str();
   app.add_option("--record", o.record_path, "record the session as a replay file (written as it runs)");
   app.add_option("--summary", o.summary_path, "write the JSON summary to this file instead of stdout");
   app.add_option("--input-grace-ms", o.grace_ms, "wait at most this long past a tick's deadline for a late input, then fill it")
@@ -93,20 +110,51 @@ void declare_options(CLI::App& app, Options& o) {
 }
 
 // --status: asks a running server and prints its answer.
-int ask_status(const std::string& of) {
+int ask_status(const std::string& of, const std::string& key_source) {
   std::string host, error;
+  std::optional<SecretKey> key;
+  if (!key_source.empty()) {
+    key.emplace();
+    if (!load_key(key_source, &*key, &error)) {
+      LOCKSTEP_LOG_ERROR("--status-key: %s", error.c_str());
+      return 2;
+    }
+  }
   std::uint16_t port = 0;
   if (!split_host_port(of, &host, &port)) {
     LOCKSTEP_LOG_ERROR("--status wants HOST:PORT, got '%s'", of.c_str());
     return 2;
   }
-  const auto st = query_status(host, port, 2'000'000'000, &error);
+  const auto st = query_status(host, port, 2'000'000'000, &error, key ? &*key : nullptr);
   if (!st) {
     LOCKSTEP_LOG_ERROR("%s", error.c_str());
     return 4;
   }
   std::printf("%s\n", json_text(status_json(*st)).c_str());
   return 0;
+}
+
+// The keys of --token-key and --status-key, and the addresses tokens must name.
+bool load_keys(Options& o) {
+  std::string error;
+  for (auto [source, key, option] : {std::tuple{&o.token_key, &o.cfg.token_key, "--token-key"},
+                                     std::tuple{&o.status_key, &o.cfg.status_key, "--status-key"}}) {
+    if (source->empty()) continue;
+    key->emplace();
+    if (!load_key(*source, &**key, &error)) {
+      LOCKSTEP_LOG_ERROR("%s: %s", option, error.c_str());
+      return false;
+    }
+  }
+  for (const std::string& a : o.public_addresses) {
+    TokenAddress t;
+    if (!parse_token_address(a, &t)) {
+      LOCKSTEP_LOG_ERROR("--public-address wants IP:PORT (a numeric IPv4 address), got '%s'", a.c_str());
+      return false;
+    }
+    o.cfg.public_addresses.push_back(t);
+  }
+  return true;
 }
 
 // Hosts one session: the session, its hash log, recorder and Agones heartbeat, the event loop,
@@ -131,6 +179,7 @@ int host(Options o) {
     return 2;
   }
   cfg.factory = module->create;
+  if (!load_keys(o)) return 2;
   cfg.last_tick = o.ticks;
   cfg.on_desync = o.on_desync == "stop" ? OnDesync::Stop : o.on_desync == "resync" ? OnDesync::Resync : OnDesync::Report;
   cfg.record_path = o.record_path;
@@ -195,6 +244,6 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("lockstep-server ") + kVersion + " (protocol " +
                                         std::to_string(kProtocolVersion) + ")");
   return lockstep::cli::main_with<Options>(app, argc, argv, declare_options, [](Options o) {
-    return o.status_of.empty() ? host(std::move(o)) : ask_status(o.status_of);
+    return o.status_of.empty() ? host(std::move(o)) : ask_status(o.status_of, o.status_key);
   });
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "lockstep/client.hpp"
+#include "lockstep/connect_token.hpp"
 #include "lockstep/desync.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/log.hpp"
@@ -221,6 +222,17 @@ lockstep_result lockstep_client_create(const lockstep_client_config* config, loc
   c.rejoin_secret = config->rejoin_secret ? config->rejoin_secret : "";
   c.last_tick = config->last_tick;
   c.connect_timeout_ns = config->connect_timeout_ms * 1'000'000;
+  if (config->connect_token) {
+    ConnectToken t;
+    std::string why;
+    if (!read_connect_token({config->connect_token, config->connect_token_len}, &t, &why))
+      return fail(LOCKSTEP_ERROR_ARGUMENT, "connect_token: " + why, error, error_cap);
+    if (config->port == 0) {
+      c.host = t.servers.front().text().substr(0, t.servers.front().text().rfind(':'));
+      c.port = t.servers.front().port;
+    }
+    c.connect_token = std::move(t);
+  }
   o.playout_max_ns = config->playout_max_ms * 1'000'000;
   o.predict = config->predict;
   auto handle = std::make_unique<lockstep_client>();

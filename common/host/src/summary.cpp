@@ -39,7 +39,15 @@ Json seat_json(const protocol::SeatStatus& p) {
 }
 
 Json status_json(const protocol::Status& st) {
+  const std::uint32_t free_seats = st.players > st.joined ? st.players - st.joined : 0;
+  if (!st.full)  // what a server with keys tells anyone (docs/PROTOCOL.md §11)
+    return Json{{"phase", st.phase},           {"players", st.players},
+                {"joined", st.joined},         {"seats_free", free_seats},
+                {"protocol_version", st.protocol_version}, {"fingerprint", hash_hex(st.fingerprint)},
+                {"full", false}};
   return Json{{"phase", st.phase},
+              {"full", true},
+              {"seats_free", free_seats},
               {"tick", st.tick},
               {"players", st.players},
               {"joined", st.joined},
@@ -106,6 +114,12 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"run_seconds", round_to(run_s, 3)},
               {"ticks_per_second", round_to(run_s > 0 ? static_cast<double>(st.ticks - 1) / run_s : 0.0, 2)},
               {"kicked", st.kicked},
+              {"sealed", s.config().token_key.has_value()},
+              {"sealed_dropped", {{"forged", st.sealed_forged}, {"replayed", st.sealed_replayed}}},
+              {"replies_withheld", st.replies_withheld},
+              {"pending_refused", st.pending_refused},
+              {"pending_evicted", st.pending_evicted},
+              {"status_replies", {{"public", st.status_public}, {"full", st.status_full}}},
               {"joins_running", st.joins_running},
               {"verified", st.verified},
               {"join_mismatches", st.join_mismatches},

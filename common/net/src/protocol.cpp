@@ -53,10 +53,22 @@ bool field_ranges_ok(const wire::Message& m) {
     case Body::Kick: return at_most(m.body_as_Kick()->reason(), kMaxDetailBytes);
     case Body::SessionEnd: return at_most(m.body_as_SessionEnd()->detail(), kMaxDetailBytes);
     case Body::DesyncNotice: return true;
-    case Body::StatusRequest: return true;
+    case Body::StatusRequest: {
+      const auto* b = m.body_as_StatusRequest();
+      return at_most(b->padding(), kMaxStatusPadding) && at_most(b->key_proof(), kMaxStatusProofBytes);
+    }
+    case Body::ConnectRequest: {
+      const auto* t = m.body_as_ConnectRequest()->token();
+      return t && t->size() <= kMaxSealedTokenBytes;
+    }
+    case Body::ConnectChallenge: {
+      const auto* n = m.body_as_ConnectChallenge()->nonce();
+      return n && n->size() == kChallengeNonceBytes;
+    }
     case Body::StatusReply: {
       const auto* b = m.body_as_StatusReply();
-      if (!at_most(b->phase(), 16) || !at_most(b->seats(), kMaxPlayers)) return false;
+      if (!at_most(b->phase(), 16) || !at_most(b->seats(), kMaxPlayers) || !at_most(b->sealed(), kMaxMessageBytes / 2))
+        return false;
       if (b->seats())
         for (const auto* s : *b->seats())
           if (!at_most(s->name(), kMaxNameBytes)) return false;
@@ -238,9 +250,13 @@ std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, 
   return out;
 }
 
-Bytes status_request() {
-  FlatBufferBuilder fbb(32);
-  return finish(fbb, wire::Body::StatusRequest, wire::CreateStatusRequest(fbb).Union());
+Bytes status_request(std::span<const std::uint8_t> key_proof, std::size_t pad_to) {
+  FlatBufferBuilder fbb(pad_to + 64);
+  const auto proof = key_proof.empty() ? 0 : fbb.CreateVector(key_proof.data(), key_proof.size());
+  // The padding makes the request at least `pad_to` bytes (a few over: FlatBuffers aligns).
+  const std::vector<std::uint8_t> zeros(pad_to > 40 + key_proof.size() ? pad_to - 40 - key_proof.size() : 0, 0);
+  const auto pad = fbb.CreateVector(zeros);
+  return finish(fbb, wire::Body::StatusRequest, wire::CreateStatusRequest(fbb, pad, proof).Union());
 }
 
 Bytes status_reply(const Status& st) {
@@ -258,6 +274,28 @@ Bytes status_reply(const Status& st) {
                 wire::CreateStatusReply(fbb, ph, st.tick, st.players, st.joined, st.active, st.spectators, st.desyncs,
                                         st.lateness_p99_us, sv, st.protocol_version, st.fingerprint, st.last_tick)
                     .Union());
+}
+
+Bytes public_status_reply(const Status& st, std::span<const std::uint8_t> sealed) {
+  FlatBufferBuilder fbb(64 + sealed.size());
+  const auto ph = fbb.CreateString(st.phase);
+  const auto sv = sealed.empty() ? 0 : fbb.CreateVector(sealed.data(), sealed.size());
+  return finish(fbb, wire::Body::StatusReply,
+                wire::CreateStatusReply(fbb, ph, 0, st.players, st.joined, 0, 0, 0, 0, 0, st.protocol_version,
+                                        st.fingerprint, 0, sv)
+                    .Union());
+}
+
+Bytes connect_request(std::span<const std::uint8_t> sealed_token) {
+  FlatBufferBuilder fbb(64 + sealed_token.size());
+  const auto t = fbb.CreateVector(sealed_token.data(), sealed_token.size());
+  return finish(fbb, wire::Body::ConnectRequest, wire::CreateConnectRequest(fbb, t).Union());
+}
+
+Bytes connect_challenge(std::span<const std::uint8_t> nonce) {
+  FlatBufferBuilder fbb(96);
+  const auto n = fbb.CreateVector(nonce.data(), nonce.size());
+  return finish(fbb, wire::Body::ConnectChallenge, wire::CreateConnectChallenge(fbb, n).Union());
 }
 
 bool valid_name(std::string_view name) {

@@ -197,6 +197,7 @@ PeerNet peer_net(const EnetPeer* peer) {
   n.loss_ppm = static_cast<std::uint32_t>(std::uint64_t{peer->packetLoss} * 1'000'000 / ENET_PEER_PACKET_LOSS_SCALE);
   return n;
 }
+std::uint32_t peer_ip(const EnetPeer* peer) { return peer ? peer->address.host : 0; }
 std::string peer_address(const EnetPeer* peer) {
   if (!peer) return "in-process";
   char ip[64] = "?";

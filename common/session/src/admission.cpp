@@ -33,6 +33,9 @@ JoinDecision rejoin(const JoinFacts& q, const AdmissionRules& rules, std::span<c
   for (std::size_t i = 0; i < seats.size(); ++i) {
     if (!seats[i].taken || seats[i].secret.empty() || !same_secret(q.rejoin_secret, seats[i].secret)) continue;
     if (rules.lobby) return refuse(R::BadRequest, "the session has not started: join normally");
+    // A seat taken with a connect token comes back only with a token of the same client.
+    if (seats[i].bound && (!q.has_client_id || seats[i].client_id != q.client_id))
+      return refuse(R::BadRequest, "unknown rejoin secret");
     return admit(JoinDecision::Kind::Rejoin, i);
   }
   return refuse(R::BadRequest, "unknown rejoin secret");
@@ -56,6 +59,22 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
     return admit(K::Spectate, 0);
   }
   if (!q.rejoin_secret.empty()) return rejoin(q, rules, seats);
+  if (q.has_client_id)
+    for (std::size_t i = 0; i < seats.size(); ++i)
+      if (seats[i].taken && seats[i].bound && seats[i].client_id == q.client_id)
+        return refuse(R::TokenInUse, "client " + std::to_string(q.client_id) + " already holds player slot " +
+                                         std::to_string(i) + ": come back with its rejoin secret");
+  if (q.token_slot != 0xffffffffu) {  // the token names the slot
+    if (q.token_slot >= seats.size())
+      return refuse(R::Full, "the token's slot " + std::to_string(q.token_slot) + " is not one of the " +
+                                 std::to_string(seats.size()) + " player slots");
+    const SeatView& s = seats[q.token_slot];
+    if (rules.lobby ? s.taken : !s.vacant)
+      return refuse(R::Full, "the token's slot " + std::to_string(q.token_slot) + " is taken");
+    if (!rules.lobby && !rules.allow_late_join)
+      return refuse(R::AlreadyStarted, "the session has already started (late joins are off)");
+    return admit(rules.lobby ? K::Seat : K::LateJoin, q.token_slot);
+  }
   if (!rules.lobby) {
     const auto vacant = std::find_if(seats.begin(), seats.end(), [](const SeatView& s) { return s.vacant; });
     if (vacant == seats.end()) return refuse(R::Full, all_taken(seats.size()));

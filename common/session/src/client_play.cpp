@@ -78,7 +78,7 @@ void ClientSession::Impl::on_probe(const wire::DesyncProbe& m) {
   ProbeAnswer a;
   if (!answer_probe(q, history->load(m.tick(), *scratch) ? scratch.get() : nullptr, &a))
     return drop(ClientDrop::ProbeOutOfRange, "a desync probe out of range for this state");
-  host->send(server, Channel::Control, protocol::desync_detail(a.tick, a.level, a.first, a.available, a.hashes, a.values));
+  send(Channel::Control, protocol::desync_detail(a.tick, a.level, a.first, a.available, a.hashes, a.values));
   host->flush();
 }
 
@@ -273,7 +273,7 @@ void ClientSession::Impl::send_tick(std::int64_t now) {
   m.lead_us = lead_us;
   lead_sent = lead_us;
   ++plays_sent;
-  host->send(server, Channel::Play, protocol::client_play(m));
+  send(Channel::Play, protocol::client_play(m));
 }
 
 }  // namespace lockstep

@@ -24,6 +24,8 @@ const char* to_string(ClientDrop r) {
     case ClientDrop::SnapshotOutOfPlace: return "snapshot chunk out of place";
     case ClientDrop::SnapshotInvalid: return "invalid snapshot";
     case ClientDrop::UnknownBase: return "frames against a base not held";
+    case ClientDrop::Forged: return "failed authentication";
+    case ClientDrop::Replayed: return "replayed";
     case ClientDrop::Count: break;
   }
   return "?";
@@ -40,6 +42,12 @@ void ClientSession::Impl::drop(ClientDrop reason, const std::string& detail) {
   if (n <= kLogFirstDrops || n % 1000 == 0)
     LOCKSTEP_LOG_WARN("dropped a message from the server (%s): %s [%llu so far]", to_string(reason), detail.c_str(),
                       static_cast<unsigned long long>(n));
+}
+
+void ClientSession::Impl::send(Channel channel, const protocol::Bytes& bytes) {
+  if (!seal) return host->send(server, channel, bytes);
+  seal->seal(channel, bytes, send_scratch);
+  host->send(server, channel, send_scratch);
 }
 
 void ClientSession::Impl::end(int code, const std::string& why) {
@@ -112,9 +120,11 @@ void ClientSession::Impl::on_event(const NetEvent& ev, std::int64_t now) {
       connected = true;
       last_heard = now;
       join_sent_at = now;
-      host->send(server, Channel::Control,
-                 protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name, cfg.spectate,
-                                        cfg.rejoin_secret));
+      seal.reset();  // a new connection: a token gets a new challenge and new keys
+      if (cfg.connect_token) host->send(server, Channel::Control, protocol::connect_request(cfg.connect_token->sealed));
+      else
+        send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
+                                                      cfg.spectate, cfg.rejoin_secret));
       break;
     case NetEvent::Type::Disconnect: on_disconnect(now); break;
     case NetEvent::Type::Receive: on_receive(ev, now); break;
@@ -165,15 +175,43 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
 }
 
 void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
+  if (!cfg.connect_token) return on_message(ev.channel, ev.data, now);
+  if (seal) {  // a sealed connection's messages open before anything of them is read (§4.7)
+    const Channel ch = ev.channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
+    const OpenError e = seal->open(ch, ev.data, seal_scratch);
+    if (e == OpenError::None) return on_message(ev.channel, seal_scratch, now);
+    drop(e == OpenError::Replayed ? ClientDrop::Replayed : ClientDrop::Forged, to_string(e));
+    // A reliable message that did not open is lost for good: the connection cannot go on.
+    if (ch == Channel::Control && e != OpenError::Replayed)
+      end(4, "a control message from the server failed authentication (altered on the way)");
+    return;
+  }
+  // Before the challenge only the server's answer to the token comes, in the clear.
+  protocol::DecodeError err;
+  const wire::Message* m = protocol::decode(ev.data, &err);
+  if (m && m->body_type() == wire::Body::ConnectChallenge) {
+    const auto* n = m->body_as_ConnectChallenge()->nonce();
+    const ConnectToken& t = *cfg.connect_token;
+    seal = std::make_unique<PacketSeal>(derive_connection_keys(t.client_to_server, t.server_to_client,
+                                                               {n->data(), n->size()}, /*server_side=*/false));
+    last_heard = now;
+    return send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
+                                                         cfg.spectate, cfg.rejoin_secret));
+  }
+  if (m && m->body_type() == wire::Body::Refuse) return on_message(ev.channel, ev.data, now);
+  drop(m ? ClientDrop::UnexpectedMessage : ClientDrop::Malformed, "before the connect challenge");
+}
+
+void ClientSession::Impl::on_message(std::uint8_t channel, std::span<const std::uint8_t> data, std::int64_t now) {
   protocol::DecodeError err;
   // On the play channel, a datagram that is not a Message is the server's play message (§6.6).
-  if (ev.channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(ev.data)) {
+  if (channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(data)) {
     if (!sim) {  // before the welcome (they cross on the way): only a sign of life
       last_heard = now;
       return;
     }
     thread_local protocol::ServerPlay play;
-    err = protocol::decode_server_play(ev.data, players, sim->input_size(), base_frame, play);
+    err = protocol::decode_server_play(data, players, sim->input_size(), base_frame, play);
     if (err == protocol::DecodeError::None) {
       last_heard = now;
       return on_server_play(play, now);
@@ -184,7 +222,7 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
                                                                          : ClientDrop::Malformed;
     return drop(r, protocol::to_string(err));
   }
-  const wire::Message* m = protocol::decode(ev.data, &err, protocol::kMaxDetailMessageBytes);
+  const wire::Message* m = protocol::decode(data, &err, protocol::kMaxDetailMessageBytes);
   if (!m) {
     const ClientDrop r = err == protocol::DecodeError::TooLarge         ? ClientDrop::TooLarge
                          : err == protocol::DecodeError::FieldOutOfRange ? ClientDrop::FieldOutOfRange
@@ -309,7 +347,7 @@ bool ClientSession::Impl::completed_without_end() const {
 void ClientSession::Impl::begin_leave(std::int64_t now, const std::string& reason) {
   if (phase == Phase::Leaving || phase == Phase::Ended || !server) return;
   send_tick(now);  // the final hashes
-  host->send(server, Channel::Control, protocol::leave(reason));
+  send(Channel::Control, protocol::leave(reason));
   peer_disconnect_later(server);
   host->flush();
   phase = Phase::Leaving;

@@ -14,6 +14,7 @@
 #include "lockstep/client_session.hpp"
 #include "lockstep/desync.hpp"
 #include "lockstep/frame_intake.hpp"
+#include "lockstep/packet_seal.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/resend.hpp"
 #include "lockstep/tick_clock.hpp"
@@ -34,6 +35,8 @@ struct ClientSession::Impl {
   }
   std::unique_ptr<NetHost> host;
   EnetPeer* server = nullptr;
+  std::unique_ptr<PacketSeal> seal;  // joined with a connect token: set by the server's challenge
+  std::vector<std::uint8_t> seal_scratch, send_scratch;
   Phase phase = Phase::Connecting;
   int exit = 0;
   std::string message;
@@ -111,6 +114,9 @@ struct ClientSession::Impl {
   void on_disconnect(std::int64_t now);
   void check_connection(std::int64_t now);
   void on_receive(const NetEvent& ev, std::int64_t now);
+  void on_message(std::uint8_t channel, std::span<const std::uint8_t> data, std::int64_t now);
+  /// Sends to the server, sealed once the connection has its keys.
+  void send(Channel channel, const protocol::Bytes& bytes);
   void on_welcome(const wire::Welcome& m);
   void on_session_end(const wire::SessionEnd& m, std::int64_t now);
   bool finish_after_end(std::int64_t now);

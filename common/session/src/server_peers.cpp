@@ -30,12 +30,11 @@ std::string new_secret() {
 }  // namespace
 
 void ServerSession::Impl::on_connect(EnetPeer* enet, std::int64_t now) {
-  const std::uint32_t pending = count_role(Role::Pending);
-  if (pending >= cfg.max_pending) {
+  if (!admit_pending(peer_ip(enet), now)) {
     ++stats.pending_refused;
     if (stats.pending_refused <= kLogFirstDrops || stats.pending_refused % 1000 == 0)
-      LOCKSTEP_LOG_WARN("refused a connection from %s: %u connections are already waiting to join",
-                        peer_address(enet).c_str(), pending);
+      LOCKSTEP_LOG_WARN("refused a connection from %s: %u connections (at most %u from one address) are already waiting to join",
+                        peer_address(enet).c_str(), count_role(Role::Pending), cfg.max_pending_per_address);
     peer_disconnect_now(enet);
     return;
   }
@@ -48,6 +47,7 @@ void ServerSession::Impl::on_connect(EnetPeer* enet, std::int64_t now) {
   p.connected_at = now;
   p.tokens = cfg.message_burst;
   p.tokens_at = now;
+  p.ip = peer_ip(enet);
   auto& added = peers.emplace(id, std::move(p)).first->second;
   if (peer_channel_count(enet) < kChannelCount)
     refuse(added, wire::RefuseReason::TooFewChannels,
@@ -88,6 +88,13 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   p.tokens_at = now;
   if ((p.tokens -= 1.0) < 0.0)
     return kick(p, "sent more than " + std::to_string(static_cast<long long>(std::min(cfg.max_messages_per_second, 1e15))) + " messages a second");
+  p.last_received = now;
+  if (!p.authenticated) p.bytes_in += data.size();
+  // A sealed connection's messages open before anything of them is read (§4.7).
+  if (p.seal) {
+    if (!open_sealed(p, data, channel)) return;
+    data = seal_scratch;
+  }
   protocol::DecodeError err;
   // On the play channel, a datagram that is not a Message is the client's play message (§6.6).
   if (channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(data)) {
@@ -118,8 +125,12 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   // Messages from a client travel on the control channel; its play messages are not Messages.
   if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
   switch (m->body_type()) {
-    case wire::Body::JoinRequest: return on_join(p, *m->body_as_JoinRequest(), now, arrived);
-    case wire::Body::StatusRequest: return on_status(p);
+    case wire::Body::JoinRequest:
+      if (cfg.token_key && !p.seal)
+        return refuse(p, wire::RefuseReason::TokenRequired, "this server admits only players with a connect token");
+      return on_join(p, *m->body_as_JoinRequest(), now, arrived);
+    case wire::Body::ConnectRequest: return on_connect_request(p, *m->body_as_ConnectRequest(), data.size());
+    case wire::Body::StatusRequest: return on_status(p, *m->body_as_StatusRequest(), data.size());
     case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size(), now);
     case wire::Body::Leave:
       if (p.role == Role::Player) {
@@ -166,7 +177,16 @@ void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::
   ++stats.refused;
   ++stats.refusals[std::min<std::size_t>(static_cast<std::size_t>(reason), stats.refusals.size() - 1)];
   LOCKSTEP_LOG_INFO("refused %s: %s", peer_address(p.enet).c_str(), detail.c_str());
-  send(p, Channel::Control, protocol::refuse(reason, detail));
+  protocol::Bytes msg = protocol::refuse(reason, detail);
+  // Before authentication a refusal is no larger than what the peer sent: its detail is cut.
+  if (cfg.token_key && !p.authenticated && p.enet) {
+    const std::size_t budget = p.bytes_in - std::min(p.bytes_in, p.bytes_out) - (p.seal ? PacketSeal::overhead(Channel::Control) : 0);
+    for (std::string d = detail; msg.size() > budget && !d.empty();) {
+      d.resize(d.size() > 16 ? d.size() - 16 : 0);
+      msg = protocol::refuse(reason, d);
+    }
+  }
+  send(p, Channel::Control, msg);
   peer_disconnect_later(p.enet);
   p.role = Role::Pending;
   p.closing = true;
@@ -182,6 +202,11 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   q.name = m.name() ? m.name()->str() : "";
   q.rejoin_secret = m.rejoin_secret() ? m.rejoin_secret()->str() : "";
   q.spectate = m.spectate();
+  if (p.seal) {  // joined with a connect token: the seat is bound to its client
+    q.has_client_id = true;
+    q.client_id = p.client_id;
+    q.token_slot = p.token_slot;
+  }
   AdmissionRules rules;
   rules.protocol_version = kProtocolVersion;
   rules.fingerprint = module_fingerprint;
@@ -191,7 +216,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   rules.spectators = count_role(Role::Spectator);
   rules.max_spectators = cfg.max_spectators;
   std::vector<SeatView> seats;
-  for (const Slot& s : slots) seats.push_back({s.taken, vacant(s), s.secret});
+  for (const Slot& s : slots) seats.push_back({s.taken, vacant(s), s.secret, s.bound, s.client_id});
   const JoinDecision d = decide_join(q, rules, seats);
   switch (d.kind) {
     case JoinDecision::Kind::Refuse: return refuse(p, d.reason, d.detail);
@@ -234,6 +259,8 @@ void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::st
   s.taken = true;
   s.name = name;
   s.secret = new_secret();
+  s.bound = p.seal != nullptr;
+  s.client_id = p.client_id;
   s.peer_id = p.id;
   p.role = Role::Player;
   p.slot = static_cast<std::int32_t>(slot);
@@ -253,6 +280,8 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   if (!rejoin) {
     s = fresh_slot();  // a new player: it joins the session once verified; the old secret is void
     s.secret = new_secret();
+    s.bound = p.seal != nullptr;
+    s.client_id = p.client_id;
   }
   s.taken = true;
   s.leaving = false;
@@ -284,7 +313,7 @@ void ServerSession::Impl::free_slot(std::size_t slot) {
   broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(slot), next_tick, "left"));
 }
 
-void ServerSession::Impl::on_status(Peer& p) {
+void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes) {
   if (p.role != Role::Pending || p.closing) return drop(p, DropReason::UnexpectedMessage, " (status from a joined peer)");
   static const char* const names[] = {"lobby", "running", "draining", "closing", "finished"};
   protocol::Status st;
@@ -300,7 +329,30 @@ void ServerSession::Impl::on_status(Peer& p) {
   st.protocol_version = kProtocolVersion;
   st.fingerprint = module_fingerprint;
   st.last_tick = cfg.last_tick;
-  send(p, Channel::Control, protocol::status_reply(st));
+  // Names and figures go to a holder of the status key, sealed; to anyone only on a server with
+  // no keys at all (a LAN). A reply to an unproven asker is never larger than its request (§11).
+  bool keyed = false;
+  if (cfg.status_key && m.key_proof()) {
+    std::array<std::uint8_t, 24> nonce{};
+    if (check_status_proof({m.key_proof()->data(), m.key_proof()->size()}, *cfg.status_key, unix_now(), &nonce) &&
+        std::find(status_proofs.begin(), status_proofs.end(), nonce) == status_proofs.end()) {
+      if (status_proofs.size() >= 256) status_proofs.erase(status_proofs.begin());
+      status_proofs.push_back(nonce);
+      keyed = true;
+    }
+  }
+  protocol::Bytes reply;
+  if (keyed) {
+    reply = protocol::public_status_reply(st, seal_with_key(*cfg.status_key, protocol::status_reply(st), "lockstep status reply"));
+    p.authenticated = true;
+  } else if (!cfg.token_key && !cfg.status_key) {
+    reply = protocol::status_reply(st);
+  }
+  const protocol::Bytes open_part = protocol::public_status_reply(st);
+  if (reply.empty() || (!keyed && reply.size() > request_bytes)) reply = open_part;
+  ++(reply.size() > open_part.size() ? stats.status_full : stats.status_public);
+  if (!keyed && reply.size() > request_bytes) ++stats.replies_withheld;
+  else send(p, Channel::Control, reply);
   peer_disconnect_later(p.enet);
   p.closing = true;
 }

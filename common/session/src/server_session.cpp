@@ -370,6 +370,13 @@ std::uint32_t ServerSession::attach_test_peer(std::int64_t now_ns) {
   m.peers.emplace(id, std::move(p));
   return id;
 }
+std::uint32_t ServerSession::attach_sealed_test_peer(std::int64_t now_ns, const ConnectionKeys& keys, std::uint64_t client_id) {
+  const std::uint32_t id = attach_test_peer(now_ns);
+  Impl::Peer& p = impl_->peers.at(id);
+  p.seal = std::make_unique<PacketSeal>(keys);
+  p.client_id = client_id;
+  return id;
+}
 void ServerSession::receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel,
                                      std::int64_t now_ns) {
   if (auto it = impl_->peers.find(peer); it != impl_->peers.end()) impl_->receive(it->second, bytes, channel, now_ns, now_ns);

@@ -18,6 +18,7 @@
 #include "lockstep/desync_probe.hpp"
 #include "lockstep/hash_ledger.hpp"
 #include "lockstep/input_window.hpp"
+#include "lockstep/packet_seal.hpp"
 #include "lockstep/resend.hpp"
 #include "lockstep/server_session.hpp"
 
@@ -60,6 +61,14 @@ struct ServerSession::Impl {
                                 // those it acknowledged may serve as the base of a ServerPlay
     std::uint32_t plays_sent = 0;  // ServerPlays sent: every kRefreshEvery-th goes without base, with slack
     Tick slack_sent = 0;        // the slack report last sent
+    // Connect tokens (server_tokens.cpp)
+    std::unique_ptr<PacketSeal> seal;  // set by a good ConnectRequest: every later message is sealed
+    bool authenticated = false;  // a sealed message from it has opened: it holds the token's keys
+    std::uint64_t client_id = 0;
+    std::uint32_t token_slot = kAnySlot;
+    std::uint32_t ip = 0;        // its IPv4 address (network order; 0 in-process)
+    std::uint64_t bytes_in = 0, bytes_out = 0;  // before authentication: replies never outgrow requests
+    std::int64_t last_received = 0;  // 0: nothing yet
   };
 
   /// A player slot: who holds it, whether it is in the session, and its inputs.
@@ -71,6 +80,8 @@ struct ServerSession::Impl {
     std::uint32_t peer_id = 0;
     std::string name;
     std::string secret;           // rejoin secret handed out at welcome
+    bool bound = false;           // taken with a connect token of client `client_id`: rejoins need its token
+    std::uint64_t client_id = 0;
     bool return_pending = false;  // verified after a rejoin or late join: present from the next tick
     std::int64_t last_heard = 0;  // when this player's last message arrived
     std::int32_t lead_us = 0;     // as the client reports it
@@ -127,6 +138,15 @@ struct ServerSession::Impl {
   };
   std::vector<PendingReport> pending_reports;
   HashLogWriter* hash_log = nullptr;
+  /// Tokens that opened a connection, by nonce: the address that first used each, so the same
+  /// token from another address is refused as a replay.
+  struct TokenUse {
+    std::uint32_t ip = 0;
+    std::uint64_t expire_time = 0, client_id = 0;
+  };
+  std::map<std::array<std::uint8_t, 24>, TokenUse> token_uses;
+  std::vector<std::array<std::uint8_t, 24>> status_proofs;  // recent status-key proofs, refused when seen again
+  std::vector<std::uint8_t> seal_scratch;                   // one sealed or opened message, reused
   std::function<void(const InputFrame&, std::uint64_t)> tick_fn;
 
   // ---- server_session.cpp: the phase machine ----
@@ -171,10 +191,18 @@ struct ServerSession::Impl {
   void seat_in_lobby(Peer& p, std::size_t slot, const std::string& name);
   void admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin, std::int64_t now);
   void free_slot(std::size_t slot);
-  void on_status(Peer& p);
+  void on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes);
+  // ---- server_tokens.cpp: connect tokens, sealed messages, what goes to peers not yet authenticated ----
+  void on_connect_request(Peer& p, const wire::ConnectRequest& m, std::size_t request_bytes);
+  /// Opens a message from a sealed connection into seal_scratch; false when it was dropped.
+  bool open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel);
+  [[nodiscard]] bool names_this_server(const std::vector<TokenAddress>& servers) const;
+  [[nodiscard]] std::uint64_t unix_now() const { return cfg.unix_clock ? cfg.unix_clock() : unix_seconds(); }
+  /// Makes room for a connection from `ip`; false when it must be turned away.
+  bool admit_pending(std::uint32_t ip, std::int64_t now);
   void send_snapshot(Peer& p, bool join);
   void send_start(Peer& p, std::int64_t now, Channel channel = Channel::Control);
-  void send(Peer& p, Channel ch, const protocol::Bytes& bytes) { host->send(p.enet, ch, bytes); }
+  void send(Peer& p, Channel ch, const protocol::Bytes& bytes);
   void broadcast(Channel ch, const protocol::Bytes& bytes);
   [[nodiscard]] std::vector<protocol::Seat> roster() const;
   [[nodiscard]] bool vacant(const Slot& s) const;

@@ -17,6 +17,8 @@ static_assert(std::endian::native == std::endian::little, "lockstep supports lit
 class ByteWriter {
  public:
   explicit ByteWriter(std::vector<std::uint8_t>& out) : out_(out) {}
+  void u8(std::uint8_t v) { raw(&v, sizeof v); }
+  void u16(std::uint16_t v) { raw(&v, sizeof v); }
   void u32(std::uint32_t v) { raw(&v, sizeof v); }
   void u64(std::uint64_t v) { raw(&v, sizeof v); }
   void f32(float v) { raw(&v, sizeof v); }
@@ -36,6 +38,8 @@ class ByteWriter {
 class ByteReader {
  public:
   explicit ByteReader(std::span<const std::uint8_t> in) : in_(in) {}
+  std::uint8_t u8() { std::uint8_t v = 0; raw(&v, sizeof v); return v; }
+  std::uint16_t u16() { std::uint16_t v = 0; raw(&v, sizeof v); return v; }
   std::uint32_t u32() { std::uint32_t v = 0; raw(&v, sizeof v); return v; }
   std::uint64_t u64() { std::uint64_t v = 0; raw(&v, sizeof v); return v; }
   float f32() { float v = 0; raw(&v, sizeof v); return v; }

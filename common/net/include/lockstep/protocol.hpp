@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "lockstep/connect_token.hpp"
 #include "lockstep/input.hpp"
 #include "lockstep/simulation.hpp"
 #include "lockstep/wire/messages_generated.h"
@@ -31,6 +32,10 @@ inline constexpr std::size_t kSnapshotChunkBytes = 16 * 1024;        ///< state 
 inline constexpr std::size_t kMaxSecretBytes = 64;
 inline constexpr std::size_t kMaxProbeHashes = 2048;
 inline constexpr std::size_t kMaxProbeValues = 64;
+inline constexpr std::size_t kChallengeNonceBytes = 32;
+inline constexpr std::size_t kMaxStatusPadding = 1024;
+inline constexpr std::size_t kMaxStatusProofBytes = 64;
+inline constexpr std::size_t kStatusRequestBytes = 256;  ///< what askers pad a status request to
 
 /// Why a datagram was dropped before any field was used.
 enum class DecodeError { None, TooLarge, NotFlatBuffer, NoBody, FieldOutOfRange, UnknownBase };
@@ -73,7 +78,8 @@ Bytes kick(const std::string& reason);
 /// "token", "rejoin_secret") and its limit; "" when `data` is not such a join.
 std::string overlong_join_field(std::span<const std::uint8_t> data, std::size_t* limit);
 
-Bytes status_request();
+/// Padded to about `pad_to` bytes; `key_proof` from status_key_proof() (packet_seal.hpp) or empty.
+Bytes status_request(std::span<const std::uint8_t> key_proof = {}, std::size_t pad_to = kStatusRequestBytes);
 /// One player's network figures (see SeatStatus in schemas/messages.fbs).
 struct SeatStatus {
   std::uint32_t slot = 0;
@@ -92,8 +98,14 @@ struct Status {
   std::uint32_t protocol_version = 0;
   std::uint64_t fingerprint = 0;
   Tick last_tick = 0;
+  bool full = true;  ///< names and figures included (false: a public reply, §11)
 };
 Bytes status_reply(const Status& s);
+/// What anyone may know (phase, seats, version, fingerprint); `sealed`: the full reply for a key holder.
+Bytes public_status_reply(const Status& s, std::span<const std::uint8_t> sealed = {});
+/// The first message to a server that admits connect tokens (§4.6), and its answer.
+Bytes connect_request(std::span<const std::uint8_t> sealed_token);
+Bytes connect_challenge(std::span<const std::uint8_t> nonce);
 
 // ---- the play messages (docs/PROTOCOL.md §6.6) ----
 // Not Messages: each is a FlatBuffers buffer of its own root table (ClientPlay, ServerPlay) without

@@ -111,6 +111,8 @@ struct PeerNet {
 PeerNet peer_net(const EnetPeer* peer);
 /// ENet channels the connection opened (the protocol needs kChannelCount); kChannelCount for an in-process peer.
 std::size_t peer_channel_count(const EnetPeer* peer);
+/// The peer's IPv4 address (network byte order); 0 for an in-process peer.
+std::uint32_t peer_ip(const EnetPeer* peer);
 /// "a.b.c.d:port" of the peer.
 std::string peer_address(const EnetPeer* peer);
 /// A small integer the caller may attach to a peer (ENet's data pointer).

@@ -17,6 +17,10 @@ struct JoinFacts {
   std::uint64_t fingerprint = 0;
   std::string token, name, rejoin_secret;
   bool spectate = false;
+  /// Joined with a connect token (§4.6): its client id, which a seat is bound to, and its slot.
+  bool has_client_id = false;
+  std::uint64_t client_id = 0;
+  std::uint32_t token_slot = 0xffffffffu;  ///< 0xffffffff: any
 };
 
 /// The server's side of the decision.
@@ -34,6 +38,8 @@ struct SeatView {
   bool taken = false;           ///< a player holds it
   bool vacant = true;           ///< nobody holds it, or its holder is out of the session and gone
   std::string_view secret;      ///< its rejoin secret ("" = none)
+  bool bound = false;           ///< its holder joined with a connect token of client id `client_id`
+  std::uint64_t client_id = 0;
 };
 
 struct JoinDecision {

@@ -6,12 +6,14 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "lockstep/error.hpp"
 #include "lockstep/hash_log.hpp"
+#include "lockstep/connect_token.hpp"
 #include "lockstep/histogram.hpp"
 #include "lockstep/lead.hpp"
 #include "lockstep/simulation.hpp"
@@ -24,7 +26,10 @@ struct ClientConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 7777;
   std::string name = "player";          ///< 1..32 printable ASCII characters
-  std::string token;                    ///< join secret
+  std::string token;                    ///< join secret (LAN play)
+  /// Join with this connect token (docs/PROTOCOL.md §4.6) instead: the join and everything after
+  /// it is sealed with the connection's keys (§4.7). `host`/`port` still say where to connect.
+  std::optional<ConnectToken> connect_token;
   bool spectate = false;                ///< join without a player slot
   std::string rejoin_secret;            ///< from an earlier welcome: come back into that slot
   Tick last_tick = 0;                   ///< leave cleanly after executing this tick, 0 = stay to the end
@@ -83,7 +88,7 @@ const char* to_string(SessionEvent::Kind k);
 /// Why a message from the server was dropped. Every drop is counted; the first few of each kind are logged.
 enum class ClientDrop : std::uint8_t {
   TooLarge, Malformed, FieldOutOfRange, UnexpectedMessage, InconsistentFrames, ProbeOutOfRange, SnapshotOutOfPlace,
-  SnapshotInvalid, UnknownBase, Count
+  SnapshotInvalid, UnknownBase, Forged, Replayed, Count
 };
 const char* to_string(ClientDrop r);
 

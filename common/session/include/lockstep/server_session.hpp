@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@
 #include "lockstep/pacer.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/simulation.hpp"
+#include "lockstep/connect_token.hpp"
+#include "lockstep/packet_seal.hpp"
 #include "lockstep/transport.hpp"
 
 namespace lockstep {
@@ -66,7 +69,21 @@ struct ServerConfig {
   double max_messages_per_second = 400;  ///< per peer, sustained; a peer above it is dropped
   double message_burst = 800;            ///< per peer, messages it may send at once
   std::uint32_t max_bad_messages = 100;  ///< malformed or unexpected messages a peer may send before it is dropped
-  std::uint32_t max_pending = 8;         ///< connections that have not joined yet
+  std::uint32_t max_pending = 8;         ///< connections that have not joined yet; when all are taken the
+                                         ///< oldest that has sent nothing for a second makes room
+  std::uint32_t max_pending_per_address = 2;  ///< of those, from one IP address
+  /// Connect tokens (docs/PROTOCOL.md §4.6): when set, a client joins only with a token sealed
+  /// with this key, and every message after it is sealed with that connection's keys (§4.7).
+  std::optional<SecretKey> token_key;
+  std::uint64_t protocol_id = kDefaultProtocolId;  ///< tokens of another game are refused
+  /// The addresses players reach this server at, of which a token must name one; empty: any
+  /// address with this server's port.
+  std::vector<TokenAddress> public_addresses;
+  /// Status replies name players and give their figures only to askers that hold this key (§11);
+  /// without it, a server that takes connect tokens tells only the public part.
+  std::optional<SecretKey> status_key;
+  /// Seconds since the Unix epoch, for token expiry (tests replace it); default: the wall clock.
+  std::function<std::uint64_t()> unix_clock;
   WorldFactory factory;  ///< the simulation (required)
   /// ENet's packet cap applies both ways; snapshots go out in 16 KiB chunks, so 64 KiB is plenty.
   TransportLimits limits{64 * 1024, 256 * 1024};
@@ -89,7 +106,12 @@ struct ServerStats {
   std::uint64_t hash_silences = 0;   ///< players dropped for not reporting hashes
   std::uint64_t hashes_compared = 0;
   std::uint64_t refused = 0;
-  std::array<std::uint64_t, 8> refusals{};  ///< by wire::RefuseReason value
+  std::array<std::uint64_t, 12> refusals{};  ///< by wire::RefuseReason value
+  std::uint64_t sealed_forged = 0;   ///< messages on a sealed connection that failed authentication, dropped unread
+  std::uint64_t sealed_replayed = 0; ///< sealed play messages opened before (or older than the window), dropped
+  std::uint64_t replies_withheld = 0;  ///< replies to a peer not yet authenticated that were larger than what it sent
+  std::uint64_t pending_evicted = 0;   ///< idle pending connections closed to make room for a new one
+  std::uint64_t status_public = 0, status_full = 0;  ///< status replies without and with names and figures
   std::uint64_t resyncs = 0;         ///< snapshots sent to desynced clients
   std::uint64_t joins_running = 0;   ///< rejoins and late joins admitted with a snapshot
   std::uint64_t verified = 0;        ///< of those, verified by a matching hash
@@ -170,6 +192,9 @@ class ServerSession {
   /// Test and fuzzing seam: a peer with no socket, and a way to hand it datagrams. The server
   /// treats them exactly as it treats a connection's; what it would send to the peer is dropped.
   std::uint32_t attach_test_peer(std::int64_t now_ns);
+  /// A test peer that joined with a connect token of `client_id` and the server's side of
+  /// `keys`: what it is handed is opened as a sealed connection's messages are.
+  std::uint32_t attach_sealed_test_peer(std::int64_t now_ns, const ConnectionKeys& keys, std::uint64_t client_id);
   void receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel,
                         std::int64_t now_ns);
 

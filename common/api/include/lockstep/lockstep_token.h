@@ -1,0 +1,50 @@
+/* lockstep_token.h: minting connect tokens, for a game's matchmaker or backend
+ * (docs/PROTOCOL.md §4.6, docs/OPERATIONS.md). The backend and its servers share a 32-byte token
+ * key (lockstep-server --token-key); the backend mints one token per player and match, naming
+ * the match's server, and hands it to the player's game (lockstep_client_config.connect_token, or
+ * lockstep-client --connect-token). Only that server admits it, only until it expires, and only
+ * from the address that first used it; everything after the join is sealed with keys the token
+ * carries. Link with -llockstep_net (pkg-config --libs lockstep), or lockstep::net in CMake.
+ * Results and errors as in lockstep.h. Thread-safe.
+ */
+#ifndef LOCKSTEP_LOCKSTEP_TOKEN_H
+#define LOCKSTEP_LOCKSTEP_TOKEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lockstep/lockstep.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOCKSTEP_TOKEN_KEY_BYTES 32
+#define LOCKSTEP_TOKEN_MAX_BYTES 1024        /* a token file is at most this long */
+#define LOCKSTEP_TOKEN_ANY_SLOT 0xffffffffu
+#define LOCKSTEP_DEFAULT_PROTOCOL_ID 0x4c4f434b53544550ull /* "LOCKSTEP" */
+
+/* A new token key from the system's secure random source. */
+void lockstep_token_keygen(uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES]);
+
+typedef struct lockstep_token_request {
+  uint64_t protocol_id;          /* the game's; LOCKSTEP_DEFAULT_PROTOCOL_ID unless the servers set another */
+  uint64_t client_id;            /* the backend's id of the player: its seat is bound to it */
+  uint32_t slot;                 /* the player slot it takes, or LOCKSTEP_TOKEN_ANY_SLOT */
+  const char* const* servers;    /* 1..8 "a.b.c.d:port", tried in order */
+  size_t server_count;
+  const uint8_t* user_data;      /* 0..256 bytes only the server reads, or NULL */
+  size_t user_data_len;
+  uint32_t lifetime_seconds;     /* 1..86400; the player must join within it (30 is usual) */
+} lockstep_token_request;
+
+/* Mints a token into out (its file's bytes; *out_len set). LOCKSTEP_ERROR_ARGUMENT for a request
+ * out of range or a buffer too small (the sentence says which). */
+lockstep_result lockstep_token_mint(const lockstep_token_request* request, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+                                    uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,57 @@
+// lockstep_token.h over connect_token.hpp.
+#include "lockstep/lockstep_token.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "handles.hpp"
+#include "lockstep/connect_token.hpp"
+
+using namespace lockstep;
+using lockstep::c_api::fail;
+
+static_assert(LOCKSTEP_TOKEN_KEY_BYTES == kKeyBytes && LOCKSTEP_TOKEN_ANY_SLOT == kAnySlot &&
+              LOCKSTEP_DEFAULT_PROTOCOL_ID == kDefaultProtocolId && LOCKSTEP_TOKEN_MAX_BYTES >= kMaxTokenFileBytes);
+
+void lockstep_token_keygen(uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES]) {
+  if (!key) return;
+  const SecretKey k = random_key();
+  std::memcpy(key, k.data(), k.size());
+}
+
+lockstep_result lockstep_token_mint(const lockstep_token_request* request, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+                                    uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap) {
+  if (!request || !key || !out || !out_len)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "request, key, out and out_len must not be NULL", error, error_cap);
+  if (request->server_count > 0 && !request->servers)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "servers must not be NULL", error, error_cap);
+  if (request->user_data_len > 0 && !request->user_data)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "user_data must not be NULL when user_data_len is not 0", error, error_cap);
+  TokenRequest q;
+  q.protocol_id = request->protocol_id;
+  q.client_id = request->client_id;
+  q.slot = request->slot;
+  q.lifetime_seconds = request->lifetime_seconds;
+  if (request->user_data_len > kMaxTokenUserData)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "user_data_len is at most 256", error, error_cap);
+  q.user_data.assign(request->user_data, request->user_data + request->user_data_len);
+  for (size_t i = 0; i < request->server_count && i <= kMaxTokenServers; ++i) {
+    TokenAddress a;
+    if (!request->servers[i] || !parse_token_address(request->servers[i], &a))
+      return fail(LOCKSTEP_ERROR_ARGUMENT, "servers[" + std::to_string(i) + "] is not a.b.c.d:port", error, error_cap);
+    q.servers.push_back(a);
+  }
+  SecretKey k;
+  std::memcpy(k.data(), key, k.size());
+  ConnectToken t;
+  std::string why;
+  if (!mint_connect_token(q, k, &t, &why)) return fail(LOCKSTEP_ERROR_ARGUMENT, why, error, error_cap);
+  const std::vector<std::uint8_t> bytes = write_connect_token(t);
+  if (bytes.size() > cap)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "out holds " + std::to_string(cap) + " bytes; the token needs " + std::to_string(bytes.size()),
+                error, error_cap);
+  std::memcpy(out, bytes.data(), bytes.size());
+  *out_len = bytes.size();
+  return LOCKSTEP_OK;
+}

@@ -1,0 +1,361 @@
+// Connect tokens: the formats of docs/PROTOCOL.md §4.6, sealed with libsodium's
+// XChaCha20-Poly1305 under a random nonce.
+#include "lockstep/connect_token.hpp"
+
+#include <sodium.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "lockstep/bytes.hpp"
+#include "sodium_init.hpp"
+
+namespace lockstep {
+namespace {
+
+constexpr std::uint8_t kFileMagic[4] = {'L', 'S', 'C', 'T'};
+constexpr std::size_t kSealedHeaderBytes = 25;  // version, protocol id, create and expire time: the AD
+constexpr std::size_t kNonceBytes = crypto_aead_xchacha20poly1305_ietf_NPUBBYTES;
+constexpr std::size_t kTagBytes = crypto_aead_xchacha20poly1305_ietf_ABYTES;
+static_assert(kNonceBytes == 24 && kTagBytes == 16);
+
+void write_addresses(ByteWriter& w, const std::vector<TokenAddress>& servers) {
+  for (const TokenAddress& a : servers) {
+    w.raw(a.ip.data(), a.ip.size());
+    w.u16(a.port);
+  }
+}
+
+bool read_addresses(ByteReader& r, std::size_t n, std::vector<TokenAddress>* out) {
+  if (n < 1 || n > kMaxTokenServers) return false;
+  out->resize(n);
+  for (TokenAddress& a : *out) {
+    r.raw(a.ip.data(), a.ip.size());
+    a.port = r.u16();
+    if (a.port == 0) return false;
+  }
+  return r.ok();
+}
+
+}  // namespace
+
+void ensure_sodium() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (sodium_init() < 0) std::abort();  // no secure random source: nothing here can be safe
+  });
+}
+
+const char* to_string(TokenError e) {
+  switch (e) {
+    case TokenError::None: return "none";
+    case TokenError::Malformed: return "malformed token";
+    case TokenError::WrongVersion: return "token of another format version";
+    case TokenError::WrongProtocol: return "token for another game (protocol id)";
+    case TokenError::Forged: return "token does not open with this server's key (forged, altered or another backend's)";
+    case TokenError::Expired: return "token expired";
+    case TokenError::WrongServer: return "token does not name this server";
+  }
+  return "?";
+}
+
+std::string TokenAddress::text() const {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%u.%u.%u.%u:%u", ip[0], ip[1], ip[2], ip[3], port);
+  return buf;
+}
+
+bool parse_token_address(std::string_view text, TokenAddress* out) {
+  TokenAddress a;
+  unsigned v[5] = {};
+  int field = 0;
+  bool digit = false;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      v[field] = v[field] * 10 + static_cast<unsigned>(c - '0');
+      if (v[field] > 65535) return false;
+      digit = true;
+    } else if ((c == '.' && field < 3) || (c == ':' && field == 3)) {
+      if (!digit) return false;
+      ++field;
+      digit = false;
+    } else {
+      return false;
+    }
+  }
+  if (field != 4 || !digit || v[4] == 0) return false;
+  for (int i = 0; i < 4; ++i) {
+    if (v[i] > 255) return false;
+    a.ip[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(v[i]);
+  }
+  a.port = static_cast<std::uint16_t>(v[4]);
+  *out = a;
+  return true;
+}
+
+SecretKey random_key() {
+  ensure_sodium();
+  SecretKey k;
+  randombytes_buf(k.data(), k.size());
+  return k;
+}
+
+bool parse_key_hex(std::string_view hex, SecretKey* out) {
+  if (hex.size() != 2 * kKeyBytes) return false;
+  SecretKey k;
+  for (std::size_t i = 0; i < kKeyBytes; ++i) {
+    auto nibble = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      return -1;
+    };
+    const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    k[i] = static_cast<std::uint8_t>(hi * 16 + lo);
+  }
+  *out = k;
+  return true;
+}
+
+std::string key_hex(const SecretKey& key) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (std::uint8_t b : key) {
+    s += digits[b >> 4];
+    s += digits[b & 15];
+  }
+  return s;
+}
+
+bool load_key(const std::string& source, SecretKey* out, std::string* error) {
+  std::string text;
+  if (source.rfind("env:", 0) == 0) {
+    const char* v = std::getenv(source.c_str() + 4);
+    if (!v) {
+      *error = "environment variable " + source.substr(4) + " is not set";
+      return false;
+    }
+    text = v;
+  } else {
+    struct stat st {};
+    if (stat(source.c_str(), &st) != 0) {
+      *error = "cannot read key file '" + source + "'";
+      return false;
+    }
+    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+      *error = "key file '" + source + "' is readable by others (chmod 600 it)";
+      return false;
+    }
+    std::ifstream in(source);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in) {
+      *error = "cannot read key file '" + source + "'";
+      return false;
+    }
+    text = ss.str();
+  }
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const auto last = text.find_last_not_of(" \t\r\n");
+  const std::string_view hex = first == std::string::npos ? std::string_view{} : std::string_view(text).substr(first, last - first + 1);
+  if (!parse_key_hex(hex, out)) {
+    *error = "key in '" + source + "' is not 64 hexadecimal digits";
+    return false;
+  }
+  return true;
+}
+
+std::uint64_t unix_seconds() { return static_cast<std::uint64_t>(std::time(nullptr)); }
+
+bool mint_connect_token(const TokenRequest& q, const SecretKey& token_key, ConnectToken* out, std::string* error) {
+  ensure_sodium();
+  if (q.servers.empty() || q.servers.size() > kMaxTokenServers) {
+    *error = "a token names 1.." + std::to_string(kMaxTokenServers) + " servers";
+    return false;
+  }
+  for (const TokenAddress& a : q.servers)
+    if (a.port == 0) {
+      *error = "server address " + a.text() + " has no port";
+      return false;
+    }
+  if (q.user_data.size() > kMaxTokenUserData) {
+    *error = "user data is at most " + std::to_string(kMaxTokenUserData) + " bytes";
+    return false;
+  }
+  if (q.lifetime_seconds < 1 || q.lifetime_seconds > kMaxTokenLifetimeSeconds) {
+    *error = "a token lives 1.." + std::to_string(kMaxTokenLifetimeSeconds) + " seconds";
+    return false;
+  }
+  if (q.slot != kAnySlot && q.slot >= 32) {
+    *error = "slot must be 0..31 or any";
+    return false;
+  }
+  ConnectToken t;
+  t.protocol_id = q.protocol_id;
+  t.create_time = q.now ? q.now : unix_seconds();
+  t.expire_time = t.create_time + q.lifetime_seconds;
+  t.client_id = q.client_id;
+  t.slot = q.slot;
+  t.servers = q.servers;
+  t.user_data = q.user_data;
+  randombytes_buf(t.client_to_server.data(), kKeyBytes);
+  randombytes_buf(t.server_to_client.data(), kKeyBytes);
+
+  std::vector<std::uint8_t> plain;
+  ByteWriter p(plain);
+  p.u64(t.client_id);
+  p.u32(t.slot);
+  p.u8(static_cast<std::uint8_t>(t.servers.size()));
+  write_addresses(p, t.servers);
+  p.raw(t.client_to_server.data(), kKeyBytes);
+  p.raw(t.server_to_client.data(), kKeyBytes);
+  p.u16(static_cast<std::uint16_t>(t.user_data.size()));
+  p.raw(t.user_data.data(), t.user_data.size());
+
+  ByteWriter s(t.sealed);
+  s.u8(kConnectTokenVersion);
+  s.u64(t.protocol_id);
+  s.u64(t.create_time);
+  s.u64(t.expire_time);
+  std::uint8_t nonce[kNonceBytes];
+  randombytes_buf(nonce, sizeof nonce);
+  s.raw(nonce, sizeof nonce);
+  const std::size_t at = t.sealed.size();
+  t.sealed.resize(at + plain.size() + kTagBytes);
+  unsigned long long n = 0;
+  crypto_aead_xchacha20poly1305_ietf_encrypt(t.sealed.data() + at, &n, plain.data(), plain.size(), t.sealed.data(),
+                                             kSealedHeaderBytes, nullptr, nonce, token_key.data());
+  sodium_memzero(plain.data(), plain.size());
+  *out = std::move(t);
+  return true;
+}
+
+std::string connect_token_base64(const ConnectToken& t) {
+  ensure_sodium();
+  const std::vector<std::uint8_t> bytes = write_connect_token(t);
+  std::string out(sodium_base64_ENCODED_LEN(bytes.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
+  sodium_bin2base64(out.data(), out.size(), bytes.data(), bytes.size(), sodium_base64_VARIANT_ORIGINAL);
+  out.resize(out.size() - 1);  // the terminating NUL
+  return out;
+}
+
+std::vector<std::uint8_t> write_connect_token(const ConnectToken& t) {
+  std::vector<std::uint8_t> out;
+  ByteWriter w(out);
+  w.raw(kFileMagic, sizeof kFileMagic);
+  w.u8(kConnectTokenVersion);
+  w.u8(static_cast<std::uint8_t>(t.servers.size()));
+  w.u16(static_cast<std::uint16_t>(t.sealed.size()));
+  w.u64(t.protocol_id);
+  w.u64(t.create_time);
+  w.u64(t.expire_time);
+  w.u64(t.client_id);
+  w.u32(t.slot);
+  write_addresses(w, t.servers);
+  w.raw(t.client_to_server.data(), kKeyBytes);
+  w.raw(t.server_to_client.data(), kKeyBytes);
+  w.raw(t.sealed.data(), t.sealed.size());
+  return out;
+}
+
+bool read_connect_token(std::span<const std::uint8_t> bytes, ConnectToken* out, std::string* error) {
+  // Base64 text (as a matchmaker hands tokens over HTTPS) is read as the bytes it encodes.
+  std::vector<std::uint8_t> decoded;
+  if (bytes.size() >= 4 && std::memcmp(bytes.data(), kFileMagic, 4) != 0 && bytes.size() <= 4 * kMaxTokenFileBytes) {
+    ensure_sodium();
+    decoded.resize(bytes.size());
+    std::size_t n = 0;
+    if (sodium_base642bin(decoded.data(), decoded.size(), reinterpret_cast<const char*>(bytes.data()), bytes.size(),
+                          " \t\r\n", &n, nullptr, sodium_base64_VARIANT_ORIGINAL) == 0) {
+      decoded.resize(n);
+      bytes = decoded;
+    }
+  }
+  ByteReader r(bytes);
+  std::uint8_t magic[4];
+  r.raw(magic, sizeof magic);
+  const std::uint8_t version = r.u8();
+  const std::uint8_t servers = r.u8();
+  const std::uint16_t sealed = r.u16();
+  if (!r.ok() || std::memcmp(magic, kFileMagic, 4) != 0) {
+    *error = "not a connect token (no LSCT header)";
+    return false;
+  }
+  if (version != kConnectTokenVersion) {
+    *error = "connect token of format version " + std::to_string(version) + " (this build reads " +
+             std::to_string(kConnectTokenVersion) + ")";
+    return false;
+  }
+  ConnectToken t;
+  t.protocol_id = r.u64();
+  t.create_time = r.u64();
+  t.expire_time = r.u64();
+  t.client_id = r.u64();
+  t.slot = r.u32();
+  if (!read_addresses(r, servers, &t.servers)) {
+    *error = "connect token: bad server list";
+    return false;
+  }
+  r.raw(t.client_to_server.data(), kKeyBytes);
+  r.raw(t.server_to_client.data(), kKeyBytes);
+  if (sealed < kSealedHeaderBytes + kNonceBytes + kTagBytes || sealed > kMaxSealedTokenBytes || r.remaining() != sealed) {
+    *error = "connect token: truncated or of the wrong length";
+    return false;
+  }
+  t.sealed.resize(sealed);
+  r.raw(t.sealed.data(), sealed);
+  if (!r.ok()) {
+    *error = "connect token: truncated";
+    return false;
+  }
+  *out = std::move(t);
+  return true;
+}
+
+TokenError open_connect_token(std::span<const std::uint8_t> sealed, const SecretKey& token_key, std::uint64_t protocol_id,
+                              std::uint64_t now, OpenedToken* out) {
+  ensure_sodium();
+  if (sealed.size() < kSealedHeaderBytes + kNonceBytes + kTagBytes || sealed.size() > kMaxSealedTokenBytes)
+    return TokenError::Malformed;
+  ByteReader h(sealed);
+  const std::uint8_t version = h.u8();
+  OpenedToken t;
+  t.protocol_id = h.u64();
+  t.create_time = h.u64();
+  t.expire_time = h.u64();
+  h.raw(t.nonce.data(), t.nonce.size());
+  if (version != kConnectTokenVersion) return TokenError::WrongVersion;
+  if (t.protocol_id != protocol_id) return TokenError::WrongProtocol;
+  const std::span<const std::uint8_t> cipher = sealed.subspan(kSealedHeaderBytes + kNonceBytes);
+  std::vector<std::uint8_t> plain(cipher.size() - kTagBytes);
+  unsigned long long n = 0;
+  if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain.data(), &n, nullptr, cipher.data(), cipher.size(), sealed.data(),
+                                                 kSealedHeaderBytes, t.nonce.data(), token_key.data()) != 0)
+    return TokenError::Forged;
+  // Authentic: the backend wrote it, so a field out of range is a backend's bug, still refused.
+  ByteReader p(plain);
+  t.client_id = p.u64();
+  t.slot = p.u32();
+  const std::uint8_t servers = p.u8();
+  if (!read_addresses(p, servers, &t.servers)) return TokenError::Malformed;
+  p.raw(t.client_to_server.data(), kKeyBytes);
+  p.raw(t.server_to_client.data(), kKeyBytes);
+  const std::uint16_t user = p.u16();
+  if (!p.ok() || user > kMaxTokenUserData || p.remaining() != user) return TokenError::Malformed;
+  t.user_data.resize(user);
+  p.raw(t.user_data.data(), user);
+  sodium_memzero(plain.data(), plain.size());
+  if (t.slot != kAnySlot && t.slot >= 32) return TokenError::Malformed;
+  if (t.expire_time < t.create_time || t.expire_time - t.create_time > kMaxTokenLifetimeSeconds) return TokenError::Malformed;
+  *out = std::move(t);
+  return now >= out->expire_time ? TokenError::Expired : TokenError::None;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,126 @@
+// Connect tokens on the server (docs/PROTOCOL.md §4.6, §4.7): the ConnectRequest and its
+// challenge, sealed messages in and out, room for new connections, and the rule that a peer not
+// yet authenticated is never sent more bytes than it has sent.
+#include <algorithm>
+
+#include "lockstep/log.hpp"
+#include "server_session_impl.hpp"
+
+namespace lockstep {
+
+namespace {
+
+constexpr std::size_t kMaxTokenUses = 4096;           // tokens remembered, beyond those of seated clients
+constexpr std::int64_t kIdlePendingNs = 1'000'000'000;  // a pending connection silent this long may make room
+
+wire::RefuseReason refusal_for(TokenError e) {
+  switch (e) {
+    case TokenError::Expired: return wire::RefuseReason::TokenExpired;
+    case TokenError::WrongProtocol:
+    case TokenError::WrongServer: return wire::RefuseReason::WrongServer;
+    default: return wire::RefuseReason::BadToken;
+  }
+}
+
+}  // namespace
+
+void ServerSession::Impl::send(Peer& p, Channel ch, const protocol::Bytes& bytes) {
+  std::span<const std::uint8_t> out = bytes;
+  if (p.seal) {
+    p.seal->seal(ch, bytes, seal_scratch);
+    out = seal_scratch;
+  }
+  // No amplification: before a peer proves it holds its token's keys, it is sent at most what it sent.
+  if (cfg.token_key && !p.authenticated && p.enet) {
+    if (p.bytes_out + out.size() > p.bytes_in) {
+      ++stats.replies_withheld;
+      return;
+    }
+    p.bytes_out += out.size();
+  }
+  host->send(p.enet, ch, out);
+}
+
+bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel) {
+  const Channel ch = channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
+  const OpenError e = p.seal->open(ch, data, seal_scratch);
+  if (e == OpenError::None) {
+    p.authenticated = true;
+    return true;
+  }
+  // Counted, never held against the peer: anyone on the path can send such a datagram.
+  const std::uint64_t n = e == OpenError::Replayed ? ++stats.sealed_replayed : ++stats.sealed_forged;
+  if (n <= kLogFirstDrops || n % 1000 == 0)
+    LOCKSTEP_LOG_WARN("dropped a sealed message from %s (%s): %s [%llu so far]", peer_address(p.enet).c_str(),
+                      p.name.empty() ? "not joined" : p.name.c_str(), to_string(e), static_cast<unsigned long long>(n));
+  // Control messages are reliable and counted by both sides: one that did not open was lost for
+  // good (ENet acknowledged the forgery in its place), so the connection cannot go on.
+  if (ch == Channel::Control && e != OpenError::Replayed && p.authenticated)
+    kick(p, "a control message failed authentication");
+  return false;
+}
+
+bool ServerSession::Impl::names_this_server(const std::vector<TokenAddress>& servers) const {
+  for (const TokenAddress& a : servers) {
+    if (cfg.public_addresses.empty() ? a.port == host->port()
+                                     : std::find(cfg.public_addresses.begin(), cfg.public_addresses.end(), a) !=
+                                           cfg.public_addresses.end())
+      return true;
+  }
+  return false;
+}
+
+void ServerSession::Impl::on_connect_request(Peer& p, const wire::ConnectRequest& m, std::size_t) {
+  if (!cfg.token_key) return drop(p, DropReason::UnexpectedMessage, " (a connect token: this server takes plain joins)");
+  if (p.role != Role::Pending || p.seal || p.closing) return drop(p, DropReason::UnexpectedMessage, " (second connect request)");
+  OpenedToken t;
+  TokenError e = open_connect_token({m.token()->data(), m.token()->size()}, *cfg.token_key, cfg.protocol_id, unix_now(), &t);
+  // A token's expiry bounds a client's first join; a client that holds a seat may come back with it.
+  if (e == TokenError::Expired &&
+      std::any_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.taken && s.bound && s.client_id == t.client_id; }))
+    e = TokenError::None;
+  if (e == TokenError::None && !names_this_server(t.servers)) e = TokenError::WrongServer;
+  if (e != TokenError::None) return refuse(p, refusal_for(e), to_string(e));
+  // A token is good from the address that first used it; from another it is a replay.
+  if (const auto it = token_uses.find(t.nonce); it != token_uses.end() && it->second.ip != p.ip)
+    return refuse(p, wire::RefuseReason::TokenInUse, "this connect token was already used from another address");
+  if (token_uses.size() >= kMaxTokenUses) {
+    const std::uint64_t now_s = unix_now();
+    std::erase_if(token_uses, [&](const auto& u) {
+      return u.second.expire_time <= now_s &&
+             std::none_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.bound && s.client_id == u.second.client_id; });
+    });
+    if (token_uses.size() >= kMaxTokenUses)
+      return refuse(p, wire::RefuseReason::Full, "too many connect tokens in use; try again later");
+  }
+  token_uses.emplace(t.nonce, TokenUse{p.ip, t.expire_time, t.client_id});
+  p.client_id = t.client_id;
+  p.token_slot = t.slot;
+  std::array<std::uint8_t, protocol::kChallengeNonceBytes> nonce;
+  random_bytes(nonce);
+  send(p, Channel::Control, protocol::connect_challenge(nonce));  // in the clear: the keys follow from it
+  p.seal = std::make_unique<PacketSeal>(derive_connection_keys(t.client_to_server, t.server_to_client, nonce, /*server_side=*/true));
+}
+
+bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
+  std::uint32_t total = 0, from_ip = 0;
+  std::uint32_t idle = 0;  // the oldest pending connection that has sent nothing for a while
+  for (const auto& [id, q] : peers) {
+    if (q.role != Role::Pending) continue;
+    ++total;
+    if (ip != 0 && q.ip == ip) ++from_ip;
+    if (idle == 0 && q.last_received == 0 && now - q.connected_at > kIdlePendingNs) idle = id;
+  }
+  if (ip != 0 && from_ip >= cfg.max_pending_per_address) return false;
+  if (total < cfg.max_pending) return true;
+  if (idle == 0) return false;
+  const auto it = peers.find(idle);
+  LOCKSTEP_LOG_INFO("closing %s: it has sent nothing since it connected, and a new connection needs its place",
+                    peer_address(it->second.enet).c_str());
+  ++stats.pending_evicted;
+  peer_disconnect_now(it->second.enet);
+  peers.erase(it);
+  return true;
+}
+
+}  // namespace lockstep
