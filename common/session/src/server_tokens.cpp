@@ -11,6 +11,8 @@ namespace lockstep {
 namespace {
 
 constexpr std::size_t kMaxTokenUses = 4096;           // tokens remembered, beyond those of seated clients
+// Loopback (127.0.0.0/8, network order) is this machine: its own bots, tests and relays.
+bool is_loopback(std::uint32_t ip) { return (ip & 0xffu) == 127u; }
 constexpr std::int64_t kIdlePendingNs = 1'000'000'000;  // a pending connection silent this long may make room
 
 wire::RefuseReason refusal_for(TokenError e) {
@@ -103,19 +105,31 @@ void ServerSession::Impl::on_connect_request(Peer& p, const wire::ConnectRequest
 }
 
 bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
-  std::uint32_t total = 0, from_ip = 0;
-  std::uint32_t idle = 0;  // the oldest pending connection that has sent nothing for a while
+  std::map<std::uint32_t, std::uint32_t> by_ip;  // pending connections per address
+  std::uint32_t total = 0;
+  for (const auto& [id, q] : peers)
+    if (q.role == Role::Pending) {
+      ++total;
+      ++by_ip[q.ip];
+    }
+  if (ip != 0 && !is_loopback(ip) && by_ip[ip] >= cfg.max_pending_per_address) return false;
+  if (total < cfg.max_pending) return true;
+  // Full: the address holding the most waiting connections gives up its oldest (one address can
+  // never hold every place), or else the oldest connection that has sent nothing for a second.
+  std::uint32_t crowded = 0, most = 1;
+  for (const auto& [addr, n] : by_ip)
+    if (addr != 0 && !is_loopback(addr) && n > most) crowded = addr, most = n;
+  std::uint32_t victim = 0;
   for (const auto& [id, q] : peers) {
     if (q.role != Role::Pending) continue;
-    ++total;
-    if (ip != 0 && q.ip == ip) ++from_ip;
-    if (idle == 0 && q.last_received == 0 && now - q.connected_at > kIdlePendingNs) idle = id;
+    if (crowded != 0 ? q.ip == crowded : q.last_received == 0 && now - q.connected_at > kIdlePendingNs) {
+      victim = id;
+      break;
+    }
   }
-  if (ip != 0 && from_ip >= cfg.max_pending_per_address) return false;
-  if (total < cfg.max_pending) return true;
-  if (idle == 0) return false;
-  const auto it = peers.find(idle);
-  LOCKSTEP_LOG_INFO("closing %s: it has sent nothing since it connected, and a new connection needs its place",
+  if (victim == 0) return false;
+  const auto it = peers.find(victim);
+  LOCKSTEP_LOG_INFO("closing %s, which has not joined yet: a new connection needs its place",
                     peer_address(it->second.enet).c_str());
   ++stats.pending_evicted;
   peer_disconnect_now(it->second.enet);

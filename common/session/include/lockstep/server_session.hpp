@@ -69,9 +69,11 @@ struct ServerConfig {
   double max_messages_per_second = 400;  ///< per peer, sustained; a peer above it is dropped
   double message_burst = 800;            ///< per peer, messages it may send at once
   std::uint32_t max_bad_messages = 100;  ///< malformed or unexpected messages a peer may send before it is dropped
-  std::uint32_t max_pending = 8;         ///< connections that have not joined yet; when all are taken the
-                                         ///< oldest that has sent nothing for a second makes room
-  std::uint32_t max_pending_per_address = 2;  ///< of those, from one IP address
+  /// Connections that have not joined yet. When all places are taken, a new connection makes room:
+  /// the address holding the most gives up its oldest, or else the oldest silent for a second goes.
+  std::uint32_t max_pending = 8;
+  std::uint32_t max_pending_per_address = 4;  ///< of those, from one IP address (loopback, this machine's
+                                              ///< own bots and relays, is not held to it)
   /// Connect tokens (docs/PROTOCOL.md §4.6): when set, a client joins only with a token sealed
   /// with this key, and every message after it is sealed with that connection's keys (§4.7).
   std::optional<SecretKey> token_key;
