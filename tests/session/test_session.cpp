@@ -24,82 +24,18 @@
 #include "lockstep/summary.hpp"
 #include "lockstep/transport.hpp"
 #include "support/loop.hpp"
+#include "support/session_harness.hpp"
 #include "support/lossy_link.hpp"
 #include "support/ticks.hpp"
 
 using namespace lockstep;
 using lockstep::testing::Driven;
 using lockstep::testing::drive;
+using lockstep::testing::Session;
+using lockstep::testing::client_named;
+using lockstep::testing::kSeconds;
+using lockstep::testing::Traced;
 
-namespace {
-
-constexpr std::int64_t kSeconds = 1'000'000'000;
-
-struct Traced {
-  std::map<Tick, std::uint64_t> hashes;
-};
-
-struct Session {
-  std::unique_ptr<ServerSession> server;
-  Traced server_trace;
-  std::vector<std::unique_ptr<ClientSession>> clients;
-  std::vector<std::unique_ptr<Traced>> traces;
-  std::vector<Driven> parts;
-  std::uint64_t deferred_updates = 0;  // server updates after which its socket could wait for the next tick
-  const Module* module;                // the game every part plays; its bots play for the clients
-
-  explicit Session(ServerConfig cfg, const Module& m = default_module()) : module(&m) {
-    cfg.port = 0;
-    if (!cfg.factory) cfg.factory = m.create;
-    cfg.start_delay_ns = 50'000'000;
-    Error err;
-    server = ServerSession::create(cfg, &err);
-    REQUIRE_MESSAGE(server != nullptr, err.detail);
-    server->on_tick([this](const InputFrame& f, std::uint64_t h) { server_trace.hashes[f.tick] = h; });
-    // Like lockstep-server: in steady play the socket is read only at the tick's deadline.
-    parts.push_back({[this](std::int64_t now) {
-                       const std::int64_t wake = server->update(now);
-                       if (server->receive_can_wait()) ++deferred_updates;
-                       return wake;
-                     },
-                     [this] { return server->receive_can_wait() ? -1 : server->fd(); }});
-  }
-
-  ClientSession& add_client(ClientConfig cfg, std::uint64_t bot_seed, std::uint16_t port = 0) {
-    cfg.port = port != 0 ? port : server->port();
-    if (!cfg.factory) cfg.factory = module->create;
-    Error err;
-    auto c = ClientSession::create(cfg, &err);
-    REQUIRE_MESSAGE(c != nullptr, err.detail);
-    if (!cfg.spectate)
-      c->set_input_source([m = module, bot_seed](Tick t, PlayerTick* out) { m->bot(bot_seed, t, out); });
-    ClientSession* raw = c.get();
-    traces.push_back(std::make_unique<Traced>());
-    Traced* trace = traces.back().get();
-    clients.push_back(std::move(c));
-    raw->on_tick([trace](Tick t, std::uint64_t h) { trace->hashes[t] = h; });
-    parts.push_back({[raw](std::int64_t now) { return raw->finished() ? now + 50'000'000 : raw->update(now); },
-                     [raw] { return raw->fd(); }});
-    return *raw;
-  }
-
-  bool run(std::int64_t timeout_ns) {
-    return drive(parts, [this] {
-      if (!server->finished()) return false;
-      for (auto& c : clients)
-        if (!c->finished()) return false;
-      return true;
-    }, timeout_ns);
-  }
-};
-
-ClientConfig client_named(const std::string& name) {
-  ClientConfig c;
-  c.name = name;
-  return c;
-}
-
-}  // namespace
 
 TEST_SUITE("session/lossy") {
   // As yojimbo's and netcode's tests run their connections under loss, on an in-process link.

@@ -95,9 +95,15 @@ std::unique_ptr<NetHost> NetHost::listen(const std::string& bind, std::uint16_t 
   return std::unique_ptr<NetHost>(new NetHost(host));
 }
 
-std::unique_ptr<NetHost> NetHost::client(const TransportLimits& limits, std::string* error) {
+std::unique_ptr<NetHost> NetHost::client(const TransportLimits& limits, std::string* error, const std::string& bind) {
   ensure_enet();
-  ENetHost* host = enet_host_create(nullptr, 1, kChannelCount, 0, 0);
+  ENetAddress address{};
+  address.host = ENET_HOST_ANY;
+  if (!bind.empty() && enet_address_set_host_ip(&address, bind.c_str()) != 0) {
+    if (error) *error = "bad bind address '" + bind + "'";
+    return nullptr;
+  }
+  ENetHost* host = enet_host_create(bind.empty() ? nullptr : &address, 1, kChannelCount, 0, 0);
   if (!host) {
     if (error) *error = "cannot create a UDP socket";
     return nullptr;

@@ -373,7 +373,7 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
   impl->lead = LeadController(config.lead);
   impl->stats.lead_ns = impl->lead.lead_ns();
   std::string err;
-  impl->host = NetHost::client(config.limits, &err);
+  impl->host = NetHost::client(config.limits, &err, config.bind);
   if (!impl->host) return fail(ErrorKind::Runtime, err);
   impl->server = impl->host->connect(config.host, config.port, &err);
   if (!impl->server) return fail(ErrorKind::Connection, err);

@@ -24,7 +24,7 @@ inline constexpr std::uint32_t kAnySlot = 0xffffffffu;
 /// The sealed part with every field at its largest (PROTOCOL.md §4.6).
 inline constexpr std::size_t kMaxSealedTokenBytes = 25 + 24 + (8 + 4 + 1 + 6 * kMaxTokenServers + 2 * kKeyBytes + 2 + kMaxTokenUserData) + 16;
 /// A player's token file at its largest.
-inline constexpr std::size_t kMaxTokenFileBytes = 36 + 6 * kMaxTokenServers + 2 * kKeyBytes + kMaxSealedTokenBytes;
+inline constexpr std::size_t kMaxTokenFileBytes = 44 + 6 * kMaxTokenServers + 2 * kKeyBytes + kMaxSealedTokenBytes;
 /// A token's lifetime may be at most this (a day): tokens are for joining now.
 inline constexpr std::uint64_t kMaxTokenLifetimeSeconds = 86'400;
 

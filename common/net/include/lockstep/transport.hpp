@@ -58,8 +58,8 @@ class NetHost {
   /// A listening host on `bind` ("" = all addresses) and `port` (0 = any free port).
   static std::unique_ptr<NetHost> listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
                                          const TransportLimits& limits, Error* error);
-  /// A client host that can make one outgoing connection.
-  static std::unique_ptr<NetHost> client(const TransportLimits& limits, std::string* error);
+  /// A client host that can make one outgoing connection, from `bind` ("" = any local address).
+  static std::unique_ptr<NetHost> client(const TransportLimits& limits, std::string* error, const std::string& bind = "");
   ~NetHost();
   NetHost(const NetHost&) = delete;
   NetHost& operator=(const NetHost&) = delete;

@@ -25,6 +25,7 @@ namespace lockstep {
 struct ClientConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 7777;
+  std::string bind;                     ///< local address to send from ("" = any)
   std::string name = "player";          ///< 1..32 printable ASCII characters
   std::string token;                    ///< join secret (LAN play)
   /// Join with this connect token (docs/PROTOCOL.md §4.6) instead: the join and everything after

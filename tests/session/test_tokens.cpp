@@ -1,0 +1,174 @@
+// Connect tokens through real loopback sockets: who gets in, with which refusal, and sealed play
+// that stays hash-equal (docs/PROTOCOL.md §4.6, §4.7).
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <optional>
+#include <thread>
+
+#include "lockstep/connect_token.hpp"
+#include "lockstep/protocol.hpp"
+#include "lockstep/status.hpp"
+#include "support/session_harness.hpp"
+
+using namespace lockstep;
+using lockstep::testing::client_named;
+using lockstep::testing::drive;
+using lockstep::testing::kSeconds;
+using lockstep::testing::Session;
+
+namespace {
+
+constexpr std::uint64_t kNow = 1'800'000'000;  // the server's Unix clock in these tests
+
+ServerConfig token_server(const SecretKey& key, std::uint32_t players = 2) {
+  ServerConfig cfg;
+  cfg.players = players;
+  cfg.last_tick = 150;
+  cfg.token_key = key;
+  cfg.unix_clock = [] { return kNow; };
+  return cfg;
+}
+
+ConnectToken token_for(const SecretKey& key, std::uint16_t port, std::uint64_t client_id, std::uint64_t created = kNow,
+                       std::uint32_t slot = kAnySlot) {
+  TokenRequest q;
+  q.client_id = client_id;
+  q.slot = slot;
+  q.servers = {TokenAddress{{127, 0, 0, 1}, port}};
+  q.now = created;
+  q.lifetime_seconds = 30;
+  ConnectToken t;
+  std::string error;
+  REQUIRE(mint_connect_token(q, key, &t, &error));
+  return t;
+}
+
+ClientConfig with_token(const std::string& name, ConnectToken t) {
+  ClientConfig c = client_named(name);
+  c.connect_token = std::move(t);
+  return c;
+}
+
+// Joins `c` to `s` and waits for its end; returns its end message.
+std::string refused(Session& s, ClientConfig c) {
+  ClientSession& late = s.add_client(std::move(c), 9);
+  REQUIRE(drive(s.parts, [&] { return late.finished(); }, 10 * kSeconds));
+  CHECK(late.exit_code() == 4);
+  return late.end_message();
+}
+
+}  // namespace
+
+TEST_SUITE("session/tokens") {
+  TEST_CASE("players with tokens play a sealed session hash-equal; the seats are bound to their client ids") {
+    const SecretKey key = random_key();
+    Session s(token_server(key));
+    const std::uint16_t port = s.server->port();
+    s.add_client(with_token("a", token_for(key, port, 100)), 1);
+    s.add_client(with_token("b", token_for(key, port, 200, kNow, 1)), 2);  // this one's token names slot 1
+    REQUIRE(s.run(20 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->executed_tick() == 150);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    CHECK(s.traces[1]->hashes == s.server_trace.hashes);
+    CHECK(s.clients[1]->slot() == 1);
+    CHECK(s.server->stats().sealed_forged == 0);
+    CHECK(s.server->stats().sealed_replayed == 0);
+  }
+
+  TEST_CASE("forged, expired, foreign, truncated, replayed and missing tokens are refused with their reason") {
+    const SecretKey key = random_key();
+    Session s(token_server(key, 3));
+    const std::uint16_t port = s.server->port();
+    ConnectToken truncated = token_for(key, port, 5);
+    truncated.sealed.resize(truncated.sealed.size() - 1);
+    ConnectToken altered = token_for(key, port, 6);
+    altered.sealed[40] ^= 1;
+    CHECK(refused(s, with_token("forged", token_for(random_key(), port, 1))).find("BadToken") != std::string::npos);
+    CHECK(refused(s, with_token("altered", altered)).find("BadToken") != std::string::npos);
+    CHECK(refused(s, with_token("truncated", truncated)).find("BadToken") != std::string::npos);
+    CHECK(refused(s, with_token("expired", token_for(key, port, 2, kNow - 31))).find("TokenExpired") != std::string::npos);
+    ClientConfig foreign = with_token("foreign", token_for(key, static_cast<std::uint16_t>(port + 1), 3));
+    foreign.port = port;  // a token for another server, brought here
+    CHECK(refused(s, foreign).find("WrongServer") != std::string::npos);
+    CHECK(refused(s, client_named("plain")).find("TokenRequired") != std::string::npos);
+    // A token used from one address is refused from another: a replay by whoever saw it pass.
+    const ConnectToken used = token_for(key, port, 4);
+    ClientConfig first = with_token("first", used);
+    first.last_tick = 1;
+    ClientSession& a = s.add_client(first, 1);
+    REQUIRE(drive(s.parts, [&] { return a.slot() >= 0; }, 10 * kSeconds));
+    ClientConfig replay = with_token("replay", used);
+    replay.bind = "127.0.0.2";
+    CHECK(refused(s, replay).find("TokenInUse") != std::string::npos);
+    const auto& r = s.server->stats().refusals;
+    CHECK(r[static_cast<std::size_t>(wire::RefuseReason::BadToken)] == 3);
+    CHECK(r[static_cast<std::size_t>(wire::RefuseReason::TokenExpired)] == 1);
+    CHECK(r[static_cast<std::size_t>(wire::RefuseReason::WrongServer)] == 1);
+    CHECK(r[static_cast<std::size_t>(wire::RefuseReason::TokenRequired)] == 1);
+    CHECK(r[static_cast<std::size_t>(wire::RefuseReason::TokenInUse)] == 1);
+    // Before a peer holds its keys, nothing sent to it outgrew what it sent.
+    CHECK(s.server->stats().replies_withheld == 0);
+  }
+
+  TEST_CASE("a rejoin needs the seat's secret and a token of the same client; an expired token still brings it back") {
+    const SecretKey key = random_key();
+    ServerConfig cfg = token_server(key);
+    cfg.last_tick = 0;
+    Session s(cfg);
+    const std::uint16_t port = s.server->port();
+    s.add_client(with_token("a", token_for(key, port, 100)), 1);
+    ClientSession& b = s.add_client(with_token("b", token_for(key, port, 200)), 2);
+    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() > 20; }, 10 * kSeconds));
+    const std::string secret = b.rejoin_secret();
+    REQUIRE_FALSE(secret.empty());
+    // Another client's token with b's secret is refused; b's own client id comes back (its first
+    // token long expired), and the old connection is closed for it.
+    ClientConfig thief = with_token("thief", token_for(key, port, 300));
+    thief.rejoin_secret = secret;
+    CHECK(refused(s, thief).find("unknown rejoin secret") != std::string::npos);
+    ClientConfig again = with_token("b", token_for(key, port, 200, kNow - 60));
+    again.rejoin_secret = secret;
+    ClientSession& back = s.add_client(again, 2);
+    REQUIRE(drive(s.parts, [&] { return back.slot() == b.slot() && s.server->stats().verified >= 1; }, 10 * kSeconds));
+    // A second join of a seated client without the secret is refused.
+    CHECK(refused(s, with_token("b2", token_for(key, port, 200))).find("TokenInUse") != std::string::npos);
+    s.server->stop();
+    REQUIRE(drive(s.parts, [&] { return s.server->finished(); }, 10 * kSeconds));
+  }
+
+  TEST_CASE("the status key: names and figures for its holder, sealed; the public part for anyone else") {
+    const SecretKey key = random_key(), status = random_key();
+    ServerConfig cfg = token_server(key);
+    cfg.status_key = status;
+    cfg.unix_clock = nullptr;  // the status proof carries the wall clock's time
+    cfg.last_tick = 0;
+    Session s(cfg);
+    const std::uint16_t port = s.server->port();
+    s.add_client(with_token("alice", token_for(key, port, 100, unix_seconds())), 1);
+    s.add_client(with_token("bob", token_for(key, port, 200, unix_seconds())), 2);
+    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() > 10; }, 10 * kSeconds));
+    for (const SecretKey* with : {static_cast<const SecretKey*>(nullptr), &status}) {
+      std::optional<protocol::Status> st;
+      std::atomic<bool> answered{false};
+      std::thread asker([&] {
+        std::string error;
+        st = query_status("127.0.0.1", port, 3 * kSeconds, &error, with);
+        answered = true;
+      });
+      drive(s.parts, [&] { return answered.load(); }, 4 * kSeconds);
+      asker.join();
+      REQUIRE(st.has_value());
+      CHECK(st->players == 2);
+      CHECK(st->fingerprint != 0);
+      CHECK(st->full == (with != nullptr));
+      CHECK(st->seats.size() == (with ? 2u : 0u));
+      if (with) CHECK(st->seats[0].name == "alice");
+    }
+    CHECK(s.server->stats().status_public == 1);
+    CHECK(s.server->stats().status_full == 1);
+    s.server->stop();
+    REQUIRE(drive(s.parts, [&] { return s.server->finished(); }, 10 * kSeconds));
+  }
+}
