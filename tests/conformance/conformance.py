@@ -686,6 +686,16 @@ def seal_nonce(channel, sequence):
     return bytes([channel, 0, 0, 0]) + struct.pack("<Q", sequence)
 
 
+def play_sequence(newest, low):
+    """The play sequence number with these low 16 bits nearest `newest` (§4.7)."""
+    s = (newest & ~0xFFFF) | low
+    if s > newest + 0x8000 and s >= 0x10000:
+        s -= 0x10000
+    elif s + 0x8000 < newest:
+        s += 0x10000
+    return s
+
+
 def seal(key, channel, sequence, plain):
     """One sealed ENet packet: control: ciphertext and tag; play: the sequence's low 16 bits first."""
     head = struct.pack("<H", sequence & 0xFFFF) if channel == PLAY else b""
@@ -706,6 +716,7 @@ class SealedConn(Conn):
         self.forged = self.replayed = 0
         self.control_types = []  # body types of the control messages opened, in order
         self.play_sent = []      # every sealed play packet as sent, for the replay checks
+        self.last_play = None    # the last play packet opened, as received
 
     def send(self, channel, data, reliable=True):
         if self.keys:
@@ -724,11 +735,7 @@ class SealedConn(Conn):
             if len(packet) < 18:
                 self.forged += 1
                 return None
-            s = (self.newest & ~0xFFFF) | packet[0] | (packet[1] << 8)
-            if s > self.newest + 0x8000 and s >= 0x10000:
-                s -= 0x10000
-            elif s + 0x8000 < self.newest:
-                s += 0x10000
+            s = play_sequence(self.newest, packet[0] | (packet[1] << 8))
             if self.any_play and (s + 256 <= self.newest or s in self.window):
                 self.replayed += 1
                 return None
@@ -748,6 +755,7 @@ class SealedConn(Conn):
                 self.window = {t for t in self.window if t + 256 > s}
             self.window.add(s)
             self.any_play = True
+            self.last_play = packet
         elif len(self.control_types) < 8:
             self.control_types.append(body_type(plain))
         return plain
@@ -790,6 +798,9 @@ def part_token_player(ticks=800):
           seal(c2s, CONTROL, 0, b"\1\2\3").hex() == "10c4d1635b98c029982ea57a1130117249331e" and
           seal(c2s, PLAY, 0x10203, b"\1\2\3").hex() == "0302b2d6bf486c21b83134fe6038cd65651a1c7e03",
           "the spec's test vector: keys, a sealed control and a sealed play message")
+    check(play_sequence(0x1FFF0, 0x0005) == 0x20005 and play_sequence(0x20003, 0xFFF0) == 0x1FFF0 and
+          play_sequence(0, 7) == 7 and play_sequence(5, 0xFFFF) == 0xFFFF,
+          "the spec's play sequence examples")
     key = WORK / "token.key"
     key.unlink(missing_ok=True)
     tool = str(BIN / "lockstep-token")
@@ -862,14 +873,15 @@ def part_token_player(ticks=800):
         tampered = []
 
         def tamper(conn, acked):
-            """Well into the session: a play message sealed with a wrong key, one in the clear, a
-            resend of a recent sealed play message (twice: the first resend may be its first
-            arrival) and one of the first, now behind the window."""
-            if len(conn.play_sent) == 300 and not tampered:
+            """Well into the session: a play message sealed with a wrong key (with the next
+            sequence number), one in the clear, a resend of a recent sealed play message (twice:
+            the first resend may be its first arrival) and one of the first, by then (some 300
+            sent) behind the window."""
+            if acked >= 300 and len(conn.play_sent) >= 60 and not tampered:
                 plain = client_play(0, b"", 0, acked)
                 conn.send_raw(PLAY, seal(os.urandom(32), PLAY, conn.sent[PLAY], plain), reliable=False)
                 conn.send_raw(PLAY, plain, reliable=False)
-                for packet in (conn.play_sent[250], conn.play_sent[250], conn.play_sent[0]):
+                for packet in (conn.play_sent[-50], conn.play_sent[-50], conn.play_sent[0]):
                     conn.send_raw(PLAY, packet, reliable=False)
                 tampered.append(acked)
 
@@ -879,6 +891,9 @@ def part_token_player(ticks=800):
         check(conn.forged == 0 and conn.replayed == 0 and conn.opened[PLAY] >= ticks // 2,
               f"every message from the server opened ({conn.opened[CONTROL]} control, {conn.opened[PLAY]} play; "
               f"{conn.forged} forged, {conn.replayed} replayed)")
+        replayed_before = conn.replayed
+        check(conn.last_play is not None and conn.open(PLAY, conn.last_play) is None and conn.replayed == replayed_before + 1,
+              "the player's own replay window drops a second copy of the server's last play message")
         check(kick is None and not notices and ended and tampered,
               f"token: no kick ({kick}) and no desync notice ({len(notices)}) to the end, the tampered messages "
               f"sent at tick {tampered[:1]}")

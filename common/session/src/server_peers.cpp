@@ -83,18 +83,19 @@ void ServerSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
 void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel, std::int64_t now,
                                   std::int64_t arrived) {
   if (p.closing) return;
+  if (!p.authenticated) p.bytes_in += data.size();
+  // A sealed connection's messages open before anything of them is read (§4.7), and only those
+  // that open count toward its rate: anyone on the path can send datagrams in its name.
+  if (p.seal) {
+    if (!open_sealed(p, data, channel)) return;
+    data = seal_scratch;
+  }
   // Token bucket: a sustained rate and a burst; a peer above it is flooding.
   p.tokens = std::min(cfg.message_burst, p.tokens + static_cast<double>(now - p.tokens_at) * 1e-9 * cfg.max_messages_per_second);
   p.tokens_at = now;
   if ((p.tokens -= 1.0) < 0.0)
     return kick(p, "sent more than " + std::to_string(static_cast<long long>(std::min(cfg.max_messages_per_second, 1e15))) + " messages a second");
   p.last_received = now;
-  if (!p.authenticated) p.bytes_in += data.size();
-  // A sealed connection's messages open before anything of them is read (§4.7).
-  if (p.seal) {
-    if (!open_sealed(p, data, channel)) return;
-    data = seal_scratch;
-  }
   protocol::DecodeError err;
   // On the play channel, a datagram that is not a Message is the client's play message (§6.6).
   if (channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(data)) {
@@ -333,13 +334,14 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
   // no keys at all (a LAN). A reply to an unproven asker is never larger than its request (§11).
   bool keyed = false;
   if (cfg.status_key && m.key_proof()) {
+    // Each proof is taken once while its time is good: a replayed one gets only the public part.
     std::array<std::uint8_t, 24> nonce{};
-    if (check_status_proof({m.key_proof()->data(), m.key_proof()->size()}, *cfg.status_key, unix_now(), &nonce) &&
-        std::find(status_proofs.begin(), status_proofs.end(), nonce) == status_proofs.end()) {
-      if (status_proofs.size() >= 256) status_proofs.erase(status_proofs.begin());
-      status_proofs.push_back(nonce);
+    const std::uint64_t now_s = unix_now();
+    std::erase_if(status_proofs, [&](const auto& seen) { return seen.second + 2 * kStatusProofSeconds < now_s; });
+    if (status_proofs.size() < kMaxStatusProofs &&
+        check_status_proof({m.key_proof()->data(), m.key_proof()->size()}, *cfg.status_key, now_s, &nonce) &&
+        status_proofs.emplace(nonce, now_s).second)
       keyed = true;
-    }
   }
   protocol::Bytes reply;
   if (keyed) {
@@ -350,9 +352,12 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
   }
   const protocol::Bytes open_part = protocol::public_status_reply(st);
   if (reply.empty() || (!keyed && reply.size() > request_bytes)) reply = open_part;
-  ++(reply.size() > open_part.size() ? stats.status_full : stats.status_public);
-  if (!keyed && reply.size() > request_bytes) ++stats.replies_withheld;
-  else send(p, Channel::Control, reply);
+  if (!keyed && reply.size() > request_bytes) {
+    ++stats.replies_withheld;
+  } else {
+    ++(reply.size() > open_part.size() ? stats.status_full : stats.status_public);
+    send(p, Channel::Control, reply);
+  }
   peer_disconnect_later(p.enet);
   p.closing = true;
 }

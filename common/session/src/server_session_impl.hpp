@@ -145,7 +145,9 @@ struct ServerSession::Impl {
     std::uint64_t expire_time = 0, client_id = 0;
   };
   std::map<std::array<std::uint8_t, 24>, TokenUse> token_uses;
-  std::vector<std::array<std::uint8_t, 24>> status_proofs;  // recent status-key proofs, refused when seen again
+  /// Status-key proofs taken, with when (Unix s), kept while they could be replayed; refused when seen again.
+  std::map<std::array<std::uint8_t, 24>, std::uint64_t> status_proofs;
+  static constexpr std::size_t kMaxStatusProofs = 4096;
   std::vector<std::uint8_t> seal_scratch;                   // one sealed or opened message, reused
   std::function<void(const InputFrame&, std::uint64_t)> tick_fn;
 

@@ -31,7 +31,7 @@ typedef struct lockstep_token_request {
   uint64_t protocol_id;          /* the game's; LOCKSTEP_DEFAULT_PROTOCOL_ID unless the servers set another */
   uint64_t client_id;            /* the backend's id of the player: its seat is bound to it */
   uint32_t slot;                 /* the player slot it takes, or LOCKSTEP_TOKEN_ANY_SLOT */
-  const char* const* servers;    /* 1..8 "a.b.c.d:port", tried in order */
+  const char* const* servers;    /* 1..8 "a.b.c.d:port"; lockstep's client joins the first */
   size_t server_count;
   const uint8_t* user_data;      /* 0..256 bytes only the server reads, or NULL */
   size_t user_data_len;

@@ -48,7 +48,7 @@ struct ConnectToken {
   std::uint64_t expire_time = 0;  ///< the server refuses the token from this second on
   std::uint64_t client_id = 0;    ///< the matchmaker's id of the player; a seat is bound to it
   std::uint32_t slot = kAnySlot;  ///< the player slot it may take, or kAnySlot
-  std::vector<TokenAddress> servers;  ///< 1..8 servers it is good for, tried in order
+  std::vector<TokenAddress> servers;  ///< 1..8 servers it is good for (lockstep's client joins the first)
   SecretKey client_to_server{};         ///< per-connection keys (PROTOCOL.md §4.7 derives each connection's)
   SecretKey server_to_client{};
   std::vector<std::uint8_t> user_data;  ///< 0..256 bytes for the game, only the server reads them
