@@ -1,6 +1,7 @@
 // lockstep-netsim: a seeded UDP relay between clients and a server that injects loss, delay,
 // jitter, duplicates and reordering. Each client address gets its own upstream socket, so the
 // server sees one peer per client. The same seed and the same order of clients give the same faults.
+// It can also act as an attacker on the path (attack.hpp) and capture what it relays (capture.hpp).
 #include <CLI/CLI.hpp>
 
 #include "lockstep/cli.hpp"
@@ -23,6 +24,8 @@
 #include "lockstep/log.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
+#include "attack.hpp"
+#include "capture.hpp"
 
 using namespace lockstep;
 
@@ -52,10 +55,15 @@ class UdpRelay {
   std::vector<int> upstream_;         // by flow
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::size_t> by_addr_;
   std::vector<std::uint8_t> buf_ = std::vector<std::uint8_t>(kMaxDatagram);
+  netsim::AttackConfig attack_;
+  std::vector<netsim::Attacker> attackers_;  // by flow: up at 2 * flow, down at 2 * flow + 1
+  netsim::PcapWriter* capture_ = nullptr;
+  sockaddr_in local_{};
 
  public:
-  UdpRelay(const FaultConfig& faults, int listener, const sockaddr_in& server)
-      : relay_(faults), listener_(listener), server_(server) {}
+  UdpRelay(const FaultConfig& faults, int listener, const sockaddr_in& server, const netsim::AttackConfig& attack,
+           netsim::PcapWriter* capture, const sockaddr_in& local)
+      : relay_(faults), listener_(listener), server_(server), attack_(attack), capture_(capture), local_(local) {}
   ~UdpRelay() {
     for (const int fd : upstream_) close(fd);
     close(listener_);
@@ -83,7 +91,21 @@ class UdpRelay {
     auto dir = [](const FaultRelay::Counters& c) {
       return Json{{"in", c.in}, {"out", c.out}, {"lost", c.lost}, {"duplicated", c.duplicated}, {"reordered", c.reordered}};
     };
-    return Json{{"flows", relay_.flows()}, {"up", dir(relay_.up())}, {"down", dir(relay_.down())}};
+    netsim::Attacker::Counters up, down;
+    for (std::size_t i = 0; i < attackers_.size(); ++i) {
+      auto& to = i % 2 == 0 ? up : down;
+      to.tampered += attackers_[i].counters().tampered;
+      to.replayed += attackers_[i].counters().replayed;
+      to.injected += attackers_[i].counters().injected;
+    }
+    auto attacks = [](const netsim::Attacker::Counters& c) {
+      return Json{{"tampered", c.tampered}, {"replayed", c.replayed}, {"injected", c.injected}};
+    };
+    return Json{{"flows", relay_.flows()},
+                {"up", dir(relay_.up())},
+                {"down", dir(relay_.down())},
+                {"attacks", {{"up", attacks(up)}, {"down", attacks(down)}}},
+                {"captured", capture_ ? capture_->packets() : 0}};
   }
 
  private:
@@ -92,12 +114,21 @@ class UdpRelay {
     socklen_t len = sizeof from;
     const ssize_t n = recvfrom(listener_, buf_.data(), buf_.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &len);
     if (n < 0) return;
-    if (const auto flow = flow_of(from))
-      relay_.push(FaultRelay::Direction::Up, *flow, {buf_.data(), static_cast<std::size_t>(n)}, monotonic_ns());
+    if (const auto flow = flow_of(from)) take(FaultRelay::Direction::Up, *flow, static_cast<std::size_t>(n));
   }
   void from_server(std::size_t flow) {
     const ssize_t n = recv(upstream_[flow], buf_.data(), buf_.size(), MSG_DONTWAIT);
-    if (n >= 0) relay_.push(FaultRelay::Direction::Down, flow, {buf_.data(), static_cast<std::size_t>(n)}, monotonic_ns());
+    if (n >= 0) take(FaultRelay::Direction::Down, flow, static_cast<std::size_t>(n));
+  }
+  // A datagram as it arrived: captured, then attacked, then handed to the faults.
+  void take(FaultRelay::Direction dir, std::size_t flow, std::size_t n) {
+    const bool up = dir == FaultRelay::Direction::Up;
+    if (capture_) capture_->write(up ? clients_[flow] : server_, up ? server_ : clients_[flow], {buf_.data(), n});
+    std::vector<std::uint8_t> datagram(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(n));
+    const auto extra = attackers_[2 * flow + (up ? 0 : 1)].on_datagram(datagram);
+    const std::int64_t now = monotonic_ns();
+    relay_.push(dir, flow, datagram, now);
+    for (const auto& e : extra) relay_.push(dir, flow, e, now);
   }
   void deliver(const FaultRelay::Datagram& d) {
     if (d.direction == FaultRelay::Direction::Down)
@@ -122,6 +153,8 @@ class UdpRelay {
     }
     clients_.push_back(from);
     upstream_.push_back(fd);
+    attackers_.emplace_back(attack_, 2 * *flow);
+    attackers_.emplace_back(attack_, 2 * *flow + 1);
     by_addr_.emplace(key, *flow);
     return flow;
   }
@@ -129,9 +162,10 @@ class UdpRelay {
 
 struct Options {
   std::uint16_t listen_port = 0;
-  std::string forward, bind = "127.0.0.1", summary_path;
+  std::string forward, bind = "127.0.0.1", summary_path, dump_path;
   double delay_ms = 0, jitter_ms = 0, duration_s = 0;
   FaultConfig faults;
+  netsim::AttackConfig attack;
 };
 
 void declare_options(CLI::App& app, Options& o) {
@@ -149,6 +183,14 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--seed", f.seed, "fault pattern seed")->check(lockstep::cli::unsigned_number())->capture_default_str();
   app.add_option("--duration", o.duration_s, "stop after this many seconds (0: until SIGINT/SIGTERM)")->check(finite());
   app.add_option("--summary", o.summary_path, "write the JSON summary here instead of stdout");
+  app.add_option("--dump", o.dump_path, "capture every datagram relayed, as it arrived, to this pcap file (raw IPv4)");
+  // An attacker on the path, for testing sealed play (docs/PROTOCOL.md §4.7); play messages only.
+  app.add_option("--tamper", o.attack.tamper_pct, "percent of play datagrams with one bit of their message flipped")
+      ->check(finite())->check(CLI::Range(0.0, 100.0));
+  app.add_option("--replay", o.attack.replay_pct, "percent of play datagrams followed by an earlier play message sent again")
+      ->check(finite())->check(CLI::Range(0.0, 100.0));
+  app.add_option("--inject", o.attack.inject_pct, "percent of play datagrams followed by a message of random bytes")
+      ->check(finite())->check(CLI::Range(0.0, 100.0));
 }
 
 int relay(Options o) {
@@ -174,7 +216,13 @@ int relay(Options o) {
   LOCKSTEP_LOG_INFO("relaying %s:%u -> %s (loss %.1f%%, delay %.0f ms +- %.0f ms, duplicate %.1f%%, reorder %.1f%%, seed %llu)",
                     o.bind.c_str(), o.listen_port, o.forward.c_str(), f.loss_pct, o.delay_ms, o.jitter_ms, f.duplicate_pct,
                     f.reorder_pct, static_cast<unsigned long long>(f.seed));
-  UdpRelay udp(f, listener, server);
+  netsim::PcapWriter capture;
+  if (!o.dump_path.empty() && !capture.open(o.dump_path)) {
+    LOCKSTEP_LOG_ERROR("cannot write --dump %s: %s", o.dump_path.c_str(), std::strerror(errno));
+    return 1;
+  }
+  o.attack.seed = f.seed;
+  UdpRelay udp(f, listener, server, o.attack, o.dump_path.empty() ? nullptr : &capture, local);
   install_stop_signals();
   udp.run(o.duration_s > 0 ? monotonic_ns() + static_cast<std::int64_t>(o.duration_s * 1e9) : INT64_MAX);
   if (!redirect_summary(o.summary_path)) return 1;
