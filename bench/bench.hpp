@@ -43,6 +43,7 @@ void run_pacer(const Options& opt, std::vector<Row>& rows);
 void run_net(const Options& opt, std::vector<Row>& rows);
 void run_replay(const Options& opt, std::vector<Row>& rows);
 void run_server(const Options& opt, std::vector<Row>& rows);
+void run_seal(const Options& opt, std::vector<Row>& rows);
 void run_latency(const Options& opt, std::vector<Row>& rows);
 
 /// The number at JSON pointer `pointer` ("/lateness_us/p99") in a JSON document; 0 when the

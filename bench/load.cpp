@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "lockstep/bot.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/clock.hpp"
+#include "lockstep/connect_token.hpp"
 #include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/version.hpp"
@@ -69,7 +71,7 @@ void watch(int epfd, int fd, std::size_t index) {
 }
 
 int run_sessions(const std::string& host, std::uint16_t base_port, std::uint32_t sessions, std::uint32_t players,
-                 int epfd) {
+                 int epfd, const std::optional<SecretKey>& token_key) {
   std::vector<std::unique_ptr<ClientSession>> clients;
   for (std::uint32_t s = 0; s < sessions; ++s) {
     for (std::uint32_t p = 0; p < players; ++p) {
@@ -79,6 +81,19 @@ int run_sessions(const std::string& host, std::uint16_t base_port, std::uint32_t
       cc.name = "load" + std::to_string(s) + "-" + std::to_string(p);
       cc.connect_timeout_ns = 30'000'000'000;
       cc.factory = make_arena;
+      if (token_key) {  // as a matchmaker would: a token per player for its session's server
+        TokenRequest q;
+        q.client_id = s * 64 + p + 1;
+        q.servers.push_back({{127, 0, 0, 1}, cc.port});
+        q.lifetime_seconds = 600;
+        ConnectToken t;
+        std::string why;
+        if (!mint_connect_token(q, *token_key, &t, &why)) {
+          LOCKSTEP_LOG_ERROR("client %u/%u: %s", s, p, why.c_str());
+          return 1;
+        }
+        cc.connect_token = std::move(t);
+      }
       Error err;
       auto c = ClientSession::create(cc, &err);
       if (!c) {
@@ -173,6 +188,8 @@ int main(int argc, char** argv) {
   app.add_option("--players", players, "clients per session")->check(CLI::Range(1u, 32u))->capture_default_str();
   app.add_option("--raw", up_bytes, "talk to lockstep-bench-relay: send this many bytes per client every 10 ms")
       ->check(CLI::Range(1u, 60'000u));
+  std::string token_key;
+  app.add_option("--token-key", token_key, "join with connect tokens minted with this key (FILE or env:NAME)");
   app.add_flag("--busy-poll", g_busy_poll, "poll the sockets without sleeping (this process should have a core of its own)");
   app.set_version_flag("--version", std::string("lockstep-bench-load ") + lockstep::kVersion);
   try {
@@ -186,8 +203,17 @@ int main(int argc, char** argv) {
     lim.rlim_cur = lim.rlim_max;
     setrlimit(RLIMIT_NOFILE, &lim);
   }
+  std::optional<SecretKey> key;
+  if (!token_key.empty()) {
+    std::string error;
+    key.emplace();
+    if (!load_key(token_key, &*key, &error)) {
+      LOCKSTEP_LOG_ERROR("--token-key: %s", error.c_str());
+      return 2;
+    }
+  }
   const int epfd = epoll_create1(EPOLL_CLOEXEC);
   if (epfd < 0) return 1;
   return up_bytes > 0 ? run_raw(host, base_port, sessions, players, up_bytes, epfd)
-                      : run_sessions(host, base_port, sessions, players, epfd);
+                      : run_sessions(host, base_port, sessions, players, epfd, key);
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bench.hpp"
+#include "lockstep/connect_token.hpp"
 
 namespace lockstep::bench {
 namespace {
@@ -67,7 +68,7 @@ struct FleetResult {
 /// With busy_poll the load process spins on its core; a smoke run, sharing the machine with
 /// other tests, leaves it off.
 FleetResult run_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessions, std::uint32_t ticks, bool relay,
-                      int up_payload, int down_payload, bool busy_poll) {
+                      int up_payload, int down_payload, bool busy_poll, const std::string& token_key = "") {
   constexpr std::uint32_t kPlayers = 4;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const int server_cpu = cpus >= 2 ? 0 : -1, load_cpu = cpus >= 2 ? 1 : -1;
@@ -85,6 +86,7 @@ FleetResult run_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t se
     else
       argv = {(bin / "lockstep-server").string(), "--port", port, "--players", std::to_string(kPlayers), "--ticks",
               std::to_string(ticks), "--summary", summary};
+    if (!token_key.empty()) argv.insert(argv.end(), {"--token-key", token_key});
     servers.push_back(spawn(argv, server_cpu, (dir / ("server-" + std::to_string(s) + ".log")).string()));
   }
   usleep(200'000 + 2'000 * sessions);  // let every server bind before its clients knock
@@ -92,6 +94,7 @@ FleetResult run_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t se
                                 "--sessions", std::to_string(sessions), "--players", std::to_string(kPlayers)};
   if (busy_poll) load.push_back("--busy-poll");
   if (relay) load.insert(load.end(), {"--raw", std::to_string(up_payload)});
+  if (!token_key.empty()) load.insert(load.end(), {"--token-key", token_key});
   const pid_t loader = spawn(load, load_cpu, (dir / "load.log").string());
 
   FleetResult r;
@@ -189,6 +192,60 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
                           fmt("%.0f clients served: ", 4.0 * n) + (ok ? "yes" : "no")});
   }
   if (!failed) fs::remove_all(dir);
+}
+
+// Sealed play against play in the clear: the same fleet of servers and bot clients, the clients
+// joining with connect tokens (a key the load process mints them with), side by side, `reps`
+// times; medians of bytes and server CPU per client-tick, and their differences.
+void run_seal(const Options& opt, std::vector<Row>& rows) {
+  const fs::path bin = fs::read_symlink("/proc/self/exe").parent_path();
+  const fs::path dir = fs::temp_directory_path() / ("lockstep-bench-seal-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string key = (dir / "token.key").string();
+  {
+    const SecretKey k = random_key();
+    std::ofstream out(key);
+    out << key_hex(k) << "\n";
+  }
+  fs::permissions(key, fs::perms::owner_read | fs::perms::owner_write);
+  const std::uint32_t ticks = opt.quick ? 100 : 1000;
+  const std::uint32_t n = !opt.sessions.empty() ? opt.sessions.front() : opt.quick ? 1 : 16;
+  const int reps = opt.quick ? 1 : std::max(3, std::min(opt.repetitions, 7));
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  std::vector<double> cpu[2], up[2], down[2], ratio;
+  bool ok = true;
+  for (int rep = 0; rep < reps; ++rep) {
+    FleetResult r[2];
+    for (int sealed = 0; sealed < 2; ++sealed) {
+      std::fprintf(stderr, "lockstep-bench: seal row, %u sessions %s, run %d of %d ...\n", n, sealed ? "sealed" : "in the clear",
+                   rep + 1, reps);
+      r[sealed] = run_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, sealed ? key : "");
+      if (!r[sealed].ok) {
+        std::fprintf(stderr, "lockstep-bench: seal row: %s\n", r[sealed].error.c_str());
+        ok = false;
+        g_section_failed = true;
+      }
+      cpu[sealed].push_back(r[sealed].cpu_us_per_client_tick);
+      up[sealed].push_back(r[sealed].up);
+      down[sealed].push_back(r[sealed].down);
+    }
+    ratio.push_back(r[0].cpu_us_per_client_tick > 0 ? r[1].cpu_us_per_client_tick / r[0].cpu_us_per_client_tick : 0);
+  }
+  const std::string what = std::to_string(n) + " sessions of 4";
+  const double up_more = median(up[1]) - median(up[0]), down_more = median(down[1]) - median(down[0]);
+  rows.push_back({"seal", "wire bytes up per client-tick, sealed, " + what, median(up[1]), "B", median(up[0]), "in the clear",
+                  "<= +20 B", ok && up_more <= 20, fmt("+%.1f B", up_more)});
+  rows.push_back({"seal", "wire bytes down per client-tick, sealed, " + what, median(down[1]), "B", median(down[0]),
+                  "in the clear", "<= +20 B", ok && down_more <= 20, fmt("+%.1f B", down_more)});
+  const double r = median(ratio);
+  rows.push_back({"seal", "server CPU per client-tick, sealed, " + what, median(cpu[1]), "us", median(cpu[0]), "in the clear",
+                  "<= +10 %", ok && r <= 1.10,
+                  fmt("ratio %.3fx (median of %.0f paired runs; runs ranged %.3f-%.3f)", r, reps,
+                      *std::min_element(ratio.begin(), ratio.end()), *std::max_element(ratio.begin(), ratio.end()))});
+  if (ok) fs::remove_all(dir);
 }
 
 }  // namespace lockstep::bench
