@@ -85,7 +85,8 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--token", cfg.token, "join secret clients must present (LAN play; see --token-key)");
   app.add_option("--token-key", o.token_key,
                  "admit only players with a connect token (lockstep-token) sealed with this key, and seal all play: "
-                 "FILE holding 64 hex digits (mode 600), or env:NAME");
+                 "FILE holding 64 hex digits (mode 600), env:NAME, or agones (the match's key, from the GameServer's "
+                 "lockstep.dev/token-key annotation an allocation sets; with --agones)");
   app.add_option("--protocol-id", cfg.protocol_id, "the game's protocol id: tokens minted for another are refused")
       ->capture_default_str();
   app.add_option("--public-address", o.public_addresses,
@@ -137,9 +138,16 @@ int ask_status(const std::string& of, const std::string& key_source) {
 // The keys of --token-key and --status-key, and the addresses tokens must name.
 bool load_keys(Options& o) {
   std::string error;
+  if (o.token_key == "agones") {
+    if (!o.agones) {
+      LOCKSTEP_LOG_ERROR("--token-key agones takes the key from an Agones allocation: it needs --agones");
+      return false;
+    }
+    o.cfg.token_key = random_key();  // nobody holds this one: every token is refused until the match's key arrives
+  }
   for (auto [source, key, option] : {std::tuple{&o.token_key, &o.cfg.token_key, "--token-key"},
                                      std::tuple{&o.status_key, &o.cfg.status_key, "--status-key"}}) {
-    if (source->empty()) continue;
+    if (source->empty() || *source == "agones") continue;
     key->emplace();
     if (!load_key(*source, &**key, &error)) {
       LOCKSTEP_LOG_ERROR("%s: %s", option, error.c_str());
@@ -208,6 +216,7 @@ int host(Options o) {
                     static_cast<int>(module->name.size()), module->name.data(), module->settings_text(cfg.world.settings).c_str());
   std::unique_ptr<AgonesHeartbeat> agones;
   if (o.agones) agones = std::make_unique<AgonesHeartbeat>(AgonesSdk::port_from_env(), monotonic_ns());
+  bool awaiting_key = o.token_key == "agones";
   install_stop_signals();
   TickCpuMeter play_cpu;
   run_event_loop(
@@ -217,6 +226,14 @@ int host(Options o) {
         std::int64_t wake = session->update(now);
         play_cpu.observe(session->executed_tick(), session->executed_tick() == cfg.last_tick);
         if (agones) wake = std::min(wake, agones->update(now));
+        if (agones && awaiting_key) {
+          if (const auto key = agones->poll_token_key(now)) {
+            session->set_token_key(*key);
+            awaiting_key = false;
+            LOCKSTEP_LOG_INFO("agones: the match's token key arrived with the allocation; players may join");
+          }
+          wake = std::min(wake, now + kAgonesKeyPollMs * 1'000'000);
+        }
         // In steady play the socket is read once per tick, at the tick's deadline.
         return Wake{wake, !session->receive_can_wait()};
       },

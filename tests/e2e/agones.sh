@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # --agones against a fake Agones SDK sidecar on loopback: /ready once when the server listens,
-# /health while it runs, /shutdown once when its session ends, in that order.
+# /health while it runs, /shutdown once when its session ends, in that order. Then a fleet's
+# match: matchmaker.py mints a player's token with a fresh key; the server (--token-key agones)
+# refuses it until the allocation's annotation hands it that key, then admits it.
 source "$(dirname "$0")/lib.sh" "$1"
 SDK=$((PORT + 1))
 python3 - "$SDK" "$WORK/sdk.log" <<'PY' &
@@ -14,6 +16,20 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"{}")
         except OSError:
             pass  # the SDK client may close as soon as it has the status line
+    def do_GET(self):
+        # The GameServer, with the annotations an allocation set (a file the test writes).
+        ann = {}
+        try:
+            ann = {"lockstep.dev/token-key": open(log + ".key").read().strip()}
+        except OSError:
+            pass
+        body = ('{"object_meta": {"name": "gs-1", "annotations": %s}, "status": {"state": "%s"}}'
+                % (__import__("json").dumps(ann), "Allocated" if ann else "Ready")).encode()
+        with open(log, "a") as f: f.write(f"{time.monotonic():.3f} GET{self.path} -\n")
+        try:
+            self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+        except OSError:
+            pass
     def log_message(self, *a): pass
 http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
 PY
@@ -34,4 +50,28 @@ paths=$(awk '{print $2}' "$WORK/sdk.log" | tr '\n' ' ')
 [ "$(awk '{print $2}' "$WORK/sdk.log" | tail -1)" = /shutdown ] || fail "last call is not /shutdown: $paths"
 [ "$(grep -c ' /shutdown ' "$WORK/sdk.log")" = 1 ] || fail "/shutdown not exactly once: $paths"
 grep -q ' {}$' "$WORK/sdk.log" || fail "bodies are not {}"
-echo "PASS: ready, $(grep -c ' /health ' "$WORK/sdk.log") health pings, shutdown"
+echo "ok: ready, $(grep -c ' /health ' "$WORK/sdk.log") health pings, shutdown"
+
+# A match on the fleet: its own key, through the allocation.
+P2=$((PORT + 5))
+AGONES_SDK_HTTP_PORT=$SDK "$BIN/lockstep-server" --port $P2 --players 1 --ticks 300 --agones --token-key agones \
+    --summary "$WORK/match.json" >/dev/null 2>"$WORK/match-server.err" &
+S=$!; PIDS+=($S)
+python3 "$(dirname "$0")/../../docker/agones/matchmaker.py" --players alice --address "127.0.0.1:$P2" \
+    --token-bin "$BIN/lockstep-token" >"$WORK/match-tokens.json" || fail "matchmaker.py"
+python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tokens"]["alice"])' "$WORK/match-tokens.json" >"$WORK/alice.token"
+"$BIN/lockstep-client" --connect-token "$WORK/alice.token" --name alice --bot 1 >/dev/null 2>"$WORK/early.err" &
+E=$!; PIDS+=($E)
+expect_exit $E 4 "a player before the allocation's key"
+grep -q BadToken "$WORK/early.err" || fail "the early player was not refused BadToken"
+python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["key_annotation"]["lockstep.dev/token-key"])' \
+    "$WORK/match-tokens.json" >"$WORK/sdk.log.key"
+for i in $(seq 50); do grep -q "token key arrived" "$WORK/match-server.err" && break; sleep 0.1; done
+grep -q "token key arrived" "$WORK/match-server.err" || fail "the server never took the allocation's key"
+"$BIN/lockstep-client" --connect-token "$WORK/alice.token" --name alice --bot 1 >/dev/null 2>"$WORK/alice.err" &
+A=$!; PIDS+=($A)
+expect_exit $A 0 "alice with the match's token"
+expect_exit $S 0 "the match's server"
+json_check "$WORK/match.json" 'd["sealed"] and d["ticks"] == 300 and d["refusals"] == {"BadToken": 1}' \
+    "a sealed match of 300 ticks, the early token refused once"
+echo "PASS: ready, health pings and shutdown; the match's key came with the allocation and admitted its player"

@@ -1,5 +1,6 @@
 // libFuzzer target: the message decoder, both play-message decoders (docs/PROTOCOL.md §6.6),
-// the server's handling of whatever a joined player sends, and the simulation's state loader. Build: tools/fuzz.sh (clang, -fsanitize=fuzzer,
+// the server's handling of whatever a joined player sends, in the clear and sealed (§4.7), the
+// connect token readers (§4.6), and the simulation's state loader. Build: tools/fuzz.sh (clang, -fsanitize=fuzzer,
 // address,undefined). LOCKSTEP_FUZZ_WRITE_SEEDS=DIR writes the seed corpus and exits.
 #include <cstdint>
 #include <cstdio>
@@ -10,7 +11,9 @@
 
 #include "lockstep/arena.hpp"
 #include "lockstep/bot.hpp"
+#include "lockstep/connect_token.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/packet_seal.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/server_session.hpp"
 #include "lockstep/version.hpp"
@@ -48,7 +51,27 @@ struct Harness {
     server->receive_for_test(player, protocol::join_request(kProtocolVersion, fp, "", "fuzz", false), 0, now);
     server->receive_for_test(other, protocol::join_request(kProtocolVersion, fp, "", "other", false), 0, now);
     server->update(now);
+    // A server that takes connect tokens, and a player on it whose messages are sealed: the
+    // fuzzer's bytes reach it raw (they must fail to open) and sealed with its keys (they open,
+    // then meet the decoders as a sealed connection's messages do).
+    ServerConfig sealed_cfg = cfg;
+    sealed_cfg.token_key = token_key;
+    sealed = ServerSession::create(sealed_cfg, &err);
+    if (!sealed) std::abort();
+    const SecretKey c2s = random_key(), s2c = random_key();
+    const std::uint8_t nonce[kServerNonceBytes] = {1};
+    client_seal = std::make_unique<PacketSeal>(derive_connection_keys(c2s, s2c, nonce, false));
+    sealed_player = sealed->attach_sealed_test_peer(now, derive_connection_keys(c2s, s2c, nonce, true), 7);
+    sealed_other = sealed->attach_test_peer(now);
+    std::vector<std::uint8_t> join;
+    client_seal->seal(Channel::Control, protocol::join_request(kProtocolVersion, fp, "", "fuzz", false), join);
+    sealed->receive_for_test(sealed_player, join, 0, now);
+    sealed->update(now);
   }
+  SecretKey token_key = random_key();
+  std::unique_ptr<ServerSession> sealed;
+  std::unique_ptr<PacketSeal> client_seal;
+  std::uint32_t sealed_player = 0, sealed_other = 0;
 };
 
 Harness& harness() {
@@ -102,6 +125,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     protocol::ServerPlayHeader h{.input_ack = 3, .hash_ack = 3, .has_slack = true, .input_slack_us = 100,
                                  .slack_tick = 1, .clock_shift = 0};
     write_seed(dir, "server_play", protocol::server_play(frames, &base, h));
+    TokenRequest q;
+    q.client_id = 7;
+    q.servers.push_back({{127, 0, 0, 1}, 7777});
+    q.user_data = {1, 2, 3};
+    ConnectToken t;
+    std::string why;
+    if (mint_connect_token(q, random_key(), &t, &why)) {
+      write_seed(dir, "token_sealed", t.sealed);
+      write_seed(dir, "token_file", write_connect_token(t));
+      write_seed(dir, "connect_request", protocol::connect_request(t.sealed));
+    }
+    write_seed(dir, "status_request", protocol::status_request(status_key_proof(random_key(), 1), 64));
     std::exit(0);
   }
   return 0;
@@ -130,7 +165,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   h.server->receive_for_test(h.player, bytes, 1, h.now);
   h.now += 3'000'000;
   h.server->update(h.now);
-  // 3. The state loader: untrusted snapshot bytes.
+  // 3. Connect tokens: the server's opener (then the form checks past authentication cannot be
+  // reached by random bytes: the unit tests cover those) and the player's file reader.
+  OpenedToken opened;
+  (void)open_connect_token(bytes, h.token_key, kDefaultProtocolId, 1'800'000'000, &opened);
+  ConnectToken file;
+  std::string why;
+  (void)read_connect_token(bytes, &file, &why);
+  std::array<std::uint8_t, 24> proof_nonce{};
+  (void)check_status_proof(bytes, h.token_key, 1'800'000'000, &proof_nonce);
+  // 4. The sealed player: the bytes raw (forged: dropped before decoding), then sealed with its
+  // keys on both channels, and as the token of a ConnectRequest from a peer not joined.
+  h.sealed->receive_for_test(h.sealed_player, bytes, 1, h.now);
+  thread_local std::vector<std::uint8_t> sealed_bytes;
+  h.client_seal->seal(Channel::Play, bytes, sealed_bytes);
+  h.sealed->receive_for_test(h.sealed_player, sealed_bytes, 1, h.now);
+  h.client_seal->seal(Channel::Control, bytes, sealed_bytes);
+  h.sealed->receive_for_test(h.sealed_player, sealed_bytes, 0, h.now);
+  h.sealed->update(h.now);
+  // 5. The state loader: untrusted snapshot bytes.
   (void)h.scratch->deserialize(bytes);
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "lockstep/clock.hpp"
+#include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
 
 namespace lockstep {
@@ -20,7 +21,7 @@ std::uint16_t AgonesSdk::port_from_env() {
   return p > 0 && p < 65536 ? static_cast<std::uint16_t>(p) : std::uint16_t{9358};
 }
 
-bool AgonesSdk::post(const char* path) {
+bool AgonesSdk::request(const char* method, const char* path, std::string* body) {
   const std::int64_t deadline = monotonic_ns() + 300'000'000;
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   if (fd < 0) return false;
@@ -36,18 +37,41 @@ bool AgonesSdk::post(const char* path) {
   };
   bool ok = false;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 || (errno == EINPROGRESS && wait_for(POLLOUT))) {
-    const std::string req = std::string("POST ") + path +
-                            " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
-                            "Connection: close\r\n\r\n{}";
-    if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size()) && wait_for(POLLIN)) {
-      char buf[64] = {};
-      const ssize_t n = recv(fd, buf, sizeof buf - 1, 0);
-      ok = n >= 12 && std::strncmp(buf, "HTTP/1.", 7) == 0 && buf[9] == '2';
+    const bool post = std::strcmp(method, "POST") == 0;
+    const std::string req = std::string(method) + " " + path + " HTTP/1.1\r\nHost: localhost\r\n" +
+                            (post ? "Content-Type: application/json\r\nContent-Length: 2\r\n" : "") +
+                            "Connection: close\r\n\r\n" + (post ? "{}" : "");
+    if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+      // The answer up to its end (the sidecar closes), at most 64 KiB; a POST needs its status line only.
+      std::string answer;
+      char buf[4096];
+      while (answer.size() < 64 * 1024 && wait_for(POLLIN)) {
+        const ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        answer.append(buf, static_cast<std::size_t>(n));
+        if (!body && answer.size() >= 12) break;
+      }
+      ok = answer.size() >= 12 && answer.compare(0, 7, "HTTP/1.") == 0 && answer[9] == '2';
+      if (ok && body) {
+        const auto at = answer.find("\r\n\r\n");
+        *body = at == std::string::npos ? "" : answer.substr(at + 4);
+      }
     }
   }
   close(fd);
-  if (!ok) LOCKSTEP_LOG_WARN("agones: POST %s to 127.0.0.1:%u failed", path, port_);
+  if (!ok) LOCKSTEP_LOG_WARN("agones: %s %s to 127.0.0.1:%u failed", method, path, port_);
   return ok;
+}
+
+std::string AgonesSdk::annotation(const std::string& name) {
+  std::string body;
+  if (!request("GET", "/gameserver", &body)) return "";
+  const Json doc = json_parse(body);
+  const Json::json_pointer at("/object_meta/annotations");
+  if (doc.is_discarded() || !doc.contains(at) || !doc[at].is_object()) return "";
+  const Json& annotations = doc[at];
+  const auto it = annotations.find(name);
+  return it != annotations.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 }  // namespace lockstep

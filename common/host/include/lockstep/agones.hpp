@@ -1,9 +1,13 @@
 // The Agones game-server SDK over its local REST endpoints (the sidecar in the pod):
-// POST /ready when the server listens, /health while it runs, /shutdown when the session ends.
+// POST /ready when the server listens, /health while it runs, /shutdown when the session ends;
+// GET /gameserver for the match's token key an allocation hands it (--token-key agones).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "lockstep/connect_token.hpp"
 
 namespace lockstep {
 
@@ -12,6 +16,10 @@ namespace lockstep {
 inline constexpr std::int64_t kAgonesHealthPeriodMs = 2000;
 /// How often Ready is retried until the sidecar takes it (milliseconds).
 inline constexpr std::int64_t kAgonesReadyRetryMs = 500;
+/// The annotation an allocation sets to hand a server its match's token key (64 hex digits), and
+/// how often a server started with --token-key agones looks for it (milliseconds).
+inline constexpr const char* kAgonesTokenKeyAnnotation = "lockstep.dev/token-key";
+inline constexpr std::int64_t kAgonesKeyPollMs = 250;
 
 class AgonesSdk {
  public:
@@ -22,10 +30,15 @@ class AgonesSdk {
   bool ready() { return post("/ready"); }
   bool health() { return post("/health"); }
   bool shutdown() { return post("/shutdown"); }
+  /// The GameServer's annotation `name` (GET /gameserver), set by an allocation's metadata;
+  /// "" when it is not there (yet) or the sidecar does not answer.
+  std::string annotation(const std::string& name);
 
  private:
-  /// One HTTP/1.1 POST with an empty JSON body to 127.0.0.1; true on a 2xx answer within 300 ms.
-  bool post(const char* path);
+  /// One HTTP/1.1 request with an empty JSON body to 127.0.0.1; true on a 2xx answer within
+  /// 300 ms, its body (at most 64 KiB) into `body` when given.
+  bool request(const char* method, const char* path, std::string* body);
+  bool post(const char* path) { return request("POST", path, nullptr); }
   std::uint16_t port_;
 };
 
@@ -52,8 +65,19 @@ class AgonesHeartbeat {
     return next_;
   }
   void shutdown() { sdk_.shutdown(); }
+  /// Looks for the match's token key in the GameServer's annotations (at most every
+  /// kAgonesKeyPollMs); the key once it is there and well formed.
+  std::optional<SecretKey> poll_token_key(std::int64_t now) {
+    if (now < next_key_poll_) return std::nullopt;
+    next_key_poll_ = now + kAgonesKeyPollMs * 1'000'000;
+    SecretKey key;
+    const std::string hex = sdk_.annotation(kAgonesTokenKeyAnnotation);
+    if (hex.empty() || !parse_key_hex(hex, &key)) return std::nullopt;
+    return key;
+  }
 
  private:
+  std::int64_t next_key_poll_ = 0;
   void schedule(std::int64_t now) { next_ = now + (ready_ ? kAgonesHealthPeriodMs : kAgonesReadyRetryMs) * 1'000'000; }
 };
 

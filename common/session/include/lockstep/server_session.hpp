@@ -162,6 +162,9 @@ class ServerSession {
 
   /// Ends the session at the next update (operator stop): clients are told, then it finishes.
   void stop();
+  /// Replaces the key connect tokens must be sealed with (a key an allocation hands the server
+  /// after it started: --token-key agones). Connections already past their challenge keep theirs.
+  void set_token_key(const SecretKey& key);
   [[nodiscard]] bool finished() const;
   /// 0 finished as asked, 3 a desync was detected (the exit codes in README.md).
   [[nodiscard]] int exit_code() const;
