@@ -124,7 +124,7 @@ int inspect(const Options& o) {
   std::string error;
   if (!read_connect_token(bytes, &t, &error)) {
     LOCKSTEP_LOG_ERROR("%s: %s", o.file.c_str(), error.c_str());
-    return 3;
+    return 2;
   }
   Json servers = Json::array();
   for (const TokenAddress& a : t.servers) servers.push_back(a.text());
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
   log_setup("lockstep-token");
   CLI::App app{"lockstep-token: connect tokens for a matchmaker (docs/PROTOCOL.md §4.6). A backend and its servers\n"
                "share a token key (lockstep-server --token-key); the backend mints a token per player and match.\n"
-               "Exit codes: 0 done, 1 cannot write, 2 bad usage, 3 not a token."};
+               "Exit codes: 0 done, 1 cannot write, 2 bad usage or not a token."};
   app.set_version_flag("--version", std::string("lockstep-token ") + kVersion + " (protocol " + std::to_string(kProtocolVersion) + ")");
   app.require_subcommand(1);
   Options o;

@@ -12,6 +12,7 @@
 #include "lockstep/clock.hpp"
 #include "lockstep/host.hpp"
 #include "lockstep/lockstep_session.h"
+#include "lockstep/lockstep_token.h"
 #include "support/loop.hpp"
 
 using namespace lockstep;
@@ -180,5 +181,89 @@ TEST_SUITE("api/embed") {
     CHECK(lockstep_client_finished(nullptr) == 0);
     lockstep_client_destroy(nullptr);
     CHECK(lockstep_module_from_table(nullptr, &arena, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+  }
+
+  TEST_CASE("C: a backend mints a token with lockstep_token_mint and a game joins a sealed Host with it") {
+    std::uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES];
+    lockstep_token_keygen(key);
+    ServerConfig cfg;
+    cfg.port = 0;
+    cfg.players = 1;
+    cfg.last_tick = 200;
+    cfg.world = arena_world(5, 40, 1);
+    cfg.factory = make_arena;
+    cfg.start_delay_ns = 50'000'000;
+    cfg.token_key.emplace();
+    std::memcpy(cfg.token_key->data(), key, sizeof key);
+    Error err;
+    auto host = Host::create(cfg, &err);
+    REQUIRE_MESSAGE(host, err.detail);
+    const std::string server = "127.0.0.1:" + std::to_string(host->port());
+    const char* servers[] = {server.c_str()};
+    lockstep_token_request q{};
+    q.protocol_id = LOCKSTEP_DEFAULT_PROTOCOL_ID;
+    q.client_id = 77;
+    q.slot = LOCKSTEP_TOKEN_ANY_SLOT;
+    q.servers = servers;
+    q.server_count = 1;
+    q.lifetime_seconds = 30;
+    std::uint8_t token[LOCKSTEP_TOKEN_MAX_BYTES];
+    std::size_t token_len = 0;
+    char error[256] = "";
+    REQUIRE(lockstep_token_mint(&q, key, token, sizeof token, &token_len, error, sizeof error) == LOCKSTEP_OK);
+    // Bad requests get a sentence.
+    lockstep_token_request bad = q;
+    bad.server_count = 0;
+    CHECK(lockstep_token_mint(&bad, key, token, sizeof token, &token_len, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    const char* not_an_address[] = {"example.com:7777"};
+    bad = q;
+    bad.servers = not_an_address;
+    CHECK(lockstep_token_mint(&bad, key, token, sizeof token, &token_len, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("servers[0]") != std::string::npos);
+    std::size_t small_len = 0;
+    CHECK(lockstep_token_mint(&q, key, token, 10, &small_len, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+
+    const lockstep_module* arena = nullptr;
+    REQUIRE(lockstep_module_builtin("arena", &arena, error, sizeof error) == LOCKSTEP_OK);
+    lockstep_client_config config;
+    lockstep_client_config_defaults(&config);
+    config.module = arena;
+    config.name = "c-game";
+    config.port = 0;  // the token's first server
+    config.connect_token = token;
+    config.connect_token_len = token_len;
+    lockstep_client* client = nullptr;
+    REQUIRE(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_OK);
+    std::vector<std::uint32_t> kinds;
+    std::vector<lockstep::testing::Driven> parts{
+        {[&](std::int64_t now) {
+           const std::int64_t wake = host->update(now);
+           (void)host->take_events();
+           return wake;
+         },
+         [&] { return host->session().fd(); }},
+        {[&](std::int64_t now) {
+           const std::int64_t wake = lockstep_client_update(client, now);
+           lockstep_event e;
+           while (lockstep_client_poll_event(client, &e)) kinds.push_back(e.kind);
+           return std::min(wake, now + 4'000'000);
+         },
+         [] { return -1; }}};
+    REQUIRE(drive(parts, [&] { return host->finished() && lockstep_client_finished(client); }, 20'000'000'000LL));
+    CHECK(host->exit_code() == 0);
+    REQUIRE_FALSE(kinds.empty());
+    CHECK(kinds.front() == LOCKSTEP_EVENT_JOINED);
+    CHECK(kinds.back() == LOCKSTEP_EVENT_ENDED);
+    lockstep_client_stats st{};
+    REQUIRE(lockstep_client_stats_get(client, &st) == LOCKSTEP_OK);
+    CHECK(st.hash == host->simulation().hash());
+    CHECK(host->session().stats().sealed_forged == 0);
+    lockstep_client_destroy(client);
+    // A token that is not one is refused at create, with a sentence.
+    const std::uint8_t junk[8] = {1, 2, 3};
+    config.connect_token = junk;
+    config.connect_token_len = sizeof junk;
+    CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("connect_token") != std::string::npos);
   }
 }
