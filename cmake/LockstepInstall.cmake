@@ -43,7 +43,7 @@ if(NOT LOCKSTEP_CORE_ONLY)
   set_target_properties(lockstep PROPERTIES EXPORT_NAME net_static)
   set_target_properties(lockstep_shared PROPERTIES EXPORT_NAME net)
   list(APPEND targets lockstep_core_shared lockstep lockstep_shared
-       lockstep-server lockstep-client lockstep-netsim lockstep-synctest)
+       lockstep-server lockstep-client lockstep-netsim lockstep-synctest lockstep-token)
 endif()
 list(APPEND targets lockstep-replay)
 install(TARGETS ${targets} EXPORT lockstepTargets

@@ -13,7 +13,7 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 PREFIX="$WORK/prefix"
 cmake --install "$BUILD" --prefix "$PREFIX" >"$WORK/install.log" 2>&1 || fail "cmake --install: $(tail -3 "$WORK/install.log")"
 for f in bin/lockstep-server bin/lockstep-client bin/lockstep-replay bin/lockstep-synctest bin/lockstep-netsim bin/lockstep-lint \
-         include/lockstep/lockstep.h include/lockstep/module_abi.h include/lockstep/simulation.hpp \
+         bin/lockstep-token include/lockstep/lockstep_token.h include/lockstep/connect_token.hpp include/lockstep/lockstep.h include/lockstep/module_abi.h include/lockstep/simulation.hpp \
          include/lockstep/wire/messages_generated.h lib/liblockstep_core.a lib/liblockstep_net.a \
          lib/liblockstep_core.so.0.1.0 lib/liblockstep_net.so.0.1.0 lib/cmake/lockstep/lockstepConfig.cmake \
          lib/cmake/lockstep/lockstepConfigVersion.cmake lib/cmake/lockstep/lockstepTargets.cmake \
@@ -21,6 +21,12 @@ for f in bin/lockstep-server bin/lockstep-client bin/lockstep-replay bin/lockste
          lib/cmake/lockstep/LICENSE share/doc/lockstep/copyright; do
   [ -e "$PREFIX/$f" ] || fail "the install has no $f"
 done
+# The installed matchmaker tool: a key, a token for a server, and what the token says.
+"$PREFIX/bin/lockstep-token" keygen -o "$WORK/installed.key" || fail "installed lockstep-token keygen"
+"$PREFIX/bin/lockstep-token" mint --key "$WORK/installed.key" --client-id 5 --server 10.1.2.3:7777 -o "$WORK/installed.token" \
+  || fail "installed lockstep-token mint"
+"$PREFIX/bin/lockstep-token" inspect "$WORK/installed.token" >"$WORK/installed-token.json" || fail "installed lockstep-token inspect"
+json_check "$WORK/installed-token.json" 'd["client_id"] == 5 and d["servers"] == ["10.1.2.3:7777"]' "the installed lockstep-token's token"
 readelf -d "$PREFIX/lib/liblockstep_core.so" | grep -q 'SONAME.*\[liblockstep_core.so.0\]' || fail "liblockstep_core.so has no SONAME liblockstep_core.so.0"
 readelf -d "$PREFIX/lib/liblockstep_net.so" | grep -q 'SONAME.*\[liblockstep_net.so.0\]' || fail "liblockstep_net.so has no SONAME"
 # Only the public face is installed, and each public header stands on its own.

@@ -37,7 +37,8 @@ for dep in libflatbuffers-dev nlohmann-json3-dev libxxhash-dev libenet-dev; do
   grep -q "^Depends:.*\b$dep\b" "$WORK/control" && fail "Depends names $dep: a module-only build would need it"
 done
 dpkg-deb -c "$DEB" | awk '{print $6}' >"$WORK/contents"
-for f in ./usr/bin/lockstep-server ./usr/bin/lockstep-client ./usr/bin/lockstep-synctest ./usr/include/lockstep/lockstep.h \
+for f in ./usr/bin/lockstep-server ./usr/bin/lockstep-client ./usr/bin/lockstep-synctest ./usr/bin/lockstep-token \
+         ./usr/include/lockstep/lockstep.h ./usr/include/lockstep/lockstep_token.h \
          ./usr/share/doc/lockstep/copyright ./usr/lib/cmake/lockstep/LICENSE \
          ./usr/lib/liblockstep_core.so.0.1.0 ./usr/lib/cmake/lockstep/lockstepConfig.cmake ./usr/lib/pkgconfig/lockstep.pc; do
   grep -qx "$f" "$WORK/contents" || fail "the package has no $f"
