@@ -143,7 +143,7 @@ bool load_keys(Options& o) {
       LOCKSTEP_LOG_ERROR("--token-key agones takes the key from an Agones allocation: it needs --agones");
       return false;
     }
-    o.cfg.token_key = random_key();  // nobody holds this one: every token is refused until the match's key arrives
+    o.cfg.token_key_later = true;  // connect requests wait for the match's key
   }
   for (auto [source, key, option] : {std::tuple{&o.token_key, &o.cfg.token_key, "--token-key"},
                                      std::tuple{&o.status_key, &o.cfg.status_key, "--status-key"}}) {
@@ -227,10 +227,12 @@ int host(Options o) {
         play_cpu.observe(session->executed_tick(), session->executed_tick() == cfg.last_tick);
         if (agones) wake = std::min(wake, agones->update(now));
         if (agones && awaiting_key) {
-          if (const auto key = agones->poll_token_key(now)) {
-            session->set_token_key(*key);
+          if (const auto match = agones->poll_token_key(now)) {
+            session->set_token_key(match->key, match->addresses);
             awaiting_key = false;
-            LOCKSTEP_LOG_INFO("agones: the match's token key arrived with the allocation; players may join");
+            LOCKSTEP_LOG_INFO("agones: the match's token key arrived with the allocation; players may join%s%s",
+                              match->addresses.empty() ? "" : " at ",
+                              match->addresses.empty() ? "" : match->addresses.front().text().c_str());
           }
           wake = std::min(wake, now + kAgonesKeyPollMs * 1'000'000);
         }

@@ -25,6 +25,8 @@ bool write_private(const std::string& path, const std::string& text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return std::fflush(stdout) == 0;
   }
+  // A new file, readable by its owner only from its first byte (an old one may be readable by others).
+  std::remove(path.c_str());
   const mode_t old = umask(077);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;

@@ -4,14 +4,16 @@ fresh token key of its own, and mint each player a connect token for it.
 
 Usage:
   matchmaker.py --players alice,bob [--fleet lockstep] [--expires-in 30] [--token-bin lockstep-token]
-  matchmaker.py --players alice,bob --address 203.0.113.7:7342   (no cluster: mint for a known server)
+  matchmaker.py --players alice,bob --address 203.0.113.7:7342   (no cluster: mint for a known server;
+      the key, from LOCKSTEP_MATCH_KEY or new, is printed for whoever hands it to that server)
 
 With a cluster it creates a GameServerAllocation through kubectl whose metadata carries the
 match's key in the annotation lockstep.dev/token-key; Agones sets it on the allocated GameServer,
 and lockstep-server --agones --token-key agones reads it from its SDK sidecar. The key exists
 nowhere else: a token for this match is refused by every other server of the fleet, and the
 annotation is readable only to whoever may read the GameServer (keep that to the matchmaker).
-Prints JSON: {"server": "IP:PORT", "key_annotation": ..., "tokens": {player: base64 token}}; the
+Prints JSON: {"server": "IP:PORT", "tokens": {player: base64 token}} (with --address also
+"key_annotation", the annotation to hand the server); the
 matchmaker sends each player its token over its own authenticated channel (HTTPS), and the game
 joins with it (lockstep-client --connect-token FILE, or lockstep_client_config.connect_token).
 --print-allocation prints the allocation it would create and exits.
@@ -61,19 +63,21 @@ def main():
     ap.add_argument("--players", required=True, help="comma-separated player ids, in slot order")
     ap.add_argument("--fleet", default="lockstep")
     ap.add_argument("--address", help="IP:PORT of a server already allocated (no kubectl)")
-    ap.add_argument("--key-hex", help="the match's key (default: a new random one)")
     ap.add_argument("--expires-in", type=int, default=30)
     ap.add_argument("--token-bin", default="lockstep-token")
     ap.add_argument("--print-allocation", action="store_true")
     a = ap.parse_args()
     players = [p for p in a.players.split(",") if p]
-    key_hex = a.key_hex or secrets.token_hex(32)
+    key_hex = os.environ.get("LOCKSTEP_MATCH_KEY") or secrets.token_hex(32)
     if a.print_allocation:
         print(json.dumps(allocation(a.fleet, key_hex), indent=2))
         return
     server = a.address or allocate(a.fleet, key_hex)
     tokens = {p: mint(a.token_bin, key_hex, server, 1000 + i, i, a.expires_in) for i, p in enumerate(players)}
-    print(json.dumps({"server": server, "key_annotation": {ANNOTATION: key_hex}, "tokens": tokens}))
+    out = {"server": server, "tokens": tokens}
+    if a.address:  # no allocation carried the key: whoever runs the server needs it
+        out["key_annotation"] = {ANNOTATION: key_hex}
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,14 @@ void lockstep_token_keygen(uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES]) {
   std::memcpy(key, k.data(), k.size());
 }
 
+void lockstep_token_request_defaults(lockstep_token_request* request) {
+  if (!request) return;
+  *request = lockstep_token_request{};
+  request->protocol_id = LOCKSTEP_DEFAULT_PROTOCOL_ID;
+  request->slot = LOCKSTEP_TOKEN_ANY_SLOT;
+  request->lifetime_seconds = 30;
+}
+
 lockstep_result lockstep_token_mint(const lockstep_token_request* request, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
                                     uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap) {
   if (!request || !key || !out || !out_len)
@@ -36,7 +44,9 @@ lockstep_result lockstep_token_mint(const lockstep_token_request* request, const
   if (request->user_data_len > kMaxTokenUserData)
     return fail(LOCKSTEP_ERROR_ARGUMENT, "user_data_len is at most 256", error, error_cap);
   q.user_data.assign(request->user_data, request->user_data + request->user_data_len);
-  for (size_t i = 0; i < request->server_count && i <= kMaxTokenServers; ++i) {
+  if (request->server_count < 1 || request->server_count > kMaxTokenServers)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "server_count must be 1..8", error, error_cap);
+  for (size_t i = 0; i < request->server_count; ++i) {
     TokenAddress a;
     if (!request->servers[i] || !parse_token_address(request->servers[i], &a))
       return fail(LOCKSTEP_ERROR_ARGUMENT, "servers[" + std::to_string(i) + "] is not a.b.c.d:port", error, error_cap);

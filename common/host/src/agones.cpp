@@ -63,15 +63,23 @@ bool AgonesSdk::request(const char* method, const char* path, std::string* body)
   return ok;
 }
 
-std::string AgonesSdk::annotation(const std::string& name) {
+AgonesSdk::Allocation AgonesSdk::allocation(const std::string& annotation_name) {
+  Allocation out;
   std::string body;
-  if (!request("GET", "/gameserver", &body)) return "";
+  if (!request("GET", "/gameserver", &body)) return out;
   const Json doc = json_parse(body);
-  const Json::json_pointer at("/object_meta/annotations");
-  if (doc.is_discarded() || !doc.contains(at) || !doc[at].is_object()) return "";
-  const Json& annotations = doc[at];
-  const auto it = annotations.find(name);
-  return it != annotations.end() && it->is_string() ? it->get<std::string>() : "";
+  if (doc.is_discarded() || !doc.is_object()) return out;
+  const Json::json_pointer annotations("/object_meta/annotations"), address("/status/address"), port("/status/ports/0/port");
+  if (doc.contains(annotations) && doc[annotations].is_object()) {
+    const auto it = doc[annotations].find(annotation_name);
+    if (it != doc[annotations].end() && it->is_string()) out.annotation = it->get<std::string>();
+  }
+  if (doc.contains(address) && doc[address].is_string() && doc.contains(port) && doc[port].is_number_unsigned()) {
+    TokenAddress a;
+    if (parse_token_address(doc[address].get<std::string>() + ":" + std::to_string(doc[port].get<std::uint64_t>()), &a))
+      out.address = a;
+  }
+  return out;
 }
 
 }  // namespace lockstep

@@ -114,7 +114,7 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"run_seconds", round_to(run_s, 3)},
               {"ticks_per_second", round_to(run_s > 0 ? static_cast<double>(st.ticks - 1) / run_s : 0.0, 2)},
               {"kicked", st.kicked},
-              {"sealed", s.config().token_key.has_value()},
+              {"sealed", s.config().token_key.has_value() || s.config().token_key_later},
               {"sealed_dropped", {{"forged", st.sealed_forged}, {"replayed", st.sealed_replayed}}},
               {"replies_withheld", st.replies_withheld},
               {"pending_refused", st.pending_refused},

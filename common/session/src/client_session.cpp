@@ -180,7 +180,7 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
     const Channel ch = ev.channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
     const OpenError e = seal->open(ch, ev.data, seal_scratch);
     if (e == OpenError::None) return on_message(ev.channel, seal_scratch, now);
-    drop(e == OpenError::Replayed ? ClientDrop::Replayed : ClientDrop::Forged, to_string(e));
+    drop(e == OpenError::Replayed ? ClientDrop::Replayed : ClientDrop::Forged, "a sealed message");
     // A reliable message that did not open is lost for good: the connection cannot go on.
     if (ch == Channel::Control && e != OpenError::Replayed)
       end(4, "a control message from the server failed authentication (altered on the way)");

@@ -127,7 +127,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
   switch (m->body_type()) {
     case wire::Body::JoinRequest:
-      if (cfg.token_key && !p.seal)
+      if (tokens_required() && !p.seal)
         return refuse(p, wire::RefuseReason::TokenRequired, "this server admits only players with a connect token");
       return on_join(p, *m->body_as_JoinRequest(), now, arrived);
     case wire::Body::ConnectRequest: return on_connect_request(p, *m->body_as_ConnectRequest(), data.size());
@@ -180,7 +180,7 @@ void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::
   LOCKSTEP_LOG_INFO("refused %s: %s", peer_address(p.enet).c_str(), detail.c_str());
   protocol::Bytes msg = protocol::refuse(reason, detail);
   // Before authentication a refusal is no larger than what the peer sent: its detail is cut.
-  if (cfg.token_key && !p.authenticated && p.enet) {
+  if (tokens_required() && !p.authenticated && p.enet) {
     const std::size_t budget = p.bytes_in - std::min(p.bytes_in, p.bytes_out) - (p.seal ? PacketSeal::overhead(Channel::Control) : 0);
     for (std::string d = detail; msg.size() > budget && !d.empty();) {
       d.resize(d.size() > 16 ? d.size() - 16 : 0);
@@ -347,7 +347,7 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
   if (keyed) {
     reply = protocol::public_status_reply(st, seal_with_key(*cfg.status_key, protocol::status_reply(st), "lockstep status reply"));
     p.authenticated = true;
-  } else if (!cfg.token_key && !cfg.status_key) {
+  } else if (!tokens_required() && !cfg.status_key) {
     reply = protocol::status_reply(st);
   }
   const protocol::Bytes open_part = protocol::public_status_reply(st);

@@ -370,7 +370,9 @@ std::uint32_t ServerSession::attach_test_peer(std::int64_t now_ns) {
   m.peers.emplace(id, std::move(p));
   return id;
 }
-void ServerSession::set_token_key(const SecretKey& key) { impl_->cfg.token_key = key; }
+void ServerSession::set_token_key(const SecretKey& key, const std::vector<TokenAddress>& public_addresses) {
+  impl_->take_token_key(key, public_addresses);
+}
 std::uint32_t ServerSession::attach_sealed_test_peer(std::int64_t now_ns, const ConnectionKeys& keys, std::uint64_t client_id) {
   const std::uint32_t id = attach_test_peer(now_ns);
   Impl::Peer& p = impl_->peers.at(id);

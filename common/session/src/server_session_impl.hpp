@@ -69,6 +69,7 @@ struct ServerSession::Impl {
     std::uint32_t ip = 0;        // its IPv4 address (network order; 0 in-process)
     std::uint64_t bytes_in = 0, bytes_out = 0;  // before authentication: replies never outgrow requests
     std::int64_t last_received = 0;  // 0: nothing yet
+    std::vector<std::uint8_t> deferred_token;  // a ConnectRequest's token waiting for the server's key
   };
 
   /// A player slot: who holds it, whether it is in the session, and its inputs.
@@ -196,6 +197,11 @@ struct ServerSession::Impl {
   void on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes);
   // ---- server_tokens.cpp: connect tokens, sealed messages, what goes to peers not yet authenticated ----
   void on_connect_request(Peer& p, const wire::ConnectRequest& m, std::size_t request_bytes);
+  void open_token(Peer& p, std::span<const std::uint8_t> sealed_token);
+  /// The key (and the addresses players reach this server at) arrive after it started.
+  void take_token_key(const SecretKey& key, const std::vector<TokenAddress>& addresses);
+  /// Players must bring a connect token: the server has its key, or will be handed it.
+  [[nodiscard]] bool tokens_required() const { return cfg.token_key.has_value() || cfg.token_key_later; }
   /// Opens a message from a sealed connection into seal_scratch; false when it was dropped.
   bool open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel);
   [[nodiscard]] bool names_this_server(const std::vector<TokenAddress>& servers) const;

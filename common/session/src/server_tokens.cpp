@@ -33,7 +33,7 @@ void ServerSession::Impl::send(Peer& p, Channel ch, const protocol::Bytes& bytes
     out = seal_scratch;
   }
   // No amplification: before a peer proves it holds its token's keys, it is sent at most what it sent.
-  if (cfg.token_key && !p.authenticated && p.enet) {
+  if (tokens_required() && !p.authenticated && p.enet) {
     if (p.bytes_out + out.size() > p.bytes_in) {
       ++stats.replies_withheld;
       return;
@@ -73,10 +73,32 @@ bool ServerSession::Impl::names_this_server(const std::vector<TokenAddress>& ser
 }
 
 void ServerSession::Impl::on_connect_request(Peer& p, const wire::ConnectRequest& m, std::size_t) {
-  if (!cfg.token_key) return drop(p, DropReason::UnexpectedMessage, " (a connect token: this server takes plain joins)");
-  if (p.role != Role::Pending || p.seal || p.closing) return drop(p, DropReason::UnexpectedMessage, " (second connect request)");
+  if (!tokens_required()) return drop(p, DropReason::UnexpectedMessage, " (a connect token: this server takes plain joins)");
+  if (p.role != Role::Pending || p.seal || p.closing || !p.deferred_token.empty())
+    return drop(p, DropReason::UnexpectedMessage, " (second connect request)");
+  // Before the key arrives (an allocation hands it over) the request waits for it, within the
+  // join timeout: a player the matchmaker sent at once is not turned away.
+  if (!cfg.token_key) {
+    p.deferred_token.assign(m.token()->begin(), m.token()->end());
+    return;
+  }
+  open_token(p, {m.token()->data(), m.token()->size()});
+}
+
+void ServerSession::Impl::take_token_key(const SecretKey& key, const std::vector<TokenAddress>& addresses) {
+  cfg.token_key = key;
+  if (!addresses.empty()) cfg.public_addresses = addresses;
+  for (auto& [id, p] : peers)
+    if (!p.deferred_token.empty() && !p.closing) {
+      const std::vector<std::uint8_t> token = std::move(p.deferred_token);
+      p.deferred_token.clear();
+      open_token(p, token);
+    }
+}
+
+void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> sealed_token) {
   OpenedToken t;
-  TokenError e = open_connect_token({m.token()->data(), m.token()->size()}, *cfg.token_key, cfg.protocol_id, unix_now(), &t);
+  TokenError e = open_connect_token(sealed_token, *cfg.token_key, cfg.protocol_id, unix_now(), &t);
   // A token's expiry bounds a client's first join; a client that holds a seat may come back with it.
   if (e == TokenError::Expired &&
       std::any_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.taken && s.bound && s.client_id == t.client_id; }))

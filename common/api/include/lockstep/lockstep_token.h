@@ -1,5 +1,5 @@
 /* lockstep_token.h: minting connect tokens, for a game's matchmaker or backend
- * (docs/PROTOCOL.md §4.6, docs/OPERATIONS.md). The backend and its servers share a 32-byte token
+ * (docs/PROTOCOL.md §4.6, docs/GUIDE.md §12). The backend and its servers share a 32-byte token
  * key (lockstep-server --token-key); the backend mints one token per player and match, naming
  * the match's server, and hands it to the player's game (lockstep_client_config.connect_token, or
  * lockstep-client --connect-token). Only that server admits it, only until it expires, and only
@@ -37,6 +37,9 @@ typedef struct lockstep_token_request {
   size_t user_data_len;
   uint32_t lifetime_seconds;     /* 1..86400; the player must join within it (30 is usual) */
 } lockstep_token_request;
+
+/* The defaults into *request: lockstep's protocol id, any slot, 30 seconds; no servers. */
+void lockstep_token_request_defaults(lockstep_token_request* request);
 
 /* Mints a token into out (its file's bytes; *out_len set). LOCKSTEP_ERROR_ARGUMENT for a request
  * out of range or a buffer too small (the sentence says which). */

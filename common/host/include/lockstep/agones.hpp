@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lockstep/connect_token.hpp"
 
@@ -30,9 +31,14 @@ class AgonesSdk {
   bool ready() { return post("/ready"); }
   bool health() { return post("/health"); }
   bool shutdown() { return post("/shutdown"); }
-  /// The GameServer's annotation `name` (GET /gameserver), set by an allocation's metadata;
-  /// "" when it is not there (yet) or the sidecar does not answer.
-  std::string annotation(const std::string& name);
+  /// What an allocation handed this GameServer (GET /gameserver): the annotation `name` ("" when
+  /// it is not there yet, or the sidecar does not answer) and the address players reach it at
+  /// (status.address and its first port; port 0 when unknown).
+  struct Allocation {
+    std::string annotation;
+    TokenAddress address;
+  };
+  Allocation allocation(const std::string& annotation_name);
 
  private:
   /// One HTTP/1.1 request with an empty JSON body to 127.0.0.1; true on a 2xx answer within
@@ -66,14 +72,20 @@ class AgonesHeartbeat {
   }
   void shutdown() { sdk_.shutdown(); }
   /// Looks for the match's token key in the GameServer's annotations (at most every
-  /// kAgonesKeyPollMs); the key once it is there and well formed.
-  std::optional<SecretKey> poll_token_key(std::int64_t now) {
+  /// kAgonesKeyPollMs); once it is there and well formed, the key and the address the GameServer
+  /// is reached at (a Dynamic port policy maps the container's port to another on the node).
+  struct MatchKey {
+    SecretKey key;
+    std::vector<TokenAddress> addresses;  ///< empty when the status names none
+  };
+  std::optional<MatchKey> poll_token_key(std::int64_t now) {
     if (now < next_key_poll_) return std::nullopt;
     next_key_poll_ = now + kAgonesKeyPollMs * 1'000'000;
-    SecretKey key;
-    const std::string hex = sdk_.annotation(kAgonesTokenKeyAnnotation);
-    if (hex.empty() || !parse_key_hex(hex, &key)) return std::nullopt;
-    return key;
+    const AgonesSdk::Allocation a = sdk_.allocation(kAgonesTokenKeyAnnotation);
+    MatchKey m;
+    if (a.annotation.empty() || !parse_key_hex(a.annotation, &m.key)) return std::nullopt;
+    if (a.address.port != 0) m.addresses.push_back(a.address);
+    return m;
   }
 
  private:

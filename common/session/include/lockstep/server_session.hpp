@@ -77,6 +77,9 @@ struct ServerConfig {
   /// Connect tokens (docs/PROTOCOL.md §4.6): when set, a client joins only with a token sealed
   /// with this key, and every message after it is sealed with that connection's keys (§4.7).
   std::optional<SecretKey> token_key;
+  /// Tokens are required, but the key comes later (set_token_key(): an Agones allocation hands it
+  /// over); until then connect requests wait for it, within join_timeout_ns.
+  bool token_key_later = false;
   std::uint64_t protocol_id = kDefaultProtocolId;  ///< tokens of another game are refused
   /// The addresses players reach this server at, of which a token must name one; empty: any
   /// address with this server's port.
@@ -162,9 +165,11 @@ class ServerSession {
 
   /// Ends the session at the next update (operator stop): clients are told, then it finishes.
   void stop();
-  /// Replaces the key connect tokens must be sealed with (a key an allocation hands the server
-  /// after it started: --token-key agones). Connections already past their challenge keep theirs.
-  void set_token_key(const SecretKey& key);
+  /// Sets the key connect tokens must be sealed with, and the addresses they must name (empty:
+  /// keep the configured ones): a key an allocation hands the server after it started
+  /// (--token-key agones). Requests waiting for the key are answered; connections already past
+  /// their challenge keep their keys.
+  void set_token_key(const SecretKey& key, const std::vector<TokenAddress>& public_addresses = {});
   [[nodiscard]] bool finished() const;
   /// 0 finished as asked, 3 a desync was detected (the exit codes in README.md).
   [[nodiscard]] int exit_code() const;
