@@ -25,6 +25,7 @@ class ByteWriter {
   template <class T>
   void array(std::span<const T> values) { raw(values.data(), values.size_bytes()); }
   void raw(const void* data, std::size_t n) {
+    if (n == 0) return;  // an empty field (its buffer may be null)
     const auto* p = static_cast<const std::uint8_t*>(data);
     out_.insert(out_.end(), p, p + n);
   }
@@ -46,6 +47,7 @@ class ByteReader {
   template <class T>
   void array(std::span<T> values) { raw(values.data(), values.size_bytes()); }
   void raw(void* data, std::size_t n) {
+    if (n == 0) return;  // an empty field (its buffer may be null)
     if (!ok_ || in_.size() - pos_ < n) { ok_ = false; std::memset(data, 0, n); return; }
     std::memcpy(data, in_.data() + pos_, n);
     pos_ += n;
