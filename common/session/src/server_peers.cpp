@@ -88,7 +88,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   // that open count toward its rate: anyone on the path can send datagrams in its name.
   if (p.seal) {
     if (!open_sealed(p, data, channel)) return;
-    data = seal_scratch;
+    data = opened_scratch;
   }
   // Token bucket: a sustained rate and a burst; a peer above it is flooding.
   p.tokens = std::min(cfg.message_burst, p.tokens + static_cast<double>(now - p.tokens_at) * 1e-9 * cfg.max_messages_per_second);

@@ -149,7 +149,9 @@ struct ServerSession::Impl {
   /// Status-key proofs taken, with when (Unix s), kept while they could be replayed; refused when seen again.
   std::map<std::array<std::uint8_t, 24>, std::uint64_t> status_proofs;
   static constexpr std::size_t kMaxStatusProofs = 4096;
-  std::vector<std::uint8_t> seal_scratch;                   // one sealed or opened message, reused
+  // One message opened, and one sealed, each reused. Two buffers: handling an opened message
+  // (read in place) sends replies, which are sealed while it is still being read.
+  std::vector<std::uint8_t> opened_scratch, seal_scratch;
   std::function<void(const InputFrame&, std::uint64_t)> tick_fn;
 
   // ---- server_session.cpp: the phase machine ----
@@ -202,7 +204,7 @@ struct ServerSession::Impl {
   void take_token_key(const SecretKey& key, const std::vector<TokenAddress>& addresses);
   /// Players must bring a connect token: the server has its key, or will be handed it.
   [[nodiscard]] bool tokens_required() const { return cfg.token_key.has_value() || cfg.token_key_later; }
-  /// Opens a message from a sealed connection into seal_scratch; false when it was dropped.
+  /// Opens a message from a sealed connection into opened_scratch; false when it was dropped.
   bool open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel);
   [[nodiscard]] bool names_this_server(const std::vector<TokenAddress>& servers) const;
   [[nodiscard]] std::uint64_t unix_now() const { return cfg.unix_clock ? cfg.unix_clock() : unix_seconds(); }

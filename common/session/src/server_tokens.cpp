@@ -45,7 +45,7 @@ void ServerSession::Impl::send(Peer& p, Channel ch, const protocol::Bytes& bytes
 
 bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel) {
   const Channel ch = channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
-  const OpenError e = p.seal->open(ch, data, seal_scratch);
+  const OpenError e = p.seal->open(ch, data, opened_scratch);
   if (e == OpenError::None) {
     p.authenticated = true;
     return true;
