@@ -4,6 +4,7 @@
 #include <enet/enet.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -65,6 +66,103 @@ TEST_SUITE("session/lossy") {
       CHECK(s.clients[i]->exit_code() == 0);
       CHECK(s.traces[i]->hashes.size() == 500);
       CHECK(s.traces[i]->hashes == s.server_trace.hashes);
+    }
+  }
+
+  TEST_CASE("a resync snapshot that outruns the frames up to its tick waits for them, then repairs the client") {
+    // The server sends its newest state reliably; the frames up to it travel unreliably and can
+    // come later (lost, or a slower route). Here every play datagram to the diverging client is
+    // held back 150 ms from the desync until after the resync, while control messages (the probe
+    // and the snapshot, FlatBuffers with the "LSK1" identifier) go straight through.
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 600;
+    cfg.on_desync = OnDesync::Resync;
+    const auto dir = std::filesystem::temp_directory_path() / ("lockstep-resync-wait-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    cfg.desync_dir = dir.string();
+    Session s(cfg);
+    FaultConfig faults;
+    faults.delay_ns = 20'000'000;
+    lockstep::testing::LossyLink link(faults, s.server->port());
+    std::int64_t resync_seen = 0;
+    std::uint64_t held = 0;
+    link.set_hold([&](const FaultRelay::Datagram& d, std::int64_t now) -> std::int64_t {
+      if (d.direction != FaultRelay::Direction::Down || s.server->stats().desyncs == 0) return 0;
+      if (resync_seen == 0 && s.server->stats().resyncs > 0) resync_seen = now;
+      if (resync_seen != 0 && now > resync_seen + 100'000'000) return 0;
+      static constexpr std::uint8_t kId[] = {'L', 'S', 'K', '1'};
+      if (std::search(d.bytes.begin(), d.bytes.end(), std::begin(kId), std::end(kId)) != d.bytes.end()) return 0;
+      ++held;
+      return 150'000'000;
+    });
+    s.parts.push_back(link.part());
+    s.add_client(client_named("steady"), 1);
+    ClientConfig diverging = client_named("diverging");
+    diverging.inject_desync_at = 200;
+    s.add_client(diverging, 2, link.port());
+    REQUIRE(s.run(60 * kSeconds));
+    CHECK(held > 5);
+    CHECK(s.server->executed_tick() == 600);
+    CHECK(s.server->stats().desyncs == 1);
+    CHECK(s.server->stats().hash_silences == 0);
+    CHECK(s.clients[1]->stats().resyncs == 1);
+    CHECK(s.clients[1]->stats().resyncs_waited == 1);
+    REQUIRE(s.server->reports().size() == 1);
+    const Tick repaired = s.server->reports()[0].tick + 100;
+    CHECK(s.traces[1]->hashes.rbegin()->first == 600);
+    for (const auto& [t, h] : s.traces[1]->hashes)
+      if (t > repaired) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "diverging client at tick " << t);
+    std::filesystem::remove_all(dir);
+  }
+
+  TEST_CASE("a resync snapshot the client cannot load is sent again, and a client that never loads one is dropped") {
+    // The link damages the snapshots sent to the diverging client (the largest control messages
+    // here): the first only, then every one. The client drops what does not match its hash.
+    for (const bool every : {false, true}) {
+      CAPTURE(every);
+      ServerConfig cfg;
+      cfg.players = 2;
+      cfg.last_tick = 900;
+      cfg.on_desync = OnDesync::Resync;
+      const auto dir = std::filesystem::temp_directory_path() / ("lockstep-resync-again-" + std::to_string(::getpid()));
+      std::filesystem::create_directories(dir);
+      cfg.desync_dir = dir.string();
+      Session s(cfg);
+      lockstep::testing::LossyLink link(FaultConfig{}, s.server->port());
+      int damaged = 0;
+      link.set_damage([&](FaultRelay::Datagram& d) {
+        if (d.direction != FaultRelay::Direction::Down || d.bytes.size() < 1000 || (!every && damaged > 0)) return;
+        d.bytes[d.bytes.size() / 2] ^= 0x40;
+        ++damaged;
+      });
+      s.parts.push_back(link.part());
+      s.add_client(client_named("steady"), 1);
+      ClientConfig diverging = client_named("diverging");
+      diverging.inject_desync_at = 200;
+      s.add_client(diverging, 2, link.port());
+      REQUIRE(s.run(60 * kSeconds));
+      CHECK(s.server->stats().desyncs == 1);
+      CHECK(s.server->stats().hash_silences == 0);
+      if (!every) {
+        CHECK(damaged == 1);
+        CHECK(s.server->stats().resyncs == 2);
+        CHECK(s.server->stats().resyncs_not_taken == 1);
+        CHECK(s.server->stats().kicked == 0);
+        CHECK(s.clients[1]->stats().resyncs == 1);
+        CHECK(s.clients[1]->exit_code() == 0);
+        CHECK(s.traces[1]->hashes.rbegin()->first == 900);
+        CHECK(s.traces[1]->hashes.at(900) == s.server_trace.hashes.at(900));
+      } else {
+        CHECK(damaged == 2);
+        CHECK(s.server->stats().resyncs == 2);
+        CHECK(s.server->stats().resyncs_not_taken == 2);
+        CHECK(s.server->stats().kicked == 1);
+        CHECK(s.clients[1]->stats().resyncs == 0);
+        CHECK(s.clients[1]->end_message().find("did not load the state sent to resync it") != std::string::npos);
+        CHECK(s.server->executed_tick() == 900);  // the others play on
+      }
+      std::filesystem::remove_all(dir);
     }
   }
 

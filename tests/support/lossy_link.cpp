@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace lockstep::testing {
@@ -82,17 +83,36 @@ std::int64_t LossyLink::update(std::int64_t now) {
     if (evs[i].data.u64 == UINT64_MAX) read_all(listener_, true, 0, now);
     else read_all(upstream_[evs[i].data.u64], false, evs[i].data.u64, now);
   }
-  return relay_.update(now, [&](const FaultRelay::Datagram& d) {
-    if (d.direction == FaultRelay::Direction::Up) {
-      send(upstream_[d.flow], d.bytes.data(), d.bytes.size(), 0);
-    } else {
-      sockaddr_in to{};
-      to.sin_family = AF_INET;
-      to.sin_addr.s_addr = clients_[d.flow].first;
-      to.sin_port = clients_[d.flow].second;
-      sendto(listener_, d.bytes.data(), d.bytes.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
-    }
+  std::int64_t wake = relay_.update(now, [&](const FaultRelay::Datagram& due) {
+    if (!damage_ && !hold_) return deliver(due);
+    FaultRelay::Datagram d = due;
+    if (damage_) damage_(d);
+    const std::int64_t extra = hold_ ? hold_(d, now) : 0;
+    if (extra > 0) held_.emplace_back(now + extra, std::move(d));
+    else deliver(d);
   });
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (it->first <= now) {
+      deliver(it->second);
+      it = held_.erase(it);
+    } else {
+      wake = std::min(wake, it->first);
+      ++it;
+    }
+  }
+  return wake;
+}
+
+void LossyLink::deliver(const FaultRelay::Datagram& d) {
+  if (d.direction == FaultRelay::Direction::Up) {
+    send(upstream_[d.flow], d.bytes.data(), d.bytes.size(), 0);
+  } else {
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = clients_[d.flow].first;
+    to.sin_port = clients_[d.flow].second;
+    sendto(listener_, d.bytes.data(), d.bytes.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+  }
 }
 
 Driven LossyLink::part() {

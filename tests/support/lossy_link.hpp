@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -21,6 +22,9 @@ class LossyLink {
   std::vector<int> upstream_;  // by flow: a socket connected to the server
   std::vector<std::pair<std::uint32_t, std::uint16_t>> clients_;  // by flow: the client's address
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::size_t> by_addr_;
+  std::function<std::int64_t(const FaultRelay::Datagram&, std::int64_t)> hold_;
+  std::function<void(FaultRelay::Datagram&)> damage_;
+  std::vector<std::pair<std::int64_t, FaultRelay::Datagram>> held_;  // (due, datagram), in order held
 
  public:
   /// Relays between clients (connecting to port()) and the server on 127.0.0.1:server_port.
@@ -34,10 +38,16 @@ class LossyLink {
   /// Reads what arrived, delivers what is due; returns the next due time.
   std::int64_t update(std::int64_t now);
   [[nodiscard]] Driven part();
+  /// A test's own fault on top of the model's: each datagram, as it falls due, may be held back
+  /// for as many more nanoseconds as `hold` returns (0: delivered now).
+  /// A test's own damage: each datagram may be altered as it falls due, before it is held or delivered.
+  void set_damage(std::function<void(FaultRelay::Datagram&)> damage) { damage_ = std::move(damage); }
+  void set_hold(std::function<std::int64_t(const FaultRelay::Datagram&, std::int64_t now)> hold) { hold_ = std::move(hold); }
 
  private:
   void read_all(int fd, bool from_client, std::size_t flow, std::int64_t now);
   std::size_t flow_of(std::uint32_t addr, std::uint16_t port);
+  void deliver(const FaultRelay::Datagram& d);
 };
 
 }  // namespace lockstep::testing

@@ -125,6 +125,7 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"join_mismatches", st.join_mismatches},
               {"state_history_ticks", st.state_history_ticks},
               {"resyncs", st.resyncs},
+              {"resyncs_not_taken", st.resyncs_not_taken},
               {"cpu_us_per_tick", round_to(cpu_us_per_tick, 2)}};
 }
 
@@ -144,6 +145,7 @@ Json client_summary(const ClientSession& s, const FrameFigures& frames) {
               {"refused", st.refusal.empty() ? Json(nullptr) : Json(st.refusal)},
               {"joined_at", s.joined_at()},
               {"resyncs", st.resyncs},
+              {"resyncs_waited", st.resyncs_waited},
               {"inputs_filled", st.inputs_filled},
               {"commands_sent", st.commands_sent},
               {"rtt_ms", st.rtt_ms},

@@ -55,6 +55,7 @@ void ClientSession::Impl::on_server_play(const protocol::ServerPlay& m, std::int
     }
   });
   if (newest) clock.frames_arrived(now, m.first_tick + static_cast<Tick>(m.frame_count()) - 1, m.clock_shift);
+  if (held_resync && held_resync->tick() <= intake.received()) resync_from(std::move(held_resync), held_epoch, now);
 }
 
 // The server's report of how early our newest input arrived moves the input lead (lead.hpp).
@@ -113,7 +114,7 @@ void ClientSession::Impl::on_snapshot(const wire::Snapshot& m, std::int64_t now)
   snap.clear();
   if (snap_join) return join_from(std::move(loaded), now);
   stats.snapshot_ns = now - snap_started;
-  resync_from(std::move(loaded), now);
+  resync_from(std::move(loaded), snap_epoch, now);
 }
 
 // Rejoin or late join: start from the server's state; frames after it follow.
@@ -121,6 +122,7 @@ void ClientSession::Impl::join_from(std::unique_ptr<Simulation> loaded, std::int
   const Tick s = loaded->tick();
   stats.snapshot_ns = now - welcome_at;  // the whole transfer: welcome, chunks, load and check
   sim = std::move(loaded);
+  held_resync.reset();
   if (prev) prev->assign(*sim);
   intake.reset(s);
   executed = s;
@@ -137,20 +139,31 @@ void ClientSession::Impl::join_from(std::unique_ptr<Simulation> loaded, std::int
                     static_cast<long long>(stats.snapshot_ns / 1000));
 }
 
-// Resync: take the server's state, re-execute the frames after it and play on.
-void ClientSession::Impl::resync_from(std::unique_ptr<Simulation> loaded, std::int64_t now) {
+// Resync: take the server's state, re-execute the frames after it and play on. The server sends
+// its newest state, which can arrive before the frames up to it: then it waits for them (a newer
+// resync replaces it), and the diverged state plays on meanwhile.
+void ClientSession::Impl::resync_from(std::unique_ptr<Simulation> loaded, std::uint32_t with_epoch, std::int64_t now) {
   const Tick s = loaded->tick();
-  if (s > intake.received() || (executed > s && executed - s >= kRing))
+  if (executed > s && executed - s >= kRing)
     return drop(ClientDrop::SnapshotInvalid, "a resync snapshot of tick " + std::to_string(s) +
-                                                 " that does not fit this client's frames (executed " +
+                                                 " that is older than this client's frames (executed " +
                                                  std::to_string(executed) + ")");
+  if (s > intake.received()) {
+    LOCKSTEP_LOG_INFO("resync: the snapshot of tick %u waits for the frames up to it (received up to %u)", s, intake.received());
+    if (!held_resync) ++stats.resyncs_waited;
+    held_resync = std::move(loaded);
+    held_epoch = with_epoch;
+    return;
+  }
+  held_resync.reset();
   const Tick was = executed;
+  for (Tick t = was + 1; t <= s; ++t) intake.release(t);  // frames the snapshot already holds
   sim = std::move(loaded);
   if (prev) prev->assign(*sim);
   executed = s;
   history->record(*sim);
   hashes[s % kRing] = sim->hash();
-  epoch = snap_epoch;
+  epoch = with_epoch;
   hash_ack = s;
   desynced = false;
   ++stats.resyncs;

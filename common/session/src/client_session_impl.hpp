@@ -102,6 +102,10 @@ struct ClientSession::Impl {
   std::uint32_t snap_total = 0, snap_epoch = 0;
   bool snap_join = false;
   std::int64_t snap_started = 0;
+  // A resync snapshot that outran the frames up to its tick (they travel unreliably, it reliably):
+  // loaded once they are in. Its epoch is the one it came with.
+  std::unique_ptr<Simulation> held_resync;
+  std::uint32_t held_epoch = 0;
 
   InputSource input_source;
   HashLogWriter* hash_log = nullptr;
@@ -140,7 +144,7 @@ struct ClientSession::Impl {
   void on_probe(const wire::DesyncProbe& m);
   void on_snapshot(const wire::Snapshot& m, std::int64_t now);
   void join_from(std::unique_ptr<Simulation> loaded, std::int64_t now);
-  void resync_from(std::unique_ptr<Simulation> loaded, std::int64_t now);
+  void resync_from(std::unique_ptr<Simulation> loaded, std::uint32_t with_epoch, std::int64_t now);
   bool execute_next(std::int64_t now);
   void sample(std::int64_t now);
   void send_tick(std::int64_t now);

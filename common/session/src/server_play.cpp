@@ -11,6 +11,8 @@ namespace lockstep {
 namespace {
 constexpr std::int64_t kReportIntervalNs = 100'000'000;  // at most one desync report per peer this often
 constexpr Tick kSteadyTick = 2 * kTickRate;              // steady-state figures count from this tick (2 s in)
+constexpr std::int64_t kResyncPatienceNs = 2'000'000'000;  // a resync snapshot not taken by then is sent again
+constexpr std::uint32_t kResyncTries = 2;                  // snapshots a client may drop before it is dropped
 }  // namespace
 
 void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m, std::int64_t now,
@@ -32,7 +34,30 @@ void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m,
         drop(p, DropReason::InputTooFarAhead);
     }
   }
-  if (!m.hashes.empty() && m.epoch == p.epoch) take_hashes(p, m, now);
+  if (m.hashes.empty()) return;
+  if (m.epoch == p.epoch) {
+    p.resync_tries = 0;
+    take_hashes(p, m, now);
+  } else if (p.resync_tries > 0) {
+    resync_not_taken(p, now);
+  }
+}
+
+// Hashes still of the epoch before a resync: the client has not loaded the snapshot. It may be
+// waiting for the frames up to it; long after, it dropped it (it did not load, or did not fit):
+// one more snapshot, and a client that drops that one too is dropped, never silently unchecked.
+void ServerSession::Impl::resync_not_taken(Peer& p, std::int64_t now) {
+  const std::int64_t rtt_ns = p.enet ? std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0;
+  if (now - p.resync_at < std::max<std::int64_t>(kResyncPatienceNs, 8 * rtt_ns)) return;
+  ++stats.resyncs_not_taken;
+  if (p.resync_tries >= kResyncTries) {
+    LOCKSTEP_LOG_ERROR("resync: %s %d (%s) took none of %u snapshots", p.role == Role::Player ? "player" : "spectator",
+                       p.slot, p.name.c_str(), p.resync_tries);
+    return kick(p, "it did not load the state sent to resync it (" + std::to_string(p.resync_tries) + " tries)");
+  }
+  LOCKSTEP_LOG_WARN("resync: %s still reports hashes of the state before its resync %lld ms ago; sending the state again",
+                    p.name.c_str(), static_cast<long long>((now - p.resync_at) / 1'000'000));
+  resync(p, now);
 }
 
 void ServerSession::Impl::take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now) {
@@ -271,7 +296,7 @@ void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act)
                     "desync at tick " + std::to_string(r.tick) + " of player " + std::to_string(r.slot) + " (" + r.name + ")",
                     now);
         break;
-      case OnDesync::Resync: resync(p); break;
+      case OnDesync::Resync: resync(p, now); break;
     }
   }
 }
@@ -299,9 +324,11 @@ void ServerSession::Impl::record_report(DesyncReport r) {
 }
 
 // Sends the authoritative current state; the client loads it and plays on from there.
-void ServerSession::Impl::resync(Peer& p) {
+void ServerSession::Impl::resync(Peer& p, std::int64_t now) {
   ++p.epoch;
   ++stats.resyncs;
+  p.resync_at = now;
+  ++p.resync_tries;
   send_snapshot(p, /*join=*/false);
   p.hashes.reset_to(executed());
   p.desynced = false;

@@ -49,6 +49,8 @@ struct ServerSession::Impl {
     bool desynced = false;
     bool closing = false;       // refused, timed out, kicked or told the session's end: ENet is closing it
     std::uint32_t epoch = 0;    // resyncs sent; hashes from older epochs are stale
+    std::int64_t resync_at = 0;        // when the last resync snapshot went out
+    std::uint32_t resync_tries = 0;    // snapshots sent since its last hash of the current epoch
     bool verifying = false;     // joined a running session: not counted until a hash matches
     Tick verify_tick = 0;       // the snapshot's tick
     double tokens = 0;          // message rate limit (token bucket)
@@ -234,7 +236,8 @@ struct ServerSession::Impl {
   void note_vote(const Peer& p, Tick t, std::uint64_t theirs);
   void decide_majority(DesyncReport& r) const;
   void fit_history();
-  void resync(Peer& p);
+  void resync(Peer& p, std::int64_t now);
+  void resync_not_taken(Peer& p, std::int64_t now);
   const Simulation* state_at(Tick t);
   void assemble_and_step(std::int64_t now);
   void update_presence(std::size_t i, Tick t);

@@ -118,6 +118,7 @@ struct ServerStats {
   std::uint64_t pending_evicted = 0;   ///< idle pending connections closed to make room for a new one
   std::uint64_t status_public = 0, status_full = 0;  ///< status replies without and with names and figures
   std::uint64_t resyncs = 0;         ///< snapshots sent to desynced clients
+  std::uint64_t resyncs_not_taken = 0;  ///< resync snapshots a client still had not loaded long after
   std::uint64_t joins_running = 0;   ///< rejoins and late joins admitted with a snapshot
   std::uint64_t verified = 0;        ///< of those, verified by a matching hash
   std::uint64_t join_mismatches = 0; ///< of those, a state that did not match: reported as a desync, then closed
