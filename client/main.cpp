@@ -41,7 +41,7 @@ void declare_options(CLI::App& app, Options& o) {
   using lockstep::cli::finite;
   using lockstep::cli::unsigned_number;
   ClientConfig& cfg = o.cfg;
-  app.add_option("--connect", o.connect, "server to join, HOST:PORT (default: the connect token's first server, or 127.0.0.1:7777)");
+  app.add_option("--connect", o.connect, "server to join, HOST:PORT (default: the connect token's servers in turn, or 127.0.0.1:7777)");
   app.add_option("--connect-token", o.connect_token,
                  "join with this connect token (a file from lockstep-token or the game's matchmaker): the join and "
                  "all play are sealed");
@@ -141,11 +141,11 @@ int play(Options o) {
       LOCKSTEP_LOG_ERROR("--connect-token %s: %s", o.connect_token.c_str(), error.c_str());
       return 2;
     }
-    if (o.connect.empty()) o.connect = token.servers.front().text();
     cfg.connect_token = std::move(token);
   }
-  if (o.connect.empty()) o.connect = "127.0.0.1:7777";
-  if (!split_host_port(o.connect, &cfg.host, &cfg.port)) {
+  if (o.connect.empty() && cfg.connect_token) cfg.host.clear();  // the token's servers, in turn
+  else if (o.connect.empty()) o.connect = "127.0.0.1:7777";
+  if (!o.connect.empty() && !split_host_port(o.connect, &cfg.host, &cfg.port)) {
     LOCKSTEP_LOG_ERROR("--connect wants HOST:PORT, got '%s'", o.connect.c_str());
     return 2;
   }

@@ -516,6 +516,47 @@ TEST_SUITE("session/hostile") {
     }
   };
 
+  TEST_CASE("connections refused before joining hold no pending place once answered, though they never finish closing") {
+    // As clients that exit on their refusal: ENet's disconnect is never acknowledged. Twice the
+    // pending places are refused one after another; then a correct join is still welcomed.
+    ServerConfig cfg;
+    cfg.players = 1;
+    cfg.last_tick = 100;
+    Session s(cfg);
+    const std::uint64_t fingerprint = join_fingerprint(default_module().create);
+    std::vector<std::unique_ptr<RawPeer>> refused;
+    for (std::uint32_t i = 0; i < 2 * cfg.max_pending; ++i) {
+      CAPTURE(i);
+      auto peer = std::make_unique<RawPeer>(s.server->port());
+      RawPeer* raw = peer.get();
+      bool answered = false;
+      s.parts.push_back({[raw, &answered](std::int64_t now) {
+                           if (answered) return now + 50'000'000;  // exited: nothing more is read or acknowledged
+                           for (NetEvent ev = raw->host->poll(); ev.type != NetEvent::Type::None; ev = raw->host->poll()) {
+                             if (ev.type == NetEvent::Type::Connect) raw->connected = true;
+                             if (ev.type != NetEvent::Type::Receive || ev.channel != 0) continue;
+                             const wire::Message* m = protocol::decode(ev.data, nullptr, protocol::kMaxSnapshotBytes);
+                             if (m && m->body_type() == wire::Body::Refuse) {
+                               answered = true;
+                               break;
+                             }
+                           }
+                           return now + 5'000'000;
+                         },
+                         [raw, &answered] { return answered ? -1 : raw->host->fd(); }});
+      REQUIRE(drive(s.parts, [&] { return raw->connected; }, 5 * kSeconds));
+      raw->send(Channel::Control, protocol::join_request(kProtocolVersion, fingerprint ^ 1, "", "wrong", false));
+      REQUIRE(drive(s.parts, [&] { return answered; }, 5 * kSeconds));
+      s.parts.pop_back();  // gone, its ENet host left as it was
+      refused.push_back(std::move(peer));
+    }
+    s.add_client(client_named("player"), 1);
+    REQUIRE(s.run(20 * kSeconds));
+    CHECK(s.clients[0]->exit_code() == 0);
+    CHECK(s.server->stats().pending_refused == 0);
+    CHECK(s.server->stats().refused == 2 * cfg.max_pending);
+  }
+
   TEST_CASE("garbage, oversized, out-of-window and out-of-turn messages are dropped and counted while the session completes") {
     ServerConfig cfg;
     cfg.players = 3;

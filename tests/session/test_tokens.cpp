@@ -2,7 +2,13 @@
 // that stays hash-equal (docs/PROTOCOL.md §4.6, §4.7).
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <thread>
 
@@ -110,6 +116,80 @@ TEST_SUITE("session/tokens") {
     CHECK(r[static_cast<std::size_t>(wire::RefuseReason::TokenInUse)] == 1);
     // Before a peer holds its keys, nothing sent to it outgrew what it sent.
     CHECK(s.server->stats().replies_withheld == 0);
+  }
+
+  TEST_CASE("a client tries its token's servers in turn: a silent one, a full one, then the one that takes it") {
+    const SecretKey key = random_key();
+    // The silent one: a socket that reads nothing.
+    const int silent = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::getsockname(silent, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    const std::uint16_t silent_port = ntohs(a.sin_port);
+    // The full one: its one seat taken.
+    ServerConfig full_cfg = token_server(key, 1);
+    full_cfg.last_tick = 0;
+    Session full(full_cfg);
+    ClientSession& holder = full.add_client(with_token("holder", token_for(key, full.server->port(), 1)), 1);
+    REQUIRE(drive(full.parts, [&] { return holder.slot() >= 0; }, 10 * kSeconds));
+    Session s(token_server(key, 1));
+    TokenRequest q;
+    q.client_id = 2;
+    q.servers = {TokenAddress{{127, 0, 0, 1}, silent_port}, TokenAddress{{127, 0, 0, 1}, full.server->port()},
+                 TokenAddress{{127, 0, 0, 1}, s.server->port()}};
+    q.now = kNow;
+    q.lifetime_seconds = 30;
+    ConnectToken t;
+    std::string error;
+    REQUIRE(mint_connect_token(q, key, &t, &error));
+    ClientConfig c = with_token("walker", t);
+    c.host.clear();  // the token's servers, in turn
+    c.connect_timeout_ns = 6 * kSeconds;
+    ClientSession& walker = s.add_client(c, 2);
+    std::vector<lockstep::testing::Driven> all = s.parts;
+    all.insert(all.end(), full.parts.begin(), full.parts.end());
+    const auto began = std::chrono::steady_clock::now();
+    REQUIRE(drive(all, [&] { return walker.slot() >= 0; }, 10 * kSeconds));
+    const auto took = std::chrono::steady_clock::now() - began;
+    CHECK(walker.stats().servers_tried == 3);
+    CHECK(took >= std::chrono::seconds(2));  // the silent server's share: a third of 6 s
+    REQUIRE(drive(all, [&] { return s.server->finished() && walker.finished(); }, 20 * kSeconds));
+    CHECK(walker.exit_code() == 0);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    CHECK(full.server->stats().refusals[static_cast<std::size_t>(wire::RefuseReason::Full)] == 1);
+    ::close(silent);
+    full.server->stop();
+    REQUIRE(drive(full.parts, [&] { return full.server->finished(); }, 10 * kSeconds));
+  }
+
+  TEST_CASE("a token whose every server refuses ends with the last refusal; an empty host needs a token") {
+    const SecretKey key = random_key();
+    Session s(token_server(key, 1));
+    TokenRequest q;
+    q.client_id = 3;
+    q.servers = {TokenAddress{{127, 0, 0, 1}, static_cast<std::uint16_t>(s.server->port() + 1)},
+                 TokenAddress{{127, 0, 0, 1}, s.server->port()}};
+    q.now = kNow - 40;  // expired: every server says so, so the walk stops at the first answer
+    q.lifetime_seconds = 30;
+    ConnectToken t;
+    std::string error;
+    REQUIRE(mint_connect_token(q, key, &t, &error));
+    ClientConfig c = with_token("late", t);
+    c.host.clear();
+    c.connect_timeout_ns = 4 * kSeconds;
+    // The first address has no server: after its 2 s share the second answers TokenExpired.
+    const std::string why = refused(s, c);
+    CHECK(why.find("TokenExpired") != std::string::npos);
+    CHECK(s.clients.back()->stats().servers_tried == 2);
+    ClientConfig none = client_named("nowhere");
+    none.host.clear();
+    none.factory = default_module().create;
+    Error err;
+    CHECK(ClientSession::create(none, &err) == nullptr);
+    CHECK(err.field == "host");
   }
 
   TEST_CASE("a rejoin needs the seat's secret and a token of the same client; an expired token still brings it back") {

@@ -227,10 +227,7 @@ lockstep_result lockstep_client_create(const lockstep_client_config* config, loc
     std::string why;
     if (!read_connect_token({config->connect_token, config->connect_token_len}, &t, &why))
       return fail(LOCKSTEP_ERROR_ARGUMENT, "connect_token: " + why, error, error_cap);
-    if (config->port == 0) {
-      c.host = t.servers.front().text().substr(0, t.servers.front().text().rfind(':'));
-      c.port = t.servers.front().port;
-    }
+    if (config->port == 0) c.host.clear();  // the token's servers, in turn
     c.connect_token = std::move(t);
   }
   o.playout_max_ns = config->playout_max_ms * 1'000'000;

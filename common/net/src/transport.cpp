@@ -193,6 +193,10 @@ void peer_disconnect_now(EnetPeer* peer) {
   if (peer) enet_peer_disconnect_now(peer, 0);
 }
 void peer_reset(EnetPeer* peer) { enet_peer_reset(peer); }
+bool peer_told_all(const EnetPeer* peer) {
+  return peer && (peer->state == ENET_PEER_STATE_DISCONNECTING || peer->state == ENET_PEER_STATE_ACKNOWLEDGING_DISCONNECT ||
+                  peer->state == ENET_PEER_STATE_ZOMBIE || peer->state == ENET_PEER_STATE_DISCONNECTED);
+}
 std::uint32_t peer_rtt_ms(const EnetPeer* peer) { return peer->roundTripTime; }
 std::size_t peer_channel_count(const EnetPeer* peer) { return peer ? peer->channelCount : kChannelCount; }
 PeerNet peer_net(const EnetPeer* peer) {

@@ -65,7 +65,7 @@ void ClientSession::Impl::end(int code, const std::string& why) {
 
 std::int64_t ClientSession::Impl::update(std::int64_t now) {
   if (started_at < 0) {
-    started_at = attempt_at = now;
+    started_at = attempt_at = server_since = now;
     last_heard = now;
     stats.connect_attempts = 1;
   }
@@ -146,8 +146,35 @@ void ClientSession::Impl::on_disconnect(std::int64_t now) {
   end(4, "the connection to the server was lost");
 }
 
+// The connect token's next server, if there is one: the connection to this one is dropped.
+bool ClientSession::Impl::next_server(std::int64_t now, const std::string& why) {
+  if (server_index + 1 >= servers.size()) return false;
+  const std::string was = cfg.host + ":" + std::to_string(cfg.port);
+  ++server_index;
+  cfg.host = servers[server_index].first;
+  cfg.port = servers[server_index].second;
+  LOCKSTEP_LOG_INFO("%s: %s; trying the connect token's next server, %s:%u", was.c_str(), why.c_str(), cfg.host.c_str(),
+                    static_cast<unsigned>(cfg.port));
+  if (server) peer_reset(server);
+  connected = false;
+  seal.reset();
+  std::string err;
+  server = host->connect(cfg.host, cfg.port, &err);
+  if (server) peer_set_backstop_timeout(server, backstop_ms(cfg.silence_timeout_ns));
+  attempt_at = server_since = now;
+  last_heard = now;
+  ++stats.connect_attempts;
+  ++stats.servers_tried;
+  return true;
+}
+
 // Connection attempts, and the silences that end a session.
 void ClientSession::Impl::check_connection(std::int64_t now) {
+  // A connect token's server that has not welcomed the player in its share of the time hands
+  // over to the next.
+  const std::int64_t share = cfg.connect_timeout_ns / static_cast<std::int64_t>(servers.size());
+  if (phase == Phase::Connecting && server_index + 1 < servers.size() && now - server_since > share)
+    next_server(now, "no welcome in " + std::to_string(share / 1'000'000) + " ms");
   // A connection attempt that gets no answer (a lossy path, a server not up yet) is replaced by
   // a fresh one every connect_retry_ns, until connect_timeout_ns.
   if (phase == Phase::Connecting && !connected && now - attempt_at > cfg.connect_retry_ns &&
@@ -160,9 +187,10 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
     ++stats.connect_attempts;
   }
   if (phase == Phase::Connecting && now - started_at > cfg.connect_timeout_ns)
-    end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) + " (no answer in " +
-               std::to_string(cfg.connect_timeout_ns / 1'000'000'000) + " s, " + std::to_string(stats.connect_attempts) +
-               " attempts)");
+    end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) +
+               (servers.size() > 1 ? " or the token's " + std::to_string(servers.size() - 1) + " other server(s)" : "") +
+               " (no answer in " + std::to_string(cfg.connect_timeout_ns / 1'000'000'000) + " s, " +
+               std::to_string(stats.connect_attempts) + " attempts)");
   else if (phase != Phase::Connecting && phase != Phase::Leaving &&
            now - std::max(last_heard, host->heard_ns(server)) > cfg.silence_timeout_ns) {
     if (completed_without_end())
@@ -236,6 +264,13 @@ void ClientSession::Impl::on_message(std::uint8_t channel, std::span<const std::
       return on_welcome(*m->body_as_Welcome());
     case wire::Body::Refuse: {
       const auto* r = m->body_as_Refuse();
+      // Reasons of this server alone: the token's next server may still take the player.
+      const auto reason = r->reason();
+      if (phase == Phase::Connecting &&
+          (reason == wire::RefuseReason::Full || reason == wire::RefuseReason::AlreadyStarted ||
+           reason == wire::RefuseReason::WrongServer) &&
+          next_server(now, std::string("refused (") + wire::EnumNameRefuseReason(reason) + ")"))
+        return;
       stats.refusal = wire::EnumNameRefuseReason(r->reason());
       return end(4, std::string("refused by the server (") + wire::EnumNameRefuseReason(r->reason()) +
                         "): " + (r->detail() ? r->detail()->str() : ""));
@@ -375,7 +410,19 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
   std::string err;
   impl->host = NetHost::client(config.limits, &err, config.bind);
   if (!impl->host) return fail(ErrorKind::Runtime, err);
-  impl->server = impl->host->connect(config.host, config.port, &err);
+  if (config.host.empty()) {
+    if (!config.connect_token) return fail(ErrorKind::Usage, "host is empty and there is no connect token to name servers", "host");
+    for (const TokenAddress& a : config.connect_token->servers) {
+      const std::string text = a.text();
+      impl->servers.emplace_back(text.substr(0, text.rfind(':')), a.port);
+    }
+    if (impl->servers.empty()) return fail(ErrorKind::Usage, "the connect token names no server", "connect_token");
+    impl->cfg.host = impl->servers.front().first;
+    impl->cfg.port = impl->servers.front().second;
+  } else {
+    impl->servers.emplace_back(config.host, config.port);
+  }
+  impl->server = impl->host->connect(impl->cfg.host, impl->cfg.port, &err);
   if (!impl->server) return fail(ErrorKind::Connection, err);
   peer_set_backstop_timeout(impl->server, backstop_ms(config.silence_timeout_ns));
   return std::unique_ptr<ClientSession>(new ClientSession(std::move(impl)));

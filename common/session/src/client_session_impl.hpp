@@ -43,6 +43,11 @@ struct ClientSession::Impl {
   std::int64_t started_at = -1;
   bool connected = false;       // ENet's connection is up (the join may still be on its way)
   std::int64_t attempt_at = 0;  // when the current connection attempt started
+  // Where to connect: ClientConfig's host and port, or a connect token's servers in turn; the
+  // one being tried is cfg.host:cfg.port, since server_since.
+  std::vector<std::pair<std::string, std::uint16_t>> servers;
+  std::size_t server_index = 0;
+  std::int64_t server_since = 0;
   std::int64_t last_heard = 0;
   std::int64_t leave_deadline = 0;
   std::int64_t welcome_at = 0;
@@ -117,6 +122,7 @@ struct ClientSession::Impl {
   void on_event(const NetEvent& ev, std::int64_t now);
   void on_disconnect(std::int64_t now);
   void check_connection(std::int64_t now);
+  bool next_server(std::int64_t now, const std::string& why);
   void on_receive(const NetEvent& ev, std::int64_t now);
   void on_message(std::uint8_t channel, std::span<const std::uint8_t> data, std::int64_t now);
   /// Sends to the server, sealed once the connection has its keys.

@@ -127,6 +127,17 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
 }
 
 bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
+  // A connection refused (or timed out) before joining holds no place once its answer has been
+  // acknowledged: only ENet's disconnect handshake is left, which a client that exits on the
+  // answer never completes. It is closed at once, so the peers ENet holds stay bounded too.
+  for (auto it = peers.begin(); it != peers.end();) {
+    if (it->second.role == Role::Pending && it->second.closing && peer_told_all(it->second.enet)) {
+      peer_disconnect_now(it->second.enet);
+      it = peers.erase(it);
+    } else {
+      ++it;
+    }
+  }
   std::map<std::uint32_t, std::uint32_t> by_ip;  // pending connections per address
   std::uint32_t total = 0;
   for (const auto& [id, q] : peers)
@@ -136,23 +147,28 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
     }
   if (ip != 0 && !is_loopback(ip) && by_ip[ip] >= cfg.max_pending_per_address) return false;
   if (total < cfg.max_pending) return true;
-  // Full: the address holding the most waiting connections gives up its oldest (one address can
-  // never hold every place), or else the oldest connection that has sent nothing for a second.
+  // Full: a connection already answered and closing gives up its place first; else the address
+  // holding the most waiting connections gives up its oldest (one address can never hold every
+  // place), or else the oldest connection that has sent nothing for a second.
   std::uint32_t crowded = 0, most = 1;
   for (const auto& [addr, n] : by_ip)
     if (addr != 0 && !is_loopback(addr) && n > most) crowded = addr, most = n;
   std::uint32_t victim = 0;
-  for (const auto& [id, q] : peers) {
-    if (q.role != Role::Pending) continue;
-    if (crowded != 0 ? q.ip == crowded : q.last_received == 0 && now - q.connected_at > kIdlePendingNs) {
+  for (const auto& [id, q] : peers)
+    if (q.role == Role::Pending && q.closing) {
       victim = id;
       break;
     }
+  for (const auto& [id, q] : peers) {
+    if (victim != 0) break;
+    if (q.role != Role::Pending) continue;
+    if (crowded != 0 ? q.ip == crowded : q.last_received == 0 && now - q.connected_at > kIdlePendingNs) victim = id;
   }
   if (victim == 0) return false;
   const auto it = peers.find(victim);
-  LOCKSTEP_LOG_INFO("closing %s, which has not joined yet: a new connection needs its place",
-                    peer_address(it->second.enet).c_str());
+  if (!it->second.closing)
+    LOCKSTEP_LOG_INFO("closing %s, which has not joined yet: a new connection needs its place",
+                      peer_address(it->second.enet).c_str());
   ++stats.pending_evicted;
   peer_disconnect_now(it->second.enet);
   peers.erase(it);

@@ -81,7 +81,8 @@ typedef struct lockstep_client_config {
   int64_t playout_max_ms;      /* 150: the most frames wait past their due time for a smooth view */
   uint32_t predict;            /* 0: lockstep only; N: a predicted world up to N ticks ahead (docs/EMBEDDING.md) */
   /* A connect token from the game's matchmaker (lockstep_token.h; its file's bytes, binary or
-   * base64), or NULL: the join and all play are then sealed. port 0: join its first server. */
+   * base64), or NULL: the join and all play are then sealed. port 0: its servers in turn, each
+   * for an equal share of connect_timeout_ms, until one welcomes the player. */
   const uint8_t* connect_token;
   size_t connect_token_len;
 } lockstep_client_config;

@@ -102,6 +102,9 @@ class NetHost {
 void peer_disconnect_later(EnetPeer* peer);  ///< after queued packets are sent
 void peer_disconnect_now(EnetPeer* peer);    ///< at once, no acknowledgement awaited
 void peer_reset(EnetPeer* peer);             ///< forget the peer without telling it
+/// A peer closed with peer_disconnect_later whose queued packets have all been acknowledged: only
+/// ENet's disconnect handshake is left (which a peer that has gone away never completes).
+bool peer_told_all(const EnetPeer* peer);
 /// Smoothed round-trip time in milliseconds, as ENet measures it.
 std::uint32_t peer_rtt_ms(const EnetPeer* peer);
 /// ENet's view of a peer's link: smoothed round trip, its variance, and the packet loss estimate.

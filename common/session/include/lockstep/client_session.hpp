@@ -29,7 +29,10 @@ struct ClientConfig {
   std::string name = "player";          ///< 1..32 printable ASCII characters
   std::string token;                    ///< join secret (LAN play)
   /// Join with this connect token (docs/PROTOCOL.md §4.6) instead: the join and everything after
-  /// it is sealed with the connection's keys (§4.7). `host`/`port` still say where to connect.
+  /// it is sealed with the connection's keys (§4.7). `host`/`port` still say where to connect;
+  /// with `host` empty, the token's servers are tried in order, each for an equal share of
+  /// connect_timeout_ns, until one welcomes the player (one that is full, has started without
+  /// late joins, or is not named by the token hands over to the next).
   std::optional<ConnectToken> connect_token;
   bool spectate = false;                ///< join without a player slot
   std::string rejoin_secret;            ///< from an earlier welcome: come back into that slot
@@ -109,7 +112,8 @@ struct ClientStats {
   double loss = 0;           ///< ENet's packet loss estimate, 0..1
   std::uint32_t connect_attempts = 0;
   std::uint32_t resyncs = 0;  ///< authoritative states loaded after a desync
-  std::uint32_t resyncs_waited = 0;  ///< of them, states that arrived before the frames up to them and waited
+  std::uint32_t resyncs_waited = 0;
+  std::uint32_t servers_tried = 1;  ///< a connect token's servers tried, this one included  ///< of them, states that arrived before the frames up to them and waited
   std::int64_t snapshot_ns = 0;     ///< last snapshot: welcome (a join) or first chunk (a resync) -> loaded and checked
   std::uint64_t snapshot_bytes = 0;
   std::string refusal;  ///< why the server refused the join (RefuseReason's name), "" if it did not
