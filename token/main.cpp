@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   auto* m = app.add_subcommand("mint", "mint a token for one player and one match's server");
   m->add_option("--key", o.key, "the token key: FILE (mode 600) or env:NAME; never the key itself")->required();
   m->add_option("--client-id", o.client_id, "the backend's id of the player; its seat is bound to it")->required();
-  m->add_option("--server", o.servers, "IP:PORT of the match's server (1..8; lockstep-client joins the first)")->required();
+  m->add_option("--server", o.servers, "IP:PORT of the match's servers (1..8; lockstep-client tries them in order)")->required();
   m->add_option("--slot", o.slot, "the player slot it takes: 0..31 or any")->capture_default_str();
   m->add_option("--expires-in", o.lifetime, "seconds it is good for joining (1..86400)")->capture_default_str();
   m->add_option("--protocol-id", o.protocol_id, "the game's protocol id (as the server's --protocol-id)")->capture_default_str();

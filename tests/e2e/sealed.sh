@@ -71,4 +71,22 @@ kill -INT $R; wait $R
 python3 "$HERE/sealed_capture.py" "$WORK/clear.pcap" "$WORK/name1" "$WORK/clear-rejoin" >"$WORK/clear-cap.json" || fail "reading the clear capture"
 json_check "$WORK/clear-cap.json" 'len(d["found"]) == 2 and d["common_prefix_share"] > 0.5' \
     "the capture check finds the name, the rejoin secret and the play messages' structure in the clear"
+# A token naming two servers: the first knows itself by another address than the token gives
+# (WrongServer), so the client goes on to the second at once.
+P3=$((PORT + 20))
+"$BIN/lockstep-server" --port $P3 --players 1 --ticks 100 --token-key "$WORK/token.key" --public-address "10.9.9.9:$P3" \
+    2>"$WORK/wrong-server.err" &
+W=$!; PIDS+=($W)
+"$BIN/lockstep-server" --port $((P3 + 1)) --players 1 --ticks 100 --token-key "$WORK/token.key" --summary "$WORK/walk-server.json" \
+    2>"$WORK/walk-server.err" &
+S=$!; PIDS+=($S)
+"$BIN/lockstep-token" mint --key "$WORK/token.key" --client-id 2000 --server "127.0.0.1:$P3" --server "127.0.0.1:$((P3 + 1))" \
+    -o "$WORK/walk.token" || fail "mint a token of two servers"
+"$BIN/lockstep-client" --connect-token "$WORK/walk.token" --bot 1 --summary "$WORK/walk.json" >/dev/null 2>"$WORK/walk.err" &
+C=$!; PIDS+=($C)
+expect_exit $C 0 "the client of a two-server token"
+expect_exit $S 0 "the token's second server"
+json_check "$WORK/walk.json" 'd["servers_tried"] == 2 and d["tick"] == 100' "the client did not go on to the token's second server"
+grep -q "refused (WrongServer); trying the connect token's next server" "$WORK/walk.err" || fail "no WrongServer refusal from the first server"
+kill $W 2>/dev/null
 echo "PASS: sealed play survives tampering, replays and injection hash-equal, and its capture reveals nothing"

@@ -146,6 +146,7 @@ Json client_summary(const ClientSession& s, const FrameFigures& frames) {
               {"joined_at", s.joined_at()},
               {"resyncs", st.resyncs},
               {"resyncs_waited", st.resyncs_waited},
+              {"servers_tried", st.servers_tried},
               {"inputs_filled", st.inputs_filled},
               {"commands_sent", st.commands_sent},
               {"rtt_ms", st.rtt_ms},
