@@ -34,6 +34,41 @@ using lockstep::testing::Driven;
 using lockstep::testing::drive;
 using lockstep::testing::Session;
 using lockstep::testing::client_named;
+
+namespace {
+
+// A fresh directory for a test's desync reports, removed with it.
+struct ReportDir {
+  std::filesystem::path path;
+  explicit ReportDir(const std::string& tag)
+      : path(std::filesystem::temp_directory_path() / ("lockstep-" + tag + "-" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(path);
+  }
+  ~ReportDir() { std::filesystem::remove_all(path); }
+  ReportDir(const ReportDir&) = delete;
+  ReportDir& operator=(const ReportDir&) = delete;
+};
+
+// A server of `players` until `last_tick` that answers a desync with `on_desync`, its reports in `dir`.
+ServerConfig desync_server(std::uint32_t players, Tick last_tick, OnDesync on_desync, const ReportDir& dir) {
+  ServerConfig cfg;
+  cfg.players = players;
+  cfg.last_tick = last_tick;
+  cfg.on_desync = on_desync;
+  cfg.desync_dir = dir.path.string();
+  return cfg;
+}
+
+// A steady player straight to the server, then one through `link` that diverges after tick `at`.
+void add_steady_and_diverging(Session& s, lockstep::testing::LossyLink& link, Tick at) {
+  s.parts.push_back(link.part());
+  s.add_client(client_named("steady"), 1);
+  ClientConfig diverging = client_named("diverging");
+  diverging.inject_desync_at = at;
+  s.add_client(diverging, 2, link.port());
+}
+
+}  // namespace
 using lockstep::testing::kSeconds;
 using lockstep::testing::Traced;
 
@@ -74,14 +109,8 @@ TEST_SUITE("session/lossy") {
     // come later (lost, or a slower route). Here every play datagram to the diverging client is
     // held back 150 ms from the desync until after the resync, while control messages (the probe
     // and the snapshot, FlatBuffers with the "LSK1" identifier) go straight through.
-    ServerConfig cfg;
-    cfg.players = 2;
-    cfg.last_tick = 600;
-    cfg.on_desync = OnDesync::Resync;
-    const auto dir = std::filesystem::temp_directory_path() / ("lockstep-resync-wait-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    cfg.desync_dir = dir.string();
-    Session s(cfg);
+    const ReportDir dir("resync-wait");
+    Session s(desync_server(2, 600, OnDesync::Resync, dir));
     FaultConfig faults;
     faults.delay_ns = 20'000'000;
     lockstep::testing::LossyLink link(faults, s.server->port());
@@ -96,11 +125,7 @@ TEST_SUITE("session/lossy") {
       ++held;
       return 150'000'000;
     });
-    s.parts.push_back(link.part());
-    s.add_client(client_named("steady"), 1);
-    ClientConfig diverging = client_named("diverging");
-    diverging.inject_desync_at = 200;
-    s.add_client(diverging, 2, link.port());
+    add_steady_and_diverging(s, link, 200);
     REQUIRE(s.run(60 * kSeconds));
     CHECK(held > 5);
     CHECK(s.server->executed_tick() == 600);
@@ -113,7 +138,6 @@ TEST_SUITE("session/lossy") {
     CHECK(s.traces[1]->hashes.rbegin()->first == 600);
     for (const auto& [t, h] : s.traces[1]->hashes)
       if (t > repaired) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "diverging client at tick " << t);
-    std::filesystem::remove_all(dir);
   }
 
   TEST_CASE("a resync snapshot the client cannot load is sent again, and a client that never loads one is dropped") {
@@ -121,14 +145,8 @@ TEST_SUITE("session/lossy") {
     // here): the first only, then every one. The client drops what does not match its hash.
     for (const bool every : {false, true}) {
       CAPTURE(every);
-      ServerConfig cfg;
-      cfg.players = 2;
-      cfg.last_tick = 900;
-      cfg.on_desync = OnDesync::Resync;
-      const auto dir = std::filesystem::temp_directory_path() / ("lockstep-resync-again-" + std::to_string(::getpid()));
-      std::filesystem::create_directories(dir);
-      cfg.desync_dir = dir.string();
-      Session s(cfg);
+      const ReportDir dir("resync-again");
+      Session s(desync_server(2, 900, OnDesync::Resync, dir));
       lockstep::testing::LossyLink link(FaultConfig{}, s.server->port());
       int damaged = 0;
       link.set_damage([&](FaultRelay::Datagram& d) {
@@ -136,11 +154,7 @@ TEST_SUITE("session/lossy") {
         d.bytes[d.bytes.size() / 2] ^= 0x40;
         ++damaged;
       });
-      s.parts.push_back(link.part());
-      s.add_client(client_named("steady"), 1);
-      ClientConfig diverging = client_named("diverging");
-      diverging.inject_desync_at = 200;
-      s.add_client(diverging, 2, link.port());
+      add_steady_and_diverging(s, link, 200);
       REQUIRE(s.run(60 * kSeconds));
       CHECK(s.server->stats().desyncs == 1);
       CHECK(s.server->stats().hash_silences == 0);
@@ -162,7 +176,6 @@ TEST_SUITE("session/lossy") {
         CHECK(s.clients[1]->end_message().find("did not load the state sent to resync it") != std::string::npos);
         CHECK(s.server->executed_tick() == 900);  // the others play on
       }
-      std::filesystem::remove_all(dir);
     }
   }
 
@@ -278,14 +291,8 @@ TEST_SUITE("session/loopback") {
   }
 
   TEST_CASE("a desync is caught on the tick it happens and only the diverged client is named") {
-    ServerConfig cfg;
-    cfg.players = 2;
-    cfg.last_tick = 300;
-    cfg.on_desync = OnDesync::Stop;
-    const auto dir = std::filesystem::temp_directory_path() / ("lockstep-stop-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    cfg.desync_dir = dir.string();
-    Session s(cfg);
+    const ReportDir dir("stop");
+    Session s(desync_server(2, 300, OnDesync::Stop, dir));
     s.add_client(client_named("honest"), 1);
     const std::string name = "a\"b\\c {}";  // JSON's special characters in a valid name
     ClientConfig bad = client_named(name);
@@ -299,7 +306,7 @@ TEST_SUITE("session/loopback") {
     CHECK(s.clients[1]->desynced());
     CHECK_FALSE(s.clients[0]->desynced());
     // The report names the tick and the diverged player, in the directory it was given.
-    std::ifstream report(dir / ("desync-120-" + std::to_string(s.clients[1]->slot()) + ".json"));
+    std::ifstream report(dir.path / ("desync-120-" + std::to_string(s.clients[1]->slot()) + ".json"));
     REQUIRE(report.good());
     const Json doc = json_parse(std::string((std::istreambuf_iterator<char>(report)), std::istreambuf_iterator<char>()));
     REQUIRE_FALSE(doc.is_discarded());
@@ -311,7 +318,6 @@ TEST_SUITE("session/loopback") {
     REQUIRE_FALSE(summary.is_discarded());
     CHECK(summary["desyncs"][0]["name"] == name);
     CHECK(summary["seats"][static_cast<std::size_t>(s.clients[1]->slot())]["name"] == name);
-    std::filesystem::remove_all(dir);
   }
 
   TEST_CASE("a client that leaves at tick 200 of 600 does not stop the others") {
@@ -782,19 +788,14 @@ TEST_SUITE("session/hostile") {
 TEST_SUITE("session/modules") {
   // The skirmish (input size 0, everything by commands) through what the arena goes through.
   TEST_CASE("a skirmish through 20 % loss, a resync after a one-bit divergence, and a late joiner agree on every hash") {
-    ServerConfig cfg;
-    cfg.players = 3;
-    cfg.last_tick = 900;
-    cfg.on_desync = OnDesync::Resync;
+    const ReportDir dir("skirmish");
+    ServerConfig cfg = desync_server(3, 900, OnDesync::Resync, dir);
     cfg.allow_late_join = true;
     const Module& m = *find_module("skirmish");
     WorldParams world{{}, cfg.players};
     std::string error;
     REQUIRE(m.parse_world("units=150,seed=11", &world, &error));
     cfg.world = world;
-    const auto dir = std::filesystem::temp_directory_path() / ("lockstep-skirmish-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    cfg.desync_dir = dir.string();
     Session s(cfg, m);
     FaultConfig faults;
     faults.loss_pct = 20;
@@ -828,6 +829,5 @@ TEST_SUITE("session/modules") {
       if (t > 260) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "diverging client at tick " << t);
     for (const auto& [t, h] : s.traces[3]->hashes) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "late joiner at tick " << t);
     CHECK(s.traces[3]->hashes.rbegin()->first >= 700);
-    std::filesystem::remove_all(dir);
   }
 }
