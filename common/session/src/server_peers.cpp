@@ -130,7 +130,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
       if (tokens_required() && !p.seal)
         return refuse(p, wire::RefuseReason::TokenRequired, "this server admits only players with a connect token");
       return on_join(p, *m->body_as_JoinRequest(), now, arrived);
-    case wire::Body::ConnectRequest: return on_connect_request(p, *m->body_as_ConnectRequest(), data.size());
+    case wire::Body::ConnectRequest: return on_connect_request(p, *m->body_as_ConnectRequest());
     case wire::Body::StatusRequest: return on_status(p, *m->body_as_StatusRequest(), data.size());
     case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size(), now);
     case wire::Body::Leave:
@@ -343,19 +343,24 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
         status_proofs.emplace(nonce, now_s).second)
       keyed = true;
   }
+  // The full reply goes sealed to a key holder, in the clear only on a server with no keys; the
+  // public part to anyone else, if it fits the request.
+  bool full = keyed || (!tokens_required() && !cfg.status_key);
   protocol::Bytes reply;
   if (keyed) {
     reply = protocol::public_status_reply(st, seal_with_key(*cfg.status_key, protocol::status_reply(st), "lockstep status reply"));
     p.authenticated = true;
-  } else if (!tokens_required() && !cfg.status_key) {
+  } else if (full) {
     reply = protocol::status_reply(st);
   }
-  const protocol::Bytes open_part = protocol::public_status_reply(st);
-  if (reply.empty() || (!keyed && reply.size() > request_bytes)) reply = open_part;
+  if (!keyed && (reply.empty() || reply.size() > request_bytes)) {
+    reply = protocol::public_status_reply(st);
+    full = false;
+  }
   if (!keyed && reply.size() > request_bytes) {
     ++stats.replies_withheld;
   } else {
-    ++(reply.size() > open_part.size() ? stats.status_full : stats.status_public);
+    ++(full ? stats.status_full : stats.status_public);
     send(p, Channel::Control, reply);
   }
   peer_disconnect_later(p.enet);

@@ -200,7 +200,7 @@ struct ServerSession::Impl {
   void free_slot(std::size_t slot);
   void on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes);
   // ---- server_tokens.cpp: connect tokens, sealed messages, what goes to peers not yet authenticated ----
-  void on_connect_request(Peer& p, const wire::ConnectRequest& m, std::size_t request_bytes);
+  void on_connect_request(Peer& p, const wire::ConnectRequest& m);
   void open_token(Peer& p, std::span<const std::uint8_t> sealed_token);
   /// The key (and the addresses players reach this server at) arrive after it started.
   void take_token_key(const SecretKey& key, const std::vector<TokenAddress>& addresses);

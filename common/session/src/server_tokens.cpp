@@ -72,7 +72,7 @@ bool ServerSession::Impl::names_this_server(const std::vector<TokenAddress>& ser
   return false;
 }
 
-void ServerSession::Impl::on_connect_request(Peer& p, const wire::ConnectRequest& m, std::size_t) {
+void ServerSession::Impl::on_connect_request(Peer& p, const wire::ConnectRequest& m) {
   if (!tokens_required()) return drop(p, DropReason::UnexpectedMessage, " (a connect token: this server takes plain joins)");
   if (p.role != Role::Pending || p.seal || p.closing || !p.deferred_token.empty())
     return drop(p, DropReason::UnexpectedMessage, " (second connect request)");
