@@ -51,10 +51,18 @@ cmp "$WORK/server.log" "$WORK/bot.log" || fail "the bot's hashes differ"
 [ "$(tail -n1 "$WORK/server.log" | cut -d' ' -f1)" = 1500 ] || fail "the session did not reach 1500"
 grep -Fxv -f "$WORK/server.log" "$WORK/py.log" | head -3 | grep -q . && fail "the Python game's hashes differ: $(grep -Fxv -f "$WORK/server.log" "$WORK/py.log" | head -3)"
 [ "$(tail -n1 "$WORK/py.log" | cut -d' ' -f1)" = 1500 ] || fail "the Python game did not reach 1500"
-# The C game: different only from its perturbation until the resync, then equal again.
-bad=$(grep -Fxv -f "$WORK/server.log" "$WORK/c1.log" | cut -d' ' -f1)
+# The C game: different only from its perturbation to the tick of the state it was resynced to
+# (its RESYNCED event), then equal again. Ticks it had executed past that state run again after
+# the resync: the last line of each tick is what it ended with.
+resynced=$(grep -o "c_player: event 6 tick [0-9]*" "$WORK/c1.err" | head -1 | awk '{print $5}')
+[ -n "$resynced" ] || fail "the C game was never resynced (no RESYNCED event)"
+awk '{last[$1] = $0} END {for (t in last) print last[t]}' "$WORK/c1.log" | sort -n >"$WORK/c1.last"
+bad=$(grep -Fxv -f "$WORK/server.log" "$WORK/c1.last" | cut -d' ' -f1)
 [ -n "$bad" ] || fail "the C game's perturbation did not change its hashes"
-for t in $bad; do [ "$t" -ge 300 ] && [ "$t" -lt 400 ] || fail "the C game differs at tick $t, outside its divergence"; done
+for t in $bad; do
+  [ "$t" -ge 300 ] && [ "$t" -le "$resynced" ] || fail "the C game differs at tick $t, outside its divergence (300 to the resync's $resynced)"
+done
+[ "$(tail -n1 "$WORK/c1.log" | cut -d' ' -f1)" -gt $((resynced + 100)) ] || fail "the C game did not play on after its resync"
 grep -Fxv -f "$WORK/server.log" "$WORK/c2.log" | head -3 | grep -q . && fail "the rejoined C game's hashes differ"
 [ "$(tail -n1 "$WORK/c2.log" | cut -d' ' -f1)" = 1500 ] || fail "the rejoined C game did not reach 1500"
 json_check "$WORK/server.json" 'd["resyncs"] >= 1 and d["joins_running"] == 1 and d["verified"] == 1 and d["join_mismatches"] == 0' \
