@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "lockstep/bytes.hpp"
 #include "lockstep/connect_token.hpp"
 #include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
@@ -42,13 +44,6 @@ bool read_file(const std::string& path, std::vector<std::uint8_t>* out) {
   if (!in) return false;
   out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return true;
-}
-
-std::string hex(const std::vector<std::uint8_t>& bytes) {
-  static const char* d = "0123456789abcdef";
-  std::string s;
-  for (std::uint8_t b : bytes) s += {d[b >> 4], d[b & 15]};
-  return s;
 }
 
 struct Options {
@@ -87,19 +82,9 @@ int mint(const Options& o) {
     }
     q.servers.push_back(a);
   }
-  if (o.user_data.size() % 2 != 0) {
+  if (!parse_bytes_hex(o.user_data, &q.user_data)) {
     LOCKSTEP_LOG_ERROR("--user-data wants hexadecimal digits in pairs");
     return 2;
-  }
-  for (std::size_t i = 0; i < o.user_data.size(); i += 2) {
-    char* end = nullptr;
-    const std::string pair = o.user_data.substr(i, 2);
-    const unsigned long v = std::strtoul(pair.c_str(), &end, 16);
-    if (*end != '\0' || pair[0] == '-' || pair[0] == '+' || pair[0] == ' ') {
-      LOCKSTEP_LOG_ERROR("--user-data wants hexadecimal digits");
-      return 2;
-    }
-    q.user_data.push_back(static_cast<std::uint8_t>(v));
   }
   ConnectToken t;
   if (!mint_connect_token(q, key, &t, &error)) {
@@ -139,7 +124,7 @@ int inspect(const Options& o) {
                                      {"expire_time", t.expire_time},
                                      {"expires_in_s", t.expire_time > now ? static_cast<std::int64_t>(t.expire_time - now) : 0},
                                      {"sealed_bytes", t.sealed.size()},
-                                     {"sealed_prefix", hex({t.sealed.begin(), t.sealed.begin() + 25})}})
+                                     {"sealed_prefix", bytes_hex(std::span(t.sealed).first(25))}})
                           .c_str());
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "lockstep/arena.hpp"
+#include "lockstep/bytes.hpp"
 #include "lockstep/desync.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/protocol.hpp"
@@ -198,6 +199,23 @@ TEST_SUITE("core/formats") {
     }
     HashLogWriter nowhere;
     CHECK_FALSE(nowhere.open("/nonexistent-dir/x.log"));
+  }
+
+  TEST_CASE("hexadecimal: every byte value round-trips; either case reads; odd lengths and other digits do not") {
+    std::vector<std::uint8_t> all(256);
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::uint8_t>(i);
+    const std::string text = bytes_hex(all);
+    CHECK(text.size() == 512);
+    CHECK(text.substr(0, 8) == "00010203");
+    CHECK(text.substr(504) == "fcfdfeff");
+    std::vector<std::uint8_t> back;
+    REQUIRE(parse_bytes_hex(text, &back));
+    CHECK(back == all);
+    REQUIRE(parse_bytes_hex("DEADbeef\r\n", &back));
+    CHECK(back == std::vector<std::uint8_t>{0xde, 0xad, 0xbe, 0xef});
+    REQUIRE(parse_bytes_hex("", &back));
+    CHECK(back.empty());
+    for (const char* bad : {"abc", "0g", "+1", " 1", "1\n\n", "0x00", "\n\n"}) CHECK_MESSAGE(!parse_bytes_hex(bad, &back), bad);
   }
 
   TEST_CASE("the desync helpers: first differences, exact values, blocks") {

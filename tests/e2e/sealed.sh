@@ -81,12 +81,16 @@ W=$!; PIDS+=($W)
     2>"$WORK/walk-server.err" &
 S=$!; PIDS+=($S)
 "$BIN/lockstep-token" mint --key "$WORK/token.key" --client-id 2000 --server "127.0.0.1:$P3" --server "127.0.0.1:$((P3 + 1))" \
-    -o "$WORK/walk.token" || fail "mint a token of two servers"
+    --user-data 0700FF -o "$WORK/walk.token" || fail "mint a token of two servers"
+"$BIN/lockstep-token" mint --key "$WORK/token.key" --client-id 1 --server "127.0.0.1:$P3" --user-data 0g -o /dev/null 2>/dev/null
+[ $? = 2 ] || fail "--user-data 0g was not refused as a usage error"
 "$BIN/lockstep-client" --connect-token "$WORK/walk.token" --bot 1 --summary "$WORK/walk.json" >/dev/null 2>"$WORK/walk.err" &
 C=$!; PIDS+=($C)
 expect_exit $C 0 "the client of a two-server token"
 expect_exit $S 0 "the token's second server"
 json_check "$WORK/walk.json" 'd["servers_tried"] == 2 and d["tick"] == 100' "the client did not go on to the token's second server"
+json_check "$WORK/walk-server.json" 'd["seats"][0]["client_id"] == 2000 and d["seats"][0]["user_data"] == "0700ff"' \
+    "the server's summary does not name the seat's client and the token's user data"
 grep -q "refused (WrongServer); trying the connect token's next server" "$WORK/walk.err" || fail "no WrongServer refusal from the first server"
 kill $W 2>/dev/null
 echo "PASS: sealed play survives tampering, replays and injection hash-equal, and its capture reveals nothing"

@@ -15,6 +15,7 @@
 #include "lockstep/connect_token.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/status.hpp"
+#include "lockstep/summary.hpp"
 #include "support/session_harness.hpp"
 
 using namespace lockstep;
@@ -37,10 +38,11 @@ ServerConfig token_server(const SecretKey& key, std::uint32_t players = 2) {
 }
 
 ConnectToken token_for(const SecretKey& key, std::uint16_t port, std::uint64_t client_id, std::uint64_t created = kNow,
-                       std::uint32_t slot = kAnySlot) {
+                       std::uint32_t slot = kAnySlot, std::vector<std::uint8_t> user_data = {}) {
   TokenRequest q;
   q.client_id = client_id;
   q.slot = slot;
+  q.user_data = std::move(user_data);
   q.servers = {TokenAddress{{127, 0, 0, 1}, port}};
   q.now = created;
   q.lifetime_seconds = 30;
@@ -72,7 +74,22 @@ TEST_SUITE("session/tokens") {
     Session s(token_server(key));
     const std::uint16_t port = s.server->port();
     s.add_client(with_token("a", token_for(key, port, 100)), 1);
-    s.add_client(with_token("b", token_for(key, port, 200, kNow, 1)), 2);  // this one's token names slot 1
+    const std::vector<std::uint8_t> rank = {0x07, 0x00, 0xff};  // what the matchmaker tells the game's server side
+    s.add_client(with_token("b", token_for(key, port, 200, kNow, 1, rank)), 2);  // this one's token names slot 1
+    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() > 10; }, 10 * kSeconds));
+    // The seats name their clients, and the token's user data reaches the server side.
+    const auto seat_a = s.server->seat_token(0), seat_b = s.server->seat_token(1);
+    REQUIRE(seat_a);
+    REQUIRE(seat_b);
+    CHECK(seat_a->client_id == 100);
+    CHECK(seat_a->user_data.empty());
+    CHECK(seat_b->client_id == 200);
+    CHECK(seat_b->user_data == rank);
+    CHECK_FALSE(s.server->seat_token(2));
+    const Json summary = server_summary(*s.server, 0);
+    CHECK(summary["seats"][1]["client_id"] == 200);
+    CHECK(summary["seats"][1]["user_data"] == "0700ff");
+    CHECK(summary["seats"][0]["user_data"] == "");
     REQUIRE(s.run(20 * kSeconds));
     CHECK(s.server->exit_code() == 0);
     CHECK(s.server->executed_tick() == 150);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lockstep/bytes.hpp"
 #include "lockstep/state_hash.hpp"
 
 namespace lockstep {
@@ -63,6 +64,13 @@ Json status_json(const protocol::Status& st) {
 
 Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
   const ServerStats& st = s.stats();
+  // A seat taken with a connect token names its client and the token's user data (hex).
+  Json seats = seats_json(s.seats());
+  for (Json& seat : seats)
+    if (const auto token = s.seat_token(seat["slot"].get<std::uint32_t>())) {
+      seat["client_id"] = token->client_id;
+      seat["user_data"] = bytes_hex(token->user_data);
+    }
   Json desyncs = Json::array();
   for (const DesyncEvent& d : s.desyncs())
     desyncs.push_back(Json{{"tick", d.tick},
@@ -106,7 +114,7 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"ticks_skipped", st.ticks_skipped},
               {"drops", drops},
               {"refusals", refusals},
-              {"seats", seats_json(s.seats())},
+              {"seats", seats},
               {"ticks_per_second_after_2s", round_to(steady_tps, 2)},
               {"send_every", s.config().send_every},
               {"input_delay", s.config().input_delay},

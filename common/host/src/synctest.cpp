@@ -238,35 +238,6 @@ bool run_state(const SyncTestConfig& cfg, Tick t, std::vector<std::uint8_t>* out
   return true;
 }
 
-std::string bytes_hex(const std::vector<std::uint8_t>& b) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(b.size() * 2);
-  for (const std::uint8_t x : b) {
-    s += kDigits[x >> 4];
-    s += kDigits[x & 15];
-  }
-  return s;
-}
-
-bool parse_bytes_hex(const std::string& text, std::vector<std::uint8_t>* out) {
-  std::string t = text;
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-  if (t.size() % 2 != 0) return false;
-  out->clear();
-  const auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  for (std::size_t i = 0; i < t.size(); i += 2) {
-    const int hi = digit(t[i]), lo = digit(t[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<std::uint8_t>(hi << 4 | lo));
-  }
-  return true;
-}
-
 void localize_states(const SyncTestConfig& cfg, const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b,
                      CheckResult* r) {
   auto x = create(cfg), y = create(cfg);

@@ -107,32 +107,13 @@ SecretKey random_key() {
 }
 
 bool parse_key_hex(std::string_view hex, SecretKey* out) {
-  if (hex.size() != 2 * kKeyBytes) return false;
-  SecretKey k;
-  for (std::size_t i = 0; i < kKeyBytes; ++i) {
-    auto nibble = [](char c) -> int {
-      if (c >= '0' && c <= '9') return c - '0';
-      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-      return -1;
-    };
-    const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    k[i] = static_cast<std::uint8_t>(hi * 16 + lo);
-  }
-  *out = k;
+  std::vector<std::uint8_t> bytes;
+  if (hex.size() != 2 * kKeyBytes || !parse_bytes_hex(hex, &bytes)) return false;
+  std::copy(bytes.begin(), bytes.end(), out->begin());
   return true;
 }
 
-std::string key_hex(const SecretKey& key) {
-  static const char* digits = "0123456789abcdef";
-  std::string s;
-  for (std::uint8_t b : key) {
-    s += digits[b >> 4];
-    s += digits[b & 15];
-  }
-  return s;
-}
+std::string key_hex(const SecretKey& key) { return bytes_hex(key); }
 
 bool load_key(const std::string& source, SecretKey* out, std::string* error) {
   std::string text;

@@ -255,13 +255,20 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
   note_peak();
 }
 
+// A seat taken (or taken back) with a connect token is bound to its client; the token's user
+// data goes with it.
+void ServerSession::Impl::bind_seat(Slot& s, const Peer& p) {
+  s.bound = p.seal != nullptr;
+  s.client_id = p.client_id;
+  s.user_data = p.user_data;
+}
+
 void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::string& name) {
   Slot& s = slots[slot];
   s.taken = true;
   s.name = name;
   s.secret = new_secret();
-  s.bound = p.seal != nullptr;
-  s.client_id = p.client_id;
+  bind_seat(s, p);
   s.peer_id = p.id;
   p.role = Role::Player;
   p.slot = static_cast<std::int32_t>(slot);
@@ -281,9 +288,8 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   if (!rejoin) {
     s = fresh_slot();  // a new player: it joins the session once verified; the old secret is void
     s.secret = new_secret();
-    s.bound = p.seal != nullptr;
-    s.client_id = p.client_id;
   }
+  bind_seat(s, p);
   s.taken = true;
   s.leaving = false;
   s.name = name;

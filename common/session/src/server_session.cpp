@@ -348,6 +348,12 @@ Tick ServerSession::executed_tick() const { return impl_->executed(); }
 const Simulation& ServerSession::simulation() const { return *impl_->sim; }
 const ServerStats& ServerSession::stats() const { return impl_->stats; }
 std::vector<protocol::SeatStatus> ServerSession::seats() const { return impl_->seat_statuses(); }
+std::optional<ServerSession::SeatToken> ServerSession::seat_token(std::uint32_t slot) const {
+  if (slot >= impl_->slots.size()) return std::nullopt;
+  const Impl::Slot& s = impl_->slots[slot];
+  if (!s.taken || !s.bound) return std::nullopt;
+  return SeatToken{s.client_id, s.user_data};
+}
 const NetHost& ServerSession::host() const { return *impl_->host; }
 const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->desync_events; }
 const std::vector<DesyncReport>& ServerSession::reports() const { return impl_->reports; }

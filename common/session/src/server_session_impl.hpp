@@ -67,6 +67,7 @@ struct ServerSession::Impl {
     std::unique_ptr<PacketSeal> seal;  // set by a good ConnectRequest: every later message is sealed
     bool authenticated = false;  // a sealed message from it has opened: it holds the token's keys
     std::uint64_t client_id = 0;
+    std::vector<std::uint8_t> user_data;  // the token's, for the game's server side
     std::uint32_t token_slot = kAnySlot;
     std::uint32_t ip = 0;        // its IPv4 address (network order; 0 in-process)
     std::uint64_t bytes_in = 0, bytes_out = 0;  // before authentication: replies never outgrow requests
@@ -85,6 +86,7 @@ struct ServerSession::Impl {
     std::string secret;           // rejoin secret handed out at welcome
     bool bound = false;           // taken with a connect token of client `client_id`: rejoins need its token
     std::uint64_t client_id = 0;
+    std::vector<std::uint8_t> user_data;  // that token's (the newest, after a rejoin)
     bool return_pending = false;  // verified after a rejoin or late join: present from the next tick
     std::int64_t last_heard = 0;  // when this player's last message arrived
     std::int32_t lead_us = 0;     // as the client reports it
@@ -195,6 +197,7 @@ struct ServerSession::Impl {
   void refuse(Peer& p, wire::RefuseReason reason, const std::string& detail);
   void on_join(Peer& p, const wire::JoinRequest& m, std::int64_t now, std::int64_t arrived);
   void seat_spectator(Peer& p, const std::string& name, std::int64_t now);
+  void bind_seat(Slot& s, const Peer& p);
   void seat_in_lobby(Peer& p, std::size_t slot, const std::string& name);
   void admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin, std::int64_t now);
   void free_slot(std::size_t slot);

@@ -119,6 +119,7 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
   }
   token_uses.emplace(t.nonce, TokenUse{p.ip, t.expire_time, t.client_id});
   p.client_id = t.client_id;
+  p.user_data = t.user_data;
   p.token_slot = t.slot;
   std::array<std::uint8_t, protocol::kChallengeNonceBytes> nonce;
   random_bytes(nonce);

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace lockstep {
@@ -60,5 +62,11 @@ class ByteReader {
   std::size_t pos_ = 0;
   bool ok_ = true;
 };
+
+/// Lower-case hexadecimal, two digits a byte.
+std::string bytes_hex(std::span<const std::uint8_t> bytes);
+/// Hexadecimal digits in pairs (either case; one trailing line end is ignored) into bytes; false,
+/// with `out` unspecified, for anything else.
+bool parse_bytes_hex(std::string_view text, std::vector<std::uint8_t>* out);
 
 }  // namespace lockstep

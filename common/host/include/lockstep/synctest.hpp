@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/bytes.hpp"
 #include "lockstep/input.hpp"
 #include "lockstep/json.hpp"
 #include "lockstep/module.hpp"
@@ -71,9 +72,7 @@ bool parse_trace(const std::string& text, Trace* out);
 
 /// The state after tick `t` of the stream (serialized), as a child process reports it.
 bool run_state(const SyncTestConfig& cfg, Tick t, std::vector<std::uint8_t>* out, std::string* error);
-/// Bytes as lowercase hex and back (the children's states travel as text).
-std::string bytes_hex(const std::vector<std::uint8_t>& b);
-bool parse_bytes_hex(const std::string& text, std::vector<std::uint8_t>* out);
+// The children's states travel as text: bytes_hex and parse_bytes_hex (bytes.hpp).
 
 /// The first tick at which two traces differ: 0 for the new worlds, -1 for none; a length
 /// mismatch differs at the end.

@@ -180,6 +180,14 @@ class ServerSession {
   [[nodiscard]] const ServerStats& stats() const;
   /// Each taken player slot's network figures: round trip, jitter, loss, lead, fills by cause,
   /// input latency estimate.
+  /// The connect token a seat was taken with (docs/PROTOCOL.md §4.6): the matchmaker's client id
+  /// and the token's user data, for the game's server side. nullopt for a free seat or one taken
+  /// without a token.
+  struct SeatToken {
+    std::uint64_t client_id = 0;
+    std::vector<std::uint8_t> user_data;
+  };
+  [[nodiscard]] std::optional<SeatToken> seat_token(std::uint32_t slot) const;
   [[nodiscard]] std::vector<protocol::SeatStatus> seats() const;
   [[nodiscard]] const NetHost& host() const;
   [[nodiscard]] const std::vector<DesyncEvent>& desyncs() const;
