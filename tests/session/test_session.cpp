@@ -158,7 +158,10 @@ TEST_SUITE("session/lossy") {
       lockstep::testing::LossyLink link(FaultConfig{}, s.server->port());
       int damaged = 0;
       link.set_damage([&](FaultRelay::Datagram& d) {
-        if (d.direction != FaultRelay::Direction::Down || d.bytes.size() < 1000 || (!every && damaged > 0)) return;
+        static constexpr std::uint8_t kId[] = {'L', 'S', 'K', '1'};  // a control message (play messages have none)
+        if (d.direction != FaultRelay::Direction::Down || d.bytes.size() < 1000 || (!every && damaged > 0) ||
+            std::search(d.bytes.begin(), d.bytes.end(), std::begin(kId), std::end(kId)) == d.bytes.end())
+          return;
         d.bytes[d.bytes.size() / 2] ^= 0x40;
         ++damaged;
       });

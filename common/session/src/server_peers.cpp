@@ -255,6 +255,11 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
   note_peak();
 }
 
+// ", client N" for a peer that came with a connect token, for the operator's log.
+std::string ServerSession::Impl::token_note(const Peer& p) {
+  return p.seal ? ", client " + std::to_string(p.client_id) : "";
+}
+
 // A seat taken (or taken back) with a connect token is bound to its client; the token's user
 // data goes with it.
 void ServerSession::Impl::bind_seat(Slot& s, const Peer& p) {
@@ -277,8 +282,8 @@ void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::st
                                               /*joining=*/false, sim->fingerprint(), cfg.send_every));
   broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
   note_peak();
-  LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
-                    joined_players(), cfg.players);
+  LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s%s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
+                    token_note(p).c_str(), joined_players(), cfg.players);
 }
 
 // Brings a player into a running session: welcome, the tick clock, then the current state.
@@ -310,8 +315,8 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   send_start(p, now);
   send_snapshot(p, /*join=*/true);
   note_peak();
-  LOCKSTEP_LOG_INFO("player %zu (%s) %s at tick %u from %s: sent a %lld-byte snapshot", slot, name.c_str(),
-                    rejoin ? "rejoins" : "joins late", executed(), peer_address(p.enet).c_str(),
+  LOCKSTEP_LOG_INFO("player %zu (%s) %s at tick %u from %s%s: sent a %lld-byte snapshot", slot, name.c_str(),
+                    rejoin ? "rejoins" : "joins late", executed(), peer_address(p.enet).c_str(), token_note(p).c_str(),
                     static_cast<long long>(stats.last_snapshot_bytes));
 }
 

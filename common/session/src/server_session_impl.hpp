@@ -198,6 +198,7 @@ struct ServerSession::Impl {
   void on_join(Peer& p, const wire::JoinRequest& m, std::int64_t now, std::int64_t arrived);
   void seat_spectator(Peer& p, const std::string& name, std::int64_t now);
   void bind_seat(Slot& s, const Peer& p);
+  static std::string token_note(const Peer& p);
   void seat_in_lobby(Peer& p, std::size_t slot, const std::string& name);
   void admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin, std::int64_t now);
   void free_slot(std::size_t slot);
