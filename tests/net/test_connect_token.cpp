@@ -167,6 +167,15 @@ TEST_SUITE("net") {
     CHECK_FALSE(load_key("env:LOCKSTEP_TEST_KEY", &back, &error));
     CHECK_FALSE(load_key("env:LOCKSTEP_NO_SUCH_KEY", &back, &error));
     std::remove(path.c_str());
+    // Exactly 32 bytes: a key a byte short is refused, whatever line end pads it to 64 characters.
+    const std::string text = key_hex(key);
+    back = {};
+    REQUIRE(parse_key_hex(text, &back));
+    CHECK(back == key);
+    CHECK(parse_key_hex(text + "\n", &back));
+    CHECK_FALSE(parse_key_hex(text.substr(0, 62) + "\r\n", &back));
+    CHECK_FALSE(parse_key_hex(text.substr(0, 62), &back));
+    CHECK_FALSE(parse_key_hex(text + "00", &back));
   }
 
   TEST_CASE("sealed messages open on the other side only, once, and never after a change") {

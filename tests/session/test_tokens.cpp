@@ -58,6 +58,25 @@ ClientConfig with_token(const std::string& name, ConnectToken t) {
   return c;
 }
 
+// A UDP socket on loopback that reads nothing: a server address that never answers.
+struct SilentSocket {
+  int fd = -1;
+  std::uint16_t port = 0;
+  SilentSocket() {
+    fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    port = ntohs(a.sin_port);
+  }
+  ~SilentSocket() { ::close(fd); }
+  SilentSocket(const SilentSocket&) = delete;
+  SilentSocket& operator=(const SilentSocket&) = delete;
+};
+
 // Joins `c` to `s` and waits for its end; returns its end message.
 std::string refused(Session& s, ClientConfig c) {
   ClientSession& late = s.add_client(std::move(c), 9);
@@ -137,15 +156,8 @@ TEST_SUITE("session/tokens") {
 
   TEST_CASE("a client tries its token's servers in turn: a silent one, a full one, then the one that takes it") {
     const SecretKey key = random_key();
-    // The silent one: a socket that reads nothing.
-    const int silent = ::socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    REQUIRE(::bind(silent, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::getsockname(silent, reinterpret_cast<sockaddr*>(&a), &len) == 0);
-    const std::uint16_t silent_port = ntohs(a.sin_port);
+    const SilentSocket silent;  // a server that never answers
+    const std::uint16_t silent_port = silent.port;
     // The full one: its one seat taken.
     ServerConfig full_cfg = token_server(key, 1);
     full_cfg.last_tick = 0;
@@ -177,17 +189,92 @@ TEST_SUITE("session/tokens") {
     CHECK(walker.exit_code() == 0);
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);
     CHECK(full.server->stats().refusals[static_cast<std::size_t>(wire::RefuseReason::Full)] == 1);
-    ::close(silent);
     full.server->stop();
     REQUIRE(drive(full.parts, [&] { return full.server->finished(); }, 10 * kSeconds));
   }
 
-  TEST_CASE("a token whose every server refuses ends with the last refusal; an empty host needs a token") {
+  TEST_CASE("a rejoin walks its token's servers past one that does not know its secret, back to its own seat") {
     const SecretKey key = random_key();
+    ServerConfig other_cfg = token_server(key, 1);
+    other_cfg.last_tick = 0;
+    Session other(other_cfg);  // a server of another match that has never seen this player
+    ServerConfig cfg = token_server(key);
+    cfg.last_tick = 0;
+    Session s(cfg);
+    s.add_client(with_token("a", token_for(key, s.server->port(), 100)), 1);
+    ClientSession& b = s.add_client(with_token("b", token_for(key, s.server->port(), 200)), 2);
+    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() > 20; }, 10 * kSeconds));
+    const std::string secret = b.rejoin_secret();
+    REQUIRE_FALSE(secret.empty());
+    TokenRequest q;
+    q.client_id = 200;
+    q.servers = {TokenAddress{{127, 0, 0, 1}, other.server->port()}, TokenAddress{{127, 0, 0, 1}, s.server->port()}};
+    q.now = kNow;
+    q.lifetime_seconds = 30;
+    ConnectToken t;
+    std::string error;
+    REQUIRE(mint_connect_token(q, key, &t, &error));
+    ClientConfig again = with_token("b", t);
+    again.host.clear();
+    again.rejoin_secret = secret;
+    ClientSession& back = s.add_client(again, 2);
+    std::vector<lockstep::testing::Driven> all = s.parts;
+    all.insert(all.end(), other.parts.begin(), other.parts.end());
+    REQUIRE(drive(all, [&] { return back.slot() == b.slot() && s.server->stats().verified >= 1; }, 10 * kSeconds));
+    CHECK(back.stats().servers_tried == 2);
+    CHECK(other.server->stats().refused == 1);
+    s.server->stop();
+    other.server->stop();
+    REQUIRE(drive(all, [&] { return s.server->finished() && other.server->finished(); }, 10 * kSeconds));
+  }
+
+  TEST_CASE("a server that closes the connection before a welcome, without a word, hands over to the token's next") {
+    const SecretKey key = random_key();
+    ServerConfig crowded_cfg = token_server(key, 1);
+    crowded_cfg.last_tick = 0;
+    crowded_cfg.max_pending = 1;
+    Session crowded(crowded_cfg);
+    // Its one pending place is held by a connection that has said nothing yet (not idle for a
+    // second, so not evicted): the next connection is closed at once.
+    auto squatter_host = NetHost::client(TransportLimits{}, nullptr);
+    REQUIRE(squatter_host);
+    REQUIRE(squatter_host->connect("127.0.0.1", crowded.server->port(), nullptr));
+    crowded.parts.push_back({[&](std::int64_t now) {
+                               while (squatter_host->poll().type != NetEvent::Type::None) {
+                               }
+                               return now + 5'000'000;
+                             },
+                             [&] { return squatter_host->fd(); }});
+    drive(crowded.parts, [] { return false; }, 150'000'000);  // its connection completes
     Session s(token_server(key, 1));
     TokenRequest q;
+    q.client_id = 4;
+    q.servers = {TokenAddress{{127, 0, 0, 1}, crowded.server->port()}, TokenAddress{{127, 0, 0, 1}, s.server->port()}};
+    q.now = kNow;
+    q.lifetime_seconds = 30;
+    ConnectToken t;
+    std::string error;
+    REQUIRE(mint_connect_token(q, key, &t, &error));
+    ClientConfig c = with_token("walker", t);
+    c.host.clear();
+    ClientSession& walker = s.add_client(c, 1);
+    std::vector<lockstep::testing::Driven> all = s.parts;
+    all.insert(all.end(), crowded.parts.begin(), crowded.parts.end());
+    REQUIRE(drive(all, [&] { return s.server->finished() && walker.finished(); }, 20 * kSeconds));
+    CHECK(crowded.server->stats().pending_refused == 1);
+    CHECK(walker.stats().servers_tried == 2);
+    CHECK(walker.exit_code() == 0);
+    crowded.server->stop();
+    REQUIRE(drive(crowded.parts, [&] { return crowded.server->finished(); }, 10 * kSeconds));
+  }
+
+  TEST_CASE("a walk ends at a refusal that holds for every server (an expired token); an empty host needs a token") {
+    const SecretKey key = random_key();
+    Session s(token_server(key, 1));
+    const SilentSocket silent;
+    TokenRequest q;
     q.client_id = 3;
-    q.servers = {TokenAddress{{127, 0, 0, 1}, static_cast<std::uint16_t>(s.server->port() + 1)},
+    q.servers = {TokenAddress{{127, 0, 0, 1}, silent.port}, TokenAddress{{127, 0, 0, 1}, s.server->port()},
                  TokenAddress{{127, 0, 0, 1}, s.server->port()}};
     q.now = kNow - 40;  // expired: every server says so, so the walk stops at the first answer
     q.lifetime_seconds = 30;
@@ -197,10 +284,10 @@ TEST_SUITE("session/tokens") {
     ClientConfig c = with_token("late", t);
     c.host.clear();
     c.connect_timeout_ns = 4 * kSeconds;
-    // The first address has no server: after its 2 s share the second answers TokenExpired.
+    // The first address never answers: after its share (4 s / 3) the second answers TokenExpired.
     const std::string why = refused(s, c);
     CHECK(why.find("TokenExpired") != std::string::npos);
-    CHECK(s.clients.back()->stats().servers_tried == 2);
+    CHECK(s.clients.back()->stats().servers_tried == 2);  // not the third: expiry is every server's answer
     ClientConfig none = client_named("nowhere");
     none.host.clear();
     none.factory = default_module().create;

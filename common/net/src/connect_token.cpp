@@ -108,7 +108,7 @@ SecretKey random_key() {
 
 bool parse_key_hex(std::string_view hex, SecretKey* out) {
   std::vector<std::uint8_t> bytes;
-  if (hex.size() != 2 * kKeyBytes || !parse_bytes_hex(hex, &bytes)) return false;
+  if (!parse_bytes_hex(hex, &bytes) || bytes.size() != kKeyBytes) return false;
   std::copy(bytes.begin(), bytes.end(), out->begin());
   return true;
 }

@@ -193,6 +193,10 @@ void peer_disconnect_now(EnetPeer* peer) {
   if (peer) enet_peer_disconnect_now(peer, 0);
 }
 void peer_reset(EnetPeer* peer) { enet_peer_reset(peer); }
+bool peer_sending(const EnetPeer* peer) {
+  // Data, not ENet's own pings (reliable too, but without data).
+  return peer && (peer->reliableDataInTransit > 0 || !enet_list_empty(&peer->outgoingCommands));
+}
 bool peer_told_all(const EnetPeer* peer) {
   return peer && (peer->state == ENET_PEER_STATE_DISCONNECTING || peer->state == ENET_PEER_STATE_ACKNOWLEDGING_DISCONNECT ||
                   peer->state == ENET_PEER_STATE_ZOMBIE || peer->state == ENET_PEER_STATE_DISCONNECTED);

@@ -141,6 +141,9 @@ void ClientSession::Impl::on_disconnect(std::int64_t now) {
                       "; the server left before its end message arrived");
   if (phase == Phase::Connecting && !connected && now - started_at < cfg.connect_timeout_ns)
     return;  // a failed attempt: the next one starts in check_connection()
+  // Closed before a welcome without a word (its pending places full, its join timeout): the
+  // token's next server, if any.
+  if (phase == Phase::Connecting && next_server(now, "closed the connection before a welcome")) return;
   if (phase == Phase::Connecting && stats.frames_received == 0 && last_heard == started_at)
     return end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port));
   end(4, "the connection to the server was lost");
@@ -155,7 +158,10 @@ bool ClientSession::Impl::next_server(std::int64_t now, const std::string& why) 
   cfg.port = servers[server_index].second;
   LOCKSTEP_LOG_INFO("%s: %s; trying the connect token's next server, %s:%u", was.c_str(), why.c_str(), cfg.host.c_str(),
                     static_cast<unsigned>(cfg.port));
-  if (server) peer_reset(server);
+  if (server) {  // told, so a join already on its way does not hold a seat there
+    peer_disconnect_now(server);
+    host->flush();
+  }
   connected = false;
   seal.reset();
   std::string err;
@@ -264,11 +270,15 @@ void ClientSession::Impl::on_message(std::uint8_t channel, std::span<const std::
       return on_welcome(*m->body_as_Welcome());
     case wire::Body::Refuse: {
       const auto* r = m->body_as_Refuse();
-      // Reasons of this server alone: the token's next server may still take the player.
+      // Reasons of this server alone: the token's next server may still take the player. A rejoin
+      // also goes on past servers that do not know its secret (or take its expired token only
+      // back to its own seat): its seat is on one of the others.
       const auto reason = r->reason();
-      if (phase == Phase::Connecting &&
-          (reason == wire::RefuseReason::Full || reason == wire::RefuseReason::AlreadyStarted ||
-           reason == wire::RefuseReason::WrongServer) &&
+      using R = wire::RefuseReason;
+      const bool this_server = reason == R::Full || reason == R::AlreadyStarted || reason == R::WrongServer ||
+                               (!cfg.rejoin_secret.empty() &&
+                                (reason == R::BadRequest || reason == R::TokenExpired || reason == R::TokenInUse));
+      if (phase == Phase::Connecting && this_server &&
           next_server(now, std::string("refused (") + wire::EnumNameRefuseReason(reason) + ")"))
         return;
       stats.refusal = wire::EnumNameRefuseReason(r->reason());

@@ -43,10 +43,16 @@ void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m,
   }
 }
 
-// Hashes still of the epoch before a resync: the client has not loaded the snapshot. It may be
-// waiting for the frames up to it; long after, it dropped it (it did not load, or did not fit):
-// one more snapshot, and a client that drops that one too is dropped, never silently unchecked.
+// Hashes still of the epoch before a resync: the client has not loaded the snapshot. It may still
+// be on its way (a large state takes a while) or waiting for the frames up to it; long after it
+// has been delivered, the client dropped it (it did not load, or did not fit): the state once
+// more, in the same epoch (either snapshot is the server's state), and a client that takes
+// neither is dropped, never silently left unchecked.
 void ServerSession::Impl::resync_not_taken(Peer& p, std::int64_t now) {
+  if (peer_sending(p.enet)) {  // the patience counts from its delivery
+    p.resync_at = now;
+    return;
+  }
   const std::int64_t rtt_ns = p.enet ? std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0;
   if (now - p.resync_at < std::max<std::int64_t>(kResyncPatienceNs, 8 * rtt_ns)) return;
   ++stats.resyncs_not_taken;
@@ -55,9 +61,10 @@ void ServerSession::Impl::resync_not_taken(Peer& p, std::int64_t now) {
                        p.slot, p.name.c_str(), p.resync_tries);
     return kick(p, "it did not load the state sent to resync it (" + std::to_string(p.resync_tries) + " tries)");
   }
-  LOCKSTEP_LOG_WARN("resync: %s still reports hashes of the state before its resync %lld ms ago; sending the state again",
+  LOCKSTEP_LOG_WARN("resync: %s still reports hashes of the state before its resync %lld ms after it arrived; sending "
+                    "the state again",
                     p.name.c_str(), static_cast<long long>((now - p.resync_at) / 1'000'000));
-  resync(p, now);
+  resync(p, now, /*again=*/true);
 }
 
 void ServerSession::Impl::take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now) {
@@ -324,8 +331,8 @@ void ServerSession::Impl::record_report(DesyncReport r) {
 }
 
 // Sends the authoritative current state; the client loads it and plays on from there.
-void ServerSession::Impl::resync(Peer& p, std::int64_t now) {
-  ++p.epoch;
+void ServerSession::Impl::resync(Peer& p, std::int64_t now, bool again) {
+  if (!again) ++p.epoch;
   ++stats.resyncs;
   p.resync_at = now;
   ++p.resync_tries;

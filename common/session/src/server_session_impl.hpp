@@ -240,7 +240,7 @@ struct ServerSession::Impl {
   void note_vote(const Peer& p, Tick t, std::uint64_t theirs);
   void decide_majority(DesyncReport& r) const;
   void fit_history();
-  void resync(Peer& p, std::int64_t now);
+  void resync(Peer& p, std::int64_t now, bool again = false);
   void resync_not_taken(Peer& p, std::int64_t now);
   const Simulation* state_at(Tick t);
   void assemble_and_step(std::int64_t now);

@@ -105,6 +105,8 @@ void peer_reset(EnetPeer* peer);             ///< forget the peer without tellin
 /// A peer closed with peer_disconnect_later whose queued packets have all been acknowledged: only
 /// ENet's disconnect handshake is left (which a peer that has gone away never completes).
 bool peer_told_all(const EnetPeer* peer);
+/// Reliable data to the peer is queued or not yet acknowledged (false for a null peer).
+bool peer_sending(const EnetPeer* peer);
 /// Smoothed round-trip time in milliseconds, as ENet measures it.
 std::uint32_t peer_rtt_ms(const EnetPeer* peer);
 /// ENet's view of a peer's link: smoothed round trip, its variance, and the packet loss estimate.

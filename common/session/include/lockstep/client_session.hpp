@@ -112,8 +112,8 @@ struct ClientStats {
   double loss = 0;           ///< ENet's packet loss estimate, 0..1
   std::uint32_t connect_attempts = 0;
   std::uint32_t resyncs = 0;  ///< authoritative states loaded after a desync
-  std::uint32_t resyncs_waited = 0;
-  std::uint32_t servers_tried = 1;  ///< a connect token's servers tried, this one included  ///< of them, states that arrived before the frames up to them and waited
+  std::uint32_t resyncs_waited = 0;  ///< of them, states that arrived before the frames up to them and waited
+  std::uint32_t servers_tried = 1;   ///< a connect token's servers tried, this one included
   std::int64_t snapshot_ns = 0;     ///< last snapshot: welcome (a join) or first chunk (a resync) -> loaded and checked
   std::uint64_t snapshot_bytes = 0;
   std::string refusal;  ///< why the server refused the join (RefuseReason's name), "" if it did not
