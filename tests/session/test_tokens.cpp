@@ -37,19 +37,25 @@ ServerConfig token_server(const SecretKey& key, std::uint32_t players = 2) {
   return cfg;
 }
 
-ConnectToken token_for(const SecretKey& key, std::uint16_t port, std::uint64_t client_id, std::uint64_t created = kNow,
-                       std::uint32_t slot = kAnySlot, std::vector<std::uint8_t> user_data = {}) {
+// A token of `client_id` naming these loopback ports, in order, good for 30 s from `created`.
+ConnectToken walk_token(const SecretKey& key, std::uint64_t client_id, const std::vector<std::uint16_t>& ports,
+                        std::uint64_t created = kNow, std::uint32_t slot = kAnySlot, std::vector<std::uint8_t> user_data = {}) {
   TokenRequest q;
   q.client_id = client_id;
   q.slot = slot;
   q.user_data = std::move(user_data);
-  q.servers = {TokenAddress{{127, 0, 0, 1}, port}};
+  for (const std::uint16_t port : ports) q.servers.push_back(TokenAddress{{127, 0, 0, 1}, port});
   q.now = created;
   q.lifetime_seconds = 30;
   ConnectToken t;
   std::string error;
   REQUIRE(mint_connect_token(q, key, &t, &error));
   return t;
+}
+
+ConnectToken token_for(const SecretKey& key, std::uint16_t port, std::uint64_t client_id, std::uint64_t created = kNow,
+                       std::uint32_t slot = kAnySlot, std::vector<std::uint8_t> user_data = {}) {
+  return walk_token(key, client_id, {port}, created, slot, std::move(user_data));
 }
 
 ClientConfig with_token(const std::string& name, ConnectToken t) {
@@ -165,15 +171,7 @@ TEST_SUITE("session/tokens") {
     ClientSession& holder = full.add_client(with_token("holder", token_for(key, full.server->port(), 1)), 1);
     REQUIRE(drive(full.parts, [&] { return holder.slot() >= 0; }, 10 * kSeconds));
     Session s(token_server(key, 1));
-    TokenRequest q;
-    q.client_id = 2;
-    q.servers = {TokenAddress{{127, 0, 0, 1}, silent_port}, TokenAddress{{127, 0, 0, 1}, full.server->port()},
-                 TokenAddress{{127, 0, 0, 1}, s.server->port()}};
-    q.now = kNow;
-    q.lifetime_seconds = 30;
-    ConnectToken t;
-    std::string error;
-    REQUIRE(mint_connect_token(q, key, &t, &error));
+    const ConnectToken t = walk_token(key, 2, {silent_port, full.server->port(), s.server->port()});
     ClientConfig c = with_token("walker", t);
     c.host.clear();  // the token's servers, in turn
     c.connect_timeout_ns = 6 * kSeconds;
@@ -206,14 +204,7 @@ TEST_SUITE("session/tokens") {
     REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() > 20; }, 10 * kSeconds));
     const std::string secret = b.rejoin_secret();
     REQUIRE_FALSE(secret.empty());
-    TokenRequest q;
-    q.client_id = 200;
-    q.servers = {TokenAddress{{127, 0, 0, 1}, other.server->port()}, TokenAddress{{127, 0, 0, 1}, s.server->port()}};
-    q.now = kNow;
-    q.lifetime_seconds = 30;
-    ConnectToken t;
-    std::string error;
-    REQUIRE(mint_connect_token(q, key, &t, &error));
+    const ConnectToken t = walk_token(key, 200, {other.server->port(), s.server->port()});
     ClientConfig again = with_token("b", t);
     again.host.clear();
     again.rejoin_secret = secret;
@@ -247,14 +238,7 @@ TEST_SUITE("session/tokens") {
                              [&] { return squatter_host->fd(); }});
     drive(crowded.parts, [] { return false; }, 150'000'000);  // its connection completes
     Session s(token_server(key, 1));
-    TokenRequest q;
-    q.client_id = 4;
-    q.servers = {TokenAddress{{127, 0, 0, 1}, crowded.server->port()}, TokenAddress{{127, 0, 0, 1}, s.server->port()}};
-    q.now = kNow;
-    q.lifetime_seconds = 30;
-    ConnectToken t;
-    std::string error;
-    REQUIRE(mint_connect_token(q, key, &t, &error));
+    const ConnectToken t = walk_token(key, 4, {crowded.server->port(), s.server->port()});
     ClientConfig c = with_token("walker", t);
     c.host.clear();
     ClientSession& walker = s.add_client(c, 1);
@@ -272,15 +256,8 @@ TEST_SUITE("session/tokens") {
     const SecretKey key = random_key();
     Session s(token_server(key, 1));
     const SilentSocket silent;
-    TokenRequest q;
-    q.client_id = 3;
-    q.servers = {TokenAddress{{127, 0, 0, 1}, silent.port}, TokenAddress{{127, 0, 0, 1}, s.server->port()},
-                 TokenAddress{{127, 0, 0, 1}, s.server->port()}};
-    q.now = kNow - 40;  // expired: every server says so, so the walk stops at the first answer
-    q.lifetime_seconds = 30;
-    ConnectToken t;
-    std::string error;
-    REQUIRE(mint_connect_token(q, key, &t, &error));
+    // Expired: every server says so, so the walk stops at the first answer.
+    const ConnectToken t = walk_token(key, 3, {silent.port, s.server->port(), s.server->port()}, kNow - 40);
     ClientConfig c = with_token("late", t);
     c.host.clear();
     c.connect_timeout_ns = 4 * kSeconds;
