@@ -164,14 +164,19 @@ bool ClientSession::Impl::next_server(std::int64_t now, const std::string& why) 
   }
   connected = false;
   seal.reset();
+  attempt(now);
+  server_since = last_heard = now;
+  ++stats.servers_tried;
+  return true;
+}
+
+// A fresh connection attempt to cfg.host:cfg.port (the one create() opened is the first).
+void ClientSession::Impl::attempt(std::int64_t now) {
   std::string err;
   server = host->connect(cfg.host, cfg.port, &err);
   if (server) peer_set_backstop_timeout(server, backstop_ms(cfg.silence_timeout_ns));
-  attempt_at = server_since = now;
-  last_heard = now;
+  attempt_at = now;
   ++stats.connect_attempts;
-  ++stats.servers_tried;
-  return true;
 }
 
 // Connection attempts, and the silences that end a session.
@@ -186,11 +191,7 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
   if (phase == Phase::Connecting && !connected && now - attempt_at > cfg.connect_retry_ns &&
       now - started_at < cfg.connect_timeout_ns) {
     if (server) peer_reset(server);
-    std::string err;
-    server = host->connect(cfg.host, cfg.port, &err);
-    if (server) peer_set_backstop_timeout(server, backstop_ms(cfg.silence_timeout_ns));
-    attempt_at = now;
-    ++stats.connect_attempts;
+    attempt(now);
   }
   if (phase == Phase::Connecting && now - started_at > cfg.connect_timeout_ns)
     end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) +
@@ -423,8 +424,8 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
   if (config.host.empty()) {
     if (!config.connect_token) return fail(ErrorKind::Usage, "host is empty and there is no connect token to name servers", "host");
     for (const TokenAddress& a : config.connect_token->servers) {
-      const std::string text = a.text();
-      impl->servers.emplace_back(text.substr(0, text.rfind(':')), a.port);
+      auto& [host, port] = impl->servers.emplace_back();
+      split_host_port(a.text(), &host, &port);
     }
     if (impl->servers.empty()) return fail(ErrorKind::Usage, "the connect token names no server", "connect_token");
     impl->cfg.host = impl->servers.front().first;
