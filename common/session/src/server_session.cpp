@@ -1,5 +1,7 @@
-// The server's phase machine (lobby, running, draining, closing, finished) and the public API.
-// Peers in and out are in server_peers.cpp, play in server_play.cpp.
+// The server's phase machine (lobby, running, draining, closing, finished), each message in to the
+// part that handles it, and the public API. The parts: server_admission.cpp (connections, tokens,
+// joins, seats), server_ticks.cpp (inputs, frames, stepping), server_send.cpp (what goes out),
+// server_referee.cpp (hashes, desyncs); see server_session_impl.hpp.
 #include <algorithm>
 
 #include "lockstep/log.hpp"
@@ -16,6 +18,13 @@ constexpr std::int64_t kStartRepeatNs = 20'000'000;       // Start's unreliable 
 constexpr Tick kHashSlackTicks = 50;                       // hashes may lag this far (0.5 s) before hash silence is timed
 constexpr std::int64_t kLobbyBeatNs = 100'000'000;        // lobby heartbeats on the play channel this often
 constexpr std::int64_t kFinalAckNs = 100'000'000;         // the final hashes' acknowledgement repeats this long
+// What a datagram that failed decoding is counted as.
+DropReason drop_reason(protocol::DecodeError e) {
+  return e == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
+         : e == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
+                                                       : DropReason::Malformed;
+}
+
 }  // namespace
 
 const char* to_string(DropReason r) {
@@ -67,6 +76,7 @@ std::int64_t ServerSession::Impl::update(std::int64_t now) {
       if (peers.empty() || now >= phase_deadline) {
         host->flush();
         phase = Phase::Finished;
+        emit(SessionEvent::Kind::Ended, executed(), -1, "", "the session is over", exit);
         return now;
       }
       return now + 10'000'000;
@@ -116,13 +126,97 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
     }
   }
   fit_history();
-  if (!pending_reports.empty()) settle_reports(now, /*force=*/false, /*act=*/phase != Phase::Closing && phase != Phase::Finished);
+  if (referee.has_pending()) settle_reports(now, /*force=*/false, /*act=*/phase != Phase::Closing && phase != Phase::Finished);
   for (auto& [id, p] : peers)
     if (p.probe.active() &&
         now - p.probe.started_at() > std::max(cfg.probe_timeout_ns, p.enet ? 8 * std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0)) {
       p.probe.give_up("the client did not answer the desync probe in time");
       follow_probe(p, DesyncLocalizer::Outcome::Done, now);
     }
+}
+
+void ServerSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
+  // Input slack counts from when the datagram reached the socket, not from when it was read.
+  const std::int64_t arrived = ev.arrived_ns > 0 && ev.arrived_ns <= now ? ev.arrived_ns : now;
+  const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(ev.peer)));
+  if (it != peers.end()) receive(it->second, ev.data, ev.channel, now, arrived);
+}
+
+void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel, std::int64_t now,
+                                  std::int64_t arrived) {
+  if (p.closing) return;
+  if (!p.authenticated) p.bytes_in += data.size();
+  // A sealed connection's messages open before anything of them is read (§4.7), and only those
+  // that open count toward its rate: anyone on the path can send datagrams in its name.
+  if (p.seal) {
+    if (!open_sealed(p, data, channel)) return;
+    data = opened_scratch;
+  }
+  // Token bucket: a sustained rate and a burst; a peer above it is flooding.
+  p.tokens = std::min(cfg.message_burst, p.tokens + static_cast<double>(now - p.tokens_at) * 1e-9 * cfg.max_messages_per_second);
+  p.tokens_at = now;
+  if ((p.tokens -= 1.0) < 0.0)
+    return kick(p, "sent more than " + std::to_string(static_cast<long long>(std::min(cfg.max_messages_per_second, 1e15))) + " messages a second");
+  p.last_received = now;
+  protocol::DecodeError err;
+  // On the play channel, a datagram that is not a Message is the client's play message (§6.6).
+  if (channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(data)) {
+    thread_local protocol::ClientPlay play;
+    err = protocol::decode_client_play(data, simulation->input_size(), play);
+    if (err == protocol::DecodeError::None) return on_client_play(p, play, now, arrived);
+    return drop(p, drop_reason(err));
+  }
+  const wire::Message* m = protocol::decode(data, &err, protocol::kMaxDetailMessageBytes);
+  if (!m && !protocol::is_message(data)) {  // a play message on the control channel is on the wrong one
+    thread_local protocol::ClientPlay play;
+    if (protocol::decode_client_play(data, simulation->input_size(), play) == protocol::DecodeError::None)
+      return drop(p, DropReason::WrongChannel);
+  }
+  if (!m) {
+    const DropReason r = drop_reason(err);
+    std::size_t limit = 0;
+    if (r == DropReason::FieldOutOfRange && p.role == Role::Pending) {
+      const std::string field = protocol::overlong_join_field(data, &limit);
+      if (!field.empty()) {
+        ++stats.drops[static_cast<std::size_t>(r)];
+        return refuse(p, wire::RefuseReason::BadRequest,
+                      "the join's " + field + " is longer than " + std::to_string(limit) + " bytes");
+      }
+    }
+    return drop(p, r);
+  }
+  // Messages from a client travel on the control channel; its play messages are not Messages.
+  if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
+  switch (m->body_type()) {
+    case wire::Body::JoinRequest:
+      if (tokens_required() && !p.seal)
+        return refuse(p, wire::RefuseReason::TokenRequired, "this server admits only players with a connect token");
+      return on_join(p, *m->body_as_JoinRequest(), now, arrived);
+    case wire::Body::ConnectRequest: return on_connect_request(p, *m->body_as_ConnectRequest());
+    case wire::Body::StatusRequest: return on_status(p, *m->body_as_StatusRequest(), data.size());
+    case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size(), now);
+    case wire::Body::Leave:
+      if (p.role == Role::Player) {
+        Slot& s = slots[static_cast<std::size_t>(p.slot)];
+        const auto* why = m->body_as_Leave()->reason();
+        s.leaving = true;
+        s.leave_reason = why && protocol::valid_name(why->string_view()) ? "left (" + why->str() + ")" : "left";
+      }
+      return;
+    default: return drop(p, DropReason::UnexpectedMessage);
+  }
+}
+
+void ServerSession::Impl::drop(Peer& p, DropReason r, const char* detail) {
+  const auto n = ++stats.drops[static_cast<std::size_t>(r)];
+  // Inputs too far ahead can come from an honest client whose estimate of a slowed session
+  // clock is early; they are dropped and counted but do not count toward a kick.
+  if (r != DropReason::InputTooFarAhead && ++p.bad > cfg.max_bad_messages && !p.closing)
+    kick(p, "sent too many malformed or unexpected messages");
+  if (n <= kLogFirstDrops || n % 1000 == 0)
+    LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.enet).c_str(),
+                      p.name.empty() ? "not joined" : p.name.c_str(), to_string(r), detail,
+                      static_cast<unsigned long long>(n));
 }
 
 std::int64_t ServerSession::Impl::run_lobby(std::int64_t now) {
@@ -219,9 +313,7 @@ void ServerSession::Impl::end_session(wire::EndReason reason, const std::string&
   for (auto& [id, p] : peers)
     if (p.probe.active()) {  // reports still open are written, nothing more
       p.probe.give_up("the session ended before the desync was localized");
-      if (p.probe_pinned) history->unpin(p.probe.report().tick);
-      p.probe_pinned = false;
-      pending_reports.push_back(PendingReport{p.id, p.probe.report(), now, p.kick_after_probe});
+      queue_report(p, now);
     }
   settle_reports(now, /*force=*/true, /*act=*/false);
   LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
@@ -259,15 +351,6 @@ bool ServerSession::Impl::all_hashes_in() const {
     if (p.role != Role::Pending && !p.closing && (p.role == Role::Player || p.hashes.ack() > 0) &&
         (p.hashes.ack() < cfg.last_tick || p.probe.active()))
       return false;
-  return true;
-}
-
-// Every player in play has its input for tick t in, or is silent: one that has said nothing for
-// a while is filled at the deadline, not waited for up to the grace every tick.
-bool ServerSession::Impl::inputs_complete(Tick t, std::int64_t now) const {
-  if (t < first_input_tick) return true;
-  for (const Slot& s : slots)
-    if (s.taken && s.present && !s.leaving && !s.inputs.has(t) && !InputWindow::silent(now, s.last_heard)) return false;
   return true;
 }
 
@@ -316,23 +399,12 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
   impl->cfg.world.players = config.players;
   // An input may wait send_every - 1 ticks for its datagram: the delay covers that wait.
   impl->cfg.input_delay = config.input_delay + config.send_every - 1;
-  impl->sim = impl->cfg.factory(impl->cfg.world);
-  if (impl->cfg.world.settings.size() > kMaxSettingsBytes)
-    return fail(ErrorKind::Usage, "the world settings are over " + std::to_string(kMaxSettingsBytes) + " bytes");
-  if (!impl->sim) return fail(ErrorKind::Usage, "the simulation cannot build a world of these settings and players");
   Error err;
+  impl->simulation = ServerSimulation::create(impl->cfg.factory, impl->cfg.world, config.state_history, &err);
+  if (!impl->simulation) return fail(err.kind, err.detail);
   impl->host = NetHost::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
   if (!impl->host) return fail(err.kind, err.detail);
-  if (impl->sim->input_size() > kMaxInputBytes)
-    return fail(ErrorKind::Usage, "the simulation's input size is over " + std::to_string(kMaxInputBytes) + " bytes");
   for (std::uint32_t i = 0; i < config.players; ++i) impl->slots.push_back(impl->fresh_slot());
-  impl->hashes[0] = impl->sim->hash();
-  // Clients know only the module before the welcome: they present its default world's fingerprint.
-  impl->module_fingerprint = join_fingerprint(impl->cfg.factory);
-  if (impl->module_fingerprint == 0) impl->module_fingerprint = impl->sim->fingerprint();
-  impl->history = std::make_unique<StateHistory>(std::max<std::size_t>(1, config.state_history));
-  impl->history->record(*impl->sim);
-  impl->scratch = impl->sim->clone();
   return std::unique_ptr<ServerSession>(new ServerSession(std::move(impl)));
 }
 
@@ -345,7 +417,7 @@ void ServerSession::stop() { impl_->stop_requested = true; }
 bool ServerSession::finished() const { return impl_->phase == Impl::Phase::Finished; }
 int ServerSession::exit_code() const { return impl_->exit; }
 Tick ServerSession::executed_tick() const { return impl_->executed(); }
-const Simulation& ServerSession::simulation() const { return *impl_->sim; }
+const Simulation& ServerSession::simulation() const { return impl_->simulation->current(); }
 const ServerStats& ServerSession::stats() const { return impl_->stats; }
 std::vector<protocol::SeatStatus> ServerSession::seats() const { return impl_->seat_statuses(); }
 std::optional<ServerSession::SeatToken> ServerSession::seat_token(std::uint32_t slot) const {
@@ -355,8 +427,8 @@ std::optional<ServerSession::SeatToken> ServerSession::seat_token(std::uint32_t 
   return SeatToken{s.client_id, s.user_data};
 }
 const NetHost& ServerSession::host() const { return *impl_->host; }
-const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->desync_events; }
-const std::vector<DesyncReport>& ServerSession::reports() const { return impl_->reports; }
+const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->referee.events(); }
+const std::vector<DesyncReport>& ServerSession::reports() const { return impl_->referee.reports(); }
 const std::vector<Departure>& ServerSession::departures() const { return impl_->departures; }
 std::vector<std::string> ServerSession::player_names() const {
   std::vector<std::string> names;
@@ -392,6 +464,7 @@ void ServerSession::receive_for_test(std::uint32_t peer, std::span<const std::ui
 }
 std::uint32_t ServerSession::peak_peers() const { return impl_->peak_peers; }
 std::uint32_t ServerSession::active_players() const { return impl_->active_players_count(); }
+std::vector<SessionEvent> ServerSession::take_events() { return std::exchange(impl_->events, {}); }
 void ServerSession::on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn) { impl_->tick_fn = std::move(fn); }
 void ServerSession::set_hash_log(HashLogWriter* log) { impl_->hash_log = log; }
 

@@ -1,10 +1,15 @@
-// ServerSession's insides, shared by its three files:
-//   server_session.cpp  the phase machine (lobby, running, draining, closing) and the public API
-//   server_peers.cpp    connections, admission, refusals, kicks, status, snapshots: peers in and out
-//   server_play.cpp     play: inputs and hashes in, frames assembled, stepped and sent, desyncs probed
-// The pure parts they wire together live in their own files: admission.hpp, input_window.hpp,
-// hash_ledger.hpp, resend.hpp, desync_probe.hpp, pacer.hpp. Time is passed into every function
-// that needs it; nothing here reads a clock.
+// ServerSession's insides: the state the session wires its parts with, and the functions of its
+// files, each section headed by the file that defines them:
+//   server_session.cpp    the phase machine (lobby, running, draining, closing), messages in, the public API
+//   server_admission.cpp  connections, room for new ones, connect tokens, joins, seats, refusals, kicks, status
+//   server_ticks.cpp      inputs in, each tick's frame assembled and stepped, presence, seat figures
+//   server_send.cpp       everything sent: sealing, frames and their resends, start, snapshots
+//   server_referee.cpp    hashes compared, joins verified, desyncs localized, reported and acted on
+// The parts they wire together own their state and live in files of their own:
+//   ServerSimulation (server_simulation.hpp)  the server's copy of the world, its hashes and past states
+//   DesyncReferee (desync_referee.hpp)        votes of each tick, majority, reports
+//   admission.hpp, input_window.hpp, hash_ledger.hpp, resend.hpp, desync_probe.hpp, pacer.hpp
+// Time is passed into every function that needs it; nothing here reads a clock.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +26,8 @@
 #include "lockstep/packet_seal.hpp"
 #include "lockstep/resend.hpp"
 #include "lockstep/server_session.hpp"
+#include "desync_referee.hpp"
+#include "server_simulation.hpp"
 
 namespace lockstep {
 
@@ -31,6 +38,7 @@ struct ServerSession::Impl {
   static constexpr std::size_t kHistory = HashLedger::kHistory;  // frames and hashes kept for resends and comparisons
   static constexpr int kMaxTicksPerUpdate = 5;                    // catch-up cap per update
   static constexpr std::uint64_t kLogFirstDrops = 10;
+  static constexpr std::size_t kMaxEvents = 1024;  // events kept for take_events()
 
   /// A connection: pending until it joins, then a player or a spectator.
   struct Peer {
@@ -63,7 +71,7 @@ struct ServerSession::Impl {
                                 // those it acknowledged may serve as the base of a ServerPlay
     std::uint32_t plays_sent = 0;  // ServerPlays sent: every kRefreshEvery-th goes without base, with slack
     Tick slack_sent = 0;        // the slack report last sent
-    // Connect tokens (server_tokens.cpp)
+    // Connect tokens (server_admission.cpp)
     std::unique_ptr<PacketSeal> seal;  // set by a good ConnectRequest: every later message is sealed
     bool authenticated = false;  // a sealed message from it has opened: it holds the token's keys
     std::uint64_t client_id = 0;
@@ -97,15 +105,14 @@ struct ServerSession::Impl {
 
   ServerConfig cfg;
   std::unique_ptr<NetHost> host;
-  std::unique_ptr<Simulation> sim;
-  std::uint64_t module_fingerprint = 0;  // of the module's default world: what a JoinRequest carries
+  std::unique_ptr<ServerSimulation> simulation;  // the server's world; its hash settles each tick
+  DesyncReferee referee;                         // votes, majority and reports of desyncs
   Phase phase = Phase::Lobby;
   std::map<std::uint32_t, Peer> peers;  // by id; ordered, so broadcasts go out in a fixed order
   std::uint32_t next_peer_id = 1;
   std::uint32_t peak_peers = 0;
   std::vector<Slot> slots;
-  std::vector<InputFrame> frames = std::vector<InputFrame>(kHistory);
-  std::vector<std::uint64_t> hashes = std::vector<std::uint64_t>(kHistory);
+  std::vector<InputFrame> frames = std::vector<InputFrame>(kHistory);  // executed frames, for resends
   std::vector<const InputFrame*> batch_scratch;  // frames of one outgoing message, reused
   Tick next_tick = 1;
   Tick first_input_tick = 1;
@@ -120,28 +127,8 @@ struct ServerSession::Impl {
   bool receive_can_wait = false;     // see ServerSession::receive_can_wait()
   int exit = 0;
   ServerStats stats;
-  std::vector<DesyncEvent> desync_events;
   std::vector<Departure> departures;
-  std::vector<DesyncReport> reports;
-  std::unique_ptr<StateHistory> history;
-  std::unique_ptr<Simulation> scratch;  // a past state, loaded to answer probes
-  /// Who reported what for recent ticks, so a desync's report can say who is wrong by majority:
-  /// the peers whose hash matched the server's and those whose hash did not, with theirs.
-  struct TickVotes {
-    Tick tick = 0;
-    std::vector<std::uint32_t> agree;                              // peer ids
-    std::vector<std::pair<std::uint32_t, std::uint64_t>> differ;  // peer id, its hash
-  };
-  std::vector<TickVotes> votes = std::vector<TickVotes>(kHistory);
-  std::map<std::uint32_t, std::string> peer_labels;  // "player N (name)" of every peer that voted
-  /// A localized desync whose report waits for the other peers' hashes of its tick.
-  struct PendingReport {
-    std::uint32_t peer_id = 0;
-    DesyncReport report;
-    std::int64_t since = 0;
-    std::string kick_reason;  // a join whose state did not match: closed once reported
-  };
-  std::vector<PendingReport> pending_reports;
+  std::vector<SessionEvent> events;  // for take_events(), oldest first
   HashLogWriter* hash_log = nullptr;
   /// Tokens that opened a connection, by nonce: the address that first used each, so the same
   /// token from another address is refused as a replay.
@@ -168,7 +155,6 @@ struct ServerSession::Impl {
   void end_session(wire::EndReason reason, const std::string& detail, std::int64_t now);
   std::int64_t repeat_start(std::int64_t now);
   [[nodiscard]] bool all_hashes_in() const;
-  [[nodiscard]] bool inputs_complete(Tick t, std::int64_t now) const;
   [[nodiscard]] bool quiet() const;
   [[nodiscard]] Tick executed() const { return next_tick - 1; }
   /// Tick t's deadline on the server's schedule (monotonic ns).
@@ -178,77 +164,96 @@ struct ServerSession::Impl {
   [[nodiscard]] std::uint32_t joined_players() const;
   [[nodiscard]] std::uint32_t active_players_count() const;
   [[nodiscard]] std::uint32_t count_role(Role role) const;
-  /// Records the most players and spectators joined at once (after a peer joins).
+  [[nodiscard]] bool inputs_complete(Tick t, std::int64_t now) const;  // (server_ticks.cpp)
+  /// The longest round trip of the peers that `counts` (monotonic ns; 0 with none).
+  template <class Counts>
+  [[nodiscard]] std::int64_t longest_rtt(Counts counts) const {
+    std::int64_t rtt_ns = 0;
+    for (const auto& [id, p] : peers)
+      if (p.enet && counts(p)) rtt_ns = std::max(rtt_ns, std::int64_t{peer_net(p.enet).rtt_us} * 1000);
+    return rtt_ns;
+  }
+  void emit(SessionEvent::Kind kind, Tick t, std::int32_t slot, std::string name, std::string detail = "", int code = 0) {
+    if (events.size() >= kMaxEvents) events.erase(events.begin());
+    events.push_back({kind, t, slot, std::move(name), std::move(detail), code});
+  }
+  /// "player N (name)" or "spectator (name)": how reports and logs name a peer.
+  static std::string label(const Peer& p);
   /// An empty slot, its input window of the simulation's input size.
   [[nodiscard]] Slot fresh_slot() const {
     Slot s;
-    s.inputs = InputWindow(sim->input_size());
+    s.inputs = InputWindow(simulation->input_size());
     return s;
   }
+  /// Records the most players and spectators joined at once (after a peer joins).
   void note_peak() { peak_peers = std::max(peak_peers, static_cast<std::uint32_t>(peers.size()) - count_role(Role::Pending)); }
 
-  // ---- server_peers.cpp: peers in and out ----
-  void on_connect(EnetPeer* enet, std::int64_t now);
-  void on_disconnect(EnetPeer* enet);
+  // ---- server_session.cpp: messages in ----
   void on_receive(const NetEvent& ev, std::int64_t now);
   void receive(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel, std::int64_t now, std::int64_t arrived);
   void drop(Peer& p, DropReason r, const char* detail = "");
+
+  // ---- server_admission.cpp: connections, tokens, joins, seats ----
+  void on_connect(EnetPeer* enet, std::int64_t now);
+  /// Makes room for a connection from `ip`; false when it must be turned away.
+  bool admit_pending(std::uint32_t ip, std::int64_t now);
+  void on_disconnect(EnetPeer* enet);
   void kick(Peer& p, const std::string& reason);
   void refuse(Peer& p, wire::RefuseReason reason, const std::string& detail);
-  void on_join(Peer& p, const wire::JoinRequest& m, std::int64_t now, std::int64_t arrived);
-  void seat_spectator(Peer& p, const std::string& name, std::int64_t now);
-  void bind_seat(Slot& s, const Peer& p);
-  static std::string token_note(const Peer& p);
-  void seat_in_lobby(Peer& p, std::size_t slot, const std::string& name);
-  void admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin, std::int64_t now);
-  void free_slot(std::size_t slot);
-  void on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes);
-  // ---- server_tokens.cpp: connect tokens, sealed messages, what goes to peers not yet authenticated ----
-  void on_connect_request(Peer& p, const wire::ConnectRequest& m);
-  void open_token(Peer& p, std::span<const std::uint8_t> sealed_token);
-  /// The key (and the addresses players reach this server at) arrive after it started.
-  void take_token_key(const SecretKey& key, const std::vector<TokenAddress>& addresses);
   /// Players must bring a connect token: the server has its key, or will be handed it.
   [[nodiscard]] bool tokens_required() const { return cfg.token_key.has_value() || cfg.token_key_later; }
+  [[nodiscard]] std::uint64_t unix_now() const { return cfg.unix_clock ? cfg.unix_clock() : unix_seconds(); }
+  void on_connect_request(Peer& p, const wire::ConnectRequest& m);
+  /// The key (and the addresses players reach this server at) arrive after it started.
+  void take_token_key(const SecretKey& key, const std::vector<TokenAddress>& addresses);
+  void open_token(Peer& p, std::span<const std::uint8_t> sealed_token);
   /// Opens a message from a sealed connection into opened_scratch; false when it was dropped.
   bool open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel);
   [[nodiscard]] bool names_this_server(const std::vector<TokenAddress>& servers) const;
-  [[nodiscard]] std::uint64_t unix_now() const { return cfg.unix_clock ? cfg.unix_clock() : unix_seconds(); }
-  /// Makes room for a connection from `ip`; false when it must be turned away.
-  bool admit_pending(std::uint32_t ip, std::int64_t now);
-  void send_snapshot(Peer& p, bool join);
-  void send_start(Peer& p, std::int64_t now, Channel channel = Channel::Control);
-  void send(Peer& p, Channel ch, const protocol::Bytes& bytes);
-  void broadcast(Channel ch, const protocol::Bytes& bytes);
-  [[nodiscard]] std::vector<protocol::Seat> roster() const;
+  void on_join(Peer& p, const wire::JoinRequest& m, std::int64_t now, std::int64_t arrived);
+  void seat_spectator(Peer& p, const std::string& name, std::int64_t now);
+  static std::string token_note(const Peer& p);
+  void bind_seat(Slot& s, const Peer& p);
+  void seat_in_lobby(Peer& p, std::size_t slot, const std::string& name);
+  void admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin, std::int64_t now);
+  void free_slot(std::size_t slot);
   [[nodiscard]] bool vacant(const Slot& s) const;
+  void on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes);
+
+  // ---- server_ticks.cpp: inputs, frames, stepping ----
+  void on_client_play(Peer& p, const protocol::ClientPlay& m, std::int64_t now, std::int64_t arrived);
+  void assemble_and_step(std::int64_t now);
+  void update_presence(std::size_t i, Tick t);
+  void after_step(Tick t, std::uint64_t h, std::int64_t now);
+  [[nodiscard]] std::vector<protocol::Seat> roster() const;
   [[nodiscard]] PeerNet net_of(const Slot& s) const;
   [[nodiscard]] protocol::SeatStatus seat_status(std::size_t i) const;
   [[nodiscard]] std::vector<protocol::SeatStatus> seat_statuses() const;
 
-  // ---- server_play.cpp: play ----
-  void on_client_play(Peer& p, const protocol::ClientPlay& m, std::int64_t now, std::int64_t arrived);
-  void take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now);
-  bool verify(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
-  void compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
-  void start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs, std::int64_t now);
-  void on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now);
-  void follow_probe(Peer& p, DesyncLocalizer::Outcome outcome, std::int64_t now);
-  void record_report(DesyncReport r);
-  [[nodiscard]] bool votes_in(Tick t) const;
-  void settle_reports(std::int64_t now, bool force, bool act);
-  void note_vote(const Peer& p, Tick t, std::uint64_t theirs);
-  void decide_majority(DesyncReport& r) const;
-  void fit_history();
-  void resync(Peer& p, std::int64_t now, bool again = false);
-  void resync_not_taken(Peer& p, std::int64_t now);
-  const Simulation* state_at(Tick t);
-  void assemble_and_step(std::int64_t now);
-  void update_presence(std::size_t i, Tick t);
-  void after_step(Tick t, std::uint64_t h, std::int64_t now);
+  // ---- server_send.cpp: what goes out ----
+  void send(Peer& p, Channel ch, const protocol::Bytes& bytes);
+  void broadcast(Channel ch, const protocol::Bytes& bytes);
+  void send_start(Peer& p, std::int64_t now, Channel channel = Channel::Control);
+  void send_snapshot(Peer& p, bool join);
   void send_frames(std::int64_t now);
   void send_range(Peer& p, Tick from, Tick to);
   [[nodiscard]] protocol::Bytes play_for(Peer& p, std::span<const InputFrame* const> batch);
+
+  // ---- server_referee.cpp: hashes and desyncs ----
+  void take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now);
+  bool verify(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
+  void compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
+  void fit_history();
+  void start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs, std::int64_t now);
+  void on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now);
+  void follow_probe(Peer& p, DesyncLocalizer::Outcome outcome, std::int64_t now);
+  /// A probe that ends (done, given up) queues its report for its tick's votes.
+  void queue_report(Peer& p, std::int64_t now);
+  [[nodiscard]] bool votes_in(Tick t) const;
+  void settle_reports(std::int64_t now, bool force, bool act);
+  void record_report(DesyncReport r);
+  void resync(Peer& p, std::int64_t now, bool again = false);
+  void resync_not_taken(Peer& p, std::int64_t now);
 };
 
 }  // namespace lockstep

@@ -21,8 +21,8 @@ class Host {
 
   /// Handles the network and steps every tick due by `now_ns`; returns when it next has work.
   std::int64_t update(std::int64_t now_ns);
-  /// What happened since the last call: PlayerJoined, PlayerLeft, Desync (detail: the report's
-  /// path or why it was not localized), Ended (code: the exit code).
+  /// What happened since the last call (ServerSession::take_events()): PlayerJoined, PlayerLeft,
+  /// Desync (detail: where it was localized, or why not), Ended (code: the exit code).
   std::vector<SessionEvent> take_events();
   /// Ends the session at the next update; clients are told.
   void stop() { session_->stop(); }
@@ -36,9 +36,6 @@ class Host {
  private:
   explicit Host(std::unique_ptr<ServerSession> session) : session_(std::move(session)) {}
   std::unique_ptr<ServerSession> session_;
-  std::vector<std::string> names_;  // by slot, as last seen
-  std::size_t departures_seen_ = 0, reports_seen_ = 0;
-  bool ended_ = false;
 };
 
 }  // namespace lockstep

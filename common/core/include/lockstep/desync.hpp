@@ -67,6 +67,14 @@ std::uint64_t fields_hash(const std::vector<FieldValue>& fields);
 /// Index of the first differing element, or -1 when equal (a length mismatch differs at the shorter end).
 std::int64_t first_difference(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b);
 
+/// A desync the server found: the first differing tick of one client.
+struct DesyncEvent {
+  Tick tick = 0;
+  std::int32_t slot = -1;  ///< -1: a spectator
+  std::string name;
+  std::uint64_t server_hash = 0, client_hash = 0;
+};
+
 /// What the server found out about one desync.
 struct DesyncReport {
   Tick tick = 0;

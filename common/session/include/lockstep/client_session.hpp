@@ -16,6 +16,7 @@
 #include "lockstep/connect_token.hpp"
 #include "lockstep/histogram.hpp"
 #include "lockstep/lead.hpp"
+#include "lockstep/session_event.hpp"
 #include "lockstep/simulation.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
@@ -67,27 +68,6 @@ struct ClientConfig {
 /// `out->input` sized to the simulation's input size and zeroed, and no commands.
 using InputSource = std::function<void(Tick, PlayerTick* out)>;
 
-/// Something that happened in the session, for the game's own handling (the stock client logs
-/// them). Taken in order with ClientSession::take_events().
-struct SessionEvent {
-  enum class Kind : std::uint8_t {
-    Joined,         ///< the welcome: `slot` is ours (-1 a spectator), `detail` the rejoin secret
-    Started,        ///< the session runs: ticks are sampled and executed from here
-    PlayerJoined,   ///< `slot`, `name` came into the session (a rejoin too)
-    PlayerLeft,     ///< `slot`, `name` left from `tick` on; `detail` why
-    Desync,         ///< the server found our state diverged at `tick`
-    Resynced,       ///< the server's state of `tick` was loaded after a desync
-    Kicked,         ///< the server dropped us: `detail` why
-    Ended,          ///< the session is over: `code` the exit code, `detail` why
-  };
-  Kind kind = Kind::Started;
-  Tick tick = 0;
-  std::int32_t slot = -1;
-  std::string name;
-  std::string detail;
-  int code = 0;
-};
-const char* to_string(SessionEvent::Kind k);
 
 /// Why a message from the server was dropped. Every drop is counted; the first few of each kind are logged.
 enum class ClientDrop : std::uint8_t {

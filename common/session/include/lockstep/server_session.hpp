@@ -18,6 +18,7 @@
 #include "lockstep/histogram.hpp"
 #include "lockstep/pacer.hpp"
 #include "lockstep/protocol.hpp"
+#include "lockstep/session_event.hpp"
 #include "lockstep/simulation.hpp"
 #include "lockstep/connect_token.hpp"
 #include "lockstep/packet_seal.hpp"
@@ -142,14 +143,6 @@ struct Departure {
   std::string name, reason;
 };
 
-/// A desync the server found: the first differing tick of one client.
-struct DesyncEvent {
-  Tick tick = 0;
-  std::int32_t slot = -1;  ///< -1: a spectator
-  std::string name;
-  std::uint64_t server_hash = 0, client_hash = 0;
-};
-
 class ServerSession {
  public:
   /// Binds the socket. nullptr with `error` set when the config is invalid (Usage) or the port
@@ -217,6 +210,10 @@ class ServerSession {
   void receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel,
                         std::int64_t now_ns);
 
+  /// What happened since the last call, oldest first: PlayerJoined (a rejoin: code 1),
+  /// PlayerLeft, Desync (detail: where it was localized, and the odd one out), Ended (code: the
+  /// exit code). At most 1024 are kept; older ones are dropped.
+  std::vector<SessionEvent> take_events();
   /// Called after every executed tick with its frame and the server's hash.
   void on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn);
   /// Writes every executed tick's hash to `log` (not owned; must outlive the session).

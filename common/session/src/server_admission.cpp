@@ -1,10 +1,10 @@
-// The server's peers in and out: connections, joins and refusals, kicks and drops, status
-// queries, and the messages that bring a peer into a session (welcome, start, snapshot).
+// Admission on the server: connections in and out, room for new ones, connect tokens and their
+// challenge (docs/PROTOCOL.md §4.6, §4.7), joins and refusals, kicks, seats, and status queries.
+// A connect token is followed here from its ConnectRequest to the seat it binds.
 #include <algorithm>
 #include <random>
 
 #include "lockstep/log.hpp"
-#include "lockstep/state_hash.hpp"
 #include "lockstep/version.hpp"
 #include "server_session_impl.hpp"
 
@@ -12,11 +12,18 @@ namespace lockstep {
 
 namespace {
 
-// What a datagram that failed decoding is counted as.
-DropReason drop_reason(protocol::DecodeError e) {
-  return e == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
-         : e == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
-                                                       : DropReason::Malformed;
+constexpr std::size_t kMaxTokenUses = 4096;           // tokens remembered, beyond those of seated clients
+// Loopback (127.0.0.0/8, network order) is this machine: its own bots, tests and relays.
+bool is_loopback(std::uint32_t ip) { return (ip & 0xffu) == 127u; }
+constexpr std::int64_t kIdlePendingNs = 1'000'000'000;  // a pending connection silent this long may make room
+
+wire::RefuseReason refusal_for(TokenError e) {
+  switch (e) {
+    case TokenError::Expired: return wire::RefuseReason::TokenExpired;
+    case TokenError::WrongProtocol:
+    case TokenError::WrongServer: return wire::RefuseReason::WrongServer;
+    default: return wire::RefuseReason::BadToken;
+  }
 }
 
 // Rejoin secrets come from the OS's random source: they guard a seat, not the simulation.
@@ -55,6 +62,55 @@ void ServerSession::Impl::on_connect(EnetPeer* enet, std::int64_t now) {
                std::to_string(kChannelCount) + " (0 control, 1 play)");
 }
 
+bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
+  // A connection refused (or timed out) before joining holds no place once its answer has been
+  // acknowledged: only ENet's disconnect handshake is left, which a client that exits on the
+  // answer never completes. It is closed at once, so the peers ENet holds stay bounded too.
+  for (auto it = peers.begin(); it != peers.end();) {
+    if (it->second.role == Role::Pending && it->second.closing && peer_told_all(it->second.enet)) {
+      peer_disconnect_now(it->second.enet);
+      it = peers.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::map<std::uint32_t, std::uint32_t> by_ip;  // pending connections per address
+  std::uint32_t total = 0;
+  for (const auto& [id, q] : peers)
+    if (q.role == Role::Pending) {
+      ++total;
+      ++by_ip[q.ip];
+    }
+  if (ip != 0 && !is_loopback(ip) && by_ip[ip] >= cfg.max_pending_per_address) return false;
+  if (total < cfg.max_pending) return true;
+  // Full: a connection already answered and closing gives up its place first; else the address
+  // holding the most waiting connections gives up its oldest (one address can never hold every
+  // place), or else the oldest connection that has sent nothing for a second.
+  std::uint32_t crowded = 0, most = 1;
+  for (const auto& [addr, n] : by_ip)
+    if (addr != 0 && !is_loopback(addr) && n > most) crowded = addr, most = n;
+  std::uint32_t victim = 0;
+  for (const auto& [id, q] : peers)
+    if (q.role == Role::Pending && q.closing) {
+      victim = id;
+      break;
+    }
+  for (const auto& [id, q] : peers) {
+    if (victim != 0) break;
+    if (q.role != Role::Pending) continue;
+    if (crowded != 0 ? q.ip == crowded : q.last_received == 0 && now - q.connected_at > kIdlePendingNs) victim = id;
+  }
+  if (victim == 0) return false;
+  const auto it = peers.find(victim);
+  if (!it->second.closing)
+    LOCKSTEP_LOG_INFO("closing %s, which has not joined yet: a new connection needs its place",
+                      peer_address(it->second.enet).c_str());
+  ++stats.pending_evicted;
+  peer_disconnect_now(it->second.enet);
+  peers.erase(it);
+  return true;
+}
+
 void ServerSession::Impl::on_disconnect(EnetPeer* enet) {
   const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(enet)));
   if (it == peers.end()) return;
@@ -71,90 +127,6 @@ void ServerSession::Impl::on_disconnect(EnetPeer* enet) {
     LOCKSTEP_LOG_INFO("spectator %s left", p.name.c_str());
   }
   peers.erase(it);
-}
-
-void ServerSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
-  // Input slack counts from when the datagram reached the socket, not from when it was read.
-  const std::int64_t arrived = ev.arrived_ns > 0 && ev.arrived_ns <= now ? ev.arrived_ns : now;
-  const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(ev.peer)));
-  if (it != peers.end()) receive(it->second, ev.data, ev.channel, now, arrived);
-}
-
-void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel, std::int64_t now,
-                                  std::int64_t arrived) {
-  if (p.closing) return;
-  if (!p.authenticated) p.bytes_in += data.size();
-  // A sealed connection's messages open before anything of them is read (§4.7), and only those
-  // that open count toward its rate: anyone on the path can send datagrams in its name.
-  if (p.seal) {
-    if (!open_sealed(p, data, channel)) return;
-    data = opened_scratch;
-  }
-  // Token bucket: a sustained rate and a burst; a peer above it is flooding.
-  p.tokens = std::min(cfg.message_burst, p.tokens + static_cast<double>(now - p.tokens_at) * 1e-9 * cfg.max_messages_per_second);
-  p.tokens_at = now;
-  if ((p.tokens -= 1.0) < 0.0)
-    return kick(p, "sent more than " + std::to_string(static_cast<long long>(std::min(cfg.max_messages_per_second, 1e15))) + " messages a second");
-  p.last_received = now;
-  protocol::DecodeError err;
-  // On the play channel, a datagram that is not a Message is the client's play message (§6.6).
-  if (channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(data)) {
-    thread_local protocol::ClientPlay play;
-    err = protocol::decode_client_play(data, sim->input_size(), play);
-    if (err == protocol::DecodeError::None) return on_client_play(p, play, now, arrived);
-    return drop(p, drop_reason(err));
-  }
-  const wire::Message* m = protocol::decode(data, &err, protocol::kMaxDetailMessageBytes);
-  if (!m && !protocol::is_message(data)) {  // a play message on the control channel is on the wrong one
-    thread_local protocol::ClientPlay play;
-    if (protocol::decode_client_play(data, sim->input_size(), play) == protocol::DecodeError::None)
-      return drop(p, DropReason::WrongChannel);
-  }
-  if (!m) {
-    const DropReason r = drop_reason(err);
-    std::size_t limit = 0;
-    if (r == DropReason::FieldOutOfRange && p.role == Role::Pending) {
-      const std::string field = protocol::overlong_join_field(data, &limit);
-      if (!field.empty()) {
-        ++stats.drops[static_cast<std::size_t>(r)];
-        return refuse(p, wire::RefuseReason::BadRequest,
-                      "the join's " + field + " is longer than " + std::to_string(limit) + " bytes");
-      }
-    }
-    return drop(p, r);
-  }
-  // Messages from a client travel on the control channel; its play messages are not Messages.
-  if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
-  switch (m->body_type()) {
-    case wire::Body::JoinRequest:
-      if (tokens_required() && !p.seal)
-        return refuse(p, wire::RefuseReason::TokenRequired, "this server admits only players with a connect token");
-      return on_join(p, *m->body_as_JoinRequest(), now, arrived);
-    case wire::Body::ConnectRequest: return on_connect_request(p, *m->body_as_ConnectRequest());
-    case wire::Body::StatusRequest: return on_status(p, *m->body_as_StatusRequest(), data.size());
-    case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size(), now);
-    case wire::Body::Leave:
-      if (p.role == Role::Player) {
-        Slot& s = slots[static_cast<std::size_t>(p.slot)];
-        const auto* why = m->body_as_Leave()->reason();
-        s.leaving = true;
-        s.leave_reason = why && protocol::valid_name(why->string_view()) ? "left (" + why->str() + ")" : "left";
-      }
-      return;
-    default: return drop(p, DropReason::UnexpectedMessage);
-  }
-}
-
-void ServerSession::Impl::drop(Peer& p, DropReason r, const char* detail) {
-  const auto n = ++stats.drops[static_cast<std::size_t>(r)];
-  // Inputs too far ahead can come from an honest client whose estimate of a slowed session
-  // clock is early; they are dropped and counted but do not count toward a kick.
-  if (r != DropReason::InputTooFarAhead && ++p.bad > cfg.max_bad_messages && !p.closing)
-    kick(p, "sent too many malformed or unexpected messages");
-  if (n <= kLogFirstDrops || n % 1000 == 0)
-    LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.enet).c_str(),
-                      p.name.empty() ? "not joined" : p.name.c_str(), to_string(r), detail,
-                      static_cast<unsigned long long>(n));
 }
 
 // Drops a peer that broke a limit; everyone else plays on.
@@ -193,6 +165,90 @@ void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::
   p.closing = true;
 }
 
+void ServerSession::Impl::on_connect_request(Peer& p, const wire::ConnectRequest& m) {
+  if (!tokens_required()) return drop(p, DropReason::UnexpectedMessage, " (a connect token: this server takes plain joins)");
+  if (p.role != Role::Pending || p.seal || p.closing || !p.deferred_token.empty())
+    return drop(p, DropReason::UnexpectedMessage, " (second connect request)");
+  // Before the key arrives (an allocation hands it over) the request waits for it, within the
+  // join timeout: a player the matchmaker sent at once is not turned away.
+  if (!cfg.token_key) {
+    p.deferred_token.assign(m.token()->begin(), m.token()->end());
+    return;
+  }
+  open_token(p, {m.token()->data(), m.token()->size()});
+}
+
+void ServerSession::Impl::take_token_key(const SecretKey& key, const std::vector<TokenAddress>& addresses) {
+  cfg.token_key = key;
+  if (!addresses.empty()) cfg.public_addresses = addresses;
+  for (auto& [id, p] : peers)
+    if (!p.deferred_token.empty() && !p.closing) {
+      const std::vector<std::uint8_t> token = std::move(p.deferred_token);
+      p.deferred_token.clear();
+      open_token(p, token);
+    }
+}
+
+void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> sealed_token) {
+  OpenedToken t;
+  TokenError e = open_connect_token(sealed_token, *cfg.token_key, cfg.protocol_id, unix_now(), &t);
+  // A token's expiry bounds a client's first join; a client that holds a seat may come back with it.
+  if (e == TokenError::Expired &&
+      std::any_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.taken && s.bound && s.client_id == t.client_id; }))
+    e = TokenError::None;
+  if (e == TokenError::None && !names_this_server(t.servers)) e = TokenError::WrongServer;
+  if (e != TokenError::None) return refuse(p, refusal_for(e), to_string(e));
+  // A token is good from the address that first used it; from another it is a replay.
+  if (const auto it = token_uses.find(t.nonce); it != token_uses.end() && it->second.ip != p.ip)
+    return refuse(p, wire::RefuseReason::TokenInUse, "this connect token was already used from another address");
+  if (token_uses.size() >= kMaxTokenUses) {
+    const std::uint64_t now_s = unix_now();
+    std::erase_if(token_uses, [&](const auto& u) {
+      return u.second.expire_time <= now_s &&
+             std::none_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.bound && s.client_id == u.second.client_id; });
+    });
+    if (token_uses.size() >= kMaxTokenUses)
+      return refuse(p, wire::RefuseReason::Full, "too many connect tokens in use; try again later");
+  }
+  token_uses.emplace(t.nonce, TokenUse{p.ip, t.expire_time, t.client_id});
+  p.client_id = t.client_id;
+  p.user_data = t.user_data;
+  p.token_slot = t.slot;
+  std::array<std::uint8_t, protocol::kChallengeNonceBytes> nonce;
+  random_bytes(nonce);
+  send(p, Channel::Control, protocol::connect_challenge(nonce));  // in the clear: the keys follow from it
+  p.seal = std::make_unique<PacketSeal>(derive_connection_keys(t.client_to_server, t.server_to_client, nonce, /*server_side=*/true));
+}
+
+bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel) {
+  const Channel ch = channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
+  const OpenError e = p.seal->open(ch, data, opened_scratch);
+  if (e == OpenError::None) {
+    p.authenticated = true;
+    return true;
+  }
+  // Counted, never held against the peer: anyone on the path can send such a datagram.
+  const std::uint64_t n = e == OpenError::Replayed ? ++stats.sealed_replayed : ++stats.sealed_forged;
+  if (n <= kLogFirstDrops || n % 1000 == 0)
+    LOCKSTEP_LOG_WARN("dropped a sealed message from %s (%s): %s [%llu so far]", peer_address(p.enet).c_str(),
+                      p.name.empty() ? "not joined" : p.name.c_str(), to_string(e), static_cast<unsigned long long>(n));
+  // Control messages are reliable and counted by both sides: one that did not open was lost for
+  // good (ENet acknowledged the forgery in its place), so the connection cannot go on.
+  if (ch == Channel::Control && e != OpenError::Replayed && p.authenticated)
+    kick(p, "a control message failed authentication");
+  return false;
+}
+
+bool ServerSession::Impl::names_this_server(const std::vector<TokenAddress>& servers) const {
+  for (const TokenAddress& a : servers) {
+    if (cfg.public_addresses.empty() ? a.port == host->port()
+                                     : std::find(cfg.public_addresses.begin(), cfg.public_addresses.end(), a) !=
+                                           cfg.public_addresses.end())
+      return true;
+  }
+  return false;
+}
+
 void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int64_t now, std::int64_t arrived) {
   if (p.join_rtt == 0) p.join_rtt = std::max<std::int64_t>(1, arrived - p.connected_at);
   if (p.role != Role::Pending || p.closing) return drop(p, DropReason::UnexpectedMessage, " (second join)");
@@ -210,7 +266,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   }
   AdmissionRules rules;
   rules.protocol_version = kProtocolVersion;
-  rules.fingerprint = module_fingerprint;
+  rules.fingerprint = simulation->join_fingerprint();
   rules.token = cfg.token;
   rules.lobby = phase == Phase::Lobby;
   rules.allow_late_join = cfg.allow_late_join;
@@ -244,7 +300,7 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
   p.name = name;
   send(p, Channel::Control,
        protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster(), "", phase != Phase::Lobby,
-                         sim->fingerprint(), cfg.send_every));
+                         simulation->fingerprint(), cfg.send_every));
   if (phase != Phase::Lobby) {
     p.frame_ack = executed();
     p.hashes.reset_to(executed());
@@ -279,8 +335,9 @@ void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::st
   p.slot = static_cast<std::int32_t>(slot);
   p.name = name;
   send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret,
-                                              /*joining=*/false, sim->fingerprint(), cfg.send_every));
+                                              /*joining=*/false, simulation->fingerprint(), cfg.send_every));
   broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
+  emit(SessionEvent::Kind::PlayerJoined, executed(), p.slot, name);
   note_peak();
   LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s%s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
                     token_note(p).c_str(), joined_players(), cfg.players);
@@ -311,9 +368,10 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   ++stats.joins_running;
   send(p, Channel::Control,
        protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true,
-                         sim->fingerprint(), cfg.send_every));
+                         simulation->fingerprint(), cfg.send_every));
   send_start(p, now);
   send_snapshot(p, /*join=*/true);
+  emit(SessionEvent::Kind::PlayerJoined, executed(), p.slot, name, "", rejoin ? 1 : 0);
   note_peak();
   LOCKSTEP_LOG_INFO("player %zu (%s) %s at tick %u from %s%s: sent a %lld-byte snapshot", slot, name.c_str(),
                     rejoin ? "rejoins" : "joins late", executed(), peer_address(p.enet).c_str(), token_note(p).c_str(),
@@ -323,6 +381,11 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
 void ServerSession::Impl::free_slot(std::size_t slot) {
   slots[slot] = fresh_slot();
   broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(slot), next_tick, "left"));
+}
+
+// A slot a late joiner may take: nobody holds it and it is out of the session.
+bool ServerSession::Impl::vacant(const Slot& s) const {
+  return !s.taken || (!s.present && !s.return_pending && peers.count(s.peer_id) == 0);
 }
 
 void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes) {
@@ -339,7 +402,7 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
   st.lateness_p99_us = static_cast<std::uint32_t>(stats.lateness.percentile_us(99));
   st.seats = seat_statuses();
   st.protocol_version = kProtocolVersion;
-  st.fingerprint = module_fingerprint;
+  st.fingerprint = simulation->join_fingerprint();
   st.last_tick = cfg.last_tick;
   // Names and figures go to a holder of the status key, sealed; to anyone only on a server with
   // no keys at all (a LAN). A reply to an unproven asker is never larger than its request (§11).
@@ -376,70 +439,6 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
   }
   peer_disconnect_later(p.enet);
   p.closing = true;
-}
-
-void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
-  std::vector<std::uint8_t> state;
-  sim->serialize(state);
-  for (const auto& chunk : protocol::snapshot(executed(), p.epoch, sim->hash(), state, join)) send(p, Channel::Control, chunk);
-  p.base_from = executed() + 1;
-  stats.last_snapshot_bytes = static_cast<std::int64_t>(state.size());
-  host->flush();
-}
-
-void ServerSession::Impl::send_start(Peer& p, std::int64_t now, Channel channel) {
-  // Tell the time to tick 0's deadline; a peer joining later gets the same origin.
-  const std::int64_t in = std::max<std::int64_t>(0, deadline_of(0) - now);
-  send(p, channel, protocol::start(static_cast<std::uint32_t>(std::min<std::int64_t>(in / 1000, 10'000'000))));
-}
-
-void ServerSession::Impl::broadcast(Channel ch, const protocol::Bytes& bytes) {
-  for (auto& [id, p] : peers)
-    if (p.role != Role::Pending) send(p, ch, bytes);
-}
-
-std::vector<protocol::Seat> ServerSession::Impl::roster() const {
-  std::vector<protocol::Seat> r;
-  for (std::size_t i = 0; i < slots.size(); ++i)
-    if (slots[i].taken) r.push_back({static_cast<std::uint32_t>(i), slots[i].name});
-  return r;
-}
-
-// A slot a late joiner may take: nobody holds it and it is out of the session.
-bool ServerSession::Impl::vacant(const Slot& s) const {
-  return !s.taken || (!s.present && !s.return_pending && peers.count(s.peer_id) == 0);
-}
-
-// ENet's figures of a player's connection: live while it is connected, as last measured after.
-PeerNet ServerSession::Impl::net_of(const Slot& s) const {
-  const auto it = s.taken ? peers.find(s.peer_id) : peers.end();
-  return it != peers.end() && it->second.enet ? peer_net(it->second.enet) : s.net;
-}
-
-protocol::SeatStatus ServerSession::Impl::seat_status(std::size_t i) const {
-  const Slot& s = slots[i];
-  const PeerNet net = net_of(s);
-  protocol::SeatStatus st;
-  st.slot = static_cast<std::uint32_t>(i);
-  st.name = s.name;
-  st.rtt_us = net.rtt_us;
-  st.jitter_us = net.rtt_var_us;
-  st.loss_ppm = net.loss_ppm;
-  st.lead_us = s.lead_us;
-  st.hashes_checked = s.hashes_checked;
-  st.fills_late = static_cast<std::uint32_t>(s.inputs.fills_late());
-  st.fills_lost = static_cast<std::uint32_t>(s.inputs.fills_lost());
-  st.fills_silent = static_cast<std::uint32_t>(s.inputs.fills_silent());
-  st.latency_p50_us = static_cast<std::uint32_t>(s.inputs.latency().percentile_us(50));
-  st.latency_p99_us = static_cast<std::uint32_t>(s.inputs.latency().percentile_us(99));
-  return st;
-}
-
-std::vector<protocol::SeatStatus> ServerSession::Impl::seat_statuses() const {
-  std::vector<protocol::SeatStatus> r;
-  for (std::size_t i = 0; i < slots.size(); ++i)
-    if (slots[i].taken) r.push_back(seat_status(i));
-  return r;
 }
 
 }  // namespace lockstep

@@ -1,0 +1,76 @@
+// The desync referee: who reported which hash for each recent tick, and the desync reports that
+// wait for their tick's votes before they are decided by majority, written and kept. One part of
+// ServerSession: it knows peers only by id and label, and nothing of sockets or clocks (times
+// are passed in). The reference hash of a tick is handed to it (the server's own, from
+// ServerSimulation), so the same ledger serves a session that settles ticks otherwise.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockstep/desync.hpp"
+#include "lockstep/hash_ledger.hpp"
+#include "lockstep/input.hpp"
+
+namespace lockstep {
+
+class DesyncReferee {
+ public:
+  static constexpr std::size_t kHistory = HashLedger::kHistory;  ///< ticks whose votes are kept
+
+  /// A localized desync waiting for the other peers' hashes of its tick.
+  struct Pending {
+    std::uint32_t peer_id = 0;
+    DesyncReport report;
+    std::int64_t since = 0;
+    std::string kick_reason;  ///< a join whose state did not match: closed once reported
+  };
+
+  /// Records peer `peer`'s hash of tick t against `reference`, the settled hash of that tick;
+  /// true when they are equal. Votes of a tick older than kHistory ticks are forgotten.
+  bool vote(std::uint32_t peer, Tick t, std::uint64_t theirs, std::uint64_t reference);
+  /// Whether `peer` has its label yet ("player N (name)"), and gives it one: the name reports use.
+  [[nodiscard]] bool labelled(std::uint32_t peer) const { return labels_.count(peer) != 0; }
+  void set_label(std::uint32_t peer, std::string label) { labels_[peer] = std::move(label); }
+
+  /// Fills r.votes (the reference's group first, named "server") from tick r.tick's votes, and,
+  /// with three or more voters and a strict majority, r.odd_one_out with everyone outside it.
+  void decide(DesyncReport& r) const;
+
+  /// Queues a report until its tick's votes are in.
+  void queue(Pending p) { pending_.push_back(std::move(p)); }
+  [[nodiscard]] bool has_pending() const { return !pending_.empty(); }
+  /// Takes out, in the order they were queued, the reports whose votes are in (`votes_in(tick)`),
+  /// those that waited `wait_ns` or more, or all of them with `force`.
+  std::vector<Pending> take_ready(std::int64_t now, std::int64_t wait_ns, bool force,
+                                  const std::function<bool(Tick)>& votes_in);
+
+  /// Decides the report's majority, logs it, writes it under `dir` (desync-<tick>-<player>.json)
+  /// and keeps it; returns the kept report.
+  const DesyncReport& record(DesyncReport r, const std::string& dir);
+  /// A desync found (before it is localized).
+  void note(DesyncEvent e) { events_.push_back(std::move(e)); }
+
+  /// The reports written so far, in the order they were completed.
+  [[nodiscard]] const std::vector<DesyncReport>& reports() const { return reports_; }
+  /// Every desync found, in order.
+  [[nodiscard]] const std::vector<DesyncEvent>& events() const { return events_; }
+
+ private:
+  struct TickVotes {
+    Tick tick = 0;
+    std::vector<std::uint32_t> agree;                              // peer ids
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> differ;  // peer id, its hash
+  };
+  std::vector<TickVotes> votes_ = std::vector<TickVotes>(kHistory);
+  std::map<std::uint32_t, std::string> labels_;  // of every peer that voted; ordered for a fixed output
+  std::vector<Pending> pending_;
+  std::vector<DesyncReport> reports_;
+  std::vector<DesyncEvent> events_;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,249 @@
+// The server as referee: every peer's hashes compared with the server's (DesyncReferee keeps the
+// votes and the reports), a join verified by its first hash, a desync localized by probes
+// (desync_probe.hpp) and acted on as --on-desync asks: reported, the session stopped, or the
+// peer resynced.
+#include <algorithm>
+
+#include "lockstep/log.hpp"
+#include "lockstep/state_hash.hpp"
+#include "server_session_impl.hpp"
+
+namespace lockstep {
+
+namespace {
+constexpr std::int64_t kReportIntervalNs = 100'000'000;  // at most one desync report per peer this often
+constexpr std::int64_t kResyncPatienceNs = 2'000'000'000;  // a resync snapshot not taken by then is sent again
+constexpr std::uint32_t kResyncTries = 2;                  // snapshots a client may drop before it is dropped
+}  // namespace
+
+void ServerSession::Impl::take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now) {
+  const Tick first = m.hash_first_tick;
+  for (std::size_t i = 0; i < m.hashes.size(); ++i) {
+    const Tick t = first + static_cast<Tick>(i);
+    if (t < first) continue;  // wrapped
+    switch (p.hashes.check(t, executed())) {
+      case HashLedger::Verdict::Already: continue;
+      case HashLedger::Verdict::Future: drop(p, DropReason::HashForFutureTick); break;
+      case HashLedger::Verdict::TooOld: drop(p, DropReason::HashTooOld); continue;
+      case HashLedger::Verdict::Compare:
+        if (p.verifying) {
+          if (t <= p.verify_tick) continue;
+          if (!verify(p, t, m.hashes[i], now)) return;
+        }
+        compare_hash(p, t, m.hashes[i], now);
+        p.hashes.mark(t);
+        continue;
+    }
+    break;  // a hash for a tick not executed yet: the rest are newer still
+  }
+  // Hashes arrive newest first; the acknowledgement covers every one up to a gap.
+  p.hashes.advance(executed(), now);
+  if (p.role == Role::Player) slots[static_cast<std::size_t>(p.slot)].hashes_checked = p.hashes.ack();
+}
+
+// The first hash after a join snapshot decides: equal, and the player counts from the next tick;
+// another, and the server localizes the difference like any desync, writes its report, counts it
+// and then closes the connection.
+bool ServerSession::Impl::verify(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
+  p.verifying = false;
+  const std::uint64_t ours = simulation->hash_at(t);
+  if (theirs != ours) {
+    const std::string why = "its state after the snapshot does not match the server's at tick " + std::to_string(t);
+    if (p.role == Role::Spectator) ++stats.spectator_desyncs;
+    else ++stats.desyncs;
+    ++stats.join_mismatches;
+    p.desynced = true;
+    p.last_report_at = now;
+    referee.note(DesyncEvent{t, p.slot, p.name, ours, theirs});
+    LOCKSTEP_LOG_ERROR("DESYNC at tick %u after a join snapshot: %s %d (%s) reports %s, the server has %s", t,
+                       p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(),
+                       hash_hex(theirs).c_str(), hash_hex(ours).c_str());
+    p.kick_after_probe = why;
+    send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, theirs));
+    start_probe(p, t, ours, theirs, now);
+    return false;
+  }
+  ++stats.verified;
+  if (p.role == Role::Player) {
+    Slot& s = slots[static_cast<std::size_t>(p.slot)];
+    if (!s.present) s.return_pending = true;
+  }
+  LOCKSTEP_LOG_INFO("%s %d (%s) verified: its hash at tick %u matches the server's",
+                    p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(), t);
+  return true;
+}
+
+void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
+  ++stats.hashes_compared;
+  if (!referee.labelled(p.id)) referee.set_label(p.id, label(p));
+  const std::uint64_t ours = simulation->hash_at(t);
+  if (referee.vote(p.id, t, theirs, ours)) return;
+  // Every divergent tick counts; the first of a divergence (again after a resync) is reported,
+  // at most one report per peer every 100 ms.
+  ++stats.divergent_ticks;
+  if (p.desynced || p.probe.active() || now - p.last_report_at < kReportIntervalNs) return;
+  p.desynced = true;
+  p.last_report_at = now;
+  if (p.role == Role::Spectator) ++stats.spectator_desyncs;
+  else ++stats.desyncs;
+  referee.note(DesyncEvent{t, p.slot, p.name, ours, theirs});
+  LOCKSTEP_LOG_ERROR("DESYNC at tick %u: %s %d (%s) reports %s, the server has %s", t,
+                     p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(), hash_hex(theirs).c_str(),
+                     hash_hex(ours).c_str());
+  send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, theirs));
+  start_probe(p, t, ours, theirs, now);
+}
+
+// The state history covers the longest round trip of any peer, so that a desync is localized
+// at any latency (history_for_round_trip); it shrinks only when far too long.
+void ServerSession::Impl::fit_history() {
+  const std::int64_t rtt_ns = longest_rtt([](const Peer& p) { return p.role != Role::Pending && !p.closing; });
+  const std::size_t held = simulation->fit(rtt_ns, cfg.state_history, cfg.state_history_max);
+  stats.state_history_ticks = std::max<std::uint64_t>(stats.state_history_ticks, held);
+}
+
+void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs, std::int64_t now) {
+  DesyncReport r;
+  r.tick = t;
+  r.slot = p.slot;
+  r.name = p.name;
+  r.server_hash = ours;
+  r.client_hash = theirs;
+  r.replay_file = cfg.record_path;
+  // The state of the desync's tick stays until the probe is done, however long its round trips.
+  p.probe_pinned = simulation->pin(t);
+  follow_probe(p, p.probe.start(std::move(r), simulation->state_at(t), now), now);
+}
+
+void ServerSession::Impl::on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now) {
+  ProbeAnswer a;
+  a.tick = m.tick();
+  a.level = m.level();
+  a.first = m.first();
+  a.available = m.available();
+  if (m.hashes()) a.hashes.assign(m.hashes()->begin(), m.hashes()->end());
+  if (m.values()) a.values.assign(m.values()->begin(), m.values()->end());
+  const auto outcome = p.probe.answer(a, size, simulation->state_at(m.tick()));
+  if (outcome == DesyncLocalizer::Outcome::Unasked) return drop(p, DropReason::UnexpectedMessage, " (unasked desync detail)");
+  if (outcome == DesyncLocalizer::Outcome::OutOfRange) return drop(p, DropReason::FieldOutOfRange);
+  follow_probe(p, outcome, now);
+}
+
+// Sends the next question; once the probe is done, its report waits for the tick's votes.
+void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome, std::int64_t now) {
+  if (outcome == DesyncLocalizer::Outcome::Ask) {
+    const ProbeQuestion& q = p.probe.question();
+    const auto bytes = protocol::desync_probe(q.tick, q.level, q.first, q.count, q.block_size);
+    p.probe.count_sent(bytes.size());
+    return send(p, Channel::Control, bytes);
+  }
+  if (outcome != DesyncLocalizer::Outcome::Done) return;
+  queue_report(p, now);
+  settle_reports(now, /*force=*/false, /*act=*/true);
+}
+
+void ServerSession::Impl::queue_report(Peer& p, std::int64_t now) {
+  if (p.probe_pinned) simulation->unpin(p.probe.report().tick);
+  p.probe_pinned = false;
+  referee.queue({p.id, p.probe.report(), now, p.kick_after_probe});
+}
+
+// Every peer in play has reported its hash of tick t (or can no longer).
+bool ServerSession::Impl::votes_in(Tick t) const {
+  for (const auto& [id, q] : peers) {
+    if (q.role == Role::Pending || q.closing || q.verifying) continue;
+    const auto verdict = q.hashes.check(t, executed());
+    if (verdict == HashLedger::Verdict::Compare || verdict == HashLedger::Verdict::Future) return false;
+  }
+  return true;
+}
+
+// A report is written once every peer's hash of its tick is in, so the majority counts them all,
+// or after two of the longest round trips (at least 300 ms) when one never comes; then what
+// --on-desync asks is done (`act`; not while the session ends).
+void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act) {
+  const std::int64_t rtt_ns = longest_rtt([](const Peer& q) { return !q.closing; });
+  const std::int64_t wait_ns = std::max<std::int64_t>(300'000'000, 2 * rtt_ns);
+  for (DesyncReferee::Pending& pr :
+       referee.take_ready(now, wait_ns, force, [this](Tick t) { return votes_in(t); })) {
+    if (!pr.kick_reason.empty())
+      pr.report.note += (pr.report.note.empty() ? "" : "; ") + std::string("found after a join snapshot");
+    record_report(pr.report);
+    if (!act) continue;
+    const auto found = peers.find(pr.peer_id);
+    if (found == peers.end() || found->second.closing) continue;
+    Peer& p = found->second;
+    const DesyncReport& r = pr.report;
+    if (!pr.kick_reason.empty()) {
+      kick(p, pr.kick_reason);
+      continue;
+    }
+    // A spectator's divergence is its own: stop drops that spectator, never the session.
+    if (p.role == Role::Spectator && cfg.on_desync == OnDesync::Stop) {
+      kick(p, "its state diverged from the server's at tick " + std::to_string(r.tick));
+      continue;
+    }
+    switch (cfg.on_desync) {
+      case OnDesync::Report: break;
+      case OnDesync::Stop:
+        end_session(wire::EndReason::Desync,
+                    "desync at tick " + std::to_string(r.tick) + " of player " + std::to_string(r.slot) + " (" + r.name + ")",
+                    now);
+        break;
+      case OnDesync::Resync: resync(p, now); break;
+    }
+  }
+}
+
+// Decided by majority, written and kept by the referee; the game hears of it as an event.
+void ServerSession::Impl::record_report(DesyncReport r) {
+  const DesyncReport& kept = referee.record(std::move(r), cfg.desync_dir);
+  std::string detail = kept.where == "entity" && !kept.server_fields.empty()
+                           ? "entity " + std::to_string(kept.entity) + " field " + kept.server_fields[0].name
+                           : kept.where + (kept.note.empty() ? "" : ": " + kept.note);
+  if (!kept.odd_one_out.empty()) detail += "; odd one out: " + kept.odd_one_out;
+  emit(SessionEvent::Kind::Desync, kept.tick, kept.slot, kept.name, std::move(detail), 3);
+}
+
+std::string ServerSession::Impl::label(const Peer& p) {
+  return (p.role == Role::Player ? "player " + std::to_string(p.slot) : std::string("spectator")) + " (" + p.name + ")";
+}
+
+// Sends the authoritative current state; the client loads it and plays on from there.
+void ServerSession::Impl::resync(Peer& p, std::int64_t now, bool again) {
+  if (!again) ++p.epoch;
+  ++stats.resyncs;
+  p.resync_at = now;
+  ++p.resync_tries;
+  send_snapshot(p, /*join=*/false);
+  p.hashes.reset_to(executed());
+  p.desynced = false;
+  LOCKSTEP_LOG_INFO("resync: sent %s the state of tick %u (%lld bytes)", p.name.c_str(), executed(),
+                    static_cast<long long>(stats.last_snapshot_bytes));
+}
+
+// Hashes still of the epoch before a resync: the client has not loaded the snapshot. It may still
+// be on its way (a large state takes a while) or waiting for the frames up to it; long after it
+// has been delivered, the client dropped it (it did not load, or did not fit): the state once
+// more, in the same epoch (either snapshot is the server's state), and a client that takes
+// neither is dropped, never silently left unchecked.
+void ServerSession::Impl::resync_not_taken(Peer& p, std::int64_t now) {
+  if (peer_sending(p.enet)) {  // the patience counts from its delivery
+    p.resync_at = now;
+    return;
+  }
+  const std::int64_t rtt_ns = p.enet ? std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0;
+  if (now - p.resync_at < std::max<std::int64_t>(kResyncPatienceNs, 8 * rtt_ns)) return;
+  ++stats.resyncs_not_taken;
+  if (p.resync_tries >= kResyncTries) {
+    LOCKSTEP_LOG_ERROR("resync: %s %d (%s) took none of %u snapshots", p.role == Role::Player ? "player" : "spectator",
+                       p.slot, p.name.c_str(), p.resync_tries);
+    return kick(p, "it did not load the state sent to resync it (" + std::to_string(p.resync_tries) + " tries)");
+  }
+  LOCKSTEP_LOG_WARN("resync: %s still reports hashes of the state before its resync %lld ms after it arrived; sending "
+                    "the state again",
+                    p.name.c_str(), static_cast<long long>((now - p.resync_at) / 1'000'000));
+  resync(p, now, /*again=*/true);
+}
+
+}  // namespace lockstep

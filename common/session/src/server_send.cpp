@@ -1,0 +1,112 @@
+// What the server sends: every message through send() (sealed on a sealed connection, and never
+// more to an unauthenticated peer than it sent), frames with redundancy and their resends, the
+// start, and snapshots.
+#include <algorithm>
+
+#include "server_session_impl.hpp"
+
+namespace lockstep {
+
+void ServerSession::Impl::send(Peer& p, Channel ch, const protocol::Bytes& bytes) {
+  std::span<const std::uint8_t> out = bytes;
+  if (p.seal) {
+    p.seal->seal(ch, bytes, seal_scratch);
+    out = seal_scratch;
+  }
+  // No amplification: before a peer proves it holds its token's keys, it is sent at most what it sent.
+  if (tokens_required() && !p.authenticated && p.enet) {
+    if (p.bytes_out + out.size() > p.bytes_in) {
+      ++stats.replies_withheld;
+      return;
+    }
+    p.bytes_out += out.size();
+  }
+  host->send(p.enet, ch, out);
+}
+
+void ServerSession::Impl::broadcast(Channel ch, const protocol::Bytes& bytes) {
+  for (auto& [id, p] : peers)
+    if (p.role != Role::Pending) send(p, ch, bytes);
+}
+
+void ServerSession::Impl::send_start(Peer& p, std::int64_t now, Channel channel) {
+  // Tell the time to tick 0's deadline; a peer joining later gets the same origin.
+  const std::int64_t in = std::max<std::int64_t>(0, deadline_of(0) - now);
+  send(p, channel, protocol::start(static_cast<std::uint32_t>(std::min<std::int64_t>(in / 1000, 10'000'000))));
+}
+
+void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
+  std::vector<std::uint8_t> state;
+  simulation->current().serialize(state);
+  for (const auto& chunk : protocol::snapshot(executed(), p.epoch, simulation->current().hash(), state, join)) send(p, Channel::Control, chunk);
+  p.base_from = executed() + 1;
+  stats.last_snapshot_bytes = static_cast<std::int64_t>(state.size());
+  host->flush();
+}
+
+void ServerSession::Impl::send_frames(std::int64_t now) {
+  for (auto& [id, p] : peers) {
+    if (p.role == Role::Pending) continue;
+    const Tick from = p.frame_ack + 1;
+    if (from > executed()) {
+      // Nothing new: still acknowledge inputs and hashes, so the client trims its window.
+      if (p.role == Role::Player || p.hashes.ack() > 0) send(p, Channel::Play, play_for(p, {}));
+      continue;
+    }
+    if (executed() - from >= kHistory - 1) {
+      kick(p, "fell more than " + std::to_string(kHistory) + " ticks behind the session");
+      continue;
+    }
+    // The newest frames go out in every message, and a range lost in every copy again (resend.hpp).
+    const auto window = static_cast<Tick>(protocol::kMaxWindow);
+    const Tick newest_from = executed() >= window ? std::max(from, executed() - window + 1) : from;
+    send_range(p, newest_from, executed());
+    const std::int64_t rtt_ns = p.enet ? std::int64_t{peer_rtt_ms(p.enet)} * 1'000'000 : 0;
+    if (newest_from > from && p.frame_gap.due(now, p.frame_ack_moved, rtt_ns))
+      send_range(p, from, std::min<Tick>(executed(), from + window - 1));
+  }
+}
+
+void ServerSession::Impl::send_range(Peer& p, Tick from, Tick to) {
+  // Frames with many commands are spread over several messages: past the first frame, at most
+  // kPlayCommandBudget bytes of commands go in one.
+  batch_scratch.clear();
+  std::size_t command_bytes = 0;
+  for (Tick t = from; t <= to; ++t) {
+    const InputFrame& f = frames[t % kHistory];
+    command_bytes += f.command_bytes.size();
+    if (!batch_scratch.empty() && command_bytes > protocol::kPlayCommandBudget) break;
+    batch_scratch.push_back(&f);
+  }
+  send(p, Channel::Play, play_for(p, batch_scratch));
+}
+
+protocol::Bytes ServerSession::Impl::play_for(Peer& p, std::span<const InputFrame* const> batch) {
+  // Every kRefreshEvery-th message carries its frames whole and repeats the slack report, so a
+  // client that lost the base frame or a report is back in step within that many ticks.
+  constexpr std::uint32_t kRefreshEvery = 16;
+  const bool refresh = p.plays_sent++ % kRefreshEvery == 0;
+  protocol::ServerPlayHeader h;
+  // Clients time their inputs by this server's tick clock, so they are told when it moves.
+  h.clock_shift = static_cast<std::uint32_t>(std::min<std::uint64_t>(pacer.stats().skipped, UINT32_MAX));
+  h.hash_ack = p.hashes.ack();
+  if (p.role == Role::Player) {
+    const InputWindow& in = slots[static_cast<std::size_t>(p.slot)].inputs;
+    h.input_ack = in.ack();
+    if (in.slack_tick() != 0 && (in.slack_tick() != p.slack_sent || refresh)) {
+      h.has_slack = true;
+      h.input_slack_us = in.slack_us();
+      h.slack_tick = in.slack_tick();
+      p.slack_sent = in.slack_tick();
+    }
+  }
+  // The frame before the first, when the client holds it: the first frame travels as its change.
+  const InputFrame* base = nullptr;
+  if (!batch.empty() && !refresh) {
+    const Tick b = batch.front()->tick - 1;
+    if (b >= p.base_from && b <= p.frame_ack && b + kHistory > executed() + 1) base = &frames[b % kHistory];
+  }
+  return protocol::server_play(batch, base, h);
+}
+
+}  // namespace lockstep
