@@ -329,6 +329,19 @@ TEST_SUITE("session/loopback") {
     REQUIRE_FALSE(summary.is_discarded());
     CHECK(summary["desyncs"][0]["name"] == name);
     CHECK(summary["seats"][static_cast<std::size_t>(s.clients[1]->slot())]["name"] == name);
+    // The session's own events: both joins, the desync with where it was localized, the end.
+    const std::vector<SessionEvent> events = s.server->take_events();
+    REQUIRE(events.size() == 4);
+    CHECK(events[0].kind == SessionEvent::Kind::PlayerJoined);
+    CHECK(events[1].kind == SessionEvent::Kind::PlayerJoined);
+    CHECK(events[1].name == name);
+    CHECK(events[2].kind == SessionEvent::Kind::Desync);
+    CHECK(events[2].tick == 120);
+    CHECK(events[2].slot == s.clients[1]->slot());
+    CHECK(events[2].detail.find("field") != std::string::npos);
+    CHECK(events[3].kind == SessionEvent::Kind::Ended);
+    CHECK(events[3].code == 3);
+    CHECK(s.server->take_events().empty());  // taken once
   }
 
   TEST_CASE("a client that leaves at tick 200 of 600 does not stop the others") {
@@ -349,6 +362,16 @@ TEST_SUITE("session/loopback") {
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);
     for (const auto& [t, h] : s.traces[1]->hashes) CHECK(s.server_trace.hashes[t] == h);
     CHECK(s.server->stats().desyncs == 0);
+    // The leave is an event of the tick it takes effect, with its reason.
+    const std::vector<SessionEvent> events = s.server->take_events();
+    const auto left = std::find_if(events.begin(), events.end(),
+                                   [](const SessionEvent& e) { return e.kind == SessionEvent::Kind::PlayerLeft; });
+    REQUIRE(left != events.end());
+    CHECK(left->name == "quits");
+    CHECK(left->tick > 200);
+    CHECK(left->detail.find("left") == 0);
+    CHECK(events.back().kind == SessionEvent::Kind::Ended);
+    CHECK(events.back().code == 0);
   }
 
   TEST_CASE("a spectator steps the same frames and reports matching hashes") {
