@@ -6,7 +6,6 @@
 #include "lockstep/clock.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/state_hash.hpp"
-#include "lockstep/timestep.hpp"
 
 namespace lockstep {
 

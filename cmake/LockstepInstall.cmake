@@ -14,18 +14,19 @@ set(LOCKSTEP_PUBLIC_HEADERS
   common/api/include/lockstep/lockstep_token.h
   common/api/include/lockstep/client.hpp common/api/include/lockstep/host.hpp
   common/core/include/lockstep/desync.hpp common/core/include/lockstep/error.hpp
-  common/core/include/lockstep/frame_loop.hpp common/core/include/lockstep/hash_log.hpp
+  common/core/include/lockstep/hash_log.hpp
   common/core/include/lockstep/histogram.hpp common/core/include/lockstep/input.hpp
   common/core/include/lockstep/json.hpp common/core/include/lockstep/log.hpp
   common/core/include/lockstep/module.hpp common/core/include/lockstep/module_abi.h
   common/core/include/lockstep/replay.hpp common/core/include/lockstep/rng.hpp
   common/core/include/lockstep/scenario.hpp common/core/include/lockstep/settings.hpp
   common/core/include/lockstep/simulation.hpp common/core/include/lockstep/state_hash.hpp
-  common/core/include/lockstep/timestep.hpp common/core/include/lockstep/version.hpp
+  common/core/include/lockstep/version.hpp
   common/net/include/lockstep/connect_token.hpp common/net/include/lockstep/packet_seal.hpp
   common/net/include/lockstep/protocol.hpp common/net/include/lockstep/transport.hpp
   common/session/include/lockstep/client_session.hpp common/session/include/lockstep/lead.hpp
   common/session/include/lockstep/pacer.hpp common/session/include/lockstep/server_session.hpp
+  common/session/include/lockstep/session_event.hpp
   games/include/lockstep/games.hpp games/arena/include/lockstep/arena.hpp games/arena/include/lockstep/bot.hpp
   games/skirmish/include/lockstep/skirmish.hpp)
 list(TRANSFORM LOCKSTEP_PUBLIC_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/)

@@ -5,6 +5,16 @@
 // confirmed states at alpha(). Frames are executed on a playout schedule a little behind their
 // due time, sized from how late they arrive, so alpha blends instead of resting at 1 when the
 // network jitters. No thread is hidden: start_service() runs one only when the game asks.
+//
+// Stepping ("Fix Your Timestep" in a session). Alone, a game's renderer produces time and the
+// simulation consumes it in fixed steps; in a session the server's tick clock produces it: a
+// confirmed frame exists only once the server has reached its tick. Each update() executes the
+// frames whose playout time has come, so a client at 1 fps keeps the session's pace as one at
+// 1000 fps does, and a client 25 frames or more behind executes what it holds at once. The
+// spiral-of-death guard is a budget of time per update (ClientOptions::step_budget_ns): past it
+// the update returns, the game draws and services its window, and the next update steps on; a
+// client that stays behind says `cannot keep up: N confirmed frames wait at tick T` at most every
+// 5 s. A slow machine thus slows only itself, never into a spiral, and never the session.
 #pragma once
 
 #include <cstdint>
