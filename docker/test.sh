@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The container test: makes a Docker engine and the debian:bookworm-slim base image available
 # (installing docker.io and starting dockerd, or building the base with debootstrap, when
-# needed), then runs docker/compose.yaml itself with `up --build`, as the README tells users,
+# needed), then runs docker/compose.yaml itself with `up --build`, as docs/GUIDE.md §13 tells users,
 # with Debian's docker-compose (and the compose plugin where present), on a root-owned and on a
 # user-owned ./out, and checks that every container exited 0, three identical hash logs and a
 # replay that verifies. It removes its containers and network and stops the daemon it started.
