@@ -347,7 +347,10 @@ std::string Client::end_message() const {
   return session_->end_message();
 }
 
-const std::string& Client::rejoin_secret() const { return secret_; }
+std::string Client::rejoin_secret() const {
+  std::lock_guard lock(mutex_);  // a copy under the lock: the service thread may write it
+  return secret_;
+}
 
 void Client::leave(const std::string& reason) {
   std::lock_guard lock(mutex_);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "client_session_impl.hpp"
+#include "drop_log.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/state_hash.hpp"
@@ -10,7 +11,12 @@
 namespace lockstep {
 
 namespace {
-constexpr std::uint64_t kLogFirstDrops = 10;
+// What a datagram from the server that failed decoding is counted as: on the play channel a
+// field out of range is a batch of frames that contradicts itself.
+constexpr DecodeDrops<ClientDrop> kPlayDrops{ClientDrop::TooLarge, ClientDrop::InconsistentFrames, ClientDrop::UnknownBase,
+                                             ClientDrop::Malformed};
+constexpr DecodeDrops<ClientDrop> kControlDrops{ClientDrop::TooLarge, ClientDrop::FieldOutOfRange, ClientDrop::Malformed,
+                                                ClientDrop::Malformed};
 }  // namespace
 
 const char* to_string(ClientDrop r) {
@@ -31,15 +37,11 @@ const char* to_string(ClientDrop r) {
   return "?";
 }
 
-std::uint64_t ClientStats::total_drops() const {
-  std::uint64_t n = 0;
-  for (auto d : drops) n += d;
-  return n;
-}
+std::uint64_t ClientStats::total_drops() const { return total_of(drops); }
 
 void ClientSession::Impl::drop(ClientDrop reason, const std::string& detail) {
   const auto n = ++stats.drops[static_cast<std::size_t>(reason)];
-  if (n <= kLogFirstDrops || n % 1000 == 0)
+  if (drop_worth_logging(n))
     LOCKSTEP_LOG_WARN("dropped a message from the server (%s): %s [%llu so far]", to_string(reason), detail.c_str(),
                       static_cast<unsigned long long>(n));
 }
@@ -251,18 +253,11 @@ void ClientSession::Impl::on_message(std::uint8_t channel, std::span<const std::
       last_heard = now;
       return on_server_play(play, now);
     }
-    const ClientDrop r = err == protocol::DecodeError::TooLarge         ? ClientDrop::TooLarge
-                         : err == protocol::DecodeError::FieldOutOfRange ? ClientDrop::InconsistentFrames
-                         : err == protocol::DecodeError::UnknownBase     ? ClientDrop::UnknownBase
-                                                                         : ClientDrop::Malformed;
-    return drop(r, protocol::to_string(err));
+    return drop(kPlayDrops(err), protocol::to_string(err));
   }
   const wire::Message* m = protocol::decode(data, &err, protocol::kMaxDetailMessageBytes);
   if (!m) {
-    const ClientDrop r = err == protocol::DecodeError::TooLarge         ? ClientDrop::TooLarge
-                         : err == protocol::DecodeError::FieldOutOfRange ? ClientDrop::FieldOutOfRange
-                                                                         : ClientDrop::Malformed;
-    return drop(r, protocol::to_string(err));
+    return drop(kControlDrops(err), protocol::to_string(err));
   }
   last_heard = now;
   switch (m->body_type()) {

@@ -6,6 +6,7 @@
 
 #include "lockstep/log.hpp"
 #include "lockstep/version.hpp"
+#include "drop_log.hpp"
 #include "server_session_impl.hpp"
 
 namespace lockstep {
@@ -39,7 +40,7 @@ std::string new_secret() {
 void ServerSession::Impl::on_connect(EnetPeer* enet, std::int64_t now) {
   if (!admit_pending(peer_ip(enet), now)) {
     ++stats.pending_refused;
-    if (stats.pending_refused <= kLogFirstDrops || stats.pending_refused % 1000 == 0)
+    if (drop_worth_logging(stats.pending_refused))
       LOCKSTEP_LOG_WARN("refused a connection from %s: %u connections (at most %u from one address) are already waiting to join",
                         peer_address(enet).c_str(), count_role(Role::Pending), cfg.max_pending_per_address);
     peer_disconnect_now(enet);
@@ -229,7 +230,7 @@ bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> dat
   }
   // Counted, never held against the peer: anyone on the path can send such a datagram.
   const std::uint64_t n = e == OpenError::Replayed ? ++stats.sealed_replayed : ++stats.sealed_forged;
-  if (n <= kLogFirstDrops || n % 1000 == 0)
+  if (drop_worth_logging(n))
     LOCKSTEP_LOG_WARN("dropped a sealed message from %s (%s): %s [%llu so far]", peer_address(p.enet).c_str(),
                       p.name.empty() ? "not joined" : p.name.c_str(), to_string(e), static_cast<unsigned long long>(n));
   // Control messages are reliable and counted by both sides: one that did not open was lost for

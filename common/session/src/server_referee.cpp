@@ -97,8 +97,8 @@ void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, st
 // The state history covers the longest round trip of any peer, so that a desync is localized
 // at any latency (history_for_round_trip); it shrinks only when far too long.
 void ServerSession::Impl::fit_history() {
-  const std::int64_t rtt_ns = longest_rtt([](const Peer& p) { return p.role != Role::Pending && !p.closing; });
-  const std::size_t held = simulation->fit(rtt_ns, cfg.state_history, cfg.state_history_max);
+  const std::int64_t longest = longest_rtt([](const Peer& p) { return p.role != Role::Pending && !p.closing; });
+  const std::size_t held = simulation->fit(longest, cfg.state_history, cfg.state_history_max);
   stats.state_history_ticks = std::max<std::uint64_t>(stats.state_history_ticks, held);
 }
 
@@ -162,8 +162,8 @@ bool ServerSession::Impl::votes_in(Tick t) const {
 // or after two of the longest round trips (at least 300 ms) when one never comes; then what
 // --on-desync asks is done (`act`; not while the session ends).
 void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act) {
-  const std::int64_t rtt_ns = longest_rtt([](const Peer& q) { return !q.closing; });
-  const std::int64_t wait_ns = std::max<std::int64_t>(300'000'000, 2 * rtt_ns);
+  const std::int64_t wait_ns =
+      std::max<std::int64_t>(300'000'000, 2 * longest_rtt([](const Peer& q) { return !q.closing; }));
   for (DesyncReferee::Pending& pr :
        referee.take_ready(now, wait_ns, force, [this](Tick t) { return votes_in(t); })) {
     if (!pr.kick_reason.empty())
@@ -232,8 +232,7 @@ void ServerSession::Impl::resync_not_taken(Peer& p, std::int64_t now) {
     p.resync_at = now;
     return;
   }
-  const std::int64_t rtt_ns = p.enet ? std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0;
-  if (now - p.resync_at < std::max<std::int64_t>(kResyncPatienceNs, 8 * rtt_ns)) return;
+  if (now - p.resync_at < std::max<std::int64_t>(kResyncPatienceNs, 8 * rtt_ns(p))) return;
   ++stats.resyncs_not_taken;
   if (p.resync_tries >= kResyncTries) {
     LOCKSTEP_LOG_ERROR("resync: %s %d (%s) took none of %u snapshots", p.role == Role::Player ? "player" : "spectator",

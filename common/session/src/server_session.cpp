@@ -8,6 +8,7 @@
 #include "lockstep/module.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/version.hpp"
+#include "drop_log.hpp"
 #include "server_session_impl.hpp"
 
 namespace lockstep {
@@ -18,12 +19,9 @@ constexpr std::int64_t kStartRepeatNs = 20'000'000;       // Start's unreliable 
 constexpr Tick kHashSlackTicks = 50;                       // hashes may lag this far (0.5 s) before hash silence is timed
 constexpr std::int64_t kLobbyBeatNs = 100'000'000;        // lobby heartbeats on the play channel this often
 constexpr std::int64_t kFinalAckNs = 100'000'000;         // the final hashes' acknowledgement repeats this long
-// What a datagram that failed decoding is counted as.
-DropReason drop_reason(protocol::DecodeError e) {
-  return e == protocol::DecodeError::TooLarge         ? DropReason::TooLarge
-         : e == protocol::DecodeError::FieldOutOfRange ? DropReason::FieldOutOfRange
-                                                       : DropReason::Malformed;
-}
+// What a datagram from a client that failed decoding is counted as.
+constexpr DecodeDrops<DropReason> drop_reason{DropReason::TooLarge, DropReason::FieldOutOfRange, DropReason::Malformed,
+                                              DropReason::Malformed};
 
 }  // namespace
 
@@ -45,11 +43,7 @@ const char* to_string(DropReason r) {
   return "?";
 }
 
-std::uint64_t ServerStats::total_drops() const {
-  std::uint64_t n = 0;
-  for (auto d : drops) n += d;
-  return n;
-}
+std::uint64_t ServerStats::total_drops() const { return total_of(drops); }
 
 std::int64_t ServerSession::Impl::update(std::int64_t now) {
   receive_can_wait = false;
@@ -129,7 +123,7 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
   if (referee.has_pending()) settle_reports(now, /*force=*/false, /*act=*/phase != Phase::Closing && phase != Phase::Finished);
   for (auto& [id, p] : peers)
     if (p.probe.active() &&
-        now - p.probe.started_at() > std::max(cfg.probe_timeout_ns, p.enet ? 8 * std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0)) {
+        now - p.probe.started_at() > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p))) {
       p.probe.give_up("the client did not answer the desync probe in time");
       follow_probe(p, DesyncLocalizer::Outcome::Done, now);
     }
@@ -213,7 +207,7 @@ void ServerSession::Impl::drop(Peer& p, DropReason r, const char* detail) {
   // clock is early; they are dropped and counted but do not count toward a kick.
   if (r != DropReason::InputTooFarAhead && ++p.bad > cfg.max_bad_messages && !p.closing)
     kick(p, "sent too many malformed or unexpected messages");
-  if (n <= kLogFirstDrops || n % 1000 == 0)
+  if (drop_worth_logging(n))
     LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.enet).c_str(),
                       p.name.empty() ? "not joined" : p.name.c_str(), to_string(r), detail,
                       static_cast<unsigned long long>(n));
@@ -290,8 +284,7 @@ void ServerSession::Impl::begin(std::int64_t now) {
   // 50 ms for jitter), up to kMaxStartDelayNs.
   std::int64_t longest = 0;
   for (const auto& [id, p] : peers)
-    if (p.role == Role::Player)
-      longest = std::max({longest, p.join_rtt, p.enet ? std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0});
+    if (p.role == Role::Player) longest = std::max({longest, p.join_rtt, rtt_ns(p)});
   const std::int64_t start_delay =
       std::clamp(longest + longest / 4 + 50'000'000 - std::int64_t{cfg.input_delay} * kTickNs, cfg.start_delay_ns,
                  std::max(cfg.start_delay_ns, kMaxStartDelayNs));

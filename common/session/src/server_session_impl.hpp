@@ -37,7 +37,6 @@ struct ServerSession::Impl {
 
   static constexpr std::size_t kHistory = HashLedger::kHistory;  // frames and hashes kept for resends and comparisons
   static constexpr int kMaxTicksPerUpdate = 5;                    // catch-up cap per update
-  static constexpr std::uint64_t kLogFirstDrops = 10;
   static constexpr std::size_t kMaxEvents = 1024;  // events kept for take_events()
 
   /// A connection: pending until it joins, then a player or a spectator.
@@ -165,13 +164,15 @@ struct ServerSession::Impl {
   [[nodiscard]] std::uint32_t active_players_count() const;
   [[nodiscard]] std::uint32_t count_role(Role role) const;
   [[nodiscard]] bool inputs_complete(Tick t, std::int64_t now) const;  // (server_ticks.cpp)
-  /// The longest round trip of the peers that `counts` (monotonic ns; 0 with none).
+  /// A peer's round trip as ENet measures it, ns (0 in-process).
+  [[nodiscard]] static std::int64_t rtt_ns(const Peer& p) { return p.enet ? std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0; }
+  /// The longest round trip of the peers that `counts` (ns; 0 with none).
   template <class Counts>
   [[nodiscard]] std::int64_t longest_rtt(Counts counts) const {
-    std::int64_t rtt_ns = 0;
+    std::int64_t longest = 0;
     for (const auto& [id, p] : peers)
-      if (p.enet && counts(p)) rtt_ns = std::max(rtt_ns, std::int64_t{peer_net(p.enet).rtt_us} * 1000);
-    return rtt_ns;
+      if (counts(p)) longest = std::max(longest, rtt_ns(p));
+    return longest;
   }
   void emit(SessionEvent::Kind kind, Tick t, std::int32_t slot, std::string name, std::string detail = "", int code = 0) {
     if (events.size() >= kMaxEvents) events.erase(events.begin());

@@ -127,7 +127,8 @@ class Client {
   /// 0 finished, 1 runtime failure, 3 desync, 4 connection failed, refused or lost.
   [[nodiscard]] int exit_code() const;
   [[nodiscard]] std::string end_message() const;
-  [[nodiscard]] const std::string& rejoin_secret() const;
+  /// The rejoin secret from the welcome ("" before it): a copy, taken under the lock the service thread holds.
+  [[nodiscard]] std::string rejoin_secret() const;
   /// Leaves cleanly; the session ends with exit code 0 once the server has been told.
   void leave(const std::string& reason);
 
