@@ -53,8 +53,8 @@ void ServerSession::Impl::on_connect(EnetPeer* enet, std::int64_t now) {
   p.enet = enet;
   p.id = id;
   p.connected_at = now;
-  p.tokens = cfg.message_burst;
-  p.tokens_at = now;
+  p.allowance = cfg.message_burst;
+  p.allowance_at = now;
   p.ip = peer_ip(enet);
   auto& added = peers.emplace(id, std::move(p)).first->second;
   if (peer_channel_count(enet) < kChannelCount)

@@ -146,10 +146,11 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
     if (!open_sealed(p, data, channel)) return;
     data = opened_scratch;
   }
-  // Token bucket: a sustained rate and a burst; a peer above it is flooding.
-  p.tokens = std::min(cfg.message_burst, p.tokens + static_cast<double>(now - p.tokens_at) * 1e-9 * cfg.max_messages_per_second);
-  p.tokens_at = now;
-  if ((p.tokens -= 1.0) < 0.0)
+  // Rate limit (a bucket): a sustained rate and a burst; a peer above it is flooding.
+  p.allowance = std::min(cfg.message_burst,
+                         p.allowance + static_cast<double>(now - p.allowance_at) * 1e-9 * cfg.max_messages_per_second);
+  p.allowance_at = now;
+  if ((p.allowance -= 1.0) < 0.0)
     return kick(p, "sent more than " + std::to_string(static_cast<long long>(std::min(cfg.max_messages_per_second, 1e15))) + " messages a second");
   p.last_received = now;
   protocol::DecodeError err;
@@ -436,8 +437,8 @@ std::uint32_t ServerSession::attach_test_peer(std::int64_t now_ns) {
   Impl::Peer p;
   p.id = id;
   p.connected_at = now_ns;
-  p.tokens = m.cfg.message_burst;
-  p.tokens_at = now_ns;
+  p.allowance = m.cfg.message_burst;
+  p.allowance_at = now_ns;
   m.peers.emplace(id, std::move(p));
   return id;
 }

@@ -60,8 +60,8 @@ struct ServerSession::Impl {
     std::uint32_t resync_tries = 0;    // snapshots sent since its last hash of the current epoch
     bool verifying = false;     // joined a running session: not counted until a hash matches
     Tick verify_tick = 0;       // the snapshot's tick
-    double tokens = 0;          // message rate limit (token bucket)
-    std::int64_t tokens_at = 0;
+    double allowance = 0;       // messages it may still send now (a bucket refilled at the rate limit)
+    std::int64_t allowance_at = 0;  // when the allowance was last refilled
     std::uint32_t bad = 0;      // dropped messages so far
     DesyncLocalizer probe;      // the desync being localized, one question at a time
     bool probe_pinned = false;  // the server's state of the probe's tick is pinned in the history
