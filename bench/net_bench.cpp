@@ -102,14 +102,14 @@ SessionRun run_session(const SessionSpec& spec) {
   const double client_ticks = static_cast<double>(spec.ticks) * spec.players;
   double up = 0, up_packets = 0;
   for (const auto& c : clients) {
-    up += static_cast<double>(c->host().bytes_sent());
-    up_packets += static_cast<double>(c->host().packets_sent());
+    up += static_cast<double>(c->traffic().bytes_sent);
+    up_packets += static_cast<double>(c->traffic().packets_sent);
   }
-  const NetHost& host = server->host();
+  const NetTraffic host = server->traffic();
   r.up_bytes = (up + kUdpIp * up_packets) / client_ticks;
-  r.down_bytes = (static_cast<double>(host.bytes_sent()) + kUdpIp * static_cast<double>(host.packets_sent())) / client_ticks;
+  r.down_bytes = (static_cast<double>(host.bytes_sent) + kUdpIp * static_cast<double>(host.packets_sent)) / client_ticks;
   r.up_datagrams = up_packets / client_ticks;
-  r.down_datagrams = static_cast<double>(host.packets_sent()) / client_ticks;
+  r.down_datagrams = static_cast<double>(host.packets_sent) / client_ticks;
   r.command_bytes = command_bytes / client_ticks;
   return r;
 }

@@ -4,35 +4,16 @@
 include(CMakePackageConfigHelpers)
 set(LOCKSTEP_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lockstep)
 
-# The public face: what a team calls (the C API lockstep.h, the module ABI, the C++ module and
-# session interfaces, the built-in games) and every header those include. The rest of each
-# layer's include/ is the inside: the executables and tests use it, the package does not ship it.
-# e2e/installed compiles every installed header on its own, so a public header that includes a
-# private one fails there.
-set(LOCKSTEP_PUBLIC_HEADERS
-  common/api/include/lockstep/lockstep.h common/api/include/lockstep/lockstep_session.h
-  common/api/include/lockstep/lockstep_token.h
-  common/api/include/lockstep/client.hpp common/api/include/lockstep/host.hpp
-  common/core/include/lockstep/desync.hpp common/core/include/lockstep/error.hpp
-  common/core/include/lockstep/hash_log.hpp
-  common/core/include/lockstep/histogram.hpp common/core/include/lockstep/input.hpp
-  common/core/include/lockstep/json.hpp common/core/include/lockstep/log.hpp
-  common/core/include/lockstep/module.hpp common/core/include/lockstep/module_abi.h
-  common/core/include/lockstep/replay.hpp common/core/include/lockstep/rng.hpp
-  common/core/include/lockstep/scenario.hpp common/core/include/lockstep/settings.hpp
-  common/core/include/lockstep/simulation.hpp common/core/include/lockstep/state_hash.hpp
-  common/core/include/lockstep/version.hpp
-  common/net/include/lockstep/connect_token.hpp common/net/include/lockstep/packet_seal.hpp
-  common/net/include/lockstep/protocol.hpp common/net/include/lockstep/transport.hpp
-  common/session/include/lockstep/client_session.hpp common/session/include/lockstep/lead.hpp
-  common/session/include/lockstep/pacer.hpp common/session/include/lockstep/server_session.hpp
-  common/session/include/lockstep/session_event.hpp
-  games/include/lockstep/games.hpp games/arena/include/lockstep/arena.hpp games/arena/include/lockstep/bot.hpp
-  games/skirmish/include/lockstep/skirmish.hpp)
-list(TRANSFORM LOCKSTEP_PUBLIC_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/)
-install(FILES ${LOCKSTEP_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep COMPONENT dev)
-install(FILES ${PROJECT_BINARY_DIR}/schemas/include/lockstep/wire/messages_generated.h
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lockstep/wire COMPONENT dev)
+# The public face is the include/ folders, whole: what a team calls (the C API, the module ABI,
+# the C++ module, simulation and session interfaces, the built-in games). Nothing in them includes
+# a header of an internal/ or src/ folder, nor the generated wire code: those stay in the tree.
+# e2e/installed checks that what is installed is exactly what these folders hold, and compiles
+# every installed header on its own.
+set(LOCKSTEP_PUBLIC_DIRS common/core/include common/net/include common/session/include common/api/include
+    games/include games/arena/include games/skirmish/include)
+foreach(dir IN LISTS LOCKSTEP_PUBLIC_DIRS)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/lockstep DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+endforeach()
 install(FILES ${PROJECT_SOURCE_DIR}/schemas/messages.fbs ${PROJECT_SOURCE_DIR}/schemas/replay.fbs
         DESTINATION ${CMAKE_INSTALL_DATADIR}/lockstep/schemas COMPONENT dev)
 

@@ -1,15 +1,20 @@
 # lockstep_add_layer(NAME DIR <folder> SOURCES ... [PUBLIC ...] [PRIVATE ...])
-# One layer of the engine: an OBJECT library of <folder>/src, whose public headers are
-# <folder>/include and whose private ones stay in <folder>/src. A layer sees only its own headers
-# and those of the targets it links (the layers below it), so an include across the layering
-# does not compile.
+# One layer of the engine: an OBJECT library of <folder>/src. Its headers are in three folders:
+#   <folder>/include   the public face: installed, and nothing in it includes a header of the others
+#   <folder>/internal  what the layers above use of it (wire, transport, the sessions' parts): not installed
+#   <folder>/src       its own inside
+# A layer sees only its own headers and those of the targets it links (the layers below it), so
+# an include across the layering does not compile. Symbols are hidden unless marked LOCKSTEP_API
+# (export.h): the shared libraries export the API and nothing else.
 function(lockstep_add_layer name)
   cmake_parse_arguments(L "" "DIR" "SOURCES;PUBLIC;PRIVATE" ${ARGN})
   set(dir ${CMAKE_CURRENT_SOURCE_DIR}/${L_DIR})
   list(TRANSFORM L_SOURCES PREPEND ${dir}/src/)
   add_library(${name} OBJECT ${L_SOURCES})
-  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-  target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${dir}/include> PRIVATE ${dir}/src)
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_VISIBILITY_PRESET hidden
+                        VISIBILITY_INLINES_HIDDEN ON)
+  target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${dir}/include> $<BUILD_INTERFACE:${dir}/internal>
+                             PRIVATE ${dir}/src)
   target_link_libraries(${name} PUBLIC ${L_PUBLIC} PRIVATE ${L_PRIVATE})
 endfunction()
 

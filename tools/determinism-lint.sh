@@ -25,7 +25,7 @@ SIM_OBJS=(games/CMakeFiles/lockstep_games.dir/arena/arena.cpp.o games/CMakeFiles
           common/CMakeFiles/lockstep_layer_core.dir/core/src/scenario.cpp.o common/CMakeFiles/lockstep_layer_core.dir/core/src/module.cpp.o)
 SIM_SRCS=(games/arena/*.cpp games/arena/include/lockstep/*.hpp games/skirmish/*.cpp games/skirmish/*.hpp
           games/skirmish/include/lockstep/*.hpp common/core/src/scenario.cpp common/core/src/module.cpp
-          common/core/include/lockstep/detmath.hpp common/core/include/lockstep/rng.hpp common/core/include/lockstep/simulation.hpp)
+          common/core/internal/lockstep/detmath.hpp common/core/include/lockstep/rng.hpp common/core/include/lockstep/simulation.hpp)
 fail=0
 objs=()
 for o in "${SIM_OBJS[@]}"; do

@@ -14,7 +14,7 @@ PREFIX="$WORK/prefix"
 cmake --install "$BUILD" --prefix "$PREFIX" >"$WORK/install.log" 2>&1 || fail "cmake --install: $(tail -3 "$WORK/install.log")"
 for f in bin/lockstep-server bin/lockstep-client bin/lockstep-replay bin/lockstep-synctest bin/lockstep-netsim bin/lockstep-lint \
          bin/lockstep-token include/lockstep/lockstep_token.h include/lockstep/connect_token.hpp include/lockstep/lockstep.h include/lockstep/module_abi.h include/lockstep/simulation.hpp \
-         include/lockstep/wire/messages_generated.h lib/liblockstep_core.a lib/liblockstep_net.a \
+         lib/liblockstep_core.a lib/liblockstep_net.a \
          lib/liblockstep_core.so.0.1.0 lib/liblockstep_net.so.0.1.0 lib/cmake/lockstep/lockstepConfig.cmake \
          lib/cmake/lockstep/lockstepConfigVersion.cmake lib/cmake/lockstep/lockstepTargets.cmake \
          lib/pkgconfig/lockstep.pc lib/pkgconfig/lockstep-core.pc lib/pkgconfig/lockstep-module.pc \
@@ -29,15 +29,26 @@ done
 json_check "$WORK/installed-token.json" 'd["client_id"] == 5 and d["servers"] == ["10.1.2.3:7777"]' "the installed lockstep-token's token"
 readelf -d "$PREFIX/lib/liblockstep_core.so" | grep -q 'SONAME.*\[liblockstep_core.so.0\]' || fail "liblockstep_core.so has no SONAME liblockstep_core.so.0"
 readelf -d "$PREFIX/lib/liblockstep_net.so" | grep -q 'SONAME.*\[liblockstep_net.so.0\]' || fail "liblockstep_net.so has no SONAME"
-# Only the public face is installed, and each public header stands on its own.
-for private in admission.hpp hash_ledger.hpp input_window.hpp frame_intake.hpp resend.hpp cli.hpp summary.hpp synctest.hpp; do
-  [ -e "$PREFIX/include/lockstep/$private" ] && fail "the private header $private is installed"
+# Only the public face is installed: exactly the headers of the include/ folders, none of the
+# internal/ ones (wire, transport, the sessions' parts) nor the generated wire code; and each
+# public header stands on its own.
+(cd "$SRC" && ls common/*/include/lockstep/ games/include/lockstep/ games/*/include/lockstep/ | grep -v ':$' | grep . | sort) \
+  >"$WORK/public.txt"
+(cd "$PREFIX/include" && find . -type f | sed 's|.*/||' | sort) >"$WORK/installed-headers.txt"
+cmp -s "$WORK/public.txt" "$WORK/installed-headers.txt" ||
+  fail "the installed headers are not the include/ folders': $(diff "$WORK/public.txt" "$WORK/installed-headers.txt" | head -5)"
+for private in admission.hpp hash_ledger.hpp protocol.hpp transport.hpp packet_seal.hpp pacer.hpp lead.hpp cli.hpp summary.hpp; do
+  [ -e "$PREFIX/include/lockstep/$private" ] && fail "the internal header $private is installed"
 done
+[ -e "$PREFIX/include/lockstep/wire" ] && fail "the generated wire code is installed"
+# The shared libraries export the API and hide the rest.
+nm -D --defined-only -C "$PREFIX/lib/liblockstep_net.so" | grep -q 'lockstep::Client::create' || fail "liblockstep_net.so does not export Client::create"
+nm -D --defined-only -C "$PREFIX/lib/liblockstep_net.so" | grep -q 'lockstep::protocol::' && fail "liblockstep_net.so exports the wire code"
 for h in "$PREFIX"/include/lockstep/*.h*; do
   echo "#include <lockstep/$(basename "$h")>" | g++ -std=c++20 -fsyntax-only -x c++ -I"$PREFIX/include" - 2>"$WORK/header.err" ||
     fail "the installed $(basename "$h") does not compile on its own: $(head -3 "$WORK/header.err")"
 done
-echo "ok: installed: public headers (each compiles alone), static and shared libraries (SONAME .0), CMake package, pkg-config, executables"
+echo "ok: installed: exactly the public headers (each compiles alone), static and shared libraries (SONAME .0, the API alone exported), CMake package, pkg-config, executables"
 
 # A module-only build needs no dependency but the compiler: with FlatBuffers, nlohmann-json,
 # xxHash and ENet hidden from CMake the package still loads and builds the module.
@@ -83,6 +94,7 @@ cmake -S "$SRC/tests/package/consumer" -B "$WORK/consumer" -DCMAKE_PREFIX_PATH="
 "$WORK/consumer/capi" >"$WORK/capi.out" 2>&1 || fail "capi (skirmish): $(cat "$WORK/capi.out")"
 "$WORK/consumer/capi" "$LIB" >"$WORK/capi-orbits.out" 2>&1 || fail "capi (orbits): $(cat "$WORK/capi-orbits.out")"
 "$WORK/consumer/cxx" >"$WORK/cxx.out" 2>&1 || fail "cxx: $(cat "$WORK/cxx.out")"
+LD_LIBRARY_PATH="$PREFIX/lib" "$WORK/consumer/cxx_shared" >"$WORK/cxx-shared.out" 2>&1 || fail "cxx against the shared library: $(cat "$WORK/cxx-shared.out")"
 # ... and pkg-config, the way a Makefile would.
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
 cc -o "$WORK/capi-pc" "$SRC/tests/package/consumer/capi.c" $(pkg-config --cflags --libs lockstep-core) \
@@ -92,5 +104,5 @@ cmp -s "$WORK/capi.out" "$WORK/capi-pc.out" || fail "the two builds of capi disa
 [ "$(pkg-config --modversion lockstep)" = "$("$PREFIX/bin/lockstep-server" --version | awk '{print $2}')" ] ||
   fail "pkg-config's version is not the executables'"
 pkg-config --cflags lockstep-module | grep -q -- '-ffp-contract=off' || fail "lockstep-module's flags lack -ffp-contract=off"
-echo "ok: $(cat "$WORK/capi.out"); $(cat "$WORK/capi-orbits.out"); $(cat "$WORK/cxx.out")"
+echo "ok: $(cat "$WORK/capi.out"); $(cat "$WORK/capi-orbits.out"); $(cat "$WORK/cxx.out"); shared: $(cat "$WORK/cxx-shared.out")"
 echo "PASS: installed, the out-of-tree module built, checked and hosted, the C API and C++ layers used through the package"

@@ -240,10 +240,10 @@ TEST_SUITE("session/send_rate") {
       CHECK(s.traces[i]->hashes == s.server_trace.hashes);
       CHECK(s.traces[i]->hashes.size() == 600);
       // Every 3rd tick, plus the join, the start, ENet's pings and the end: far under one a tick.
-      const double per_tick = static_cast<double>(s.clients[i]->host().packets_sent()) / 600.0;
+      const double per_tick = static_cast<double>(s.clients[i]->traffic().packets_sent) / 600.0;
       CHECK_MESSAGE(per_tick < 0.45, per_tick);
     }
-    const double down = static_cast<double>(s.server->host().packets_sent()) / (600.0 * 2);
+    const double down = static_cast<double>(s.server->traffic().packets_sent) / (600.0 * 2);
     CHECK_MESSAGE(down < 0.45, down);
     CHECK(s.server->stats().filled_inputs < 30);  // the raised delay covers the batching
   }

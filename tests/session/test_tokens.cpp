@@ -16,6 +16,7 @@
 #include "lockstep/protocol.hpp"
 #include "lockstep/status.hpp"
 #include "lockstep/summary.hpp"
+#include "lockstep/transport.hpp"
 #include "support/session_harness.hpp"
 
 using namespace lockstep;

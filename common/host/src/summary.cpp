@@ -89,10 +89,10 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
     if (st.refusals[r] != 0) refusals[wire::EnumNameRefuseReason(static_cast<wire::RefuseReason>(r))] = st.refusals[r];
   // Wire cost per client per tick: ENet's counters are UDP payloads; add 28 bytes of IPv4+UDP
   // header per datagram for the bytes on the wire.
-  const NetHost& h = s.host();
+  const NetTraffic h = s.traffic();
   const double client_ticks = static_cast<double>(st.ticks) * std::max<std::uint32_t>(1, s.peak_peers());
-  const double up = (static_cast<double>(h.bytes_received()) + 28.0 * static_cast<double>(h.packets_received())) / client_ticks;
-  const double down = (static_cast<double>(h.bytes_sent()) + 28.0 * static_cast<double>(h.packets_sent())) / client_ticks;
+  const double up = (static_cast<double>(h.bytes_received) + 28.0 * static_cast<double>(h.packets_received)) / client_ticks;
+  const double down = (static_cast<double>(h.bytes_sent) + 28.0 * static_cast<double>(h.packets_sent)) / client_ticks;
   const double run_s = static_cast<double>(st.last_tick_ns - st.first_tick_ns) / 1e9;
   const double steady_s = static_cast<double>(st.last_tick_ns - st.steady_tick_ns) / 1e9;
   const double steady_tps =

@@ -488,6 +488,6 @@ bool ClientSession::desynced() const { return impl_->desynced; }
 const std::string& ClientSession::rejoin_secret() const { return impl_->secret; }
 Tick ClientSession::joined_at() const { return impl_->joined_at; }
 const ClientStats& ClientSession::stats() const { return impl_->stats; }
-const NetHost& ClientSession::host() const { return *impl_->host; }
+NetTraffic ClientSession::traffic() const { return impl_->host->traffic(); }
 
 }  // namespace lockstep

@@ -14,14 +14,16 @@
 #include "lockstep/client_session.hpp"
 #include "lockstep/desync.hpp"
 #include "lockstep/frame_intake.hpp"
+#include "lockstep/lead.hpp"
 #include "lockstep/packet_seal.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/resend.hpp"
 #include "lockstep/tick_clock.hpp"
+#include "lockstep/transport.hpp"
 
 namespace lockstep {
 
-struct ClientSession::Impl {
+struct LOCKSTEP_LOCAL ClientSession::Impl {
   static constexpr std::size_t kRing = FrameIntake::kRing;  // inputs and hashes kept by tick
   static constexpr int kMaxFramesPerUpdate = 4;   // catch-up frames executed before the socket is serviced again
   static constexpr Tick kMaxSampleAhead = 200;    // ticks of sampling ahead of the received frames (> the lead limit)

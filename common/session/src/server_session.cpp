@@ -10,6 +10,7 @@
 #include "lockstep/version.hpp"
 #include "drop_log.hpp"
 #include "server_session_impl.hpp"
+#include "server_session_testing.hpp"
 
 namespace lockstep {
 
@@ -420,7 +421,7 @@ std::optional<ServerSession::SeatToken> ServerSession::seat_token(std::uint32_t 
   if (!s.taken || !s.bound) return std::nullopt;
   return SeatToken{s.client_id, s.user_data};
 }
-const NetHost& ServerSession::host() const { return *impl_->host; }
+NetTraffic ServerSession::traffic() const { return impl_->host->traffic(); }
 const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->referee.events(); }
 const std::vector<DesyncReport>& ServerSession::reports() const { return impl_->referee.reports(); }
 const std::vector<Departure>& ServerSession::departures() const { return impl_->departures; }
@@ -431,10 +432,10 @@ std::vector<std::string> ServerSession::player_names() const {
 }
 const ServerConfig& ServerSession::config() const { return impl_->cfg; }
 bool ServerSession::receive_can_wait() const { return impl_->receive_can_wait; }
-std::uint32_t ServerSession::attach_test_peer(std::int64_t now_ns) {
-  Impl& m = *impl_;
+std::uint32_t ServerSessionTesting::attach_peer(ServerSession& s, std::int64_t now_ns) {
+  ServerSession::Impl& m = *s.impl_;
   const std::uint32_t id = m.next_peer_id++;
-  Impl::Peer p;
+  ServerSession::Impl::Peer p;
   p.id = id;
   p.connected_at = now_ns;
   p.allowance = m.cfg.message_burst;
@@ -445,16 +446,18 @@ std::uint32_t ServerSession::attach_test_peer(std::int64_t now_ns) {
 void ServerSession::set_token_key(const SecretKey& key, const std::vector<TokenAddress>& public_addresses) {
   impl_->take_token_key(key, public_addresses);
 }
-std::uint32_t ServerSession::attach_sealed_test_peer(std::int64_t now_ns, const ConnectionKeys& keys, std::uint64_t client_id) {
-  const std::uint32_t id = attach_test_peer(now_ns);
-  Impl::Peer& p = impl_->peers.at(id);
+std::uint32_t ServerSessionTesting::attach_sealed_peer(ServerSession& s, std::int64_t now_ns, const ConnectionKeys& keys,
+                                                       std::uint64_t client_id) {
+  const std::uint32_t id = attach_peer(s, now_ns);
+  ServerSession::Impl::Peer& p = s.impl_->peers.at(id);
   p.seal = std::make_unique<PacketSeal>(keys);
   p.client_id = client_id;
   return id;
 }
-void ServerSession::receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel,
-                                     std::int64_t now_ns) {
-  if (auto it = impl_->peers.find(peer); it != impl_->peers.end()) impl_->receive(it->second, bytes, channel, now_ns, now_ns);
+void ServerSessionTesting::receive(ServerSession& s, std::uint32_t peer, std::span<const std::uint8_t> bytes,
+                                   std::uint8_t channel, std::int64_t now_ns) {
+  if (auto it = s.impl_->peers.find(peer); it != s.impl_->peers.end())
+    s.impl_->receive(it->second, bytes, channel, now_ns, now_ns);
 }
 std::uint32_t ServerSession::peak_peers() const { return impl_->peak_peers; }
 std::uint32_t ServerSession::active_players() const { return impl_->active_players_count(); }

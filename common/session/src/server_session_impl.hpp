@@ -24,14 +24,17 @@
 #include "lockstep/hash_ledger.hpp"
 #include "lockstep/input_window.hpp"
 #include "lockstep/packet_seal.hpp"
+#include "lockstep/pacer.hpp"
+#include "lockstep/protocol.hpp"
 #include "lockstep/resend.hpp"
 #include "lockstep/server_session.hpp"
+#include "lockstep/transport.hpp"
 #include "desync_referee.hpp"
 #include "server_simulation.hpp"
 
 namespace lockstep {
 
-struct ServerSession::Impl {
+struct LOCKSTEP_LOCAL ServerSession::Impl {
   enum class Phase { Lobby, Running, Draining, Closing, Finished };
   enum class Role { Pending, Player, Spectator };
 

@@ -28,12 +28,13 @@
 
 #include "lockstep/client_session.hpp"
 #include "lockstep/error.hpp"
+#include "lockstep/export.h"
 #include "lockstep/histogram.hpp"
 #include "lockstep/module.hpp"
 
 namespace lockstep {
 
-struct ClientOptions {
+struct LOCKSTEP_API ClientOptions {
   ClientConfig session;             ///< where and how to join; session.factory is the simulation (required)
   std::uint32_t input_size = 0;     ///< bytes of this game's input (the module's input_size)
   /// Playout: frames are executed this long after they fall due at least, and longer when they
@@ -49,7 +50,7 @@ struct ClientOptions {
 };
 
 /// Figures of the connection and the view, for the game's own overlay.
-struct ClientFigures {
+struct LOCKSTEP_API ClientFigures {
   std::uint32_t rtt_ms = 0, jitter_ms = 0;  ///< round trip and its variance (ENet's)
   double loss = 0;                          ///< packet loss estimate, 0..1
   std::int64_t lead_ns = 0;                 ///< how far ahead of the tick clock inputs are sampled
@@ -71,7 +72,7 @@ struct ClientFigures {
   std::int64_t predict_ns = 0;              ///< time spent predicting, all told
 };
 
-class Client {
+class LOCKSTEP_API Client {
  public:
   /// Starts joining. nullptr with `error` set for a bad configuration (its field named), no
   /// socket or an unknown host.

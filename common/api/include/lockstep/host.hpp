@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "lockstep/client_session.hpp"
+#include "lockstep/export.h"
 #include "lockstep/server_session.hpp"
 
 namespace lockstep {
 
-class Host {
+class LOCKSTEP_API Host {
  public:
   /// Binds the socket. nullptr with `error` set for a bad configuration (its field named) or a
   /// port that cannot be bound. config.factory is the simulation (required).

@@ -27,6 +27,7 @@
 #ifndef LOCKSTEP_LOCKSTEP_H
 #define LOCKSTEP_LOCKSTEP_H
 
+#include "lockstep/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,54 +58,54 @@ typedef struct lockstep_module lockstep_module;
 typedef struct lockstep_world lockstep_world;
 
 /* LOCKSTEP_API_VERSION of the library actually linked; a caller may refuse another. */
-uint32_t lockstep_api_version(void);
+LOCKSTEP_API uint32_t lockstep_api_version(void);
 /* The library's version, "MAJOR.MINOR.PATCH"; static. */
-const char* lockstep_version(void);
+LOCKSTEP_API const char* lockstep_version(void);
 /* The protocol version its session layer speaks (JoinRequest.protocol_version). */
-uint32_t lockstep_protocol_version(void);
+LOCKSTEP_API uint32_t lockstep_protocol_version(void);
 
 /* The built-in module called `name` ("arena", "skirmish"). */
-lockstep_result lockstep_module_builtin(const char* name, const lockstep_module** out, char* error, size_t error_cap);
+LOCKSTEP_API lockstep_result lockstep_module_builtin(const char* name, const lockstep_module** out, char* error, size_t error_cap);
 /* A module from a shared library (module_abi.h), as --sim-lib loads it. One module library per
  * process: the same path again returns the same module, another path is refused. */
-lockstep_result lockstep_module_load(const char* path, const lockstep_module** out, char* error, size_t error_cap);
+LOCKSTEP_API lockstep_result lockstep_module_load(const char* path, const lockstep_module** out, char* error, size_t error_cap);
 
-const char* lockstep_module_name(const lockstep_module* module);     /* static; NULL for NULL */
-uint32_t lockstep_module_version(const lockstep_module* module);
-uint32_t lockstep_module_input_size(const lockstep_module* module);  /* bytes per player per tick */
+LOCKSTEP_API const char* lockstep_module_name(const lockstep_module* module);     /* static; NULL for NULL */
+LOCKSTEP_API uint32_t lockstep_module_version(const lockstep_module* module);
+LOCKSTEP_API uint32_t lockstep_module_input_size(const lockstep_module* module);  /* bytes per player per tick */
 /* The fingerprint a JoinRequest presents: that of the module's default world. */
-uint64_t lockstep_module_join_fingerprint(const lockstep_module* module);
+LOCKSTEP_API uint64_t lockstep_module_join_fingerprint(const lockstep_module* module);
 
 /* Parses "key=value,..." (NULL or "": the defaults) into the module's canonical settings bytes,
  * the bytes a Welcome carries. Writes them to out when they fit in cap; *out_len gets their
  * length either way (LOCKSTEP_ERROR_BUFFER when they did not fit). */
-lockstep_result lockstep_module_settings(const lockstep_module* module, const char* text, uint8_t* out, size_t cap,
+LOCKSTEP_API lockstep_result lockstep_module_settings(const lockstep_module* module, const char* text, uint8_t* out, size_t cap,
                                          size_t* out_len, char* error, size_t error_cap);
 
 /* Tick 0 of a world from canonical settings bytes (n = 0: the defaults) for `players` slots
  * (1..32). */
-lockstep_result lockstep_world_create(const lockstep_module* module, const uint8_t* settings, size_t n,
+LOCKSTEP_API lockstep_result lockstep_world_create(const lockstep_module* module, const uint8_t* settings, size_t n,
                                       uint32_t players, lockstep_world** out, char* error, size_t error_cap);
 /* A world with the same state. NULL when world is NULL. */
-lockstep_world* lockstep_world_clone(const lockstep_world* world);
+LOCKSTEP_API lockstep_world* lockstep_world_clone(const lockstep_world* world);
 /* Frees a world; NULL is allowed. */
-void lockstep_world_destroy(lockstep_world* world);
+LOCKSTEP_API void lockstep_world_destroy(lockstep_world* world);
 
-uint32_t lockstep_world_tick(const lockstep_world* world);
-uint32_t lockstep_world_players(const lockstep_world* world);
+LOCKSTEP_API uint32_t lockstep_world_tick(const lockstep_world* world);
+LOCKSTEP_API uint32_t lockstep_world_players(const lockstep_world* world);
 /* Executes one confirmed frame. It must be the next tick's (frame->tick == tick + 1), for this
  * world's players and input size, with present/filled masks inside the slots, commands in slot
  * order, each 1..512 bytes, at most 8 and 512 bytes per slot. Otherwise LOCKSTEP_ERROR_FRAME and
  * the world is unchanged. */
-lockstep_result lockstep_world_step(lockstep_world* world, const lockstep_frame* frame, char* error, size_t error_cap);
+LOCKSTEP_API lockstep_result lockstep_world_step(lockstep_world* world, const lockstep_frame* frame, char* error, size_t error_cap);
 
 /* XXH3-64 of the canonical serialization: the hash clients report every tick. */
-uint64_t lockstep_world_hash(const lockstep_world* world);
+LOCKSTEP_API uint64_t lockstep_world_hash(const lockstep_world* world);
 /* The world's fingerprint: the module's code and version and these settings (Welcome.world_fingerprint). */
-uint64_t lockstep_world_fingerprint(const lockstep_world* world);
-uint32_t lockstep_world_entity_count(const lockstep_world* world);
+LOCKSTEP_API uint64_t lockstep_world_fingerprint(const lockstep_world* world);
+LOCKSTEP_API uint32_t lockstep_world_entity_count(const lockstep_world* world);
 /* One entity's hash (the desync probe's first step); 0 for an entity out of range. */
-uint64_t lockstep_world_entity_hash(const lockstep_world* world, uint32_t entity);
+LOCKSTEP_API uint64_t lockstep_world_entity_hash(const lockstep_world* world, uint32_t entity);
 /* The fields of one entity (entity < lockstep_world_entity_count): the desync probe's Fields
  * answer, each field's bit pattern in the simulation's order. Writes them to out when they fit in
  * cap; *count gets how many there are either way (LOCKSTEP_ERROR_BUFFER when they did not fit:
@@ -113,19 +114,19 @@ uint64_t lockstep_world_entity_hash(const lockstep_world* world, uint32_t entity
  * until the next lockstep_world_entity_fields or lockstep_world_global_fields call on the same
  * world or its lockstep_world_destroy. LOCKSTEP_ERROR_ARGUMENT (and *count 0 when count is not
  * NULL) for a NULL world or count, out NULL with cap > 0, or an entity out of range. */
-lockstep_result lockstep_world_entity_fields(const lockstep_world* world, uint32_t entity, lockstep_field* out,
+LOCKSTEP_API lockstep_result lockstep_world_entity_fields(const lockstep_world* world, uint32_t entity, lockstep_field* out,
                                              size_t cap, size_t* count, char* error, size_t error_cap);
 /* The state that belongs to no entity (tick, PRNG, ...): the desync probe's Global answer, in the
  * same form and with the same rules as lockstep_world_entity_fields. */
-lockstep_result lockstep_world_global_fields(const lockstep_world* world, lockstep_field* out, size_t cap,
+LOCKSTEP_API lockstep_result lockstep_world_global_fields(const lockstep_world* world, lockstep_field* out, size_t cap,
                                              size_t* count, char* error, size_t error_cap);
 
 /* Writes the canonical serialization into out when it fits in cap and returns its length either
  * way (call with cap 0 to size the buffer); 0 for NULL. */
-size_t lockstep_world_serialize(const lockstep_world* world, uint8_t* out, size_t cap);
+LOCKSTEP_API size_t lockstep_world_serialize(const lockstep_world* world, uint8_t* out, size_t cap);
 /* Replaces the state with `bytes` (untrusted: a Snapshot's, a file's). On LOCKSTEP_ERROR_STATE
  * the world is unchanged. */
-lockstep_result lockstep_world_load(lockstep_world* world, const uint8_t* bytes, size_t n, char* error,
+LOCKSTEP_API lockstep_result lockstep_world_load(lockstep_world* world, const uint8_t* bytes, size_t n, char* error,
                                     size_t error_cap);
 
 #ifdef __cplusplus

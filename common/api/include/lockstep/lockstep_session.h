@@ -24,6 +24,7 @@
 #ifndef LOCKSTEP_LOCKSTEP_SESSION_H
 #define LOCKSTEP_LOCKSTEP_SESSION_H
 
+#include "lockstep/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,7 +38,7 @@ typedef struct lockstep_client lockstep_client;
 
 /* A module from a table the game passes in-process (module_abi.h), checked as a loaded library's
  * is; one module per process. Its build_id must not be 0. */
-lockstep_result lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out, char* error,
+LOCKSTEP_API lockstep_result lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out, char* error,
                                            size_t error_cap);
 
 /* (b) The game's own state. Every state argument is bytes save() wrote. Return 0 for success. */
@@ -88,7 +89,7 @@ typedef struct lockstep_client_config {
 } lockstep_client_config;
 
 /* The defaults above, into *config. */
-void lockstep_client_config_defaults(lockstep_client_config* config);
+LOCKSTEP_API void lockstep_client_config_defaults(lockstep_client_config* config);
 
 typedef enum lockstep_event_kind {
   LOCKSTEP_EVENT_JOINED = 1,         /* slot: ours (-1 a spectator); detail: the rejoin secret */
@@ -124,39 +125,39 @@ typedef struct lockstep_client_stats {
 } lockstep_client_stats;
 
 /* Starts joining. LOCKSTEP_ERROR_ARGUMENT for a bad config (the sentence names the field). */
-lockstep_result lockstep_client_create(const lockstep_client_config* config, lockstep_client** out, char* error,
+LOCKSTEP_API lockstep_result lockstep_client_create(const lockstep_client_config* config, lockstep_client** out, char* error,
                                        size_t error_cap);
 /* Leaves at once and frees the client; NULL is allowed. */
-void lockstep_client_destroy(lockstep_client* client);
+LOCKSTEP_API void lockstep_client_destroy(lockstep_client* client);
 /* Handles the network, samples the input for every tick due by now_ns and executes the frames
  * whose playout time has come. Returns when it next has work (monotonic ns); 0 for NULL. */
-int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns);
+LOCKSTEP_API int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns);
 /* This player's input from now on: at most the module's input size (shorter is zero-padded). */
-lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n);
+LOCKSTEP_API lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n);
 /* A command of 1..512 bytes for the next ticks. */
-lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n);
+LOCKSTEP_API lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n);
 /* Takes the oldest event into *out: 1, or 0 when there is none. */
-int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out);
+LOCKSTEP_API int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out);
 /* The blend factor 0..1 for a frame drawn at now_ns (counted as a drawn frame). */
-double lockstep_client_alpha(lockstep_client* client, int64_t now_ns);
-lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out);
+LOCKSTEP_API double lockstep_client_alpha(lockstep_client* client, int64_t now_ns);
+LOCKSTEP_API lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out);
 /* (a) The module's own state (the lockstep_sim* its table defines) and the one a tick before, for
  * drawing; NULL before the welcome or in mode (b). Valid until the next update. */
-const void* lockstep_client_state(const lockstep_client* client);
-const void* lockstep_client_previous_state(const lockstep_client* client);
+LOCKSTEP_API const void* lockstep_client_state(const lockstep_client* client);
+LOCKSTEP_API const void* lockstep_client_previous_state(const lockstep_client* client);
 /* (a) With predict > 0: the predicted world's module state and the one a tick before it, and the
  * blend factor between them at now_ns (counted as a drawn frame); NULL / the confirmed alpha when
  * there is none. Never hashed or reported: the confirmed state above is. */
-const void* lockstep_client_predicted_state(const lockstep_client* client);
-const void* lockstep_client_predicted_previous_state(const lockstep_client* client);
-double lockstep_client_predicted_alpha(lockstep_client* client, int64_t now_ns);
+LOCKSTEP_API const void* lockstep_client_predicted_state(const lockstep_client* client);
+LOCKSTEP_API const void* lockstep_client_predicted_previous_state(const lockstep_client* client);
+LOCKSTEP_API double lockstep_client_predicted_alpha(lockstep_client* client, int64_t now_ns);
 /* 1 once the session is over for this client; its exit code (0, 1, 3 desync, 4 connection). */
-int lockstep_client_finished(const lockstep_client* client);
-int lockstep_client_exit_code(const lockstep_client* client);
+LOCKSTEP_API int lockstep_client_finished(const lockstep_client* client);
+LOCKSTEP_API int lockstep_client_exit_code(const lockstep_client* client);
 /* Leaves cleanly; the session ends with exit code 0 once the server is told. */
-void lockstep_client_leave(lockstep_client* client);
+LOCKSTEP_API void lockstep_client_leave(lockstep_client* client);
 /* A thread calling update at every tick (for loops slower than 100 Hz); stopped by destroy. */
-void lockstep_client_start_service(lockstep_client* client);
+LOCKSTEP_API void lockstep_client_start_service(lockstep_client* client);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #ifndef LOCKSTEP_LOCKSTEP_TOKEN_H
 #define LOCKSTEP_LOCKSTEP_TOKEN_H
 
+#include "lockstep/export.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,7 +26,7 @@ extern "C" {
 #define LOCKSTEP_DEFAULT_PROTOCOL_ID 0x4c4f434b53544550ull /* "LOCKSTEP" */
 
 /* A new token key from the system's secure random source. */
-void lockstep_token_keygen(uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES]);
+LOCKSTEP_API void lockstep_token_keygen(uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES]);
 
 typedef struct lockstep_token_request {
   uint64_t protocol_id;          /* the game's; LOCKSTEP_DEFAULT_PROTOCOL_ID unless the servers set another */
@@ -39,11 +40,11 @@ typedef struct lockstep_token_request {
 } lockstep_token_request;
 
 /* The defaults into *request: lockstep's protocol id, any slot, 30 seconds; no servers. */
-void lockstep_token_request_defaults(lockstep_token_request* request);
+LOCKSTEP_API void lockstep_token_request_defaults(lockstep_token_request* request);
 
 /* Mints a token into out (its file's bytes; *out_len set). LOCKSTEP_ERROR_ARGUMENT for a request
  * out of range or a buffer too small (the sentence says which). */
-lockstep_result lockstep_token_mint(const lockstep_token_request* request, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+LOCKSTEP_API lockstep_result lockstep_token_mint(const lockstep_token_request* request, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
                                     uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap);
 
 #ifdef __cplusplus

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/export.h"
 #include "lockstep/input.hpp"
 #include "lockstep/json.hpp"
 #include "lockstep/simulation.hpp"
@@ -14,7 +15,7 @@ namespace lockstep {
 
 /// The serialized states of the last `capacity` ticks, so a desync can be examined after the fact,
 /// and a few pinned states that outlive the window while a desync at their tick is examined.
-class StateHistory {
+class LOCKSTEP_API StateHistory {
  public:
   static constexpr std::size_t kMaxPinned = 8;  ///< pinned states kept at most (the oldest goes first)
 
@@ -51,24 +52,24 @@ class StateHistory {
 /// a tick arrives about one round trip after the server stepped it, the notice and the probe's
 /// questions take up to four more, plus half a second for jitter and the peer's own lead; never
 /// fewer than `minimum` nor more than `maximum`.
-std::size_t history_for_round_trip(std::int64_t rtt_ns, std::size_t minimum, std::size_t maximum);
+LOCKSTEP_API std::size_t history_for_round_trip(std::int64_t rtt_ns, std::size_t minimum, std::size_t maximum);
 
 /// Entities per block for a probe, so that a state has at most 512 blocks.
-std::uint32_t probe_block_size(std::uint32_t entities);
+LOCKSTEP_API std::uint32_t probe_block_size(std::uint32_t entities);
 /// One hash per block of `block_size` entities: XXH3 of the block's entity hashes.
-std::vector<std::uint64_t> block_hashes(const Simulation& sim, std::uint32_t block_size);
+LOCKSTEP_API std::vector<std::uint64_t> block_hashes(const Simulation& sim, std::uint32_t block_size);
 /// Hashes of entities first .. first+count-1 (clipped to the entity count).
-std::vector<std::uint64_t> entity_hashes(const Simulation& sim, std::uint32_t first, std::uint32_t count);
+LOCKSTEP_API std::vector<std::uint64_t> entity_hashes(const Simulation& sim, std::uint32_t first, std::uint32_t count);
 /// The bit patterns of `fields`, in order.
-std::vector<std::uint64_t> field_bits(const std::vector<FieldValue>& fields);
+LOCKSTEP_API std::vector<std::uint64_t> field_bits(const std::vector<FieldValue>& fields);
 /// An entity's hash from its fields: XXH3-64 of their bit patterns (what C modules and games that
 /// own their state are hashed by, entity by entity).
-std::uint64_t fields_hash(const std::vector<FieldValue>& fields);
+LOCKSTEP_API std::uint64_t fields_hash(const std::vector<FieldValue>& fields);
 /// Index of the first differing element, or -1 when equal (a length mismatch differs at the shorter end).
-std::int64_t first_difference(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b);
+LOCKSTEP_API std::int64_t first_difference(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b);
 
 /// A desync the server found: the first differing tick of one client.
-struct DesyncEvent {
+struct LOCKSTEP_API DesyncEvent {
   Tick tick = 0;
   std::int32_t slot = -1;  ///< -1: a spectator
   std::string name;
@@ -76,7 +77,7 @@ struct DesyncEvent {
 };
 
 /// What the server found out about one desync.
-struct DesyncReport {
+struct LOCKSTEP_API DesyncReport {
   Tick tick = 0;
   std::int32_t slot = -1;
   std::string name;
@@ -99,11 +100,11 @@ struct DesyncReport {
 };
 
 /// A value as exact hex float (or hex integer) and decimal text.
-std::string field_hex(const FieldValue& f);
-std::string field_decimal(const FieldValue& f);
+LOCKSTEP_API std::string field_hex(const FieldValue& f);
+LOCKSTEP_API std::string field_decimal(const FieldValue& f);
 /// The report as JSON (the document written by write_report).
-Json report_json(const DesyncReport& r);
+LOCKSTEP_API Json report_json(const DesyncReport& r);
 /// Writes desync-<tick>-<slot>.json into `dir`; returns the path, or "" with `error` set.
-std::string write_report(const DesyncReport& r, const std::string& dir, std::string* error);
+LOCKSTEP_API std::string write_report(const DesyncReport& r, const std::string& dir, std::string* error);
 
 }  // namespace lockstep

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "lockstep/export.h"
+
 namespace lockstep {
 
 enum class ErrorKind {
@@ -14,7 +16,7 @@ enum class ErrorKind {
   Connection,  ///< the peer cannot be reached (exit 4)
 };
 
-struct Error {
+struct LOCKSTEP_API Error {
   Error() = default;
   Error(ErrorKind k, std::string d, std::string f = {}) : kind(k), detail(std::move(d)), field(std::move(f)) {}
 

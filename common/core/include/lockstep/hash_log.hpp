@@ -7,18 +7,19 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/export.h"
 #include "lockstep/input.hpp"
 
 namespace lockstep {
 
-struct TickHash {
+struct LOCKSTEP_API TickHash {
   Tick tick = 0;
   std::uint64_t hash = 0;
   friend bool operator==(const TickHash&, const TickHash&) = default;
 };
 
 /// Writes a hash log to a file it owns; lines are flushed at least once a second of ticks.
-class HashLogWriter {
+class LOCKSTEP_API HashLogWriter {
  public:
   HashLogWriter() = default;
   ~HashLogWriter();
@@ -36,8 +37,8 @@ class HashLogWriter {
 };
 
 /// Formats one line without the newline.
-std::string format_hash_line(Tick tick, std::uint64_t hash);
+LOCKSTEP_API std::string format_hash_line(Tick tick, std::uint64_t hash);
 /// Parses one line; nullopt when it is not exactly "<tick> <16 hex>".
-std::optional<TickHash> parse_hash_line(const std::string& line);
+LOCKSTEP_API std::optional<TickHash> parse_hash_line(const std::string& line);
 
 }  // namespace lockstep

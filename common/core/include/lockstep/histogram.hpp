@@ -5,12 +5,14 @@
 #include <array>
 #include <cstdint>
 
+#include "lockstep/export.h"
+
 namespace lockstep {
 
 /// Buckets: 1 us wide below 2 ms, 100 us wide below 200 ms, 1 ms wide below 5 s (round trips
 /// of far players), then one overflow bucket.
 /// Negative values count in bucket 0.
-class Histogram {
+class LOCKSTEP_API Histogram {
  public:
   void add_us(std::int64_t us);
   [[nodiscard]] std::uint64_t count() const { return count_; }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/export.h"
+
 namespace lockstep {
 
 /// A simulation tick. Tick 0 is the initial state; executing input frame T turns state T-1 into state T.
@@ -24,7 +26,7 @@ inline constexpr std::size_t kMaxCommandBytesPerTick = 512;  ///< their bytes to
 /// The commands one player issued on one tick, in order: variable-size byte strings the
 /// simulation defines (an RTS order, a chat line, a build request...). At most
 /// kMaxCommandsPerTick of them and kMaxCommandBytesPerTick bytes together.
-class Commands {
+class LOCKSTEP_API Commands {
  public:
   /// Appends one command; false (and nothing added) when it is empty or would break a limit.
   bool add(std::span<const std::uint8_t> command);
@@ -49,14 +51,14 @@ class Commands {
 
 /// What one player contributes to one tick: its input (exactly the simulation's input size) and
 /// the commands it issued.
-struct PlayerTick {
+struct LOCKSTEP_API PlayerTick {
   std::vector<std::uint8_t> input;
   Commands commands;
   friend bool operator==(const PlayerTick&, const PlayerTick&) = default;
 };
 
 /// Every player's input for one tick, as the server confirmed it.
-struct InputFrame {
+struct LOCKSTEP_API InputFrame {
   /// One command of the frame: bytes [offset, offset + size) of command_bytes, issued by slot.
   struct Command {
     std::uint32_t slot = 0;
@@ -96,7 +98,7 @@ struct InputFrame {
 /// number of commands of each item (none at all when no item has one), every command's size and
 /// every command's bytes, in item order.
 struct PackedView;
-struct PackedInputs {
+struct LOCKSTEP_API PackedInputs {
   std::vector<std::uint8_t> input_bytes;
   std::vector<std::uint8_t> command_counts;
   std::vector<std::uint16_t> command_sizes;
@@ -107,17 +109,17 @@ struct PackedInputs {
 };
 
 /// Frames flattened: per frame the present and filled masks, and `players` items.
-struct PackedFrames {
+struct LOCKSTEP_API PackedFrames {
   std::vector<std::uint32_t> present, filled;
   PackedInputs items;
 };
 /// Frames (each of `players` slots and the same input size) into `out`, reusing its memory.
-void pack_frames(std::span<const InputFrame* const> frames, PackedFrames& out);
+LOCKSTEP_API void pack_frames(std::span<const InputFrame* const> frames, PackedFrames& out);
 /// One player's consecutive ticks into `out`.
-void pack_ticks(std::span<const PlayerTick* const> ticks, PackedInputs& out);
+LOCKSTEP_API void pack_ticks(std::span<const PlayerTick* const> ticks, PackedInputs& out);
 
 /// A view of packed items as they arrived (untrusted): spans into a message or a file.
-struct PackedView {
+struct LOCKSTEP_API PackedView {
   std::span<const std::uint8_t> input_bytes;
   std::span<const std::uint8_t> command_counts;
   std::span<const std::uint16_t> command_sizes;
@@ -127,10 +129,10 @@ inline PackedView PackedInputs::view() const { return {input_bytes, command_coun
 
 /// Checks that `v` holds exactly `items` items of `input_size` bytes with commands inside the
 /// limits; "" when it does, else a sentence saying what is wrong.
-std::string check_packed(const PackedView& v, std::size_t items, std::uint32_t input_size);
+LOCKSTEP_API std::string check_packed(const PackedView& v, std::size_t items, std::uint32_t input_size);
 
 /// Reads checked packed items in order.
-class PackedReader {
+class LOCKSTEP_API PackedReader {
  public:
   PackedReader(const PackedView& v, std::uint32_t input_size) : v_(v), input_size_(input_size) {}
   /// The next item's input bytes, and its commands into `cmds` (cleared first).
@@ -150,7 +152,7 @@ class PackedReader {
 /// The next `players` items of `r` as frame `f` of `tick`: its masks (bits beyond the slots
 /// dropped), inputs and commands; absent slots' inputs and commands are skipped (an honest peer
 /// sends zeros and none).
-void read_frame(PackedReader& r, Tick tick, std::uint32_t players, std::uint32_t input_size, std::uint32_t present,
+LOCKSTEP_API void read_frame(PackedReader& r, Tick tick, std::uint32_t players, std::uint32_t input_size, std::uint32_t present,
                 std::uint32_t filled, InputFrame& f, Commands& scratch);
 
 }  // namespace lockstep

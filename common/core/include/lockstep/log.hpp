@@ -5,19 +5,21 @@
 
 #include <string>
 
+#include "lockstep/export.h"
+
 namespace lockstep {
 
 enum class LogLevel { Debug = 0, Info = 1, Warn = 2, Error = 3 };
 
 /// Sets the name printed before every line and the lowest level printed.
-void log_setup(const char* program, LogLevel level = LogLevel::Info);
-void log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+LOCKSTEP_API void log_setup(const char* program, LogLevel level = LogLevel::Info);
+LOCKSTEP_API void log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 /// Where lines go: `sink(level, line, user)` for every line at or above the level set, from the
 /// thread that logs; nullptr restores stderr. The line has no program name and no newline.
 using LogSink = void (*)(LogLevel level, const char* line, void* user);
-void set_log_sink(LogSink sink, void* user);
+LOCKSTEP_API void set_log_sink(LogSink sink, void* user);
 /// Sends stdout (the machine-readable summary) to `path` when it is not empty; false (logged) if it cannot.
-bool redirect_summary(const std::string& path);
+LOCKSTEP_API bool redirect_summary(const std::string& path);
 
 #define LOCKSTEP_LOG_INFO(...) ::lockstep::log(::lockstep::LogLevel::Info, __VA_ARGS__)
 #define LOCKSTEP_LOG_WARN(...) ::lockstep::log(::lockstep::LogLevel::Warn, __VA_ARGS__)

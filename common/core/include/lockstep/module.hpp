@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lockstep/export.h"
 #include "lockstep/input.hpp"
 #include "lockstep/module_abi.h"
 #include "lockstep/settings.hpp"
@@ -28,7 +29,7 @@ enum class Key : std::uint8_t {
 };
 
 /// What the local player is doing this frame: the keys held, and the pointer in world units.
-struct Controls {
+struct LOCKSTEP_API Controls {
   std::bitset<static_cast<std::size_t>(Key::Count)> held;
   bool pointer_valid = false;  ///< the pointer is over the world
   float pointer_x = 0, pointer_y = 0;
@@ -44,7 +45,7 @@ struct Controls {
 /// last frame, a cursor): zero at first, the module's alone.
 using ControlMemory = std::array<std::int32_t, 16>;
 
-struct Module {
+struct LOCKSTEP_API Module {
   std::string_view name;         ///< what --sim takes
   std::uint32_t version = 1;     ///< the module's own version (the fingerprint covers it too)
   std::string_view description;  ///< one line
@@ -74,28 +75,28 @@ struct Module {
 /// The fingerprint a JoinRequest carries: that of the module's default world (no settings, one
 /// player), the one world a client can build before the welcome brings the server's settings. 0
 /// when the module cannot build it.
-std::uint64_t join_fingerprint(const WorldFactory& factory);
+LOCKSTEP_API std::uint64_t join_fingerprint(const WorldFactory& factory);
 
 /// A fresh PlayerTick of the module's input size, for bot() and from_controls().
-PlayerTick blank_tick(const Module& m);
+LOCKSTEP_API PlayerTick blank_tick(const Module& m);
 
 /// Loads the module of a shared library (--sim-lib FILE.so, the C ABI of module_abi.h). One
 /// library per process. nullptr with a sentence in `error` when the file is missing, is not a
 /// module, speaks another ABI version or lacks part of the table.
-const Module* load_module_library(const std::string& path, std::string* error);
+LOCKSTEP_API const Module* load_module_library(const std::string& path, std::string* error);
 /// A confirmed frame as module_abi.h's lockstep_frame, its commands in `commands` (reused); valid
 /// while `frame` and `commands` are unchanged.
-lockstep_frame c_frame(const InputFrame& frame, std::vector<lockstep_command>* commands);
+LOCKSTEP_API lockstep_frame c_frame(const InputFrame& frame, std::vector<lockstep_command>* commands);
 /// C fields (module_abi.h's lockstep_field) as FieldValues: a NULL name is "?", a kind past the
 /// last is the last.
-std::vector<FieldValue> field_values(std::span<const lockstep_field> fields);
+LOCKSTEP_API std::vector<FieldValue> field_values(std::span<const lockstep_field> fields);
 /// The code part of a C module's fingerprint: its name, version, build id, ABI version and input
 /// size (world_fingerprint adds the settings). A game that steps its own state (lockstep_session.h)
 /// presents the same identity as the module the server hosts.
-std::uint64_t module_code_fingerprint(std::string_view name, std::uint32_t version, std::uint64_t build_id,
+LOCKSTEP_API std::uint64_t module_code_fingerprint(std::string_view name, std::uint32_t version, std::uint64_t build_id,
                                       std::uint32_t input_size);
 /// The module of a table a game passes in-process (no library to load), checked as a loaded
 /// one's is; one module per process, as above. Its build_id must not be 0.
-const Module* module_from_table(const lockstep_module_v2* table, std::string* error);
+LOCKSTEP_API const Module* module_from_table(const lockstep_module_v2* table, std::string* error);
 
 }  // namespace lockstep

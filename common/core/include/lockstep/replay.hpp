@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/export.h"
 #include "lockstep/input.hpp"
 #include "lockstep/simulation.hpp"
 
@@ -14,7 +15,7 @@ namespace lockstep {
 
 inline constexpr std::uint32_t kReplayFormatVersion = 3;
 
-struct ReplayHeader {
+struct LOCKSTEP_API ReplayHeader {
   std::uint32_t protocol_version = 0;
   std::uint64_t fingerprint = 0;
   WorldParams world;
@@ -26,7 +27,7 @@ struct ReplayHeader {
 };
 
 /// Writes a replay as the session runs. Frames are flushed to the file once a second of ticks.
-class ReplayWriter {
+class LOCKSTEP_API ReplayWriter {
  public:
   ReplayWriter() = default;
   ~ReplayWriter();
@@ -49,7 +50,7 @@ class ReplayWriter {
   std::vector<std::uint64_t> pending_hashes_;
 };
 
-struct Replay {
+struct LOCKSTEP_API Replay {
   ReplayHeader header;
   std::vector<InputFrame> frames;     ///< consecutive, from header.start_tick + 1
   std::vector<std::uint64_t> hashes;  ///< per frame
@@ -61,11 +62,11 @@ enum class ReplayError { None, CannotOpen, NotAReplay, Corrupt, Truncated, Unsup
 
 /// Reads and checks a whole replay. On failure returns the kind and a readable `detail`
 /// (with the byte offset); `out` then holds what was read before the fault.
-ReplayError read_replay(const std::string& path, Replay* out, std::string* detail);
+LOCKSTEP_API ReplayError read_replay(const std::string& path, Replay* out, std::string* detail);
 
 /// Builds a replay in memory from a scenario (for tests and the golden files).
-Replay scenario_replay(const struct Scenario& scenario, Tick ticks);
+LOCKSTEP_API Replay scenario_replay(const struct Scenario& scenario, Tick ticks);
 /// Writes `replay` to `path` with ReplayWriter.
-bool write_replay(const std::string& path, const Replay& replay, std::string* error);
+LOCKSTEP_API bool write_replay(const std::string& path, const Replay& replay, std::string* error);
 
 }  // namespace lockstep

@@ -4,10 +4,12 @@
 
 #include <cstdint>
 
+#include "lockstep/export.h"
+
 namespace lockstep {
 
 /// PCG32 (O'Neill, XSH-RR output, 64-bit state). Plain data: it lives inside hashed state.
-struct Rng {
+struct LOCKSTEP_API Rng {
   std::uint64_t state = 0;
   std::uint64_t inc = 1;  ///< stream selector, always odd
 

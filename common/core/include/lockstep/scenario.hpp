@@ -4,22 +4,23 @@
 
 #include <cstdint>
 
+#include "lockstep/export.h"
 #include "lockstep/input.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/simulation.hpp"
 
 namespace lockstep {
 
-struct Scenario {
+struct LOCKSTEP_API Scenario {
   const Module* module = nullptr;
   WorldParams world;
   std::uint64_t bot_seed = 0;  ///< player p plays module->bot(bot_seed + p, tick)
 };
 
 /// The golden scenario of a module: its golden world, 4 bot players, bot seed 7.
-Scenario golden_scenario(const Module& module);
+LOCKSTEP_API Scenario golden_scenario(const Module& module);
 
 /// Every player present, each with its bot's input and commands for `tick`.
-InputFrame scenario_frame(const Scenario& scenario, Tick tick);
+LOCKSTEP_API InputFrame scenario_frame(const Scenario& scenario, Tick tick);
 
 }  // namespace lockstep

@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/export.h"
 #include "lockstep/input.hpp"
 
 namespace lockstep {
 
 /// What a world starts from; sent to clients at join and stored in replays, so every peer builds
 /// the same tick-0 state.
-struct WorldParams {
+struct LOCKSTEP_API WorldParams {
   /// The module's world settings in its own canonical encoding (Module::parse_world makes them;
   /// empty: the module's defaults). At most kMaxSettingsBytes.
   std::vector<std::uint8_t> settings;
@@ -26,7 +27,7 @@ inline constexpr std::size_t kMaxSettingsBytes = 1024;
 
 /// One thing for a renderer to draw, in world units, already blended by alpha. Renderers draw a
 /// list in order (later over earlier) and know nothing else of the game.
-struct DrawShape {
+struct LOCKSTEP_API DrawShape {
   enum class Kind : std::uint8_t {
     Circle,  ///< filled; centre (x, y), radius a
     Rect,    ///< filled; top-left corner (x, y), width a, height b
@@ -59,7 +60,7 @@ inline constexpr std::uint8_t kPaletteSize = 8;
 using DrawList = std::vector<DrawShape>;
 
 /// One named value of the state, for desync reports: the exact bits and how to read them.
-struct FieldValue {
+struct LOCKSTEP_API FieldValue {
   std::string name;
   enum class Kind : std::uint8_t { F32, F64, U32, U64 } kind = Kind::F32;
   std::uint64_t bits = 0;  ///< the value's bit pattern, zero-extended
@@ -67,7 +68,7 @@ struct FieldValue {
 
 /// A deterministic fixed-dt simulation. Implementations keep no clock, no I/O and no global
 /// random: step() is a pure function of the current state and the input frame.
-class Simulation {
+class LOCKSTEP_API Simulation {
  public:
   virtual ~Simulation() = default;
 

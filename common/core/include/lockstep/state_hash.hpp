@@ -5,10 +5,12 @@
 #include <span>
 #include <string>
 
+#include "lockstep/export.h"
+
 namespace lockstep {
 
 /// Streaming XXH3-64 (seed 0). Feeding pieces gives the same hash as one call over their concatenation.
-class StateHasher {
+class LOCKSTEP_API StateHasher {
  public:
   StateHasher();
   ~StateHasher();
@@ -25,14 +27,14 @@ class StateHasher {
 };
 
 /// XXH3-64 of a byte range.
-std::uint64_t hash_bytes(std::span<const std::uint8_t> bytes);
+LOCKSTEP_API std::uint64_t hash_bytes(std::span<const std::uint8_t> bytes);
 /// A simulation's fingerprint over its code's (`code`: identity, version, constants, build) and
 /// its world settings' canonical bytes: two worlds with one fingerprint give the same results.
-std::uint64_t world_fingerprint(std::uint64_t code, std::span<const std::uint8_t> settings);
+LOCKSTEP_API std::uint64_t world_fingerprint(std::uint64_t code, std::span<const std::uint8_t> settings);
 /// The same, always on the portable (non-AVX2) path: for tests that the paths agree.
-std::uint64_t hash_bytes_portable(std::span<const std::uint8_t> bytes);
+LOCKSTEP_API std::uint64_t hash_bytes_portable(std::span<const std::uint8_t> bytes);
 
 /// The hash-log and report form: 16 lowercase hex digits.
-std::string hash_hex(std::uint64_t hash);
+LOCKSTEP_API std::string hash_hex(std::uint64_t hash);
 
 }  // namespace lockstep

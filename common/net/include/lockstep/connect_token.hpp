@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lockstep/export.h"
+
 namespace lockstep {
 
 inline constexpr std::uint8_t kConnectTokenVersion = 1;
@@ -31,18 +33,18 @@ inline constexpr std::uint64_t kMaxTokenLifetimeSeconds = 86'400;
 using SecretKey = std::array<std::uint8_t, kKeyBytes>;
 
 /// An IPv4 address and port (ENet's transport is IPv4).
-struct TokenAddress {
+struct LOCKSTEP_API TokenAddress {
   std::array<std::uint8_t, 4> ip{};
   std::uint16_t port = 0;
   [[nodiscard]] std::string text() const;  ///< "a.b.c.d:port"
   friend bool operator==(const TokenAddress&, const TokenAddress&) = default;
 };
 /// Parses "a.b.c.d:port" (a numeric IPv4 address; port 1..65535).
-bool parse_token_address(std::string_view text, TokenAddress* out);
+LOCKSTEP_API bool parse_token_address(std::string_view text, TokenAddress* out);
 
 /// What a token says. On the player's side every field is known; `sealed` is the part it passes
 /// to the server unopened.
-struct ConnectToken {
+struct LOCKSTEP_API ConnectToken {
   std::uint64_t protocol_id = kDefaultProtocolId;
   std::uint64_t create_time = 0;  ///< seconds since the Unix epoch
   std::uint64_t expire_time = 0;  ///< the server refuses the token from this second on
@@ -65,20 +67,20 @@ enum class TokenError {
   Expired,       ///< past its expiry time
   WrongServer,   ///< does not name this server
 };
-const char* to_string(TokenError e);
+LOCKSTEP_API const char* to_string(TokenError e);
 
 /// A key from the system's secure random source.
-SecretKey random_key();
+LOCKSTEP_API SecretKey random_key();
 /// 64 hexadecimal digits; false for anything else.
-bool parse_key_hex(std::string_view hex, SecretKey* out);
-std::string key_hex(const SecretKey& key);
+LOCKSTEP_API bool parse_key_hex(std::string_view hex, SecretKey* out);
+LOCKSTEP_API std::string key_hex(const SecretKey& key);
 /// Reads a key from `source`: a file holding 64 hex digits (surrounding white space allowed; a
 /// file readable by others than its owner is refused), or "env:NAME" for an environment variable.
 /// Keys never come from a command line, where every user of the machine can read them.
-bool load_key(const std::string& source, SecretKey* out, std::string* error);
+LOCKSTEP_API bool load_key(const std::string& source, SecretKey* out, std::string* error);
 
 /// What a matchmaker asks for.
-struct TokenRequest {
+struct LOCKSTEP_API TokenRequest {
   std::uint64_t protocol_id = kDefaultProtocolId;
   std::uint64_t client_id = 0;
   std::uint32_t slot = kAnySlot;
@@ -89,17 +91,17 @@ struct TokenRequest {
 };
 /// Mints a token with fresh random connection keys, sealed with `token_key`; false with `error`
 /// when the request is out of range.
-bool mint_connect_token(const TokenRequest& request, const SecretKey& token_key, ConnectToken* out, std::string* error);
+LOCKSTEP_API bool mint_connect_token(const TokenRequest& request, const SecretKey& token_key, ConnectToken* out, std::string* error);
 
 /// The player's token file (PROTOCOL.md §4.6) and back. read_connect_token checks the form only;
 /// the player cannot open the sealed part.
-std::vector<std::uint8_t> write_connect_token(const ConnectToken& token);
+LOCKSTEP_API std::vector<std::uint8_t> write_connect_token(const ConnectToken& token);
 /// The token file's bytes as base64 text; read_connect_token reads either form.
-std::string connect_token_base64(const ConnectToken& token);
-bool read_connect_token(std::span<const std::uint8_t> bytes, ConnectToken* out, std::string* error);
+LOCKSTEP_API std::string connect_token_base64(const ConnectToken& token);
+LOCKSTEP_API bool read_connect_token(std::span<const std::uint8_t> bytes, ConnectToken* out, std::string* error);
 
 /// A server's view of a sealed token it opened.
-struct OpenedToken {
+struct LOCKSTEP_API OpenedToken {
   std::uint64_t protocol_id = 0, create_time = 0, expire_time = 0, client_id = 0;
   std::uint32_t slot = kAnySlot;
   std::vector<TokenAddress> servers;
@@ -111,10 +113,10 @@ struct OpenedToken {
 /// Opens a sealed token: form, version, protocol id, then authentication, then expiry (`now`,
 /// seconds since the Unix epoch). On Expired `out` is filled: a server may still let a client
 /// that holds a seat come back with it. Whether the token names this server is the caller's check.
-TokenError open_connect_token(std::span<const std::uint8_t> sealed, const SecretKey& token_key, std::uint64_t protocol_id,
+LOCKSTEP_API TokenError open_connect_token(std::span<const std::uint8_t> sealed, const SecretKey& token_key, std::uint64_t protocol_id,
                               std::uint64_t now, OpenedToken* out);
 
 /// Seconds since the Unix epoch, for token times.
-std::uint64_t unix_seconds();
+LOCKSTEP_API std::uint64_t unix_seconds();
 
 }  // namespace lockstep

@@ -12,18 +12,19 @@
 #include <vector>
 
 #include "lockstep/error.hpp"
+#include "lockstep/export.h"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/connect_token.hpp"
 #include "lockstep/histogram.hpp"
-#include "lockstep/lead.hpp"
+#include "lockstep/lead_config.hpp"
+#include "lockstep/net_types.hpp"
 #include "lockstep/session_event.hpp"
 #include "lockstep/simulation.hpp"
-#include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
 
 namespace lockstep {
 
-struct ClientConfig {
+struct LOCKSTEP_API ClientConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 7777;
   std::string bind;                     ///< local address to send from ("" = any)
@@ -40,7 +41,7 @@ struct ClientConfig {
   Tick last_tick = 0;                   ///< leave cleanly after executing this tick, 0 = stay to the end
   Tick inject_desync_at = 0;            ///< test hook: flip the lowest bit of one stored value right after this tick
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
-  LeadConfig lead;                      ///< how far ahead of the tick clock to sample (see lead.hpp)
+  LeadConfig lead;                      ///< how far ahead of the tick clock to sample (lead_config.hpp)
   /// Keep trying to connect and join this long (a new ENet connection every connect_retry_ns
   /// until connected; the join and welcome then ride ENet's reliable resends). At 40 % loss both
   /// ways a join needs a few seconds now and then, and 10 s left about one client in 30 out.
@@ -74,9 +75,9 @@ enum class ClientDrop : std::uint8_t {
   TooLarge, Malformed, FieldOutOfRange, UnexpectedMessage, InconsistentFrames, ProbeOutOfRange, SnapshotOutOfPlace,
   SnapshotInvalid, UnknownBase, Forged, Replayed, Count
 };
-const char* to_string(ClientDrop r);
+LOCKSTEP_API const char* to_string(ClientDrop r);
 
-struct ClientStats {
+struct LOCKSTEP_API ClientStats {
   std::uint64_t frames_received = 0;
   std::array<std::uint64_t, static_cast<std::size_t>(ClientDrop::Count)> drops{};  ///< by ClientDrop
   [[nodiscard]] std::uint64_t total_drops() const;
@@ -99,7 +100,7 @@ struct ClientStats {
   std::string refusal;  ///< why the server refused the join (RefuseReason's name), "" if it did not
 };
 
-class ClientSession {
+class LOCKSTEP_API ClientSession {
  public:
   enum class Phase { Connecting, Joined, Running, Leaving, Ended };
 
@@ -155,8 +156,8 @@ class ClientSession {
   /// Tick of the snapshot this client joined from (0: it played from the start).
   [[nodiscard]] Tick joined_at() const;
   [[nodiscard]] const ClientStats& stats() const;
-  /// Its ENet host: bytes and datagrams sent and received.
-  [[nodiscard]] const NetHost& host() const;
+  /// Bytes and datagrams sent and received so far.
+  [[nodiscard]] NetTraffic traffic() const;
 
   struct Impl;
 

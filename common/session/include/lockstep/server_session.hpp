@@ -14,15 +14,13 @@
 
 #include "lockstep/desync.hpp"
 #include "lockstep/error.hpp"
+#include "lockstep/export.h"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/histogram.hpp"
-#include "lockstep/pacer.hpp"
-#include "lockstep/protocol.hpp"
+#include "lockstep/net_types.hpp"
 #include "lockstep/session_event.hpp"
 #include "lockstep/simulation.hpp"
 #include "lockstep/connect_token.hpp"
-#include "lockstep/packet_seal.hpp"
-#include "lockstep/transport.hpp"
 
 namespace lockstep {
 
@@ -30,7 +28,7 @@ namespace lockstep {
 /// or send the desynced client the authoritative state so it plays on.
 enum class OnDesync { Report, Stop, Resync };
 
-struct ServerConfig {
+struct LOCKSTEP_API ServerConfig {
   std::string bind;                ///< listen address, "" = all
   std::uint16_t port = 7777;       ///< UDP port, 0 = any free port
   std::uint32_t players = 2;       ///< player slots, 1..32; the session starts when all are joined
@@ -100,9 +98,9 @@ enum class DropReason : std::uint8_t {
   TooLarge, Malformed, FieldOutOfRange, WrongChannel, UnexpectedMessage, NotJoined, InputTooFarAhead,
   HashForFutureTick, HashTooOld, FrameAckOutOfRange, BadInputs, Count
 };
-const char* to_string(DropReason r);
+LOCKSTEP_API const char* to_string(DropReason r);
 
-struct ServerStats {
+struct LOCKSTEP_API ServerStats {
   std::uint64_t ticks = 0;           ///< ticks executed
   std::uint64_t filled_inputs = 0;   ///< inputs repeated because they were late, lost or never sent
   std::uint64_t commands = 0;        ///< player commands executed
@@ -137,13 +135,13 @@ struct ServerStats {
 };
 
 /// A player who went out of the session, and why ("left (REASON)", "disconnected", "dropped: REASON").
-struct Departure {
+struct LOCKSTEP_API Departure {
   Tick tick = 0;  ///< the first tick it was not present
   std::uint32_t slot = 0;
   std::string name, reason;
 };
 
-class ServerSession {
+class LOCKSTEP_API ServerSession {
  public:
   /// Binds the socket. nullptr with `error` set when the config is invalid (Usage) or the port
   /// cannot be bound (Runtime).
@@ -181,8 +179,9 @@ class ServerSession {
     std::vector<std::uint8_t> user_data;
   };
   [[nodiscard]] std::optional<SeatToken> seat_token(std::uint32_t slot) const;
-  [[nodiscard]] std::vector<protocol::SeatStatus> seats() const;
-  [[nodiscard]] const NetHost& host() const;
+  [[nodiscard]] std::vector<SeatStatus> seats() const;
+  /// Bytes and datagrams sent and received so far, to and from every peer.
+  [[nodiscard]] NetTraffic traffic() const;
   [[nodiscard]] const std::vector<DesyncEvent>& desyncs() const;
   /// Every player that went out of the running session, in order.
   [[nodiscard]] const std::vector<Departure>& departures() const;
@@ -201,15 +200,6 @@ class ServerSession {
   /// Players currently in the session.
   [[nodiscard]] std::uint32_t active_players() const;
 
-  /// Test and fuzzing seam: a peer with no socket, and a way to hand it datagrams. The server
-  /// treats them exactly as it treats a connection's; what it would send to the peer is dropped.
-  std::uint32_t attach_test_peer(std::int64_t now_ns);
-  /// A test peer that joined with a connect token of `client_id` and the server's side of
-  /// `keys`: what it is handed is opened as a sealed connection's messages are.
-  std::uint32_t attach_sealed_test_peer(std::int64_t now_ns, const ConnectionKeys& keys, std::uint64_t client_id);
-  void receive_for_test(std::uint32_t peer, std::span<const std::uint8_t> bytes, std::uint8_t channel,
-                        std::int64_t now_ns);
-
   /// What happened since the last call, oldest first: PlayerJoined (a rejoin: code 1),
   /// PlayerLeft, Desync (detail: where it was localized, and the odd one out), Ended (code: the
   /// exit code). At most 1024 are kept; older ones are dropped.
@@ -222,6 +212,7 @@ class ServerSession {
   struct Impl;
 
  private:
+  friend struct ServerSessionTesting;  // the test and fuzzing seam (server_session_testing.hpp)
   explicit ServerSession(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -5,13 +5,14 @@
 #include <cstdint>
 #include <string>
 
+#include "lockstep/export.h"
 #include "lockstep/input.hpp"
 
 namespace lockstep {
 
 /// Something that happened in the session, for the game's own handling (the stock client logs
 /// them). Taken in order with ClientSession::take_events() and ServerSession::take_events().
-struct SessionEvent {
+struct LOCKSTEP_API SessionEvent {
   enum class Kind : std::uint8_t {
     Joined,         ///< the welcome: `slot` is ours (-1 a spectator), `detail` the rejoin secret
     Started,        ///< the session runs: ticks are sampled and executed from here
@@ -30,6 +31,6 @@ struct SessionEvent {
   std::string detail;
   int code = 0;
 };
-const char* to_string(SessionEvent::Kind k);
+LOCKSTEP_API const char* to_string(SessionEvent::Kind k);
 
 }  // namespace lockstep

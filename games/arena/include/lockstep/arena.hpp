@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/export.h"
 #include "lockstep/input.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/rng.hpp"
@@ -20,7 +21,7 @@ inline constexpr float kDt = 1.0f / static_cast<float>(kTickRate);  ///< seconds
 
 /// One player's arena input, quantized (floats never cross the network): 2 bytes, thrust then
 /// turn, each a signed byte.
-struct ArenaInput {
+struct LOCKSTEP_API ArenaInput {
   std::int8_t thrust = 0;  ///< forward thrust, -127..127 (full reverse .. full forward)
   std::int8_t turn = 0;    ///< turn rate, -127..127 (full right .. full left)
 
@@ -44,7 +45,7 @@ struct ArenaInput {
 };
 
 /// Arena constants; they enter the fingerprint, so changing one refuses old peers.
-struct ArenaConstants {
+struct LOCKSTEP_API ArenaConstants {
   float player_radius = 1.0f;     ///< world units
   float body_radius = 0.5f;       ///< world units
   float area_per_entity = 8.0f;   ///< world units^2: the arena grows with the entity count
@@ -61,7 +62,7 @@ struct ArenaConstants {
 
 /// The whole state. Structure of arrays; entity i is the player disc of slot i for
 /// i < players, a passive body after that. Every field is serialized and hashed.
-struct ArenaState {
+struct LOCKSTEP_API ArenaState {
   Tick tick = 0;
   std::uint32_t players = 0;
   float width = 0, height = 0;
@@ -73,7 +74,7 @@ struct ArenaState {
 };
 
 /// Reusable broad-phase storage; contents never affect results.
-struct ArenaScratch {
+struct LOCKSTEP_API ArenaScratch {
   std::vector<std::uint32_t> cell_of;     ///< per entity
   std::vector<std::uint32_t> cell_start;  ///< per cell + 1, prefix sums
   std::vector<std::uint32_t> cell_items;  ///< entity ids grouped by cell, ascending within a cell
@@ -83,29 +84,29 @@ struct ArenaScratch {
 
 /// The arena's world settings. Canonical bytes: the seed (u64) and the bodies (u32), little-endian,
 /// 12 bytes; no bytes at all mean the defaults.
-struct ArenaSettings {
+struct LOCKSTEP_API ArenaSettings {
   std::uint64_t seed = 1;      ///< world generation seed
   std::uint32_t bodies = 64;   ///< passive bodies, 0..kMaxBodies
 };
-std::vector<std::uint8_t> encode_arena_settings(const ArenaSettings& s);
+LOCKSTEP_API std::vector<std::uint8_t> encode_arena_settings(const ArenaSettings& s);
 /// False when `bytes` are not 0 or 12 bytes or name more than kMaxBodies bodies.
-bool decode_arena_settings(std::span<const std::uint8_t> bytes, ArenaSettings* out);
+LOCKSTEP_API bool decode_arena_settings(std::span<const std::uint8_t> bytes, ArenaSettings* out);
 /// An arena world of `players` with these settings.
-WorldParams arena_world(std::uint64_t seed, std::uint32_t bodies, std::uint32_t players);
+LOCKSTEP_API WorldParams arena_world(std::uint64_t seed, std::uint32_t bodies, std::uint32_t players);
 
 /// Builds the tick-0 state (valid ranges: players 1..kMaxPlayers, bodies 0..kMaxBodies).
-void arena_init(const ArenaSettings& settings, std::uint32_t players, ArenaState& out);
+LOCKSTEP_API void arena_init(const ArenaSettings& settings, std::uint32_t players, ArenaState& out);
 
 /// Advances `s` by one tick under `frame` (frame.tick == s.tick + 1): the result is a pure
 /// function of the state before the call and the frame. `scratch` is working memory only.
-void arena_step(ArenaState& s, const InputFrame& frame, ArenaScratch& scratch);
+LOCKSTEP_API void arena_step(ArenaState& s, const InputFrame& frame, ArenaScratch& scratch);
 
 /// The arena module (--sim arena): its settings, bot, controls and factory.
-const Module& arena_module();
+LOCKSTEP_API const Module& arena_module();
 /// The Simulation implementation of the arena. Returns nullptr when `params` are out of range.
-std::unique_ptr<Simulation> make_arena(const WorldParams& params);
+LOCKSTEP_API std::unique_ptr<Simulation> make_arena(const WorldParams& params);
 
 /// Checks `params` and decodes its settings.
-bool arena_params(const WorldParams& params, ArenaSettings* settings, std::string* reason);
+LOCKSTEP_API bool arena_params(const WorldParams& params, ArenaSettings* settings, std::string* reason);
 
 }  // namespace lockstep

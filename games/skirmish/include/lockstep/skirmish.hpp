@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "lockstep/export.h"
 #include "lockstep/input.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/simulation.hpp"
@@ -26,15 +27,15 @@ inline constexpr std::uint32_t kSkirmishMaxUnits = 20'000;  ///< all players' un
 
 /// The skirmish's world settings. Canonical bytes: seed (u64), units per player (u32), map side
 /// in cells (u32), rock percentage (u32), little-endian, 20 bytes; no bytes: the defaults.
-struct SkirmishSettings {
+struct LOCKSTEP_API SkirmishSettings {
   std::uint64_t seed = 1;
   std::uint32_t units = 200;  ///< per player, 1..kSkirmishMaxUnits / players
   std::uint32_t map = 128;    ///< cells per side (a cell is one world unit), 32..1024
   std::uint32_t rocks = 6;    ///< percent of the map's cells that are rock, 0..30
 };
-std::vector<std::uint8_t> encode_skirmish_settings(const SkirmishSettings& s);
+LOCKSTEP_API std::vector<std::uint8_t> encode_skirmish_settings(const SkirmishSettings& s);
 /// False when `bytes` are not 0 or 20 bytes or a value is out of range.
-bool decode_skirmish_settings(std::span<const std::uint8_t> bytes, SkirmishSettings* out);
+LOCKSTEP_API bool decode_skirmish_settings(std::span<const std::uint8_t> bytes, SkirmishSettings* out);
 
 /// Commands. Points are fractions of the map side, 0..65535 (so a bot needs no map size);
 /// integers little-endian. Anything else (unknown kind, wrong length, first > last) does nothing.
@@ -45,19 +46,19 @@ enum class SkirmishCommand : std::uint8_t {
   Stop = 4,         ///< [4]: selected units stop (and defend where they stand)
   AttackMove = 5,   ///< [5][u16 x][u16 y]: selected units go there, fighting what they meet
 };
-std::vector<std::uint8_t> skirmish_select_range(std::uint16_t first, std::uint16_t last);
-std::vector<std::uint8_t> skirmish_select_area(std::uint16_t x0, std::uint16_t y0, std::uint16_t x1, std::uint16_t y1);
-std::vector<std::uint8_t> skirmish_order(SkirmishCommand kind, std::uint16_t x = 0, std::uint16_t y = 0);
+LOCKSTEP_API std::vector<std::uint8_t> skirmish_select_range(std::uint16_t first, std::uint16_t last);
+LOCKSTEP_API std::vector<std::uint8_t> skirmish_select_area(std::uint16_t x0, std::uint16_t y0, std::uint16_t x1, std::uint16_t y1);
+LOCKSTEP_API std::vector<std::uint8_t> skirmish_order(SkirmishCommand kind, std::uint16_t x = 0, std::uint16_t y = 0);
 
 /// Unit orders.
 enum class SkirmishOrder : std::uint32_t { Idle = 0, Move = 1, AttackMove = 2 };
 
 /// The skirmish module (--sim skirmish).
-const Module& skirmish_module();
+LOCKSTEP_API const Module& skirmish_module();
 /// Tick 0 of a skirmish world; nullptr when the settings or players are out of range.
-std::unique_ptr<Simulation> make_skirmish(const WorldParams& params);
+LOCKSTEP_API std::unique_ptr<Simulation> make_skirmish(const WorldParams& params);
 
 /// Integer square root: the largest r with r*r <= v.
-std::uint64_t isqrt64(std::uint64_t v);
+LOCKSTEP_API std::uint64_t isqrt64(std::uint64_t v);
 
 }  // namespace lockstep

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lockstep/export.h"
+
 namespace lockstep {
 
 // The canonical form is little-endian. On a little-endian host an array of floats or integers
@@ -64,9 +66,9 @@ class ByteReader {
 };
 
 /// Lower-case hexadecimal, two digits a byte.
-std::string bytes_hex(std::span<const std::uint8_t> bytes);
+LOCKSTEP_API std::string bytes_hex(std::span<const std::uint8_t> bytes);  // exported: liblockstep_net calls it
 /// Hexadecimal digits in pairs (either case; one trailing line end is ignored) into bytes; false,
 /// with `out` unspecified, for anything else.
-bool parse_bytes_hex(std::string_view text, std::vector<std::uint8_t>* out);
+LOCKSTEP_API bool parse_bytes_hex(std::string_view text, std::vector<std::uint8_t>* out);  // exported: as bytes_hex
 
 }  // namespace lockstep

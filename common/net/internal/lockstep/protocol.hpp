@@ -11,6 +11,7 @@
 
 #include "lockstep/connect_token.hpp"
 #include "lockstep/input.hpp"
+#include "lockstep/net_types.hpp"
 #include "lockstep/simulation.hpp"
 #include "lockstep/wire/messages_generated.h"
 
@@ -80,16 +81,7 @@ std::string overlong_join_field(std::span<const std::uint8_t> data, std::size_t*
 
 /// Padded to about `pad_to` bytes; `key_proof` from status_key_proof() (packet_seal.hpp) or empty.
 Bytes status_request(std::span<const std::uint8_t> key_proof = {}, std::size_t pad_to = kStatusRequestBytes);
-/// One player's network figures (see SeatStatus in schemas/messages.fbs).
-struct SeatStatus {
-  std::uint32_t slot = 0;
-  std::string name;
-  std::uint32_t rtt_us = 0, jitter_us = 0, loss_ppm = 0;
-  std::int32_t lead_us = 0;
-  std::uint32_t fills_late = 0, fills_lost = 0, fills_silent = 0;
-  std::uint32_t latency_p50_us = 0, latency_p99_us = 0;
-  Tick hashes_checked = 0;  ///< its state hashes compared with the server's up to this tick
-};
+using lockstep::SeatStatus;  // one player's network figures (net_types.hpp)
 struct Status {
   std::string phase;
   Tick tick = 0;

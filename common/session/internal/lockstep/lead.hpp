@@ -19,19 +19,10 @@
 #include <vector>
 
 #include "lockstep/input.hpp"
+#include "lockstep/lead_config.hpp"
 
 namespace lockstep {
 
-struct LeadConfig {
-  std::int64_t initial_ns = 500'000;      ///< the lead before the first report
-  std::int64_t min_ns = 200'000;          ///< never sample later than this before the deadline
-  std::int64_t max_ns = 1'500'000'000;    ///< the session's limit: round trips beyond it are filled
-  std::int64_t margin_ns = 4'000'000;     ///< how early the worst recent input should arrive
-  std::size_t window = 100;               ///< reports the worst case is taken over (about 1 s)
-  std::int64_t decay_div = 16;            ///< a lead above target falls by gap/decay_div per report
-};
-
-constexpr LeadConfig default_lead_config() { return {}; }
 
 class LeadController {
  public:

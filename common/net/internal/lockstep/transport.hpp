@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lockstep/error.hpp"
+#include "lockstep/net_types.hpp"
 
 struct _ENetHost;
 struct _ENetPeer;
@@ -25,12 +26,6 @@ enum class Channel : std::uint8_t {
                 ///< that arrives after a newer one is still used, not dropped
 };
 inline constexpr std::size_t kChannelCount = 2;
-
-/// Limits applied to every host. ENet's own defaults (32 MiB) are far too trusting.
-struct TransportLimits {
-  std::size_t max_packet_bytes = 64 * 1024;      ///< larger incoming packets are refused by ENet
-  std::size_t max_waiting_bytes = 256 * 1024;    ///< per-peer buffered incoming data
-};
 
 /// One received event. `data` is valid until the event is destroyed.
 struct NetEvent {
@@ -84,6 +79,7 @@ class NetHost {
   /// The bound port.
   [[nodiscard]] std::uint16_t port() const;
   /// Total bytes sent and received on the socket (UDP payloads, ENet headers included).
+  [[nodiscard]] NetTraffic traffic() const { return {bytes_sent(), bytes_received(), packets_sent(), packets_received()}; }
   [[nodiscard]] std::uint64_t bytes_sent() const;
   [[nodiscard]] std::uint64_t bytes_received() const;
   [[nodiscard]] std::uint64_t packets_sent() const;

@@ -1,0 +1,38 @@
+// What the sessions' public faces say of the network, without the transport or the wire code:
+// the transport's limits (a config field), a seat's network figures (the server's seats() and
+// status replies) and a host's traffic counters.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "lockstep/input.hpp"
+
+namespace lockstep {
+
+/// Limits applied to every host. ENet's own defaults (32 MiB) are far too trusting.
+struct TransportLimits {
+  std::size_t max_packet_bytes = 64 * 1024;      ///< larger incoming packets are refused by ENet
+  std::size_t max_waiting_bytes = 256 * 1024;    ///< per-peer buffered incoming data
+};
+
+/// One player's network figures (see SeatStatus in schemas/messages.fbs).
+struct SeatStatus {
+  std::uint32_t slot = 0;
+  std::string name;
+  std::uint32_t rtt_us = 0, jitter_us = 0, loss_ppm = 0;
+  std::int32_t lead_us = 0;
+  std::uint32_t fills_late = 0, fills_lost = 0, fills_silent = 0;
+  std::uint32_t latency_p50_us = 0, latency_p99_us = 0;
+  Tick hashes_checked = 0;  ///< its state hashes compared with the server's up to this tick
+};
+
+/// A host's traffic so far: UDP payloads and datagrams, both ways (add 28 bytes of IPv4 and UDP
+/// header per datagram for the bytes on the wire).
+struct NetTraffic {
+  std::uint64_t bytes_sent = 0, bytes_received = 0;
+  std::uint64_t packets_sent = 0, packets_received = 0;
+};
+
+}  // namespace lockstep
