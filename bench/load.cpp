@@ -31,7 +31,7 @@ namespace {
 
 /// A raw client of the relay: connects, sends a fixed-size packet every tick, counts what comes back.
 struct RawClient {
-  std::unique_ptr<NetHost> host;
+  std::unique_ptr<Transport> host;
   EnetPeer* peer = nullptr;
   bool connected = false, done = false;
   std::uint64_t received = 0;
@@ -142,7 +142,7 @@ int run_raw(const std::string& host, std::uint16_t base_port, std::uint32_t sess
   std::vector<RawClient> clients(static_cast<std::size_t>(sessions) * players);
   for (std::size_t i = 0; i < clients.size(); ++i) {
     std::string err;
-    clients[i].host = NetHost::client({}, &err);
+    clients[i].host = Transport::client({}, &err);
     if (clients[i].host) clients[i].peer = clients[i].host->connect(host, static_cast<std::uint16_t>(base_port + i / players), &err);
     if (!clients[i].peer) {
       LOCKSTEP_LOG_ERROR("raw client %zu: %s", i, err.c_str());

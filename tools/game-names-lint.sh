@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 PATTERN='arena|ArenaState|ArenaInput|kMaxBodies|bot_input|skirmish|Skirmish'
 files() {
   # The engine below the API (which links the games to look them up by name), the executables, the formats.
-  ls common/{core,net,session,host}/src/*.cpp common/{core,net,session,host}/src/*.hpp common/{core,net,session,host}/include/lockstep/*.h* server/*.cpp client/*.cpp client/*.hpp \
+  ls common/{core,net,session,app}/src/*.cpp common/{core,net,session,app}/src/*.hpp common/{core,net,session,app}/{include,internal}/lockstep/*.h* server/*.cpp client/*.cpp client/*.hpp \
      replay/*.cpp netsim/*.cpp schemas/messages.fbs schemas/replay.fbs ${LINT_EXTRA:-} 2>/dev/null
 }
 if [ "${1:-}" = --self-test ]; then

@@ -107,7 +107,7 @@ TEST_SUITE("session/parts") {
     q.fingerprint = 43;
     CHECK(decide_join(q, rules(), seats).reason == R::WrongFingerprint);
     auto with_token = rules();
-    with_token.token = "secret";
+    with_token.join_secret = "secret";
     CHECK(decide_join(request(), with_token, seats).reason == R::WrongToken);
     CHECK(decide_join(request("a\tb"), rules(), seats).reason == R::BadRequest);
     const auto d = decide_join(request(), rules(), seats);
@@ -146,6 +146,52 @@ TEST_SUITE("session/parts") {
     CHECK(same_secret("abc", "abc"));
     CHECK_FALSE(same_secret("abc", "abd"));
     CHECK_FALSE(same_secret("abc", "abcd"));
+  }
+
+  TEST_CASE("admission: room for a new connection, its address's share, and who makes room when all are taken") {
+    const std::uint32_t a = 0x0100000a, b = 0x0200000a, c = 0x0300000a, lo = 0x0100007f;  // 10.0.0.1.., 127.0.0.1
+    const PendingLimits limits{4, 2, 1000 * kMs};
+    std::vector<PendingView> pending{{1, a, false, 0, 5}, {2, a, false, 0, 5}};
+    CHECK(make_room(pending, b, 10 * kMs, limits).admit);
+    CHECK(make_room(pending, b, 10 * kMs, limits).evict == 0);
+    CHECK_FALSE(make_room(pending, a, 10 * kMs, limits).admit);  // a holds its share of 2
+    pending.push_back({3, lo, false, 0, 5});
+    pending.push_back({4, lo, false, 0, 5});
+    CHECK(make_room(pending, lo, 10 * kMs, limits).admit);  // loopback is held to no share; full, so a gives up its oldest
+    CHECK(make_room(pending, lo, 10 * kMs, limits).evict == 1);
+    // Full with one connection per address: the oldest silent for the idle bound goes, else none.
+    pending = {{1, a, false, 0, 5}, {2, b, false, 0, 0}, {3, c, false, 900 * kMs, 0}, {4, lo, false, 0, 5}};
+    CHECK(make_room(pending, 0x0400000a, 1500 * kMs, limits).evict == 2);
+    CHECK_FALSE(make_room(pending, 0x0400000a, 500 * kMs, limits).admit);  // nobody idle long enough: turned away
+    // A connection already answered and closing gives up its place first.
+    pending[2].closing = true;
+    CHECK(make_room(pending, 0x0400000a, 500 * kMs, limits).evict == 3);
+  }
+
+  TEST_CASE("admission: a connect token is bound to the address that first used it, and the ledger stays bounded") {
+    TokenLedger ledger;
+    TokenLedger::Nonce n1{}, n2{};
+    n1[0] = 1;
+    n2[0] = 2;
+    const auto nobody_seated = [](std::uint64_t) { return false; };
+    CHECK(ledger.claim(n1, 10, 100, 7, 50, nobody_seated) == TokenLedger::Claim::Ok);
+    CHECK(ledger.claim(n1, 10, 100, 7, 50, nobody_seated) == TokenLedger::Claim::Ok);      // the same address again
+    CHECK(ledger.claim(n1, 11, 100, 7, 50, nobody_seated) == TokenLedger::Claim::InUse);   // a replay from another
+    CHECK(ledger.claim(n2, 11, 100, 8, 50, nobody_seated) == TokenLedger::Claim::Ok);
+    CHECK(ledger.size() == 2);
+    // Full: expired tokens without a seat are forgotten to make room; good or seated ones stay.
+    TokenLedger full;
+    for (std::size_t i = 0; i < TokenLedger::kMaxUses; ++i) {
+      TokenLedger::Nonce n{};
+      n[0] = static_cast<std::uint8_t>(i);
+      n[1] = static_cast<std::uint8_t>(i >> 8);
+      n[2] = 0xaa;
+      REQUIRE(full.claim(n, 1, i % 2 == 0 ? 40 : 100, i, 30, nobody_seated) == TokenLedger::Claim::Ok);
+    }
+    const auto client_0_seated = [](std::uint64_t client) { return client == 0; };
+    CHECK(full.claim(n1, 1, 100, 9999, 30, client_0_seated) == TokenLedger::Claim::Full);  // nothing expired yet
+    CHECK(full.claim(n1, 1, 100, 9999, 50, client_0_seated) == TokenLedger::Claim::Ok);    // the even ones expired at 40
+    CHECK(full.size() == TokenLedger::kMaxUses / 2 + 2);  // the odd ones, seated client 0's, and the new one
   }
 
   TEST_CASE("input window: arrivals, slack, the acknowledgement and fills by cause") {

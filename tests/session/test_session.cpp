@@ -527,13 +527,13 @@ TEST_SUITE("session/refusals") {
 TEST_SUITE("session/hostile") {
   // A raw ENet peer that speaks whatever it is told to.
   struct RawPeer {
-    std::unique_ptr<NetHost> host;
+    std::unique_ptr<Transport> host;
     EnetPeer* peer = nullptr;
     bool connected = false;
     explicit RawPeer(std::uint16_t port) {
       TransportLimits big;
       big.max_packet_bytes = 1 << 20;
-      host = NetHost::client(big, nullptr);
+      host = Transport::client(big, nullptr);
       peer = host->connect("127.0.0.1", port, nullptr);
     }
     std::int64_t update(std::int64_t now) {

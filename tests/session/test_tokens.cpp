@@ -228,7 +228,7 @@ TEST_SUITE("session/tokens") {
     Session crowded(crowded_cfg);
     // Its one pending place is held by a connection that has said nothing yet (not idle for a
     // second, so not evicted): the next connection is closed at once.
-    auto squatter_host = NetHost::client(TransportLimits{}, nullptr);
+    auto squatter_host = Transport::client(TransportLimits{}, nullptr);
     REQUIRE(squatter_host);
     REQUIRE(squatter_host->connect("127.0.0.1", crowded.server->port(), nullptr));
     crowded.parts.push_back({[&](std::int64_t now) {

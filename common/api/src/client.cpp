@@ -7,6 +7,7 @@
 
 #include "lockstep/clock.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/tick_ring.hpp"
 
 namespace lockstep {
 
@@ -19,6 +20,25 @@ constexpr std::size_t kRing = 512;                // ticks of own inputs, sample
 constexpr Tick kSteadyTicks = 200;
 }  // namespace
 
+/// This player's input of each sampled tick and when it was sampled, and the frame and hash the
+/// predicted world stepped each tick with.
+struct Client::Rings {
+  struct Sample {
+    std::vector<std::uint8_t> input;
+    std::int64_t sampled_at = 0;
+  };
+  TickRing<Sample> own{kRing};
+  TickRing<InputFrame> predicted_frames{kRing};
+  TickRing<std::uint64_t> predicted_hashes{kRing};
+};
+
+/// The confirmed frames by tick: the latest is what prediction repeats for everyone else, and
+/// each is checked against the frame that was predicted for its tick.
+struct Client::ConfirmedFrames {
+  TickRing<InputFrame> frames{kRing};
+  Tick latest = 0;
+};
+
 std::unique_ptr<Client> Client::create(ClientOptions options, Error* error) {
   if (options.input_size > kMaxInputBytes) {
     if (error) *error = {ErrorKind::Usage, "input_size must be at most " + std::to_string(kMaxInputBytes), "input_size"};
@@ -30,12 +50,9 @@ std::unique_ptr<Client> Client::create(ClientOptions options, Error* error) {
   }
   // The game steps frames on its own schedule (playout): the session only receives them.
   options.session.execute_on_arrival = false;
-  // The confirmed frames, by tick: the latest is what prediction repeats for everyone else, and
-  // each is checked against the frame that was predicted for its tick.
   auto confirmed = std::make_shared<ConfirmedFrames>();
-  confirmed->ring.resize(kRing);
   options.session.on_confirmed = [confirmed](const InputFrame& f) {
-    confirmed->ring[f.tick % kRing] = f;
+    confirmed->frames.put(f.tick) = f;
     confirmed->latest = f.tick;
   };
   options.session.keep_previous = true;
@@ -52,19 +69,18 @@ std::unique_ptr<Client> Client::create(ClientOptions options, Error* error) {
 
 Client::Client(ClientOptions options, std::unique_ptr<ClientSession> session)
     : options_(std::move(options)), session_(std::move(session)), input_(options_.input_size, 0),
-      own_(kRing), own_tick_(kRing, 0), sampled_at_(kRing, 0), predicted_hash_(kRing, 0), predicted_hash_tick_(kRing, 0),
-      predicted_frames_(kRing), predicted_frame_tick_(kRing, 0) {
+      rings_(std::make_unique<Rings>()) {
   playout_ns_ = options_.playout_min_ns;
   depth_ = options_.predict;
   session_->set_input_source([this](Tick t, PlayerTick* out) {
-    own_tick_[t % kRing] = t;
-    sampled_at_[t % kRing] = now_;
+    Rings::Sample& own = rings_->own.put(t);
+    own.sampled_at = now_;
     if (source_) {
       source_(t, out);
-      own_[t % kRing] = out->input;
+      own.input = out->input;
       return;
     }
-    own_[t % kRing] = input_;
+    own.input = input_;
     // The input set last, on every tick; the commands issued since, as many as one tick takes.
     std::copy_n(input_.begin(), std::min(input_.size(), out->input.size()), out->input.begin());
     std::size_t taken = 0;
@@ -73,10 +89,11 @@ Client::Client(ClientOptions options, std::unique_ptr<ClientSession> session)
   });
   // A confirmed tick that had been predicted: was the prediction right?
   session_->on_tick([this](Tick t, std::uint64_t hash) {
-    if (predicted_hash_tick_[t % kRing] != t) return;
-    predicted_hash_tick_[t % kRing] = 0;
+    const std::uint64_t* predicted = rings_->predicted_hashes.find(t);
+    if (!predicted) return;
     ++counters_.verified_predictions;
-    if (predicted_hash_[t % kRing] != hash) ++counters_.mispredictions;
+    if (*predicted != hash) ++counters_.mispredictions;
+    rings_->predicted_hashes.forget(t);
   });
 }
 
@@ -186,7 +203,9 @@ void Client::predict(std::int64_t now_ns) {
   const Simulation* verified = session_->simulation();
   if (depth_ == 0 || !verified || session_->slot() < 0 || !confirmed_source_) return;
   if (confirmed_source_->latest == 0) return;  // nothing confirmed yet to repeat
-  const InputFrame& confirmed = confirmed_source_->ring[confirmed_source_->latest % kRing];
+  const InputFrame* latest = confirmed_source_->frames.find(confirmed_source_->latest);
+  if (!latest) return;
+  const InputFrame& confirmed = *latest;
   const Tick base = session_->executed_tick(), sampled = session_->last_sampled();
   const Tick target = std::min<Tick>(sampled, base + depth_);
   if (sampled > base + depth_ && !said_depth_) {
@@ -198,8 +217,11 @@ void Client::predict(std::int64_t now_ns) {
   // Confirmed since the last look: still as predicted?
   bool wrong = !predicted_ || predicted_base_ == UINT32_MAX || base < predicted_base_ || predicted_->tick() < base ||
                base - predicted_base_ >= kRing;
-  for (Tick t = predicted_base_ + 1; !wrong && t <= base; ++t)
-    wrong = predicted_frame_tick_[t % kRing] != t || !(predicted_frames_[t % kRing] == confirmed_source_->ring[t % kRing]);
+  for (Tick t = predicted_base_ + 1; !wrong && t <= base; ++t) {
+    const InputFrame* predicted = rings_->predicted_frames.find(t);
+    const InputFrame* arrived = confirmed_source_->frames.find(t);
+    wrong = !predicted || !arrived || !(*predicted == *arrived);
+  }
   predicted_base_ = base;
   if (wrong || predicted_->tick() > target) {
     if (!predicted_) {
@@ -218,19 +240,17 @@ void Client::predict(std::int64_t now_ns) {
     f.reset(t, confirmed.players, confirmed.input_size);
     f.present = confirmed.present | (1u << slot);
     std::copy(confirmed.inputs.begin(), confirmed.inputs.end(), f.inputs.begin());
-    if (own_tick_[t % kRing] == t && slot < f.players) {
-      const auto& mine = own_[t % kRing];
+    if (const Rings::Sample* own = rings_->own.find(t); own && slot < f.players) {
+      const auto& mine = own->input;
       auto into = f.input(slot);
       std::fill(into.begin(), into.end(), 0);
       std::copy_n(mine.begin(), std::min(mine.size(), into.size()), into.begin());
     }
     predicted_prev_->assign(*predicted_);
     predicted_->step(f);
-    predicted_frames_[t % kRing] = f;
-    predicted_frame_tick_[t % kRing] = t;
+    rings_->predicted_frames.put(t) = f;
     ++counters_.predicted_ticks;
-    predicted_hash_[t % kRing] = predicted_->hash();
-    predicted_hash_tick_[t % kRing] = t;
+    rings_->predicted_hashes.put(t) = predicted_->hash();
   }
   const std::int64_t spent = monotonic_ns() - started;
   counters_.predict_ns += spent;
@@ -275,8 +295,9 @@ void Client::note_drawn(Tick shown, std::int64_t now_ns) {
   }
   const Tick oldest = shown > kRing ? static_cast<Tick>(shown - kRing + 1) : Tick{1};
   for (Tick t = std::max<Tick>(shown_ + 1, oldest); t <= shown; ++t) {
-    if (own_tick_[t % kRing] != t || sampled_at_[t % kRing] == 0) continue;
-    screen_latency_.add_us((now_ns - sampled_at_[t % kRing]) / 1000);
+    const Rings::Sample* own = rings_->own.find(t);
+    if (!own || own->sampled_at == 0) continue;
+    screen_latency_.add_us((now_ns - own->sampled_at) / 1000);
   }
   shown_ = std::max(shown_, shown);
 }

@@ -25,7 +25,7 @@ bool field_ranges_ok(const wire::Message& m) {
   switch (m.body_type()) {
     case Body::JoinRequest: {
       const auto* b = m.body_as_JoinRequest();
-      return at_most(b->token(), kMaxTokenBytes) && at_most(b->name(), kMaxNameBytes) &&
+      return at_most(b->token(), kMaxJoinSecretBytes) && at_most(b->name(), kMaxNameBytes) &&
              at_most(b->rejoin_secret(), kMaxSecretBytes);
     }
     case Body::Welcome: {
@@ -209,7 +209,7 @@ std::string overlong_join_field(std::span<const std::uint8_t> data, std::size_t*
     const flatbuffers::String* field;
     const char* name;
     std::size_t limit;
-  } fields[] = {{b->name(), "name", kMaxNameBytes}, {b->token(), "token", kMaxTokenBytes},
+  } fields[] = {{b->name(), "name", kMaxNameBytes}, {b->token(), "token", kMaxJoinSecretBytes},
                 {b->rejoin_secret(), "rejoin_secret", kMaxSecretBytes}};
   for (const auto& f : fields)
     if (!at_most(f.field, f.limit)) {

@@ -31,10 +31,10 @@ void apply_limits(ENetHost* host, const TransportLimits& limits) {
 // per datagram, inside enet_host_service). The header's peer id says whose datagram it is; a
 // malformed id is ignored here and rejected by ENet itself.
 struct DatagramStamps {
-  static thread_local NetHost* serving;
+  static thread_local Transport* serving;
 
   static int ENET_CALLBACK on_datagram(ENetHost* host, ENetEvent*) {
-    NetHost* self = serving;
+    Transport* self = serving;
     if (!self || self->host_ != host || host->receivedDataLength < 2) return 0;
     const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
     const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
@@ -53,9 +53,9 @@ struct DatagramStamps {
     return 0;  // ENet goes on to handle the datagram as usual
   }
 };
-thread_local NetHost* DatagramStamps::serving = nullptr;
+thread_local Transport* DatagramStamps::serving = nullptr;
 
-NetHost::NetHost(_ENetHost* host) : host_(host), arrival_(host->peerCount, 0), heard_(host->peerCount, 0) { host_->intercept = &DatagramStamps::on_datagram; }
+Transport::Transport(_ENetHost* host) : host_(host), arrival_(host->peerCount, 0), heard_(host->peerCount, 0) { host_->intercept = &DatagramStamps::on_datagram; }
 
 NetEvent::NetEvent(NetEvent&& o) noexcept { *this = std::move(o); }
 NetEvent& NetEvent::operator=(NetEvent&& o) noexcept {
@@ -76,7 +76,7 @@ NetEvent::~NetEvent() {
   if (packet_) enet_packet_destroy(packet_);
 }
 
-std::unique_ptr<NetHost> NetHost::listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
+std::unique_ptr<Transport> Transport::listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
                                          const TransportLimits& limits, Error* error) {
   ensure_enet();
   ENetAddress address{};
@@ -92,10 +92,10 @@ std::unique_ptr<NetHost> NetHost::listen(const std::string& bind, std::uint16_t 
     return nullptr;
   }
   apply_limits(host, limits);
-  return std::unique_ptr<NetHost>(new NetHost(host));
+  return std::unique_ptr<Transport>(new Transport(host));
 }
 
-std::unique_ptr<NetHost> NetHost::client(const TransportLimits& limits, std::string* error, const std::string& bind) {
+std::unique_ptr<Transport> Transport::client(const TransportLimits& limits, std::string* error, const std::string& bind) {
   ensure_enet();
   ENetAddress address{};
   address.host = ENET_HOST_ANY;
@@ -109,12 +109,12 @@ std::unique_ptr<NetHost> NetHost::client(const TransportLimits& limits, std::str
     return nullptr;
   }
   apply_limits(host, limits);
-  return std::unique_ptr<NetHost>(new NetHost(host));
+  return std::unique_ptr<Transport>(new Transport(host));
 }
 
-NetHost::~NetHost() { enet_host_destroy(host_); }
+Transport::~Transport() { enet_host_destroy(host_); }
 
-EnetPeer* NetHost::connect(const std::string& host, std::uint16_t port, std::string* error) {
+EnetPeer* Transport::connect(const std::string& host, std::uint16_t port, std::string* error) {
   ENetAddress address{};
   if (enet_address_set_host(&address, host.c_str()) != 0) {
     if (error) *error = "cannot resolve '" + host + "'";
@@ -126,7 +126,7 @@ EnetPeer* NetHost::connect(const std::string& host, std::uint16_t port, std::str
   return peer;
 }
 
-NetEvent NetHost::poll() {
+NetEvent Transport::poll() {
   NetEvent out;
   ENetEvent ev;
   DatagramStamps::serving = this;
@@ -155,15 +155,15 @@ NetEvent NetHost::poll() {
   return out;
 }
 
-void NetHost::send(EnetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) {
+void Transport::send(EnetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) {
   if (!peer) return;  // an in-process peer (tests, fuzzing): nothing to send to
   const enet_uint32 flags = channel == Channel::Control ? ENET_PACKET_FLAG_RELIABLE : ENET_PACKET_FLAG_UNSEQUENCED;
   ENetPacket* packet = enet_packet_create(bytes.data(), bytes.size(), flags);
   if (enet_peer_send(peer, static_cast<enet_uint8>(channel), packet) != 0) enet_packet_destroy(packet);
 }
 
-void NetHost::flush() { enet_host_flush(host_); }
-bool NetHost::reliable_in_flight() const {
+void Transport::flush() { enet_host_flush(host_); }
+bool Transport::reliable_in_flight() const {
   for (std::size_t i = 0; i < host_->peerCount; ++i) {
     const ENetPeer& p = host_->peers[i];
     if (p.state == ENET_PEER_STATE_DISCONNECTED) continue;
@@ -172,19 +172,19 @@ bool NetHost::reliable_in_flight() const {
   }
   return false;
 }
-int NetHost::fd() const { return static_cast<int>(host_->socket); }
-std::int64_t NetHost::heard_ns(const EnetPeer* peer) const {
+int Transport::fd() const { return static_cast<int>(host_->socket); }
+std::int64_t Transport::heard_ns(const EnetPeer* peer) const {
   return peer ? heard_[static_cast<std::size_t>(peer - host_->peers)] : 0;
 }
-std::uint16_t NetHost::port() const {
+std::uint16_t Transport::port() const {
   ENetAddress a{};
   enet_socket_get_address(host_->socket, &a);
   return a.port;
 }
-std::uint64_t NetHost::bytes_sent() const { return host_->totalSentData; }
-std::uint64_t NetHost::bytes_received() const { return host_->totalReceivedData; }
-std::uint64_t NetHost::packets_sent() const { return host_->totalSentPackets; }
-std::uint64_t NetHost::packets_received() const { return host_->totalReceivedPackets; }
+std::uint64_t Transport::bytes_sent() const { return host_->totalSentData; }
+std::uint64_t Transport::bytes_received() const { return host_->totalReceivedData; }
+std::uint64_t Transport::packets_sent() const { return host_->totalSentPackets; }
+std::uint64_t Transport::packets_received() const { return host_->totalReceivedPackets; }
 
 void peer_disconnect_later(EnetPeer* peer) {
   if (peer) enet_peer_disconnect_later(peer, 0);

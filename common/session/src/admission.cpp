@@ -52,7 +52,7 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
   if (q.fingerprint != rules.fingerprint)
     return refuse(R::WrongFingerprint, "simulation fingerprint " + hash_hex(q.fingerprint) + " differs from the server's " +
                                            hash_hex(rules.fingerprint));
-  if (!same_secret(q.token, rules.token)) return refuse(R::WrongToken, "wrong join token");
+  if (!same_secret(q.join_secret, rules.join_secret)) return refuse(R::WrongToken, "wrong join token");
   if (!protocol::valid_name(q.name)) return refuse(R::BadRequest, "a name must be 1-32 printable ASCII characters");
   if (q.spectate) {
     if (rules.spectators >= rules.max_spectators) return refuse(R::Full, "no spectator seats left");
@@ -84,6 +84,38 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
   const auto free = std::find_if(seats.begin(), seats.end(), [](const SeatView& s) { return !s.taken; });
   if (free == seats.end()) return refuse(R::Full, all_taken(seats.size()));
   return admit(K::Seat, static_cast<std::size_t>(free - seats.begin()));
+}
+
+namespace {
+// Loopback (127.0.0.0/8, network order) is this machine: its own bots, tests and relays.
+bool is_loopback(std::uint32_t ip) { return (ip & 0xffu) == 127u; }
+}  // namespace
+
+RoomDecision make_room(std::span<const PendingView> pending, std::uint32_t ip, std::int64_t now, const PendingLimits& limits) {
+  std::map<std::uint32_t, std::uint32_t> by_ip;  // pending connections per address
+  for (const PendingView& q : pending) ++by_ip[q.ip];
+  if (ip != 0 && !is_loopback(ip) && by_ip[ip] >= limits.max_per_address) return {};
+  if (pending.size() < limits.max_pending) return {true, 0};
+  std::uint32_t crowded = 0, most = 1;
+  for (const auto& [addr, n] : by_ip)
+    if (addr != 0 && !is_loopback(addr) && n > most) crowded = addr, most = n;
+  for (const PendingView& q : pending)
+    if (q.closing) return {true, q.id};
+  for (const PendingView& q : pending)
+    if (crowded != 0 ? q.ip == crowded : q.last_received == 0 && now - q.connected_at > limits.idle_ns) return {true, q.id};
+  return {};
+}
+
+TokenLedger::Claim TokenLedger::claim(const Nonce& nonce, std::uint32_t ip, std::uint64_t expire_time,
+                                      std::uint64_t client_id, std::uint64_t now_s,
+                                      const std::function<bool(std::uint64_t)>& seated) {
+  if (const auto it = uses_.find(nonce); it != uses_.end() && it->second.ip != ip) return Claim::InUse;
+  if (uses_.size() >= kMaxUses) {
+    std::erase_if(uses_, [&](const auto& u) { return u.second.expire_time <= now_s && !seated(u.second.client_id); });
+    if (uses_.size() >= kMaxUses) return Claim::Full;
+  }
+  uses_.emplace(nonce, Use{ip, expire_time, client_id});
+  return Claim::Ok;
 }
 
 }  // namespace lockstep

@@ -80,7 +80,7 @@ void ClientSession::Impl::on_probe(const wire::DesyncProbe& m) {
   if (!answer_probe(q, history->load(m.tick(), *scratch) ? scratch.get() : nullptr, &a))
     return drop(ClientDrop::ProbeOutOfRange, "a desync probe out of range for this state");
   send(Channel::Control, protocol::desync_detail(a.tick, a.level, a.first, a.available, a.hashes, a.values));
-  host->flush();
+  transport->flush();
 }
 
 // Snapshots arrive in order on the reliable channel, in chunks; a chunk out of place drops the
@@ -243,7 +243,7 @@ void ClientSession::Impl::sample(std::int64_t now) {
   if (due_unsent >= send_every || (sample_held && now - last_sent >= std::int64_t{send_every} * kTickNs)) {
     due_unsent = 0;
     send_tick(now);
-    host->flush();  // out now, not at the next poll
+    transport->flush();  // out now, not at the next poll
     last_sent = now;
   }
 }

@@ -47,9 +47,9 @@ void ClientSession::Impl::drop(ClientDrop reason, const std::string& detail) {
 }
 
 void ClientSession::Impl::send(Channel channel, const protocol::Bytes& bytes) {
-  if (!seal) return host->send(server, channel, bytes);
+  if (!seal) return transport->send(server, channel, bytes);
   seal->seal(channel, bytes, send_scratch);
-  host->send(server, channel, send_scratch);
+  transport->send(server, channel, send_scratch);
 }
 
 void ClientSession::Impl::end(int code, const std::string& why) {
@@ -60,7 +60,7 @@ void ClientSession::Impl::end(int code, const std::string& why) {
   emit({SessionEvent::Kind::Ended, executed, slot, "", why, code});
   if (server) {
     peer_disconnect_now(server);
-    host->flush();
+    transport->flush();
     server = nullptr;
   }
 }
@@ -71,7 +71,7 @@ std::int64_t ClientSession::Impl::update(std::int64_t now) {
     last_heard = now;
     stats.connect_attempts = 1;
   }
-  for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll()) {
+  for (NetEvent ev = transport->poll(); ev.type != NetEvent::Type::None; ev = transport->poll()) {
     on_event(ev, now);
     if (phase == Phase::Ended) return now;
   }
@@ -92,7 +92,7 @@ std::int64_t ClientSession::Impl::update(std::int64_t now) {
   // stop while a reliable message is being resent).
   if (phase == Phase::Joined && server && now - last_sent >= kLobbyBeatNs) {
     send_tick(now);
-    host->flush();
+    transport->flush();
     last_sent = now;
   }
   check_connection(now);
@@ -123,7 +123,7 @@ void ClientSession::Impl::on_event(const NetEvent& ev, std::int64_t now) {
       last_heard = now;
       join_sent_at = now;
       seal.reset();  // a new connection: a token gets a new challenge and new keys
-      if (cfg.connect_token) host->send(server, Channel::Control, protocol::connect_request(cfg.connect_token->sealed));
+      if (cfg.connect_token) transport->send(server, Channel::Control, protocol::connect_request(cfg.connect_token->sealed));
       else
         send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
                                                       cfg.spectate, cfg.rejoin_secret));
@@ -162,7 +162,7 @@ bool ClientSession::Impl::next_server(std::int64_t now, const std::string& why) 
                     static_cast<unsigned>(cfg.port));
   if (server) {  // told, so a join already on its way does not hold a seat there
     peer_disconnect_now(server);
-    host->flush();
+    transport->flush();
   }
   connected = false;
   seal.reset();
@@ -175,7 +175,7 @@ bool ClientSession::Impl::next_server(std::int64_t now, const std::string& why) 
 // A fresh connection attempt to cfg.host:cfg.port (the one create() opened is the first).
 void ClientSession::Impl::attempt(std::int64_t now) {
   std::string err;
-  server = host->connect(cfg.host, cfg.port, &err);
+  server = transport->connect(cfg.host, cfg.port, &err);
   if (server) peer_set_backstop_timeout(server, backstop_ms(cfg.silence_timeout_ns));
   attempt_at = now;
   ++stats.connect_attempts;
@@ -201,7 +201,7 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
                " (no answer in " + std::to_string(cfg.connect_timeout_ns / 1'000'000'000) + " s, " +
                std::to_string(stats.connect_attempts) + " attempts)");
   else if (phase != Phase::Connecting && phase != Phase::Leaving &&
-           now - std::max(last_heard, host->heard_ns(server)) > cfg.silence_timeout_ns) {
+           now - std::max(last_heard, transport->heard_ns(server)) > cfg.silence_timeout_ns) {
     if (completed_without_end())
       end(0, "the session reached its last tick " + std::to_string(session_last_tick) +
                  "; the server went quiet before its end message arrived");
@@ -390,7 +390,7 @@ void ClientSession::Impl::begin_leave(std::int64_t now, const std::string& reaso
   send_tick(now);  // the final hashes
   send(Channel::Control, protocol::leave(reason));
   peer_disconnect_later(server);
-  host->flush();
+  transport->flush();
   phase = Phase::Leaving;
   leave_deadline = now + 1'000'000'000;
   message = "left: " + reason;
@@ -408,14 +408,14 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
   };
   if (!config.factory) return fail(ErrorKind::Usage, "factory is not set: a session needs a simulation module", "factory");
   if (!protocol::valid_name(config.name)) return fail(ErrorKind::Usage, "name must be 1-32 printable ASCII characters", "name");
-  if (config.token.size() > protocol::kMaxTokenBytes) return fail(ErrorKind::Usage, "token must be at most 128 bytes", "token");
+  if (config.token.size() > protocol::kMaxJoinSecretBytes) return fail(ErrorKind::Usage, "token must be at most 128 bytes", "token");
   auto impl = std::make_unique<Impl>();
   impl->cfg = config;
   impl->lead = LeadController(config.lead);
   impl->stats.lead_ns = impl->lead.lead_ns();
   std::string err;
-  impl->host = NetHost::client(config.limits, &err, config.bind);
-  if (!impl->host) return fail(ErrorKind::Runtime, err);
+  impl->transport = Transport::client(config.limits, &err, config.bind);
+  if (!impl->transport) return fail(ErrorKind::Runtime, err);
   if (config.host.empty()) {
     if (!config.connect_token) return fail(ErrorKind::Usage, "host is empty and there is no connect token to name servers", "host");
     for (const TokenAddress& a : config.connect_token->servers) {
@@ -428,7 +428,7 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
   } else {
     impl->servers.emplace_back(config.host, config.port);
   }
-  impl->server = impl->host->connect(impl->cfg.host, impl->cfg.port, &err);
+  impl->server = impl->transport->connect(impl->cfg.host, impl->cfg.port, &err);
   if (!impl->server) return fail(ErrorKind::Connection, err);
   peer_set_backstop_timeout(impl->server, backstop_ms(config.silence_timeout_ns));
   return std::unique_ptr<ClientSession>(new ClientSession(std::move(impl)));
@@ -458,7 +458,7 @@ const char* to_string(SessionEvent::Kind k) {
   }
   return "?";
 }
-int ClientSession::fd() const { return impl_->host->fd(); }
+int ClientSession::fd() const { return impl_->transport->fd(); }
 void ClientSession::set_input_source(InputSource source) { impl_->input_source = std::move(source); }
 void ClientSession::set_hash_log(HashLogWriter* log) { impl_->hash_log = log; }
 void ClientSession::on_tick(std::function<void(Tick, std::uint64_t)> fn) { impl_->tick_fn = std::move(fn); }
@@ -488,6 +488,6 @@ bool ClientSession::desynced() const { return impl_->desynced; }
 const std::string& ClientSession::rejoin_secret() const { return impl_->secret; }
 Tick ClientSession::joined_at() const { return impl_->joined_at; }
 const ClientStats& ClientSession::stats() const { return impl_->stats; }
-NetTraffic ClientSession::traffic() const { return impl_->host->traffic(); }
+NetTraffic ClientSession::traffic() const { return impl_->transport->traffic(); }
 
 }  // namespace lockstep

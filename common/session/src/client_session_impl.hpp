@@ -35,7 +35,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
     if (events.size() >= 1024) events.erase(events.begin());
     events.push_back(std::move(e));
   }
-  std::unique_ptr<NetHost> host;
+  std::unique_ptr<Transport> transport;
   EnetPeer* server = nullptr;
   std::unique_ptr<PacketSeal> seal;  // joined with a connect token: set by the server's challenge
   std::vector<std::uint8_t> seal_scratch, send_scratch;

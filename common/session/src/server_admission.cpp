@@ -13,9 +13,6 @@ namespace lockstep {
 
 namespace {
 
-constexpr std::size_t kMaxTokenUses = 4096;           // tokens remembered, beyond those of seated clients
-// Loopback (127.0.0.0/8, network order) is this machine: its own bots, tests and relays.
-bool is_loopback(std::uint32_t ip) { return (ip & 0xffu) == 127u; }
 constexpr std::int64_t kIdlePendingNs = 1'000'000'000;  // a pending connection silent this long may make room
 
 wire::RefuseReason refusal_for(TokenError e) {
@@ -75,33 +72,14 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
       ++it;
     }
   }
-  std::map<std::uint32_t, std::uint32_t> by_ip;  // pending connections per address
-  std::uint32_t total = 0;
+  std::vector<PendingView> pending;
   for (const auto& [id, q] : peers)
-    if (q.role == Role::Pending) {
-      ++total;
-      ++by_ip[q.ip];
-    }
-  if (ip != 0 && !is_loopback(ip) && by_ip[ip] >= cfg.max_pending_per_address) return false;
-  if (total < cfg.max_pending) return true;
-  // Full: a connection already answered and closing gives up its place first; else the address
-  // holding the most waiting connections gives up its oldest (one address can never hold every
-  // place), or else the oldest connection that has sent nothing for a second.
-  std::uint32_t crowded = 0, most = 1;
-  for (const auto& [addr, n] : by_ip)
-    if (addr != 0 && !is_loopback(addr) && n > most) crowded = addr, most = n;
-  std::uint32_t victim = 0;
-  for (const auto& [id, q] : peers)
-    if (q.role == Role::Pending && q.closing) {
-      victim = id;
-      break;
-    }
-  for (const auto& [id, q] : peers) {
-    if (victim != 0) break;
-    if (q.role != Role::Pending) continue;
-    if (crowded != 0 ? q.ip == crowded : q.last_received == 0 && now - q.connected_at > kIdlePendingNs) victim = id;
-  }
-  if (victim == 0) return false;
+    if (q.role == Role::Pending) pending.push_back({id, q.ip, q.closing, q.connected_at, q.last_received});
+  const RoomDecision room =
+      make_room(pending, ip, now, {cfg.max_pending, cfg.max_pending_per_address, kIdlePendingNs});
+  if (!room.admit) return false;
+  if (room.evict == 0) return true;
+  const std::uint32_t victim = room.evict;
   const auto it = peers.find(victim);
   if (!it->second.closing)
     LOCKSTEP_LOG_INFO("closing %s, which has not joined yet: a new connection needs its place",
@@ -200,18 +178,16 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
   if (e == TokenError::None && !names_this_server(t.servers)) e = TokenError::WrongServer;
   if (e != TokenError::None) return refuse(p, refusal_for(e), to_string(e));
   // A token is good from the address that first used it; from another it is a replay.
-  if (const auto it = token_uses.find(t.nonce); it != token_uses.end() && it->second.ip != p.ip)
-    return refuse(p, wire::RefuseReason::TokenInUse, "this connect token was already used from another address");
-  if (token_uses.size() >= kMaxTokenUses) {
-    const std::uint64_t now_s = unix_now();
-    std::erase_if(token_uses, [&](const auto& u) {
-      return u.second.expire_time <= now_s &&
-             std::none_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.bound && s.client_id == u.second.client_id; });
-    });
-    if (token_uses.size() >= kMaxTokenUses)
+  const auto seated = [&](std::uint64_t client_id) {
+    return std::any_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.bound && s.client_id == client_id; });
+  };
+  switch (token_ledger.claim(t.nonce, p.ip, t.expire_time, t.client_id, unix_now(), seated)) {
+    case TokenLedger::Claim::Ok: break;
+    case TokenLedger::Claim::InUse:
+      return refuse(p, wire::RefuseReason::TokenInUse, "this connect token was already used from another address");
+    case TokenLedger::Claim::Full:
       return refuse(p, wire::RefuseReason::Full, "too many connect tokens in use; try again later");
   }
-  token_uses.emplace(t.nonce, TokenUse{p.ip, t.expire_time, t.client_id});
   p.client_id = t.client_id;
   p.user_data = t.user_data;
   p.token_slot = t.slot;
@@ -242,7 +218,7 @@ bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> dat
 
 bool ServerSession::Impl::names_this_server(const std::vector<TokenAddress>& servers) const {
   for (const TokenAddress& a : servers) {
-    if (cfg.public_addresses.empty() ? a.port == host->port()
+    if (cfg.public_addresses.empty() ? a.port == transport->port()
                                      : std::find(cfg.public_addresses.begin(), cfg.public_addresses.end(), a) !=
                                            cfg.public_addresses.end())
       return true;
@@ -256,7 +232,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   JoinFacts q;
   q.protocol_version = m.protocol_version();
   q.fingerprint = m.fingerprint();
-  q.token = m.token() ? m.token()->str() : "";
+  q.join_secret = m.token() ? m.token()->str() : "";
   q.name = m.name() ? m.name()->str() : "";
   q.rejoin_secret = m.rejoin_secret() ? m.rejoin_secret()->str() : "";
   q.spectate = m.spectate();
@@ -268,7 +244,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   AdmissionRules rules;
   rules.protocol_version = kProtocolVersion;
   rules.fingerprint = simulation->join_fingerprint();
-  rules.token = cfg.token;
+  rules.join_secret = cfg.token;
   rules.lobby = phase == Phase::Lobby;
   rules.allow_late_join = cfg.allow_late_join;
   rules.spectators = count_role(Role::Spectator);

@@ -21,7 +21,7 @@ void ServerSession::Impl::send(Peer& p, Channel ch, const protocol::Bytes& bytes
     }
     p.bytes_out += out.size();
   }
-  host->send(p.enet, ch, out);
+  transport->send(p.enet, ch, out);
 }
 
 void ServerSession::Impl::broadcast(Channel ch, const protocol::Bytes& bytes) {
@@ -41,7 +41,7 @@ void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
   for (const auto& chunk : protocol::snapshot(executed(), p.epoch, simulation->current().hash(), state, join)) send(p, Channel::Control, chunk);
   p.base_from = executed() + 1;
   stats.last_snapshot_bytes = static_cast<std::int64_t>(state.size());
-  host->flush();
+  transport->flush();
 }
 
 void ServerSession::Impl::send_frames(std::int64_t now) {

@@ -48,7 +48,7 @@ std::uint64_t ServerStats::total_drops() const { return total_of(drops); }
 
 std::int64_t ServerSession::Impl::update(std::int64_t now) {
   receive_can_wait = false;
-  for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll()) {
+  for (NetEvent ev = transport->poll(); ev.type != NetEvent::Type::None; ev = transport->poll()) {
     switch (ev.type) {
       case NetEvent::Type::Connect: on_connect(ev.peer, now); break;
       case NetEvent::Type::Disconnect: on_disconnect(ev.peer); break;
@@ -69,7 +69,7 @@ std::int64_t ServerSession::Impl::update(std::int64_t now) {
     case Phase::Draining: return run_draining(now);
     case Phase::Closing:
       if (peers.empty() || now >= phase_deadline) {
-        host->flush();
+        transport->flush();
         phase = Phase::Finished;
         emit(SessionEvent::Kind::Ended, executed(), -1, "", "the session is over", exit);
         return now;
@@ -99,7 +99,7 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
     }
     // A joined peer from which nothing at all has arrived for the silence bound, not even ENet's
     // acknowledgements, is gone; in play a player is held to more: its messages must keep coming.
-    const bool gone = p.enet && now - std::max(p.connected_at, host->heard_ns(p.enet)) > cfg.silent_drop_ns;
+    const bool gone = p.enet && now - std::max(p.connected_at, transport->heard_ns(p.enet)) > cfg.silent_drop_ns;
     const bool mute = phase == Phase::Running && p.role == Role::Player &&
                       now - slots[static_cast<std::size_t>(p.slot)].last_heard > cfg.silent_drop_ns;
     if (gone || mute) {
@@ -222,7 +222,7 @@ std::int64_t ServerSession::Impl::run_lobby(std::int64_t now) {
     last_lobby_beat = now;
     for (auto& [id, p] : peers)
       if (p.role != Role::Pending && !p.closing) send(p, Channel::Play, play_for(p, {}));
-    host->flush();
+    transport->flush();
   }
   return now + kLobbyBeatNs;
 }
@@ -244,7 +244,7 @@ std::int64_t ServerSession::Impl::run_ticks(std::int64_t now) {
   const Tick n = cfg.send_every;
   if (ran > 0 && (executed() / n != (executed() - static_cast<Tick>(ran)) / n || phase != Phase::Running)) {
     send_frames(now);
-    host->flush();  // out now, not at the next poll
+    transport->flush();  // out now, not at the next poll
   }
   if (phase == Phase::Running && joined_players() > 0 && active_players_count() == 0 && ran > 0)
     end_session(wire::EndReason::Empty, "every player left", now);
@@ -273,7 +273,7 @@ std::int64_t ServerSession::Impl::run_draining(std::int64_t now) {
   }
   if (now - last_resend >= kTickNs) {
     send_frames(now);
-    host->flush();
+    transport->flush();
     last_resend = now;
   }
   return now + kTickNs / 2;
@@ -317,7 +317,7 @@ void ServerSession::Impl::end_session(wire::EndReason reason, const std::string&
     peer_disconnect_later(p.enet);
     p.closing = true;  // told the end: no timeouts or kicks from here, later messages ignored
   }
-  host->flush();
+  transport->flush();
   phase = Phase::Closing;
   phase_deadline = now + cfg.close_timeout_ns;
   if (reason == wire::EndReason::Desync || stats.desyncs > 0) exit = 3;
@@ -335,7 +335,7 @@ std::int64_t ServerSession::Impl::repeat_start(std::int64_t now) {
     last_start_send = now;
     for (auto& [id, p] : peers)
       if (p.role != Role::Pending && !p.closing) send_start(p, now, Channel::Play);
-    host->flush();
+    transport->flush();
   }
   return last_start_send + kStartRepeatNs;
 }
@@ -354,7 +354,7 @@ bool ServerSession::Impl::all_hashes_in() const {
 bool ServerSession::Impl::quiet() const {
   for (const auto& [id, p] : peers)
     if (p.role == Role::Pending || p.probe.active() || p.verifying || p.closing) return false;
-  return !host->reliable_in_flight();
+  return !transport->reliable_in_flight();
 }
 
 std::uint32_t ServerSession::Impl::joined_players() const {
@@ -388,7 +388,7 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
     return fail(ErrorKind::Usage, "send_every must be 1..5", "send_every");
   if (config.input_delay + config.send_every - 1 > protocol::kMaxInputDelay)
     return fail(ErrorKind::Usage, "input_delay plus send_every - 1 must be at most 50", "input_delay");
-  if (config.token.size() > protocol::kMaxTokenBytes) return fail(ErrorKind::Usage, "token must be at most 128 bytes", "token");
+  if (config.token.size() > protocol::kMaxJoinSecretBytes) return fail(ErrorKind::Usage, "token must be at most 128 bytes", "token");
   auto impl = std::make_unique<Impl>();
   impl->cfg = config;
   impl->cfg.world.players = config.players;
@@ -397,8 +397,8 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
   Error err;
   impl->simulation = ServerSimulation::create(impl->cfg.factory, impl->cfg.world, config.state_history, &err);
   if (!impl->simulation) return fail(err.kind, err.detail);
-  impl->host = NetHost::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
-  if (!impl->host) return fail(err.kind, err.detail);
+  impl->transport = Transport::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
+  if (!impl->transport) return fail(err.kind, err.detail);
   for (std::uint32_t i = 0; i < config.players; ++i) impl->slots.push_back(impl->fresh_slot());
   return std::unique_ptr<ServerSession>(new ServerSession(std::move(impl)));
 }
@@ -406,8 +406,8 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
 ServerSession::ServerSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ServerSession::~ServerSession() = default;
 std::int64_t ServerSession::update(std::int64_t now_ns) { return impl_->update(now_ns); }
-int ServerSession::fd() const { return impl_->host->fd(); }
-std::uint16_t ServerSession::port() const { return impl_->host->port(); }
+int ServerSession::fd() const { return impl_->transport->fd(); }
+std::uint16_t ServerSession::port() const { return impl_->transport->port(); }
 void ServerSession::stop() { impl_->stop_requested = true; }
 bool ServerSession::finished() const { return impl_->phase == Impl::Phase::Finished; }
 int ServerSession::exit_code() const { return impl_->exit; }
@@ -421,7 +421,7 @@ std::optional<ServerSession::SeatToken> ServerSession::seat_token(std::uint32_t 
   if (!s.taken || !s.bound) return std::nullopt;
   return SeatToken{s.client_id, s.user_data};
 }
-NetTraffic ServerSession::traffic() const { return impl_->host->traffic(); }
+NetTraffic ServerSession::traffic() const { return impl_->transport->traffic(); }
 const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->referee.events(); }
 const std::vector<DesyncReport>& ServerSession::reports() const { return impl_->referee.reports(); }
 const std::vector<Departure>& ServerSession::departures() const { return impl_->departures; }

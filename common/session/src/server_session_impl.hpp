@@ -106,7 +106,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   };
 
   ServerConfig cfg;
-  std::unique_ptr<NetHost> host;
+  std::unique_ptr<Transport> transport;
   std::unique_ptr<ServerSimulation> simulation;  // the server's world; its hash settles each tick
   DesyncReferee referee;                         // votes, majority and reports of desyncs
   Phase phase = Phase::Lobby;
@@ -132,13 +132,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   std::vector<Departure> departures;
   std::vector<SessionEvent> events;  // for take_events(), oldest first
   HashLogWriter* hash_log = nullptr;
-  /// Tokens that opened a connection, by nonce: the address that first used each, so the same
-  /// token from another address is refused as a replay.
-  struct TokenUse {
-    std::uint32_t ip = 0;
-    std::uint64_t expire_time = 0, client_id = 0;
-  };
-  std::map<std::array<std::uint8_t, 24>, TokenUse> token_uses;
+  TokenLedger token_ledger;  // the address each connect token was first used from
   /// Status-key proofs taken, with when (Unix s), kept while they could be replayed; refused when seen again.
   std::map<std::array<std::uint8_t, 24>, std::uint64_t> status_proofs;
   static constexpr std::size_t kMaxStatusProofs = 4096;

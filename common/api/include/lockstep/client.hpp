@@ -169,21 +169,13 @@ class LOCKSTEP_API Client {
   // Prediction.
   std::uint32_t depth_ = 0;
   std::unique_ptr<Simulation> predicted_, predicted_prev_;
-  std::vector<std::vector<std::uint8_t>> own_;    // this player's input by target tick (ring)
-  std::vector<Tick> own_tick_;
-  std::vector<std::int64_t> sampled_at_;          // when each target tick's input was sampled (ring)
-  std::vector<std::uint64_t> predicted_hash_;     // the predicted world's hash by tick (ring)
-  std::vector<Tick> predicted_hash_tick_;
+  struct Rings;                                   // by tick: own samples, predicted frames and hashes (client.cpp)
+  std::unique_ptr<Rings> rings_;
   Tick predicted_base_ = UINT32_MAX;              // the verified tick the predicted world grew from
   Tick shown_ = 0;                                // the latest tick a drawn frame showed
   Histogram screen_latency_;                      // own input to screen, steady state
-  struct ConfirmedFrames {
-    std::vector<InputFrame> ring;  // by tick
-    Tick latest = 0;
-  };
-  std::shared_ptr<ConfirmedFrames> confirmed_source_;  // filled by the session with each confirmed frame
-  std::vector<InputFrame> predicted_frames_;      // the frame each predicted tick was stepped with (ring)
-  std::vector<Tick> predicted_frame_tick_;
+  struct ConfirmedFrames;                         // by tick, filled by the session with each confirmed frame
+  std::shared_ptr<ConfirmedFrames> confirmed_source_;
   std::int64_t now_ = 0;
   bool said_depth_ = false;
   std::int64_t last_behind_report_ = INT64_MIN / 2;

@@ -43,21 +43,21 @@ struct NetEvent {
   ~NetEvent();
 
  private:
-  friend class NetHost;
+  friend class Transport;
   _ENetPacket* packet_ = nullptr;
 };
 
-/// An ENet host (server or client side). Not copyable; destroying it closes its socket.
-class NetHost {
+/// The transport: one ENet host (server or client side). Not copyable; destroying it closes its socket.
+class Transport {
  public:
   /// A listening host on `bind` ("" = all addresses) and `port` (0 = any free port).
-  static std::unique_ptr<NetHost> listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
+  static std::unique_ptr<Transport> listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
                                          const TransportLimits& limits, Error* error);
   /// A client host that can make one outgoing connection, from `bind` ("" = any local address).
-  static std::unique_ptr<NetHost> client(const TransportLimits& limits, std::string* error, const std::string& bind = "");
-  ~NetHost();
-  NetHost(const NetHost&) = delete;
-  NetHost& operator=(const NetHost&) = delete;
+  static std::unique_ptr<Transport> client(const TransportLimits& limits, std::string* error, const std::string& bind = "");
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
 
   /// Starts connecting to host:port; nullptr when the address does not resolve.
   EnetPeer* connect(const std::string& host, std::uint16_t port, std::string* error);
@@ -87,7 +87,7 @@ class NetHost {
 
 
  private:
-  explicit NetHost(_ENetHost* host);
+  explicit Transport(_ENetHost* host);
   friend struct DatagramStamps;
   _ENetHost* host_;
   std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's kernel stamp (0: none)
@@ -119,7 +119,7 @@ std::string peer_address(const EnetPeer* peer);
 /// A small integer the caller may attach to a peer (ENet's data pointer).
 void peer_set_tag(EnetPeer* peer, std::uintptr_t tag);
 std::uintptr_t peer_tag(const EnetPeer* peer);
-/// Whether a peer is alive is the session layer's to judge, by what it hears (NetHost::heard_ns)
+/// Whether a peer is alive is the session layer's to judge, by what it hears (Transport::heard_ns)
 /// and within its own bounds. ENet's timeout counts only acknowledgements of reliable commands,
 /// its own pings among them, and on a lossy link a run of lost ones would end a live connection
 /// (at 10 % loss each way a ping and its acknowledgement fail together 19 % of the time), so it

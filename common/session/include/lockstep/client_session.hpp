@@ -29,7 +29,7 @@ struct LOCKSTEP_API ClientConfig {
   std::uint16_t port = 7777;
   std::string bind;                     ///< local address to send from ("" = any)
   std::string name = "player";          ///< 1..32 printable ASCII characters
-  std::string token;                    ///< join secret (LAN play)
+  std::string token;                    ///< the join secret (--token, LAN play; not a connect token)
   /// Join with this connect token (docs/PROTOCOL.md §4.6) instead: the join and everything after
   /// it is sealed with the connection's keys (§4.7). `host`/`port` still say where to connect;
   /// with `host` empty, the token's servers are tried in order, each for an equal share of

@@ -38,7 +38,7 @@ struct LOCKSTEP_API ServerConfig {
   /// fewer headers for thin links. The session's input delay rises by send_every - 1 to match.
   std::uint32_t send_every = 1;
   WorldParams world;               ///< the module's settings bytes; world.players is set from `players`
-  std::string token;               ///< join secret, "" = none required
+  std::string token;               ///< the join secret (--token; not a connect token), "" = none required
   OnDesync on_desync = OnDesync::Report;
   /// Wait at most this long past a tick's deadline for a late input, then fill it. Clients set
   /// their lead so their inputs arrive before the deadline; this only absorbs a stray one.

@@ -1,11 +1,16 @@
-// Who may come in: the server's decision on a join request (refuse, a spectator seat, a player
-// slot in the lobby, a rejoin into the holder's slot, a late join into a vacated one), made from
-// the request and the seats alone. Pure: the session carries out what it decides.
+// Who may come in: the server's decisions on a new connection (room among those waiting to join),
+// on a connect token (the address it is bound to) and on a join request (refuse, a spectator
+// seat, a player slot in the lobby, a rejoin into the holder's slot, a late join into a vacated
+// one), each made from what it is shown alone. Pure: the session carries out what they decide.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "lockstep/wire/messages_generated.h"
 
@@ -15,7 +20,7 @@ namespace lockstep {
 struct JoinFacts {
   std::uint32_t protocol_version = 0;
   std::uint64_t fingerprint = 0;
-  std::string token, name, rejoin_secret;
+  std::string join_secret, name, rejoin_secret;  // join_secret: the JoinRequest's token field (--token)
   bool spectate = false;
   /// Joined with a connect token (§4.6): its client id, which a seat is bound to, and its slot.
   bool has_client_id = false;
@@ -27,7 +32,7 @@ struct JoinFacts {
 struct AdmissionRules {
   std::uint32_t protocol_version = 0;
   std::uint64_t fingerprint = 0;
-  std::string token;            ///< "" = none required
+  std::string join_secret;      ///< the server's --token, "" = none required
   bool lobby = true;            ///< the session has not started
   bool allow_late_join = false;
   std::uint32_t spectators = 0, max_spectators = 0;
@@ -51,6 +56,57 @@ struct JoinDecision {
 };
 
 JoinDecision decide_join(const JoinFacts& request, const AdmissionRules& rules, std::span<const SeatView> seats);
+
+/// A connection that has not joined yet, as room-making sees it.
+struct PendingView {
+  std::uint32_t id = 0;            ///< the session's peer id: older connections have smaller ids
+  std::uint32_t ip = 0;            ///< IPv4, network order; 0 in-process
+  bool closing = false;            ///< already answered (refused, timed out) and closing
+  std::int64_t connected_at = 0;   ///< monotonic ns
+  std::int64_t last_received = 0;  ///< monotonic ns of its last message; 0: none yet
+};
+
+struct PendingLimits {
+  std::uint32_t max_pending = 8;
+  std::uint32_t max_per_address = 4;     ///< loopback (this machine's own bots and relays) is not held to it
+  std::int64_t idle_ns = 1'000'000'000;  ///< a connection silent this long since it opened may make room
+};
+
+struct RoomDecision {
+  bool admit = false;
+  std::uint32_t evict = 0;  ///< a pending connection to close first to make the room (0: none)
+};
+
+/// Room for a new connection from `ip` among `pending` (in id order). Its address holding its
+/// share already: turned away. Room left: admitted. Full: a connection already answered and
+/// closing gives up its place first; else the address holding the most waiting connections gives
+/// up its oldest (one address can never hold every place); else the oldest connection that has
+/// sent nothing for idle_ns; else turned away.
+RoomDecision make_room(std::span<const PendingView> pending, std::uint32_t ip, std::int64_t now, const PendingLimits& limits);
+
+/// The connect tokens a server has opened, by nonce: the address that first used each, so the
+/// same token from another address is refused as a replay. Bounded: past kMaxUses, tokens that
+/// have expired and hold no seat are forgotten, and if none can be a new one is refused.
+class TokenLedger {
+ public:
+  static constexpr std::size_t kMaxUses = 4096;
+  enum class Claim { Ok, InUse, Full };
+  using Nonce = std::array<std::uint8_t, 24>;
+  /// Claims the token `nonce` (of client `client_id`, expiring at `expire_time`, Unix s) for `ip`:
+  /// Ok the first time and again from the same address; InUse from another; Full when the ledger
+  /// is full of tokens that are still good or hold a seat. `seated(client_id)` says whether a seat
+  /// is bound to that client (its token is kept past its expiry).
+  Claim claim(const Nonce& nonce, std::uint32_t ip, std::uint64_t expire_time, std::uint64_t client_id,
+              std::uint64_t now_s, const std::function<bool(std::uint64_t)>& seated);
+  [[nodiscard]] std::size_t size() const { return uses_.size(); }
+
+ private:
+  struct Use {
+    std::uint32_t ip = 0;
+    std::uint64_t expire_time = 0, client_id = 0;
+  };
+  std::map<Nonce, Use> uses_;
+};
 
 /// Compares two secrets in time that does not depend on where they differ.
 bool same_secret(std::string_view a, std::string_view b);

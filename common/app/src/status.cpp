@@ -48,7 +48,7 @@ protocol::Status read_status(const wire::StatusReply& reply) {
 
 std::optional<protocol::Status> query_status(const std::string& host, std::uint16_t port, std::int64_t timeout_ns,
                                              std::string* error, const SecretKey* status_key) {
-  auto net = NetHost::client({}, error);
+  auto net = Transport::client({}, error);
   if (!net) return std::nullopt;
   EnetPeer* peer = net->connect(host, port, error);
   if (!peer) return std::nullopt;

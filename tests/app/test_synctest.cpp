@@ -66,7 +66,7 @@ std::unique_ptr<Simulation> make_hash_ignores_a_field(const WorldParams& w) {
 
 }  // namespace
 
-TEST_SUITE("host/synctest") {
+TEST_SUITE("app/synctest") {
   TEST_CASE("a C++ simulation whose hash ignores a field fails the hash check and only that one") {
     Module broken = skirmish_module();
     broken.create = &make_hash_ignores_a_field;
