@@ -50,9 +50,9 @@ void ServerSession::Impl::on_connect(EnetPeer* enet, std::int64_t now) {
   p.enet = enet;
   p.id = id;
   p.connected_at = now;
-  p.allowance = cfg.message_burst;
-  p.allowance_at = now;
-  p.ip = peer_ip(enet);
+  p.entry.allowance = cfg.message_burst;
+  p.entry.allowance_at = now;
+  p.entry.ip = peer_ip(enet);
   auto& added = peers.emplace(id, std::move(p)).first->second;
   if (peer_channel_count(enet) < kChannelCount)
     refuse(added, wire::RefuseReason::TooFewChannels,
@@ -74,7 +74,7 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
   }
   std::vector<PendingView> pending;
   for (const auto& [id, q] : peers)
-    if (q.role == Role::Pending) pending.push_back({id, q.ip, q.closing, q.connected_at, q.last_received});
+    if (q.role == Role::Pending) pending.push_back({id, q.entry.ip, q.closing, q.connected_at, q.entry.last_received});
   const RoomDecision room =
       make_room(pending, ip, now, {cfg.max_pending, cfg.max_pending_per_address, kIdlePendingNs});
   if (!room.admit) return false;
@@ -131,8 +131,8 @@ void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::
   LOCKSTEP_LOG_INFO("refused %s: %s", peer_address(p.enet).c_str(), detail.c_str());
   protocol::Bytes msg = protocol::refuse(reason, detail);
   // Before authentication a refusal is no larger than what the peer sent: its detail is cut.
-  if (tokens_required() && !p.authenticated && p.enet) {
-    const std::size_t budget = p.bytes_in - std::min(p.bytes_in, p.bytes_out) - (p.seal ? PacketSeal::overhead(Channel::Control) : 0);
+  if (tokens_required() && !p.entry.authenticated && p.enet) {
+    const std::size_t budget = p.entry.bytes_in - std::min(p.entry.bytes_in, p.entry.bytes_out) - (p.entry.seal ? PacketSeal::overhead(Channel::Control) : 0);
     for (std::string d = detail; msg.size() > budget && !d.empty();) {
       d.resize(d.size() > 16 ? d.size() - 16 : 0);
       msg = protocol::refuse(reason, d);
@@ -146,12 +146,12 @@ void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::
 
 void ServerSession::Impl::on_connect_request(Peer& p, const wire::ConnectRequest& m) {
   if (!tokens_required()) return drop(p, DropReason::UnexpectedMessage, " (a connect token: this server takes plain joins)");
-  if (p.role != Role::Pending || p.seal || p.closing || !p.deferred_token.empty())
+  if (p.role != Role::Pending || p.entry.seal || p.closing || !p.entry.deferred_token.empty())
     return drop(p, DropReason::UnexpectedMessage, " (second connect request)");
   // Before the key arrives (an allocation hands it over) the request waits for it, within the
   // join timeout: a player the matchmaker sent at once is not turned away.
   if (!cfg.token_key) {
-    p.deferred_token.assign(m.token()->begin(), m.token()->end());
+    p.entry.deferred_token.assign(m.token()->begin(), m.token()->end());
     return;
   }
   open_token(p, {m.token()->data(), m.token()->size()});
@@ -161,9 +161,9 @@ void ServerSession::Impl::take_token_key(const SecretKey& key, const std::vector
   cfg.token_key = key;
   if (!addresses.empty()) cfg.public_addresses = addresses;
   for (auto& [id, p] : peers)
-    if (!p.deferred_token.empty() && !p.closing) {
-      const std::vector<std::uint8_t> token = std::move(p.deferred_token);
-      p.deferred_token.clear();
+    if (!p.entry.deferred_token.empty() && !p.closing) {
+      const std::vector<std::uint8_t> token = std::move(p.entry.deferred_token);
+      p.entry.deferred_token.clear();
       open_token(p, token);
     }
 }
@@ -181,27 +181,27 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
   const auto seated = [&](std::uint64_t client_id) {
     return std::any_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.bound && s.client_id == client_id; });
   };
-  switch (token_ledger.claim(t.nonce, p.ip, t.expire_time, t.client_id, unix_now(), seated)) {
+  switch (token_ledger.claim(t.nonce, p.entry.ip, t.expire_time, t.client_id, unix_now(), seated)) {
     case TokenLedger::Claim::Ok: break;
     case TokenLedger::Claim::InUse:
       return refuse(p, wire::RefuseReason::TokenInUse, "this connect token was already used from another address");
     case TokenLedger::Claim::Full:
       return refuse(p, wire::RefuseReason::Full, "too many connect tokens in use; try again later");
   }
-  p.client_id = t.client_id;
-  p.user_data = t.user_data;
-  p.token_slot = t.slot;
+  p.entry.client_id = t.client_id;
+  p.entry.user_data = t.user_data;
+  p.entry.token_slot = t.slot;
   std::array<std::uint8_t, protocol::kChallengeNonceBytes> nonce;
   random_bytes(nonce);
   send(p, Channel::Control, protocol::connect_challenge(nonce));  // in the clear: the keys follow from it
-  p.seal = std::make_unique<PacketSeal>(derive_connection_keys(t.client_to_server, t.server_to_client, nonce, /*server_side=*/true));
+  p.entry.seal = std::make_unique<PacketSeal>(derive_connection_keys(t.client_to_server, t.server_to_client, nonce, /*server_side=*/true));
 }
 
 bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel) {
   const Channel ch = channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
-  const OpenError e = p.seal->open(ch, data, opened_scratch);
+  const OpenError e = p.entry.seal->open(ch, data, opened_scratch);
   if (e == OpenError::None) {
-    p.authenticated = true;
+    p.entry.authenticated = true;
     return true;
   }
   // Counted, never held against the peer: anyone on the path can send such a datagram.
@@ -211,7 +211,7 @@ bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> dat
                       p.name.empty() ? "not joined" : p.name.c_str(), to_string(e), static_cast<unsigned long long>(n));
   // Control messages are reliable and counted by both sides: one that did not open was lost for
   // good (ENet acknowledged the forgery in its place), so the connection cannot go on.
-  if (ch == Channel::Control && e != OpenError::Replayed && p.authenticated)
+  if (ch == Channel::Control && e != OpenError::Replayed && p.entry.authenticated)
     kick(p, "a control message failed authentication");
   return false;
 }
@@ -236,10 +236,10 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   q.name = m.name() ? m.name()->str() : "";
   q.rejoin_secret = m.rejoin_secret() ? m.rejoin_secret()->str() : "";
   q.spectate = m.spectate();
-  if (p.seal) {  // joined with a connect token: the seat is bound to its client
+  if (p.entry.seal) {  // joined with a connect token: the seat is bound to its client
     q.has_client_id = true;
-    q.client_id = p.client_id;
-    q.token_slot = p.token_slot;
+    q.client_id = p.entry.client_id;
+    q.token_slot = p.entry.token_slot;
   }
   AdmissionRules rules;
   rules.protocol_version = kProtocolVersion;
@@ -279,8 +279,8 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
        protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster(), "", phase != Phase::Lobby,
                          simulation->fingerprint(), cfg.send_every));
   if (phase != Phase::Lobby) {
-    p.frame_ack = executed();
-    p.hashes.reset_to(executed());
+    p.stream.frame_ack = executed();
+    p.audit.hashes.reset_to(executed());
     send_start(p, now);
     send_snapshot(p, /*join=*/true);
   }
@@ -290,15 +290,15 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
 
 // ", client N" for a peer that came with a connect token, for the operator's log.
 std::string ServerSession::Impl::token_note(const Peer& p) {
-  return p.seal ? ", client " + std::to_string(p.client_id) : "";
+  return p.entry.seal ? ", client " + std::to_string(p.entry.client_id) : "";
 }
 
 // A seat taken (or taken back) with a connect token is bound to its client; the token's user
 // data goes with it.
 void ServerSession::Impl::bind_seat(Slot& s, const Peer& p) {
-  s.bound = p.seal != nullptr;
-  s.client_id = p.client_id;
-  s.user_data = p.user_data;
+  s.bound = p.entry.seal != nullptr;
+  s.client_id = p.entry.client_id;
+  s.user_data = p.entry.user_data;
 }
 
 void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::string& name) {
@@ -338,10 +338,10 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   p.role = Role::Player;
   p.slot = static_cast<std::int32_t>(slot);
   p.name = name;
-  p.verifying = true;
-  p.verify_tick = executed();
-  p.frame_ack = executed();
-  p.hashes.reset_to(executed());
+  p.audit.verifying = true;
+  p.audit.verify_tick = executed();
+  p.stream.frame_ack = executed();
+  p.audit.hashes.reset_to(executed());
   ++stats.joins_running;
   send(p, Channel::Control,
        protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true,
@@ -400,7 +400,7 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
   protocol::Bytes reply;
   if (keyed) {
     reply = protocol::public_status_reply(st, seal_with_key(*cfg.status_key, protocol::status_reply(st), "lockstep status reply"));
-    p.authenticated = true;
+    p.entry.authenticated = true;
   } else if (full) {
     reply = protocol::status_reply(st);
   }

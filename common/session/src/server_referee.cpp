@@ -21,44 +21,44 @@ void ServerSession::Impl::take_hashes(Peer& p, const protocol::ClientPlay& m, st
   for (std::size_t i = 0; i < m.hashes.size(); ++i) {
     const Tick t = first + static_cast<Tick>(i);
     if (t < first) continue;  // wrapped
-    switch (p.hashes.check(t, executed())) {
+    switch (p.audit.hashes.check(t, executed())) {
       case HashLedger::Verdict::Already: continue;
       case HashLedger::Verdict::Future: drop(p, DropReason::HashForFutureTick); break;
       case HashLedger::Verdict::TooOld: drop(p, DropReason::HashTooOld); continue;
       case HashLedger::Verdict::Compare:
-        if (p.verifying) {
-          if (t <= p.verify_tick) continue;
+        if (p.audit.verifying) {
+          if (t <= p.audit.verify_tick) continue;
           if (!verify(p, t, m.hashes[i], now)) return;
         }
         compare_hash(p, t, m.hashes[i], now);
-        p.hashes.mark(t);
+        p.audit.hashes.mark(t);
         continue;
     }
     break;  // a hash for a tick not executed yet: the rest are newer still
   }
   // Hashes arrive newest first; the acknowledgement covers every one up to a gap.
-  p.hashes.advance(executed(), now);
-  if (p.role == Role::Player) slots[static_cast<std::size_t>(p.slot)].hashes_checked = p.hashes.ack();
+  p.audit.hashes.advance(executed(), now);
+  if (p.role == Role::Player) slots[static_cast<std::size_t>(p.slot)].hashes_checked = p.audit.hashes.ack();
 }
 
 // The first hash after a join snapshot decides: equal, and the player counts from the next tick;
 // another, and the server localizes the difference like any desync, writes its report, counts it
 // and then closes the connection.
 bool ServerSession::Impl::verify(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
-  p.verifying = false;
+  p.audit.verifying = false;
   const std::uint64_t ours = simulation->hash_at(t);
   if (theirs != ours) {
     const std::string why = "its state after the snapshot does not match the server's at tick " + std::to_string(t);
     if (p.role == Role::Spectator) ++stats.spectator_desyncs;
     else ++stats.desyncs;
     ++stats.join_mismatches;
-    p.desynced = true;
-    p.last_report_at = now;
+    p.audit.desynced = true;
+    p.audit.last_report_at = now;
     referee.note(DesyncEvent{t, p.slot, p.name, ours, theirs});
     LOCKSTEP_LOG_ERROR("DESYNC at tick %u after a join snapshot: %s %d (%s) reports %s, the server has %s", t,
                        p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(),
                        hash_hex(theirs).c_str(), hash_hex(ours).c_str());
-    p.kick_after_probe = why;
+    p.audit.kick_after_probe = why;
     send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, theirs));
     start_probe(p, t, ours, theirs, now);
     return false;
@@ -81,9 +81,9 @@ void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, st
   // Every divergent tick counts; the first of a divergence (again after a resync) is reported,
   // at most one report per peer every 100 ms.
   ++stats.divergent_ticks;
-  if (p.desynced || p.probe.active() || now - p.last_report_at < kReportIntervalNs) return;
-  p.desynced = true;
-  p.last_report_at = now;
+  if (p.audit.desynced || p.audit.probe.active() || now - p.audit.last_report_at < kReportIntervalNs) return;
+  p.audit.desynced = true;
+  p.audit.last_report_at = now;
   if (p.role == Role::Spectator) ++stats.spectator_desyncs;
   else ++stats.desyncs;
   referee.note(DesyncEvent{t, p.slot, p.name, ours, theirs});
@@ -111,8 +111,8 @@ void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::
   r.client_hash = theirs;
   r.replay_file = cfg.record_path;
   // The state of the desync's tick stays until the probe is done, however long its round trips.
-  p.probe_pinned = simulation->pin(t);
-  follow_probe(p, p.probe.start(std::move(r), simulation->state_at(t), now), now);
+  p.audit.probe_pinned = simulation->pin(t);
+  follow_probe(p, p.audit.probe.start(std::move(r), simulation->state_at(t), now), now);
 }
 
 void ServerSession::Impl::on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now) {
@@ -123,7 +123,7 @@ void ServerSession::Impl::on_detail(Peer& p, const wire::DesyncDetail& m, std::s
   a.available = m.available();
   if (m.hashes()) a.hashes.assign(m.hashes()->begin(), m.hashes()->end());
   if (m.values()) a.values.assign(m.values()->begin(), m.values()->end());
-  const auto outcome = p.probe.answer(a, size, simulation->state_at(m.tick()));
+  const auto outcome = p.audit.probe.answer(a, size, simulation->state_at(m.tick()));
   if (outcome == DesyncLocalizer::Outcome::Unasked) return drop(p, DropReason::UnexpectedMessage, " (unasked desync detail)");
   if (outcome == DesyncLocalizer::Outcome::OutOfRange) return drop(p, DropReason::FieldOutOfRange);
   follow_probe(p, outcome, now);
@@ -132,9 +132,9 @@ void ServerSession::Impl::on_detail(Peer& p, const wire::DesyncDetail& m, std::s
 // Sends the next question; once the probe is done, its report waits for the tick's votes.
 void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome, std::int64_t now) {
   if (outcome == DesyncLocalizer::Outcome::Ask) {
-    const ProbeQuestion& q = p.probe.question();
+    const ProbeQuestion& q = p.audit.probe.question();
     const auto bytes = protocol::desync_probe(q.tick, q.level, q.first, q.count, q.block_size);
-    p.probe.count_sent(bytes.size());
+    p.audit.probe.count_sent(bytes.size());
     return send(p, Channel::Control, bytes);
   }
   if (outcome != DesyncLocalizer::Outcome::Done) return;
@@ -143,16 +143,16 @@ void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome
 }
 
 void ServerSession::Impl::queue_report(Peer& p, std::int64_t now) {
-  if (p.probe_pinned) simulation->unpin(p.probe.report().tick);
-  p.probe_pinned = false;
-  referee.queue({p.id, p.probe.report(), now, p.kick_after_probe});
+  if (p.audit.probe_pinned) simulation->unpin(p.audit.probe.report().tick);
+  p.audit.probe_pinned = false;
+  referee.queue({p.id, p.audit.probe.report(), now, p.audit.kick_after_probe});
 }
 
 // Every peer in play has reported its hash of tick t (or can no longer).
 bool ServerSession::Impl::votes_in(Tick t) const {
   for (const auto& [id, q] : peers) {
-    if (q.role == Role::Pending || q.closing || q.verifying) continue;
-    const auto verdict = q.hashes.check(t, executed());
+    if (q.role == Role::Pending || q.closing || q.audit.verifying) continue;
+    const auto verdict = q.audit.hashes.check(t, executed());
     if (verdict == HashLedger::Verdict::Compare || verdict == HashLedger::Verdict::Future) return false;
   }
   return true;
@@ -211,13 +211,13 @@ std::string ServerSession::Impl::label(const Peer& p) {
 
 // Sends the authoritative current state; the client loads it and plays on from there.
 void ServerSession::Impl::resync(Peer& p, std::int64_t now, bool again) {
-  if (!again) ++p.epoch;
+  if (!again) ++p.audit.epoch;
   ++stats.resyncs;
-  p.resync_at = now;
-  ++p.resync_tries;
+  p.audit.resync_at = now;
+  ++p.audit.resync_tries;
   send_snapshot(p, /*join=*/false);
-  p.hashes.reset_to(executed());
-  p.desynced = false;
+  p.audit.hashes.reset_to(executed());
+  p.audit.desynced = false;
   LOCKSTEP_LOG_INFO("resync: sent %s the state of tick %u (%lld bytes)", p.name.c_str(), executed(),
                     static_cast<long long>(stats.last_snapshot_bytes));
 }
@@ -229,19 +229,19 @@ void ServerSession::Impl::resync(Peer& p, std::int64_t now, bool again) {
 // neither is dropped, never silently left unchecked.
 void ServerSession::Impl::resync_not_taken(Peer& p, std::int64_t now) {
   if (peer_sending(p.enet)) {  // the patience counts from its delivery
-    p.resync_at = now;
+    p.audit.resync_at = now;
     return;
   }
-  if (now - p.resync_at < std::max<std::int64_t>(kResyncPatienceNs, 8 * rtt_ns(p))) return;
+  if (now - p.audit.resync_at < std::max<std::int64_t>(kResyncPatienceNs, 8 * rtt_ns(p))) return;
   ++stats.resyncs_not_taken;
-  if (p.resync_tries >= kResyncTries) {
+  if (p.audit.resync_tries >= kResyncTries) {
     LOCKSTEP_LOG_ERROR("resync: %s %d (%s) took none of %u snapshots", p.role == Role::Player ? "player" : "spectator",
-                       p.slot, p.name.c_str(), p.resync_tries);
-    return kick(p, "it did not load the state sent to resync it (" + std::to_string(p.resync_tries) + " tries)");
+                       p.slot, p.name.c_str(), p.audit.resync_tries);
+    return kick(p, "it did not load the state sent to resync it (" + std::to_string(p.audit.resync_tries) + " tries)");
   }
   LOCKSTEP_LOG_WARN("resync: %s still reports hashes of the state before its resync %lld ms after it arrived; sending "
                     "the state again",
-                    p.name.c_str(), static_cast<long long>((now - p.resync_at) / 1'000'000));
+                    p.name.c_str(), static_cast<long long>((now - p.audit.resync_at) / 1'000'000));
   resync(p, now, /*again=*/true);
 }
 

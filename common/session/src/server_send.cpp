@@ -9,17 +9,17 @@ namespace lockstep {
 
 void ServerSession::Impl::send(Peer& p, Channel ch, const protocol::Bytes& bytes) {
   std::span<const std::uint8_t> out = bytes;
-  if (p.seal) {
-    p.seal->seal(ch, bytes, seal_scratch);
+  if (p.entry.seal) {
+    p.entry.seal->seal(ch, bytes, seal_scratch);
     out = seal_scratch;
   }
   // No amplification: before a peer proves it holds its token's keys, it is sent at most what it sent.
-  if (tokens_required() && !p.authenticated && p.enet) {
-    if (p.bytes_out + out.size() > p.bytes_in) {
+  if (tokens_required() && !p.entry.authenticated && p.enet) {
+    if (p.entry.bytes_out + out.size() > p.entry.bytes_in) {
       ++stats.replies_withheld;
       return;
     }
-    p.bytes_out += out.size();
+    p.entry.bytes_out += out.size();
   }
   transport->send(p.enet, ch, out);
 }
@@ -38,8 +38,8 @@ void ServerSession::Impl::send_start(Peer& p, std::int64_t now, Channel channel)
 void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
   std::vector<std::uint8_t> state;
   simulation->current().serialize(state);
-  for (const auto& chunk : protocol::snapshot(executed(), p.epoch, simulation->current().hash(), state, join)) send(p, Channel::Control, chunk);
-  p.base_from = executed() + 1;
+  for (const auto& chunk : protocol::snapshot(executed(), p.audit.epoch, simulation->current().hash(), state, join)) send(p, Channel::Control, chunk);
+  p.stream.base_from = executed() + 1;
   stats.last_snapshot_bytes = static_cast<std::int64_t>(state.size());
   transport->flush();
 }
@@ -47,10 +47,10 @@ void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
 void ServerSession::Impl::send_frames(std::int64_t now) {
   for (auto& [id, p] : peers) {
     if (p.role == Role::Pending) continue;
-    const Tick from = p.frame_ack + 1;
+    const Tick from = p.stream.frame_ack + 1;
     if (from > executed()) {
       // Nothing new: still acknowledge inputs and hashes, so the client trims its window.
-      if (p.role == Role::Player || p.hashes.ack() > 0) send(p, Channel::Play, play_for(p, {}));
+      if (p.role == Role::Player || p.audit.hashes.ack() > 0) send(p, Channel::Play, play_for(p, {}));
       continue;
     }
     if (executed() - from >= kHistory - 1) {
@@ -62,7 +62,7 @@ void ServerSession::Impl::send_frames(std::int64_t now) {
     const Tick newest_from = executed() >= window ? std::max(from, executed() - window + 1) : from;
     send_range(p, newest_from, executed());
     const std::int64_t rtt_ns = p.enet ? std::int64_t{peer_rtt_ms(p.enet)} * 1'000'000 : 0;
-    if (newest_from > from && p.frame_gap.due(now, p.frame_ack_moved, rtt_ns))
+    if (newest_from > from && p.stream.frame_gap.due(now, p.stream.frame_ack_moved, rtt_ns))
       send_range(p, from, std::min<Tick>(executed(), from + window - 1));
   }
 }
@@ -85,26 +85,26 @@ protocol::Bytes ServerSession::Impl::play_for(Peer& p, std::span<const InputFram
   // Every kRefreshEvery-th message carries its frames whole and repeats the slack report, so a
   // client that lost the base frame or a report is back in step within that many ticks.
   constexpr std::uint32_t kRefreshEvery = 16;
-  const bool refresh = p.plays_sent++ % kRefreshEvery == 0;
+  const bool refresh = p.stream.plays_sent++ % kRefreshEvery == 0;
   protocol::ServerPlayHeader h;
   // Clients time their inputs by this server's tick clock, so they are told when it moves.
   h.clock_shift = static_cast<std::uint32_t>(std::min<std::uint64_t>(pacer.stats().skipped, UINT32_MAX));
-  h.hash_ack = p.hashes.ack();
+  h.hash_ack = p.audit.hashes.ack();
   if (p.role == Role::Player) {
     const InputWindow& in = slots[static_cast<std::size_t>(p.slot)].inputs;
     h.input_ack = in.ack();
-    if (in.slack_tick() != 0 && (in.slack_tick() != p.slack_sent || refresh)) {
+    if (in.slack_tick() != 0 && (in.slack_tick() != p.stream.slack_sent || refresh)) {
       h.has_slack = true;
       h.input_slack_us = in.slack_us();
       h.slack_tick = in.slack_tick();
-      p.slack_sent = in.slack_tick();
+      p.stream.slack_sent = in.slack_tick();
     }
   }
   // The frame before the first, when the client holds it: the first frame travels as its change.
   const InputFrame* base = nullptr;
   if (!batch.empty() && !refresh) {
     const Tick b = batch.front()->tick - 1;
-    if (b >= p.base_from && b <= p.frame_ack && b + kHistory > executed() + 1) base = &frames[b % kHistory];
+    if (b >= p.stream.base_from && b <= p.stream.frame_ack && b + kHistory > executed() + 1) base = &frames[b % kHistory];
   }
   return protocol::server_play(batch, base, h);
 }

@@ -107,25 +107,25 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
       continue;
     }
     // A player in play must report its state hashes: one whose hashes stop is reported and dropped.
-    if (phase == Phase::Running && p.role == Role::Player && !p.verifying && executed() > p.hashes.ack() + kHashSlackTicks) {
-      if (p.hashes.moved_at() == 0) p.hashes.set_moved_at(now);  // owes hashes from now
-      if (now - p.hashes.moved_at() > cfg.hash_silence_ns) {
+    if (phase == Phase::Running && p.role == Role::Player && !p.audit.verifying && executed() > p.audit.hashes.ack() + kHashSlackTicks) {
+      if (p.audit.hashes.moved_at() == 0) p.audit.hashes.set_moved_at(now);  // owes hashes from now
+      if (now - p.audit.hashes.moved_at() > cfg.hash_silence_ns) {
         ++stats.hash_silences;
         LOCKSTEP_LOG_ERROR("hash silence: player %d (%s) reported no state hash past tick %u for %lld ms", p.slot,
-                           p.name.c_str(), p.hashes.ack(), static_cast<long long>(cfg.hash_silence_ns / 1'000'000));
+                           p.name.c_str(), p.audit.hashes.ack(), static_cast<long long>(cfg.hash_silence_ns / 1'000'000));
         kick(p, "hash silence: no state hashes for " + std::to_string(cfg.hash_silence_ns / 1'000'000) +
                     " ms; every player must report one per tick");
       }
     } else if (p.role == Role::Player) {
-      p.hashes.set_moved_at(now);
+      p.audit.hashes.set_moved_at(now);
     }
   }
   fit_history();
   if (referee.has_pending()) settle_reports(now, /*force=*/false, /*act=*/phase != Phase::Closing && phase != Phase::Finished);
   for (auto& [id, p] : peers)
-    if (p.probe.active() &&
-        now - p.probe.started_at() > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p))) {
-      p.probe.give_up("the client did not answer the desync probe in time");
+    if (p.audit.probe.active() &&
+        now - p.audit.probe.started_at() > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p))) {
+      p.audit.probe.give_up("the client did not answer the desync probe in time");
       follow_probe(p, DesyncLocalizer::Outcome::Done, now);
     }
 }
@@ -140,20 +140,20 @@ void ServerSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
 void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel, std::int64_t now,
                                   std::int64_t arrived) {
   if (p.closing) return;
-  if (!p.authenticated) p.bytes_in += data.size();
+  if (!p.entry.authenticated) p.entry.bytes_in += data.size();
   // A sealed connection's messages open before anything of them is read (§4.7), and only those
   // that open count toward its rate: anyone on the path can send datagrams in its name.
-  if (p.seal) {
+  if (p.entry.seal) {
     if (!open_sealed(p, data, channel)) return;
     data = opened_scratch;
   }
   // Rate limit (a bucket): a sustained rate and a burst; a peer above it is flooding.
-  p.allowance = std::min(cfg.message_burst,
-                         p.allowance + static_cast<double>(now - p.allowance_at) * 1e-9 * cfg.max_messages_per_second);
-  p.allowance_at = now;
-  if ((p.allowance -= 1.0) < 0.0)
+  p.entry.allowance = std::min(cfg.message_burst,
+                         p.entry.allowance + static_cast<double>(now - p.entry.allowance_at) * 1e-9 * cfg.max_messages_per_second);
+  p.entry.allowance_at = now;
+  if ((p.entry.allowance -= 1.0) < 0.0)
     return kick(p, "sent more than " + std::to_string(static_cast<long long>(std::min(cfg.max_messages_per_second, 1e15))) + " messages a second");
-  p.last_received = now;
+  p.entry.last_received = now;
   protocol::DecodeError err;
   // On the play channel, a datagram that is not a Message is the client's play message (§6.6).
   if (channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(data)) {
@@ -185,7 +185,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
   switch (m->body_type()) {
     case wire::Body::JoinRequest:
-      if (tokens_required() && !p.seal)
+      if (tokens_required() && !p.entry.seal)
         return refuse(p, wire::RefuseReason::TokenRequired, "this server admits only players with a connect token");
       return on_join(p, *m->body_as_JoinRequest(), now, arrived);
     case wire::Body::ConnectRequest: return on_connect_request(p, *m->body_as_ConnectRequest());
@@ -207,7 +207,7 @@ void ServerSession::Impl::drop(Peer& p, DropReason r, const char* detail) {
   const auto n = ++stats.drops[static_cast<std::size_t>(r)];
   // Inputs too far ahead can come from an honest client whose estimate of a slowed session
   // clock is early; they are dropped and counted but do not count toward a kick.
-  if (r != DropReason::InputTooFarAhead && ++p.bad > cfg.max_bad_messages && !p.closing)
+  if (r != DropReason::InputTooFarAhead && ++p.entry.bad > cfg.max_bad_messages && !p.closing)
     kick(p, "sent too many malformed or unexpected messages");
   if (drop_worth_logging(n))
     LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.enet).c_str(),
@@ -306,8 +306,8 @@ void ServerSession::Impl::begin(std::int64_t now) {
 void ServerSession::Impl::end_session(wire::EndReason reason, const std::string& detail, std::int64_t now) {
   if (phase == Phase::Closing || phase == Phase::Finished) return;
   for (auto& [id, p] : peers)
-    if (p.probe.active()) {  // reports still open are written, nothing more
-      p.probe.give_up("the session ended before the desync was localized");
+    if (p.audit.probe.active()) {  // reports still open are written, nothing more
+      p.audit.probe.give_up("the session ended before the desync was localized");
       queue_report(p, now);
     }
   settle_reports(now, /*force=*/true, /*act=*/false);
@@ -322,9 +322,9 @@ void ServerSession::Impl::end_session(wire::EndReason reason, const std::string&
   phase_deadline = now + cfg.close_timeout_ns;
   if (reason == wire::EndReason::Desync || stats.desyncs > 0) exit = 3;
   for (const auto& [id, p] : peers)
-    if (p.role == Role::Player && p.hashes.ack() < executed())
+    if (p.role == Role::Player && p.audit.hashes.ack() < executed())
       LOCKSTEP_LOG_WARN("player %d (%s): hashes checked only up to tick %u of %u: not counted as in sync", p.slot,
-                        p.name.c_str(), p.hashes.ack(), executed());
+                        p.name.c_str(), p.audit.hashes.ack(), executed());
 }
 
 // Until tick 1, Start also goes out unreliably every kStartRepeatNs: a reliable Start waits
@@ -343,8 +343,8 @@ std::int64_t ServerSession::Impl::repeat_start(std::int64_t now) {
 bool ServerSession::Impl::all_hashes_in() const {
   for (const auto& [id, p] : peers)
     // Players owe their final hashes; a spectator is waited for only if it reports any.
-    if (p.role != Role::Pending && !p.closing && (p.role == Role::Player || p.hashes.ack() > 0) &&
-        (p.hashes.ack() < cfg.last_tick || p.probe.active()))
+    if (p.role != Role::Pending && !p.closing && (p.role == Role::Player || p.audit.hashes.ack() > 0) &&
+        (p.audit.hashes.ack() < cfg.last_tick || p.audit.probe.active()))
       return false;
   return true;
 }
@@ -353,7 +353,7 @@ bool ServerSession::Impl::all_hashes_in() const {
 // deliver. Then every message can wait for the next tick's deadline.
 bool ServerSession::Impl::quiet() const {
   for (const auto& [id, p] : peers)
-    if (p.role == Role::Pending || p.probe.active() || p.verifying || p.closing) return false;
+    if (p.role == Role::Pending || p.audit.probe.active() || p.audit.verifying || p.closing) return false;
   return !transport->reliable_in_flight();
 }
 
@@ -438,8 +438,8 @@ std::uint32_t ServerSessionTesting::attach_peer(ServerSession& s, std::int64_t n
   ServerSession::Impl::Peer p;
   p.id = id;
   p.connected_at = now_ns;
-  p.allowance = m.cfg.message_burst;
-  p.allowance_at = now_ns;
+  p.entry.allowance = m.cfg.message_burst;
+  p.entry.allowance_at = now_ns;
   m.peers.emplace(id, std::move(p));
   return id;
 }
@@ -450,8 +450,8 @@ std::uint32_t ServerSessionTesting::attach_sealed_peer(ServerSession& s, std::in
                                                        std::uint64_t client_id) {
   const std::uint32_t id = attach_peer(s, now_ns);
   ServerSession::Impl::Peer& p = s.impl_->peers.at(id);
-  p.seal = std::make_unique<PacketSeal>(keys);
-  p.client_id = client_id;
+  p.entry.seal = std::make_unique<PacketSeal>(keys);
+  p.entry.client_id = client_id;
   return id;
 }
 void ServerSessionTesting::receive(ServerSession& s, std::uint32_t peer, std::span<const std::uint8_t> bytes,

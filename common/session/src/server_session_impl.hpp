@@ -42,47 +42,62 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   static constexpr int kMaxTicksPerUpdate = 5;                    // catch-up cap per update
   static constexpr std::size_t kMaxEvents = 1024;  // events kept for take_events()
 
-  /// A connection: pending until it joins, then a player or a spectator.
-  struct Peer {
-    EnetPeer* enet = nullptr;  // null for an in-process peer (tests, fuzzing)
-    std::uint32_t id = 0;
-    Role role = Role::Pending;
-    std::int32_t slot = -1;
-    std::string name;
-    std::int64_t connected_at = 0;
-    std::int64_t join_rtt = 0;  // connection to its join request: about one round trip
-    Tick frame_ack = 0;         // all frames up to here received by the client
-    std::int64_t frame_ack_moved = 0;
-    GapResend frame_gap;        // frames lost in every copy go out again
-    HashLedger hashes;          // its state hashes, compared with the server's
-    std::int64_t last_report_at = INT64_MIN / 2;  // when its last desync report was started
-    bool desynced = false;
-    bool closing = false;       // refused, timed out, kicked or told the session's end: ENet is closing it
-    std::uint32_t epoch = 0;    // resyncs sent; hashes from older epochs are stale
-    std::int64_t resync_at = 0;        // when the last resync snapshot went out
-    std::uint32_t resync_tries = 0;    // snapshots sent since its last hash of the current epoch
-    bool verifying = false;     // joined a running session: not counted until a hash matches
-    Tick verify_tick = 0;       // the snapshot's tick
-    double allowance = 0;       // messages it may still send now (a bucket refilled at the rate limit)
+  /// What admission knows of a connection: its address, its connect token and sealing, and the
+  /// limits it is held to (server_admission.cpp, and receive() in server_session.cpp).
+  struct Entry {
+    std::uint32_t ip = 0;        // its IPv4 address (network order; 0 in-process)
+    std::int64_t last_received = 0;  // 0: nothing yet
+    double allowance = 0;        // messages it may still send now (a bucket refilled at the rate limit)
     std::int64_t allowance_at = 0;  // when the allowance was last refilled
-    std::uint32_t bad = 0;      // dropped messages so far
-    DesyncLocalizer probe;      // the desync being localized, one question at a time
-    bool probe_pinned = false;  // the server's state of the probe's tick is pinned in the history
-    std::string kick_after_probe;  // a rejoin whose state did not match: kicked with this once reported
-    Tick base_from = 1;         // frames from here on were sent to it as frames (not in a snapshot):
-                                // those it acknowledged may serve as the base of a ServerPlay
-    std::uint32_t plays_sent = 0;  // ServerPlays sent: every kRefreshEvery-th goes without base, with slack
-    Tick slack_sent = 0;        // the slack report last sent
-    // Connect tokens (server_admission.cpp)
+    std::uint32_t bad = 0;       // dropped messages so far
     std::unique_ptr<PacketSeal> seal;  // set by a good ConnectRequest: every later message is sealed
     bool authenticated = false;  // a sealed message from it has opened: it holds the token's keys
     std::uint64_t client_id = 0;
     std::vector<std::uint8_t> user_data;  // the token's, for the game's server side
     std::uint32_t token_slot = kAnySlot;
-    std::uint32_t ip = 0;        // its IPv4 address (network order; 0 in-process)
     std::uint64_t bytes_in = 0, bytes_out = 0;  // before authentication: replies never outgrow requests
-    std::int64_t last_received = 0;  // 0: nothing yet
     std::vector<std::uint8_t> deferred_token;  // a ConnectRequest's token waiting for the server's key
+  };
+  /// What has been sent to a peer and what it has acknowledged (server_send.cpp).
+  struct Stream {
+    Tick frame_ack = 0;          // all frames up to here received by the client
+    std::int64_t frame_ack_moved = 0;
+    GapResend frame_gap;         // frames lost in every copy go out again
+    Tick base_from = 1;          // frames from here on were sent to it as frames (not in a snapshot):
+                                 // those it acknowledged may serve as the base of a ServerPlay
+    std::uint32_t plays_sent = 0;  // ServerPlays sent: every kRefreshEvery-th goes without base, with slack
+    Tick slack_sent = 0;         // the slack report last sent
+  };
+  /// The referee's record of a peer: its hashes, a join being verified, a desync being localized,
+  /// and its resyncs (server_referee.cpp).
+  struct Audit {
+    HashLedger hashes;           // its state hashes, compared with the server's
+    bool verifying = false;      // joined a running session: not counted until a hash matches
+    Tick verify_tick = 0;        // the snapshot's tick
+    bool desynced = false;
+    std::int64_t last_report_at = INT64_MIN / 2;  // when its last desync report was started
+    DesyncLocalizer probe;       // the desync being localized, one question at a time
+    bool probe_pinned = false;   // the server's state of the probe's tick is pinned in the history
+    std::string kick_after_probe;  // a rejoin whose state did not match: kicked with this once reported
+    std::uint32_t epoch = 0;     // resyncs sent; hashes from older epochs are stale
+    std::int64_t resync_at = 0;  // when the last resync snapshot went out
+    std::uint32_t resync_tries = 0;  // snapshots sent since its last hash of the current epoch
+  };
+
+  /// A connection: pending until it joins, then a player or a spectator. Its records belong to
+  /// the part that keeps them.
+  struct Peer {
+    EnetPeer* enet = nullptr;    // null for an in-process peer (tests, fuzzing)
+    std::uint32_t id = 0;
+    Role role = Role::Pending;
+    std::int32_t slot = -1;
+    std::string name;
+    std::int64_t connected_at = 0;
+    std::int64_t join_rtt = 0;   // connection to its join request: about one round trip
+    bool closing = false;        // refused, timed out, kicked or told the session's end: ENet is closing it
+    Entry entry;
+    Stream stream;
+    Audit audit;
   };
 
   /// A player slot: who holds it, whether it is in the session, and its inputs.

@@ -18,9 +18,9 @@ void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m,
   if (p.role == Role::Pending) return drop(p, DropReason::NotJoined);
   // Frame ack: what the client has, used to choose which frames to send again.
   if (m.frame_ack > executed()) return drop(p, DropReason::FrameAckOutOfRange);
-  if (m.frame_ack > p.frame_ack) {
-    p.frame_ack = m.frame_ack;
-    p.frame_ack_moved = now;
+  if (m.frame_ack > p.stream.frame_ack) {
+    p.stream.frame_ack = m.frame_ack;
+    p.stream.frame_ack_moved = now;
   }
   if (p.role == Role::Player) {
     Slot& s = slots[static_cast<std::size_t>(p.slot)];
@@ -33,10 +33,10 @@ void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m,
     }
   }
   if (m.hashes.empty()) return;
-  if (m.epoch == p.epoch) {
-    p.resync_tries = 0;
+  if (m.epoch == p.audit.epoch) {
+    p.audit.resync_tries = 0;
     take_hashes(p, m, now);
-  } else if (p.resync_tries > 0) {
+  } else if (p.audit.resync_tries > 0) {
     resync_not_taken(p, now);
   }
 }
