@@ -1,0 +1,35 @@
+// The server session's test and fuzzing seam (server_session_testing.hpp).
+#include "server_session_testing.hpp"
+
+#include "server_session_impl.hpp"
+
+namespace lockstep {
+
+std::uint32_t ServerSessionTesting::attach_peer(ServerSession& s, std::int64_t now_ns) {
+  ServerSession::Impl& m = *s.impl_;
+  const std::uint32_t id = m.next_peer_id++;
+  ServerSession::Impl::Peer p;
+  p.id = id;
+  p.connected_at = now_ns;
+  p.entry.allowance = m.cfg.message_burst;
+  p.entry.allowance_at = now_ns;
+  m.peers.emplace(id, std::move(p));
+  return id;
+}
+
+std::uint32_t ServerSessionTesting::attach_sealed_peer(ServerSession& s, std::int64_t now_ns, const ConnectionKeys& keys,
+                                                       std::uint64_t client_id) {
+  const std::uint32_t id = attach_peer(s, now_ns);
+  ServerSession::Impl::Peer& p = s.impl_->peers.at(id);
+  p.entry.seal = std::make_unique<PacketSeal>(keys);
+  p.entry.client_id = client_id;
+  return id;
+}
+
+void ServerSessionTesting::receive(ServerSession& s, std::uint32_t peer, std::span<const std::uint8_t> bytes,
+                                   std::uint8_t channel, std::int64_t now_ns) {
+  if (auto it = s.impl_->peers.find(peer); it != s.impl_->peers.end())
+    s.impl_->receive(it->second, bytes, channel, now_ns, now_ns);
+}
+
+}  // namespace lockstep
