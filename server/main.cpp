@@ -7,13 +7,17 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <optional>
 #include <tuple>
 
 #include "lockstep/agones.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/connect_token.hpp"
+#include "lockstep/bytes.hpp"
 #include "lockstep/event_loop.hpp"
+#include "lockstep/game_description.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
@@ -41,6 +45,7 @@ struct Options {
   std::vector<std::string> public_addresses;
   bool agones = false;
   std::string sim = std::string(default_module().name), sim_lib, world;
+  std::string relay;  // a game description (lockstep-synctest --describe): host without the simulation
   std::optional<std::uint64_t> seed;
   std::optional<std::uint32_t> bodies;
 };
@@ -65,7 +70,14 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--world", o.world, "the module's world settings, key=value,... or @FILE of key=value lines (--sim list shows them); sent to clients at join");
   app.add_option("--seed", o.seed, "shorthand for --world seed=N")->check(unsigned_number());
   app.add_option("--bodies", o.bodies, "shorthand for --world bodies=N")->check(unsigned_number());
-  app.add_option("--hash-log", o.hash_log_path, "write '<tick> <hash>' per executed tick to this file");
+  app.add_option("--relay", o.relay,
+                 "host without the simulation: the game described in FILE (lockstep-synctest --describe writes it); "
+                 "each tick is settled by a strict majority of the players' hashes, and joins and resyncs load a "
+                 "player's saved state checked against that hash (--sim, --world are not used)");
+  app.add_flag("--spectators-vote", cfg.spectators_vote,
+               "with --relay: spectators' hashes count in the majority (a backend's trusted observer)");
+  app.add_option("--hash-log", o.hash_log_path, "write '<tick> <hash>' per executed tick to this file (with --relay: "
+                 "the settled hash of every settled tick)");
   app.add_option("--on-desync", o.on_desync,
                  "after reporting a desync: keep going (exit 3 at the end), stop with exit 3, or resync the client")
       ->check(CLI::IsMember({"report", "stop", "resync"}))->capture_default_str();
@@ -165,10 +177,13 @@ bool load_keys(Options& o) {
   return true;
 }
 
-// Hosts one session: the session, its hash log, recorder and Agones heartbeat, the event loop,
-// then the summary.
+int serve(Options o, const std::string& module_name, const std::string& settings_text);
+int host_relay(Options o);
+
+// Hosts one session of the module --sim or --sim-lib names, with its --world.
 int host(Options o) {
   ServerConfig& cfg = o.cfg;
+  if (!o.relay.empty()) return host_relay(std::move(o));
   int code = 0;
   const Module* module = module_from_options(o.sim, o.sim_lib, &code);
   if (!module) return code;
@@ -187,6 +202,34 @@ int host(Options o) {
     return 2;
   }
   cfg.factory = module->create;
+  return serve(std::move(o), std::string(module->name), module->settings_text(cfg.world.settings));
+}
+
+// --relay: the game from its description, no module.
+int host_relay(Options o) {
+  std::string text, error;
+  std::ifstream in(o.relay, std::ios::binary);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  GameDescription d;
+  if (!in || !parse_description(buf.str(), &d, &error)) {
+    LOCKSTEP_LOG_ERROR("--relay %s: %s", o.relay.c_str(), in ? error.c_str() : "cannot read it");
+    return 2;
+  }
+  if (!o.sim_lib.empty() || !o.world.empty() || o.seed || o.bodies) {
+    LOCKSTEP_LOG_ERROR("--relay hosts the game its file describes: --sim-lib, --world, --seed and --bodies do not apply");
+    return 2;
+  }
+  o.cfg.relay = d.game;
+  o.cfg.world.settings = d.settings;
+  o.cfg.world.players = o.cfg.players;
+  const std::string name = d.name.empty() ? "relay" : d.name;
+  return serve(std::move(o), name, d.settings_text.empty() ? bytes_hex(d.settings) : d.settings_text);
+}
+
+// Hosts one session of a configured game: keys, hash log, recorder, Agones, the event loop, the summary.
+int serve(Options o, const std::string& module_name, const std::string& settings_text) {
+  ServerConfig& cfg = o.cfg;
   if (!load_keys(o)) return 2;
   cfg.last_tick = o.ticks;
   cfg.on_desync = o.on_desync == "stop" ? OnDesync::Stop : o.on_desync == "resync" ? OnDesync::Resync : OnDesync::Report;
@@ -211,9 +254,9 @@ int host(Options o) {
   }
   if (hash_log.is_open()) session->set_hash_log(&hash_log);
   std::unique_ptr<SessionRecorder> recorder;
-  if (!o.record_path.empty()) recorder = std::make_unique<SessionRecorder>(*session, o.record_path, std::string(module->name));
-  LOCKSTEP_LOG_INFO("listening on UDP port %u for %u players: %.*s (%s)", session->port(), cfg.players,
-                    static_cast<int>(module->name.size()), module->name.data(), module->settings_text(cfg.world.settings).c_str());
+  if (!o.record_path.empty()) recorder = std::make_unique<SessionRecorder>(*session, o.record_path, module_name);
+  LOCKSTEP_LOG_INFO("listening on UDP port %u for %u players: %s (%s)%s", session->port(), cfg.players, module_name.c_str(),
+                    settings_text.c_str(), cfg.relay ? ", relay mode: no simulation, ticks settled by the players' majority" : "");
   std::unique_ptr<AgonesHeartbeat> agones;
   if (o.agones) agones = std::make_unique<AgonesHeartbeat>(AgonesSdk::port_from_env(), monotonic_ns());
   bool awaiting_key = o.token_key == "agones";
@@ -258,7 +301,8 @@ int host(Options o) {
 int main(int argc, char** argv) {
   log_setup("lockstep-server");
   CLI::App app{"lockstep-server: hosts one deterministic lockstep session. It relays input frames at 100 Hz, steps its\n"
-               "own copy of the simulation and compares every client's per-tick state hash with its own.\n"
+               "own copy of the simulation and compares every client's per-tick state hash with its own (or, with\n"
+               "--relay, runs no simulation and settles every tick by the players' majority).\n"
                "Exit codes: 0 finished, 1 runtime failure, 2 bad usage, 3 desync detected, 4 connection failure."};
   app.set_version_flag("--version", std::string("lockstep-server ") + kVersion + " (protocol " +
                                         std::to_string(kProtocolVersion) + ")");

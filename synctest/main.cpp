@@ -14,6 +14,7 @@
 
 #include "lockstep/cli.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/game_description.hpp"
 #include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/state_hash.hpp"
@@ -29,6 +30,7 @@ struct Options {
   std::uint32_t players = 0;  // 0: 1, 2 and the most the module builds (up to 8)
   SyncTestConfig cfg;
   bool emit_trace = false;  // a child run: print the trace and exit
+  bool describe = false;    // print the game's description for lockstep-server --relay and exit
   std::int64_t emit_state = -1;  // a child run: print the state after this tick (hex; 0: the new world) and exit
   std::string changed_world;  // with emit_trace: print only the fingerprint of this world
 };
@@ -53,6 +55,9 @@ void declare(CLI::App& app, Options& o) {
   app.add_option("--emit-state", o.emit_state, "internal: print the state after this tick")->check(CLI::Range(0, 1'000'000))
       ->group("");
   app.add_flag("--emit-trace", o.emit_trace, "internal: print this run's trace (the cross-process checks run it)")->group("");
+  app.add_flag("--describe", o.describe,
+               "print the module's description for a server without the simulation (lockstep-server --relay FILE): "
+               "its fingerprints, input size and --world's settings bytes; run no checks");
   app.add_option("--fingerprint-of", o.changed_world, "internal: print the fingerprint of this world")->group("");
 }
 
@@ -254,6 +259,10 @@ int run(Options o) {
     if (!m->golden_world.empty() && m->parse_world(m->golden_world, &golden.world, &error) &&
         golden.world.settings != def.world.settings)
       worlds.push_back(std::move(golden));
+  }
+  if (o.describe) {
+    std::printf("%s\n", json_text(description_json(describe_module(*m, worlds[0].world)), 1).c_str());
+    return 0;
   }
   const std::vector<std::uint32_t> players =
       o.players != 0 ? std::vector<std::uint32_t>{o.players} : default_player_counts(*m, worlds[0].world);

@@ -77,8 +77,8 @@ TEST_SUITE("api/embed") {
     CHECK(host->exit_code() == 0);
     CHECK(a->exit_code() == 0);
     CHECK(b->exit_code() == 0);
-    CHECK(a->current()->hash() == host->simulation().hash());
-    CHECK(b->current()->hash() == host->simulation().hash());
+    CHECK(a->current()->hash() == host->simulation()->hash());
+    CHECK(b->current()->hash() == host->simulation()->hash());
     CHECK(a->state<Simulation>() == a->current());  // the typed accessor
     for (const auto& who : {"ann", "bob"}) {
       CAPTURE(who);
@@ -256,7 +256,7 @@ TEST_SUITE("api/embed") {
     CHECK(kinds.back() == LOCKSTEP_EVENT_ENDED);
     lockstep_client_stats st{};
     REQUIRE(lockstep_client_stats_get(client, &st) == LOCKSTEP_OK);
-    CHECK(st.hash == host->simulation().hash());
+    CHECK(st.hash == host->simulation()->hash());
     CHECK(host->session().stats().sealed_forged == 0);
     lockstep_client_destroy(client);
     // A token that is not one is refused at create, with a sentence.

@@ -11,9 +11,9 @@ SessionRecorder::SessionRecorder(ServerSession& session, std::string path, std::
     if (!writer_.is_open() && !failed_) {
       ReplayHeader h;
       h.protocol_version = kProtocolVersion;
-      h.fingerprint = session_.simulation().fingerprint();
+      h.fingerprint = session_.world_fingerprint();
       h.world = session_.config().world;
-      h.input_size = session_.simulation().input_size();
+      h.input_size = session_.input_size();
       h.module = module_;
       h.input_delay = session_.config().input_delay;
       h.start_tick = frame.tick - 1;

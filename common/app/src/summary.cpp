@@ -97,8 +97,22 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
   const double steady_s = static_cast<double>(st.last_tick_ns - st.steady_tick_ns) / 1e9;
   const double steady_tps =
       st.steady_tick_ns > 0 && steady_s > 0 ? static_cast<double>(s.executed_tick() - 200) / steady_s : 0.0;
+  // The settled hash of the newest settled tick: the server's own, or in relay mode the voters'.
+  const auto [settled_tick, settled_hash] = s.settled();
+  Json relay = nullptr;
+  if (s.config().relay)
+    relay = Json{{"ticks_settled", st.ticks_settled},
+                 {"ticks_split", st.ticks_split},
+                 {"ticks_unvoted", st.ticks_unvoted},
+                 {"settled_tick", settled_tick},
+                 {"states", {{"requested", st.states_requested},
+                             {"forwarded", st.states_forwarded},
+                             {"forged", st.states_forged},
+                             {"not_held", st.states_not_held},
+                             {"unanswered", st.states_unanswered}}}};
   return Json{{"ticks", s.executed_tick()},
-              {"final_hash", hash_hex(s.simulation().hash())},
+              {"final_hash", hash_hex(settled_hash)},
+              {"relay", relay},
               {"players", s.config().players},
               {"filled_inputs", st.filled_inputs},
               {"commands", st.commands},

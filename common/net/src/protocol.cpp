@@ -88,6 +88,7 @@ bool field_ranges_ok(const wire::Message& m) {
       return b->total_size() <= kMaxSnapshotBytes && n <= kSnapshotChunkBytes && b->offset() <= b->total_size() &&
              n <= b->total_size() - b->offset();
     }
+    case Body::StateRequest: return m.body_as_StateRequest()->request() != 0;
     case Body::NONE: return false;
   }
   return false;
@@ -234,7 +235,7 @@ Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool
 }
 
 std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state,
-                            bool join) {
+                            bool join, std::uint32_t request) {
   std::vector<Bytes> out;
   std::size_t offset = 0;
   do {
@@ -243,11 +244,16 @@ std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, 
     const auto dv = fbb.CreateVector(state.data() + offset, n);
     out.push_back(finish(fbb, wire::Body::Snapshot,
                          wire::CreateSnapshot(fbb, tick, epoch, hash, static_cast<std::uint32_t>(state.size()),
-                                              static_cast<std::uint32_t>(offset), dv, join)
+                                              static_cast<std::uint32_t>(offset), dv, join, request)
                              .Union()));
     offset += n;
   } while (offset < state.size());
   return out;
+}
+
+Bytes state_request(Tick tick, std::uint32_t request) {
+  FlatBufferBuilder fbb(48);
+  return finish(fbb, wire::Body::StateRequest, wire::CreateStateRequest(fbb, tick, request).Union());
 }
 
 Bytes status_request(std::span<const std::uint8_t> key_proof, std::size_t pad_to) {

@@ -83,6 +83,23 @@ void ClientSession::Impl::on_probe(const wire::DesyncProbe& m) {
   transport->flush();
 }
 
+// A server without the simulation asks for our saved state of a tick whose hash we reported, to
+// bring another peer in or back (§15). It forwards the bytes only if they hash to the tick's
+// settled value. Not held any more: an empty answer, and it asks someone else.
+void ClientSession::Impl::on_state_request(const wire::StateRequest& m) {
+  if (!sim || !server || joining) return drop(ClientDrop::UnexpectedMessage, "a state request before this client has a state");
+  state_scratch.clear();
+  std::uint64_t hash = 0;
+  if (history->load(m.tick(), *scratch)) {
+    scratch->serialize(state_scratch);
+    hash = scratch->hash();
+  }
+  for (const auto& chunk : protocol::snapshot(m.tick(), epoch, hash, state_scratch, /*join=*/false, m.request()))
+    send(Channel::Control, chunk);
+  ++stats.states_served;
+  transport->flush();
+}
+
 // Snapshots arrive in order on the reliable channel, in chunks; a chunk out of place drops the
 // partial state (the server sends a fresh snapshot when it needs to).
 void ClientSession::Impl::on_snapshot(const wire::Snapshot& m, std::int64_t now) {

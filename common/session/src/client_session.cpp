@@ -313,6 +313,7 @@ void ClientSession::Impl::on_message(std::uint8_t channel, std::span<const std::
     }
     case wire::Body::DesyncProbe: return on_probe(*m->body_as_DesyncProbe());
     case wire::Body::Snapshot: return on_snapshot(*m->body_as_Snapshot(), now);
+    case wire::Body::StateRequest: return on_state_request(*m->body_as_StateRequest());
     default: return drop(ClientDrop::UnexpectedMessage, std::string("a ") + wire::EnumNameBody(m->body_type()));
   }
 }

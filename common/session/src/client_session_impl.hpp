@@ -39,6 +39,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   EnetPeer* server = nullptr;
   std::unique_ptr<PacketSeal> seal;  // joined with a connect token: set by the server's challenge
   std::vector<std::uint8_t> seal_scratch, send_scratch;
+  std::vector<std::uint8_t> state_scratch;  // a saved state asked for by the server (relay mode)
   Phase phase = Phase::Connecting;
   int exit = 0;
   std::string message;
@@ -151,6 +152,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
     return t <= intake.received() && intake.at(t).tick == t ? &intake.at(t) : nullptr;
   };
   void on_probe(const wire::DesyncProbe& m);
+  void on_state_request(const wire::StateRequest& m);
   void on_snapshot(const wire::Snapshot& m, std::int64_t now);
   void join_from(std::unique_ptr<Simulation> loaded, std::int64_t now);
   void resync_from(std::unique_ptr<Simulation> loaded, std::uint32_t with_epoch, std::int64_t now);

@@ -30,7 +30,8 @@ void DesyncReferee::decide(DesyncReport& r) const {
     return it != labels_.end() ? it->second : "peer " + std::to_string(id);
   };
   r.votes.clear();
-  r.votes.push_back({r.server_hash, {"server"}});
+  r.votes.push_back({r.server_hash, {}});
+  if (!reference_voter_.empty()) r.votes[0].second.push_back(reference_voter_);
   for (const std::uint32_t id : v.agree) r.votes[0].second.push_back(label(id));
   for (const auto& [id, h] : v.differ) {
     auto it = std::find_if(r.votes.begin(), r.votes.end(), [h = h](const auto& g) { return g.first == h; });
@@ -40,10 +41,12 @@ void DesyncReferee::decide(DesyncReport& r) const {
     }
     it->second.push_back(label(id));
   }
+  if (r.votes[0].second.empty()) r.votes.erase(r.votes.begin());  // no one holds the reference (a split tick)
+  if (r.votes.empty()) return;
   std::size_t voters = 0, largest = 0;
   for (std::size_t i = 0; i < r.votes.size(); ++i) {
     voters += r.votes[i].second.size();
-    if (r.votes[i].second.size() > r.votes[largest].second.size()) largest = i;  // ties: the server's group, listed first
+    if (r.votes[i].second.size() > r.votes[largest].second.size()) largest = i;  // ties: the reference's group, listed first
   }
   r.odd_one_out.clear();
   if (voters < 3 || 2 * r.votes[largest].second.size() <= voters) return;

@@ -28,7 +28,12 @@ class DesyncReferee {
     DesyncReport report;
     std::int64_t since = 0;
     std::string kick_reason;  ///< a join whose state did not match: closed once reported
+    bool split = false;       ///< no strict majority settled its tick: reported, nobody resynced
   };
+
+  /// Who holds the reference hash in reports: "server" (its own world, a voter too), or "" for a
+  /// server without the simulation, whose reference is the voters' majority and which is no voter.
+  void set_reference_voter(std::string name) { reference_voter_ = std::move(name); }
 
   /// Records peer `peer`'s hash of tick t against `reference`, the settled hash of that tick;
   /// true when they are equal. Votes of a tick older than kHistory ticks are forgotten.
@@ -37,8 +42,9 @@ class DesyncReferee {
   [[nodiscard]] bool labelled(std::uint32_t peer) const { return labels_.count(peer) != 0; }
   void set_label(std::uint32_t peer, std::string label) { labels_[peer] = std::move(label); }
 
-  /// Fills r.votes (the reference's group first, named "server") from tick r.tick's votes, and,
-  /// with three or more voters and a strict majority, r.odd_one_out with everyone outside it.
+  /// Fills r.votes (the reference's group first, with the reference voter when there is one) from
+  /// tick r.tick's votes, and, with three or more voters and a strict majority, r.odd_one_out
+  /// with everyone outside it.
   void decide(DesyncReport& r) const;
 
   /// Queues a report until its tick's votes are in.
@@ -67,6 +73,7 @@ class DesyncReferee {
     std::vector<std::pair<std::uint32_t, std::uint64_t>> differ;  // peer id, its hash
   };
   std::vector<TickVotes> votes_ = std::vector<TickVotes>(kHistory);
+  std::string reference_voter_ = "server";
   std::map<std::uint32_t, std::string> labels_;  // of every peer that voted; ordered for a fixed output
   std::vector<Pending> pending_;
   std::vector<DesyncReport> reports_;

@@ -243,7 +243,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   }
   AdmissionRules rules;
   rules.protocol_version = kProtocolVersion;
-  rules.fingerprint = simulation->join_fingerprint();
+  rules.fingerprint = join_fingerprint;
   rules.join_secret = cfg.token;
   rules.lobby = phase == Phase::Lobby;
   rules.allow_late_join = cfg.allow_late_join;
@@ -277,12 +277,13 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
   p.name = name;
   send(p, Channel::Control,
        protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster(), "", phase != Phase::Lobby,
-                         simulation->fingerprint(), cfg.send_every));
+                         world_fingerprint, cfg.send_every));
   if (phase != Phase::Lobby) {
     p.stream.frame_ack = executed();
     p.audit.hashes.reset_to(executed());
     send_start(p, now);
-    send_snapshot(p, /*join=*/true);
+    if (relay()) serve_state(p, /*join=*/true, now);
+    else send_snapshot(p, /*join=*/true);
   }
   LOCKSTEP_LOG_INFO("spectator %s joined from %s", name.c_str(), peer_address(p.enet).c_str());
   note_peak();
@@ -312,7 +313,7 @@ void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::st
   p.slot = static_cast<std::int32_t>(slot);
   p.name = name;
   send(p, Channel::Control, protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret,
-                                              /*joining=*/false, simulation->fingerprint(), cfg.send_every));
+                                              /*joining=*/false, world_fingerprint, cfg.send_every));
   broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
   emit(SessionEvent::Kind::PlayerJoined, executed(), p.slot, name);
   note_peak();
@@ -345,14 +346,17 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   ++stats.joins_running;
   send(p, Channel::Control,
        protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true,
-                         simulation->fingerprint(), cfg.send_every));
+                         world_fingerprint, cfg.send_every));
   send_start(p, now);
-  send_snapshot(p, /*join=*/true);
+  // Relay mode: a peer's saved state follows once it hashes to the settled value.
+  if (relay()) serve_state(p, /*join=*/true, now);
+  else send_snapshot(p, /*join=*/true);
   emit(SessionEvent::Kind::PlayerJoined, executed(), p.slot, name, "", rejoin ? 1 : 0);
   note_peak();
-  LOCKSTEP_LOG_INFO("player %zu (%s) %s at tick %u from %s%s: sent a %lld-byte snapshot", slot, name.c_str(),
-                    rejoin ? "rejoins" : "joins late", executed(), peer_address(p.enet).c_str(), token_note(p).c_str(),
-                    static_cast<long long>(stats.last_snapshot_bytes));
+  if (!relay())
+    LOCKSTEP_LOG_INFO("player %zu (%s) %s at tick %u from %s%s: sent a %lld-byte snapshot", slot, name.c_str(),
+                      rejoin ? "rejoins" : "joins late", executed(), peer_address(p.enet).c_str(), token_note(p).c_str(),
+                      static_cast<long long>(stats.last_snapshot_bytes));
 }
 
 void ServerSession::Impl::free_slot(std::size_t slot) {
@@ -379,7 +383,7 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
   st.lateness_p99_us = static_cast<std::uint32_t>(stats.lateness.percentile_us(99));
   st.seats = seat_statuses();
   st.protocol_version = kProtocolVersion;
-  st.fingerprint = simulation->join_fingerprint();
+  st.fingerprint = join_fingerprint;
   st.last_tick = cfg.last_tick;
   // Names and figures go to a holder of the status key, sealed; to anyone only on a server with
   // no keys at all (a LAN). A reply to an unproven asker is never larger than its request (§11).

@@ -3,6 +3,7 @@
 // (desync_probe.hpp) and acted on as --on-desync asks: reported, the session stopped, or the
 // peer resynced.
 #include <algorithm>
+#include <utility>
 
 #include "lockstep/log.hpp"
 #include "lockstep/state_hash.hpp"
@@ -26,11 +27,15 @@ void ServerSession::Impl::take_hashes(Peer& p, const protocol::ClientPlay& m, st
       case HashLedger::Verdict::Future: drop(p, DropReason::HashForFutureTick); break;
       case HashLedger::Verdict::TooOld: drop(p, DropReason::HashTooOld); continue;
       case HashLedger::Verdict::Compare:
-        if (p.audit.verifying) {
-          if (t <= p.audit.verify_tick) continue;
-          if (!verify(p, t, m.hashes[i], now)) return;
+        if (p.audit.verifying && t <= p.audit.verify_tick) continue;
+        if (relay()) {
+          take_vote(p, t, m.hashes[i], now);
+          if (p.closing) return;
+          p.audit.hashes.mark(t);
+          continue;
         }
-        compare_hash(p, t, m.hashes[i], now);
+        if (p.audit.verifying && !verify(p, t, m.hashes[i], simulation->hash_at(t), now)) return;
+        compare_hash(p, t, m.hashes[i], simulation->hash_at(t), now);
         p.audit.hashes.mark(t);
         continue;
     }
@@ -41,12 +46,11 @@ void ServerSession::Impl::take_hashes(Peer& p, const protocol::ClientPlay& m, st
   if (p.role == Role::Player) slots[static_cast<std::size_t>(p.slot)].hashes_checked = p.audit.hashes.ack();
 }
 
-// The first hash after a join snapshot decides: equal, and the player counts from the next tick;
-// another, and the server localizes the difference like any desync, writes its report, counts it
-// and then closes the connection.
-bool ServerSession::Impl::verify(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
+// The first hash after a join snapshot decides: equal to `ours` (the server's, or the settled
+// one), and the player counts from the next tick; another, and the server localizes the
+// difference like any desync, writes its report, counts it and then closes the connection.
+bool ServerSession::Impl::verify(Peer& p, Tick t, std::uint64_t theirs, std::uint64_t ours, std::int64_t now) {
   p.audit.verifying = false;
-  const std::uint64_t ours = simulation->hash_at(t);
   if (theirs != ours) {
     const std::string why = "its state after the snapshot does not match the server's at tick " + std::to_string(t);
     if (p.role == Role::Spectator) ++stats.spectator_desyncs;
@@ -73,11 +77,13 @@ bool ServerSession::Impl::verify(Peer& p, Tick t, std::uint64_t theirs, std::int
   return true;
 }
 
-void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
+// `ours` is the reference: the server's hash, or the voters' settled one; on a `split` tick
+// (relay mode, no strict majority) there is none, and every voter is reported.
+void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::uint64_t ours, std::int64_t now,
+                                       bool split) {
   ++stats.hashes_compared;
   if (!referee.labelled(p.id)) referee.set_label(p.id, label(p));
-  const std::uint64_t ours = simulation->hash_at(t);
-  if (referee.vote(p.id, t, theirs, ours)) return;
+  if (referee.vote(p.id, t, theirs, ours) && !split) return;
   // Every divergent tick counts; the first of a divergence (again after a resync) is reported,
   // at most one report per peer every 100 ms.
   ++stats.divergent_ticks;
@@ -87,16 +93,20 @@ void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, st
   if (p.role == Role::Spectator) ++stats.spectator_desyncs;
   else ++stats.desyncs;
   referee.note(DesyncEvent{t, p.slot, p.name, ours, theirs});
-  LOCKSTEP_LOG_ERROR("DESYNC at tick %u: %s %d (%s) reports %s, the server has %s", t,
+  LOCKSTEP_LOG_ERROR("DESYNC at tick %u: %s %d (%s) reports %s, %s %s", t,
                      p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(), hash_hex(theirs).c_str(),
+                     relay() ? (split ? "no strict majority of the voters agrees; the largest group has" : "the voters' majority has")
+                             : "the server has",
                      hash_hex(ours).c_str());
   send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, theirs));
+  if (split) p.audit.split = true;
   start_probe(p, t, ours, theirs, now);
 }
 
 // The state history covers the longest round trip of any peer, so that a desync is localized
 // at any latency (history_for_round_trip); it shrinks only when far too long.
 void ServerSession::Impl::fit_history() {
+  if (relay()) return;  // no states held
   const std::int64_t longest = longest_rtt([](const Peer& p) { return p.role != Role::Pending && !p.closing; });
   const std::size_t held = simulation->fit(longest, cfg.state_history, cfg.state_history_max);
   stats.state_history_ticks = std::max<std::uint64_t>(stats.state_history_ticks, held);
@@ -110,12 +120,20 @@ void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::
   r.server_hash = ours;
   r.client_hash = theirs;
   r.replay_file = cfg.record_path;
+  if (relay()) {
+    // No state to probe: the votes name the odd one out. The report waits for the tick's votes.
+    r.note = p.audit.split ? "relay mode: no strict majority of the voters settled this tick; every side is reported"
+                           : "relay mode: the server holds no state to compare; the voters' majority names the odd one out";
+    referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false)});
+    return;
+  }
   // The state of the desync's tick stays until the probe is done, however long its round trips.
   p.audit.probe_pinned = simulation->pin(t);
   follow_probe(p, p.audit.probe.start(std::move(r), simulation->state_at(t), now), now);
 }
 
 void ServerSession::Impl::on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now) {
+  if (relay()) return drop(p, DropReason::UnexpectedMessage, " (desync detail: relay mode sends no probes)");
   ProbeAnswer a;
   a.tick = m.tick();
   a.level = m.level();
@@ -145,7 +163,7 @@ void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome
 void ServerSession::Impl::queue_report(Peer& p, std::int64_t now) {
   if (p.audit.probe_pinned) simulation->unpin(p.audit.probe.report().tick);
   p.audit.probe_pinned = false;
-  referee.queue({p.id, p.audit.probe.report(), now, p.audit.kick_after_probe});
+  referee.queue({p.id, p.audit.probe.report(), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false)});
 }
 
 // Every peer in play has reported its hash of tick t (or can no longer).
@@ -190,7 +208,9 @@ void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act)
                     "desync at tick " + std::to_string(r.tick) + " of player " + std::to_string(r.slot) + " (" + r.name + ")",
                     now);
         break;
-      case OnDesync::Resync: resync(p, now); break;
+      case OnDesync::Resync:
+        if (!pr.split) resync(p, now);  // with no majority there is no state to resync to
+        break;
     }
   }
 }
@@ -211,6 +231,10 @@ std::string ServerSession::Impl::label(const Peer& p) {
 
 // Sends the authoritative current state; the client loads it and plays on from there.
 void ServerSession::Impl::resync(Peer& p, std::int64_t now, bool again) {
+  if (relay()) {  // the state comes from a peer; the epoch moves when it is delivered
+    if (!p.audit.resyncing) serve_state(p, /*join=*/false, now);
+    return;
+  }
   if (!again) ++p.audit.epoch;
   ++stats.resyncs;
   p.audit.resync_at = now;

@@ -119,7 +119,12 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
       p.audit.hashes.set_moved_at(now);
     }
   }
-  fit_history();
+  if (relay()) {
+    check_fetches(now);
+    if (phase == Phase::Running || phase == Phase::Draining) settle_ticks(now, /*force=*/false);
+  } else {
+    fit_history();
+  }
   if (referee.has_pending()) settle_reports(now, /*force=*/false, /*act=*/phase != Phase::Closing && phase != Phase::Finished);
   for (auto& [id, p] : peers)
     if (p.audit.probe.active() &&
@@ -157,14 +162,14 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   // On the play channel, a datagram that is not a Message is the client's play message (§6.6).
   if (channel == static_cast<std::uint8_t>(Channel::Play) && !protocol::is_message(data)) {
     thread_local protocol::ClientPlay play;
-    err = protocol::decode_client_play(data, simulation->input_size(), play);
+    err = protocol::decode_client_play(data, input_size, play);
     if (err == protocol::DecodeError::None) return on_client_play(p, play, now, arrived);
     return drop(p, drop_reason(err));
   }
   const wire::Message* m = protocol::decode(data, &err, protocol::kMaxDetailMessageBytes);
   if (!m && !protocol::is_message(data)) {  // a play message on the control channel is on the wrong one
     thread_local protocol::ClientPlay play;
-    if (protocol::decode_client_play(data, simulation->input_size(), play) == protocol::DecodeError::None)
+    if (protocol::decode_client_play(data, input_size, play) == protocol::DecodeError::None)
       return drop(p, DropReason::WrongChannel);
   }
   if (!m) {
@@ -190,6 +195,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
     case wire::Body::ConnectRequest: return on_connect_request(p, *m->body_as_ConnectRequest());
     case wire::Body::StatusRequest: return on_status(p, *m->body_as_StatusRequest(), data.size());
     case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size(), now);
+    case wire::Body::Snapshot: return on_state_answer(p, *m->body_as_Snapshot(), now);
     case wire::Body::Leave:
       if (p.role == Role::Player) {
         Slot& s = slots[static_cast<std::size_t>(p.slot)];
@@ -304,6 +310,7 @@ void ServerSession::Impl::begin(std::int64_t now) {
 
 void ServerSession::Impl::end_session(wire::EndReason reason, const std::string& detail, std::int64_t now) {
   if (phase == Phase::Closing || phase == Phase::Finished) return;
+  if (relay()) settle_ticks(now, /*force=*/true);  // every executed tick decided, with the votes that came
   for (auto& [id, p] : peers)
     if (p.audit.probe.active()) {  // reports still open are written, nothing more
       p.audit.probe.give_up("the session ended before the desync was localized");
@@ -353,7 +360,7 @@ bool ServerSession::Impl::all_hashes_in() const {
 bool ServerSession::Impl::quiet() const {
   for (const auto& [id, p] : peers)
     if (p.role == Role::Pending || p.audit.probe.active() || p.audit.verifying || p.closing) return false;
-  return !transport->reliable_in_flight();
+  return fetches.empty() && !transport->reliable_in_flight();
 }
 
 std::uint32_t ServerSession::Impl::joined_players() const {
@@ -379,7 +386,16 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
     if (error) *error = {kind, why, field};
     return nullptr;
   };
-  if (!config.factory) return fail(ErrorKind::Usage, "factory is not set: a session needs a simulation module", "factory");
+  if (!config.factory && !config.relay)
+    return fail(ErrorKind::Usage, "factory is not set: a session needs a simulation module (or relay mode)", "factory");
+  if (config.relay) {
+    if (config.relay->input_size > kMaxInputBytes)
+      return fail(ErrorKind::Usage, "relay.input_size is over " + std::to_string(kMaxInputBytes) + " bytes", "relay");
+    if (config.relay->join_fingerprint == 0 || config.relay->world_fingerprint == 0)
+      return fail(ErrorKind::Usage, "relay mode needs the game's join and world fingerprints", "relay");
+    if (config.world.settings.size() > kMaxSettingsBytes)
+      return fail(ErrorKind::Usage, "the world settings are over " + std::to_string(kMaxSettingsBytes) + " bytes", "world");
+  }
   if (config.players < 1 || config.players > static_cast<std::uint32_t>(kMaxPlayers))
     return fail(ErrorKind::Usage, "players must be 1..32", "players");
   if (config.input_delay > protocol::kMaxInputDelay) return fail(ErrorKind::Usage, "input_delay must be 0..50", "input_delay");
@@ -394,8 +410,18 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
   // An input may wait send_every - 1 ticks for its datagram: the delay covers that wait.
   impl->cfg.input_delay = config.input_delay + config.send_every - 1;
   Error err;
-  impl->simulation = ServerSimulation::create(impl->cfg.factory, impl->cfg.world, config.state_history, &err);
-  if (!impl->simulation) return fail(err.kind, err.detail);
+  if (config.relay) {
+    impl->input_size = config.relay->input_size;
+    impl->join_fingerprint = config.relay->join_fingerprint;
+    impl->world_fingerprint = config.relay->world_fingerprint;
+    impl->referee.set_reference_voter("");  // the majority is the reference; the server is no voter
+  } else {
+    impl->simulation = ServerSimulation::create(impl->cfg.factory, impl->cfg.world, config.state_history, &err);
+    if (!impl->simulation) return fail(err.kind, err.detail);
+    impl->input_size = impl->simulation->input_size();
+    impl->join_fingerprint = impl->simulation->join_fingerprint();
+    impl->world_fingerprint = impl->simulation->fingerprint();
+  }
   impl->transport = Transport::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
   if (!impl->transport) return fail(err.kind, err.detail);
   for (std::uint32_t i = 0; i < config.players; ++i) impl->slots.push_back(impl->fresh_slot());
@@ -411,7 +437,17 @@ void ServerSession::stop() { impl_->stop_requested = true; }
 bool ServerSession::finished() const { return impl_->phase == Impl::Phase::Finished; }
 int ServerSession::exit_code() const { return impl_->exit; }
 Tick ServerSession::executed_tick() const { return impl_->executed(); }
-const Simulation& ServerSession::simulation() const { return impl_->simulation->current(); }
+const Simulation* ServerSession::simulation() const { return impl_->simulation ? &impl_->simulation->current() : nullptr; }
+std::uint64_t ServerSession::world_fingerprint() const { return impl_->world_fingerprint; }
+std::uint32_t ServerSession::input_size() const { return impl_->input_size; }
+std::pair<Tick, std::uint64_t> ServerSession::settled() const {
+  if (impl_->simulation) return {impl_->executed(), impl_->simulation->current().hash()};
+  for (Tick t = impl_->consensus.decided_through(); t > 0 && impl_->consensus.decided_through() - t < TickConsensus::kHistory; --t) {
+    std::uint64_t h = 0;
+    if (impl_->consensus.settled_hash(t, &h)) return {t, h};
+  }
+  return {0, 0};
+}
 const ServerStats& ServerSession::stats() const { return impl_->stats; }
 std::vector<protocol::SeatStatus> ServerSession::seats() const { return impl_->seat_statuses(); }
 std::optional<ServerSession::SeatToken> ServerSession::seat_token(std::uint32_t slot) const {

@@ -5,9 +5,11 @@
 //   server_ticks.cpp      inputs in, each tick's frame assembled and stepped, presence, seat figures
 //   server_send.cpp       everything sent: sealing, frames and their resends, start, snapshots
 //   server_referee.cpp    hashes compared, joins verified, desyncs localized, reported and acted on
+//   server_relay.cpp      without the simulation: ticks settled by the voters' majority, states fetched from peers
 // The parts they wire together own their state and live in files of their own:
 //   ServerSimulation (server_simulation.hpp)  the server's copy of the world, its hashes and past states
 //   DesyncReferee (desync_referee.hpp)        votes of each tick, majority, reports
+//   TickConsensus (tick_consensus.hpp)        relay mode: the voters' hashes of each tick, the settled one
 //   admission.hpp, input_window.hpp, hash_ledger.hpp, resend.hpp, desync_probe.hpp, pacer.hpp
 // Time is passed into every function that needs it; nothing here reads a clock.
 #pragma once
@@ -28,6 +30,7 @@
 #include "lockstep/protocol.hpp"
 #include "lockstep/resend.hpp"
 #include "lockstep/server_session.hpp"
+#include "lockstep/tick_consensus.hpp"
 #include "lockstep/transport.hpp"
 #include "desync_referee.hpp"
 #include "server_simulation.hpp"
@@ -82,6 +85,9 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::uint32_t epoch = 0;     // resyncs sent; hashes from older epochs are stale
     std::int64_t resync_at = 0;  // when the last resync snapshot went out
     std::uint32_t resync_tries = 0;  // snapshots sent since its last hash of the current epoch
+    bool split = false;          // relay mode: its desync's tick had no strict majority (nobody is resynced)
+    bool resyncing = false;      // relay mode: a peer's state is being fetched for it; no voter meanwhile
+    bool wrong_state = false;    // relay mode: sent a state that did not hash to the settled value; never asked again
   };
 
   /// A connection: pending until it joins, then a player or a spectator. Its records belong to
@@ -120,9 +126,30 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     InputWindow inputs;
   };
 
+  /// Relay mode: a saved state asked of a peer whose hash of its tick is the settled one, for a
+  /// peer joining or resyncing (server_relay.cpp).
+  struct StateFetch {
+    std::uint32_t request = 0;    // the StateRequest's id
+    std::uint32_t target = 0;     // the peer it is for
+    bool join = false;            // a join or rejoin (else a resync)
+    Tick tick = 0;                // the state asked for, and its settled hash
+    std::uint64_t hash = 0;
+    std::uint32_t source = 0;     // the peer asked (0: none yet)
+    std::int64_t asked_at = 0, started_at = 0;
+    std::uint32_t total = 0;      // the answer's size, as its first chunk says
+    std::vector<std::uint8_t> bytes;
+    std::vector<std::uint32_t> asked;  // every peer asked for this target so far
+  };
+
   ServerConfig cfg;
   std::unique_ptr<Transport> transport;
-  std::unique_ptr<ServerSimulation> simulation;  // the server's world; its hash settles each tick
+  std::unique_ptr<ServerSimulation> simulation;  // the server's world; its hash settles each tick (null: relay mode)
+  // What the game is, from the simulation or from cfg.relay.
+  std::uint32_t input_size = 0;
+  std::uint64_t join_fingerprint = 0, world_fingerprint = 0;
+  TickConsensus consensus;          // relay mode: every voter's hash of each tick, and the settled one
+  std::vector<StateFetch> fetches;  // relay mode: states on their way from a peer
+  std::uint32_t next_request = 1;
   DesyncReferee referee;                         // votes, majority and reports of desyncs
   Phase phase = Phase::Lobby;
   std::map<std::uint32_t, Peer> peers;  // by id; ordered, so broadcasts go out in a fixed order
@@ -168,6 +195,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   [[nodiscard]] bool all_hashes_in() const;
   [[nodiscard]] bool quiet() const;
   [[nodiscard]] Tick executed() const { return next_tick - 1; }
+  [[nodiscard]] bool relay() const { return simulation == nullptr; }
   /// Tick t's deadline on the server's schedule (monotonic ns).
   [[nodiscard]] std::int64_t deadline_of(Tick t) const {
     return pacer.next_deadline() + (static_cast<std::int64_t>(t) - static_cast<std::int64_t>(next_tick)) * kTickNs;
@@ -195,7 +223,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// An empty slot, its input window of the simulation's input size.
   [[nodiscard]] Slot fresh_slot() const {
     Slot s;
-    s.inputs = InputWindow(simulation->input_size());
+    s.inputs = InputWindow(input_size);
     return s;
   }
   /// Records the most players and spectators joined at once (after a peer joins).
@@ -237,7 +265,10 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void on_client_play(Peer& p, const protocol::ClientPlay& m, std::int64_t now, std::int64_t arrived);
   void assemble_and_step(std::int64_t now);
   void update_presence(std::size_t i, Tick t);
-  void after_step(Tick t, std::uint64_t h, std::int64_t now);
+  void after_step(Tick t, std::int64_t now);
+  /// Tick t's hash is decided (h; 0 and not `settled` for a relay tick without a majority): the
+  /// hash log (settled ticks only) and the tick callback.
+  void record_tick(Tick t, std::uint64_t h, bool settled = true);
   [[nodiscard]] std::vector<protocol::Seat> roster() const;
   [[nodiscard]] PeerNet net_of(const Slot& s) const;
   [[nodiscard]] protocol::SeatStatus seat_status(std::size_t i) const;
@@ -254,8 +285,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
 
   // ---- server_referee.cpp: hashes and desyncs ----
   void take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now);
-  bool verify(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
-  void compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
+  bool verify(Peer& p, Tick t, std::uint64_t theirs, std::uint64_t ours, std::int64_t now);
+  void compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::uint64_t ours, std::int64_t now, bool split = false);
   void fit_history();
   void start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs, std::int64_t now);
   void on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now);
@@ -267,6 +298,21 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void record_report(DesyncReport r);
   void resync(Peer& p, std::int64_t now, bool again = false);
   void resync_not_taken(Peer& p, std::int64_t now);
+
+  // ---- server_relay.cpp: relay mode, settled by consensus, states from peers ----
+  /// Whether p's hash counts in the majority.
+  [[nodiscard]] bool votes(const Peer& p) const;
+  /// A hash of tick t from p: compared at once when t is decided, else a vote until it is.
+  void take_vote(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
+  /// Decides every executed tick whose votes are in (or waited long enough; all with `force`).
+  void settle_ticks(std::int64_t now, bool force);
+  void decide_tick(Tick t, const std::vector<std::uint32_t>& voters, std::int64_t now);
+  /// Asks a peer for the newest settled state, for p to join from (or resync to).
+  void serve_state(Peer& p, bool join, std::int64_t now);
+  bool ask_for_state(StateFetch& f, std::int64_t now);
+  void on_state_answer(Peer& p, const wire::Snapshot& m, std::int64_t now);
+  void deliver_state(StateFetch& f, std::int64_t now);
+  void check_fetches(std::int64_t now);
 };
 
 }  // namespace lockstep

@@ -27,7 +27,7 @@ void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m,
     s.last_heard = now;
     if (m.has_lead) s.lead_us = std::clamp<std::int32_t>(m.lead_us, 0, 10'000'000);
     if (m.input_count > 0) {
-      if (!check_packed(m.inputs.view(), m.input_count, simulation->input_size()).empty()) return drop(p, DropReason::BadInputs);
+      if (!check_packed(m.inputs.view(), m.input_count, input_size).empty()) return drop(p, DropReason::BadInputs);
       if (!s.inputs.receive(m.input_first_tick, m.inputs.view(), m.input_count, next_tick, pacer.next_deadline(), arrived))
         drop(p, DropReason::InputTooFarAhead);
     }
@@ -53,7 +53,7 @@ bool ServerSession::Impl::inputs_complete(Tick t, std::int64_t now) const {
 void ServerSession::Impl::assemble_and_step(std::int64_t now) {
   const Tick t = next_tick;
   InputFrame& f = frames[t % kHistory];
-  f.reset(t, cfg.players, simulation->input_size());
+  f.reset(t, cfg.players, input_size);
   for (std::size_t i = 0; i < slots.size(); ++i) {
     update_presence(i, t);
     Slot& s = slots[i];
@@ -71,9 +71,11 @@ void ServerSession::Impl::assemble_and_step(std::int64_t now) {
       stats.commands += s.inputs.commands().size();
     }
   }
-  const std::uint64_t h = simulation->step(f);
+  // Without the simulation the tick's hash is settled later, by the voters (server_relay.cpp).
+  const std::uint64_t h = simulation ? simulation->step(f) : 0;
   ++next_tick;
-  after_step(t, h, now);
+  after_step(t, now);
+  if (simulation) record_tick(t, h);
 }
 
 // Leaves and returns take effect at a tick boundary, and everyone is told from which tick.
@@ -95,8 +97,8 @@ void ServerSession::Impl::update_presence(std::size_t i, Tick t) {
   }
 }
 
-// Figures, the pacer's schedule, the hash log and the tick callback after tick t.
-void ServerSession::Impl::after_step(Tick t, std::uint64_t h, std::int64_t now) {
+// Figures and the pacer's schedule after tick t.
+void ServerSession::Impl::after_step(Tick t, std::int64_t now) {
   ++stats.ticks;
   if (stats.first_tick_ns == 0) stats.first_tick_ns = now;
   if (t == kSteadyTick) stats.steady_tick_ns = now;
@@ -115,7 +117,10 @@ void ServerSession::Impl::after_step(Tick t, std::uint64_t h, std::int64_t now) 
                       stats.lateness.percentile_us(50), stats.lateness.percentile_us(99),
                       static_cast<long long>(stats.lateness.max_us()));
   }
-  if (hash_log) hash_log->write(t, h);
+}
+
+void ServerSession::Impl::record_tick(Tick t, std::uint64_t h, bool settled) {
+  if (hash_log && settled) hash_log->write(t, h);
   if (tick_fn) tick_fn(frames[t % kHistory], h);
   if (t % (10 * kTickRate) == 0)
     LOCKSTEP_LOG_INFO("tick %u hash %s players %u filled %llu desyncs %llu", t, hash_hex(h).c_str(),

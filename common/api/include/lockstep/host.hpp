@@ -17,7 +17,8 @@ namespace lockstep {
 class LOCKSTEP_API Host {
  public:
   /// Binds the socket. nullptr with `error` set for a bad configuration (its field named) or a
-  /// port that cannot be bound. config.factory is the simulation (required).
+  /// port that cannot be bound. config.factory is the simulation (required unless config.relay is
+  /// set: then the host runs no simulation and the players' majority settles every tick).
   static std::unique_ptr<Host> create(const ServerConfig& config, Error* error);
 
   /// Handles the network and steps every tick due by `now_ns`; returns when it next has work.
@@ -30,7 +31,8 @@ class LOCKSTEP_API Host {
   [[nodiscard]] bool finished() const { return session_->finished(); }
   [[nodiscard]] int exit_code() const { return session_->exit_code(); }
   [[nodiscard]] std::uint16_t port() const { return session_->port(); }
-  [[nodiscard]] const Simulation& simulation() const { return session_->simulation(); }
+  /// The host's world; nullptr in relay mode (config.relay), which runs none.
+  [[nodiscard]] const Simulation* simulation() const { return session_->simulation(); }
   /// The session underneath: seats, stats, reports.
   [[nodiscard]] ServerSession& session() { return *session_; }
 

@@ -67,8 +67,11 @@ Bytes desync_probe(Tick tick, wire::ProbeLevel level, std::uint32_t first, std::
 Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool available,
                     std::span<const std::uint64_t> hashes, std::span<const std::uint64_t> values);
 /// The whole state as Snapshot messages of at most kSnapshotChunkBytes each, in order.
+/// `request` non-zero: a peer's answer to the server's StateRequest (an empty `state`: not held).
 std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state,
-                            bool join);
+                            bool join, std::uint32_t request = 0);
+/// Server -> player, a server without the simulation: your saved state of `tick`, please.
+Bytes state_request(Tick tick, std::uint32_t request);
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash);
 Bytes player_joined(std::uint32_t slot, const std::string& name);
 Bytes player_left(std::uint32_t slot, Tick tick, const std::string& reason);

@@ -97,6 +97,7 @@ struct LOCKSTEP_API ClientStats {
   std::uint32_t servers_tried = 1;   ///< a connect token's servers tried, this one included
   std::int64_t snapshot_ns = 0;     ///< last snapshot: welcome (a join) or first chunk (a resync) -> loaded and checked
   std::uint64_t snapshot_bytes = 0;
+  std::uint32_t states_served = 0;  ///< saved states sent to a server without the simulation (for another peer)
   std::string refusal;  ///< why the server refused the join (RefuseReason's name), "" if it did not
 };
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockstep/desync.hpp"
@@ -27,6 +28,14 @@ namespace lockstep {
 /// What the server does once it has reported a desync: keep going, end the session (exit 3),
 /// or send the desynced client the authoritative state so it plays on.
 enum class OnDesync { Report, Stop, Resync };
+
+/// The game a server hosts without its rules (relay mode): what joins are checked against and
+/// what the welcome carries. `lockstep-synctest --describe` prints it for a module and world.
+struct LOCKSTEP_API RelayGame {
+  std::uint64_t join_fingerprint = 0;   ///< what a JoinRequest carries: the game's default world's fingerprint
+  std::uint64_t world_fingerprint = 0;  ///< the fingerprint of the world of ServerConfig::world.settings
+  std::uint32_t input_size = 0;         ///< bytes of one player's input per tick, 0..kMaxInputBytes
+};
 
 struct LOCKSTEP_API ServerConfig {
   std::string bind;                ///< listen address, "" = all
@@ -88,7 +97,14 @@ struct LOCKSTEP_API ServerConfig {
   std::optional<SecretKey> status_key;
   /// Seconds since the Unix epoch, for token expiry (tests replace it); default: the wall clock.
   std::function<std::uint64_t()> unix_clock;
-  WorldFactory factory;  ///< the simulation (required)
+  WorldFactory factory;  ///< the simulation (required, unless `relay` is set)
+  /// Set: the server runs no simulation (relay mode). It relays inputs and keeps time as always,
+  /// and settles every tick by a strict majority of the voters' hashes; joins, rejoins and
+  /// resyncs load a state a peer saved, forwarded only when its bytes hash to the settled value
+  /// (docs/PROTOCOL.md §15). `factory` is not used.
+  std::optional<RelayGame> relay;
+  /// Relay mode: spectators' hashes count in the majority (a backend's trusted observer bot).
+  bool spectators_vote = false;
   /// ENet's packet cap applies both ways; snapshots go out in 16 KiB chunks, so 64 KiB is plenty.
   TransportLimits limits{64 * 1024, 256 * 1024};
 };
@@ -125,6 +141,15 @@ struct LOCKSTEP_API ServerStats {
   std::uint64_t kicked = 0;          ///< peers dropped for breaking a limit
   std::uint64_t pending_refused = 0; ///< connections turned away because too many were pending
   std::int64_t last_snapshot_bytes = 0;
+  // Relay mode (no simulation): how the ticks were settled, and the states fetched from peers.
+  std::uint64_t ticks_settled = 0;   ///< ticks a strict majority of the voters agreed on
+  std::uint64_t ticks_split = 0;     ///< ticks the voters reported without a strict majority
+  std::uint64_t ticks_unvoted = 0;   ///< ticks no voter reported in time
+  std::uint64_t states_requested = 0;  ///< saved states asked of peers (joins, rejoins, resyncs)
+  std::uint64_t states_forwarded = 0;  ///< of those, delivered: their bytes hashed to the settled value
+  std::uint64_t states_forged = 0;     ///< answers whose bytes did not: that peer is never asked again
+  std::uint64_t states_not_held = 0;   ///< answers that the peer no longer held the tick
+  std::uint64_t states_unanswered = 0; ///< requests that got no whole answer in time
   std::int64_t first_tick_ns = 0;    ///< monotonic time tick 1 was executed
   std::int64_t last_tick_ns = 0;     ///< monotonic time the latest tick was executed
   std::int64_t steady_tick_ns = 0;   ///< monotonic time tick 200 (2 s in) was executed
@@ -167,7 +192,15 @@ class LOCKSTEP_API ServerSession {
   [[nodiscard]] int exit_code() const;
 
   [[nodiscard]] Tick executed_tick() const;
-  [[nodiscard]] const Simulation& simulation() const;
+  /// The server's world; nullptr in relay mode (ServerConfig::relay), which has none.
+  [[nodiscard]] const Simulation* simulation() const;
+  /// The fingerprint of the session's world (what the welcome carries), in either mode.
+  [[nodiscard]] std::uint64_t world_fingerprint() const;
+  /// Bytes of one player's input per tick.
+  [[nodiscard]] std::uint32_t input_size() const;
+  /// The newest tick whose hash is settled, and that hash: the server's own with the
+  /// simulation; in relay mode the voters' majority (0, 0 before any).
+  [[nodiscard]] std::pair<Tick, std::uint64_t> settled() const;
   [[nodiscard]] const ServerStats& stats() const;
   /// Each taken player slot's network figures: round trip, jitter, loss, lead, fills by cause,
   /// input latency estimate.

@@ -1,0 +1,102 @@
+// A game's description for relay mode (game_description.hpp).
+#include "lockstep/game_description.hpp"
+
+#include <cstdlib>
+
+#include "lockstep/bytes.hpp"
+#include "lockstep/input.hpp"
+#include "lockstep/state_hash.hpp"
+
+namespace lockstep {
+
+namespace {
+constexpr const char* kFormat = "lockstep-game/1";
+
+bool parse_hash(const Json& j, std::uint64_t* out) {
+  if (!j.is_string()) return false;
+  const std::string s = j.get<std::string>();
+  if (s.size() != 16 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) return false;
+  *out = std::strtoull(s.c_str(), nullptr, 16);
+  return true;
+}
+}  // namespace
+
+GameDescription describe_module(const Module& m, const WorldParams& world) {
+  GameDescription d;
+  d.name = std::string(m.name);
+  d.version = m.version;
+  d.game.input_size = m.input_size;
+  d.game.join_fingerprint = join_fingerprint(m.create);
+  WorldParams w = world;
+  if (w.players == 0) w.players = 1;
+  if (const auto sim = m.create(w)) {
+    d.game.world_fingerprint = sim->fingerprint();
+    d.game.input_size = sim->input_size();
+  }
+  d.settings = world.settings;
+  d.settings_text = m.settings_text ? m.settings_text(world.settings) : "";
+  return d;
+}
+
+Json description_json(const GameDescription& d) {
+  return Json{{"format", kFormat},
+              {"name", d.name},
+              {"version", d.version},
+              {"build_id", d.build_id ? Json(hash_hex(d.build_id)) : Json(nullptr)},
+              {"input_size", d.game.input_size},
+              {"settings", bytes_hex(d.settings)},
+              {"settings_text", d.settings_text},
+              {"join_fingerprint", hash_hex(d.game.join_fingerprint)},
+              {"world_fingerprint", hash_hex(d.game.world_fingerprint)}};
+}
+
+bool parse_description(std::string_view text, GameDescription* out, std::string* error) {
+  auto fail = [&](const std::string& why) {
+    *error = why;
+    return false;
+  };
+  if (text.size() > 64 * 1024) return fail("the description is over 64 KiB");
+  const Json j = json_parse(std::string(text));
+  if (!j.is_object()) return fail("not a JSON object");
+  if (!j.contains("format") || j["format"] != kFormat) return fail(std::string("\"format\" must be \"") + kFormat + "\"");
+  GameDescription d;
+  if (j.contains("name")) {
+    if (!j["name"].is_string() || j["name"].get<std::string>().size() > 64) return fail("\"name\" must be text of at most 64 bytes");
+    d.name = j["name"].get<std::string>();
+  }
+  if (j.contains("version")) {
+    if (!j["version"].is_number_unsigned() || j["version"].get<std::uint64_t>() > UINT32_MAX)
+      return fail("\"version\" must be a whole number below 2^32");
+    d.version = j["version"].get<std::uint32_t>();
+  }
+  if (j.contains("build_id") && !j["build_id"].is_null() && !parse_hash(j["build_id"], &d.build_id))
+    return fail("\"build_id\" must be 16 hex digits");
+  if (!j.contains("input_size") || !j["input_size"].is_number_unsigned() || j["input_size"].get<std::uint64_t>() > kMaxInputBytes)
+    return fail("\"input_size\" must be a whole number of bytes, 0.." + std::to_string(kMaxInputBytes));
+  d.game.input_size = j["input_size"].get<std::uint32_t>();
+  if (j.contains("settings")) {
+    if (!j["settings"].is_string() || !parse_bytes_hex(j["settings"].get<std::string>(), &d.settings))
+      return fail("\"settings\" must be the settings' bytes in hex");
+    if (d.settings.size() > kMaxSettingsBytes) return fail("\"settings\" is over " + std::to_string(kMaxSettingsBytes) + " bytes");
+  }
+  if (j.contains("settings_text") && j["settings_text"].is_string()) d.settings_text = j["settings_text"].get<std::string>();
+  const bool has_join = j.contains("join_fingerprint"), has_world = j.contains("world_fingerprint");
+  if (has_join != has_world) return fail("give both \"join_fingerprint\" and \"world_fingerprint\", or neither");
+  if (has_join) {
+    if (!parse_hash(j["join_fingerprint"], &d.game.join_fingerprint) || d.game.join_fingerprint == 0)
+      return fail("\"join_fingerprint\" must be 16 hex digits, not zero");
+    if (!parse_hash(j["world_fingerprint"], &d.game.world_fingerprint) || d.game.world_fingerprint == 0)
+      return fail("\"world_fingerprint\" must be 16 hex digits, not zero");
+  } else {
+    // A game's identity as lockstep_session.h makes it from its lockstep_game fields.
+    if (d.name.empty() || d.build_id == 0)
+      return fail("without fingerprints, \"name\", \"version\", a non-zero \"build_id\" and \"input_size\" are needed");
+    const std::uint64_t code = module_code_fingerprint(d.name, d.version, d.build_id, d.game.input_size);
+    d.game.join_fingerprint = world_fingerprint(code, {});
+    d.game.world_fingerprint = world_fingerprint(code, d.settings);
+  }
+  *out = std::move(d);
+  return true;
+}
+
+}  // namespace lockstep
