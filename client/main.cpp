@@ -54,6 +54,8 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--ticks", cfg.last_tick, "leave cleanly after this tick (0: stay to the end)")->check(unsigned_number())
       ->capture_default_str();
   app.add_option("--hash-log", o.hash_log_path, "write '<tick> <hash>' per executed tick to this file");
+  app.add_flag("--inject-forged-states", cfg.inject_forged_states,
+               "test hook: answer a relay server's state requests with one byte changed");
   app.add_option("--inject-desync-at", cfg.inject_desync_at, "test hook: flip the lowest bit of one stored value after this tick (Simulation::perturb)")
       ->check(unsigned_number());
   app.add_option("--token", cfg.token, "join secret");

@@ -93,6 +93,7 @@ void ClientSession::Impl::on_state_request(const wire::StateRequest& m) {
   if (history->load(m.tick(), *scratch)) {
     scratch->serialize(state_scratch);
     hash = scratch->hash();
+    if (cfg.inject_forged_states && !state_scratch.empty()) state_scratch[state_scratch.size() / 2] ^= 0x01;
   }
   for (const auto& chunk : protocol::snapshot(m.tick(), epoch, hash, state_scratch, /*join=*/false, m.request()))
     send(Channel::Control, chunk);

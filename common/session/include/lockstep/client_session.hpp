@@ -41,6 +41,7 @@ struct LOCKSTEP_API ClientConfig {
   Tick last_tick = 0;                   ///< leave cleanly after executing this tick, 0 = stay to the end
   Tick inject_desync_at = 0;            ///< test hook: flip the lowest bit of one stored value right after this tick
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
+  bool inject_forged_states = false;     ///< test hook: flip a byte of every saved state a relay server asks for
   LeadConfig lead;                      ///< how far ahead of the tick clock to sample (lead_config.hpp)
   /// Keep trying to connect and join this long (a new ENet connection every connect_retry_ns
   /// until connected; the join and welcome then ride ENet's reliable resends). At 40 % loss both

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# A server without the game's rules (lockstep-server --relay): it knows the walkers game only by
+# the description lockstep-synctest --describe prints. Two sessions side by side:
+# 1. Three players whose rules live in the player alone: a C game and a Python game on the C
+#    session API, owning their state, and a stock client (the module), each through its own
+#    lockstep-netsim relay at 80 ms +- 10 ms one way with 3 % loss; a fourth stock client joins
+#    straight (lowest round trip, so asked first for a state) and answers every state request
+#    with a changed byte. The C game flips a bit at tick 300: the majority names it, the forged
+#    state is caught and another peer's forwarded, and the C game plays on resynced. Then the C
+#    game is killed and rejoins from a peer's state. Every settled hash equals every honest
+#    player's, to the last tick.
+# 2. A 1v1 through netsim with one side perturbed: no strict majority, both reported, nobody
+#    resynced.
+source "$(dirname "$0")/lib.sh" "$1"
+E2E_TIMEOUT=110
+LIB="$BIN/libwalkers.so"
+LIBDIR="$(cd "$BIN/../lib" && pwd)"
+BID=$(cat "$BIN/walkers.build_id")
+export LD_LIBRARY_PATH="$LIBDIR"
+"$BIN/lockstep-synctest" --sim-lib "$LIB" --describe >"$WORK/game.json" 2>"$WORK/describe.err" || fail "synctest --describe failed"
+json_check "$WORK/game.json" 'd["format"] == "lockstep-game/1" and d["name"] == "walkers" and len(d["join_fingerprint"]) == 16' \
+  "the description lacks the game's identity"
+# The relay server refuses a module's options beside --relay, and a description it cannot read.
+"$BIN/lockstep-server" --relay "$WORK/game.json" --sim-lib "$LIB" --port "$PORT" >/dev/null 2>"$WORK/usage.err"
+[ $? = 2 ] || fail "--relay with --sim-lib was not a usage error"
+echo '{"format": "lockstep-game/1", "input_size": 99}' >"$WORK/bad.json"
+"$BIN/lockstep-server" --relay "$WORK/bad.json" --port "$PORT" >/dev/null 2>"$WORK/bad.err"
+[ $? = 2 ] && grep -q "input_size" "$WORK/bad.err" || fail "a bad description was not refused naming its field: $(cat "$WORK/bad.err")"
+
+"$BIN/lockstep-server" --relay "$WORK/game.json" --port "$PORT" --players 4 --ticks 1500 --on-desync resync \
+    --desync-dir "$WORK" --hash-log "$WORK/server.log" --summary "$WORK/server.json" 2>"$WORK/server.err" &
+S=$!; PIDS+=($S)
+for i in 1 2 3; do
+  "$BIN/lockstep-netsim" --listen $((PORT + i)) --forward "127.0.0.1:$PORT" --delay 80 --jitter 10 --loss 3 --seed $i \
+      2>"$WORK/netsim$i.err" &
+  PIDS+=($!)
+done
+# Session 2: the 1v1.
+mkdir -p "$WORK/duel"
+"$BIN/lockstep-server" --relay "$WORK/game.json" --port $((PORT + 10)) --players 2 --ticks 500 --on-desync resync \
+    --desync-dir "$WORK/duel" --hash-log "$WORK/duel/server.log" --summary "$WORK/duel/server.json" 2>"$WORK/duel.err" &
+D=$!; PIDS+=($D)
+"$BIN/lockstep-netsim" --listen $((PORT + 11)) --forward "127.0.0.1:$((PORT + 10))" --delay 80 --jitter 10 --loss 3 --seed 7 \
+    2>"$WORK/netsim-duel.err" &
+PIDS+=($!)
+sleep 0.3
+"$BIN/lockstep-client" --sim-lib "$LIB" --connect "127.0.0.1:$((PORT + 1))" --name bot --bot 1 --hash-log "$WORK/bot.log" \
+    >/dev/null 2>"$WORK/bot.err" &
+B=$!; PIDS+=($B)
+"$BIN/lockstep-client" --sim-lib "$LIB" --connect "127.0.0.1:$PORT" --name forger --bot 4 --inject-forged-states \
+    --hash-log "$WORK/forger.log" >/dev/null 2>"$WORK/forger.err" &
+F=$!; PIDS+=($F)
+"$BIN/lockstep-c-player" 127.0.0.1 $((PORT + 2)) cgame 2 "$WORK/c1.log" --perturb-at 300 --secret-file "$WORK/secret" \
+    2>"$WORK/c1.err" &
+C1=$!; PIDS+=($C1)
+asan=$(ldd "$LIBDIR/liblockstep_net.so" 2>/dev/null | grep -o '/[^ ]*libasan[^ ]*' | head -1)
+PY_ENV=()
+[ -n "$asan" ] && PY_ENV=(env LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
+"${PY_ENV[@]}" python3 "$(dirname "$0")/../embed/py_player.py" "$LIBDIR" 127.0.0.1 $((PORT + 3)) pygame 3 "$WORK/py.log" "$BID" \
+    2>"$WORK/py.err" &
+P=$!; PIDS+=($P)
+"$BIN/lockstep-client" --sim-lib "$LIB" --connect "127.0.0.1:$((PORT + 11))" --name left --bot 5 --hash-log "$WORK/duel/left.log" \
+    >/dev/null 2>"$WORK/duel/left.err" &
+L=$!; PIDS+=($L)
+"$BIN/lockstep-client" --sim-lib "$LIB" --connect "127.0.0.1:$((PORT + 10))" --name right --bot 6 --inject-desync-at 200 \
+    --hash-log "$WORK/duel/right.log" >/dev/null 2>"$WORK/duel/right.err" &
+R=$!; PIDS+=($R)
+# The C game goes down at about tick 700 and comes back with its rejoin secret.
+for i in $(seq 600); do [ "$(wc -l <"$WORK/c1.log" 2>/dev/null || echo 0)" -ge 700 ] && break; sleep 0.05; done
+kill -9 $C1; wait $C1 2>/dev/null
+[ -s "$WORK/secret" ] || fail "the C game did not keep its rejoin secret"
+sleep 0.5
+"$BIN/lockstep-c-player" 127.0.0.1 $((PORT + 2)) cgame 2 "$WORK/c2.log" --rejoin-file "$WORK/secret" 2>"$WORK/c2.err" &
+C2=$!; PIDS+=($C2)
+expect_exit $C2 0 "the rejoined C game"
+expect_exit $P 0 "the Python game"
+expect_exit $B 0 bot
+expect_exit $F 0 "the forging client"
+expect_exit $S 3 "relay server"  # a desync happened (and was repaired)
+[ "$(tail -n1 "$WORK/server.log" | cut -d' ' -f1)" = 1500 ] || fail "the relay did not settle tick 1500"
+[ "$(wc -l <"$WORK/server.log")" = 1500 ] || fail "the relay did not settle every tick: $(wc -l <"$WORK/server.log") lines"
+cmp "$WORK/server.log" "$WORK/bot.log" || fail "the stock client's hashes differ from the settled ones"
+cmp "$WORK/server.log" "$WORK/forger.log" || fail "the forging client's own hashes differ from the settled ones"
+cmp "$WORK/server.log" "$WORK/py.log" || fail "the Python game's hashes differ from the settled ones"
+resynced=$(grep -o "c_player: event 6 tick [0-9]*" "$WORK/c1.err" | head -1 | awk '{print $5}')
+[ -n "$resynced" ] || fail "the C game was never resynced (no RESYNCED event)"
+awk '{last[$1] = $0} END {for (t in last) print last[t]}' "$WORK/c1.log" | sort -n >"$WORK/c1.last"
+for t in $(grep -Fxv -f "$WORK/server.log" "$WORK/c1.last" | cut -d' ' -f1); do
+  [ "$t" -ge 300 ] && [ "$t" -le "$resynced" ] || fail "the C game differs at tick $t, outside its divergence (300 to $resynced)"
+done
+grep -Fxv -f "$WORK/server.log" "$WORK/c2.log" | head -3 | grep -q . && fail "the rejoined C game's hashes differ"
+[ "$(tail -n1 "$WORK/c2.log" | cut -d' ' -f1)" = 1500 ] || fail "the rejoined C game did not reach 1500"
+json_check "$WORK/server.json" 'd["relay"]["ticks_settled"] == 1500 and d["relay"]["ticks_split"] == 0 and d["resyncs"] >= 1' \
+  "not every tick settled, or no resync"
+json_check "$WORK/server.json" 'd["joins_running"] == 1 and d["verified"] == 1 and d["join_mismatches"] == 0' \
+  "the rejoin was not served and verified"
+json_check "$WORK/server.json" 'd["relay"]["states"]["forged"] >= 1 and d["relay"]["states"]["forwarded"] >= 2' \
+  "the forged state was not caught, or the states were not forwarded from another peer"
+grep -q "forger) sent a wrong state" "$WORK/server.err" || fail "the server did not name the forging peer"
+RP=$(ls "$WORK"/desync-300-*.json 2>/dev/null | head -1)
+[ -n "$RP" ] || fail "no desync report of tick 300: $(ls "$WORK")"
+json_check "$RP" 'd["name"] == "cgame" and "cgame" in d["odd_one_out"] and len(d["votes"]) == 2' \
+  "the report does not name the C game as the odd one out by majority"
+
+# The 1v1: both sides reported, nobody resynced, and the session played to its end.
+expect_exit $L 3 "duel: left (told it is one side of a split)"
+expect_exit $R 3 "duel: right (told it is one side of a split)"
+expect_exit $D 3 "duel: relay server"
+json_check "$WORK/duel/server.json" 'd["resyncs"] == 0 and len(d["desyncs"]) == 2 and d["relay"]["ticks_split"] > 0' \
+  "duel: not both sides reported, or someone was resynced"
+[ "$(ls "$WORK"/duel/desync-*.json | wc -l)" = 2 ] || fail "duel: not two reports: $(ls "$WORK/duel")"
+for f in "$WORK"/duel/desync-*.json; do
+  json_check "$f" 'd["odd_one_out"] is None and len(d["votes"]) == 2' "duel: a report names an odd one out without a majority"
+done
+echo "relay: $(json_get "$WORK/server.json" 'd["relay"]')"
+echo "PASS: a relay server without the rules: 1500 ticks settled by majority; a C, a Python and a stock player hash-equal at 80 ms with 3 % loss; the odd one named and resynced from a peer past a forged state; a rejoin from a peer; a 1v1 split reported on both sides, nobody resynced"
