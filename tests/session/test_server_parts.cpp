@@ -1,5 +1,6 @@
-// The server session's own parts, without a session: the simulation part (ServerSimulation) and
-// the desync referee (DesyncReferee). What the session does with them is in test_session.cpp.
+// The server session's own parts, without a session: the simulation part (ServerSimulation), the
+// desync referee (DesyncReferee), relay mode's hash consensus (TickConsensus) and the game
+// description it is started from. What the session does with them is in test_session.cpp.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -7,6 +8,9 @@
 #include <unistd.h>
 
 #include "desync_referee.hpp"
+#include "lockstep/game_description.hpp"
+#include "lockstep/state_hash.hpp"
+#include "lockstep/tick_consensus.hpp"
 #include "server_simulation.hpp"
 #include "support/tiny_sim.hpp"
 
@@ -195,5 +199,138 @@ TEST_SUITE("session/server_parts") {
     CHECK(files == 1);
     CHECK(text.find("player 1 (bob)") != std::string::npos);
     std::filesystem::remove_all(dir);
+  }
+
+  TEST_CASE("consensus settles a tick by a strict majority of the voters, and only of them") {
+    TickConsensus c;
+    const std::vector<std::uint32_t> three{1, 2, 3};
+    c.vote(1, 5, 0xaa);
+    c.vote(2, 5, 0xbb);
+    c.vote(3, 5, 0xaa);
+    c.vote(3, 5, 0xbb);  // a second hash of the same tick does not count
+    c.vote(9, 5, 0xbb);  // not a voter: recorded, never counted
+    CHECK(c.voted(3, 5));
+    CHECK_FALSE(c.voted(3, 6));
+    CHECK(c.votes(5).size() == 4);
+    const auto v = c.settle(5, three);
+    CHECK(v.settled);
+    CHECK(v.hash == 0xaa);
+    CHECK(v.voters == 3);
+    CHECK(v.majority == 2);
+    std::uint64_t h = 0;
+    CHECK(c.settled_hash(5, &h));
+    CHECK(h == 0xaa);
+    CHECK(c.decided_through() == 5);
+    CHECK_FALSE(c.split(5));
+  }
+
+  TEST_CASE("consensus: a 1v1 or an even split settles nothing; a tick nobody reported is no split") {
+    TickConsensus c;
+    const std::vector<std::uint32_t> two{1, 2}, four{1, 2, 3, 4};
+    c.vote(1, 1, 7);
+    c.vote(2, 1, 8);
+    const auto duel = c.settle(1, two);
+    CHECK_FALSE(duel.settled);
+    CHECK(duel.hash == 0);
+    CHECK(c.split(1));
+    CHECK_FALSE(c.settled_hash(1, nullptr));
+    for (std::uint32_t p = 1; p <= 4; ++p) c.vote(p, 2, p <= 2 ? 7 : 8);
+    CHECK_FALSE(c.settle(2, four).settled);
+    const auto empty = c.settle(3, four);
+    CHECK_FALSE(empty.settled);
+    CHECK(empty.voters == 0);
+    CHECK_FALSE(c.split(3));
+    CHECK(c.split_count() == 2);
+    CHECK(c.unvoted_count() == 1);
+    // Three of four agree: settled; one voter alone is its own majority.
+    for (std::uint32_t p = 1; p <= 4; ++p) c.vote(p, 4, p == 4 ? 8 : 7);
+    CHECK(c.settle(4, four).hash == 7);
+    c.vote(1, 5, 9);
+    CHECK(c.settle(5, two).settled);
+    CHECK(c.settled_count() == 2);
+  }
+
+  TEST_CASE("consensus: a resynced peer's hashes of undecided ticks are taken back, decided ones stay") {
+    TickConsensus c;
+    c.vote(1, 1, 5);
+    c.vote(2, 1, 5);
+    c.settle(1, std::vector<std::uint32_t>{1, 2});
+    c.vote(2, 2, 6);
+    c.vote(2, 3, 6);
+    c.forget(2);
+    CHECK(c.voted(2, 1));
+    CHECK_FALSE(c.voted(2, 2));
+    CHECK_FALSE(c.voted(2, 3));
+    // A tick far behind the ring is no longer held.
+    c.vote(3, 1 + TickConsensus::kHistory, 4);
+    CHECK(c.votes(1).empty());
+    c.vote(3, 1, 4);  // older than the ring's tick in that place: ignored
+    CHECK(c.votes(1).empty());
+  }
+
+  TEST_CASE("the referee without a reference voter: the majority's group first, no 'server'; a split names nobody") {
+    DesyncReferee ref;
+    ref.set_reference_voter("");
+    ref.set_label(1, "player 0 (ann)");
+    ref.set_label(2, "player 1 (bob)");
+    ref.set_label(3, "player 2 (cat)");
+    ref.vote(1, 7, 5, 5);
+    ref.vote(2, 7, 6, 5);
+    ref.vote(3, 7, 5, 5);
+    DesyncReport r = report_of(7, 5);
+    ref.decide(r);
+    REQUIRE(r.votes.size() == 2);
+    CHECK(r.votes[0].first == 5);
+    CHECK(r.votes[0].second == std::vector<std::string>{"player 0 (ann)", "player 2 (cat)"});
+    CHECK(r.odd_one_out == "player 1 (bob)");
+    // A 1v1 split: no reference hash (0), two groups, nobody the odd one out.
+    ref.vote(1, 8, 5, 0);
+    ref.vote(2, 8, 6, 0);
+    DesyncReport s = report_of(8, 0);
+    ref.decide(s);
+    CHECK(s.votes.size() == 2);
+    CHECK(s.odd_one_out.empty());
+  }
+
+  TEST_CASE("a game description: a module's, read back; one from name, version and build id; bad ones refused by field") {
+    GameDescription d;
+    d.name = "tiny";
+    d.version = 3;
+    d.game = RelayGame{0x1234, 0x5678, 2};
+    d.settings = {1, 2, 3};
+    GameDescription back;
+    std::string error;
+    REQUIRE(parse_description(json_text(description_json(d)), &back, &error));
+    CHECK(back.game.join_fingerprint == 0x1234);
+    CHECK(back.game.world_fingerprint == 0x5678);
+    CHECK(back.game.input_size == 2);
+    CHECK(back.settings == d.settings);
+    // Without fingerprints: made as lockstep_session.h's games make theirs.
+    const std::string by_identity =
+        R"({"format": "lockstep-game/1", "name": "tanks", "version": 2, "build_id": "00000000000000ff", "input_size": 4, "settings": "0a0b"})";
+    REQUIRE(parse_description(by_identity, &back, &error));
+    const std::uint64_t code = module_code_fingerprint("tanks", 2, 0xff, 4);
+    CHECK(back.game.join_fingerprint == world_fingerprint(code, {}));
+    const std::vector<std::uint8_t> settings{0x0a, 0x0b};
+    CHECK(back.game.world_fingerprint == world_fingerprint(code, settings));
+    for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
+             {"[]", "object"},
+             {R"({"format": "other"})", "format"},
+             {R"({"format": "lockstep-game/1", "input_size": 65})", "input_size"},
+             {R"({"format": "lockstep-game/1", "input_size": 2, "settings": "zz"})", "settings"},
+             {R"({"format": "lockstep-game/1", "input_size": 2, "join_fingerprint": "0000000000000001"})", "neither"},
+             {R"({"format": "lockstep-game/1", "input_size": 2, "join_fingerprint": "0000000000000000", "world_fingerprint": "0000000000000001"})", "join_fingerprint"},
+             {R"({"format": "lockstep-game/1", "input_size": 2, "name": "x", "version": 1})", "build_id"}}) {
+      CAPTURE(text);
+      CHECK_FALSE(parse_description(text, &back, &error));
+      CHECK(error.find(field) != std::string::npos);
+    }
+    // A built-in module's description carries the fingerprints its sessions present.
+    Module m;
+    m.name = "tiny";
+    m.create = [](const WorldParams& w) { return lockstep::testing::make_tiny_sim(w); };
+    const GameDescription tiny_d = describe_module(m, players(2));
+    CHECK(tiny_d.game.join_fingerprint == join_fingerprint(tiny()));
+    CHECK(tiny_d.game.world_fingerprint == lockstep::testing::make_tiny_sim(players(2))->fingerprint());
   }
 }

@@ -17,6 +17,7 @@
 #include "lockstep/bot.hpp"
 #include "lockstep/client_session.hpp"
 #include "lockstep/clock.hpp"
+#include "lockstep/game_description.hpp"
 #include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/protocol.hpp"
@@ -869,5 +870,64 @@ TEST_SUITE("session/modules") {
       if (t > resynced || t < 250) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "diverging client at tick " << t);
     for (const auto& [t, h] : s.traces[3]->hashes) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "late joiner at tick " << t);
     CHECK(s.traces[3]->hashes.rbegin()->first >= 700);
+  }
+
+  // The same session on a server without the rules: the tick settled by the players' majority, the
+  // resync and the late joiner served from a player's saved state.
+  TEST_CASE("relay mode: a skirmish through 20 % loss settles every tick by majority; a resync and a late join come from a peer") {
+    const ReportDir dir("relay");
+    ServerConfig cfg = desync_server(3, 900, OnDesync::Resync, dir);
+    cfg.allow_late_join = true;
+    const Module& m = *find_module("skirmish");
+    WorldParams world{{}, cfg.players};
+    std::string error;
+    REQUIRE(m.parse_world("units=150,seed=11", &world, &error));
+    cfg.world = world;
+    cfg.relay = describe_module(m, world).game;
+    Session s(cfg, m);
+    REQUIRE(s.server->simulation() == nullptr);
+    FaultConfig faults;
+    faults.loss_pct = 20;
+    faults.delay_ns = 15'000'000;
+    faults.jitter_ns = 5'000'000;
+    faults.seed = 9;
+    lockstep::testing::LossyLink link(faults, s.server->port());
+    s.parts.push_back(link.part());
+    s.add_client(client_named("steady"), 1, link.port());
+    ClientConfig diverging = client_named("diverging");
+    diverging.inject_desync_at = 250;
+    s.add_client(diverging, 2, link.port());
+    ClientConfig early = client_named("early");
+    early.last_tick = 300;
+    s.add_client(early, 3);
+    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() >= 450; }, 60 * kSeconds));
+    s.add_client(client_named("late"), 4, link.port());
+    REQUIRE(s.run(90 * kSeconds));
+    const ServerStats& st = s.server->stats();
+    CHECK(s.server->exit_code() == 3);
+    CHECK(s.server->executed_tick() == 900);
+    CHECK(st.desyncs >= 1);
+    CHECK(s.clients[1]->stats().resyncs >= 1);
+    CHECK(st.joins_running == 1);
+    CHECK(st.verified == 1);
+    CHECK(st.states_forwarded >= 2);  // the resync and the late join, each from a peer
+    CHECK(st.states_forged == 0);
+    CHECK(st.ticks_settled + st.ticks_split + st.ticks_unvoted == 900);
+    // Two voters of three while the diverged one waits for its state, one of two after the early
+    // one left: every tick has a majority.
+    CHECK(st.ticks_split == 0);
+    std::uint32_t served = 0;
+    for (const auto& c : s.clients) served += c->stats().states_served;
+    CHECK(served >= 2);
+    REQUIRE(s.server->reports().size() >= 1);
+    CHECK(s.server->reports()[0].odd_one_out.find("diverging") != std::string::npos);
+    CHECK(s.server->settled().first == 900);
+    // Every settled hash is the honest players'.
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    const Tick resynced = resync_tick(*s.clients[1]);
+    for (const auto& [t, h] : s.traces[1]->hashes)
+      if (t > resynced || t < 250) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "diverging client at tick " << t);
+    for (const auto& [t, h] : s.traces[3]->hashes) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "late joiner at tick " << t);
+    CHECK(s.traces[3]->hashes.rbegin()->first == 900);
   }
 }

@@ -86,6 +86,8 @@ void ServerSession::Impl::serve_state(Peer& p, bool join, std::int64_t now) {
   f.join = join;
   f.started_at = now;
   if (!join) p.audit.resyncing = true;
+  // A joiner holds no frame yet: until its state arrives, frames go to it whole (it drops them).
+  if (join) p.stream.base_from = executed() + 1;
   fetches.push_back(std::move(f));
   if (!ask_for_state(fetches.back(), now))
     LOCKSTEP_LOG_INFO("relay: no peer holds a settled state for %s yet; asking again shortly", label(p).c_str());

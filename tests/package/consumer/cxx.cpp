@@ -60,7 +60,7 @@ int main() {
   }
   std::size_t events = host->take_events().size();
   const bool ok = sim->tick() == 100 && host->exit_code() == 0 && client->exit_code() == 0 && client->current() &&
-                  client->current()->hash() == host->simulation().hash() && events >= 2;
+                  client->current()->hash() == host->simulation()->hash() && events >= 2;
   std::printf("%.*s tick %u hash %016llx; a hosted session of %u ticks %s (%zu host events)\n",
               static_cast<int>(m.name.size()), m.name.data(), sim->tick(), static_cast<unsigned long long>(sim->hash()),
               host->session().executed_tick(), ok ? "ends hash-equal" : "does NOT end hash-equal", events);
