@@ -15,6 +15,11 @@ json_check "$WORK/dots/build/synctest/dots-synctest.json" 'd["ok"] and d["sim"] 
   "the guide's module did not pass every check"
 json_check "$WORK/dots/build/dots-8p.json" 'd["ok"] and d["players"] == [8]' "the guide's 8-player synctest"
 [ "$(wc -l <"$WORK/dots/build/server.hashes")" = 1000 ] || fail "the guide's session did not reach tick 1000"
+[ "$(wc -l <"$WORK/dots/build/relay.hashes")" = 600 ] || fail "the guide's relay session did not settle 600 ticks"
+for n in ann bob cat; do
+  cmp "$WORK/dots/build/relay.hashes" "$WORK/dots/build/$n.relay.hashes" || fail "the guide's relay session: $n's hashes differ"
+done
+json_check "$WORK/dots/build/relay.json" 'd["relay"]["ticks_settled"] == 600' "the guide's relay server did not settle every tick"
 grep -q '^OK 1000 ticks verified (dots seed=7,coins=6, 2 players)' "$WORK/steps.log" || fail "the guide's replay did not verify"
 grep -q '^OK 1000 ticks verified (dots seed=42,coins=6, 4 players)' "$WORK/steps.log" || fail "the guide's golden replay did not verify"
-echo "PASS: docs/GUIDE.md builds, passes lockstep-synctest, hosts a hash-equal session and verifies its replays"
+echo "PASS: docs/GUIDE.md builds, passes lockstep-synctest, hosts a hash-equal session (and one on a relay server) and verifies its replays"
