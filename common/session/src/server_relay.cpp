@@ -35,18 +35,23 @@ void ServerSession::Impl::take_vote(Peer& p, Tick t, std::uint64_t theirs, std::
 // or after two of the longest round trips past its deadline (at least 300 ms): a far or silent
 // voter delays the verdict, never the session. Hash silence drops a voter that stays silent.
 void ServerSession::Impl::settle_ticks(std::int64_t now, bool force) {
-  std::vector<std::uint32_t> voters;
+  if (consensus.decided_through() >= executed()) return;
+  std::vector<std::uint32_t>& voters = voters_scratch;
+  voters.clear();
   for (const auto& [id, p] : peers)
     if (votes(p)) voters.push_back(id);
-  const std::int64_t wait =
-      std::max<std::int64_t>(kSettleWaitNs, 2 * longest_rtt([](const Peer& q) { return q.role != Role::Pending && !q.closing; }));
+  std::int64_t wait = -1;  // worked out only when a vote is missing
   while (consensus.decided_through() < executed()) {
     const Tick t = consensus.decided_through() + 1;
     const bool in = std::all_of(voters.begin(), voters.end(), [&](std::uint32_t id) {
       return consensus.voted(id, t) || peers.at(id).audit.hashes.check(t, executed()) == HashLedger::Verdict::Already;
     });
-    const bool overdue = now >= deadline_of(t) + wait || executed() - t >= TickConsensus::kHistory / 2;
-    if (!in && !overdue && !force) break;
+    if (!in && !force) {
+      if (wait < 0)
+        wait = std::max<std::int64_t>(kSettleWaitNs,
+                                      2 * longest_rtt([](const Peer& q) { return q.role != Role::Pending && !q.closing; }));
+      if (now < deadline_of(t) + wait && executed() - t < TickConsensus::kHistory / 2) break;
+    }
     decide_tick(t, voters, now);
     // A verdict may drop or resync voters: count them again.
     std::erase_if(voters, [&](std::uint32_t id) { return !votes(peers.at(id)); });
@@ -59,9 +64,8 @@ void ServerSession::Impl::decide_tick(Tick t, const std::vector<std::uint32_t>& 
   else if (v.voters > 0) ++stats.ticks_split;
   else ++stats.ticks_unvoted;
   record_tick(t, v.hash, v.settled);
-  const auto cast = consensus.votes(t);
-  const std::vector<std::pair<std::uint32_t, std::uint64_t>> ballots(cast.begin(), cast.end());
-  for (const auto& [id, theirs] : ballots) {
+  // (Comparing a hash never changes the votes: the span stays valid.)
+  for (const auto& [id, theirs] : consensus.votes(t)) {
     const auto it = peers.find(id);
     if (it == peers.end() || it->second.closing) continue;
     Peer& p = it->second;

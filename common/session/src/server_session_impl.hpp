@@ -150,6 +150,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   TickConsensus consensus;          // relay mode: every voter's hash of each tick, and the settled one
   std::vector<StateFetch> fetches;  // relay mode: states on their way from a peer
   std::uint32_t next_request = 1;
+  std::vector<std::uint32_t> voters_scratch;  // settle_ticks(), reused
   DesyncReferee referee;                         // votes, majority and reports of desyncs
   Phase phase = Phase::Lobby;
   std::map<std::uint32_t, Peer> peers;  // by id; ordered, so broadcasts go out in a fixed order

@@ -10,11 +10,19 @@ void TickConsensus::vote(std::uint32_t peer, Tick t, std::uint64_t hash) {
   TickRecord& r = ticks_[t % kHistory];
   if (r.tick != t) {
     if (r.tick > t) return;  // older than the ring
-    r = TickRecord{};
-    r.tick = t;
+    reset(r, t);
   }
   if (std::any_of(r.votes.begin(), r.votes.end(), [&](const auto& v) { return v.first == peer; })) return;
   r.votes.emplace_back(peer, hash);
+}
+
+// Reuses the record's vote list: no allocation per tick once the ring is warm.
+void TickConsensus::reset(TickRecord& r, Tick t) {
+  r.tick = t;
+  r.votes.clear();
+  r.decided = r.settled = false;
+  r.voters = 0;
+  r.hash = 0;
 }
 
 void TickConsensus::forget(std::uint32_t peer) {
@@ -35,12 +43,10 @@ std::span<const std::pair<std::uint32_t, std::uint64_t>> TickConsensus::votes(Ti
 
 TickConsensus::Verdict TickConsensus::settle(Tick t, std::span<const std::uint32_t> voters) {
   TickRecord& r = ticks_[t % kHistory];
-  if (r.tick != t) {
-    r = TickRecord{};
-    r.tick = t;
-  }
+  if (r.tick != t) reset(r, t);
   // The groups of equal hashes among the voters, in the order their first member voted.
-  std::vector<std::pair<std::uint64_t, std::size_t>> groups;
+  std::vector<std::pair<std::uint64_t, std::size_t>>& groups = groups_;
+  groups.clear();
   Verdict v;
   for (const auto& [peer, hash] : r.votes) {
     if (std::find(voters.begin(), voters.end(), peer) == voters.end()) continue;

@@ -57,7 +57,9 @@ class TickConsensus {
     std::size_t voters = 0;
     std::uint64_t hash = 0;
   };
+  static void reset(TickRecord& r, Tick t);
   std::vector<TickRecord> ticks_ = std::vector<TickRecord>(kHistory);
+  std::vector<std::pair<std::uint64_t, std::size_t>> groups_;  // settle()'s, reused
   Tick decided_ = 0;  // tick 0 is the world every peer builds from the settings: never voted on
   std::uint64_t settled_count_ = 0, split_count_ = 0, unvoted_count_ = 0;
 };
