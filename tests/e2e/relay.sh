@@ -5,8 +5,9 @@
 #    session API, owning their state, and a stock client (the module), each through its own
 #    lockstep-netsim relay at 80 ms +- 10 ms one way with 3 % loss; a fourth stock client joins
 #    straight (lowest round trip, so asked first for a state) and answers every state request
-#    with a changed byte. The C game flips a bit at tick 300: the majority names it, the forged
-#    state is caught and another peer's forwarded, and the C game plays on resynced. Then the C
+#    with a changed byte. The C game flips a bit at tick 300: the majority names it, it localizes
+#    the difference by its own callbacks against the majority's state (to the entity and field),
+#    the forged state is caught and another peer's forwarded, and the C game plays on resynced. Then the C
 #    game is killed and rejoins from a peer's state. Every settled hash equals every honest
 #    player's, to the last tick.
 # 2. A 1v1 through netsim with one side perturbed: no strict majority, both reported, nobody
@@ -101,6 +102,10 @@ RP=$(ls "$WORK"/desync-300-*.json 2>/dev/null | head -1)
 [ -n "$RP" ] || fail "no desync report of tick 300: $(ls "$WORK")"
 json_check "$RP" 'd["name"] == "cgame" and "cgame" in d["odd_one_out"] and len(d["votes"]) == 2' \
   "the report does not name the C game as the odd one out by majority"
+# Localized without the rules on the server: by the C game's own callbacks against the majority's
+# state, to the entity and field, with the first differing byte.
+json_check "$RP" 'd["where"] == "entity" and d["field"] == "vel" and "first differ at byte" in d["note"]' \
+  "the report does not name the C game's entity and field"
 
 # The 1v1: both sides reported, nobody resynced, and the session played to its end.
 expect_exit $L 3 "duel: left (told it is one side of a split)"

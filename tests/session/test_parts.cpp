@@ -390,6 +390,31 @@ TEST_SUITE("session/parts") {
     CHECK_FALSE(loc.active());
   }
 
+  TEST_CASE("localize_locally: a relay's desynced peer names the entity and field against the majority's state") {
+    const WorldParams world = arena_world(7, 40, 2);
+    auto majority = make_arena(world);
+    InputFrame f;
+    f.present = 3;
+    for (Tick t = 1; t <= 30; ++t) {
+      f.tick = t;
+      majority->step(f);
+    }
+    auto own = majority->clone();
+    own->perturb(2 * 42 + 5);  // entity 5's vx
+    DesyncReport base;
+    base.tick = majority->tick();
+    const DesyncReport r = localize_locally(base, *majority, *own);
+    CHECK(r.where == "entity");
+    CHECK(r.entity == 5);
+    REQUIRE(r.server_fields.size() == 1);
+    CHECK(r.server_fields[0].name == "vx");
+    CHECK(r.server_fields[0].bits == majority->entity_fields(5)[2].bits);  // the reference's value as the server's
+    CHECK((r.client_fields[0].bits ^ r.server_fields[0].bits) == 1u);
+    // Equal states: nothing differs anywhere.
+    const DesyncReport same = localize_locally(base, *majority, *majority);
+    CHECK(same.server_fields.empty());
+  }
+
   TEST_CASE("desync localizer: a state no longer held, an unasked answer and a peer without the tick") {
     auto sim = make_arena(arena_world(1, 10, 1));
     DesyncLocalizer loc;

@@ -921,6 +921,11 @@ TEST_SUITE("session/modules") {
     CHECK(served >= 2);
     REQUIRE(s.server->reports().size() >= 1);
     CHECK(s.server->reports()[0].odd_one_out.find("diverging") != std::string::npos);
+    // Localized by the diverged client's own rules against the majority's state: a field named,
+    // with both values.
+    CHECK(s.server->reports()[0].where != "unknown");
+    CHECK_FALSE(s.server->reports()[0].server_fields.empty());
+    CHECK(s.server->reports()[0].note.find("localized by the peer's own rules") != std::string::npos);
     CHECK(s.server->settled().first == 900);
     // Every settled hash is the honest players'.
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);

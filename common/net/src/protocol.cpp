@@ -89,6 +89,14 @@ bool field_ranges_ok(const wire::Message& m) {
              n <= b->total_size() - b->offset();
     }
     case Body::StateRequest: return m.body_as_StateRequest()->request() != 0;
+    case Body::DesyncLocated: {
+      const auto* b = m.body_as_DesyncLocated();
+      if (!at_most(b->where(), 32) || !at_most(b->fields(), kMaxProbeValues)) return false;
+      if (b->fields())
+        for (const auto* f : *b->fields())
+          if (!at_most(f->name(), 64) || f->kind() > 3) return false;
+      return true;
+    }
     case Body::NONE: return false;
   }
   return false;
@@ -235,7 +243,7 @@ Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool
 }
 
 std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state,
-                            bool join, std::uint32_t request) {
+                            bool join, std::uint32_t request, bool compare) {
   std::vector<Bytes> out;
   std::size_t offset = 0;
   do {
@@ -244,11 +252,27 @@ std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, 
     const auto dv = fbb.CreateVector(state.data() + offset, n);
     out.push_back(finish(fbb, wire::Body::Snapshot,
                          wire::CreateSnapshot(fbb, tick, epoch, hash, static_cast<std::uint32_t>(state.size()),
-                                              static_cast<std::uint32_t>(offset), dv, join, request)
+                                              static_cast<std::uint32_t>(offset), dv, join, request, compare)
                              .Union()));
     offset += n;
   } while (offset < state.size());
   return out;
+}
+
+Bytes desync_located(const DesyncReport& r, bool available, std::int64_t first_byte) {
+  FlatBufferBuilder fbb(256);
+  std::vector<flatbuffers::Offset<wire::LocatedField>> fields;
+  for (std::size_t i = 0; i < r.server_fields.size() && i < r.client_fields.size() && i < kMaxProbeValues; ++i) {
+    const auto name = fbb.CreateString(r.server_fields[i].name.substr(0, 64));
+    fields.push_back(wire::CreateLocatedField(fbb, name, static_cast<std::uint8_t>(r.server_fields[i].kind),
+                                              r.server_fields[i].bits, r.client_fields[i].bits));
+  }
+  const auto fv = fbb.CreateVector(fields);
+  const auto where = fbb.CreateString(r.where.substr(0, 32));
+  return finish(fbb, wire::Body::DesyncLocated,
+                wire::CreateDesyncLocated(fbb, r.tick, available, where, r.entity, fv, first_byte,
+                                          static_cast<std::uint32_t>(std::min<std::uint64_t>(r.state_bytes, UINT32_MAX)))
+                    .Union());
 }
 
 Bytes state_request(Tick tick, std::uint32_t request) {

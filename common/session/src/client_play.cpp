@@ -101,6 +101,35 @@ void ClientSession::Impl::on_state_request(const wire::StateRequest& m) {
   transport->flush();
 }
 
+// A server without the simulation cannot localize our divergence: it sends the majority's state
+// of the tick, checked against the settled hash, and we name the entity and field by our own
+// rules, as its probe would, and the first byte where the two states differ.
+void ClientSession::Impl::compare_with(const Simulation& reference) {
+  const Tick t = reference.tick();
+  DesyncReport r;
+  r.tick = t;
+  r.slot = slot;
+  std::int64_t first_byte = -1;
+  const bool held = history->load(t, *scratch);
+  if (held) {
+    r = localize_locally(std::move(r), reference, *scratch);
+    std::vector<std::uint8_t> ref_bytes;
+    reference.serialize(ref_bytes);
+    state_scratch.clear();
+    scratch->serialize(state_scratch);
+    const std::size_t n = std::min(ref_bytes.size(), state_scratch.size());
+    for (std::size_t i = 0; i < n && first_byte < 0; ++i)
+      if (ref_bytes[i] != state_scratch[i]) first_byte = static_cast<std::int64_t>(i);
+    if (first_byte < 0 && ref_bytes.size() != state_scratch.size()) first_byte = static_cast<std::int64_t>(n);
+    r.state_bytes = state_scratch.size();
+    LOCKSTEP_LOG_ERROR("desync at tick %u, by this client's rules against the majority's state: %s%s%s", t, r.where.c_str(),
+                       r.entity >= 0 ? (" " + std::to_string(r.entity)).c_str() : "",
+                       r.server_fields.empty() ? "" : (" field " + r.server_fields[0].name).c_str());
+  }
+  send(Channel::Control, protocol::desync_located(r, held, first_byte));
+  transport->flush();
+}
+
 // Snapshots arrive in order on the reliable channel, in chunks; a chunk out of place drops the
 // partial state (the server sends a fresh snapshot when it needs to).
 void ClientSession::Impl::on_snapshot(const wire::Snapshot& m, std::int64_t now) {
@@ -114,6 +143,7 @@ void ClientSession::Impl::on_snapshot(const wire::Snapshot& m, std::int64_t now)
     snap_total = m.total_size();
     snap_epoch = m.epoch();
     snap_join = m.join();
+    snap_compare = m.compare();
     snap_started = now;
   } else if (m.offset() != snap.size() || m.tick() != snap_tick || m.total_size() != snap_total) {
     snap.clear();
@@ -127,6 +157,10 @@ void ClientSession::Impl::on_snapshot(const wire::Snapshot& m, std::int64_t now)
     snap.clear();
     return drop(ClientDrop::SnapshotInvalid,
                 "the snapshot of tick " + std::to_string(snap_tick) + " does not load or does not match its hash");
+  }
+  if (snap_compare) {
+    snap.clear();
+    return compare_with(*loaded);
   }
   stats.snapshot_bytes = snap.size();
   snap.clear();

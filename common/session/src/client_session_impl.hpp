@@ -109,6 +109,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   std::uint64_t snap_hash = 0;
   std::uint32_t snap_total = 0, snap_epoch = 0;
   bool snap_join = false;
+  bool snap_compare = false;  // relay mode: the majority's state to compare with ours, not to load
   std::int64_t snap_started = 0;
   // A resync snapshot that outran the frames up to its tick (they travel unreliably, it reliably):
   // loaded once they are in. Its epoch is the one it came with.
@@ -153,6 +154,8 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   };
   void on_probe(const wire::DesyncProbe& m);
   void on_state_request(const wire::StateRequest& m);
+  /// Relay mode: the majority's state of a tick we diverged at, compared with ours by our rules.
+  void compare_with(const Simulation& reference);
   void on_snapshot(const wire::Snapshot& m, std::int64_t now);
   void join_from(std::unique_ptr<Simulation> loaded, std::int64_t now);
   void resync_from(std::unique_ptr<Simulation> loaded, std::uint32_t with_epoch, std::int64_t now);

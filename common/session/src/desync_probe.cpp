@@ -90,6 +90,20 @@ DesyncLocalizer::Outcome DesyncLocalizer::answer(const ProbeAnswer& a, std::size
   return Outcome::Unasked;
 }
 
+DesyncReport localize_locally(DesyncReport report, const Simulation& reference, const Simulation& own) {
+  DesyncLocalizer loc;
+  const Tick t = report.tick;
+  auto outcome = loc.start(std::move(report), &reference, 0);
+  // Each question narrows the difference down: blocks, entities, fields; a handful in all.
+  for (int asked = 0; outcome == DesyncLocalizer::Outcome::Ask && asked < 16; ++asked) {
+    ProbeAnswer a;
+    if (!answer_probe(loc.question(), &own, &a)) break;
+    outcome = loc.answer(a, 0, &reference);
+  }
+  if (outcome != DesyncLocalizer::Outcome::Done) loc.give_up("the states could not be compared at tick " + std::to_string(t));
+  return loc.report();
+}
+
 void DesyncLocalizer::give_up(const std::string& note) {
   if (active_) done(note);
 }

@@ -282,7 +282,7 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
     p.stream.frame_ack = executed();
     p.audit.hashes.reset_to(executed());
     send_start(p, now);
-    if (relay()) serve_state(p, /*join=*/true, now);
+    if (relay()) serve_state(p, StateFetch::Purpose::Join, now);
     else send_snapshot(p, /*join=*/true);
   }
   LOCKSTEP_LOG_INFO("spectator %s joined from %s", name.c_str(), peer_address(p.enet).c_str());
@@ -349,7 +349,7 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
                          world_fingerprint, cfg.send_every));
   send_start(p, now);
   // Relay mode: a peer's saved state follows once it hashes to the settled value.
-  if (relay()) serve_state(p, /*join=*/true, now);
+  if (relay()) serve_state(p, StateFetch::Purpose::Join, now);
   else send_snapshot(p, /*join=*/true);
   emit(SessionEvent::Kind::PlayerJoined, executed(), p.slot, name, "", rejoin ? 1 : 0);
   note_peak();

@@ -121,10 +121,17 @@ void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::
   r.client_hash = theirs;
   r.replay_file = cfg.record_path;
   if (relay()) {
-    // No state to probe: the votes name the odd one out. The report waits for the tick's votes.
-    r.note = p.audit.split ? "relay mode: no strict majority of the voters settled this tick; every side is reported"
-                           : "relay mode: the server holds no state to compare; the voters' majority names the odd one out";
-    referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false)});
+    // No state of its own: on a split tick the votes are all there is; otherwise the peer
+    // compares its state with the majority's (server_relay.cpp), and the report waits for that.
+    if (p.audit.split) {
+      r.note = "relay mode: no strict majority of the voters settled this tick; every side is reported";
+      referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false)});
+      return;
+    }
+    p.audit.locating = true;
+    p.audit.located = std::move(r);
+    p.audit.locate_sent_at = 0;
+    serve_state(p, StateFetch::Purpose::Compare, now, t);
     return;
   }
   // The state of the desync's tick stays until the probe is done, however long its round trips.
@@ -232,7 +239,7 @@ std::string ServerSession::Impl::label(const Peer& p) {
 // Sends the authoritative current state; the client loads it and plays on from there.
 void ServerSession::Impl::resync(Peer& p, std::int64_t now, bool again) {
   if (relay()) {  // the state comes from a peer; the epoch moves when it is delivered
-    if (!p.audit.resyncing) serve_state(p, /*join=*/false, now);
+    if (!p.audit.resyncing) serve_state(p, StateFetch::Purpose::Resync, now);
     return;
   }
   if (!again) ++p.audit.epoch;

@@ -81,17 +81,20 @@ void ServerSession::Impl::decide_tick(Tick t, const std::vector<std::uint32_t>& 
 
 // A state for p to join from or resync to: the newest settled tick's, from a peer that reported
 // the settled hash of it. It travels to p only after its bytes hash to that value.
-void ServerSession::Impl::serve_state(Peer& p, bool join, std::int64_t now) {
-  std::erase_if(fetches, [&](const StateFetch& f) { return f.target == p.id; });
+void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std::int64_t now, Tick want) {
+  using P = StateFetch::Purpose;
+  // A peer waits for one state to load and one to compare with at a time.
+  std::erase_if(fetches, [&](const StateFetch& f) { return f.target == p.id && (f.purpose == P::Compare) == (purpose == P::Compare); });
   StateFetch f;
   f.request = next_request++;
   if (next_request == 0) next_request = 1;
   f.target = p.id;
-  f.join = join;
+  f.purpose = purpose;
+  f.want = want;
   f.started_at = now;
-  if (!join) p.audit.resyncing = true;
+  if (purpose == P::Resync) p.audit.resyncing = true;
   // A joiner holds no frame yet: until its state arrives, frames go to it whole (it drops them).
-  if (join) p.stream.base_from = executed() + 1;
+  if (purpose == P::Join) p.stream.base_from = executed() + 1;
   fetches.push_back(std::move(f));
   if (!ask_for_state(fetches.back(), now))
     LOCKSTEP_LOG_INFO("relay: no peer holds a settled state for %s yet; asking again shortly", label(p).c_str());
@@ -101,8 +104,10 @@ bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
   f.source = 0;
   f.bytes.clear();
   f.total = 0;
+  const Tick newest = f.want != 0 ? f.want : consensus.decided_through();
+  const Tick searched = f.want != 0 ? 1 : kSourceSearchTicks;  // a comparison needs its own tick
   for (int round = 0; round < 2; ++round) {
-    for (Tick t = consensus.decided_through(); t > 0 && consensus.decided_through() - t < kSourceSearchTicks; --t) {
+    for (Tick t = newest; t > 0 && newest - t < searched; --t) {
       std::uint64_t settled = 0;
       if (!consensus.settled_hash(t, &settled)) continue;
       Peer* best = nullptr;
@@ -124,8 +129,9 @@ bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
       ++stats.states_requested;
       send(*best, Channel::Control, protocol::state_request(t, f.request));
       transport->flush();
+      static constexpr const char* kFor[] = {"a join", "a resync", "a desynced peer to compare with"};
       LOCKSTEP_LOG_INFO("relay: asked %s for its state of tick %u (settled hash %s) for %s", label(*best).c_str(), t,
-                        hash_hex(settled).c_str(), f.join ? "a join" : "a resync");
+                        hash_hex(settled).c_str(), kFor[static_cast<int>(f.purpose)]);
       return true;
     }
     f.asked.clear();  // every source was asked once: those that did not send a wrong state may be asked again
@@ -177,7 +183,23 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
   const auto it = peers.find(f.target);
   if (it == peers.end() || it->second.closing) return;
   Peer& p = it->second;
-  if (f.join) {
+  const std::string source = peers.count(f.source) ? label(peers.at(f.source)) : "a peer";
+  if (f.purpose == StateFetch::Purpose::Compare) {
+    // Not to load: the peer compares it with its own state of that tick and answers DesyncLocated.
+    if (!p.audit.locating) return;
+    for (const auto& chunk : protocol::snapshot(f.tick, p.audit.epoch, f.hash, f.bytes, false, 0, /*compare=*/true))
+      send(p, Channel::Control, chunk);
+    transport->flush();
+    p.audit.locate_sent_at = now;
+    p.audit.locate_source = source;
+    p.audit.located.probe_bytes += f.bytes.size();
+    ++stats.states_forwarded;
+    LOCKSTEP_LOG_INFO("relay: sent %s the majority's state of tick %u from %s to compare with its own", label(p).c_str(),
+                      f.tick, source.c_str());
+    return;
+  }
+  const bool join = f.purpose == StateFetch::Purpose::Join;
+  if (join) {
     // The joiner starts from tick f.tick: the frames after it follow, and its first hash after
     // it is held to the settled one.
     p.audit.verify_tick = f.tick;
@@ -195,15 +217,14 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
     p.audit.resyncing = false;
   }
   p.stream.base_from = f.tick + 1;
-  for (const auto& chunk : protocol::snapshot(f.tick, p.audit.epoch, f.hash, f.bytes, f.join)) send(p, Channel::Control, chunk);
-  if (f.join && f.tick < executed())
+  for (const auto& chunk : protocol::snapshot(f.tick, p.audit.epoch, f.hash, f.bytes, join)) send(p, Channel::Control, chunk);
+  if (join && f.tick < executed())
     send_range(p, f.tick + 1, std::min<Tick>(executed(), f.tick + static_cast<Tick>(protocol::kMaxWindow)));
   transport->flush();
   stats.last_snapshot_bytes = static_cast<std::int64_t>(f.bytes.size());
   ++stats.states_forwarded;
   LOCKSTEP_LOG_INFO("relay: sent %s the state of tick %u from %s (%zu bytes, hash %s checked, %lld ms after it was asked for)",
-                    label(p).c_str(), f.tick, peers.count(f.source) ? label(peers.at(f.source)).c_str() : "a peer",
-                    f.bytes.size(), hash_hex(f.hash).c_str(), static_cast<long long>((now - f.started_at) / 1'000'000));
+                    label(p).c_str(), f.tick, source.c_str(), f.bytes.size(), hash_hex(f.hash).c_str(), static_cast<long long>((now - f.started_at) / 1'000'000));
 }
 
 // Sources that went away or take too long are passed over; a peer no source can serve within
@@ -226,6 +247,14 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
         f.source = 0;
       }
     }
+    if (f.source == 0 && f.purpose == StateFetch::Purpose::Compare &&
+        (now - f.started_at > cfg.probe_timeout_ns || !target->second.audit.locating)) {
+      // The tick's state is gone from every majority peer, or the report is no longer waiting.
+      Peer& p = target->second;
+      fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
+      if (p.audit.locating) locate_failed(p, "no majority peer sent its state of the tick in time", now);
+      continue;
+    }
     if (f.source == 0) {
       if (now - f.started_at > cfg.join_timeout_ns) {
         Peer& p = target->second;
@@ -239,6 +268,50 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
     }
     ++i;
   }
+  // A peer that has the majority's state and does not answer with its localization in time.
+  for (auto& [id, p] : peers)
+    if (p.audit.locating && p.audit.locate_sent_at != 0 && !p.closing &&
+        now - p.audit.locate_sent_at > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p)))
+      locate_failed(p, "the peer did not compare its state with the majority's in time", now);
+}
+
+// The desynced peer's own localization, by its rules, against the majority's state the server
+// forwarded: the report takes its entity, fields and both values (the majority's as the
+// reference's), and the first byte where the two states differ. Its word is all there is, and
+// the report says so; the votes stand on their own.
+void ServerSession::Impl::on_located(Peer& p, const wire::DesyncLocated& m, std::int64_t now) {
+  if (!relay() || !p.audit.locating || p.audit.locate_sent_at == 0 || m.tick() != p.audit.located.tick)
+    return drop(p, DropReason::UnexpectedMessage, " (an unasked desync localization)");
+  DesyncReport r = std::move(p.audit.located);
+  p.audit.locating = false;
+  r.probe_bytes += static_cast<std::uint64_t>(m.fields() ? m.fields()->size() * 24 : 0) + 64;
+  if (!m.available()) {
+    r.note = "relay mode: the peer no longer held its state of the tick to compare with the majority's";
+  } else {
+    r.where = m.where() ? m.where()->str() : "unknown";
+    r.entity = m.entity() >= -1 ? m.entity() : -1;
+    r.state_bytes = m.state_bytes();
+    if (m.fields())
+      for (const auto* f : *m.fields()) {
+        const auto kind = static_cast<FieldValue::Kind>(f->kind());
+        const std::string name = f->name() ? f->name()->str() : "";
+        r.server_fields.push_back({name, kind, f->reference()});
+        r.client_fields.push_back({name, kind, f->own()});
+      }
+    r.note = "relay mode: localized by the peer's own rules against the majority's state of the tick (from " +
+             p.audit.locate_source + ", checked against the settled hash)" +
+             (m.first_byte() >= 0 ? "; the serialized states first differ at byte " + std::to_string(m.first_byte()) : "");
+  }
+  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, false});
+}
+
+void ServerSession::Impl::locate_failed(Peer& p, const std::string& note, std::int64_t now) {
+  if (!p.audit.locating) return;
+  p.audit.locating = false;
+  DesyncReport r = std::move(p.audit.located);
+  r.note = "relay mode: not localized: " + note + "; the voters' majority names the odd one out";
+  std::erase_if(fetches, [&](const StateFetch& f) { return f.target == p.id && f.purpose == StateFetch::Purpose::Compare; });
+  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, false});
 }
 
 }  // namespace lockstep

@@ -196,6 +196,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
     case wire::Body::StatusRequest: return on_status(p, *m->body_as_StatusRequest(), data.size());
     case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size(), now);
     case wire::Body::Snapshot: return on_state_answer(p, *m->body_as_Snapshot(), now);
+    case wire::Body::DesyncLocated: return on_located(p, *m->body_as_DesyncLocated(), now);
     case wire::Body::Leave:
       if (p.role == Role::Player) {
         Slot& s = slots[static_cast<std::size_t>(p.slot)];
@@ -311,11 +312,13 @@ void ServerSession::Impl::begin(std::int64_t now) {
 void ServerSession::Impl::end_session(wire::EndReason reason, const std::string& detail, std::int64_t now) {
   if (phase == Phase::Closing || phase == Phase::Finished) return;
   if (relay()) settle_ticks(now, /*force=*/true);  // every executed tick decided, with the votes that came
-  for (auto& [id, p] : peers)
+  for (auto& [id, p] : peers) {
     if (p.audit.probe.active()) {  // reports still open are written, nothing more
       p.audit.probe.give_up("the session ended before the desync was localized");
       queue_report(p, now);
     }
+    if (p.audit.locating) locate_failed(p, "the session ended before the peer localized its desync", now);
+  }
   settle_reports(now, /*force=*/true, /*act=*/false);
   LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
   broadcast(Channel::Control, protocol::session_end(reason, executed(), detail));
@@ -350,7 +353,7 @@ bool ServerSession::Impl::all_hashes_in() const {
   for (const auto& [id, p] : peers)
     // Players owe their final hashes; a spectator is waited for only if it reports any.
     if (p.role != Role::Pending && !p.closing && (p.role == Role::Player || p.audit.hashes.ack() > 0) &&
-        (p.audit.hashes.ack() < cfg.last_tick || p.audit.probe.active()))
+        (p.audit.hashes.ack() < cfg.last_tick || p.audit.probe.active() || p.audit.locating))
       return false;
   return true;
 }
@@ -359,7 +362,7 @@ bool ServerSession::Impl::all_hashes_in() const {
 // deliver. Then every message can wait for the next tick's deadline.
 bool ServerSession::Impl::quiet() const {
   for (const auto& [id, p] : peers)
-    if (p.role == Role::Pending || p.audit.probe.active() || p.audit.verifying || p.closing) return false;
+    if (p.role == Role::Pending || p.audit.probe.active() || p.audit.locating || p.audit.verifying || p.closing) return false;
   return fetches.empty() && !transport->reliable_in_flight();
 }
 

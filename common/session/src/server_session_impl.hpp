@@ -88,6 +88,11 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     bool split = false;          // relay mode: its desync's tick had no strict majority (nobody is resynced)
     bool resyncing = false;      // relay mode: a peer's state is being fetched for it; no voter meanwhile
     bool wrong_state = false;    // relay mode: sent a state that did not hash to the settled value; never asked again
+    // Relay mode: a desync report waiting for the peer's own localization against the majority's state.
+    bool locating = false;
+    DesyncReport located;
+    std::int64_t locate_sent_at = 0;  // when the majority's state went to it (0: not yet)
+    std::string locate_source;        // who the majority's state came from
   };
 
   /// A connection: pending until it joins, then a player or a spectator. Its records belong to
@@ -130,8 +135,10 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// peer joining or resyncing (server_relay.cpp).
   struct StateFetch {
     std::uint32_t request = 0;    // the StateRequest's id
+    enum class Purpose { Join, Resync, Compare };
     std::uint32_t target = 0;     // the peer it is for
-    bool join = false;            // a join or rejoin (else a resync)
+    Purpose purpose = Purpose::Join;  // a join or rejoin, a resync, or a desynced peer's comparison
+    Tick want = 0;                // the tick wanted (Compare), or 0: the newest settled
     Tick tick = 0;                // the state asked for, and its settled hash
     std::uint64_t hash = 0;
     std::uint32_t source = 0;     // the peer asked (0: none yet)
@@ -308,8 +315,12 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// Decides every executed tick whose votes are in (or waited long enough; all with `force`).
   void settle_ticks(std::int64_t now, bool force);
   void decide_tick(Tick t, const std::vector<std::uint32_t>& voters, std::int64_t now);
-  /// Asks a peer for the newest settled state, for p to join from (or resync to).
-  void serve_state(Peer& p, bool join, std::int64_t now);
+  /// Asks a peer for the newest settled state, for p to join from or resync to; for Compare, the
+  /// settled state of tick `want`, for p to localize its divergence against.
+  void serve_state(Peer& p, StateFetch::Purpose purpose, std::int64_t now, Tick want = 0);
+  void on_located(Peer& p, const wire::DesyncLocated& m, std::int64_t now);
+  /// A localization that cannot be had (or the session ends): the report goes as it is.
+  void locate_failed(Peer& p, const std::string& note, std::int64_t now);
   bool ask_for_state(StateFetch& f, std::int64_t now);
   void on_state_answer(Peer& p, const wire::Snapshot& m, std::int64_t now);
   void deliver_state(StateFetch& f, std::int64_t now);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lockstep/connect_token.hpp"
+#include "lockstep/desync.hpp"
 #include "lockstep/input.hpp"
 #include "lockstep/net_types.hpp"
 #include "lockstep/simulation.hpp"
@@ -68,8 +69,12 @@ Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool
                     std::span<const std::uint64_t> hashes, std::span<const std::uint64_t> values);
 /// The whole state as Snapshot messages of at most kSnapshotChunkBytes each, in order.
 /// `request` non-zero: a peer's answer to the server's StateRequest (an empty `state`: not held).
+/// `compare`: relay mode's majority state, sent to a desynced peer to compare with its own.
 std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state,
-                            bool join, std::uint32_t request = 0);
+                            bool join, std::uint32_t request = 0, bool compare = false);
+/// A desynced peer's own localization (relay mode): `r`'s tick, where, entity, and its
+/// server_fields (the reference's values) beside client_fields (its own).
+Bytes desync_located(const DesyncReport& r, bool available, std::int64_t first_byte);
 /// Server -> player, a server without the simulation: your saved state of `tick`, please.
 Bytes state_request(Tick tick, std::uint32_t request);
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash);

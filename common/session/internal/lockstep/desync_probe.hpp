@@ -33,6 +33,11 @@ struct ProbeAnswer {
 /// False when the question is out of range for the state; it goes unanswered.
 bool answer_probe(const ProbeQuestion& q, const Simulation* state, ProbeAnswer* out);
 
+/// Localizes a desync between two states of one tick held in one place, question by question as
+/// the server's probe would: `reference` takes the server's part (report.server_fields), `own`
+/// the peer's (report.client_fields). Relay mode's desynced peer runs it on the majority's state.
+DesyncReport localize_locally(DesyncReport report, const Simulation& reference, const Simulation& own);
+
 /// The server's side: one desync being localized.
 class DesyncLocalizer {
  public:
