@@ -54,25 +54,16 @@ F=$!; PIDS+=($F)
 "$BIN/lockstep-c-player" 127.0.0.1 $((PORT + 2)) cgame 2 "$WORK/c1.log" --perturb-at 300 --secret-file "$WORK/secret" \
     2>"$WORK/c1.err" &
 C1=$!; PIDS+=($C1)
-asan=$(ldd "$LIBDIR/liblockstep_net.so" 2>/dev/null | grep -o '/[^ ]*libasan[^ ]*' | head -1)
-PY_ENV=()
-[ -n "$asan" ] && PY_ENV=(env LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
-"${PY_ENV[@]}" python3 "$(dirname "$0")/../embed/py_player.py" "$LIBDIR" 127.0.0.1 $((PORT + 3)) pygame 3 "$WORK/py.log" "$BID" \
-    2>"$WORK/py.err" &
-P=$!; PIDS+=($P)
+start_py_game $((PORT + 3))
+P=$PY_PID
 "$BIN/lockstep-client" --sim-lib "$LIB" --connect "127.0.0.1:$((PORT + 11))" --name left --bot 5 --hash-log "$WORK/duel/left.log" \
     >/dev/null 2>"$WORK/duel/left.err" &
 L=$!; PIDS+=($L)
 "$BIN/lockstep-client" --sim-lib "$LIB" --connect "127.0.0.1:$((PORT + 10))" --name right --bot 6 --inject-desync-at 200 \
     --hash-log "$WORK/duel/right.log" >/dev/null 2>"$WORK/duel/right.err" &
 R=$!; PIDS+=($R)
-# The C game goes down at about tick 700 and comes back with its rejoin secret.
-for i in $(seq 600); do [ "$(wc -l <"$WORK/c1.log" 2>/dev/null || echo 0)" -ge 700 ] && break; sleep 0.05; done
-kill -9 $C1; wait $C1 2>/dev/null
-[ -s "$WORK/secret" ] || fail "the C game did not keep its rejoin secret"
-sleep 0.5
-"$BIN/lockstep-c-player" 127.0.0.1 $((PORT + 2)) cgame 2 "$WORK/c2.log" --rejoin-file "$WORK/secret" 2>"$WORK/c2.err" &
-C2=$!; PIDS+=($C2)
+rejoin_c_game $C1 $((PORT + 2))
+C2=$C2_PID
 expect_exit $C2 0 "the rejoined C game"
 expect_exit $P 0 "the Python game"
 expect_exit $B 0 bot

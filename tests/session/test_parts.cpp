@@ -55,6 +55,18 @@ AdmissionRules rules(bool lobby = true) {
   return r;
 }
 
+// An arena world after `ticks` ticks of neutral inputs from both players.
+std::unique_ptr<Simulation> stepped_arena(const WorldParams& world, Tick ticks) {
+  auto sim = make_arena(world);
+  InputFrame f;
+  f.present = 3;
+  for (Tick t = 1; t <= ticks; ++t) {
+    f.tick = t;
+    sim->step(f);
+  }
+  return sim;
+}
+
 }  // namespace
 
 TEST_SUITE("session/parts") {
@@ -354,13 +366,7 @@ TEST_SUITE("session/parts") {
 
   TEST_CASE("desync localizer: two simulations and no network, a one-ULP change named by entity and field") {
     const WorldParams world = arena_world(7, 40, 2);
-    auto ours = make_arena(world);
-    InputFrame f;
-    f.present = 3;
-    for (Tick t = 1; t <= 30; ++t) {
-      f.tick = t;
-      ours->step(f);
-    }
+    auto ours = stepped_arena(world, 30);
     auto theirs = ours->clone();
     theirs->perturb(2 * 42 + 17);  // 42 entities (40 bodies, 2 players): entity 17's vx
     DesyncReport base;
@@ -392,13 +398,7 @@ TEST_SUITE("session/parts") {
 
   TEST_CASE("localize_locally: a relay's desynced peer names the entity and field against the majority's state") {
     const WorldParams world = arena_world(7, 40, 2);
-    auto majority = make_arena(world);
-    InputFrame f;
-    f.present = 3;
-    for (Tick t = 1; t <= 30; ++t) {
-      f.tick = t;
-      majority->step(f);
-    }
+    auto majority = stepped_arena(world, 30);
     auto own = majority->clone();
     own->perturb(2 * 42 + 5);  // entity 5's vx
     DesyncReport base;

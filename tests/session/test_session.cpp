@@ -823,37 +823,58 @@ TEST_SUITE("session/hostile") {
   }
 }
 
+namespace {
+
+// A skirmish of three (input size 0, everything by commands) through 20 % loss: a steady player
+// and one that diverges at tick 250 behind the lossy link, one that leaves at 300 straight to the
+// server, and a late joiner at tick 450 (behind the link when `late_lossy`), played to tick 900 by
+// a server that resyncs; in relay mode with `relay`.
+struct Troubled {
+  std::unique_ptr<Session> session;
+  std::unique_ptr<lockstep::testing::LossyLink> link;
+};
+Troubled skirmish_in_trouble(const ReportDir& dir, bool relay, std::uint64_t seed, bool late_lossy) {
+  ServerConfig cfg = desync_server(3, 900, OnDesync::Resync, dir);
+  cfg.allow_late_join = true;
+  const Module& m = *find_module("skirmish");
+  WorldParams world{{}, cfg.players};
+  std::string error;
+  REQUIRE(m.parse_world("units=150,seed=11", &world, &error));
+  cfg.world = world;
+  if (relay) cfg.relay = describe_module(m, world).game;
+  Troubled t;
+  t.session = std::make_unique<Session>(cfg, m);
+  Session& s = *t.session;
+  FaultConfig faults;
+  faults.loss_pct = 20;
+  faults.delay_ns = 15'000'000;
+  faults.jitter_ns = 5'000'000;
+  faults.seed = seed;
+  t.link = std::make_unique<lockstep::testing::LossyLink>(faults, s.server->port());
+  s.parts.push_back(t.link->part());
+  s.add_client(client_named("steady"), 1, t.link->port());
+  ClientConfig diverging = client_named("diverging");
+  diverging.inject_desync_at = 250;
+  s.add_client(diverging, 2, t.link->port());
+  ClientConfig early = client_named("early");
+  early.last_tick = 300;
+  s.add_client(early, 3);
+  // The late joiner comes once the early one has left (parts are added between drives, never
+  // while one runs over them).
+  REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() >= 450; }, 60 * kSeconds));
+  s.add_client(client_named("late"), 4, late_lossy ? t.link->port() : 0);
+  REQUIRE(s.run(90 * kSeconds));
+  return t;
+}
+
+}  // namespace
+
 TEST_SUITE("session/modules") {
-  // The skirmish (input size 0, everything by commands) through what the arena goes through.
   TEST_CASE("a skirmish through 20 % loss, a resync after a one-bit divergence, and a late joiner agree on every hash") {
     const ReportDir dir("skirmish");
-    ServerConfig cfg = desync_server(3, 900, OnDesync::Resync, dir);
-    cfg.allow_late_join = true;
-    const Module& m = *find_module("skirmish");
-    WorldParams world{{}, cfg.players};
-    std::string error;
-    REQUIRE(m.parse_world("units=150,seed=11", &world, &error));
-    cfg.world = world;
-    Session s(cfg, m);
-    FaultConfig faults;
-    faults.loss_pct = 20;
-    faults.delay_ns = 15'000'000;
-    faults.jitter_ns = 5'000'000;
-    faults.seed = 7;
-    lockstep::testing::LossyLink link(faults, s.server->port());
-    s.parts.push_back(link.part());
-    s.add_client(client_named("steady"), 1, link.port());
-    ClientConfig diverging = client_named("diverging");
-    diverging.inject_desync_at = 250;
-    s.add_client(diverging, 2, link.port());
-    ClientConfig early = client_named("early");
-    early.last_tick = 300;
-    s.add_client(early, 3);
-    // The late joiner comes once the early one has left (parts are added between drives, never
-    // while one runs over them).
-    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() >= 450; }, 60 * kSeconds));
-    s.add_client(client_named("late"), 4);  // straight to the server: its snapshot is not what is tested here
-    REQUIRE(s.run(90 * kSeconds));
+    // The late joiner straight to the server: its snapshot is not what is tested here.
+    const Troubled t = skirmish_in_trouble(dir, /*relay=*/false, 7, /*late_lossy=*/false);
+    Session& s = *t.session;
     CHECK(s.server->exit_code() == 3);  // a desync happened, though repaired (DESIGN.md: exit 3)
     CHECK(s.server->executed_tick() == 900);
     CHECK(s.server->stats().commands > 10);          // the bots' orders were executed
@@ -876,33 +897,9 @@ TEST_SUITE("session/modules") {
   // resync and the late joiner served from a player's saved state.
   TEST_CASE("relay mode: a skirmish through 20 % loss settles every tick by majority; a resync and a late join come from a peer") {
     const ReportDir dir("relay");
-    ServerConfig cfg = desync_server(3, 900, OnDesync::Resync, dir);
-    cfg.allow_late_join = true;
-    const Module& m = *find_module("skirmish");
-    WorldParams world{{}, cfg.players};
-    std::string error;
-    REQUIRE(m.parse_world("units=150,seed=11", &world, &error));
-    cfg.world = world;
-    cfg.relay = describe_module(m, world).game;
-    Session s(cfg, m);
+    const Troubled t = skirmish_in_trouble(dir, /*relay=*/true, 9, /*late_lossy=*/true);
+    Session& s = *t.session;
     REQUIRE(s.server->simulation() == nullptr);
-    FaultConfig faults;
-    faults.loss_pct = 20;
-    faults.delay_ns = 15'000'000;
-    faults.jitter_ns = 5'000'000;
-    faults.seed = 9;
-    lockstep::testing::LossyLink link(faults, s.server->port());
-    s.parts.push_back(link.part());
-    s.add_client(client_named("steady"), 1, link.port());
-    ClientConfig diverging = client_named("diverging");
-    diverging.inject_desync_at = 250;
-    s.add_client(diverging, 2, link.port());
-    ClientConfig early = client_named("early");
-    early.last_tick = 300;
-    s.add_client(early, 3);
-    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() >= 450; }, 60 * kSeconds));
-    s.add_client(client_named("late"), 4, link.port());
-    REQUIRE(s.run(90 * kSeconds));
     const ServerStats& st = s.server->stats();
     CHECK(s.server->exit_code() == 3);
     CHECK(s.server->executed_tick() == 900);
