@@ -873,8 +873,8 @@ TEST_SUITE("session/modules") {
   TEST_CASE("a skirmish through 20 % loss, a resync after a one-bit divergence, and a late joiner agree on every hash") {
     const ReportDir dir("skirmish");
     // The late joiner straight to the server: its snapshot is not what is tested here.
-    const Troubled t = skirmish_in_trouble(dir, /*relay=*/false, 7, /*late_lossy=*/false);
-    Session& s = *t.session;
+    const Troubled trouble = skirmish_in_trouble(dir, /*relay=*/false, 7, /*late_lossy=*/false);
+    Session& s = *trouble.session;
     CHECK(s.server->exit_code() == 3);  // a desync happened, though repaired (DESIGN.md: exit 3)
     CHECK(s.server->executed_tick() == 900);
     CHECK(s.server->stats().commands > 10);          // the bots' orders were executed
@@ -897,8 +897,8 @@ TEST_SUITE("session/modules") {
   // resync and the late joiner served from a player's saved state.
   TEST_CASE("relay mode: a skirmish through 20 % loss settles every tick by majority; a resync and a late join come from a peer") {
     const ReportDir dir("relay");
-    const Troubled t = skirmish_in_trouble(dir, /*relay=*/true, 9, /*late_lossy=*/true);
-    Session& s = *t.session;
+    const Troubled trouble = skirmish_in_trouble(dir, /*relay=*/true, 9, /*late_lossy=*/true);
+    Session& s = *trouble.session;
     REQUIRE(s.server->simulation() == nullptr);
     const ServerStats& st = s.server->stats();
     CHECK(s.server->exit_code() == 3);

@@ -89,6 +89,7 @@ bool field_ranges_ok(const wire::Message& m) {
              n <= b->total_size() - b->offset();
     }
     case Body::StateRequest: return m.body_as_StateRequest()->request() != 0;
+    case Body::GameResult: return at_most(m.body_as_GameResult()->result(), 256);
     case Body::DesyncLocated: {
       const auto* b = m.body_as_DesyncLocated();
       if (!at_most(b->where(), 32) || !at_most(b->fields(), kMaxProbeValues)) return false;
@@ -273,6 +274,12 @@ Bytes desync_located(const DesyncReport& r, bool available, std::int64_t first_b
                 wire::CreateDesyncLocated(fbb, r.tick, available, where, r.entity, fv, first_byte,
                                           static_cast<std::uint32_t>(std::min<std::uint64_t>(r.state_bytes, UINT32_MAX)))
                     .Union());
+}
+
+Bytes game_result(Tick tick, std::span<const std::uint8_t> result) {
+  FlatBufferBuilder fbb(64 + result.size());
+  const auto rv = fbb.CreateVector(result.data(), result.size());
+  return finish(fbb, wire::Body::GameResult, wire::CreateGameResult(fbb, tick, rv).Union());
 }
 
 Bytes state_request(Tick tick, std::uint32_t request) {

@@ -6,6 +6,7 @@
 #include "drop_log.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/module.hpp"
+#include "lockstep/session_result.hpp"
 #include "lockstep/state_hash.hpp"
 
 namespace lockstep {
@@ -263,7 +264,9 @@ void ClientSession::Impl::on_message(std::uint8_t channel, std::span<const std::
   switch (m->body_type()) {
     case wire::Body::Welcome:
       welcome_at = now;
-      return on_welcome(*m->body_as_Welcome());
+      on_welcome(*m->body_as_Welcome());
+      if (result_set && phase != Phase::Connecting && phase != Phase::Ended) send_result();  // set before the join
+      return;
     case wire::Body::Refuse: {
       const auto* r = m->body_as_Refuse();
       // Reasons of this server alone: the token's next server may still take the player. A rejoin
@@ -466,6 +469,13 @@ void ClientSession::on_tick(std::function<void(Tick, std::uint64_t)> fn) { impl_
 void ClientSession::leave(const std::string& reason) {
   if (impl_->phase == Phase::Connecting || impl_->phase == Phase::Joined) impl_->end(0, "left: " + reason);
   else impl_->begin_leave(impl_->last_heard, reason);
+}
+bool ClientSession::set_result(std::span<const std::uint8_t> result) {
+  if (result.size() > kMaxResultBytes || impl_->phase == Phase::Ended) return false;
+  impl_->result.assign(result.begin(), result.end());
+  impl_->result_set = true;
+  if (impl_->phase != Phase::Connecting) impl_->send_result();
+  return true;
 }
 std::int64_t ClientSession::tick_due_ns(Tick t) const { return impl_->clock.known() ? impl_->clock.due_at(t) : 0; }
 Tick ClientSession::last_sampled() const { return impl_->last_input; }

@@ -40,6 +40,8 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   std::unique_ptr<PacketSeal> seal;  // joined with a connect token: set by the server's challenge
   std::vector<std::uint8_t> seal_scratch, send_scratch;
   std::vector<std::uint8_t> state_scratch;  // a saved state asked for by the server (relay mode)
+  std::vector<std::uint8_t> result;         // the game's result (set_result), sent once joined
+  bool result_set = false;
   Phase phase = Phase::Connecting;
   int exit = 0;
   std::string message;
@@ -154,6 +156,10 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   };
   void on_probe(const wire::DesyncProbe& m);
   void on_state_request(const wire::StateRequest& m);
+  void send_result() {
+    send(Channel::Control, protocol::game_result(executed, result));
+    transport->flush();
+  }
   /// Relay mode: the majority's state of a tick we diverged at, compared with ours by our rules.
   void compare_with(const Simulation& reference);
   void on_snapshot(const wire::Snapshot& m, std::int64_t now);

@@ -158,6 +158,7 @@ void ServerSession::Impl::on_connect_request(Peer& p, const wire::ConnectRequest
 }
 
 void ServerSession::Impl::take_token_key(const SecretKey& key, const std::vector<TokenAddress>& addresses) {
+  if (!cfg.result_key) result_key = result_key_from(key);  // results are authenticated with the match's key
   cfg.token_key = key;
   if (!addresses.empty()) cfg.public_addresses = addresses;
   for (auto& [id, p] : peers)

@@ -3,6 +3,7 @@
 // (desync_probe.hpp) and acted on as --on-desync asks: reported, the session stopped, or the
 // peer resynced.
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "lockstep/log.hpp"
@@ -274,6 +275,57 @@ void ServerSession::Impl::resync_not_taken(Peer& p, std::int64_t now) {
                     "the state again",
                     p.name.c_str(), static_cast<long long>((now - p.audit.resync_at) / 1'000'000));
   resync(p, now, /*again=*/true);
+}
+
+// A player's game reports its result; the newest counts. Bounded by the protocol (256 bytes) and
+// the message rate; a spectator's is not a player's and is dropped.
+void ServerSession::Impl::on_game_result(Peer& p, const wire::GameResult& m) {
+  if (p.role != Role::Player) return drop(p, DropReason::UnexpectedMessage, " (a game result from a non-player)");
+  Slot& s = slots[static_cast<std::size_t>(p.slot)];
+  s.result.clear();
+  if (m.result()) s.result.assign(m.result()->begin(), m.result()->end());
+  if (!s.result_reported)
+    LOCKSTEP_LOG_INFO("player %d (%s) reported its game's result (%zu bytes) at tick %u", p.slot, p.name.c_str(),
+                      s.result.size(), m.tick());
+  s.result_reported = true;
+  ++stats.results_received;
+}
+
+void ServerSession::Impl::settle_result() {
+  SessionResult r;
+  r.protocol_id = cfg.protocol_id;
+  r.ticks = executed();
+  std::tie(r.settled_tick, r.final_hash) = latest_settled();
+  r.issued_at = unix_now();
+  r.relay = relay();
+  // The reported results, grouped: a group of more than half of the reporting players settles it.
+  std::vector<std::pair<std::vector<std::uint8_t>, std::size_t>> groups;
+  std::size_t reporters = 0;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    const Slot& s = slots[i];
+    if (!s.taken) continue;
+    r.seats.push_back({static_cast<std::uint32_t>(i), s.name, s.bound ? s.client_id : 0, s.result_reported, false});
+    if (!s.result_reported) continue;
+    ++reporters;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == s.result; });
+    if (it == groups.end()) groups.emplace_back(s.result, 1);
+    else ++it->second;
+  }
+  std::size_t largest = 0;
+  for (std::size_t g = 1; g < groups.size(); ++g)
+    if (groups[g].second > groups[largest].second) largest = g;  // ties: the lowest slot's group
+  if (!groups.empty()) {
+    r.result = groups[largest].first;
+    r.disputed = 2 * groups[largest].second <= reporters;
+    for (auto& seat : r.seats)
+      seat.agreed = !r.disputed && seat.reported && slots[seat.slot].result == r.result;
+  }
+  if (result_key) sign_result(r, *result_key);
+  if (reporters > 0)
+    LOCKSTEP_LOG_INFO("the session's result: %zu of %zu players reported, %s%s", reporters, r.seats.size(),
+                      r.disputed ? "disputed (no strict majority agrees)" : "settled by majority",
+                      r.mac ? "; authenticated" : "; unsigned (no token or result key)");
+  result = std::move(r);
 }
 
 }  // namespace lockstep

@@ -197,6 +197,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
     case wire::Body::DesyncDetail: return on_detail(p, *m->body_as_DesyncDetail(), data.size(), now);
     case wire::Body::Snapshot: return on_state_answer(p, *m->body_as_Snapshot(), now);
     case wire::Body::DesyncLocated: return on_located(p, *m->body_as_DesyncLocated(), now);
+    case wire::Body::GameResult: return on_game_result(p, *m->body_as_GameResult());
     case wire::Body::Leave:
       if (p.role == Role::Player) {
         Slot& s = slots[static_cast<std::size_t>(p.slot)];
@@ -320,6 +321,7 @@ void ServerSession::Impl::end_session(wire::EndReason reason, const std::string&
     if (p.audit.locating) locate_failed(p, "the session ended before the peer localized its desync", now);
   }
   settle_reports(now, /*force=*/true, /*act=*/false);
+  settle_result();
   LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
   broadcast(Channel::Control, protocol::session_end(reason, executed(), detail));
   for (auto& [id, p] : peers) {
@@ -364,6 +366,15 @@ bool ServerSession::Impl::quiet() const {
   for (const auto& [id, p] : peers)
     if (p.role == Role::Pending || p.audit.probe.active() || p.audit.locating || p.audit.verifying || p.closing) return false;
   return fetches.empty() && !transport->reliable_in_flight();
+}
+
+std::pair<Tick, std::uint64_t> ServerSession::Impl::latest_settled() const {
+  if (simulation) return {executed(), simulation->hash_at(executed())};
+  for (Tick t = consensus.decided_through(); t > 0 && consensus.decided_through() - t < TickConsensus::kHistory; --t) {
+    std::uint64_t h = 0;
+    if (consensus.settled_hash(t, &h)) return {t, h};
+  }
+  return {0, 0};
 }
 
 std::uint32_t ServerSession::Impl::joined_players() const {
@@ -425,6 +436,8 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
     impl->join_fingerprint = impl->simulation->join_fingerprint();
     impl->world_fingerprint = impl->simulation->fingerprint();
   }
+  impl->result_key = config.result_key;
+  if (!impl->result_key && config.token_key) impl->result_key = result_key_from(*config.token_key);
   impl->transport = Transport::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
   if (!impl->transport) return fail(err.kind, err.detail);
   for (std::uint32_t i = 0; i < config.players; ++i) impl->slots.push_back(impl->fresh_slot());
@@ -443,15 +456,9 @@ Tick ServerSession::executed_tick() const { return impl_->executed(); }
 const Simulation* ServerSession::simulation() const { return impl_->simulation ? &impl_->simulation->current() : nullptr; }
 std::uint64_t ServerSession::world_fingerprint() const { return impl_->world_fingerprint; }
 std::uint32_t ServerSession::input_size() const { return impl_->input_size; }
-std::pair<Tick, std::uint64_t> ServerSession::settled() const {
-  if (impl_->simulation) return {impl_->executed(), impl_->simulation->current().hash()};
-  for (Tick t = impl_->consensus.decided_through(); t > 0 && impl_->consensus.decided_through() - t < TickConsensus::kHistory; --t) {
-    std::uint64_t h = 0;
-    if (impl_->consensus.settled_hash(t, &h)) return {t, h};
-  }
-  return {0, 0};
-}
+std::pair<Tick, std::uint64_t> ServerSession::settled() const { return impl_->latest_settled(); }
 const ServerStats& ServerSession::stats() const { return impl_->stats; }
+const std::optional<SessionResult>& ServerSession::result() const { return impl_->result; }
 std::vector<protocol::SeatStatus> ServerSession::seats() const { return impl_->seat_statuses(); }
 std::optional<ServerSession::SeatToken> ServerSession::seat_token(std::uint32_t slot) const {
   if (slot >= impl_->slots.size()) return std::nullopt;

@@ -129,6 +129,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     PeerNet net;                  // ENet's figures of its connection, as last measured while it was open
     Tick hashes_checked = 0;      // its hashes compared with the server's up to here
     InputWindow inputs;
+    bool result_reported = false;  // its game reported a result (GameResult): the newest is kept
+    std::vector<std::uint8_t> result;
   };
 
   /// Relay mode: a saved state asked of a peer whose hash of its tick is the settled one, for a
@@ -158,6 +160,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   std::vector<StateFetch> fetches;  // relay mode: states on their way from a peer
   std::uint32_t next_request = 1;
   std::vector<std::uint32_t> voters_scratch;  // settle_ticks(), reused
+  std::optional<SecretKey> result_key;         // cfg.result_key, or derived from the token key
+  std::optional<SessionResult> result;         // settled at the end (server_referee.cpp)
   DesyncReferee referee;                         // votes, majority and reports of desyncs
   Phase phase = Phase::Lobby;
   std::map<std::uint32_t, Peer> peers;  // by id; ordered, so broadcasts go out in a fixed order
@@ -204,6 +208,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   [[nodiscard]] bool quiet() const;
   [[nodiscard]] Tick executed() const { return next_tick - 1; }
   [[nodiscard]] bool relay() const { return simulation == nullptr; }
+  /// The newest tick whose hash is settled, and that hash (the server's own with the simulation).
+  [[nodiscard]] std::pair<Tick, std::uint64_t> latest_settled() const;
   /// Tick t's deadline on the server's schedule (monotonic ns).
   [[nodiscard]] std::int64_t deadline_of(Tick t) const {
     return pacer.next_deadline() + (static_cast<std::int64_t>(t) - static_cast<std::int64_t>(next_tick)) * kTickNs;
@@ -306,6 +312,10 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void record_report(DesyncReport r);
   void resync(Peer& p, std::int64_t now, bool again = false);
   void resync_not_taken(Peer& p, std::int64_t now);
+  void on_game_result(Peer& p, const wire::GameResult& m);
+  /// The players' results settled by strict majority, with the settled final hash and the seats,
+  /// authenticated with the result key: the session's result (at its end).
+  void settle_result();
 
   // ---- server_relay.cpp: relay mode, settled by consensus, states from peers ----
   /// Whether p's hash counts in the majority.

@@ -75,6 +75,8 @@ std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, 
 /// A desynced peer's own localization (relay mode): `r`'s tick, where, entity, and its
 /// server_fields (the reference's values) beside client_fields (its own).
 Bytes desync_located(const DesyncReport& r, bool available, std::int64_t first_byte);
+/// Client -> server: the game's result at `tick` (at most kMaxResultBytes).
+Bytes game_result(Tick tick, std::span<const std::uint8_t> result);
 /// Server -> player, a server without the simulation: your saved state of `tick`, please.
 Bytes state_request(Tick tick, std::uint32_t request);
 Bytes desync_notice(Tick tick, std::int32_t slot, std::uint64_t server_hash, std::uint64_t client_hash);

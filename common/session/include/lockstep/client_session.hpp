@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,11 @@ class LOCKSTEP_API ClientSession {
   void abort(int code, const std::string& why);
   /// Leaves cleanly (the server sees a clean leave), then the session ends with exit code 0.
   void leave(const std::string& reason);
+  /// The game's result as it stands (a winner, scores: bytes the game defines, at most
+  /// kMaxResultBytes = 256), sent to the server now (or once joined); a later call replaces it. At
+  /// the end the server settles the players' results by majority and signs the session's result
+  /// (docs/PROTOCOL.md §16). False when it is too long or the session has ended.
+  bool set_result(std::span<const std::uint8_t> result);
 
   /// When tick `t`'s frame falls due on this client's copy of the server's tick clock (the
   /// server's deadline plus the least delay seen on the way here), monotonic ns; 0 before Start.

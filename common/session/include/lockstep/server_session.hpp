@@ -22,6 +22,7 @@
 #include "lockstep/session_event.hpp"
 #include "lockstep/simulation.hpp"
 #include "lockstep/connect_token.hpp"
+#include "lockstep/session_result.hpp"
 
 namespace lockstep {
 
@@ -105,6 +106,9 @@ struct LOCKSTEP_API ServerConfig {
   std::optional<RelayGame> relay;
   /// Relay mode: spectators' hashes count in the majority (a backend's trusted observer bot).
   bool spectators_vote = false;
+  /// The key the session's result is authenticated with (result_key_from() of the token key a
+  /// backend mints with); unset: derived from token_key when there is one, else unsigned.
+  std::optional<SecretKey> result_key;
   /// ENet's packet cap applies both ways; snapshots go out in 16 KiB chunks, so 64 KiB is plenty.
   TransportLimits limits{64 * 1024, 256 * 1024};
 };
@@ -150,6 +154,7 @@ struct LOCKSTEP_API ServerStats {
   std::uint64_t states_forged = 0;     ///< answers whose bytes did not: that peer is never asked again
   std::uint64_t states_not_held = 0;   ///< answers that the peer no longer held the tick
   std::uint64_t states_unanswered = 0; ///< requests that got no whole answer in time
+  std::uint64_t results_received = 0;  ///< game results the players reported (each replaces the last)
   std::int64_t first_tick_ns = 0;    ///< monotonic time tick 1 was executed
   std::int64_t last_tick_ns = 0;     ///< monotonic time the latest tick was executed
   std::int64_t steady_tick_ns = 0;   ///< monotonic time tick 200 (2 s in) was executed
@@ -198,6 +203,9 @@ class LOCKSTEP_API ServerSession {
   [[nodiscard]] std::uint64_t world_fingerprint() const;
   /// Bytes of one player's input per tick.
   [[nodiscard]] std::uint32_t input_size() const;
+  /// The session's result, settled from the players' reports by majority and authenticated, once
+  /// the session has ended (finished()); nullopt before.
+  [[nodiscard]] const std::optional<SessionResult>& result() const;
   /// The newest tick whose hash is settled, and that hash: the server's own with the
   /// simulation; in relay mode the voters' majority (0, 0 before any).
   [[nodiscard]] std::pair<Tick, std::uint64_t> settled() const;
