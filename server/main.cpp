@@ -29,6 +29,7 @@
 #include "lockstep/summary.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
+#include "result_webhook.hpp"
 
 using namespace lockstep;
 
@@ -41,7 +42,7 @@ struct Options {
   std::string on_desync = "report";
   double grace_ms = 20, silent_ms = 5000, hash_silence_ms = 5000;
   std::string hash_log_path, record_path, summary_path, status_of;
-  std::string token_key, status_key;
+  std::string token_key, status_key, result_key, result_path, result_webhook;
   std::vector<std::string> public_addresses;
   bool agones = false;
   std::string sim = std::string(default_module().name), sim_lib, world;
@@ -110,6 +111,14 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--max-pending-per-address", cfg.max_pending_per_address,
                  "connections waiting to join from one IP address")->check(CLI::Range(1u, 64u))->capture_default_str();
   app.add_option("--record", o.record_path, "record the session as a replay file (written as it runs)");
+  app.add_option("--result", o.result_path,
+                 "write the session's result here at the end: the players' reported results settled by majority, "
+                 "the final settled hash and the seats, authenticated (lockstep-token verify-result checks it)");
+  app.add_option("--result-key", o.result_key,
+                 "authenticate the result with this key (FILE or env:NAME); default: one derived from --token-key");
+  app.add_option("--result-webhook", o.result_webhook,
+                 "POST the session's result (JSON) to this http:// or https:// URL at the end, retried on failure "
+                 "(4 tries, 5 s each)");
   app.add_option("--summary", o.summary_path, "write the JSON summary to this file instead of stdout");
   app.add_option("--input-grace-ms", o.grace_ms, "wait at most this long past a tick's deadline for a late input, then fill it")
       ->check(finite())->check(CLI::Range(0.0, 1000.0))->capture_default_str();
@@ -158,7 +167,8 @@ bool load_keys(Options& o) {
     o.cfg.token_key_later = true;  // connect requests wait for the match's key
   }
   for (auto [source, key, option] : {std::tuple{&o.token_key, &o.cfg.token_key, "--token-key"},
-                                     std::tuple{&o.status_key, &o.cfg.status_key, "--status-key"}}) {
+                                     std::tuple{&o.status_key, &o.cfg.status_key, "--status-key"},
+                                     std::tuple{&o.result_key, &o.cfg.result_key, "--result-key"}}) {
     if (source->empty() || *source == "agones") continue;
     key->emplace();
     if (!load_key(*source, &**key, &error)) {
@@ -237,6 +247,10 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   cfg.input_grace_ns = static_cast<std::int64_t>(o.grace_ms * 1e6);
   cfg.silent_drop_ns = static_cast<std::int64_t>(o.silent_ms * 1e6);
   cfg.hash_silence_ns = static_cast<std::int64_t>(o.hash_silence_ms * 1e6);
+  if (!o.result_webhook.empty() && o.result_webhook.rfind("http://", 0) != 0 && o.result_webhook.rfind("https://", 0) != 0) {
+    LOCKSTEP_LOG_ERROR("--result-webhook wants an http:// or https:// URL, got '%s'", o.result_webhook.c_str());
+    return 2;
+  }
   if (!std::filesystem::is_directory(cfg.desync_dir)) {
     LOCKSTEP_LOG_ERROR("--desync-dir %s is not a directory", cfg.desync_dir.c_str());
     return 2;
@@ -283,9 +297,26 @@ int serve(Options o, const std::string& module_name, const std::string& settings
         return Wake{wake, !session->receive_can_wait()};
       },
       [&] { return session->finished(); }, PacerConfig::sleep_only());
-  if (agones) agones->shutdown();
   hash_log.close();
   if (recorder) recorder->close();
+  // The result, every way asked for; the webhook posts in the background meanwhile.
+  std::unique_ptr<ResultWebhook> webhook;
+  if (const auto& result = session->result()) {
+    const std::string text = json_text(result_json(*result));
+    if (!o.result_webhook.empty()) {
+      webhook = std::make_unique<ResultWebhook>(ResultWebhook::Config{o.result_webhook});
+      webhook->post(text);
+    }
+    if (!o.result_path.empty()) {
+      std::ofstream out(o.result_path, std::ios::binary | std::ios::trunc);
+      out << json_text(result_json(*result), 1) << "\n";
+      if (!out.flush()) LOCKSTEP_LOG_ERROR("cannot write --result %s", o.result_path.c_str());
+    }
+    if (agones && !agones->set_annotation(kAgonesResultAnnotation, text))
+      LOCKSTEP_LOG_WARN("agones: could not set the %s annotation", kAgonesResultAnnotation);
+  }
+  if (agones) agones->shutdown();
+  if (webhook) webhook->finish();
   const ServerStats& st = session->stats();
   LOCKSTEP_LOG_INFO("done at tick %u: lateness p50 %.0f us, p99 %.0f us; %llu inputs filled, %llu messages dropped",
                     session->executed_tick(), st.lateness.percentile_us(50), st.lateness.percentile_us(99),

@@ -6,13 +6,17 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "lockstep/bytes.hpp"
 #include "lockstep/connect_token.hpp"
+#include "lockstep/session_result.hpp"
+#include "lockstep/state_hash.hpp"
 #include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/version.hpp"
@@ -50,6 +54,7 @@ struct Options {
   std::string out = "-", key, slot = "any", user_data, file, format = "binary";
   std::uint64_t protocol_id = kDefaultProtocolId, client_id = 0, lifetime = 30;
   std::vector<std::string> servers;
+  bool result_key = false;  // verify-result: --key is the result key itself
 };
 
 int keygen(const Options& o) { return write_private(o.out, key_hex(random_key()) + "\n") ? 0 : 1; }
@@ -129,13 +134,49 @@ int inspect(const Options& o) {
   return 0;
 }
 
+// verify-result: 0 authentic, 3 not (a changed byte, another key, unsigned), 2 not a result.
+int verify_result_file(const Options& o) {
+  SecretKey key{};
+  std::string error;
+  if (!load_key(o.key, &key, &error)) {
+    LOCKSTEP_LOG_ERROR("--key: %s", error.c_str());
+    return 2;
+  }
+  std::stringstream text;
+  if (o.file == "-") {
+    text << std::cin.rdbuf();
+  } else {
+    std::ifstream in(o.file, std::ios::binary);
+    if (!in) {
+      LOCKSTEP_LOG_ERROR("cannot read %s", o.file.c_str());
+      return 2;
+    }
+    text << in.rdbuf();
+  }
+  SessionResult r;
+  if (!parse_result(text.str(), &r, &error)) {
+    LOCKSTEP_LOG_ERROR("%s: not a session result: %s", o.file.c_str(), error.c_str());
+    return 2;
+  }
+  const SecretKey result_key = o.result_key ? key : result_key_from(key);
+  if (!verify_result(r, result_key)) {
+    LOCKSTEP_LOG_ERROR("%s: NOT authentic: %s", o.file.c_str(),
+                       r.mac ? "its MAC does not match (a changed byte, or another key)" : "it is unsigned");
+    return 3;
+  }
+  std::printf("authentic: %u ticks, final hash %s, %s result of %zu bytes\n", r.ticks, hash_hex(r.final_hash).c_str(),
+              r.disputed ? "a disputed" : "a settled", r.result.size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   log_setup("lockstep-token");
   CLI::App app{"lockstep-token: connect tokens for a matchmaker (docs/PROTOCOL.md §4.6). A backend and its servers\n"
                "share a token key (lockstep-server --token-key); the backend mints a token per player and match.\n"
-               "Exit codes: 0 done, 1 cannot write, 2 bad usage or not a token."};
+               "Exit codes: 0 done (verify-result: the result is authentic), 1 cannot write, 2 bad usage or not a\n"
+               "token (or not a result), 3 verify-result: the result is not authentic."};
   app.set_version_flag("--version", std::string("lockstep-token ") + kVersion + " (protocol " + std::to_string(kProtocolVersion) + ")");
   app.require_subcommand(1);
   Options o;
@@ -154,6 +195,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"binary", "base64"}))->capture_default_str();
   auto* i = app.add_subcommand("inspect", "print what a token file says as JSON (never its keys)");
   i->add_option("file", o.file, "the token file (binary or base64)")->required();
+  auto* v = app.add_subcommand("verify-result",
+                                "check a session's result (lockstep-server --result, its summary's \"result\", or its "
+                                "webhook's body) against the key the match's tokens were minted with");
+  v->add_option("--key", o.key, "the token key (FILE or env:NAME), or with --result-key the server's --result-key")->required();
+  v->add_flag("--result-key", o.result_key, "--key is a result key given to the server (--result-key), not the token key");
+  v->add_option("file", o.file, "the result JSON ('-': standard input)")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -161,5 +208,6 @@ int main(int argc, char** argv) {
   }
   if (k->parsed()) return keygen(o);
   if (m->parsed()) return mint(o);
+  if (v->parsed()) return verify_result_file(o);
   return inspect(o);
 }

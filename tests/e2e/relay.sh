@@ -10,8 +10,10 @@
 #    the forged state is caught and another peer's forwarded, and the C game plays on resynced. Then the C
 #    game is killed and rejoins from a peer's state. Every settled hash equals every honest
 #    player's, to the last tick.
+#    The two games report the match's result: settled by majority, authenticated, posted to a
+#    backend's endpoint (tried again after a 500), verified, and refused once a byte is changed.
 # 2. A 1v1 through netsim with one side perturbed: no strict majority, both reported, nobody
-#    resynced.
+#    resynced; its result webhook is refused and the session is none the worse.
 source "$(dirname "$0")/lib.sh" "$1"
 E2E_TIMEOUT=110
 LIB="$BIN/libwalkers.so"
@@ -28,8 +30,14 @@ echo '{"format": "lockstep-game/1", "input_size": 99}' >"$WORK/bad.json"
 "$BIN/lockstep-server" --relay "$WORK/bad.json" --port "$PORT" >/dev/null 2>"$WORK/bad.err"
 [ $? = 2 ] && grep -q "input_size" "$WORK/bad.err" || fail "a bad description was not refused naming its field: $(cat "$WORK/bad.err")"
 
+# The session's result goes to a backend's endpoint (which fails the first try), authenticated
+# with a result key the backend holds.
+"$BIN/lockstep-token" keygen -o "$WORK/result.key" || fail "lockstep-token keygen failed"
+python3 "$(dirname "$0")/result_receiver.py" $((PORT + 15)) "$WORK" 2>"$WORK/receiver.err" &
+PIDS+=($!)
 "$BIN/lockstep-server" --relay "$WORK/game.json" --port "$PORT" --players 4 --ticks 1500 --on-desync resync \
-    --desync-dir "$WORK" --hash-log "$WORK/server.log" --summary "$WORK/server.json" 2>"$WORK/server.err" &
+    --desync-dir "$WORK" --hash-log "$WORK/server.log" --summary "$WORK/server.json" --result "$WORK/result.json" \
+    --result-key "$WORK/result.key" --result-webhook "http://127.0.0.1:$((PORT + 15))/results" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
 for i in 1 2 3; do
   "$BIN/lockstep-netsim" --listen $((PORT + i)) --forward "127.0.0.1:$PORT" --delay 80 --jitter 10 --loss 3 --seed $i \
@@ -38,8 +46,10 @@ for i in 1 2 3; do
 done
 # Session 2: the 1v1.
 mkdir -p "$WORK/duel"
+# Its webhook is refused every time: tried, logged, and the session is none the worse.
 "$BIN/lockstep-server" --relay "$WORK/game.json" --port $((PORT + 10)) --players 2 --ticks 500 --on-desync resync \
-    --desync-dir "$WORK/duel" --hash-log "$WORK/duel/server.log" --summary "$WORK/duel/server.json" 2>"$WORK/duel.err" &
+    --desync-dir "$WORK/duel" --hash-log "$WORK/duel/server.log" --summary "$WORK/duel/server.json" \
+    --result-webhook "http://127.0.0.1:$((PORT + 16))/refused" 2>"$WORK/duel.err" &
 D=$!; PIDS+=($D)
 "$BIN/lockstep-netsim" --listen $((PORT + 11)) --forward "127.0.0.1:$((PORT + 10))" --delay 80 --jitter 10 --loss 3 --seed 7 \
     2>"$WORK/netsim-duel.err" &
@@ -98,6 +108,35 @@ json_check "$RP" 'd["name"] == "cgame" and "cgame" in d["odd_one_out"] and len(d
 json_check "$RP" 'd["where"] == "entity" and d["field"] == "vel" and "first differ at byte" in d["note"]' \
   "the report does not name the C game's entity and field"
 
+# The result: the C and the Python game reported the same bytes, settled by majority; posted to the
+# endpoint (after a 500), written to --result and put in the summary; authentic by the CLI and by
+# the C function, and not once one byte is changed.
+[ -s "$WORK/posted.json" ] || fail "the result was not posted to the webhook: $(grep webhook "$WORK/server.err")"
+[ "$(cat "$WORK/posts.count")" = 2 ] || fail "the webhook was not tried again after its 500 ($(cat "$WORK/posts.count") posts)"
+json_check "$WORK/posted.json" 'd["format"] == "lockstep-result/1" and not d["disputed"] and len(d["result"]) == 16 and d["relay"] and d["ticks"] == 1500' \
+  "the posted result is not a settled one"
+json_check "$WORK/posted.json" 'sorted(s["name"] for s in d["seats"] if s["reported"] and s["agreed"]) == ["cgame", "pygame"]' \
+  "the result does not name the two games that reported it"
+[ "$(json_get "$WORK/result.json" 'd["mac"]')" = "$(json_get "$WORK/posted.json" 'd["mac"]')" ] || fail "--result differs from the posted result"
+json_check "$WORK/server.json" 'd["result"]["mac"] is not None and d["result"]["final_hash"] == d["final_hash"]' \
+  "the summary's result is unsigned or its final hash is not the settled one"
+"$BIN/lockstep-token" verify-result --result-key --key "$WORK/result.key" "$WORK/posted.json" >"$WORK/verify.out" 2>&1 ||
+  fail "lockstep-token verify-result refused the posted result: $(cat "$WORK/verify.out")"
+sed 's/"disputed":false/"disputed":true/' "$WORK/posted.json" >"$WORK/tampered.json"
+cmp -s "$WORK/posted.json" "$WORK/tampered.json" && fail "the tampering did not change the result"
+"$BIN/lockstep-token" verify-result --result-key --key "$WORK/result.key" "$WORK/tampered.json" >/dev/null 2>&1
+[ $? = 3 ] || fail "lockstep-token verify-result took a changed result"
+python3 - "$LIBDIR" "$WORK" <<'PY' || fail "lockstep_result_verify (C) did not tell the result from the changed one"
+import ctypes, pathlib, sys
+lib = ctypes.CDLL(sys.argv[1] + "/liblockstep_net.so")
+lib.lockstep_result_verify.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_int]
+work = pathlib.Path(sys.argv[2])
+key = bytes.fromhex(work.joinpath("result.key").read_text().strip())
+good, bad = work.joinpath("posted.json").read_bytes(), work.joinpath("tampered.json").read_bytes()
+assert lib.lockstep_result_verify(good, len(good), key, 1) == 0
+assert lib.lockstep_result_verify(bad, len(bad), key, 1) != 0
+PY
+
 # The 1v1: both sides reported, nobody resynced, and the session played to its end.
 expect_exit $L 3 "duel: left (told it is one side of a split)"
 expect_exit $R 3 "duel: right (told it is one side of a split)"
@@ -105,6 +144,7 @@ expect_exit $D 3 "duel: relay server"
 json_check "$WORK/duel/server.json" 'd["resyncs"] == 0 and len(d["desyncs"]) == 2 and d["relay"]["ticks_split"] > 0' \
   "duel: not both sides reported, or someone was resynced"
 [ "$(ls "$WORK"/duel/desync-*.json | wc -l)" = 2 ] || fail "duel: not two reports: $(ls "$WORK/duel")"
+grep -q "result webhook: the session's result was not delivered" "$WORK/duel.err" || fail "duel: the refused webhook was not logged"
 for f in "$WORK"/duel/desync-*.json; do
   json_check "$f" 'd["odd_one_out"] is None and len(d["votes"]) == 2' "duel: a report names an odd one out without a majority"
 done

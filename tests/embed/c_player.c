@@ -4,8 +4,9 @@
  * clock. Usage:
  *   c_player HOST PORT NAME SEED HASH_LOG [--perturb-at T] [--secret-file F] [--rejoin-file F]
  * --perturb-at flips one bit of the game's own state after tick T (the server must catch it and
- * resync); --secret-file keeps the rejoin secret; --rejoin-file comes back with one. Exits with
- * the session's exit code. */
+ * resync); --secret-file keeps the rejoin secret; --rejoin-file comes back with one. At tick 1000
+ * it reports the match's result (a hash of its state, as the Python game does). Exits with the
+ * session's exit code. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,11 @@ typedef struct game {
   lockstep_sim* state;   /* the game's own state */
   lockstep_sim* scratch; /* for reading saved states */
   uint32_t perturb_at;
+  uint8_t result[8]; /* the match's result: FNV-1a 64 of the state at tick 1000, little-endian */
+  int result_ready;
 } game;
+
+enum { RESULT_TICK = 1000 };
 
 static int reset(void* user, const uint8_t* settings, size_t n, uint32_t players) {
   game* g = user;
@@ -35,6 +40,14 @@ static int step(void* user, const lockstep_frame* frame) {
   game* g = user;
   g->t->step(g->state, frame);
   if (frame->tick == g->perturb_at) g->t->perturb(g->state, 1);
+  if (frame->tick == RESULT_TICK) {
+    uint8_t bytes[4096];
+    const size_t n = g->t->serialize(g->state, bytes, sizeof bytes);
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n && i < sizeof bytes; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+    for (int i = 0; i < 8; ++i) g->result[i] = (uint8_t)(h >> (8 * i));
+    g->result_ready = 1;
+  }
   return 0;
 }
 static size_t save(void* user, uint8_t* out, size_t cap) {
@@ -77,7 +90,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: c_player HOST PORT NAME SEED HASH_LOG [--perturb-at T] [--secret-file F] [--rejoin-file F]\n");
     return 2;
   }
-  game g = {walkers_table(), NULL, NULL, 0};
+  game g = {walkers_table(), NULL, NULL, 0, {0}, 0};
   const char *secret_file = NULL, *rejoin_file = NULL;
   char secret[256] = "";
   for (int i = 6; i + 1 < argc; i += 2) {
@@ -124,6 +137,10 @@ int main(int argc, char** argv) {
         FILE* f = fopen(secret_file, "w");
         if (f) fprintf(f, "%s\n", e.detail), fclose(f);
       }
+    }
+    if (g.result_ready == 1) { /* the game reports its result once it knows it */
+      lockstep_client_set_result(client, g.result, sizeof g.result);
+      g.result_ready = 2;
     }
     lockstep_client_stats st;
     lockstep_client_stats_get(client, &st);

@@ -150,6 +150,7 @@ def main():
     lib.lockstep_client_update.argtypes = [C.c_void_p, C.c_int64]
     lib.lockstep_client_update.restype = C.c_int64
     lib.lockstep_client_set_input.argtypes = [C.c_void_p, U8P, C.c_size_t]
+    lib.lockstep_client_set_result.argtypes = [C.c_void_p, U8P, C.c_size_t]
     lib.lockstep_client_poll_event.argtypes = [C.c_void_p, C.POINTER(Event)]
     lib.lockstep_client_alpha.argtypes = [C.c_void_p, C.c_int64]
     lib.lockstep_client_alpha.restype = C.c_double
@@ -165,10 +166,17 @@ def main():
         world[0] = Walkers(bytes(settings[:n]) if n else b"", players)
         return 0
 
+    result = []  # the match's result, once known: FNV-1a 64 of the state at tick 1000, as the C game's
+
     def step(_, frame):
         world[0].step(frame)
         if world[0].tick == perturb_at:
             world[0].vel[0] ^= 1
+        if world[0].tick == 1000:
+            h = 14695981039346656037
+            for b in world[0].save():
+                h = ((h ^ b) * 1099511628211) & M64
+            result[:] = [struct.pack("<Q", h)]
         return 0
 
     def save(_, out, cap):
@@ -227,6 +235,9 @@ def main():
         while lib.lockstep_client_poll_event(client, C.byref(ev)):
             print(f"py_player: event {ev.kind} tick {ev.tick} slot {ev.slot} {ev.name.decode()} {ev.detail.decode()}",
                   file=sys.stderr)
+        if result and result[0] is not None:
+            lib.lockstep_client_set_result(client, (C.c_uint8 * 8).from_buffer_copy(result[0]), 8)
+            result[0] = None
         lib.lockstep_client_stats_get(client, C.byref(st))
         h = mix((seed * 31 + st.tick // 50) & M64)
         inp[0] = ((h % 61) - 30) & 0xFF

@@ -9,6 +9,7 @@
 
 #include "desync_referee.hpp"
 #include "lockstep/game_description.hpp"
+#include "lockstep/session_result.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/tick_consensus.hpp"
 #include "server_simulation.hpp"
@@ -332,5 +333,42 @@ TEST_SUITE("session/server_parts") {
     const GameDescription tiny_d = describe_module(m, players(2));
     CHECK(tiny_d.game.join_fingerprint == join_fingerprint(tiny()));
     CHECK(tiny_d.game.world_fingerprint == lockstep::testing::make_tiny_sim(players(2))->fingerprint());
+  }
+
+  TEST_CASE("a session's result: authentic under its key, not once any field changes, read back from its JSON") {
+    SessionResult r;
+    r.protocol_id = 42;
+    r.ticks = 1500;
+    r.settled_tick = 1500;
+    r.final_hash = 0x1234;
+    r.issued_at = 1'700'000'000;
+    r.seats = {{0, "ann", 11, true, true}, {1, "bob", 12, true, true}, {2, "cat", 0, false, false}};
+    r.result = {1, 2, 3};
+    const SecretKey token_key{5};
+    const SecretKey key = result_key_from(token_key);
+    CHECK(key != token_key);
+    CHECK_FALSE(verify_result(r, key));  // unsigned
+    sign_result(r, key);
+    CHECK(verify_result(r, key));
+    CHECK_FALSE(verify_result(r, token_key));
+    SessionResult back;
+    std::string error;
+    REQUIRE(parse_result(json_text(result_json(r)), &back, &error));
+    CHECK(verify_result(back, key));
+    // Each field is covered.
+    std::vector<SessionResult> changed(8, r);
+    changed[0].protocol_id ^= 1;
+    changed[1].ticks ^= 1;
+    changed[2].final_hash ^= 1;
+    changed[3].disputed = true;
+    changed[4].seats[1].client_id ^= 1;
+    changed[5].seats[2].reported = true;
+    changed[6].result.back() ^= 1;
+    changed[7].seats[0].name = "amy";
+    for (const auto& c : changed) CHECK_FALSE(verify_result(c, key));
+    for (const std::string bad : {"{}", R"({"format": "lockstep-result/1"})", "[1]"}) {
+      CAPTURE(bad);
+      CHECK_FALSE(parse_result(bad, &back, &error));
+    }
   }
 }

@@ -841,7 +841,10 @@ Troubled skirmish_in_trouble(const ReportDir& dir, bool relay, std::uint64_t see
   std::string error;
   REQUIRE(m.parse_world("units=150,seed=11", &world, &error));
   cfg.world = world;
-  if (relay) cfg.relay = describe_module(m, world).game;
+  if (relay) {
+    cfg.relay = describe_module(m, world).game;
+    cfg.result_key = SecretKey{7};
+  }
   Troubled t;
   t.session = std::make_unique<Session>(cfg, m);
   Session& s = *t.session;
@@ -859,6 +862,12 @@ Troubled skirmish_in_trouble(const ReportDir& dir, bool relay, std::uint64_t see
   ClientConfig early = client_named("early");
   early.last_tick = 300;
   s.add_client(early, 3);
+  if (relay) {  // the two games disagree on the match's result: it is disputed
+    const std::vector<std::uint8_t> a{'A'}, b{'B'};
+    CHECK(s.clients[0]->set_result(a));
+    CHECK(s.clients[1]->set_result(b));
+    CHECK_FALSE(s.clients[1]->set_result(std::vector<std::uint8_t>(kMaxResultBytes + 1)));
+  }
   // The late joiner comes once the early one has left (parts are added between drives, never
   // while one runs over them).
   REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() >= 450; }, 60 * kSeconds));
@@ -924,6 +933,26 @@ TEST_SUITE("session/modules") {
     CHECK_FALSE(s.server->reports()[0].server_fields.empty());
     CHECK(s.server->reports()[0].note.find("localized by the peer's own rules") != std::string::npos);
     CHECK(s.server->settled().first == 900);
+    // The match's result: two reports that differ, so disputed; authenticated with the result key.
+    REQUIRE(s.server->result().has_value());
+    const SessionResult& res = *s.server->result();
+    CHECK(res.disputed);
+    CHECK(res.relay);
+    CHECK(res.ticks == 900);
+    CHECK(res.final_hash == s.server->settled().second);
+    // A tie: the group of the lowest slot that reported, and nobody agreed on a settled result.
+    std::uint32_t lowest = 99;
+    std::size_t reported = 0;
+    for (const auto& seat : res.seats) {
+      if (seat.reported) lowest = std::min(lowest, seat.slot), ++reported;
+      CHECK_FALSE(seat.agreed);
+    }
+    CHECK(reported == 2);
+    const std::string lowest_name = s.server->player_names().at(lowest);
+    CHECK(res.result == std::vector<std::uint8_t>{static_cast<std::uint8_t>(lowest_name == "steady" ? 'A' : 'B')});
+    CHECK(st.results_received >= 2);
+    CHECK(verify_result(res, SecretKey{7}));
+    CHECK_FALSE(verify_result(res, SecretKey{8}));
     // Every settled hash is the honest players'.
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);
     const Tick resynced = resync_tick(*s.clients[1]);

@@ -378,6 +378,11 @@ void Client::leave(const std::string& reason) {
   session_->leave(reason);
 }
 
+bool Client::set_result(std::span<const std::uint8_t> result) {
+  std::lock_guard lock(mutex_);
+  return session_->set_result(result);
+}
+
 void Client::start_service() {
   std::lock_guard lock(mutex_);
   if (service_.joinable()) return;

@@ -298,6 +298,11 @@ lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8
   return client->client->add_command({bytes, n}) ? LOCKSTEP_OK : LOCKSTEP_ERROR_ARGUMENT;
 }
 
+lockstep_result lockstep_client_set_result(lockstep_client* client, const uint8_t* bytes, size_t n) {
+  if (!client || (!bytes && n > 0)) return LOCKSTEP_ERROR_ARGUMENT;
+  return client->client->set_result({bytes, n}) ? LOCKSTEP_OK : LOCKSTEP_ERROR_ARGUMENT;
+}
+
 int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out) {
   if (!client || !out || client->events.empty()) return 0;
   const SessionEvent e = std::move(client->events.front());

@@ -7,6 +7,7 @@
 
 #include "handles.hpp"
 #include "lockstep/connect_token.hpp"
+#include "lockstep/session_result.hpp"
 
 using namespace lockstep;
 using lockstep::c_api::fail;
@@ -65,3 +66,15 @@ lockstep_result lockstep_token_mint(const lockstep_token_request* request, const
   *out_len = bytes.size();
   return LOCKSTEP_OK;
 }
+
+lockstep_result lockstep_result_verify(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+                                       int is_result_key) {
+  if (!json || !key) return LOCKSTEP_ERROR_ARGUMENT;
+  lockstep::SessionResult r;
+  std::string error;
+  if (!lockstep::parse_result(std::string_view(json, len), &r, &error)) return LOCKSTEP_ERROR_ARGUMENT;
+  lockstep::SecretKey k{};
+  std::copy(key, key + k.size(), k.begin());
+  return lockstep::verify_result(r, is_result_key ? k : lockstep::result_key_from(k)) ? LOCKSTEP_OK : LOCKSTEP_ERROR_STATE;
+}
+

@@ -21,7 +21,11 @@ std::uint16_t AgonesSdk::port_from_env() {
   return p > 0 && p < 65536 ? static_cast<std::uint16_t>(p) : std::uint16_t{9358};
 }
 
-bool AgonesSdk::request(const char* method, const char* path, std::string* body) {
+bool AgonesSdk::set_annotation(const std::string& key, const std::string& value) {
+  return request("PUT", "/metadata/annotation", nullptr, json_text(Json{{"key", key}, {"value", value}}));
+}
+
+bool AgonesSdk::request(const char* method, const char* path, std::string* body, const std::string& send_body) {
   const std::int64_t deadline = monotonic_ns() + 300'000'000;
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   if (fd < 0) return false;
@@ -37,11 +41,13 @@ bool AgonesSdk::request(const char* method, const char* path, std::string* body)
   };
   bool ok = false;
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 || (errno == EINPROGRESS && wait_for(POLLOUT))) {
-    const bool post = std::strcmp(method, "POST") == 0;
+    const bool with_body = std::strcmp(method, "GET") != 0;
     const std::string req = std::string(method) + " " + path + " HTTP/1.1\r\nHost: localhost\r\n" +
-                            (post ? "Content-Type: application/json\r\nContent-Length: 2\r\n" : "") +
-                            "Connection: close\r\n\r\n" + (post ? "{}" : "");
-    if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+                            (with_body ? "Content-Type: application/json\r\nContent-Length: " +
+                                             std::to_string(send_body.size()) + "\r\n"
+                                       : std::string()) +
+                            "Connection: close\r\n\r\n" + (with_body ? send_body : std::string());
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
       // The answer up to its end (the sidecar closes), at most 64 KiB; a POST needs its status line only.
       std::string answer;
       char buf[4096];

@@ -113,6 +113,7 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
   return Json{{"ticks", s.executed_tick()},
               {"final_hash", hash_hex(settled_hash)},
               {"relay", relay},
+              {"result", s.result() ? result_json(*s.result()) : Json(nullptr)},
               {"players", s.config().players},
               {"filled_inputs", st.filled_inputs},
               {"commands", st.commands},

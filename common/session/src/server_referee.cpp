@@ -94,11 +94,11 @@ void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, st
   if (p.role == Role::Spectator) ++stats.spectator_desyncs;
   else ++stats.desyncs;
   referee.note(DesyncEvent{t, p.slot, p.name, ours, theirs});
-  LOCKSTEP_LOG_ERROR("DESYNC at tick %u: %s %d (%s) reports %s, %s %s", t,
-                     p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(), hash_hex(theirs).c_str(),
-                     relay() ? (split ? "no strict majority of the voters agrees; the largest group has" : "the voters' majority has")
-                             : "the server has",
-                     hash_hex(ours).c_str());
+  LOCKSTEP_LOG_ERROR("DESYNC at tick %u: %s %d (%s) reports %s, %s%s", t, p.role == Role::Player ? "player" : "spectator",
+                     p.slot, p.name.c_str(), hash_hex(theirs).c_str(),
+                     split ? "and no strict majority of the voters agrees on any hash"
+                           : relay() ? "the voters' majority has " : "the server has ",
+                     split ? "" : hash_hex(ours).c_str());
   send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, theirs));
   if (split) p.audit.split = true;
   start_probe(p, t, ours, theirs, now);

@@ -132,6 +132,10 @@ class LOCKSTEP_API Client {
   [[nodiscard]] std::string rejoin_secret() const;
   /// Leaves cleanly; the session ends with exit code 0 once the server has been told.
   void leave(const std::string& reason);
+  /// The game's result as it stands (a winner, scores: at most 256 bytes the game defines); a
+  /// later call replaces it. The server settles the players' results by majority at the end and
+  /// authenticates the session's result for the game's backend (ClientSession::set_result).
+  bool set_result(std::span<const std::uint8_t> result);
 
   /// A thread that calls update() at every tick of the server's clock with CLOCK_MONOTONIC, for
   /// games whose loop runs slower than 100 Hz (so no tick's input is sampled late). While it

@@ -136,6 +136,10 @@ LOCKSTEP_API int64_t lockstep_client_update(lockstep_client* client, int64_t now
 LOCKSTEP_API lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n);
 /* A command of 1..512 bytes for the next ticks. */
 LOCKSTEP_API lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n);
+/* The game's result as it stands (a winner, scores: 0..256 bytes the game defines); a later call
+ * replaces it. At the end the server settles the players' results by majority and authenticates
+ * the session's result for the game's backend (lockstep_result_verify in lockstep_token.h). */
+LOCKSTEP_API lockstep_result lockstep_client_set_result(lockstep_client* client, const uint8_t* bytes, size_t n);
 /* Takes the oldest event into *out: 1, or 0 when there is none. */
 LOCKSTEP_API int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out);
 /* The blend factor 0..1 for a frame drawn at now_ns (counted as a drawn frame). */

@@ -47,6 +47,14 @@ LOCKSTEP_API void lockstep_token_request_defaults(lockstep_token_request* reques
 LOCKSTEP_API lockstep_result lockstep_token_mint(const lockstep_token_request* request, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
                                     uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap);
 
+/* Checks a session's result (the JSON lockstep-server writes with --result, posts with
+ * --result-webhook and puts in its summary) against the token key the match's tokens were minted
+ * with: LOCKSTEP_OK when it is authentic, LOCKSTEP_ERROR_STATE when its MAC does not match (a
+ * changed byte, another key, or unsigned), LOCKSTEP_ERROR_ARGUMENT when it is not a result. With
+ * is_result_key != 0, key is the server's --result-key itself rather than the token key. */
+LOCKSTEP_API lockstep_result lockstep_result_verify(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+                                                    int is_result_key);
+
 #ifdef __cplusplus
 }
 #endif

@@ -21,6 +21,8 @@ inline constexpr std::int64_t kAgonesReadyRetryMs = 500;
 /// how often a server started with --token-key agones looks for it (milliseconds).
 inline constexpr const char* kAgonesTokenKeyAnnotation = "lockstep.dev/token-key";
 inline constexpr std::int64_t kAgonesKeyPollMs = 250;
+/// The annotation a server sets to hand its backend the session's result (its JSON, compact).
+inline constexpr const char* kAgonesResultAnnotation = "lockstep.dev/result";
 
 class AgonesSdk {
  public:
@@ -39,11 +41,13 @@ class AgonesSdk {
     TokenAddress address;
   };
   Allocation allocation(const std::string& annotation_name);
+  /// Sets an annotation on the GameServer (PUT /metadata/annotation): what the fleet's backend reads.
+  bool set_annotation(const std::string& key, const std::string& value);
 
  private:
-  /// One HTTP/1.1 request with an empty JSON body to 127.0.0.1; true on a 2xx answer within
-  /// 300 ms, its body (at most 64 KiB) into `body` when given.
-  bool request(const char* method, const char* path, std::string* body);
+  /// One HTTP/1.1 request to 127.0.0.1 with `send_body` as its JSON body (POST and PUT); true on a 2xx
+  /// answer within 300 ms, its body (at most 64 KiB) into `body` when given.
+  bool request(const char* method, const char* path, std::string* body, const std::string& send_body = "{}");
   bool post(const char* path) { return request("POST", path, nullptr); }
   std::uint16_t port_;
 };
@@ -71,6 +75,7 @@ class AgonesHeartbeat {
     return next_;
   }
   void shutdown() { sdk_.shutdown(); }
+  bool set_annotation(const std::string& key, const std::string& value) { return sdk_.set_annotation(key, value); }
   /// Looks for the match's token key in the GameServer's annotations (at most every
   /// kAgonesKeyPollMs); once it is there and well formed, the key and the address the GameServer
   /// is reached at (a Dynamic port policy maps the container's port to another on the node).
