@@ -218,6 +218,12 @@ TEST_SUITE("session/server_parts") {
     CHECK(v.hash == 0xaa);
     CHECK(v.voters == 3);
     CHECK(v.majority == 2);
+    // Two of three agree before the third reports: the third cannot change the verdict.
+    c.vote(1, 6, 0xcc);
+    CHECK(c.leading(6, three) == 1);
+    c.vote(3, 6, 0xcc);
+    CHECK(c.leading(6, three) == 2);
+    CHECK(2 * c.leading(6, three) > three.size());
     std::uint64_t h = 0;
     CHECK(c.settled_hash(5, &h));
     CHECK(h == 0xaa);

@@ -169,6 +169,8 @@ Json client_summary(const ClientSession& s, const FrameFigures& frames) {
               {"joined_at", s.joined_at()},
               {"resyncs", st.resyncs},
               {"resyncs_waited", st.resyncs_waited},
+              {"snapshot", {{"bytes", st.snapshot_bytes}, {"us", st.snapshot_ns / 1000}}},  // the last one loaded
+              {"states_served", st.states_served},  // saved states sent to a relay server for other peers
               {"servers_tried", st.servers_tried},
               {"inputs_filled", st.inputs_filled},
               {"commands_sent", st.commands_sent},

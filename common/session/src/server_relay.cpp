@@ -11,10 +11,14 @@
 namespace lockstep {
 
 namespace {
-constexpr std::int64_t kFetchPatienceNs = 2'000'000'000;  // a source that has not answered whole by then
-                                                          // (or in four of its round trips) is passed over
-constexpr std::int64_t kSettleWaitNs = 300'000'000;       // a voter's hash is waited for at least this long
+constexpr std::int64_t kFetchPatienceNs = 3'000'000'000;  // a source silent this long (or eight of its round
+                                                          // trips) after the request reached it, or since
+                                                          // its last chunk, is passed over
+constexpr std::int64_t kSettleWaitNs = 1'000'000'000;     // without a majority of all voters yet, the missing
+                                                          // hashes are waited for at least this long
 constexpr Tick kSourceSearchTicks = 200;                  // settled ticks searched back for one a source holds
+constexpr Tick kResyncReach = 128;                        // a resync state at most this old is forwarded: half
+                                                          // the frames a client keeps to play on from it
 }  // namespace
 
 bool ServerSession::Impl::votes(const Peer& p) const {
@@ -31,9 +35,10 @@ void ServerSession::Impl::take_vote(Peer& p, Tick t, std::uint64_t theirs, std::
   compare_hash(p, t, theirs, settled, now);
 }
 
-// Ticks are decided in order, each once every voter's hash of it is in (or can no longer come),
-// or after two of the longest round trips past its deadline (at least 300 ms): a far or silent
-// voter delays the verdict, never the session. Hash silence drops a voter that stays silent.
+// Ticks are decided in order, each as soon as more than half of all the voters agree on it (those
+// still to report cannot change that), or once every voter's hash of it is in (or can no longer
+// come), or four of the longest round trips past its deadline (at least 1 s): a far or silent
+// voter delays only a disputed verdict, never the session. Hash silence drops a silent voter.
 void ServerSession::Impl::settle_ticks(std::int64_t now, bool force) {
   if (consensus.decided_through() >= executed()) return;
   std::vector<std::uint32_t>& voters = voters_scratch;
@@ -46,10 +51,10 @@ void ServerSession::Impl::settle_ticks(std::int64_t now, bool force) {
     const bool in = std::all_of(voters.begin(), voters.end(), [&](std::uint32_t id) {
       return consensus.voted(id, t) || peers.at(id).audit.hashes.check(t, executed()) == HashLedger::Verdict::Already;
     });
-    if (!in && !force) {
+    if (!in && !force && 2 * consensus.leading(t, voters) <= voters.size()) {
       if (wait < 0)
         wait = std::max<std::int64_t>(kSettleWaitNs,
-                                      2 * longest_rtt([](const Peer& q) { return q.role != Role::Pending && !q.closing; }));
+                                      4 * longest_rtt([](const Peer& q) { return q.role != Role::Pending && !q.closing; }));
       if (now < deadline_of(t) + wait && executed() - t < TickConsensus::kHistory / 2) break;
     }
     decide_tick(t, voters, now);
@@ -86,8 +91,6 @@ void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std:
   // A peer waits for one state to load and one to compare with at a time.
   std::erase_if(fetches, [&](const StateFetch& f) { return f.target == p.id && (f.purpose == P::Compare) == (purpose == P::Compare); });
   StateFetch f;
-  f.request = next_request++;
-  if (next_request == 0) next_request = 1;
   f.target = p.id;
   f.purpose = purpose;
   f.want = want;
@@ -101,6 +104,9 @@ void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std:
 }
 
 bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
+  // Every request its own id: the rest of an answer that was passed over is told from the new one.
+  f.request = next_request++;
+  if (next_request == 0) next_request = 1;
   f.source = 0;
   f.bytes.clear();
   f.total = 0;
@@ -173,8 +179,17 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
     return wrong("chunks out of place");
   }
   if (n > 0) f.bytes.insert(f.bytes.end(), m.data()->begin(), m.data()->end());
+  f.asked_at = now;  // it is answering: patience counts from its newest chunk
   if (f.bytes.size() < f.total) return;
   if (hash_bytes(f.bytes) != f.hash) return wrong("its bytes do not hash to the settled value");
+  // A resync's state that took so long that the peer can no longer play on from it (it holds the
+  // frames of kResyncReach ticks): a fresher one.
+  if (f.purpose == StateFetch::Purpose::Resync && executed() - f.tick >= kResyncReach) {
+    LOCKSTEP_LOG_WARN("relay: the state of tick %u for %s came %u ticks late; asking for a newer one", f.tick,
+                      peers.count(f.target) ? label(peers.at(f.target)).c_str() : "a peer", executed() - f.tick);
+    ask_for_state(f, now);
+    return;
+  }
   deliver_state(f, now);
   fetches.erase(fetches.begin() + (&f - fetches.data()));
 }
@@ -240,7 +255,9 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
     if (f.source != 0) {
       const auto source = peers.find(f.source);
       const bool gone = source == peers.end() || source->second.closing;
-      if (gone || now - f.asked_at > std::max(kFetchPatienceNs, 4 * rtt_ns(source->second))) {
+      // Over a lossy path ENet may take seconds to deliver the request: patience counts from then.
+      if (!gone && peer_sending(source->second.enet)) f.asked_at = now;
+      if (gone || now - f.asked_at > std::max(kFetchPatienceNs, 8 * rtt_ns(source->second))) {
         ++stats.states_unanswered;
         LOCKSTEP_LOG_WARN("relay: %s did not send its state of tick %u in time; asking another peer",
                           gone ? "a peer that left" : label(source->second).c_str(), f.tick);
@@ -269,10 +286,12 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
     ++i;
   }
   // A peer that has the majority's state and does not answer with its localization in time.
-  for (auto& [id, p] : peers)
-    if (p.audit.locating && p.audit.locate_sent_at != 0 && !p.closing &&
-        now - p.audit.locate_sent_at > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p)))
+  for (auto& [id, p] : peers) {
+    if (!p.audit.locating || p.audit.locate_sent_at == 0 || p.closing) continue;
+    if (peer_sending(p.enet)) p.audit.locate_sent_at = now;  // the state is still on its way to it
+    if (now - p.audit.locate_sent_at > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p)))
       locate_failed(p, "the peer did not compare its state with the majority's in time", now);
+  }
 }
 
 // The desynced peer's own localization, by its rules, against the majority's state the server

@@ -41,21 +41,35 @@ std::span<const std::pair<std::uint32_t, std::uint64_t>> TickConsensus::votes(Ti
   return r.votes;
 }
 
+std::size_t TickConsensus::group(Tick t, std::span<const std::uint32_t> voters) {
+  groups_.clear();
+  const TickRecord& r = ticks_[t % kHistory];
+  if (r.tick != t) return 0;
+  std::size_t n = 0;
+  for (const auto& [peer, hash] : r.votes) {
+    if (std::find(voters.begin(), voters.end(), peer) == voters.end()) continue;
+    ++n;
+    auto it = std::find_if(groups_.begin(), groups_.end(), [h = hash](const auto& g) { return g.first == h; });
+    if (it == groups_.end()) groups_.emplace_back(hash, 1);
+    else ++it->second;
+  }
+  return n;
+}
+
+std::size_t TickConsensus::leading(Tick t, std::span<const std::uint32_t> voters) {
+  group(t, voters);
+  std::size_t most = 0;
+  for (const auto& g : groups_) most = std::max(most, g.second);
+  return most;
+}
+
 TickConsensus::Verdict TickConsensus::settle(Tick t, std::span<const std::uint32_t> voters) {
   TickRecord& r = ticks_[t % kHistory];
   if (r.tick != t) reset(r, t);
   // The groups of equal hashes among the voters, in the order their first member voted.
-  std::vector<std::pair<std::uint64_t, std::size_t>>& groups = groups_;
-  groups.clear();
   Verdict v;
-  for (const auto& [peer, hash] : r.votes) {
-    if (std::find(voters.begin(), voters.end(), peer) == voters.end()) continue;
-    ++v.voters;
-    auto it = std::find_if(groups.begin(), groups.end(), [h = hash](const auto& g) { return g.first == h; });
-    if (it == groups.end()) groups.emplace_back(hash, 1);
-    else ++it->second;
-  }
-  for (const auto& [hash, n] : groups)
+  v.voters = group(t, voters);
+  for (const auto& [hash, n] : groups_)
     if (n > v.majority) {
       v.majority = n;
       v.hash = hash;

@@ -34,6 +34,9 @@ class TickConsensus {
   /// The hashes of tick t reported so far: (peer, hash), in the order they came.
   [[nodiscard]] std::span<const std::pair<std::uint32_t, std::uint64_t>> votes(Tick t) const;
 
+  /// The size of the largest group of equal hashes of tick t among `voters`' votes so far: once it
+  /// is more than half of all the voters, the voters still to report cannot change the verdict.
+  [[nodiscard]] std::size_t leading(Tick t, std::span<const std::uint32_t> voters);
   /// Decides tick t by the votes of `voters` (peer ids; others' votes do not count): settled when
   /// more than half of those that reported agree. The verdict is kept (settled_hash()).
   Verdict settle(Tick t, std::span<const std::uint32_t> voters);
@@ -58,6 +61,8 @@ class TickConsensus {
     std::uint64_t hash = 0;
   };
   static void reset(TickRecord& r, Tick t);
+  /// Groups tick t's votes of `voters` into groups_ (hash, members); returns how many voted.
+  std::size_t group(Tick t, std::span<const std::uint32_t> voters);
   std::vector<TickRecord> ticks_ = std::vector<TickRecord>(kHistory);
   std::vector<std::pair<std::uint64_t, std::size_t>> groups_;  // settle()'s, reused
   Tick decided_ = 0;  // tick 0 is the world every peer builds from the settings: never voted on
