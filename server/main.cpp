@@ -43,6 +43,7 @@ struct Options {
   double grace_ms = 20, silent_ms = 5000, hash_silence_ms = 5000;
   std::string hash_log_path, record_path, summary_path, status_of;
   std::string token_key, status_key, result_key, result_path, result_webhook;
+  long webhook_timeout_ms = 5000;
   std::vector<std::string> public_addresses;
   bool agones = false;
   std::string sim = std::string(default_module().name), sim_lib, world;
@@ -118,7 +119,9 @@ void declare_options(CLI::App& app, Options& o) {
                  "authenticate the result with this key (FILE or env:NAME); default: one derived from --token-key");
   app.add_option("--result-webhook", o.result_webhook,
                  "POST the session's result (JSON) to this http:// or https:// URL at the end, retried on failure "
-                 "(4 tries, 5 s each)");
+                 "(4 tries)");
+  app.add_option("--result-webhook-timeout-ms", o.webhook_timeout_ms, "each try of --result-webhook gives up after this long")
+      ->check(CLI::Range(100L, 60000L))->capture_default_str();
   app.add_option("--summary", o.summary_path, "write the JSON summary to this file instead of stdout");
   app.add_option("--input-grace-ms", o.grace_ms, "wait at most this long past a tick's deadline for a late input, then fill it")
       ->check(finite())->check(CLI::Range(0.0, 1000.0))->capture_default_str();
@@ -304,7 +307,7 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   if (const auto& result = session->result()) {
     const std::string text = json_text(result_json(*result));
     if (!o.result_webhook.empty()) {
-      webhook = std::make_unique<ResultWebhook>(ResultWebhook::Config{o.result_webhook});
+      webhook = std::make_unique<ResultWebhook>(ResultWebhook::Config{o.result_webhook, 4, o.webhook_timeout_ms});
       webhook->post(text);
     }
     if (!o.result_path.empty()) {

@@ -16,6 +16,13 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"{}")
         except OSError:
             pass  # the SDK client may close as soon as it has the status line
+    def do_PUT(self):  # SetAnnotation: logged as "PUT/metadata/annotation BODY"
+        n = int(self.headers.get("Content-Length", 0)); body = self.rfile.read(n)
+        with open(log, "a") as f: f.write(f"{time.monotonic():.3f} PUT{self.path} {body.decode()}\n")
+        try:
+            self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"{}")
+        except OSError:
+            pass
     def do_GET(self):
         # The GameServer, with the annotations an allocation set (a file the test writes).
         ann = {}
@@ -56,6 +63,7 @@ paths=$(awk '{print $2}' "$WORK/sdk.log" | tr '\n' ' ')
 [ "$(awk '{print $2}' "$WORK/sdk.log" | tail -1)" = /shutdown ] || fail "last call is not /shutdown: $paths"
 [ "$(grep -c ' /shutdown ' "$WORK/sdk.log")" = 1 ] || fail "/shutdown not exactly once: $paths"
 grep -q ' {}$' "$WORK/sdk.log" || fail "bodies are not {}"
+grep -q 'PUT/metadata/annotation {"key":"lockstep.dev/result"' "$WORK/sdk.log" || fail "the session's result was not annotated"
 echo "ok: ready, $(grep -c ' /health ' "$WORK/sdk.log") health pings, shutdown"
 
 # A match on the fleet: its own key and its node's port, through the allocation. A relay stands
@@ -82,4 +90,13 @@ kill -INT $N; wait $N
 grep -q "token key arrived with the allocation; players may join at 127.0.0.1:$NODE" "$WORK/match-server.err" \
     || fail "the server did not take the allocation's key and address"
 json_check "$WORK/match.json" 'd["sealed"] and d["ticks"] == 300 and d["refusals"] == {}' "a sealed match of 300 ticks, no refusal"
-echo "PASS: ready, health pings and shutdown; the match's key and address came with the allocation and admitted its player"
+# The match's result, annotated on the GameServer, is authentic under the match's token key.
+grep 'PUT/metadata/annotation' "$WORK/sdk.log" | tail -1 | cut -d' ' -f3- |
+  python3 -c 'import json,sys; print(json.loads(json.load(sys.stdin)["value"])["format"])' | grep -qx "lockstep-result/1" ||
+  fail "the match's result annotation is not a result"
+grep 'PUT/metadata/annotation' "$WORK/sdk.log" | tail -1 | cut -d' ' -f3- |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])' >"$WORK/match-result.json"
+(umask 077; cp "$WORK/sdk.log.key" "$WORK/match.key")
+"$BIN/lockstep-token" verify-result --key "$WORK/match.key" "$WORK/match-result.json" >/dev/null 2>"$WORK/verify.err" ||
+  fail "the annotated result is not authentic under the match's key: $(cat "$WORK/verify.err")"
+echo "PASS: ready, health pings and shutdown; the match's key and address came with the allocation and admitted its player; its result annotated, authentic under the match's key"

@@ -13,7 +13,7 @@
 #    The two games report the match's result: settled by majority, authenticated, posted to a
 #    backend's endpoint (tried again after a 500), verified, and refused once a byte is changed.
 # 2. A 1v1 through netsim with one side perturbed: no strict majority, both reported, nobody
-#    resynced; its result webhook is refused and the session is none the worse.
+#    resynced; its result webhook's endpoint hangs and the session is none the worse.
 source "$(dirname "$0")/lib.sh" "$1"
 E2E_TIMEOUT=110
 LIB="$BIN/libwalkers.so"
@@ -46,10 +46,18 @@ for i in 1 2 3; do
 done
 # Session 2: the 1v1.
 mkdir -p "$WORK/duel"
-# Its webhook is refused every time: tried, logged, and the session is none the worse.
+# Its webhook's endpoint takes the connection and never answers: each try times out, is logged,
+# and the session is none the worse.
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8)
+held = []
+while True: held.append(s.accept()[0])
+' $((PORT + 16)) 2>"$WORK/hang.err" &
+PIDS+=($!)
 "$BIN/lockstep-server" --relay "$WORK/game.json" --port $((PORT + 10)) --players 2 --ticks 500 --on-desync resync \
     --desync-dir "$WORK/duel" --hash-log "$WORK/duel/server.log" --summary "$WORK/duel/server.json" \
-    --result-webhook "http://127.0.0.1:$((PORT + 16))/refused" 2>"$WORK/duel.err" &
+    --result-webhook "http://127.0.0.1:$((PORT + 16))/hangs" --result-webhook-timeout-ms 300 2>"$WORK/duel.err" &
 D=$!; PIDS+=($D)
 "$BIN/lockstep-netsim" --listen $((PORT + 11)) --forward "127.0.0.1:$((PORT + 10))" --delay 80 --jitter 10 --loss 3 --seed 7 \
     2>"$WORK/netsim-duel.err" &
@@ -144,7 +152,8 @@ expect_exit $D 3 "duel: relay server"
 json_check "$WORK/duel/server.json" 'd["resyncs"] == 0 and len(d["desyncs"]) == 2 and d["relay"]["ticks_split"] > 0' \
   "duel: not both sides reported, or someone was resynced"
 [ "$(ls "$WORK"/duel/desync-*.json | wc -l)" = 2 ] || fail "duel: not two reports: $(ls "$WORK/duel")"
-grep -q "result webhook: the session's result was not delivered" "$WORK/duel.err" || fail "duel: the refused webhook was not logged"
+grep -q "result webhook: the session's result was not delivered" "$WORK/duel.err" || fail "duel: the hanging webhook was not logged"
+[ "$(grep -c "result webhook: try . of 4 .*failed: Timeout" "$WORK/duel.err")" = 4 ] || fail "duel: the webhook was not tried 4 times with a timeout: $(grep webhook "$WORK/duel.err")"
 for f in "$WORK"/duel/desync-*.json; do
   json_check "$f" 'd["odd_one_out"] is None and len(d["votes"]) == 2' "duel: a report names an odd one out without a majority"
 done
