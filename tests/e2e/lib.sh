@@ -102,11 +102,15 @@ net_session() {
 # start_py_game PORT: the Python game "pygame" (seed 3) against PORT; hash log $WORK/py.log, pid PY_PID.
 # Under AddressSanitizer the library needs the sanitizer's runtime loaded first into Python, which
 # is not built with it; Python's own allocations are not this project's to leak-check.
-start_py_game() {
+# py_with_lib ARGS: python3 ARGS, able to load $LIBDIR's libraries with ctypes (under ASan too).
+py_with_lib() {
   local asan env=()
   asan=$(ldd "$LIBDIR/liblockstep_net.so" 2>/dev/null | grep -o '/[^ ]*libasan[^ ]*' | head -1)
   [ -n "$asan" ] && env=(env LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
-  "${env[@]}" python3 "$(dirname "${BASH_SOURCE[0]}")/../embed/py_player.py" "$LIBDIR" 127.0.0.1 "$1" pygame 3 \
+  "${env[@]}" python3 "$@"
+}
+start_py_game() {
+  py_with_lib "$(dirname "${BASH_SOURCE[0]}")/../embed/py_player.py" "$LIBDIR" 127.0.0.1 "$1" pygame 3 \
       "$WORK/py.log" "$BID" 2>"$WORK/py.err" &
   PY_PID=$!
   PIDS+=($PY_PID)
@@ -115,7 +119,7 @@ start_py_game() {
 # kept in $WORK/secret) goes down at about tick 700 and comes back against PORT with its secret;
 # hash log $WORK/c2.log, pid C2_PID.
 rejoin_c_game() {
-  for _ in $(seq 600); do [ "$(wc -l <"$WORK/c1.log" 2>/dev/null || echo 0)" -ge 700 ] && break; sleep 0.05; done
+  for _ in $(seq 600); do [ "$( (wc -l <"$WORK/c1.log") 2>/dev/null || echo 0)" -ge 700 ] && break; sleep 0.05; done
   kill -9 "$1"; wait "$1" 2>/dev/null
   [ -s "$WORK/secret" ] || fail "the C game did not keep its rejoin secret (JOINED event)"
   sleep 0.5

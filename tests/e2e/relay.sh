@@ -134,7 +134,7 @@ sed 's/"disputed":false/"disputed":true/' "$WORK/posted.json" >"$WORK/tampered.j
 cmp -s "$WORK/posted.json" "$WORK/tampered.json" && fail "the tampering did not change the result"
 "$BIN/lockstep-token" verify-result --result-key --key "$WORK/result.key" "$WORK/tampered.json" >/dev/null 2>&1
 [ $? = 3 ] || fail "lockstep-token verify-result took a changed result"
-python3 - "$LIBDIR" "$WORK" <<'PY' || fail "lockstep_result_verify (C) did not tell the result from the changed one"
+py_with_lib - "$LIBDIR" "$WORK" <<'PY' || fail "lockstep_result_verify (C) did not tell the result from the changed one"
 import ctypes, pathlib, sys
 lib = ctypes.CDLL(sys.argv[1] + "/liblockstep_net.so")
 lib.lockstep_result_verify.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_int]
