@@ -305,14 +305,15 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   // The result, every way asked for; the webhook posts in the background meanwhile.
   std::unique_ptr<ResultWebhook> webhook;
   if (const auto& result = session->result()) {
-    const std::string text = json_text(result_json(*result));
+    const Json doc = result_json(*result);
+    const std::string text = json_text(doc);
     if (!o.result_webhook.empty()) {
       webhook = std::make_unique<ResultWebhook>(ResultWebhook::Config{o.result_webhook, 4, o.webhook_timeout_ms});
       webhook->post(text);
     }
     if (!o.result_path.empty()) {
       std::ofstream out(o.result_path, std::ios::binary | std::ios::trunc);
-      out << json_text(result_json(*result), 1) << "\n";
+      out << json_text(doc, 1) << "\n";
       if (!out.flush()) LOCKSTEP_LOG_ERROR("cannot write --result %s", o.result_path.c_str());
     }
     if (agones && !agones->set_annotation(kAgonesResultAnnotation, text))

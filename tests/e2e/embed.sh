@@ -9,10 +9,7 @@
 # the divergence, to the last tick.
 source "$(dirname "$0")/lib.sh" "$1"
 E2E_TIMEOUT=110
-LIB="$BIN/libwalkers.so"
-LIBDIR="$(cd "$BIN/../lib" && pwd)"
-BID=$(cat "$BIN/walkers.build_id")
-export LD_LIBRARY_PATH="$LIBDIR"
+walkers_games
 "$BIN/lockstep-server" --sim-lib "$LIB" --port "$PORT" --players 3 --ticks 1500 --on-desync resync --desync-dir "$WORK" \
     --hash-log "$WORK/server.log" --summary "$WORK/server.json" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)

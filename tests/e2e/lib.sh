@@ -98,7 +98,13 @@ net_session() {
   [ "$(wc -l <"$dir/server.log")" = "$ticks" ] || fail "$name: server hash log length"
 }
 # The games of tests/embed on the C session API, each owning its walkers world (LIBDIR: the
-# libraries; BID: the walkers module's build id).
+# libraries; BID: the walkers module's build id; walkers_games sets both, and LIB, the module).
+walkers_games() {
+  LIB="$BIN/libwalkers.so"
+  LIBDIR="$(cd "$BIN/../lib" && pwd)"
+  BID=$(cat "$BIN/walkers.build_id")
+  export LD_LIBRARY_PATH="$LIBDIR"
+}
 # start_py_game PORT: the Python game "pygame" (seed 3) against PORT; hash log $WORK/py.log, pid PY_PID.
 # Under AddressSanitizer the library needs the sanitizer's runtime loaded first into Python, which
 # is not built with it; Python's own allocations are not this project's to leak-check.

@@ -16,10 +16,7 @@
 #    resynced; its result webhook's endpoint hangs and the session is none the worse.
 source "$(dirname "$0")/lib.sh" "$1"
 E2E_TIMEOUT=110
-LIB="$BIN/libwalkers.so"
-LIBDIR="$(cd "$BIN/../lib" && pwd)"
-BID=$(cat "$BIN/walkers.build_id")
-export LD_LIBRARY_PATH="$LIBDIR"
+walkers_games
 "$BIN/lockstep-synctest" --sim-lib "$LIB" --describe >"$WORK/game.json" 2>"$WORK/describe.err" || fail "synctest --describe failed"
 json_check "$WORK/game.json" 'd["format"] == "lockstep-game/1" and d["name"] == "walkers" and len(d["join_fingerprint"]) == 16' \
   "the description lacks the game's identity"

@@ -231,7 +231,7 @@ TEST_SUITE("session/server_parts") {
     CHECK_FALSE(c.split(5));
   }
 
-  TEST_CASE("consensus: a 1v1 or an even split settles nothing; a tick nobody reported is no split") {
+  TEST_CASE("consensus: a 1v1 or an even split settles nothing, and a tick nobody reported is no split") {
     TickConsensus c;
     const std::vector<std::uint32_t> two{1, 2}, four{1, 2, 3, 4};
     c.vote(1, 1, 7);
@@ -275,7 +275,7 @@ TEST_SUITE("session/server_parts") {
     CHECK(c.votes(1).empty());
   }
 
-  TEST_CASE("the referee without a reference voter: the majority's group first, no 'server'; a split names nobody") {
+  TEST_CASE("the referee without a reference voter: the majority's group first, no 'server', and a split names nobody") {
     DesyncReferee ref;
     ref.set_reference_voter("");
     ref.set_label(1, "player 0 (ann)");
@@ -299,7 +299,7 @@ TEST_SUITE("session/server_parts") {
     CHECK(s.odd_one_out.empty());
   }
 
-  TEST_CASE("a game description: a module's, read back; one from name, version and build id; bad ones refused by field") {
+  TEST_CASE("a game description: a module's read back, one made from name, version and build id, bad ones refused by field") {
     GameDescription d;
     d.name = "tiny";
     d.version = 3;

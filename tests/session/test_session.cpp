@@ -904,7 +904,7 @@ TEST_SUITE("session/modules") {
 
   // The same session on a server without the rules: the tick settled by the players' majority, the
   // resync and the late joiner served from a player's saved state.
-  TEST_CASE("relay mode: a skirmish through 20 % loss settles every tick by majority; a resync and a late join come from a peer") {
+  TEST_CASE("relay mode: a skirmish through 20 % loss settles every tick by majority, and a resync and a late join come from a peer") {
     const ReportDir dir("relay");
     const Troubled trouble = skirmish_in_trouble(dir, /*relay=*/true, 9, /*late_lossy=*/true);
     Session& s = *trouble.session;

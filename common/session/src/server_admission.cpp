@@ -281,9 +281,6 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
                          world_fingerprint, cfg.send_every));
   if (phase != Phase::Lobby) {
     p.stream.frame_ack = executed();
-    // Relay mode: the state comes of an older settled tick, which sets the acknowledgement once it
-    // is delivered; one of now would tell the client its hashes up to now are in (they never are).
-    if (!relay()) p.audit.hashes.reset_to(executed());
     send_start(p, now);
     if (relay()) serve_state(p, StateFetch::Purpose::Join, now);
     else send_snapshot(p, /*join=*/true);
@@ -345,7 +342,6 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   p.audit.verifying = true;
   p.audit.verify_tick = executed();
   p.stream.frame_ack = executed();
-  if (!relay()) p.audit.hashes.reset_to(executed());  // relay mode: at the state's delivery (see seat_spectator)
   ++stats.joins_running;
   send(p, Channel::Control,
        protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true,

@@ -247,8 +247,7 @@ void ServerSession::Impl::resync(Peer& p, std::int64_t now, bool again) {
   ++stats.resyncs;
   p.audit.resync_at = now;
   ++p.audit.resync_tries;
-  send_snapshot(p, /*join=*/false);
-  p.audit.hashes.reset_to(executed());
+  send_snapshot(p, /*join=*/false);  // (hashes count again from the next tick)
   p.audit.desynced = false;
   LOCKSTEP_LOG_INFO("resync: sent %s the state of tick %u (%lld bytes)", p.name.c_str(), executed(),
                     static_cast<long long>(stats.last_snapshot_bytes));

@@ -39,6 +39,10 @@ void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
   std::vector<std::uint8_t> state;
   simulation->current().serialize(state);
   for (const auto& chunk : protocol::snapshot(executed(), p.audit.epoch, simulation->current().hash(), state, join)) send(p, Channel::Control, chunk);
+  // Its hashes count from the state's next tick. Set where a state is sent, to that state's tick
+  // (relay mode: in deliver_state): one acknowledged earlier would tell the client its hashes up
+  // to then are in when they never are.
+  p.audit.hashes.reset_to(executed());
   p.stream.base_from = executed() + 1;
   stats.last_snapshot_bytes = static_cast<std::int64_t>(state.size());
   transport->flush();
