@@ -126,7 +126,7 @@ TEST_SUITE("api/c_api") {
     }
   }
 
-  TEST_CASE("a buffer too small reports the count and writes nothing; a larger one is filled to the count") {
+  TEST_CASE("a buffer too small reports the count and writes nothing, a larger one is filled to the count") {
     for (const char* name : {"arena", "skirmish"}) {
       CAPTURE(name);
       lockstep_world* w = stepped_world(name, 10);

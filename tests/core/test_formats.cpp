@@ -201,7 +201,7 @@ TEST_SUITE("core/formats") {
     CHECK_FALSE(nowhere.open("/nonexistent-dir/x.log"));
   }
 
-  TEST_CASE("hexadecimal: every byte value round-trips; either case reads; odd lengths and other digits do not") {
+  TEST_CASE("hexadecimal: every byte value round-trips, either case reads, odd lengths and other digits do not") {
     std::vector<std::uint8_t> all(256);
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::uint8_t>(i);
     const std::string text = bytes_hex(all);

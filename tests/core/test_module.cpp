@@ -95,7 +95,7 @@ TEST_SUITE("core/module") {
     CHECK(a == b);
   }
 
-  TEST_CASE("a world's fingerprint covers the module and its settings; --world @FILE reads settings from a file") {
+  TEST_CASE("a world's fingerprint covers the module and its settings, --world @FILE reads settings from a file") {
     for (const Module* m : builtin_modules()) {
       CAPTURE(m->name);
       WorldParams defaults{{}, 2}, same{{}, 2}, golden{{}, 2};

@@ -79,7 +79,7 @@ TEST_SUITE("games/skirmish") {
     CHECK(isqrt64(UINT64_MAX) == 0xffffffffull);
   }
 
-  TEST_CASE("selected units move to the commanded point and stop there; a stop halts them") {
+  TEST_CASE("selected units move to the commanded point and stop there, a stop halts them") {
     const WorldParams w = world("seed=2,units=9,map=64,rocks=0", 2);
     auto sim = make_skirmish(w);
     REQUIRE(sim);

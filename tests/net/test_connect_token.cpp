@@ -38,7 +38,7 @@ ConnectToken minted(const SecretKey& key, TokenRequest q = request()) {
 }  // namespace
 
 TEST_SUITE("net") {
-  TEST_CASE("a minted token opens with its key and says what was asked; the player's file reads back") {
+  TEST_CASE("a minted token opens with its key and says what was asked, the player's file reads back") {
     const SecretKey key = random_key();
     const ConnectToken t = minted(key);
     CHECK(t.expire_time == kNow + 30);

@@ -138,7 +138,7 @@ TEST_SUITE("session/parts") {
     CHECK(decide_join(q, full, seats).reason == R::Full);
   }
 
-  TEST_CASE("admission: late joins take a vacated slot only when allowed; a rejoin needs the slot's secret") {
+  TEST_CASE("admission: late joins take a vacated slot only when allowed, a rejoin needs the slot's secret") {
     using K = JoinDecision::Kind;
     std::vector<SeatView> seats{{true, false, "aaaa"}, {true, true, "bbbb"}};
     CHECK(decide_join(request(), rules(false), seats).reason == wire::RefuseReason::AlreadyStarted);

@@ -767,7 +767,7 @@ TEST_SUITE("session/hostile") {
                   mute_out + 50, " (the mute player left at tick ", mute_out, ")");
   }
 
-  TEST_CASE("a player silent past 500 ms is filled at each deadline; the grace is waited only while it may still be heard") {
+  TEST_CASE("a player silent past 500 ms is filled at each deadline, the grace is waited only while it may still be heard") {
     ServerConfig cfg;
     cfg.players = 2;
     cfg.last_tick = 300;

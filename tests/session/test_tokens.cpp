@@ -95,7 +95,7 @@ std::string refused(Session& s, ClientConfig c) {
 }  // namespace
 
 TEST_SUITE("session/tokens") {
-  TEST_CASE("players with tokens play a sealed session hash-equal; the seats are bound to their client ids") {
+  TEST_CASE("players with tokens play a sealed session hash-equal, the seats are bound to their client ids") {
     const SecretKey key = random_key();
     Session s(token_server(key));
     const std::uint16_t port = s.server->port();
@@ -253,7 +253,7 @@ TEST_SUITE("session/tokens") {
     REQUIRE(drive(crowded.parts, [&] { return crowded.server->finished(); }, 10 * kSeconds));
   }
 
-  TEST_CASE("a walk ends at a refusal that holds for every server (an expired token); an empty host needs a token") {
+  TEST_CASE("a walk ends at a refusal that holds for every server (an expired token), an empty host needs a token") {
     const SecretKey key = random_key();
     Session s(token_server(key, 1));
     const SilentSocket silent;
@@ -274,7 +274,7 @@ TEST_SUITE("session/tokens") {
     CHECK(err.field == "host");
   }
 
-  TEST_CASE("a rejoin needs the seat's secret and a token of the same client; an expired token still brings it back") {
+  TEST_CASE("a rejoin needs the seat's secret and a token of the same client, an expired token still brings it back") {
     const SecretKey key = random_key();
     ServerConfig cfg = token_server(key);
     cfg.last_tick = 0;
@@ -300,7 +300,7 @@ TEST_SUITE("session/tokens") {
     REQUIRE(drive(s.parts, [&] { return s.server->finished(); }, 10 * kSeconds));
   }
 
-  TEST_CASE("the status key: names and figures for its holder, sealed; the public part for anyone else") {
+  TEST_CASE("the status key: names and figures for its holder, sealed, the public part for anyone else") {
     const SecretKey key = random_key(), status = random_key();
     ServerConfig cfg = token_server(key);
     cfg.status_key = status;

@@ -18,7 +18,10 @@ void ClientSession::Impl::on_start(const wire::SessionStart& m, std::int64_t now
     if (phase == Phase::Running) clock.earlier_start(estimate);
     return;
   }
-  if (phase != Phase::Joined) return drop(ClientDrop::UnexpectedMessage, "a session start before the welcome");
+  // An unreliable copy (play channel) may overtake a welcome that was lost and is being resent:
+  // the reliable copy follows the welcome, so this one is only a sign of life, not a fault.
+  if (phase == Phase::Connecting) return;
+  if (phase != Phase::Joined) return drop(ClientDrop::UnexpectedMessage, "a session start out of turn");
   clock.start(estimate);
   phase = Phase::Running;
   emit({SessionEvent::Kind::Started, executed, slot, "", "", 0});
