@@ -162,6 +162,27 @@ TEST_SUITE("net/play_wire") {
           std::uint32_t i = 1;
           protocol::read_frames(back, players, size, [&](const InputFrame& f) { CHECK(f == frames[i++]); });
           CHECK(i == n + 1);
+          // The server encodes a window once and writes only the header per client: the same
+          // shared encoding under another header decodes to that header and the same frames.
+          protocol::EncodedFrames shared;
+          protocol::encode_frames(ptrs, based ? &frames[0] : nullptr, shared);
+          protocol::ServerPlayHeader other = h;
+          other.input_ack = h.input_ack + 1 + rng.below(5);
+          other.has_slack = !h.has_slack;
+          other.input_slack_us = other.has_slack ? -1234 : 0;
+          other.slack_tick = other.has_slack ? first + 3 : 0;
+          const auto view = protocol::server_play(shared, other);
+          const Bytes from_shared(view.begin(), view.end());
+          protocol::ServerPlay again;
+          REQUIRE(protocol::decode_server_play(from_shared, players, size, base, again) == DecodeError::None);
+          CHECK(again.input_ack == other.input_ack);
+          CHECK(again.hash_ack == other.hash_ack);
+          CHECK(again.has_slack == other.has_slack);
+          CHECK(again.input_slack_us == other.input_slack_us);
+          CHECK(again.slack_tick == other.slack_tick);
+          i = 1;
+          protocol::read_frames(again, players, size, [&](const InputFrame& f) { CHECK(f == frames[i++]); });
+          CHECK(again.frame_count() == n);
         }
   }
 

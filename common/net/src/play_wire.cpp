@@ -5,6 +5,7 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "lockstep/protocol.hpp"
 
@@ -307,49 +308,74 @@ DecodeError decode_client_play(std::span<const std::uint8_t> bytes, std::uint32_
   return DecodeError::None;
 }
 
-Bytes server_play(std::span<const InputFrame* const> frames, const InputFrame* base, const ServerPlayHeader& h) {
-  thread_local Bytes body;
+void encode_frames(std::span<const InputFrame* const> frames, const InputFrame* base, EncodedFrames& out) {
   thread_local PackedFrames packed;
+  Bytes& body = out.bytes;
   body.clear();
+  out.count = static_cast<std::uint32_t>(frames.size());
+  out.first_tick = frames.empty() ? 0 : frames.front()->tick;
+  out.flags = 0;
+  if (frames.empty()) return;
   pack_frames(frames, packed);
   const std::size_t n = frames.size();
-  const std::uint32_t players = n ? frames.front()->players : 0;
+  const std::uint32_t players = frames.front()->players;
   bool masks = false;
   for (std::size_t i = 0; i < n; ++i) masks = masks || packed.present[i] != slot_mask(players) || packed.filled[i] != 0;
-  const bool commands = n > 0 && has_commands(packed.items);
-  const bool based = n > 0 && base != nullptr;
-  const Tick ref = n ? frames.front()->tick : h.hash_ack;
-  body.push_back(static_cast<std::uint8_t>((n ? kFrames : 0) | (masks ? kMasks : 0) | (commands ? kServerCommands : 0) |
-                                           (based ? kBased : 0) | (h.has_slack ? kSlack : 0) |
-                                           (h.clock_shift != 0 ? kShift : 0)));
-  put_varint(body, ref);
-  if (n) put_varint(body, static_cast<std::uint32_t>(n));
-  put_varint(body, zigzag(std::int64_t{h.input_ack} - ref));
-  put_varint(body, zigzag(std::int64_t{h.hash_ack} - ref));
-  if (h.has_slack) {
-    put_varint(body, zigzag(h.input_slack_us));
-    put_varint(body, zigzag(std::int64_t{h.slack_tick} - ref));
-  }
-  if (h.clock_shift != 0) put_varint(body, h.clock_shift);
-  if (n) {
-    if (masks) {
-      std::uint32_t present = slot_mask(players), filled = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        const bool same = packed.present[i] == present && packed.filled[i] == filled;
-        body.push_back(same ? 0 : 1);
-        if (same) continue;
-        present = packed.present[i];
-        filled = packed.filled[i];
-        put_varint(body, present);
-        put_varint(body, filled);
-      }
+  const bool commands = has_commands(packed.items);
+  out.flags = static_cast<std::uint8_t>(kFrames | (masks ? kMasks : 0) | (commands ? kServerCommands : 0) |
+                                        (base != nullptr ? kBased : 0));
+  if (masks) {
+    std::uint32_t present = slot_mask(players), filled = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const bool same = packed.present[i] == present && packed.filled[i] == filled;
+      body.push_back(same ? 0 : 1);
+      if (same) continue;
+      present = packed.present[i];
+      filled = packed.filled[i];
+      put_varint(body, present);
+      put_varint(body, filled);
     }
-    // The first frame against the base frame, or zeros.
-    put_chain(body, packed.items.input_bytes, packed.items.input_bytes.size() / n,
-              based ? std::span<const std::uint8_t>(base->inputs) : std::span<const std::uint8_t>());
-    if (commands) put_commands(body, packed.items);
   }
-  return finish_play<wire::ServerPlay>(body);
+  // The first frame against the base frame, or zeros.
+  put_chain(body, packed.items.input_bytes, packed.items.input_bytes.size() / n,
+            base != nullptr ? std::span<const std::uint8_t>(base->inputs) : std::span<const std::uint8_t>());
+  if (commands) put_commands(body, packed.items);
+}
+
+std::span<const std::uint8_t> server_play(const EncodedFrames& frames, const ServerPlayHeader& h) {
+  // The header, then the shared frames: the message is built in place in one builder, and the
+  // only copy of the frames is the one into it.
+  thread_local Bytes head;
+  head.clear();
+  const std::uint32_t n = frames.count;
+  const Tick ref = n ? frames.first_tick : h.hash_ack;
+  head.push_back(static_cast<std::uint8_t>(frames.flags | (h.has_slack ? kSlack : 0) | (h.clock_shift != 0 ? kShift : 0)));
+  put_varint(head, ref);
+  if (n) put_varint(head, n);
+  put_varint(head, zigzag(std::int64_t{h.input_ack} - ref));
+  put_varint(head, zigzag(std::int64_t{h.hash_ack} - ref));
+  if (h.has_slack) {
+    put_varint(head, zigzag(h.input_slack_us));
+    put_varint(head, zigzag(std::int64_t{h.slack_tick} - ref));
+  }
+  if (h.clock_shift != 0) put_varint(head, h.clock_shift);
+  thread_local flatbuffers::FlatBufferBuilder fbb(512);
+  fbb.Clear();
+  std::uint8_t* at = nullptr;
+  const auto v = fbb.CreateUninitializedVector(head.size() + frames.bytes.size(), &at);
+  std::memcpy(at, head.data(), head.size());
+  if (!frames.bytes.empty()) std::memcpy(at + head.size(), frames.bytes.data(), frames.bytes.size());
+  wire::ServerPlay::Builder b(fbb);
+  b.add_body(v);
+  fbb.Finish(b.Finish());  // no file identifier: see schemas/messages.fbs
+  return {fbb.GetBufferPointer(), fbb.GetSize()};
+}
+
+Bytes server_play(std::span<const InputFrame* const> frames, const InputFrame* base, const ServerPlayHeader& h) {
+  thread_local EncodedFrames encoded;
+  encode_frames(frames, base, encoded);
+  const auto bytes = server_play(encoded, h);
+  return Bytes(bytes.begin(), bytes.end());
 }
 
 DecodeError decode_server_play(std::span<const std::uint8_t> bytes, std::uint32_t players, std::uint32_t input_size,

@@ -7,7 +7,7 @@
 
 namespace lockstep {
 
-void ServerSession::Impl::send(Peer& p, Channel ch, const protocol::Bytes& bytes) {
+void ServerSession::Impl::send(Peer& p, Channel ch, std::span<const std::uint8_t> bytes) {
   std::span<const std::uint8_t> out = bytes;
   if (p.entry.seal) {
     p.entry.seal->seal(ch, bytes, seal_scratch);
@@ -24,7 +24,7 @@ void ServerSession::Impl::send(Peer& p, Channel ch, const protocol::Bytes& bytes
   transport->send(p.enet, ch, out);
 }
 
-void ServerSession::Impl::broadcast(Channel ch, const protocol::Bytes& bytes) {
+void ServerSession::Impl::broadcast(Channel ch, std::span<const std::uint8_t> bytes) {
   for (auto& [id, p] : peers)
     if (p.role != Role::Pending) send(p, ch, bytes);
 }
@@ -85,7 +85,7 @@ void ServerSession::Impl::send_range(Peer& p, Tick from, Tick to) {
   send(p, Channel::Play, play_for(p, batch_scratch));
 }
 
-protocol::Bytes ServerSession::Impl::play_for(Peer& p, std::span<const InputFrame* const> batch) {
+std::span<const std::uint8_t> ServerSession::Impl::play_for(Peer& p, std::span<const InputFrame* const> batch) {
   // Every kRefreshEvery-th message carries its frames whole and repeats the slack report, so a
   // client that lost the base frame or a report is back in step within that many ticks.
   constexpr std::uint32_t kRefreshEvery = 16;
@@ -110,7 +110,23 @@ protocol::Bytes ServerSession::Impl::play_for(Peer& p, std::span<const InputFram
     const Tick b = batch.front()->tick - 1;
     if (b >= p.stream.base_from && b <= p.stream.frame_ack && b + kHistory > executed() + 1) base = &frames[b % kHistory];
   }
-  return protocol::server_play(batch, base, h);
+  return protocol::server_play(encoded_window(batch, base), h);
+}
+
+const protocol::EncodedFrames& ServerSession::Impl::encoded_window(std::span<const InputFrame* const> batch,
+                                                                 const InputFrame* base) {
+  static const protocol::EncodedFrames kNone;  // a message of acknowledgements only
+  if (batch.empty()) return kNone;
+  const Tick from = batch.front()->tick, to = batch.back()->tick;
+  const bool based = base != nullptr;
+  for (const EncodedWindow& w : encoded_windows)
+    if (w.from != 0 && w.from == from && w.to == to && w.based == based) return w.frames;
+  EncodedWindow& w = encoded_windows[next_encoded_window++ % encoded_windows.size()];
+  protocol::encode_frames(batch, base, w.frames);
+  w.from = from;
+  w.to = to;
+  w.based = based;
+  return w.frames;
 }
 
 }  // namespace lockstep

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -170,6 +171,16 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   std::vector<Slot> slots;
   std::vector<InputFrame> frames = std::vector<InputFrame>(kHistory);  // executed frames, for resends
   std::vector<const InputFrame*> batch_scratch;  // frames of one outgoing message, reused
+  // Frame windows encoded for this update's messages: peers whose windows and bases agree (most
+  // of them, most ticks) share one encoding, and only each message's header is written per peer.
+  // An executed frame never changes, so an entry stays true for its ticks; the oldest is reused.
+  struct EncodedWindow {
+    Tick from = 0, to = 0;  // 0: unused
+    bool based = false;
+    protocol::EncodedFrames frames;
+  };
+  std::array<EncodedWindow, 4> encoded_windows;
+  std::size_t next_encoded_window = 0;
   Tick next_tick = 1;
   Tick first_input_tick = 1;
   Pacer pacer;  // only its schedule is used here; waiting is the caller's
@@ -289,13 +300,15 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   [[nodiscard]] std::vector<protocol::SeatStatus> seat_statuses() const;
 
   // ---- server_send.cpp: what goes out ----
-  void send(Peer& p, Channel ch, const protocol::Bytes& bytes);
-  void broadcast(Channel ch, const protocol::Bytes& bytes);
+  void send(Peer& p, Channel ch, std::span<const std::uint8_t> bytes);
+  void broadcast(Channel ch, std::span<const std::uint8_t> bytes);
   void send_start(Peer& p, std::int64_t now, Channel channel = Channel::Control);
   void send_snapshot(Peer& p, bool join);
   void send_frames(std::int64_t now);
   void send_range(Peer& p, Tick from, Tick to);
-  [[nodiscard]] protocol::Bytes play_for(Peer& p, std::span<const InputFrame* const> batch);
+  /// The peer's ServerPlay of `batch`; the bytes stay valid until the next call.
+  [[nodiscard]] std::span<const std::uint8_t> play_for(Peer& p, std::span<const InputFrame* const> batch);
+  [[nodiscard]] const protocol::EncodedFrames& encoded_window(std::span<const InputFrame* const> batch, const InputFrame* base);
 
   // ---- server_referee.cpp: hashes and desyncs ----
   void take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now);

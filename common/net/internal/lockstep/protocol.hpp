@@ -155,6 +155,20 @@ struct ServerPlay : ServerPlayHeader {
 /// just before the first, which the client is known to hold (its ack covers it), or nullptr; with
 /// it the first frame's inputs travel as their difference to it.
 Bytes server_play(std::span<const InputFrame* const> frames, const InputFrame* base, const ServerPlayHeader& h);
+/// The frames of a ServerPlay encoded once: every message of a tick that carries the same frames
+/// against the same base shares them (a server sends one window to many clients), and only the
+/// header is written per message.
+struct EncodedFrames {
+  Tick first_tick = 0;     ///< tick of the first frame (0 when there are none)
+  std::uint32_t count = 0; ///< frames, 0..kMaxWindow
+  std::uint8_t flags = 0;  ///< the frames' flags of the message's first byte (§6.6)
+  Bytes bytes;             ///< masks, inputs and commands, as they follow the header
+};
+/// Encodes `frames` against `base` (as server_play above) into `out`, reusing its buffer.
+void encode_frames(std::span<const InputFrame* const> frames, const InputFrame* base, EncodedFrames& out);
+/// The ServerPlay of `h` and pre-encoded `frames`, byte for byte what server_play above makes. The
+/// bytes are this thread's and stay valid until its next call.
+std::span<const std::uint8_t> server_play(const EncodedFrames& frames, const ServerPlayHeader& h);
 /// Decodes a ServerPlay for a session of `players` slots of `input_size`-byte inputs into `out`.
 /// `base(t)` gives the frame of tick t this client holds, or nullptr (then UnknownBase).
 DecodeError decode_server_play(std::span<const std::uint8_t> bytes, std::uint32_t players, std::uint32_t input_size,
