@@ -342,33 +342,36 @@ void encode_frames(std::span<const InputFrame* const> frames, const InputFrame* 
   if (commands) put_commands(body, packed.items);
 }
 
+// A ServerPlay is a root table of one byte vector. FlatBufferBuilder lays every such buffer out
+// alike: the root offset (12), two bytes of padding, the vtable (6 bytes: its size, the table's
+// size 8, the field at 4), the table (its vtable 6 bytes back, the vector 4 bytes on), then the
+// vector's length, its bytes and zeros to a multiple of 4. Written directly, that costs a copy of
+// the body instead of a builder's work per message; tests/net/test_play_wire.cpp holds the two
+// byte-equal, and every client verifies what arrives.
+constexpr std::uint8_t kPlayTablePrefix[20] = {12, 0, 0, 0, 0, 0, 6, 0, 8, 0, 4, 0, 6, 0, 0, 0, 4, 0, 0, 0};
+
 std::span<const std::uint8_t> server_play(const EncodedFrames& frames, const ServerPlayHeader& h) {
-  // The header, then the shared frames: the message is built in place in one builder, and the
-  // only copy of the frames is the one into it.
-  thread_local Bytes head;
-  head.clear();
+  thread_local Bytes out;
+  out.assign(std::begin(kPlayTablePrefix), std::end(kPlayTablePrefix));
+  out.resize(out.size() + 4);  // the body's length, written below
+  const std::size_t body_at = out.size();
   const std::uint32_t n = frames.count;
   const Tick ref = n ? frames.first_tick : h.hash_ack;
-  head.push_back(static_cast<std::uint8_t>(frames.flags | (h.has_slack ? kSlack : 0) | (h.clock_shift != 0 ? kShift : 0)));
-  put_varint(head, ref);
-  if (n) put_varint(head, n);
-  put_varint(head, zigzag(std::int64_t{h.input_ack} - ref));
-  put_varint(head, zigzag(std::int64_t{h.hash_ack} - ref));
+  out.push_back(static_cast<std::uint8_t>(frames.flags | (h.has_slack ? kSlack : 0) | (h.clock_shift != 0 ? kShift : 0)));
+  put_varint(out, ref);
+  if (n) put_varint(out, n);
+  put_varint(out, zigzag(std::int64_t{h.input_ack} - ref));
+  put_varint(out, zigzag(std::int64_t{h.hash_ack} - ref));
   if (h.has_slack) {
-    put_varint(head, zigzag(h.input_slack_us));
-    put_varint(head, zigzag(std::int64_t{h.slack_tick} - ref));
+    put_varint(out, zigzag(h.input_slack_us));
+    put_varint(out, zigzag(std::int64_t{h.slack_tick} - ref));
   }
-  if (h.clock_shift != 0) put_varint(head, h.clock_shift);
-  thread_local flatbuffers::FlatBufferBuilder fbb(512);
-  fbb.Clear();
-  std::uint8_t* at = nullptr;
-  const auto v = fbb.CreateUninitializedVector(head.size() + frames.bytes.size(), &at);
-  std::memcpy(at, head.data(), head.size());
-  if (!frames.bytes.empty()) std::memcpy(at + head.size(), frames.bytes.data(), frames.bytes.size());
-  wire::ServerPlay::Builder b(fbb);
-  b.add_body(v);
-  fbb.Finish(b.Finish());  // no file identifier: see schemas/messages.fbs
-  return {fbb.GetBufferPointer(), fbb.GetSize()};
+  if (h.clock_shift != 0) put_varint(out, h.clock_shift);
+  out.insert(out.end(), frames.bytes.begin(), frames.bytes.end());
+  const auto length = static_cast<std::uint32_t>(out.size() - body_at);
+  for (int b = 0; b < 4; ++b) out[body_at - 4 + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(length >> (8 * b));
+  out.resize((out.size() + 3) & ~std::size_t{3}, 0);
+  return out;
 }
 
 Bytes server_play(std::span<const InputFrame* const> frames, const InputFrame* base, const ServerPlayHeader& h) {
