@@ -18,10 +18,12 @@ SDL_TESTS='frame is drawn|sdl_xvfb'
 # ("reads its socket once per tick") is such a bound too.
 # The package tests (e2e/installed, e2e/guide, e2e/embed_sdl, package/deb) build outside projects against
 # the installed libraries, which carry no sanitizer flags for their users: they run in the main suite.
+# bench/smoke runs every benchmark section once: under ASan it would time the sanitizer; the
+# benchmarks' code runs under it in the unit and session tests that share it.
 # e2e/predict holds own input to screen within a tick and a frame, and the 30 Hz game loop holds
 # its fills to zero: timing bounds too, in the main suite only.
 ctest --test-dir "$BUILD" --output-on-failure -j 2 \
-    -E "determinism/matrix|fuzz/|docker/|package/|e2e/installed|e2e/guide|e2e/embed_sdl|e2e/predict|a 30 Hz game loop|e2e/overload|e2e/net_latency|e2e/net_mixed|e2e/low_fps|e2e/two_bots|reads its socket once per tick|every 3rd tick through|$SDL_TESTS"
+    -E "determinism/matrix|fuzz/|docker/|bench/|package/|e2e/installed|e2e/guide|e2e/embed_sdl|e2e/predict|a 30 Hz game loop|e2e/overload|e2e/net_latency|e2e/net_mixed|e2e/low_fps|e2e/two_bots|reads its socket once per tick|every 3rd tick through|$SDL_TESTS"
 # SDL dlopens its video drivers and unloads them at exit, so LeakSanitizer cannot attribute
 # what they keep; the SDL tests run with every other check on but leak detection off.
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 ctest --test-dir "$BUILD" --output-on-failure -R "$SDL_TESTS"
