@@ -18,8 +18,8 @@ SDL_TESTS='frame is drawn|sdl_xvfb'
 # ("reads its socket once per tick") is such a bound too.
 # The package tests (e2e/installed, e2e/guide, e2e/embed_sdl, package/deb) build outside projects against
 # the installed libraries, which carry no sanitizer flags for their users: they run in the main suite.
-# bench/smoke runs every benchmark section once: under ASan it would time the sanitizer; the
-# benchmarks' code runs under it in the unit and session tests that share it.
+# bench/smoke runs every benchmark section once: under ASan it would time the sanitizer, and the
+# code it measures runs under ASan in the unit, session and end-to-end tests.
 # e2e/predict holds own input to screen within a tick and a frame, and the 30 Hz game loop holds
 # its fills to zero: timing bounds too, in the main suite only.
 ctest --test-dir "$BUILD" --output-on-failure -j 2 \
