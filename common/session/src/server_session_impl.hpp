@@ -171,9 +171,10 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   std::vector<Slot> slots;
   std::vector<InputFrame> frames = std::vector<InputFrame>(kHistory);  // executed frames, for resends
   std::vector<const InputFrame*> batch_scratch;  // frames of one outgoing message, reused
-  // Frame windows encoded for this update's messages: peers whose windows and bases agree (most
-  // of them, most ticks) share one encoding, and only each message's header is written per peer.
-  // An executed frame never changes, so an entry stays true for its ticks; the oldest is reused.
+  // The last frame windows encoded, by first and last tick and whether they are based: peers
+  // whose windows agree (most of them, most ticks) share one encoding, and only each message's
+  // header is written per peer. An executed frame never changes, so an entry stays true for its
+  // ticks across updates; the oldest is reused.
   struct EncodedWindow {
     Tick from = 0, to = 0;  // 0: unused
     bool based = false;
