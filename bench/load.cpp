@@ -32,7 +32,7 @@ namespace {
 /// A raw client of the relay: connects, sends a fixed-size packet every tick, counts what comes back.
 struct RawClient {
   std::unique_ptr<Transport> host;
-  EnetPeer* peer = nullptr;
+  NetPeer* peer = nullptr;
   bool connected = false, done = false;
   std::uint64_t received = 0;
 

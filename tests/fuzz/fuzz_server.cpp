@@ -17,7 +17,7 @@
 #include "lockstep/protocol.hpp"
 #include "lockstep/server_session.hpp"
 #include "lockstep/version.hpp"
-#include "server_session_testing.hpp"
+#include "session_testing.hpp"
 
 using namespace lockstep;
 
@@ -47,10 +47,10 @@ struct Harness {
     if (!server) std::abort();
     scratch = make_arena(cfg.world);
     const auto fp = scratch->fingerprint();
-    player = ServerSessionTesting::attach_peer(*server, now);
-    other = ServerSessionTesting::attach_peer(*server, now);
-    ServerSessionTesting::receive(*server, player, protocol::join_request(kProtocolVersion, fp, "", "fuzz", false), 0, now);
-    ServerSessionTesting::receive(*server, other, protocol::join_request(kProtocolVersion, fp, "", "other", false), 0, now);
+    player = SessionTesting::attach_peer(*server, now);
+    other = SessionTesting::attach_peer(*server, now);
+    SessionTesting::receive(*server, player, protocol::join_request(kProtocolVersion, fp, "", "fuzz", false), 0, now);
+    SessionTesting::receive(*server, other, protocol::join_request(kProtocolVersion, fp, "", "other", false), 0, now);
     server->update(now);
     // A server that takes connect tokens, and a player on it whose messages are sealed: the
     // fuzzer's bytes reach it raw (they must fail to open) and sealed with its keys (they open,
@@ -62,11 +62,11 @@ struct Harness {
     const SecretKey c2s = random_key(), s2c = random_key();
     const std::uint8_t nonce[kServerNonceBytes] = {1};
     client_seal = std::make_unique<PacketSeal>(derive_connection_keys(c2s, s2c, nonce, false));
-    sealed_player = ServerSessionTesting::attach_sealed_peer(*sealed, now, derive_connection_keys(c2s, s2c, nonce, true), 7);
-    sealed_other = ServerSessionTesting::attach_peer(*sealed, now);
+    sealed_player = SessionTesting::attach_sealed_peer(*sealed, now, derive_connection_keys(c2s, s2c, nonce, true), 7);
+    sealed_other = SessionTesting::attach_peer(*sealed, now);
     std::vector<std::uint8_t> join;
     client_seal->seal(Channel::Control, protocol::join_request(kProtocolVersion, fp, "", "fuzz", false), join);
-    ServerSessionTesting::receive(*sealed, sealed_player, join, 0, now);
+    SessionTesting::receive(*sealed, sealed_player, join, 0, now);
     sealed->update(now);
   }
   SecretKey token_key = random_key();
@@ -162,8 +162,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (protocol::decode_server_play(bytes, 2, 2, base_of, down) == protocol::DecodeError::None)
     protocol::read_frames(down, 2, 2, [](const InputFrame&) {});
   // 2. The server's handling, on both channels, with ticks running now and then.
-  ServerSessionTesting::receive(*h.server, h.player, bytes, 0, h.now);
-  ServerSessionTesting::receive(*h.server, h.player, bytes, 1, h.now);
+  SessionTesting::receive(*h.server, h.player, bytes, 0, h.now);
+  SessionTesting::receive(*h.server, h.player, bytes, 1, h.now);
   h.now += 3'000'000;
   h.server->update(h.now);
   // 3. Connect tokens: the server's opener (then the form checks past authentication cannot be
@@ -177,12 +177,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)check_status_proof(bytes, h.token_key, 1'800'000'000, &proof_nonce);
   // 4. The sealed player: the bytes raw (forged: dropped before decoding), then sealed with its
   // keys on both channels, and as the token of a ConnectRequest from a peer not joined.
-  ServerSessionTesting::receive(*h.sealed, h.sealed_player, bytes, 1, h.now);
+  SessionTesting::receive(*h.sealed, h.sealed_player, bytes, 1, h.now);
   thread_local std::vector<std::uint8_t> sealed_bytes;
   h.client_seal->seal(Channel::Play, bytes, sealed_bytes);
-  ServerSessionTesting::receive(*h.sealed, h.sealed_player, sealed_bytes, 1, h.now);
+  SessionTesting::receive(*h.sealed, h.sealed_player, sealed_bytes, 1, h.now);
   h.client_seal->seal(Channel::Control, bytes, sealed_bytes);
-  ServerSessionTesting::receive(*h.sealed, h.sealed_player, sealed_bytes, 0, h.now);
+  SessionTesting::receive(*h.sealed, h.sealed_player, sealed_bytes, 0, h.now);
   h.sealed->update(h.now);
   // 5. The state loader: untrusted snapshot bytes.
   (void)h.scratch->deserialize(bytes);

@@ -529,7 +529,7 @@ TEST_SUITE("session/hostile") {
   // A raw ENet peer that speaks whatever it is told to.
   struct RawPeer {
     std::unique_ptr<Transport> host;
-    EnetPeer* peer = nullptr;
+    NetPeer* peer = nullptr;
     bool connected = false;
     explicit RawPeer(std::uint16_t port) {
       TransportLimits big;

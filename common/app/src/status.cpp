@@ -50,7 +50,7 @@ std::optional<protocol::Status> query_status(const std::string& host, std::uint1
                                              std::string* error, const SecretKey* status_key) {
   auto net = Transport::client({}, error);
   if (!net) return std::nullopt;
-  EnetPeer* peer = net->connect(host, port, error);
+  NetPeer* peer = net->connect(host, port, error);
   if (!peer) return std::nullopt;
   Pacer waiter;
   const std::int64_t give_up = monotonic_ns() + timeout_ns;

@@ -27,14 +27,140 @@ void apply_limits(ENetHost* host, const TransportLimits& limits) {
 
 }  // namespace
 
-// Kernel receive timestamps of datagrams, taken as ENet reads them (its intercept hook runs once
-// per datagram, inside enet_host_service). The header's peer id says whose datagram it is; a
-// malformed id is ignored here and rejected by ENet itself.
-struct DatagramStamps {
-  static thread_local Transport* serving;
+// One ENet peer slot, the handle sessions hold. ENet reuses a slot for a later connection, and so
+// does its handle.
+class EnetLink final : public NetPeer {
+ public:
+  ENetPeer* peer = nullptr;
+  std::size_t index = 0;
 
+  void disconnect_later() override { enet_peer_disconnect_later(peer, 0); }
+  void disconnect_now() override { enet_peer_disconnect_now(peer, 0); }
+  void reset() override { enet_peer_reset(peer); }
+  [[nodiscard]] bool told_all() const override {
+    return peer->state == ENET_PEER_STATE_DISCONNECTING || peer->state == ENET_PEER_STATE_ACKNOWLEDGING_DISCONNECT ||
+           peer->state == ENET_PEER_STATE_ZOMBIE || peer->state == ENET_PEER_STATE_DISCONNECTED;
+  }
+  [[nodiscard]] bool sending() const override {
+    // Data, not ENet's own pings (reliable too, but without data).
+    return peer->reliableDataInTransit > 0 || !enet_list_empty(&peer->outgoingCommands);
+  }
+  [[nodiscard]] PeerNet net() const override {
+    PeerNet n;
+    n.rtt_us = peer->roundTripTime * 1000;
+    n.rtt_var_us = peer->roundTripTimeVariance * 1000;
+    n.loss_ppm = static_cast<std::uint32_t>(std::uint64_t{peer->packetLoss} * 1'000'000 / ENET_PEER_PACKET_LOSS_SCALE);
+    return n;
+  }
+  [[nodiscard]] std::size_t channel_count() const override { return peer->channelCount; }
+  [[nodiscard]] std::uint32_t ip() const override { return peer->address.host; }
+  [[nodiscard]] std::string address() const override {
+    char ip[64] = "?";
+    enet_address_get_host_ip(&peer->address, ip, sizeof ip);
+    return std::string(ip) + ":" + std::to_string(peer->address.port);
+  }
+  void set_tag(std::uintptr_t tag) override { peer->data = reinterpret_cast<void*>(tag); }
+  [[nodiscard]] std::uintptr_t tag() const override { return reinterpret_cast<std::uintptr_t>(peer->data); }
+  void set_backstop_timeout(std::uint32_t ms) override { enet_peer_timeout(peer, 0, ms, ms); }
+};
+
+// An ENet host and a handle for each of its peer slots.
+class EnetTransport final : public Transport {
+ public:
+  explicit EnetTransport(ENetHost* host)
+      : host_(host), links_(host->peerCount), arrival_(host->peerCount, 0), heard_(host->peerCount, 0) {
+    host_->intercept = &EnetTransport::on_datagram;
+    for (std::size_t i = 0; i < host->peerCount; ++i) {
+      links_[i].peer = &host->peers[i];
+      links_[i].index = i;
+    }
+  }
+  ~EnetTransport() override { enet_host_destroy(host_); }
+
+  NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) override {
+    ENetAddress address{};
+    if (enet_address_set_host(&address, host.c_str()) != 0) {
+      if (error) *error = "cannot resolve '" + host + "'";
+      return nullptr;
+    }
+    address.port = port;
+    ENetPeer* peer = enet_host_connect(host_, &address, kChannelCount, 0);
+    if (!peer) {
+      if (error) *error = "cannot start a connection";
+      return nullptr;
+    }
+    return link(peer);
+  }
+
+  NetEvent poll() override {
+    NetEvent out;
+    ENetEvent ev;
+    serving = this;
+    const int r = enet_host_service(host_, &ev, 0);
+    serving = nullptr;
+    if (r <= 0) return out;
+    out.peer = link(ev.peer);
+    switch (ev.type) {
+      case ENET_EVENT_TYPE_CONNECT:
+        // ENet's throttle drops unreliable packets when round trips vary, as they do on every real
+        // path; play traffic carries its own redundancy, so the throttle never decelerates.
+        enet_peer_throttle_configure(ev.peer, ENET_PEER_PACKET_THROTTLE_INTERVAL, ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
+        ev.peer->packetThrottle = ENET_PEER_PACKET_THROTTLE_SCALE;
+        out.type = NetEvent::Type::Connect;
+        break;
+      case ENET_EVENT_TYPE_DISCONNECT: out.type = NetEvent::Type::Disconnect; break;
+      case ENET_EVENT_TYPE_RECEIVE:
+        out.type = NetEvent::Type::Receive;
+        out.channel = ev.channelID;
+        out.holder = {ev.packet, [](void* p) { enet_packet_destroy(static_cast<ENetPacket*>(p)); }};
+        out.data = {ev.packet->data, ev.packet->dataLength};
+        out.arrived_ns = arrival_[static_cast<std::size_t>(ev.peer - host_->peers)];
+        break;
+      default: break;
+    }
+    return out;
+  }
+
+  void send(NetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) override {
+    if (!peer) return;  // an in-process peer (tests, fuzzing): nothing to send to
+    const enet_uint32 flags = channel == Channel::Control ? ENET_PACKET_FLAG_RELIABLE : ENET_PACKET_FLAG_UNSEQUENCED;
+    ENetPacket* packet = enet_packet_create(bytes.data(), bytes.size(), flags);
+    if (enet_peer_send(static_cast<EnetLink*>(peer)->peer, static_cast<enet_uint8>(channel), packet) != 0)
+      enet_packet_destroy(packet);
+  }
+
+  void flush() override { enet_host_flush(host_); }
+  [[nodiscard]] bool reliable_in_flight() const override {
+    for (std::size_t i = 0; i < host_->peerCount; ++i) {
+      const ENetPeer& p = host_->peers[i];
+      if (p.state == ENET_PEER_STATE_DISCONNECTED) continue;
+      if (p.state != ENET_PEER_STATE_CONNECTED) return true;
+      if (!enet_list_empty(&p.sentReliableCommands) || !enet_list_empty(&p.outgoingCommands)) return true;
+    }
+    return false;
+  }
+  [[nodiscard]] int fd() const override { return static_cast<int>(host_->socket); }
+  [[nodiscard]] std::int64_t heard_ns(const NetPeer* peer) const override {
+    return peer ? heard_[static_cast<const EnetLink*>(peer)->index] : 0;
+  }
+  [[nodiscard]] std::uint16_t port() const override {
+    ENetAddress a{};
+    enet_socket_get_address(host_->socket, &a);
+    return a.port;
+  }
+  [[nodiscard]] NetTraffic traffic() const override {
+    return {host_->totalSentData, host_->totalReceivedData, host_->totalSentPackets, host_->totalReceivedPackets};
+  }
+
+ private:
+  EnetLink* link(ENetPeer* peer) { return &links_[static_cast<std::size_t>(peer - host_->peers)]; }
+
+  // Kernel receive timestamps of datagrams, taken as ENet reads them (its intercept hook runs once
+  // per datagram, inside enet_host_service). The header's peer id says whose datagram it is; a
+  // malformed id is ignored here and rejected by ENet itself.
+  static thread_local EnetTransport* serving;
   static int ENET_CALLBACK on_datagram(ENetHost* host, ENetEvent*) {
-    Transport* self = serving;
+    EnetTransport* self = serving;
     if (!self || self->host_ != host || host->receivedDataLength < 2) return 0;
     const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
     const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
@@ -52,29 +178,13 @@ struct DatagramStamps {
     self->heard_[id] = self->arrival_[id];
     return 0;  // ENet goes on to handle the datagram as usual
   }
+
+  ENetHost* host_;
+  std::vector<EnetLink> links_;        // by ENet peer index
+  std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's kernel stamp (0: none)
+  std::vector<std::int64_t> heard_;    // by ENet peer index: the latest datagram's arrival, stamped or read
 };
-thread_local Transport* DatagramStamps::serving = nullptr;
-
-Transport::Transport(_ENetHost* host) : host_(host), arrival_(host->peerCount, 0), heard_(host->peerCount, 0) { host_->intercept = &DatagramStamps::on_datagram; }
-
-NetEvent::NetEvent(NetEvent&& o) noexcept { *this = std::move(o); }
-NetEvent& NetEvent::operator=(NetEvent&& o) noexcept {
-  if (this != &o) {
-    if (packet_) enet_packet_destroy(packet_);
-    type = o.type;
-    peer = o.peer;
-    channel = o.channel;
-    data = o.data;
-    arrived_ns = o.arrived_ns;
-    packet_ = o.packet_;
-    o.packet_ = nullptr;
-    o.type = Type::None;
-  }
-  return *this;
-}
-NetEvent::~NetEvent() {
-  if (packet_) enet_packet_destroy(packet_);
-}
+thread_local EnetTransport* EnetTransport::serving = nullptr;
 
 std::unique_ptr<Transport> Transport::listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
                                          const TransportLimits& limits, Error* error) {
@@ -92,7 +202,7 @@ std::unique_ptr<Transport> Transport::listen(const std::string& bind, std::uint1
     return nullptr;
   }
   apply_limits(host, limits);
-  return std::unique_ptr<Transport>(new Transport(host));
+  return std::make_unique<EnetTransport>(host);
 }
 
 std::unique_ptr<Transport> Transport::client(const TransportLimits& limits, std::string* error, const std::string& bind) {
@@ -109,119 +219,21 @@ std::unique_ptr<Transport> Transport::client(const TransportLimits& limits, std:
     return nullptr;
   }
   apply_limits(host, limits);
-  return std::unique_ptr<Transport>(new Transport(host));
+  return std::make_unique<EnetTransport>(host);
 }
 
-Transport::~Transport() { enet_host_destroy(host_); }
-
-EnetPeer* Transport::connect(const std::string& host, std::uint16_t port, std::string* error) {
-  ENetAddress address{};
-  if (enet_address_set_host(&address, host.c_str()) != 0) {
-    if (error) *error = "cannot resolve '" + host + "'";
-    return nullptr;
-  }
-  address.port = port;
-  ENetPeer* peer = enet_host_connect(host_, &address, kChannelCount, 0);
-  if (!peer && error) *error = "cannot start a connection";
-  return peer;
-}
-
-NetEvent Transport::poll() {
-  NetEvent out;
-  ENetEvent ev;
-  DatagramStamps::serving = this;
-  const int r = enet_host_service(host_, &ev, 0);
-  DatagramStamps::serving = nullptr;
-  if (r <= 0) return out;
-  out.peer = ev.peer;
-  switch (ev.type) {
-    case ENET_EVENT_TYPE_CONNECT:
-      // ENet's throttle drops unreliable packets when round trips vary, as they do on every real
-      // path; play traffic carries its own redundancy, so the throttle never decelerates.
-      enet_peer_throttle_configure(ev.peer, ENET_PEER_PACKET_THROTTLE_INTERVAL, ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
-      ev.peer->packetThrottle = ENET_PEER_PACKET_THROTTLE_SCALE;
-      out.type = NetEvent::Type::Connect;
-      break;
-    case ENET_EVENT_TYPE_DISCONNECT: out.type = NetEvent::Type::Disconnect; break;
-    case ENET_EVENT_TYPE_RECEIVE:
-      out.type = NetEvent::Type::Receive;
-      out.channel = ev.channelID;
-      out.packet_ = ev.packet;
-      out.data = {ev.packet->data, ev.packet->dataLength};
-      out.arrived_ns = arrival_[static_cast<std::size_t>(ev.peer - host_->peers)];
-      break;
-    default: break;
-  }
-  return out;
-}
-
-void Transport::send(EnetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) {
-  if (!peer) return;  // an in-process peer (tests, fuzzing): nothing to send to
-  const enet_uint32 flags = channel == Channel::Control ? ENET_PACKET_FLAG_RELIABLE : ENET_PACKET_FLAG_UNSEQUENCED;
-  ENetPacket* packet = enet_packet_create(bytes.data(), bytes.size(), flags);
-  if (enet_peer_send(peer, static_cast<enet_uint8>(channel), packet) != 0) enet_packet_destroy(packet);
-}
-
-void Transport::flush() { enet_host_flush(host_); }
-bool Transport::reliable_in_flight() const {
-  for (std::size_t i = 0; i < host_->peerCount; ++i) {
-    const ENetPeer& p = host_->peers[i];
-    if (p.state == ENET_PEER_STATE_DISCONNECTED) continue;
-    if (p.state != ENET_PEER_STATE_CONNECTED) return true;
-    if (!enet_list_empty(&p.sentReliableCommands) || !enet_list_empty(&p.outgoingCommands)) return true;
-  }
-  return false;
-}
-int Transport::fd() const { return static_cast<int>(host_->socket); }
-std::int64_t Transport::heard_ns(const EnetPeer* peer) const {
-  return peer ? heard_[static_cast<std::size_t>(peer - host_->peers)] : 0;
-}
-std::uint16_t Transport::port() const {
-  ENetAddress a{};
-  enet_socket_get_address(host_->socket, &a);
-  return a.port;
-}
-std::uint64_t Transport::bytes_sent() const { return host_->totalSentData; }
-std::uint64_t Transport::bytes_received() const { return host_->totalReceivedData; }
-std::uint64_t Transport::packets_sent() const { return host_->totalSentPackets; }
-std::uint64_t Transport::packets_received() const { return host_->totalReceivedPackets; }
-
-void peer_disconnect_later(EnetPeer* peer) {
-  if (peer) enet_peer_disconnect_later(peer, 0);
-}
-void peer_disconnect_now(EnetPeer* peer) {
-  if (peer) enet_peer_disconnect_now(peer, 0);
-}
-void peer_reset(EnetPeer* peer) { enet_peer_reset(peer); }
-bool peer_sending(const EnetPeer* peer) {
-  // Data, not ENet's own pings (reliable too, but without data).
-  return peer && (peer->reliableDataInTransit > 0 || !enet_list_empty(&peer->outgoingCommands));
-}
-bool peer_told_all(const EnetPeer* peer) {
-  return peer && (peer->state == ENET_PEER_STATE_DISCONNECTING || peer->state == ENET_PEER_STATE_ACKNOWLEDGING_DISCONNECT ||
-                  peer->state == ENET_PEER_STATE_ZOMBIE || peer->state == ENET_PEER_STATE_DISCONNECTED);
-}
-std::uint32_t peer_rtt_ms(const EnetPeer* peer) { return peer->roundTripTime; }
-std::size_t peer_channel_count(const EnetPeer* peer) { return peer ? peer->channelCount : kChannelCount; }
-PeerNet peer_net(const EnetPeer* peer) {
-  PeerNet n;
-  if (!peer) return n;
-  n.rtt_us = peer->roundTripTime * 1000;
-  n.rtt_var_us = peer->roundTripTimeVariance * 1000;
-  n.loss_ppm = static_cast<std::uint32_t>(std::uint64_t{peer->packetLoss} * 1'000'000 / ENET_PEER_PACKET_LOSS_SCALE);
-  return n;
-}
-std::uint32_t peer_ip(const EnetPeer* peer) { return peer ? peer->address.host : 0; }
-std::string peer_address(const EnetPeer* peer) {
-  if (!peer) return "in-process";
-  char ip[64] = "?";
-  enet_address_get_host_ip(&peer->address, ip, sizeof ip);
-  return std::string(ip) + ":" + std::to_string(peer->address.port);
-}
-void peer_set_tag(EnetPeer* peer, std::uintptr_t tag) { peer->data = reinterpret_cast<void*>(tag); }
-std::uintptr_t peer_tag(const EnetPeer* peer) { return reinterpret_cast<std::uintptr_t>(peer->data); }
-void peer_set_backstop_timeout(EnetPeer* peer, std::uint32_t backstop_ms) {
-  enet_peer_timeout(peer, 0, backstop_ms, backstop_ms);
+Network& udp_network() {
+  struct Udp final : Network {
+    std::unique_ptr<Transport> listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
+                                      const TransportLimits& limits, Error* error) override {
+      return Transport::listen(bind, port, max_peers, limits, error);
+    }
+    std::unique_ptr<Transport> client(const TransportLimits& limits, std::string* error, const std::string& bind) override {
+      return Transport::client(limits, error, bind);
+    }
+  };
+  static Udp udp;
+  return udp;
 }
 
 bool split_host_port(const std::string& text, std::string* host, std::uint16_t* port) {

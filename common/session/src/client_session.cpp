@@ -406,6 +406,10 @@ std::uint64_t ClientSession::Impl::sim_fingerprint() const {
 }
 
 std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config, Error* error) {
+  return create_on(udp_network(), config, error);
+}
+
+std::unique_ptr<ClientSession> ClientSession::create_on(Network& network, const ClientConfig& config, Error* error) {
   auto fail = [&](ErrorKind kind, const std::string& why, const char* field = "") -> std::unique_ptr<ClientSession> {
     if (error) *error = {kind, why, field};
     return nullptr;
@@ -418,7 +422,7 @@ std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config,
   impl->lead = LeadController(config.lead);
   impl->stats.lead_ns = impl->lead.lead_ns();
   std::string err;
-  impl->transport = Transport::client(config.limits, &err, config.bind);
+  impl->transport = network.client(config.limits, &err, config.bind);
   if (!impl->transport) return fail(ErrorKind::Runtime, err);
   if (config.host.empty()) {
     if (!config.connect_token) return fail(ErrorKind::Usage, "host is empty and there is no connect token to name servers", "host");

@@ -36,7 +36,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
     events.push_back(std::move(e));
   }
   std::unique_ptr<Transport> transport;
-  EnetPeer* server = nullptr;
+  NetPeer* server = nullptr;
   std::unique_ptr<PacketSeal> seal;  // joined with a connect token: set by the server's challenge
   std::vector<std::uint8_t> seal_scratch, send_scratch;
   std::vector<std::uint8_t> state_scratch;  // a saved state asked for by the server (relay mode)

@@ -34,29 +34,29 @@ std::string new_secret() {
 
 }  // namespace
 
-void ServerSession::Impl::on_connect(EnetPeer* enet, std::int64_t now) {
-  if (!admit_pending(peer_ip(enet), now)) {
+void ServerSession::Impl::on_connect(NetPeer* link, std::int64_t now) {
+  if (!admit_pending(peer_ip(link), now)) {
     ++stats.pending_refused;
     if (drop_worth_logging(stats.pending_refused))
       LOCKSTEP_LOG_WARN("refused a connection from %s: %u connections (at most %u from one address) are already waiting to join",
-                        peer_address(enet).c_str(), count_role(Role::Pending), cfg.max_pending_per_address);
-    peer_disconnect_now(enet);
+                        peer_address(link).c_str(), count_role(Role::Pending), cfg.max_pending_per_address);
+    peer_disconnect_now(link);
     return;
   }
   const std::uint32_t id = next_peer_id++;
-  peer_set_tag(enet, id);
-  peer_set_backstop_timeout(enet, backstop_ms(cfg.silent_drop_ns));
+  peer_set_tag(link, id);
+  peer_set_backstop_timeout(link, backstop_ms(cfg.silent_drop_ns));
   Peer p;
-  p.enet = enet;
+  p.link = link;
   p.id = id;
   p.connected_at = now;
   p.entry.allowance = cfg.message_burst;
   p.entry.allowance_at = now;
-  p.entry.ip = peer_ip(enet);
+  p.entry.ip = peer_ip(link);
   auto& added = peers.emplace(id, std::move(p)).first->second;
-  if (peer_channel_count(enet) < kChannelCount)
+  if (peer_channel_count(link) < kChannelCount)
     refuse(added, wire::RefuseReason::TooFewChannels,
-           "the connection opened " + std::to_string(peer_channel_count(enet)) + " ENet channel(s); the protocol uses " +
+           "the connection opened " + std::to_string(peer_channel_count(link)) + " ENet channel(s); the protocol uses " +
                std::to_string(kChannelCount) + " (0 control, 1 play)");
 }
 
@@ -65,8 +65,8 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
   // acknowledged: only ENet's disconnect handshake is left, which a client that exits on the
   // answer never completes. It is closed at once, so the peers ENet holds stay bounded too.
   for (auto it = peers.begin(); it != peers.end();) {
-    if (it->second.role == Role::Pending && it->second.closing && peer_told_all(it->second.enet)) {
-      peer_disconnect_now(it->second.enet);
+    if (it->second.role == Role::Pending && it->second.closing && peer_told_all(it->second.link)) {
+      peer_disconnect_now(it->second.link);
       it = peers.erase(it);
     } else {
       ++it;
@@ -83,15 +83,15 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
   const auto it = peers.find(victim);
   if (!it->second.closing)
     LOCKSTEP_LOG_INFO("closing %s, which has not joined yet: a new connection needs its place",
-                      peer_address(it->second.enet).c_str());
+                      peer_address(it->second.link).c_str());
   ++stats.pending_evicted;
-  peer_disconnect_now(it->second.enet);
+  peer_disconnect_now(it->second.link);
   peers.erase(it);
   return true;
 }
 
-void ServerSession::Impl::on_disconnect(EnetPeer* enet) {
-  const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(enet)));
+void ServerSession::Impl::on_disconnect(NetPeer* link) {
+  const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(link)));
   if (it == peers.end()) return;
   Peer& p = it->second;
   if (p.role == Role::Player) {
@@ -112,26 +112,26 @@ void ServerSession::Impl::on_disconnect(EnetPeer* enet) {
 void ServerSession::Impl::kick(Peer& p, const std::string& reason) {
   if (p.closing) return;
   ++stats.kicked;
-  LOCKSTEP_LOG_WARN("dropping %s (%s): %s", peer_address(p.enet).c_str(), p.name.empty() ? "not joined" : p.name.c_str(),
+  LOCKSTEP_LOG_WARN("dropping %s (%s): %s", peer_address(p.link).c_str(), p.name.empty() ? "not joined" : p.name.c_str(),
                     reason.c_str());
   if (p.role == Role::Player) {
     Slot& s = slots[static_cast<std::size_t>(p.slot)];
     s.leaving = true;
     s.leave_reason = "dropped: " + reason;
-    if (p.enet) s.net = peer_net(p.enet);
+    if (p.link) s.net = peer_net(p.link);
   }
   send(p, Channel::Control, protocol::kick(reason));  // reliable, so it arrives before the disconnect
   p.closing = true;
-  peer_disconnect_later(p.enet);
+  peer_disconnect_later(p.link);
 }
 
 void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::string& detail) {
   ++stats.refused;
   ++stats.refusals[std::min<std::size_t>(static_cast<std::size_t>(reason), stats.refusals.size() - 1)];
-  LOCKSTEP_LOG_INFO("refused %s: %s", peer_address(p.enet).c_str(), detail.c_str());
+  LOCKSTEP_LOG_INFO("refused %s: %s", peer_address(p.link).c_str(), detail.c_str());
   protocol::Bytes msg = protocol::refuse(reason, detail);
   // Before authentication a refusal is no larger than what the peer sent: its detail is cut.
-  if (tokens_required() && !p.entry.authenticated && p.enet) {
+  if (tokens_required() && !p.entry.authenticated && p.link) {
     const std::size_t budget = p.entry.bytes_in - std::min(p.entry.bytes_in, p.entry.bytes_out) - (p.entry.seal ? PacketSeal::overhead(Channel::Control) : 0);
     for (std::string d = detail; msg.size() > budget && !d.empty();) {
       d.resize(d.size() > 16 ? d.size() - 16 : 0);
@@ -139,7 +139,7 @@ void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::
     }
   }
   send(p, Channel::Control, msg);
-  peer_disconnect_later(p.enet);
+  peer_disconnect_later(p.link);
   p.role = Role::Pending;
   p.closing = true;
 }
@@ -208,7 +208,7 @@ bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> dat
   // Counted, never held against the peer: anyone on the path can send such a datagram.
   const std::uint64_t n = e == OpenError::Replayed ? ++stats.sealed_replayed : ++stats.sealed_forged;
   if (drop_worth_logging(n))
-    LOCKSTEP_LOG_WARN("dropped a sealed message from %s (%s): %s [%llu so far]", peer_address(p.enet).c_str(),
+    LOCKSTEP_LOG_WARN("dropped a sealed message from %s (%s): %s [%llu so far]", peer_address(p.link).c_str(),
                       p.name.empty() ? "not joined" : p.name.c_str(), to_string(e), static_cast<unsigned long long>(n));
   // Control messages are reliable and counted by both sides: one that did not open was lost for
   // good (ENet acknowledged the forgery in its place), so the connection cannot go on.
@@ -264,7 +264,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
       if (s.peer_id != p.id) {
         if (const auto old = peers.find(s.peer_id); old != peers.end()) {
           LOCKSTEP_LOG_INFO("player %zu (%s) is back; closing its old connection", d.slot, s.name.c_str());
-          peer_disconnect_now(old->second.enet);
+          peer_disconnect_now(old->second.link);
           peers.erase(old);
         }
       }
@@ -285,7 +285,7 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
     if (relay()) serve_state(p, StateFetch::Purpose::Join, now);
     else send_snapshot(p, /*join=*/true);
   }
-  LOCKSTEP_LOG_INFO("spectator %s joined from %s", name.c_str(), peer_address(p.enet).c_str());
+  LOCKSTEP_LOG_INFO("spectator %s joined from %s", name.c_str(), peer_address(p.link).c_str());
   note_peak();
 }
 
@@ -317,7 +317,7 @@ void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::st
   broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
   emit(SessionEvent::Kind::PlayerJoined, executed(), p.slot, name);
   note_peak();
-  LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s%s [%u/%u]", slot, name.c_str(), peer_address(p.enet).c_str(),
+  LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s%s [%u/%u]", slot, name.c_str(), peer_address(p.link).c_str(),
                     token_note(p).c_str(), joined_players(), cfg.players);
 }
 
@@ -354,7 +354,7 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   note_peak();
   if (!relay())
     LOCKSTEP_LOG_INFO("player %zu (%s) %s at tick %u from %s%s: sent a %lld-byte snapshot", slot, name.c_str(),
-                      rejoin ? "rejoins" : "joins late", executed(), peer_address(p.enet).c_str(), token_note(p).c_str(),
+                      rejoin ? "rejoins" : "joins late", executed(), peer_address(p.link).c_str(), token_note(p).c_str(),
                       static_cast<long long>(stats.last_snapshot_bytes));
 }
 
@@ -417,7 +417,7 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
     ++(full ? stats.status_full : stats.status_public);
     send(p, Channel::Control, reply);
   }
-  peer_disconnect_later(p.enet);
+  peer_disconnect_later(p.link);
   p.closing = true;
 }
 

@@ -259,7 +259,7 @@ void ServerSession::Impl::resync(Peer& p, std::int64_t now, bool again) {
 // more, in the same epoch (either snapshot is the server's state), and a client that takes
 // neither is dropped, never silently left unchecked.
 void ServerSession::Impl::resync_not_taken(Peer& p, std::int64_t now) {
-  if (peer_sending(p.enet)) {  // the patience counts from its delivery
+  if (peer_sending(p.link)) {  // the patience counts from its delivery
     p.audit.resync_at = now;
     return;
   }

@@ -256,7 +256,7 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
       const auto source = peers.find(f.source);
       const bool gone = source == peers.end() || source->second.closing;
       // Over a lossy path ENet may take seconds to deliver the request: patience counts from then.
-      if (!gone && peer_sending(source->second.enet)) f.asked_at = now;
+      if (!gone && peer_sending(source->second.link)) f.asked_at = now;
       if (gone || now - f.asked_at > std::max(kFetchPatienceNs, 8 * rtt_ns(source->second))) {
         ++stats.states_unanswered;
         LOCKSTEP_LOG_WARN("relay: %s did not send its state of tick %u in time; asking another peer",
@@ -288,7 +288,7 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
   // A peer that has the majority's state and does not answer with its localization in time.
   for (auto& [id, p] : peers) {
     if (!p.audit.locating || p.audit.locate_sent_at == 0 || p.closing) continue;
-    if (peer_sending(p.enet)) p.audit.locate_sent_at = now;  // the state is still on its way to it
+    if (peer_sending(p.link)) p.audit.locate_sent_at = now;  // the state is still on its way to it
     if (now - p.audit.locate_sent_at > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p)))
       locate_failed(p, "the peer did not compare its state with the majority's in time", now);
   }

@@ -14,14 +14,14 @@ void ServerSession::Impl::send(Peer& p, Channel ch, std::span<const std::uint8_t
     out = seal_scratch;
   }
   // No amplification: before a peer proves it holds its token's keys, it is sent at most what it sent.
-  if (tokens_required() && !p.entry.authenticated && p.enet) {
+  if (tokens_required() && !p.entry.authenticated && p.link) {
     if (p.entry.bytes_out + out.size() > p.entry.bytes_in) {
       ++stats.replies_withheld;
       return;
     }
     p.entry.bytes_out += out.size();
   }
-  transport->send(p.enet, ch, out);
+  transport->send(p.link, ch, out);
 }
 
 void ServerSession::Impl::broadcast(Channel ch, std::span<const std::uint8_t> bytes) {
@@ -65,7 +65,7 @@ void ServerSession::Impl::send_frames(std::int64_t now) {
     const auto window = static_cast<Tick>(protocol::kMaxWindow);
     const Tick newest_from = executed() >= window ? std::max(from, executed() - window + 1) : from;
     send_range(p, newest_from, executed());
-    const std::int64_t rtt_ns = p.enet ? std::int64_t{peer_rtt_ms(p.enet)} * 1'000'000 : 0;
+    const std::int64_t rtt_ns = p.link ? std::int64_t{peer_rtt_ms(p.link)} * 1'000'000 : 0;
     if (newest_from > from && p.stream.frame_gap.due(now, p.stream.frame_ack_moved, rtt_ns))
       send_range(p, from, std::min<Tick>(executed(), from + window - 1));
   }

@@ -85,20 +85,20 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
   for (auto& [id, p] : peers) {
     // A player's ENet figures, copied while its connection is open: ENet resets them before it
     // reports the disconnect, and the summary and status give them after.
-    if (p.role == Role::Player && p.enet) slots[static_cast<std::size_t>(p.slot)].net = peer_net(p.enet);
+    if (p.role == Role::Player && p.link) slots[static_cast<std::size_t>(p.slot)].net = peer_net(p.link);
     if (p.closing) continue;
     if (p.role == Role::Pending) {
       if (now - p.connected_at > cfg.join_timeout_ns) {
-        LOCKSTEP_LOG_WARN("%s sent no join within %lld ms; disconnecting", peer_address(p.enet).c_str(),
+        LOCKSTEP_LOG_WARN("%s sent no join within %lld ms; disconnecting", peer_address(p.link).c_str(),
                           static_cast<long long>(cfg.join_timeout_ns / 1'000'000));
-        peer_disconnect_later(p.enet);
+        peer_disconnect_later(p.link);
         p.closing = true;
       }
       continue;
     }
     // A joined peer from which nothing at all has arrived for the silence bound, not even ENet's
     // acknowledgements, is gone; in play a player is held to more: its messages must keep coming.
-    const bool gone = p.enet && now - std::max(p.connected_at, transport->heard_ns(p.enet)) > cfg.silent_drop_ns;
+    const bool gone = p.link && now - std::max(p.connected_at, transport->heard_ns(p.link)) > cfg.silent_drop_ns;
     const bool mute = phase == Phase::Running && p.role == Role::Player &&
                       now - slots[static_cast<std::size_t>(p.slot)].last_heard > cfg.silent_drop_ns;
     if (gone || mute) {
@@ -217,7 +217,7 @@ void ServerSession::Impl::drop(Peer& p, DropReason r, const char* detail) {
   if (r != DropReason::InputTooFarAhead && ++p.entry.bad > cfg.max_bad_messages && !p.closing)
     kick(p, "sent too many malformed or unexpected messages");
   if (drop_worth_logging(n))
-    LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.enet).c_str(),
+    LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.link).c_str(),
                       p.name.empty() ? "not joined" : p.name.c_str(), to_string(r), detail,
                       static_cast<unsigned long long>(n));
 }
@@ -325,7 +325,7 @@ void ServerSession::Impl::end_session(wire::EndReason reason, const std::string&
   LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
   broadcast(Channel::Control, protocol::session_end(reason, executed(), detail));
   for (auto& [id, p] : peers) {
-    peer_disconnect_later(p.enet);
+    peer_disconnect_later(p.link);
     p.closing = true;  // told the end: no timeouts or kicks from here, later messages ignored
   }
   transport->flush();
@@ -396,6 +396,10 @@ std::uint32_t ServerSession::Impl::count_role(Role role) const {
 }
 
 std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config, Error* error) {
+  return create_on(udp_network(), config, error);
+}
+
+std::unique_ptr<ServerSession> ServerSession::create_on(Network& network, const ServerConfig& config, Error* error) {
   auto fail = [&](ErrorKind kind, const std::string& why, const char* field = "") -> std::unique_ptr<ServerSession> {
     if (error) *error = {kind, why, field};
     return nullptr;
@@ -438,7 +442,7 @@ std::unique_ptr<ServerSession> ServerSession::create(const ServerConfig& config,
   }
   impl->result_key = config.result_key;
   if (!impl->result_key && config.token_key) impl->result_key = result_key_from(*config.token_key);
-  impl->transport = Transport::listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
+  impl->transport = network.listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
   if (!impl->transport) return fail(err.kind, err.detail);
   for (std::uint32_t i = 0; i < config.players; ++i) impl->slots.push_back(impl->fresh_slot());
   return std::unique_ptr<ServerSession>(new ServerSession(std::move(impl)));

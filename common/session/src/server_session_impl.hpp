@@ -99,7 +99,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// A connection: pending until it joins, then a player or a spectator. Its records belong to
   /// the part that keeps them.
   struct Peer {
-    EnetPeer* enet = nullptr;    // null for an in-process peer (tests, fuzzing)
+    NetPeer* link = nullptr;     // null for an in-process peer (tests, fuzzing)
     std::uint32_t id = 0;
     Role role = Role::Pending;
     std::int32_t slot = -1;
@@ -231,7 +231,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   [[nodiscard]] std::uint32_t count_role(Role role) const;
   [[nodiscard]] bool inputs_complete(Tick t, std::int64_t now) const;  // (server_ticks.cpp)
   /// A peer's round trip as ENet measures it, ns (0 in-process).
-  [[nodiscard]] static std::int64_t rtt_ns(const Peer& p) { return p.enet ? std::int64_t{peer_net(p.enet).rtt_us} * 1000 : 0; }
+  [[nodiscard]] static std::int64_t rtt_ns(const Peer& p) { return p.link ? std::int64_t{peer_net(p.link).rtt_us} * 1000 : 0; }
   /// The longest round trip of the peers that `counts` (ns; 0 with none).
   template <class Counts>
   [[nodiscard]] std::int64_t longest_rtt(Counts counts) const {
@@ -261,10 +261,10 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void drop(Peer& p, DropReason r, const char* detail = "");
 
   // ---- server_admission.cpp: connections, tokens, joins, seats ----
-  void on_connect(EnetPeer* enet, std::int64_t now);
+  void on_connect(NetPeer* link, std::int64_t now);
   /// Makes room for a connection from `ip`; false when it must be turned away.
   bool admit_pending(std::uint32_t ip, std::int64_t now);
-  void on_disconnect(EnetPeer* enet);
+  void on_disconnect(NetPeer* link);
   void kick(Peer& p, const std::string& reason);
   void refuse(Peer& p, wire::RefuseReason reason, const std::string& detail);
   /// Players must bring a connect token: the server has its key, or will be handed it.

@@ -138,7 +138,7 @@ std::vector<protocol::Seat> ServerSession::Impl::roster() const {
 // ENet's figures of a player's connection: live while it is connected, as last measured after.
 PeerNet ServerSession::Impl::net_of(const Slot& s) const {
   const auto it = s.taken ? peers.find(s.peer_id) : peers.end();
-  return it != peers.end() && it->second.enet ? peer_net(it->second.enet) : s.net;
+  return it != peers.end() && it->second.link ? peer_net(it->second.link) : s.net;
 }
 
 protocol::SeatStatus ServerSession::Impl::seat_status(std::size_t i) const {

@@ -1,4 +1,5 @@
-// ENet, wrapped once: RAII for the library, hosts and packets, and the few calls sessions need.
+// The transport the sessions speak through: peers, events and the few calls sessions need, with
+// ENet over UDP behind it in the executables (transport.cpp) and an in-process network in tests.
 #pragma once
 
 #include <algorithm>
@@ -11,13 +12,7 @@
 #include "lockstep/error.hpp"
 #include "lockstep/net_types.hpp"
 
-struct _ENetHost;
-struct _ENetPeer;
-struct _ENetPacket;
-
 namespace lockstep {
-
-using EnetPeer = _ENetPeer;
 
 /// ENet channels.
 enum class Channel : std::uint8_t {
@@ -27,104 +22,146 @@ enum class Channel : std::uint8_t {
 };
 inline constexpr std::size_t kChannelCount = 2;
 
+/// ENet's view of a peer's link: smoothed round trip, its variance, and the packet loss estimate.
+struct PeerNet {
+  std::uint32_t rtt_us = 0, rtt_var_us = 0, loss_ppm = 0;
+};
+
+/// One connection of a transport, owned by it: the handle a session keeps for a peer. A
+/// transport may hand the same handle out again for a later connection once this one has
+/// ended with a Disconnect event, a reset or a disconnect_now.
+class NetPeer {
+ public:
+  virtual void disconnect_later() = 0;  ///< after queued packets are sent
+  virtual void disconnect_now() = 0;    ///< at once, no acknowledgement awaited; no event follows
+  virtual void reset() = 0;             ///< forget the peer without telling it; no event follows
+  /// Closed with disconnect_later and every queued packet acknowledged: only the disconnect
+  /// handshake is left (which a peer that has gone away never completes).
+  [[nodiscard]] virtual bool told_all() const = 0;
+  /// Reliable data to the peer is queued or not yet acknowledged.
+  [[nodiscard]] virtual bool sending() const = 0;
+  [[nodiscard]] virtual PeerNet net() const = 0;
+  /// Channels the connection opened (the protocol needs kChannelCount).
+  [[nodiscard]] virtual std::size_t channel_count() const = 0;
+  /// The peer's IPv4 address (network byte order).
+  [[nodiscard]] virtual std::uint32_t ip() const = 0;
+  /// "a.b.c.d:port" of the peer.
+  [[nodiscard]] virtual std::string address() const = 0;
+  /// A small integer the session attaches to the connection.
+  virtual void set_tag(std::uintptr_t tag) = 0;
+  [[nodiscard]] virtual std::uintptr_t tag() const = 0;
+  /// The transport's own silence bound, a backstop behind the session's (see backstop_ms).
+  virtual void set_backstop_timeout(std::uint32_t ms) = 0;
+
+ protected:
+  NetPeer() = default;
+  ~NetPeer() = default;
+  NetPeer(const NetPeer&) = default;
+  NetPeer& operator=(const NetPeer&) = default;
+};
+
 /// One received event. `data` is valid until the event is destroyed.
 struct NetEvent {
   enum class Type { None, Connect, Disconnect, Receive } type = Type::None;
-  EnetPeer* peer = nullptr;
+  NetPeer* peer = nullptr;
   std::uint8_t channel = 0;
   std::span<const std::uint8_t> data;
   /// Receive: when the datagram carrying it reached the socket (monotonic ns, from the kernel's
   /// receive timestamp), so a caller that reads its socket late still knows how early it came.
   /// 0 when the kernel gave no timestamp.
   std::int64_t arrived_ns = 0;
-  NetEvent() = default;
-  NetEvent(NetEvent&&) noexcept;
-  NetEvent& operator=(NetEvent&&) noexcept;
-  ~NetEvent();
-
- private:
-  friend class Transport;
-  _ENetPacket* packet_ = nullptr;
+  /// What holds `data`: released with the event.
+  std::unique_ptr<void, void (*)(void*)> holder{nullptr, [](void*) {}};
 };
 
-/// The transport: one ENet host (server or client side). Not copyable; destroying it closes its socket.
+/// A transport: one endpoint of the network, server or client side, that the sessions read and
+/// write through. ENet over UDP is the one the executables use (listen(), client()); the tests
+/// drive sessions through an in-process one with simulated time. Not copyable; destroying it
+/// closes the endpoint.
 class Transport {
  public:
-  /// A listening host on `bind` ("" = all addresses) and `port` (0 = any free port).
+  /// An ENet host listening on `bind` ("" = all addresses) and `port` (0 = any free port).
   static std::unique_ptr<Transport> listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
                                          const TransportLimits& limits, Error* error);
-  /// A client host that can make one outgoing connection, from `bind` ("" = any local address).
+  /// An ENet host that can make one outgoing connection, from `bind` ("" = any local address).
   static std::unique_ptr<Transport> client(const TransportLimits& limits, std::string* error, const std::string& bind = "");
-  ~Transport();
+  virtual ~Transport() = default;
+  Transport() = default;
   Transport(const Transport&) = delete;
   Transport& operator=(const Transport&) = delete;
 
   /// Starts connecting to host:port; nullptr when the address does not resolve.
-  EnetPeer* connect(const std::string& host, std::uint16_t port, std::string* error);
+  virtual NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) = 0;
   /// Returns the next event without blocking (and sends what is queued); Type::None when there is none.
-  NetEvent poll();
+  virtual NetEvent poll() = 0;
   /// Queues `bytes` to `peer` on `channel`; reliability follows the channel.
-  void send(EnetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes);
+  virtual void send(NetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) = 0;
   /// Sends everything queued now.
-  void flush();
-  /// The UDP socket, for waiting with poll(2).
-  [[nodiscard]] int fd() const;
+  virtual void flush() = 0;
+  /// The socket, for waiting with poll(2); -1 when there is none (an in-process transport).
+  [[nodiscard]] virtual int fd() const = 0;
   /// True while a peer is connecting or disconnecting, or reliable data waits to be sent or
-  /// acknowledged: then ENet needs its socket served promptly to make progress.
-  [[nodiscard]] bool reliable_in_flight() const;
+  /// acknowledged: then the transport needs serving promptly to make progress.
+  [[nodiscard]] virtual bool reliable_in_flight() const = 0;
   /// When the latest datagram from `peer`'s address arrived (monotonic ns; 0: none yet). Any
-  /// datagram counts, ENet's own pings and acknowledgements too: the peer is alive and serving
-  /// its socket, even while it has nothing of its own to say (a server waiting in the lobby).
-  [[nodiscard]] std::int64_t heard_ns(const EnetPeer* peer) const;
+  /// datagram counts, the transport's own pings and acknowledgements too: the peer is alive and
+  /// serving its socket, even while it has nothing of its own to say (a server waiting in the lobby).
+  [[nodiscard]] virtual std::int64_t heard_ns(const NetPeer* peer) const = 0;
   /// The bound port.
-  [[nodiscard]] std::uint16_t port() const;
-  /// Total bytes sent and received on the socket (UDP payloads, ENet headers included).
-  [[nodiscard]] NetTraffic traffic() const { return {bytes_sent(), bytes_received(), packets_sent(), packets_received()}; }
-  [[nodiscard]] std::uint64_t bytes_sent() const;
-  [[nodiscard]] std::uint64_t bytes_received() const;
-  [[nodiscard]] std::uint64_t packets_sent() const;
-  [[nodiscard]] std::uint64_t packets_received() const;
-
-
- private:
-  explicit Transport(_ENetHost* host);
-  friend struct DatagramStamps;
-  _ENetHost* host_;
-  std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's kernel stamp (0: none)
-  std::vector<std::int64_t> heard_;    // by ENet peer index: the latest datagram's arrival, stamped or read
+  [[nodiscard]] virtual std::uint16_t port() const = 0;
+  /// Total bytes and datagrams sent and received (UDP payloads, the transport's headers included).
+  [[nodiscard]] virtual NetTraffic traffic() const = 0;
 };
+
+/// Where a session gets its transports: ENet over UDP (udp_network()) in the executables, an
+/// in-process network with simulated time in the tests.
+class Network {
+ public:
+  virtual std::unique_ptr<Transport> listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
+                                            const TransportLimits& limits, Error* error) = 0;
+  virtual std::unique_ptr<Transport> client(const TransportLimits& limits, std::string* error, const std::string& bind) = 0;
+
+ protected:
+  Network() = default;
+  ~Network() = default;
+  Network(const Network&) = default;
+  Network& operator=(const Network&) = default;
+};
+/// ENet over UDP: Transport::listen and Transport::client.
+Network& udp_network();
 
 /// Peer helpers. Sending to, disconnecting or naming a null peer (an in-process test peer) is a no-op.
-void peer_disconnect_later(EnetPeer* peer);  ///< after queued packets are sent
-void peer_disconnect_now(EnetPeer* peer);    ///< at once, no acknowledgement awaited
-void peer_reset(EnetPeer* peer);             ///< forget the peer without telling it
-/// A peer closed with peer_disconnect_later whose queued packets have all been acknowledged: only
-/// ENet's disconnect handshake is left (which a peer that has gone away never completes).
-bool peer_told_all(const EnetPeer* peer);
-/// Reliable data to the peer is queued or not yet acknowledged (false for a null peer).
-bool peer_sending(const EnetPeer* peer);
-/// Smoothed round-trip time in milliseconds, as ENet measures it.
-std::uint32_t peer_rtt_ms(const EnetPeer* peer);
-/// ENet's view of a peer's link: smoothed round trip, its variance, and the packet loss estimate.
-struct PeerNet {
-  std::uint32_t rtt_us = 0, rtt_var_us = 0, loss_ppm = 0;
-};
-PeerNet peer_net(const EnetPeer* peer);
-/// ENet channels the connection opened (the protocol needs kChannelCount); kChannelCount for an in-process peer.
-std::size_t peer_channel_count(const EnetPeer* peer);
-/// The peer's IPv4 address (network byte order); 0 for an in-process peer.
-std::uint32_t peer_ip(const EnetPeer* peer);
-/// "a.b.c.d:port" of the peer.
-std::string peer_address(const EnetPeer* peer);
-/// A small integer the caller may attach to a peer (ENet's data pointer).
-void peer_set_tag(EnetPeer* peer, std::uintptr_t tag);
-std::uintptr_t peer_tag(const EnetPeer* peer);
+inline void peer_disconnect_later(NetPeer* peer) {
+  if (peer) peer->disconnect_later();
+}
+inline void peer_disconnect_now(NetPeer* peer) {
+  if (peer) peer->disconnect_now();
+}
+inline void peer_reset(NetPeer* peer) {
+  if (peer) peer->reset();
+}
+inline bool peer_told_all(const NetPeer* peer) { return peer && peer->told_all(); }
+inline bool peer_sending(const NetPeer* peer) { return peer && peer->sending(); }
+inline PeerNet peer_net(const NetPeer* peer) { return peer ? peer->net() : PeerNet{}; }
+/// Smoothed round-trip time in milliseconds.
+inline std::uint32_t peer_rtt_ms(const NetPeer* peer) { return peer_net(peer).rtt_us / 1000; }
+/// kChannelCount for an in-process peer.
+inline std::size_t peer_channel_count(const NetPeer* peer) { return peer ? peer->channel_count() : kChannelCount; }
+/// 0 for an in-process peer.
+inline std::uint32_t peer_ip(const NetPeer* peer) { return peer ? peer->ip() : 0; }
+inline std::string peer_address(const NetPeer* peer) { return peer ? peer->address() : "in-process"; }
+inline void peer_set_tag(NetPeer* peer, std::uintptr_t tag) {
+  if (peer) peer->set_tag(tag);
+}
+inline std::uintptr_t peer_tag(const NetPeer* peer) { return peer ? peer->tag() : 0; }
 /// Whether a peer is alive is the session layer's to judge, by what it hears (Transport::heard_ns)
 /// and within its own bounds. ENet's timeout counts only acknowledgements of reliable commands,
 /// its own pings among them, and on a lossy link a run of lost ones would end a live connection
 /// (at 10 % loss each way a ping and its acknowledgement fail together 19 % of the time), so it
 /// is set to `backstop_ms` flat, well past the session's bounds.
-void peer_set_backstop_timeout(EnetPeer* peer, std::uint32_t backstop_ms);
+inline void peer_set_backstop_timeout(NetPeer* peer, std::uint32_t backstop_ms) {
+  if (peer) peer->set_backstop_timeout(backstop_ms);
+}
 /// The backstop for a session whose own silence bound is `bound_ns`: 30 s, or twice the bound.
 inline std::uint32_t backstop_ms(std::int64_t bound_ns) {
   return static_cast<std::uint32_t>(std::clamp<std::int64_t>(2 * bound_ns / 1'000'000, 30'000, 3'600'000));

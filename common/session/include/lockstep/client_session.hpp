@@ -25,6 +25,8 @@
 
 namespace lockstep {
 
+class Network;
+
 struct LOCKSTEP_API ClientConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 7777;
@@ -170,6 +172,9 @@ class LOCKSTEP_API ClientSession {
   struct Impl;
 
  private:
+  friend struct SessionTesting;  // the test and fuzzing seam (session_testing.hpp)
+  /// create() on another network than ENet over UDP (the tests' simulated one).
+  static std::unique_ptr<ClientSession> create_on(Network& network, const ClientConfig& config, Error* error);
   explicit ClientSession(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

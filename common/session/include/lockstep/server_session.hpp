@@ -26,6 +26,8 @@
 
 namespace lockstep {
 
+class Network;
+
 /// What the server does once it has reported a desync: keep going, end the session (exit 3),
 /// or send the desynced client the authoritative state so it plays on.
 enum class OnDesync { Report, Stop, Resync };
@@ -253,7 +255,9 @@ class LOCKSTEP_API ServerSession {
   struct Impl;
 
  private:
-  friend struct ServerSessionTesting;  // the test and fuzzing seam (server_session_testing.hpp)
+  friend struct SessionTesting;  // the test and fuzzing seam (session_testing.hpp)
+  /// create() on another network than ENet over UDP (the tests' simulated one).
+  static std::unique_ptr<ServerSession> create_on(Network& network, const ServerConfig& config, Error* error);
   explicit ServerSession(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

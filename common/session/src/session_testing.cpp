@@ -1,11 +1,14 @@
-// The server session's test and fuzzing seam (server_session_testing.hpp).
-#include "server_session_testing.hpp"
+// The sessions' test and fuzzing seam (session_testing.hpp).
+#include "session_testing.hpp"
 
+#include "client_session_impl.hpp"
 #include "server_session_impl.hpp"
 
 namespace lockstep {
 
-std::uint32_t ServerSessionTesting::attach_peer(ServerSession& s, std::int64_t now_ns) {
+std::uint16_t SessionTesting::client_port(const ClientSession& c) { return c.impl_->transport->port(); }
+
+std::uint32_t SessionTesting::attach_peer(ServerSession& s, std::int64_t now_ns) {
   ServerSession::Impl& m = *s.impl_;
   const std::uint32_t id = m.next_peer_id++;
   ServerSession::Impl::Peer p;
@@ -17,7 +20,7 @@ std::uint32_t ServerSessionTesting::attach_peer(ServerSession& s, std::int64_t n
   return id;
 }
 
-std::uint32_t ServerSessionTesting::attach_sealed_peer(ServerSession& s, std::int64_t now_ns, const ConnectionKeys& keys,
+std::uint32_t SessionTesting::attach_sealed_peer(ServerSession& s, std::int64_t now_ns, const ConnectionKeys& keys,
                                                        std::uint64_t client_id) {
   const std::uint32_t id = attach_peer(s, now_ns);
   ServerSession::Impl::Peer& p = s.impl_->peers.at(id);
@@ -26,7 +29,7 @@ std::uint32_t ServerSessionTesting::attach_sealed_peer(ServerSession& s, std::in
   return id;
 }
 
-void ServerSessionTesting::receive(ServerSession& s, std::uint32_t peer, std::span<const std::uint8_t> bytes,
+void SessionTesting::receive(ServerSession& s, std::uint32_t peer, std::span<const std::uint8_t> bytes,
                                    std::uint8_t channel, std::int64_t now_ns) {
   if (auto it = s.impl_->peers.find(peer); it != s.impl_->peers.end())
     s.impl_->receive(it->second, bytes, channel, now_ns, now_ns);
