@@ -1,5 +1,5 @@
-// Desync localization and resync over loopback: every injected one-bit perturbation is named
-// by tick, entity and field, and the client plays on with the server's state.
+// Desync localization and resync on the simulated network: every injected one-bit perturbation
+// is named by tick, entity and field, and the client plays on with the server's state.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -13,11 +13,14 @@
 #include "lockstep/client_session.hpp"
 #include "lockstep/rng.hpp"
 #include "lockstep/server_session.hpp"
+#include "session_testing.hpp"
 #include "support/loop.hpp"
+#include "support/sim_network.hpp"
 
 using namespace lockstep;
 using lockstep::testing::Driven;
-using lockstep::testing::drive;
+using lockstep::testing::drive_simulated;
+using lockstep::testing::SimNetwork;
 
 namespace {
 
@@ -48,8 +51,9 @@ TEST_SUITE("session/desync") {
     cfg.on_desync = OnDesync::Resync;
     cfg.desync_dir = dir.string();
     cfg.start_delay_ns = 50'000'000;
+    SimNetwork net;
     Error err;
-    auto server = ServerSession::create(cfg, &err);
+    auto server = SessionTesting::create_server(net, cfg, &err);
     REQUIRE_MESSAGE(server, err.detail);
     std::map<Tick, std::uint64_t> server_hashes;
     server->on_tick([&](const InputFrame& f, std::uint64_t h) { server_hashes[f.tick] = h; });
@@ -65,19 +69,20 @@ TEST_SUITE("session/desync") {
         cc.after_step = [&plan](Tick t, Simulation& sim) {
           if (auto it = plan.find(t); it != plan.end()) sim.perturb(it->second);
         };
-      clients.push_back(ClientSession::create(cc, &err));
+      clients.push_back(SessionTesting::create_client(net, cc, &err));
       REQUIRE_MESSAGE(clients.back(), err.detail);
       clients.back()->set_input_source([i](Tick t, PlayerTick* out) { bot_input(i + 1, t).encode(out->input); });
     }
-    std::vector<Driven> parts{{[&](std::int64_t now) { return server->update(now); }, [&] { return server->fd(); }}};
+    std::vector<Driven> parts{{[&](std::int64_t now) { return server->update(now); }, [&] { return server->fd(); },
+                               [&] { return net.next_due(server->port()); }}};
     for (auto& c : clients) {
       ClientSession* raw = c.get();
       const bool watch = raw == clients[1].get();
       if (watch) raw->on_tick([&diverged_hashes](Tick t, std::uint64_t h) { diverged_hashes[t] = h; });
       parts.push_back({[raw](std::int64_t now) { return raw->finished() ? now + 50'000'000 : raw->update(now); },
-                       [raw] { return raw->fd(); }});
+                       [raw] { return raw->fd(); }, [&net, raw] { return net.next_due(SessionTesting::client_port(*raw)); }});
     }
-    REQUIRE(drive(parts, [&] { return server->finished() && clients[0]->finished() && clients[1]->finished(); },
+    REQUIRE(drive_simulated(net, parts, [&] { return server->finished() && clients[0]->finished() && clients[1]->finished(); },
                   120'000'000'000LL));
 
     CHECK(server->executed_tick() == last);

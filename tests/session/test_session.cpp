@@ -67,13 +67,18 @@ Tick resync_tick(ClientSession& c) {
   return 0;
 }
 
-// A steady player straight to the server, then one through `link` that diverges after tick `at`.
-void add_steady_and_diverging(Session& s, lockstep::testing::LossyLink& link, Tick at) {
-  s.parts.push_back(link.part());
+// A steady player on a clean link, then one on a link with `faults` that diverges after tick `at`.
+void add_steady_and_diverging(Session& s, const FaultConfig& faults, Tick at) {
   s.add_client(client_named("steady"), 1);
+  s.net.set_link_faults(faults);
   ClientConfig diverging = client_named("diverging");
   diverging.inject_desync_at = at;
-  s.add_client(diverging, 2, link.port());
+  s.add_client(diverging, 2);
+}
+
+// Whether a simulated datagram goes from the server to client `c` of `s`.
+bool to_client(const Session& s, std::size_t c, const lockstep::testing::SimNetwork::Datagram& d) {
+  return d.from_port == s.server->port() && d.to_port == SessionTesting::client_port(*s.clients[c]);
 }
 
 }  // namespace
@@ -96,15 +101,13 @@ TEST_SUITE("session/lossy") {
     faults.delay_ns = 20'000'000;
     faults.jitter_ns = 5'000'000;
     faults.seed = 25;
-    lockstep::testing::LossyLink link(faults, s.server->port());
-    s.parts.push_back(link.part());
-    for (int i = 0; i < 3; ++i) s.add_client(client_named("far" + std::to_string(i)), 40 + i, link.port());
+    s.net.set_link_faults(faults);
+    for (int i = 0; i < 3; ++i) s.add_client(client_named("far" + std::to_string(i)), 40 + i);
     REQUIRE(s.run(60 * kSeconds));
     CHECK(s.server->exit_code() == 0);
     CHECK(s.server->executed_tick() == 500);
     CHECK(s.server->stats().desyncs == 0);
-    CHECK(link.relay().up().lost > 100);  // the loss was real
-    CHECK(link.relay().down().lost > 100);
+    CHECK(s.net.lost() > 200);  // the loss was real
     for (std::size_t i = 0; i < s.clients.size(); ++i) {
       CHECK(s.clients[i]->exit_code() == 0);
       CHECK(s.traces[i]->hashes.size() == 500);
@@ -116,24 +119,23 @@ TEST_SUITE("session/lossy") {
     // The server sends its newest state reliably; the frames up to it travel unreliably and can
     // come later (lost, or a slower route). Here every play datagram to the diverging client is
     // held back 150 ms from the desync until after the resync, while control messages (the probe
-    // and the snapshot, FlatBuffers with the "LSK1" identifier) go straight through.
+    // and the snapshot) go straight through.
     const ReportDir dir("resync-wait");
     Session s(desync_server(2, 600, OnDesync::Resync, dir));
     FaultConfig faults;
     faults.delay_ns = 20'000'000;
-    lockstep::testing::LossyLink link(faults, s.server->port());
     std::int64_t resync_seen = 0;
     std::uint64_t held = 0;
-    link.set_hold([&](const FaultRelay::Datagram& d, std::int64_t now) -> std::int64_t {
-      if (d.direction != FaultRelay::Direction::Down || s.server->stats().desyncs == 0) return 0;
+    s.net.set_hold([&](const lockstep::testing::SimNetwork::Datagram& d) -> std::int64_t {
+      const std::int64_t now = s.net.now();
+      if (!to_client(s, 1, d) || s.server->stats().desyncs == 0) return 0;
       if (resync_seen == 0 && s.server->stats().resyncs > 0) resync_seen = now;
       if (resync_seen != 0 && now > resync_seen + 100'000'000) return 0;
-      static constexpr std::uint8_t kId[] = {'L', 'S', 'K', '1'};
-      if (std::search(d.bytes.begin(), d.bytes.end(), std::begin(kId), std::end(kId)) != d.bytes.end()) return 0;
+      if (d.messages.front().channel == Channel::Control) return 0;
       ++held;
       return 150'000'000;
     });
-    add_steady_and_diverging(s, link, 200);
+    add_steady_and_diverging(s, faults, 200);
     REQUIRE(s.run(60 * kSeconds));
     CHECK(held > 5);
     CHECK(s.server->executed_tick() == 600);
@@ -156,17 +158,16 @@ TEST_SUITE("session/lossy") {
       CAPTURE(every);
       const ReportDir dir("resync-again");
       Session s(desync_server(2, 900, OnDesync::Resync, dir));
-      lockstep::testing::LossyLink link(FaultConfig{}, s.server->port());
       int damaged = 0;
-      link.set_damage([&](FaultRelay::Datagram& d) {
-        static constexpr std::uint8_t kId[] = {'L', 'S', 'K', '1'};  // a control message (play messages have none)
-        if (d.direction != FaultRelay::Direction::Down || d.bytes.size() < 1000 || (!every && damaged > 0) ||
-            std::search(d.bytes.begin(), d.bytes.end(), std::begin(kId), std::end(kId)) == d.bytes.end())
-          return;
-        d.bytes[d.bytes.size() / 2] ^= 0x40;
-        ++damaged;
+      s.net.set_damage([&](lockstep::testing::SimNetwork::Datagram& d) {
+        if (!to_client(s, 1, d) || (!every && damaged > 0)) return;
+        for (auto& m : d.messages) {
+          if (m.channel != Channel::Control || m.bytes.size() < 1000) continue;
+          m.bytes[m.bytes.size() / 2] ^= 0x40;
+          ++damaged;
+        }
       });
-      add_steady_and_diverging(s, link, 200);
+      add_steady_and_diverging(s, FaultConfig{}, 200);
       REQUIRE(s.run(60 * kSeconds));
       CHECK(s.server->stats().desyncs == 1);
       CHECK(s.server->stats().hash_silences == 0);
@@ -193,11 +194,12 @@ TEST_SUITE("session/lossy") {
 
   TEST_CASE("the summary gives each seat's round trip as ENet measured it, after its client has disconnected") {
     // ENet resets a peer's figures (500 ms round trip, no jitter, no loss) when its disconnect
-    // completes; the summary is printed after every client has gone.
+    // completes; the summary is printed after every client has gone. Real sockets: the figures
+    // are ENet's own.
     ServerConfig cfg;
     cfg.players = 2;
     cfg.last_tick = 300;
-    Session s(cfg);
+    Session s(cfg, default_module(), lockstep::testing::Net::Udp);
     FaultConfig faults;
     faults.delay_ns = 20'000'000;  // 40 ms round trips
     lockstep::testing::LossyLink link(faults, s.server->port());
@@ -230,9 +232,8 @@ TEST_SUITE("session/send_rate") {
     faults.delay_ns = 20'000'000;
     faults.jitter_ns = 3'000'000;
     faults.seed = 3;
-    lockstep::testing::LossyLink link(faults, s.server->port());
-    s.parts.push_back(link.part());
-    for (int i = 0; i < 2; ++i) s.add_client(client_named("thin" + std::to_string(i)), 60 + i, link.port());
+    s.net.set_link_faults(faults);
+    for (int i = 0; i < 2; ++i) s.add_client(client_named("thin" + std::to_string(i)), 60 + i);
     REQUIRE(s.run(60 * kSeconds));
     CHECK(s.server->exit_code() == 0);
     CHECK(s.server->stats().desyncs == 0);
@@ -285,7 +286,8 @@ TEST_SUITE("session/loopback") {
     // a late input waits up to 100 ms (not the default 20) before it is filled, so a scheduling
     // hiccup is not counted against the slack measurement this test is about.
     cfg.input_grace_ns = 100'000'000;
-    Session s(cfg);
+    // Real sockets: the arrival times are the kernel's receive timestamps.
+    Session s(cfg, default_module(), lockstep::testing::Net::Udp);
     for (int i = 0; i < 4; ++i) s.add_client(client_named("bot" + std::to_string(i)), 300 + i);
     REQUIRE(s.run(30 * kSeconds));
     CHECK(s.server->exit_code() == 0);
@@ -446,13 +448,13 @@ TEST_SUITE("session/refusals") {
         a.last_tick = b.last_tick = 5;
         s.add_client(a, 1);
         s.add_client(b, 2);
-        drive(s.parts, [&] { return s.server->active_players() == 2; }, 5 * kSeconds);
+        s.until([&] { return s.server->active_players() == 2; }, 5 * kSeconds);
       }
       ClientConfig c = client_named("late");
       c.token = rc.token;
       c.protocol_version = rc.version;
       ClientSession& late = s.add_client(c, 3);
-      REQUIRE(drive(s.parts, [&] { return late.finished(); }, 10 * kSeconds));
+      REQUIRE(s.until([&] { return late.finished(); }, 10 * kSeconds));
       CHECK(late.exit_code() == 4);
       CHECK(late.end_message().find(rc.expect) != std::string::npos);
       CHECK(s.server->stats().refused == 1);
@@ -526,16 +528,16 @@ TEST_SUITE("session/refusals") {
 }
 
 TEST_SUITE("session/hostile") {
-  // A raw ENet peer that speaks whatever it is told to.
+  // A raw peer on the session's network that speaks whatever it is told to.
   struct RawPeer {
     std::unique_ptr<Transport> host;
     NetPeer* peer = nullptr;
     bool connected = false;
-    explicit RawPeer(std::uint16_t port) {
+    explicit RawPeer(Session& s) {
       TransportLimits big;
       big.max_packet_bytes = 1 << 20;
-      host = Transport::client(big, nullptr);
-      peer = host->connect("127.0.0.1", port, nullptr);
+      host = s.raw_transport(big);
+      peer = host->connect("127.0.0.1", s.server->port(), nullptr);
     }
     std::int64_t update(std::int64_t now) {
       for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll())
@@ -547,8 +549,8 @@ TEST_SUITE("session/hostile") {
       host->flush();
     }
     /// Drives the session until connected, then asks to join as `name`.
-    void join(std::vector<Driven>& parts, const std::string& name, bool spectate) {
-      REQUIRE(drive(parts, [&] { return connected; }, 5 * kSeconds));
+    void join(Session& s, const std::string& name, bool spectate) {
+      REQUIRE(s.until([&] { return connected; }, 5 * kSeconds));
       const std::uint64_t fingerprint = join_fingerprint(default_module().create);
       send(Channel::Control, protocol::join_request(kProtocolVersion, fingerprint, "", name, spectate));
     }
@@ -569,7 +571,7 @@ TEST_SUITE("session/hostile") {
     std::vector<std::unique_ptr<RawPeer>> refused;
     for (std::uint32_t i = 0; i < 2 * cfg.max_pending; ++i) {
       CAPTURE(i);
-      auto peer = std::make_unique<RawPeer>(s.server->port());
+      auto peer = std::make_unique<RawPeer>(s);
       RawPeer* raw = peer.get();
       bool answered = false;
       s.parts.push_back({[raw, &answered](std::int64_t now) {
@@ -587,9 +589,9 @@ TEST_SUITE("session/hostile") {
                            return now + 5'000'000;
                          },
                          [raw, &answered] { return answered ? -1 : raw->host->fd(); }});
-      REQUIRE(drive(s.parts, [&] { return raw->connected; }, 5 * kSeconds));
+      REQUIRE(s.until([&] { return raw->connected; }, 5 * kSeconds));
       raw->send(Channel::Control, protocol::join_request(kProtocolVersion, fingerprint ^ 1, "", "wrong", false));
-      REQUIRE(drive(s.parts, [&] { return answered; }, 5 * kSeconds));
+      REQUIRE(s.until([&] { return answered; }, 5 * kSeconds));
       s.parts.pop_back();  // gone, its ENet host left as it was
       refused.push_back(std::move(peer));
     }
@@ -607,13 +609,13 @@ TEST_SUITE("session/hostile") {
     cfg.last_tick = 400;
     cfg.input_grace_ns = 20'000'000;
     Session s(cfg);
-    RawPeer outsider(s.server->port());  // never joins
-    RawPeer rogue(s.server->port());     // joins as a player, then misbehaves
-    RawPeer flooder(s.server->port());   // joins as a spectator, then floods valid messages
+    RawPeer outsider(s);  // never joins
+    RawPeer rogue(s);     // joins as a player, then misbehaves
+    RawPeer flooder(s);   // joins as a spectator, then floods valid messages
     for (RawPeer* p : {&outsider, &rogue, &flooder}) s.parts.push_back(p->part());
-    REQUIRE(drive(s.parts, [&] { return outsider.connected; }, 5 * kSeconds));
-    rogue.join(s.parts, "rogue", false);
-    flooder.join(s.parts, "flood", true);
+    REQUIRE(s.until([&] { return outsider.connected; }, 5 * kSeconds));
+    rogue.join(s, "rogue", false);
+    flooder.join(s, "flood", true);
     s.add_client(client_named("honest1"), 1);
     s.add_client(client_named("honest2"), 2);
 
@@ -673,9 +675,9 @@ TEST_SUITE("session/hostile") {
     cfg.input_grace_ns = 30'000'000;
     cfg.silent_drop_ns = 1'000'000'000;
     Session s(cfg);
-    RawPeer mute(s.server->port());
+    RawPeer mute(s);
     s.parts.push_back(mute.part());
-    mute.join(s.parts, "mute", false);
+    mute.join(s, "mute", false);
     s.add_client(client_named("talker"), 1);
     REQUIRE(s.run(30 * kSeconds));
     CHECK(s.server->exit_code() == 0);
@@ -697,7 +699,7 @@ TEST_SUITE("session/hostile") {
     ClientConfig early = client_named("early");
     early.silence_timeout_ns = 1'000'000'000;
     s.add_client(early, 1);
-    CHECK_FALSE(drive(s.parts, [&] { return s.clients[0]->finished(); }, 3 * kSeconds));
+    CHECK_FALSE(s.until([&] { return s.clients[0]->finished(); }, 3 * kSeconds));
     s.add_client(client_named("late"), 2);
     REQUIRE(s.run(20 * kSeconds));
     CHECK(s.server->exit_code() == 0);
@@ -713,15 +715,15 @@ TEST_SUITE("session/hostile") {
     cfg.last_tick = 400;
     cfg.silent_drop_ns = 1'000'000'000;
     Session s(cfg);
-    RawPeer dark(s.server->port()), quiet(s.server->port());
+    RawPeer dark(s), quiet(s);
     bool dark_alive = true;
     s.parts.push_back({[&](std::int64_t now) { return dark_alive ? dark.update(now) : now + 50'000'000; },
                        [&] { return dark_alive ? dark.host->fd() : -1; }});
     s.parts.push_back(quiet.part());
-    dark.join(s.parts, "dark", true);
-    quiet.join(s.parts, "quiet", true);
+    dark.join(s, "dark", true);
+    quiet.join(s, "quiet", true);
     s.add_client(client_named("player"), 1);
-    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() >= 50; }, 10 * kSeconds));
+    REQUIRE(s.until([&] { return s.server->executed_tick() >= 50; }, 10 * kSeconds));
     dark_alive = false;  // its process hangs: nothing more is read or sent
     REQUIRE(s.run(20 * kSeconds));
     CHECK(s.server->exit_code() == 0);
@@ -739,9 +741,9 @@ TEST_SUITE("session/hostile") {
     cfg.last_tick = 500;
     cfg.silent_drop_ns = 3'000'000'000;
     Session s(cfg);
-    RawPeer mute(s.server->port());
+    RawPeer mute(s);
     s.parts.push_back(mute.part());
-    mute.join(s.parts, "mute", false);
+    mute.join(s, "mute", false);
     s.add_client(client_named("talker"), 1);
     std::map<Tick, std::uint32_t> filled, present;
     s.server->on_tick([&](const InputFrame& f, std::uint64_t h) {
@@ -776,9 +778,9 @@ TEST_SUITE("session/hostile") {
     cfg.hash_silence_ns = 30'000'000'000;
     cfg.drain_timeout_ns = 500'000'000;   // its final hashes never come
     Session s(cfg);
-    RawPeer mute(s.server->port());
+    RawPeer mute(s);
     s.parts.push_back(mute.part());
-    mute.join(s.parts, "mute", false);
+    mute.join(s, "mute", false);
     s.add_client(client_named("talker"), 1);
     REQUIRE(s.run(30 * kSeconds));
     CHECK(s.server->exit_code() == 0);
@@ -800,7 +802,7 @@ TEST_SUITE("session/hostile") {
     cfg.silent_drop_ns = 1'000'000'000;
     cfg.close_timeout_ns = 3'000'000'000;
     Session s(cfg);
-    RawPeer gone(s.server->port());
+    RawPeer gone(s);
     bool ended = false;
     s.parts.push_back({[&](std::int64_t now) {
                          if (ended) return now + 50'000'000;  // exited: nothing more is read or sent
@@ -813,7 +815,7 @@ TEST_SUITE("session/hostile") {
                          return now + 5'000'000;
                        },
                        [&] { return ended ? -1 : gone.host->fd(); }});
-    gone.join(s.parts, "gone", /*spectate=*/true);
+    gone.join(s, "gone", /*spectate=*/true);
     s.add_client(client_named("player"), 1);
     REQUIRE(s.run(20 * kSeconds));
     CHECK(ended);
@@ -831,7 +833,6 @@ namespace {
 // a server that resyncs; in relay mode with `relay`.
 struct Troubled {
   std::unique_ptr<Session> session;
-  std::unique_ptr<lockstep::testing::LossyLink> link;
 };
 Troubled skirmish_in_trouble(const ReportDir& dir, bool relay, std::uint64_t seed, bool late_lossy) {
   ServerConfig cfg = desync_server(3, 900, OnDesync::Resync, dir);
@@ -853,12 +854,12 @@ Troubled skirmish_in_trouble(const ReportDir& dir, bool relay, std::uint64_t see
   faults.delay_ns = 15'000'000;
   faults.jitter_ns = 5'000'000;
   faults.seed = seed;
-  t.link = std::make_unique<lockstep::testing::LossyLink>(faults, s.server->port());
-  s.parts.push_back(t.link->part());
-  s.add_client(client_named("steady"), 1, t.link->port());
+  s.net.set_link_faults(faults);
+  s.add_client(client_named("steady"), 1);
   ClientConfig diverging = client_named("diverging");
   diverging.inject_desync_at = 250;
-  s.add_client(diverging, 2, t.link->port());
+  s.add_client(diverging, 2);
+  s.net.set_link_faults(FaultConfig{});
   ClientConfig early = client_named("early");
   early.last_tick = 300;
   s.add_client(early, 3);
@@ -870,8 +871,9 @@ Troubled skirmish_in_trouble(const ReportDir& dir, bool relay, std::uint64_t see
   }
   // The late joiner comes once the early one has left (parts are added between drives, never
   // while one runs over them).
-  REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() >= 450; }, 60 * kSeconds));
-  s.add_client(client_named("late"), 4, late_lossy ? t.link->port() : 0);
+  REQUIRE(s.until([&] { return s.server->executed_tick() >= 450; }, 60 * kSeconds));
+  s.net.set_link_faults(late_lossy ? faults : FaultConfig{});
+  s.add_client(client_named("late"), 4);
   REQUIRE(s.run(90 * kSeconds));
   return t;
 }

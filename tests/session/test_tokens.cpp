@@ -1,5 +1,6 @@
-// Connect tokens through real loopback sockets: who gets in, with which refusal, and sealed play
-// that stays hash-equal (docs/PROTOCOL.md §4.6, §4.7).
+// Connect tokens: who gets in, with which refusal, and sealed play that stays hash-equal
+// (docs/PROTOCOL.md §4.6, §4.7). On the simulated network, but for the walks between several
+// servers and the status query, which run on real loopback sockets.
 #include <doctest/doctest.h>
 
 #include <arpa/inet.h>
@@ -87,7 +88,7 @@ struct SilentSocket {
 // Joins `c` to `s` and waits for its end; returns its end message.
 std::string refused(Session& s, ClientConfig c) {
   ClientSession& late = s.add_client(std::move(c), 9);
-  REQUIRE(drive(s.parts, [&] { return late.finished(); }, 10 * kSeconds));
+  REQUIRE(s.until([&] { return late.finished(); }, 10 * kSeconds));
   CHECK(late.exit_code() == 4);
   return late.end_message();
 }
@@ -102,7 +103,7 @@ TEST_SUITE("session/tokens") {
     s.add_client(with_token("a", token_for(key, port, 100)), 1);
     const std::vector<std::uint8_t> rank = {0x07, 0x00, 0xff};  // what the matchmaker tells the game's server side
     s.add_client(with_token("b", token_for(key, port, 200, kNow, 1, rank)), 2);  // this one's token names slot 1
-    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() > 10; }, 10 * kSeconds));
+    REQUIRE(s.until([&] { return s.server->executed_tick() > 10; }, 10 * kSeconds));
     // The seats name their clients, and the token's user data reaches the server side.
     const auto seat_a = s.server->seat_token(0), seat_b = s.server->seat_token(1);
     REQUIRE(seat_a);
@@ -147,7 +148,7 @@ TEST_SUITE("session/tokens") {
     ClientConfig first = with_token("first", used);
     first.last_tick = 1;
     ClientSession& a = s.add_client(first, 1);
-    REQUIRE(drive(s.parts, [&] { return a.slot() >= 0; }, 10 * kSeconds));
+    REQUIRE(s.until([&] { return a.slot() >= 0; }, 10 * kSeconds));
     ClientConfig replay = with_token("replay", used);
     replay.bind = "127.0.0.2";
     CHECK(refused(s, replay).find("TokenInUse") != std::string::npos);
@@ -168,10 +169,10 @@ TEST_SUITE("session/tokens") {
     // The full one: its one seat taken.
     ServerConfig full_cfg = token_server(key, 1);
     full_cfg.last_tick = 0;
-    Session full(full_cfg);
+    Session full(full_cfg, default_module(), lockstep::testing::Net::Udp);
     ClientSession& holder = full.add_client(with_token("holder", token_for(key, full.server->port(), 1)), 1);
     REQUIRE(drive(full.parts, [&] { return holder.slot() >= 0; }, 10 * kSeconds));
-    Session s(token_server(key, 1));
+    Session s(token_server(key, 1), default_module(), lockstep::testing::Net::Udp);
     const ConnectToken t = walk_token(key, 2, {silent_port, full.server->port(), s.server->port()});
     ClientConfig c = with_token("walker", t);
     c.host.clear();  // the token's servers, in turn
@@ -196,13 +197,13 @@ TEST_SUITE("session/tokens") {
     const SecretKey key = random_key();
     ServerConfig other_cfg = token_server(key, 1);
     other_cfg.last_tick = 0;
-    Session other(other_cfg);  // a server of another match that has never seen this player
+    Session other(other_cfg, default_module(), lockstep::testing::Net::Udp);  // a server of another match that has never seen this player
     ServerConfig cfg = token_server(key);
     cfg.last_tick = 0;
-    Session s(cfg);
+    Session s(cfg, default_module(), lockstep::testing::Net::Udp);
     s.add_client(with_token("a", token_for(key, s.server->port(), 100)), 1);
     ClientSession& b = s.add_client(with_token("b", token_for(key, s.server->port(), 200)), 2);
-    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() > 20; }, 10 * kSeconds));
+    REQUIRE(s.until([&] { return s.server->executed_tick() > 20; }, 10 * kSeconds));
     const std::string secret = b.rejoin_secret();
     REQUIRE_FALSE(secret.empty());
     const ConnectToken t = walk_token(key, 200, {other.server->port(), s.server->port()});
@@ -225,7 +226,7 @@ TEST_SUITE("session/tokens") {
     ServerConfig crowded_cfg = token_server(key, 1);
     crowded_cfg.last_tick = 0;
     crowded_cfg.max_pending = 1;
-    Session crowded(crowded_cfg);
+    Session crowded(crowded_cfg, default_module(), lockstep::testing::Net::Udp);
     // Its one pending place is held by a connection that has said nothing yet (not idle for a
     // second, so not evicted): the next connection is closed at once.
     auto squatter_host = Transport::client(TransportLimits{}, nullptr);
@@ -238,7 +239,7 @@ TEST_SUITE("session/tokens") {
                              },
                              [&] { return squatter_host->fd(); }});
     drive(crowded.parts, [] { return false; }, 150'000'000);  // its connection completes
-    Session s(token_server(key, 1));
+    Session s(token_server(key, 1), default_module(), lockstep::testing::Net::Udp);
     const ConnectToken t = walk_token(key, 4, {crowded.server->port(), s.server->port()});
     ClientConfig c = with_token("walker", t);
     c.host.clear();
@@ -282,7 +283,7 @@ TEST_SUITE("session/tokens") {
     const std::uint16_t port = s.server->port();
     s.add_client(with_token("a", token_for(key, port, 100)), 1);
     ClientSession& b = s.add_client(with_token("b", token_for(key, port, 200)), 2);
-    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() > 20; }, 10 * kSeconds));
+    REQUIRE(s.until([&] { return s.server->executed_tick() > 20; }, 10 * kSeconds));
     const std::string secret = b.rejoin_secret();
     REQUIRE_FALSE(secret.empty());
     // Another client's token with b's secret is refused; b's own client id comes back (its first
@@ -293,11 +294,11 @@ TEST_SUITE("session/tokens") {
     ClientConfig again = with_token("b", token_for(key, port, 200, kNow - 60));
     again.rejoin_secret = secret;
     ClientSession& back = s.add_client(again, 2);
-    REQUIRE(drive(s.parts, [&] { return back.slot() == b.slot() && s.server->stats().verified >= 1; }, 10 * kSeconds));
+    REQUIRE(s.until([&] { return back.slot() == b.slot() && s.server->stats().verified >= 1; }, 10 * kSeconds));
     // A second join of a seated client without the secret is refused.
     CHECK(refused(s, with_token("b2", token_for(key, port, 200))).find("TokenInUse") != std::string::npos);
     s.server->stop();
-    REQUIRE(drive(s.parts, [&] { return s.server->finished(); }, 10 * kSeconds));
+    REQUIRE(s.until([&] { return s.server->finished(); }, 10 * kSeconds));
   }
 
   TEST_CASE("the status key: names and figures for its holder, sealed, the public part for anyone else") {
@@ -306,11 +307,11 @@ TEST_SUITE("session/tokens") {
     cfg.status_key = status;
     cfg.unix_clock = nullptr;  // the status proof carries the wall clock's time
     cfg.last_tick = 0;
-    Session s(cfg);
+    Session s(cfg, default_module(), lockstep::testing::Net::Udp);  // query_status speaks UDP
     const std::uint16_t port = s.server->port();
     s.add_client(with_token("alice", token_for(key, port, 100, unix_seconds())), 1);
     s.add_client(with_token("bob", token_for(key, port, 200, unix_seconds())), 2);
-    REQUIRE(drive(s.parts, [&] { return s.server->executed_tick() > 10; }, 10 * kSeconds));
+    REQUIRE(s.until([&] { return s.server->executed_tick() > 10; }, 10 * kSeconds));
     for (const SecretKey* with : {static_cast<const SecretKey*>(nullptr), &status}) {
       std::optional<protocol::Status> st;
       std::atomic<bool> answered{false};
@@ -319,7 +320,7 @@ TEST_SUITE("session/tokens") {
         st = query_status("127.0.0.1", port, 3 * kSeconds, &error, with);
         answered = true;
       });
-      drive(s.parts, [&] { return answered.load(); }, 4 * kSeconds);
+      s.until([&] { return answered.load(); }, 4 * kSeconds);
       asker.join();
       REQUIRE(st.has_value());
       CHECK(st->players == 2);
@@ -331,6 +332,6 @@ TEST_SUITE("session/tokens") {
     CHECK(s.server->stats().status_public == 1);
     CHECK(s.server->stats().status_full == 1);
     s.server->stop();
-    REQUIRE(drive(s.parts, [&] { return s.server->finished(); }, 10 * kSeconds));
+    REQUIRE(s.until([&] { return s.server->finished(); }, 10 * kSeconds));
   }
 }

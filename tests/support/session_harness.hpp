@@ -77,6 +77,15 @@ struct Session {
     return *raw;
   }
 
+  /// Drives every part until `done()`, or `timeout_ns` of the session's time; false then.
+  bool until(const std::function<bool()>& done, std::int64_t timeout_ns) {
+    return kind == Net::Udp ? drive(parts, done, timeout_ns) : drive_simulated(net, parts, done, timeout_ns);
+  }
+  /// A bare transport on the session's network, for a test's own raw peer.
+  std::unique_ptr<Transport> raw_transport(const TransportLimits& limits) {
+    return kind == Net::Udp ? Transport::client(limits, nullptr) : net.client(limits, nullptr, "");
+  }
+
   /// Drives every part until the server and every client have finished, or `timeout_ns` of
   /// the session's time (simulated or real) has passed; false then.
   bool run(std::int64_t timeout_ns) {
@@ -86,7 +95,7 @@ struct Session {
         if (!c->finished()) return false;
       return true;
     };
-    return kind == Net::Udp ? drive(parts, all_done, timeout_ns) : drive_simulated(net, parts, all_done, timeout_ns);
+    return until(all_done, timeout_ns);
   }
   /// The session's clock: the simulated network's, or the real monotonic one.
   [[nodiscard]] std::int64_t now() const { return kind == Net::Udp ? monotonic_ns() : net.now(); }

@@ -88,7 +88,7 @@ class SimNetwork final : public Network {
   std::int64_t now_;
   std::map<std::uint16_t, SimTransport*> transports_;
   std::map<std::uint16_t, Queue> queues_;  // by destination port
-  std::uint16_t next_port_ = 40000;
+  std::uint16_t next_port_ = 61000;  // past Linux's ephemeral ports: a real socket's port is silent here
   std::uint32_t peer_ids_ = 0;
   std::uint64_t seq_ = 0, datagrams_ = 0, lost_ = 0;
   FaultConfig link_faults_;
