@@ -377,6 +377,40 @@ TEST_SUITE("session/loopback") {
     CHECK(events.back().code == 0);
   }
 
+  TEST_CASE("a client stalled for 600 ms resumes sampling at the present, the ticks it never sampled sent as neutral inputs") {
+    // Its process hangs (a debugger, a swapped-out page): nothing is read, sampled or sent. On
+    // waking it is far behind the tick clock, so it samples from the present on; the ticks in
+    // between still sit in its input window and go out as the neutral input, never as whatever
+    // its ring last held for another tick.
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 400;
+    cfg.world = arena_world(1, 50, cfg.players);
+    cfg.silent_drop_ns = 5'000'000'000;
+    Session s(cfg);
+    s.add_client(client_named("steady"), 1);
+    s.add_client(client_named("stalls"), 2);
+    bool stalled = false;
+    std::int64_t wakes_at = 0;
+    const auto update = s.parts.back().update;
+    s.parts.back().update = [&, update](std::int64_t now) {
+      if (!stalled && s.server->executed_tick() >= 100) {
+        stalled = true;
+        wakes_at = now + 600'000'000;
+      }
+      return now < wakes_at ? wakes_at : update(now);
+    };
+    REQUIRE(s.run(30 * kSeconds));
+    CHECK(stalled);
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->stats().total_drops() == 0);  // every message it sent after waking was well formed
+    CHECK(s.server->stats().kicked == 0);
+    CHECK(s.server->stats().filled_inputs >= 50);  // the stall's ticks were filled
+    CHECK(s.clients[1]->exit_code() == 0);
+    CHECK(s.traces[1]->hashes == s.server_trace.hashes);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+  }
+
   TEST_CASE("a spectator steps the same frames and reports matching hashes") {
     ServerConfig cfg;
     cfg.players = 1;

@@ -185,8 +185,7 @@ void ClientSession::Impl::join_from(std::unique_ptr<Simulation> loaded, std::int
   last_input = std::max(last_input, s);
   if (first_input != 0 && first_input <= s) first_input = s + 1;
   history->record(*sim);
-  hashes[s % kRing] = sim->hash();
-  last_hash = hashes[s % kRing];
+  last_hash = hashes.put(s) = sim->hash();
   hash_ack = s;
   joining = false;
   LOCKSTEP_LOG_INFO("loaded the session's state at tick %u (%llu bytes, hash %s, %lld us)", s,
@@ -217,7 +216,7 @@ void ClientSession::Impl::resync_from(std::unique_ptr<Simulation> loaded, std::u
   if (prev) prev->assign(*sim);
   executed = s;
   history->record(*sim);
-  hashes[s % kRing] = sim->hash();
+  hashes.put(s) = sim->hash();
   epoch = with_epoch;
   hash_ack = s;
   desynced = false;
@@ -246,7 +245,7 @@ bool ClientSession::Impl::execute_next(std::int64_t now) {
   if (cfg.after_step) cfg.after_step(t, *sim);
   last_hash = sim->hash();
   history->record(*sim);
-  hashes[t % kRing] = last_hash;
+  hashes.put(t) = last_hash;
   executed = t;
   intake.release(t);
   if (hash_log) hash_log->write(t, last_hash);
@@ -255,7 +254,7 @@ bool ClientSession::Impl::execute_next(std::int64_t now) {
   stats.last_exec_ns = now;
   ++stats.executed_ticks;
   if (slot >= 0 && ((f.filled >> slot) & 1u)) ++stats.inputs_filled;
-  else if (slot >= 0 && input_tick[t % kRing] == t) stats.input_latency.add_us((now - sampled_at[t % kRing]) / 1000);
+  else if (const Sampled* own = slot >= 0 ? inputs.find(t) : nullptr) stats.input_latency.add_us((now - own->at) / 1000);
   if (cfg.last_tick != 0 && t >= cfg.last_tick) begin_leave(now, "reached its last tick");
   return true;
 }
@@ -278,14 +277,14 @@ void ClientSession::Impl::sample(std::int64_t now) {
       break;
     }
     if (slot >= 0 && target >= 1 && target > last_input && target > executed) {
-      PlayerTick& in = input[target % kRing];
+      Sampled& own = inputs.put(target);
+      PlayerTick& in = own.input;
       in.input.assign(sim->input_size(), 0);
       in.commands.clear();
       if (input_source) input_source(target, &in);
       in.input.resize(sim->input_size(), 0);  // whatever the source did, exactly the input size
-      input_tick[target % kRing] = target;
       stats.commands_sent += in.commands.size();
-      sampled_at[target % kRing] = now;
+      own.at = now;
       lead.sampled(target);
       if (first_input == 0) first_input = target;
       last_input = target;
@@ -312,14 +311,20 @@ void ClientSession::Impl::send_tick(std::int64_t now) {
   if (last_input >= window) in_from = std::max(in_from, last_input - window + 1);
   // Ticks with many commands are spread over several messages: past the first tick, at most
   // kPlayCommandBudget bytes of commands go in one.
+  // A tick never sampled (sampling resumed at the present after a stall) goes as the neutral
+  // input, as the server would fill it.
   thread_local std::vector<const PlayerTick*> ins;
+  thread_local PlayerTick neutral;
   ins.clear();
+  neutral.input.assign(sim ? sim->input_size() : 0, 0);
   std::size_t command_bytes = 0;
   if (slot >= 0 && first_input != 0)
     for (Tick t = in_from; t <= last_input && ins.size() < protocol::kMaxWindow; ++t) {
-      command_bytes += input[t % kRing].commands.bytes();
+      const Sampled* own = inputs.find(t);
+      const PlayerTick& in = own ? own->input : neutral;
+      command_bytes += in.commands.bytes();
       if (!ins.empty() && command_bytes > protocol::kPlayCommandBudget) break;
-      ins.push_back(&input[t % kRing]);
+      ins.push_back(&in);
     }
   const Tick oldest = executed > kRing - 1 ? executed - static_cast<Tick>(kRing - 1) : 1;
   Tick h_from = std::max<Tick>(hash_ack + 1, oldest);
@@ -333,7 +338,11 @@ void ClientSession::Impl::send_tick(std::int64_t now) {
   pack_ticks(ins, m.inputs);
   m.hash_first_tick = h_from;
   m.hashes.clear();
-  for (Tick t = h_from; t <= executed && m.hashes.size() < protocol::kMaxWindow; ++t) m.hashes.push_back(hashes[t % kRing]);
+  for (Tick t = h_from; t <= executed && m.hashes.size() < protocol::kMaxWindow; ++t) {
+    const std::uint64_t* h = hashes.find(t);
+    if (!h) break;  // never executed here: the window ends before it
+    m.hashes.push_back(*h);
+  }
   m.epoch = epoch;
   // The lead is a figure for the server's reports: sent when it changes, and every 16th message.
   const auto lead_us = static_cast<std::int32_t>(std::min<std::int64_t>(lead.lead_ns() / 1000, 10'000'000));

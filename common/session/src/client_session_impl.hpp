@@ -19,6 +19,7 @@
 #include "lockstep/protocol.hpp"
 #include "lockstep/resend.hpp"
 #include "lockstep/tick_clock.hpp"
+#include "lockstep/tick_ring.hpp"
 #include "lockstep/transport.hpp"
 
 namespace lockstep {
@@ -82,14 +83,16 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   bool lead_limit_told = false;
   bool sample_held = false;  // sampling waits for frames to catch up
   std::int64_t last_sent = 0;
-  std::array<Tick, kRing> input_tick{};
-  std::vector<PlayerTick> input = std::vector<PlayerTick>(kRing);
-  std::array<std::int64_t, kRing> sampled_at{};
+  struct Sampled {
+    PlayerTick input;
+    std::int64_t at = 0;  // when it was sampled
+  };
+  TickRing<Sampled> inputs{kRing};
   Tick first_input = 0, last_input = 0;  // range of sampled target ticks
   Tick input_ack = 0;
 
   // Our hashes, until acknowledged.
-  std::array<std::uint64_t, kRing> hashes{};
+  TickRing<std::uint64_t> hashes{kRing};
   std::uint64_t last_hash = 0;
   Tick hash_ack = 0;
   std::int64_t hash_ack_moved = 0;  // when hash_ack last advanced
