@@ -90,7 +90,10 @@ TEST_SUITE("net/play_wire") {
         m.epoch = rng.below(3);
         m.has_lead = rng.below(2) == 0;
         m.lead_us = m.has_lead ? static_cast<std::int32_t>(rng.below(20'000'000)) - 10'000'000 : 0;
-        const protocol::ClientPlay back = decode_up(protocol::client_play(m), size);
+        const Bytes bytes = protocol::client_play(m);
+        // Laid out directly: byte for byte what FlatBufferBuilder makes of the same body.
+        CHECK(bytes == play_buffer<wire::ClientPlay>(body_of<wire::ClientPlay>(bytes)));
+        const protocol::ClientPlay back = decode_up(bytes, size);
         CHECK(back.frame_ack == m.frame_ack);
         CHECK(back.input_count == m.input_count);
         CHECK(back.input_first_tick == m.input_first_tick);
@@ -218,6 +221,28 @@ TEST_SUITE("net/play_wire") {
         flatbuffers::Verifier v(ours.data(), ours.size());
         CHECK(v.VerifyBuffer<wire::ServerPlay>(nullptr));
       }
+    }
+  }
+
+  TEST_CASE("a ClientPlay laid out directly is FlatBufferBuilder's buffer for every body length") {
+    // One tick of input whose one command grows a byte at a time: bodies of every length modulo 4.
+    for (std::uint32_t command = 0; command < 300; ++command) {
+      CAPTURE(command);
+      PlayerTick t{{1, 2}, {}};
+      if (command > 0) t.commands.add(std::vector<std::uint8_t>(command, static_cast<std::uint8_t>(command)));
+      const std::vector<const PlayerTick*> ptrs{&t};
+      protocol::ClientPlay m;
+      m.frame_ack = 100 + command;
+      m.input_first_tick = m.frame_ack + 3;
+      m.input_count = 1;
+      pack_ticks(ptrs, m.inputs);
+      m.has_lead = command % 2 == 0;
+      m.lead_us = static_cast<std::int32_t>(command) * 1000;
+      const Bytes ours = protocol::client_play(m);
+      CHECK(ours.size() % 4 == 0);
+      CHECK(ours == play_buffer<wire::ClientPlay>(body_of<wire::ClientPlay>(ours)));
+      flatbuffers::Verifier v(ours.data(), ours.size());
+      CHECK(v.VerifyBuffer<wire::ClientPlay>(nullptr));
     }
   }
 

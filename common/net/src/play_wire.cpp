@@ -91,15 +91,27 @@ bool has_commands(const PackedInputs& p) {
   return std::any_of(p.command_counts.begin(), p.command_counts.end(), [](std::uint8_t c) { return c > 0; });
 }
 
-template <class Table>
-Bytes finish_play(const Bytes& body) {
-  thread_local flatbuffers::FlatBufferBuilder fbb(512);
-  fbb.Clear();
-  const auto v = fbb.CreateVector(body);
-  typename Table::Builder b(fbb);
-  b.add_body(v);
-  fbb.Finish(b.Finish());  // no file identifier: see schemas/messages.fbs
-  return Bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+// A play message (ClientPlay or ServerPlay) is a root table of one byte vector. FlatBufferBuilder
+// lays every such buffer out alike: the root offset (12), two bytes of padding, the vtable (6
+// bytes: its size, the table's size 8, the field at 4), the table (its vtable 6 bytes back, the
+// vector 4 bytes on), then the vector's length, its bytes and zeros to a multiple of 4. Written
+// directly, that costs nothing beyond the body instead of a builder's work per message;
+// tests/net/test_play_wire.cpp holds both messages byte-equal to the builder's, and every peer
+// verifies what arrives.
+constexpr std::uint8_t kPlayTablePrefix[20] = {12, 0, 0, 0, 0, 0, 6, 0, 8, 0, 4, 0, 6, 0, 0, 0, 4, 0, 0, 0};
+
+// Starts a play buffer in `out`: the table, and room for the body's length. Returns where the body starts.
+std::size_t begin_play(Bytes& out) {
+  out.assign(std::begin(kPlayTablePrefix), std::end(kPlayTablePrefix));
+  out.resize(out.size() + 4);
+  return out.size();
+}
+
+// Ends a play buffer whose body, from `body_at`, is written: its length, then the padding.
+void end_play(Bytes& out, std::size_t body_at) {
+  const auto length = static_cast<std::uint32_t>(out.size() - body_at);
+  for (int b = 0; b < 4; ++b) out[body_at - 4 + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(length >> (8 * b));
+  out.resize((out.size() + 3) & ~std::size_t{3}, 0);
 }
 
 // ---- reading ----
@@ -242,7 +254,7 @@ bool is_message(std::span<const std::uint8_t> bytes) {
 
 Bytes client_play(const ClientPlay& m) {
   thread_local Bytes body;
-  body.clear();
+  const std::size_t body_at = begin_play(body);
   const bool inputs = m.input_count > 0, commands = inputs && has_commands(m.inputs), hashes = !m.hashes.empty();
   body.push_back(static_cast<std::uint8_t>((inputs ? kInputs : 0) | (commands ? kClientCommands : 0) |
                                            (hashes ? kHashes : 0) | (m.epoch != 0 ? kEpoch : 0) |
@@ -263,7 +275,8 @@ Bytes client_play(const ClientPlay& m) {
   }
   if (m.epoch != 0) put_varint(body, m.epoch);
   if (m.has_lead) put_varint(body, zigzag(m.lead_us));
-  return finish_play<wire::ClientPlay>(body);
+  end_play(body, body_at);
+  return body;
 }
 
 DecodeError decode_client_play(std::span<const std::uint8_t> bytes, std::uint32_t input_size, ClientPlay& out) {
@@ -342,19 +355,9 @@ void encode_frames(std::span<const InputFrame* const> frames, const InputFrame* 
   if (commands) put_commands(body, packed.items);
 }
 
-// A ServerPlay is a root table of one byte vector. FlatBufferBuilder lays every such buffer out
-// alike: the root offset (12), two bytes of padding, the vtable (6 bytes: its size, the table's
-// size 8, the field at 4), the table (its vtable 6 bytes back, the vector 4 bytes on), then the
-// vector's length, its bytes and zeros to a multiple of 4. Written directly, that costs a copy of
-// the body instead of a builder's work per message; tests/net/test_play_wire.cpp holds the two
-// byte-equal, and every client verifies what arrives.
-constexpr std::uint8_t kPlayTablePrefix[20] = {12, 0, 0, 0, 0, 0, 6, 0, 8, 0, 4, 0, 6, 0, 0, 0, 4, 0, 0, 0};
-
 std::span<const std::uint8_t> server_play(const EncodedFrames& frames, const ServerPlayHeader& h) {
   thread_local Bytes out;
-  out.assign(std::begin(kPlayTablePrefix), std::end(kPlayTablePrefix));
-  out.resize(out.size() + 4);  // the body's length, written below
-  const std::size_t body_at = out.size();
+  const std::size_t body_at = begin_play(out);
   const std::uint32_t n = frames.count;
   const Tick ref = n ? frames.first_tick : h.hash_ack;
   out.push_back(static_cast<std::uint8_t>(frames.flags | (h.has_slack ? kSlack : 0) | (h.clock_shift != 0 ? kShift : 0)));
@@ -368,9 +371,7 @@ std::span<const std::uint8_t> server_play(const EncodedFrames& frames, const Ser
   }
   if (h.clock_shift != 0) put_varint(out, h.clock_shift);
   out.insert(out.end(), frames.bytes.begin(), frames.bytes.end());
-  const auto length = static_cast<std::uint32_t>(out.size() - body_at);
-  for (int b = 0; b < 4; ++b) out[body_at - 4 + static_cast<std::size_t>(b)] = static_cast<std::uint8_t>(length >> (8 * b));
-  out.resize((out.size() + 3) & ~std::size_t{3}, 0);
+  end_play(out, body_at);
   return out;
 }
 
