@@ -38,6 +38,11 @@ class DesyncReferee {
   /// Records peer `peer`'s hash of tick t against `reference`, the settled hash of that tick;
   /// true when they are equal. Votes of a tick older than kHistory ticks are forgotten.
   bool vote(std::uint32_t peer, Tick t, std::uint64_t theirs, std::uint64_t reference);
+  /// Makes room in every tick's record for `voters` agreeing votes up front, so that voting
+  /// never allocates while the ring fills (a differing vote, the rare one, still may).
+  void reserve(std::size_t voters) {
+    for (TickVotes& v : votes_) v.agree.reserve(voters);
+  }
   /// Whether `peer` has its label yet ("player N (name)"), and gives it one: the name reports use.
   [[nodiscard]] bool labelled(std::uint32_t peer) const { return labels_.count(peer) != 0; }
   void set_label(std::uint32_t peer, std::string label) { labels_[peer] = std::move(label); }

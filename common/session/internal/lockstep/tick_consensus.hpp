@@ -24,6 +24,11 @@ class TickConsensus {
     std::size_t majority = 0;  ///< voters in the largest group
   };
 
+  /// Makes room in every tick's record for `voters` votes up front, so that voting never
+  /// allocates while the ring fills (its first kHistory ticks, 41 s of play).
+  void reserve(std::size_t voters) {
+    for (TickRecord& r : ticks_) r.votes.reserve(voters);
+  }
   /// Records `peer`'s hash of tick t (its first one counts; a tick older than kHistory is forgotten).
   void vote(std::uint32_t peer, Tick t, std::uint64_t hash);
   /// Takes back `peer`'s hashes of the ticks not decided yet (it was resynced: they were of the
