@@ -91,6 +91,11 @@ TEST_SUITE("net") {
     CHECK(open_connect_token(t.sealed, key, kDefaultProtocolId, kNow + 29, &o) == TokenError::None);
     CHECK(open_connect_token(t.sealed, key, kDefaultProtocolId, kNow + 30, &o) == TokenError::Expired);
     CHECK(o.client_id == 42);
+    // Created ahead of the server's clock: good within the clocks' skew, not yet beyond it (or the
+    // lifetime cap would not bound how long a token stays good).
+    CHECK(open_connect_token(t.sealed, key, kDefaultProtocolId, kNow - kMaxClockSkewSeconds, &o) == TokenError::None);
+    CHECK(open_connect_token(t.sealed, key, kDefaultProtocolId, kNow - kMaxClockSkewSeconds - 1, &o) == TokenError::NotYetValid);
+    CHECK(open_connect_token(t.sealed, key, kDefaultProtocolId, kNow - 3600, &o) == TokenError::NotYetValid);
     // Another game's protocol id.
     CHECK(open_connect_token(t.sealed, key, 7, kNow, &o) == TokenError::WrongProtocol);
     // Every truncation, and one byte more.

@@ -52,16 +52,6 @@ TEST_SUITE("session/pacer") {
     CHECK(percentile({1, 2}, 50) == doctest::Approx(1.5));
   }
 
-  TEST_CASE("the histogram reports percentiles and the maximum") {
-    Histogram h;
-    for (int i = 1; i <= 100; ++i) h.add_us(i);
-    h.add_us(50'000);
-    CHECK(h.count() == 101);
-    CHECK(h.percentile_us(50) == doctest::Approx(51));
-    CHECK(h.percentile_us(100) >= 50'000);
-    CHECK(h.max_us() == 50'000);
-  }
-
   TEST_CASE("the sleep-only pacer never spins and still never returns early") {
     PacerConfig cfg = PacerConfig::sleep_only();
     cfg.period_ns = 2'000'000;

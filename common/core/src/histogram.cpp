@@ -22,10 +22,12 @@ double Histogram::percentile_us(double p) const {
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     seen += buckets_[b];
     if (seen >= target) {
-      if (b < kFine) return static_cast<double>(b);
-      if (b < kFine + kCoarse) return static_cast<double>(kFine + (b - kFine + 1) * 100);
-      if (b < kFine + kCoarse + kWide) return static_cast<double>(kCoarseEnd + (b - kFine - kCoarse + 1) * 1000);
-      return static_cast<double>(max_us_);
+      // A bucket's upper bound, never past the largest value seen (which may lie inside it).
+      std::int64_t bound = max_us_;
+      if (b < kFine) bound = static_cast<std::int64_t>(b);
+      else if (b < kFine + kCoarse) bound = static_cast<std::int64_t>(kFine + (b - kFine + 1) * 100);
+      else if (b < kFine + kCoarse + kWide) bound = kCoarseEnd + static_cast<std::int64_t>(b - kFine - kCoarse + 1) * 1000;
+      return static_cast<double>(std::min(bound, max_us_));
     }
   }
   return static_cast<double>(max_us_);

@@ -60,6 +60,7 @@ const char* to_string(TokenError e) {
     case TokenError::WrongProtocol: return "token for another game (protocol id)";
     case TokenError::Forged: return "token does not open with this server's key (forged, altered or another backend's)";
     case TokenError::Expired: return "token expired";
+    case TokenError::NotYetValid: return "token not valid yet: created ahead of this server's clock";
     case TokenError::WrongServer: return "token does not name this server";
   }
   return "?";
@@ -336,6 +337,7 @@ TokenError open_connect_token(std::span<const std::uint8_t> sealed, const Secret
   if (t.slot != kAnySlot && t.slot >= 32) return TokenError::Malformed;
   if (t.expire_time < t.create_time || t.expire_time - t.create_time > kMaxTokenLifetimeSeconds) return TokenError::Malformed;
   *out = std::move(t);
+  if (out->create_time > now + kMaxClockSkewSeconds) return TokenError::NotYetValid;
   return now >= out->expire_time ? TokenError::Expired : TokenError::None;
 }
 

@@ -17,7 +17,8 @@ constexpr std::int64_t kIdlePendingNs = 1'000'000'000;  // a pending connection 
 
 wire::RefuseReason refusal_for(TokenError e) {
   switch (e) {
-    case TokenError::Expired: return wire::RefuseReason::TokenExpired;
+    case TokenError::Expired:
+    case TokenError::NotYetValid: return wire::RefuseReason::TokenExpired;  // outside its time, whichever side
     case TokenError::WrongProtocol:
     case TokenError::WrongServer: return wire::RefuseReason::WrongServer;
     default: return wire::RefuseReason::BadToken;

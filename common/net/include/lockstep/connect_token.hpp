@@ -29,6 +29,10 @@ inline constexpr std::size_t kMaxSealedTokenBytes = 25 + 24 + (8 + 4 + 1 + 6 * k
 inline constexpr std::size_t kMaxTokenFileBytes = 44 + 6 * kMaxTokenServers + 2 * kKeyBytes + kMaxSealedTokenBytes;
 /// A token's lifetime may be at most this (a day): tokens are for joining now.
 inline constexpr std::uint64_t kMaxTokenLifetimeSeconds = 86'400;
+/// How far ahead of the server's clock a token's creation time may be (the backend's clock and
+/// the server's differ a little): beyond it the token is not valid yet, so the lifetime cap also
+/// bounds how long a token stays good.
+inline constexpr std::uint64_t kMaxClockSkewSeconds = 60;
 
 using SecretKey = std::array<std::uint8_t, kKeyBytes>;
 
@@ -65,6 +69,7 @@ enum class TokenError {
   WrongProtocol, ///< minted for another game (protocol id)
   Forged,        ///< does not open with this server's key: forged, altered, or another backend's
   Expired,       ///< past its expiry time
+  NotYetValid,   ///< created more than kMaxClockSkewSeconds ahead of the server's clock
   WrongServer,   ///< does not name this server
 };
 LOCKSTEP_API const char* to_string(TokenError e);

@@ -1,0 +1,33 @@
+// The latency histogram and percentiles of the summaries (histogram.hpp).
+#include <doctest/doctest.h>
+
+#include "lockstep/histogram.hpp"
+
+using namespace lockstep;
+
+TEST_SUITE("core/histogram") {
+  TEST_CASE("the histogram reports percentiles and the maximum") {
+    Histogram h;
+    for (int i = 1; i <= 100; ++i) h.add_us(i);
+    h.add_us(50'000);
+    CHECK(h.count() == 101);
+    CHECK(h.percentile_us(50) == doctest::Approx(51));
+    CHECK(h.percentile_us(100) >= 50'000);
+    CHECK(h.max_us() == 50'000);
+  }
+
+  TEST_CASE("no percentile exceeds the maximum, though the bucket it falls in reaches past it") {
+    // Past 2 ms the buckets are 100 us wide, past 200 ms 1 ms wide: a bucket's upper bound may
+    // lie beyond every value in it.
+    for (const std::int64_t top : {2'001, 2'450, 150'050, 250'001, 4'000'500}) {
+      CAPTURE(top);
+      Histogram h;
+      for (int i = 0; i < 98; ++i) h.add_us(10);
+      h.add_us(top - 1);
+      h.add_us(top);
+      for (const double p : {50.0, 99.0, 99.9, 100.0}) CHECK(h.percentile_us(p) <= static_cast<double>(h.max_us()));
+      CHECK(h.percentile_us(100) == doctest::Approx(static_cast<double>(top)));
+    }
+  }
+
+}
