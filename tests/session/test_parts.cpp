@@ -138,6 +138,29 @@ TEST_SUITE("session/parts") {
     CHECK(decide_join(q, full, seats).reason == R::Full);
   }
 
+  TEST_CASE("admission: a token's client watches from one spectator seat at most, however many seats are free") {
+    using R = wire::RefuseReason;
+    std::vector<SeatView> seats(2);
+    seats[0] = {true, false, "aaaa", true, 7};  // client 7 also plays in slot 0
+    auto q = request();
+    q.spectate = true;
+    q.has_client_id = true;
+    q.client_id = 7;
+    auto r = rules();
+    r.max_spectators = 8;
+    CHECK(decide_join(q, r, seats).kind == JoinDecision::Kind::Spectate);  // a player's second screen
+    r.spectators = 1;
+    r.spectating_clients = {7};
+    const JoinDecision again = decide_join(q, r, seats);
+    CHECK(again.kind == JoinDecision::Kind::Refuse);
+    CHECK(again.reason == R::TokenInUse);
+    CHECK(again.detail.find("client 7") != std::string::npos);
+    q.client_id = 8;  // another client's token: seated while seats are left
+    CHECK(decide_join(q, r, seats).kind == JoinDecision::Kind::Spectate);
+    q.has_client_id = false;  // no tokens: the spectator limit alone
+    CHECK(decide_join(q, r, seats).kind == JoinDecision::Kind::Spectate);
+  }
+
   TEST_CASE("admission: late joins take a vacated slot only when allowed, a rejoin needs the slot's secret") {
     using K = JoinDecision::Kind;
     std::vector<SeatView> seats{{true, false, "aaaa"}, {true, true, "bbbb"}};
@@ -178,6 +201,16 @@ TEST_SUITE("session/parts") {
     // A connection already answered and closing gives up its place first.
     pending[2].closing = true;
     CHECK(make_room(pending, 0x0400000a, 500 * kMs, limits).evict == 3);
+    // Busy connections from as many addresses (each sent something) hold their places no longer
+    // than stale_ns, and one that misbehaved gives its place up at once.
+    PendingLimits stale = limits;
+    stale.stale_ns = 3000 * kMs;
+    std::vector<PendingView> busy{{1, a, false, 0, 5}, {2, b, false, 100 * kMs, 105}, {3, c, false, 200 * kMs, 205},
+                                  {4, 0x0400000a, false, 300 * kMs, 305}};
+    CHECK_FALSE(make_room(busy, 0x0500000a, 2000 * kMs, stale).admit);
+    CHECK(make_room(busy, 0x0500000a, 3001 * kMs, stale).evict == 1);
+    busy[2].misbehaved = true;
+    CHECK(make_room(busy, 0x0500000a, 400 * kMs, stale).evict == 3);
   }
 
   TEST_CASE("admission: a connect token is bound to the address that first used it, and the ledger stays bounded") {

@@ -702,6 +702,48 @@ TEST_SUITE("session/hostile") {
     CHECK(st.filled_inputs > 0);  // the rogue's slot was filled in, nobody waited forever
   }
 
+  TEST_CASE("busy connections that never join, one from each of eight addresses, keep no player out: a rejoin gets in within 2 s") {
+    // Each fills a pending place and sends one garbage message, so none is idle; they stay open.
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 800;
+    Session s(cfg);
+    s.add_client(client_named("steady"), 1);
+    ClientSession& leaver = s.add_client(client_named("leaver"), 2);
+    REQUIRE(s.until([&] { return s.server->executed_tick() > 100; }, 10 * kSeconds));
+    const std::string secret = leaver.rejoin_secret();
+    REQUIRE_FALSE(secret.empty());
+    std::vector<std::unique_ptr<Transport>> attackers;
+    std::vector<NetPeer*> links;
+    std::vector<bool> sent(cfg.max_pending, false);
+    for (std::uint32_t i = 0; i < cfg.max_pending; ++i) {
+      attackers.push_back(s.raw_transport(TransportLimits{}, "127.0.0." + std::to_string(10 + i)));
+      links.push_back(attackers.back()->connect("127.0.0.1", s.server->port(), nullptr));
+    }
+    s.parts.push_back({[&](std::int64_t now) {
+      for (std::size_t i = 0; i < attackers.size(); ++i)
+        for (NetEvent ev = attackers[i]->poll(); ev.type != NetEvent::Type::None; ev = attackers[i]->poll())
+          if (ev.type == NetEvent::Type::Connect && !sent[i]) {
+            attackers[i]->send(links[i], Channel::Control, std::vector<std::uint8_t>(40, 0xee));
+            sent[i] = true;
+          }
+      return now + 5'000'000;
+    }});
+    REQUIRE(s.until([&] { return std::all_of(sent.begin(), sent.end(), [](bool b) { return b; }); }, 5 * kSeconds));
+    REQUIRE(s.until([] { return false; } , 100'000'000) == false);  // the garbage arrives and is counted
+    ClientConfig again = client_named("leaver");
+    again.rejoin_secret = secret;
+    ClientSession& back = s.add_client(again, 2);
+    const std::int64_t from = s.now();
+    REQUIRE(s.until([&] { return back.slot() == leaver.slot() && s.server->stats().verified >= 1; }, 5 * kSeconds));
+    CHECK(s.now() - from < 2 * kSeconds);
+    CHECK(s.server->stats().pending_evicted >= 1);
+    REQUIRE(s.until([&] { return s.server->finished(); }, 20 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    for (const auto& [t, h] : s.traces[2]->hashes) REQUIRE(h == s.server_trace.hashes[t]);
+  }
+
   TEST_CASE("a silent player is filled in after the grace bound and dropped after the silence bound") {
     ServerConfig cfg;
     cfg.players = 2;

@@ -162,6 +162,36 @@ TEST_SUITE("session/tokens") {
     CHECK(s.server->stats().replies_withheld == 0);
   }
 
+  TEST_CASE("an observer who replays a player's ConnectRequest first, from its own address, does not burn the token") {
+    // The request travels in the clear: anyone on the path can send it again, and sooner. The
+    // server challenges that copy too, but the token is the address's that proves it holds the
+    // keys, and only the player can.
+    const SecretKey key = random_key();
+    Session s(token_server(key, 1));
+    const ConnectToken t = token_for(key, s.server->port(), 77);
+    auto observer = s.raw_transport(TransportLimits{}, "127.0.0.9");
+    NetPeer* link = observer->connect("127.0.0.1", s.server->port(), nullptr);
+    bool connected = false, challenged = false;
+    s.parts.push_back({[&](std::int64_t now) {
+      for (NetEvent ev = observer->poll(); ev.type != NetEvent::Type::None; ev = observer->poll()) {
+        if (ev.type == NetEvent::Type::Connect) {
+          connected = true;
+          observer->send(link, Channel::Control, protocol::connect_request(t.sealed));
+        }
+        if (ev.type == NetEvent::Type::Receive) challenged = true;  // the challenge: its keys it cannot derive
+      }
+      return now + 5'000'000;
+    }});
+    REQUIRE(s.until([&] { return challenged; }, 5 * kSeconds));
+    CHECK(connected);
+    ClientSession& owner = s.add_client(with_token("owner", t), 1);
+    REQUIRE(s.until([&] { return owner.slot() >= 0; }, 5 * kSeconds));
+    REQUIRE(s.run(20 * kSeconds));
+    CHECK(owner.exit_code() == 0);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    CHECK(s.server->stats().refusals[static_cast<std::size_t>(wire::RefuseReason::TokenInUse)] == 0);
+  }
+
   TEST_CASE("a client tries its token's servers in turn: a silent one, a full one, then the one that takes it") {
     const SecretKey key = random_key();
     const SilentSocket silent;  // a server that never answers

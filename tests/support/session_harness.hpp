@@ -81,9 +81,10 @@ struct Session {
   bool until(const std::function<bool()>& done, std::int64_t timeout_ns) {
     return kind == Net::Udp ? drive(parts, done, timeout_ns) : drive_simulated(net, parts, done, timeout_ns);
   }
-  /// A bare transport on the session's network, for a test's own raw peer.
-  std::unique_ptr<Transport> raw_transport(const TransportLimits& limits) {
-    return kind == Net::Udp ? Transport::client(limits, nullptr) : net.client(limits, nullptr, "");
+  /// A bare transport on the session's network, for a test's own raw peer, from the loopback
+  /// address `bind` ("": 127.0.0.1).
+  std::unique_ptr<Transport> raw_transport(const TransportLimits& limits, const std::string& bind = "") {
+    return kind == Net::Udp ? Transport::client(limits, nullptr, bind) : net.client(limits, nullptr, bind);
   }
 
   /// Drives every part until the server and every client have finished, or `timeout_ns` of

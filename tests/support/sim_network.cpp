@@ -1,5 +1,7 @@
 #include "support/sim_network.hpp"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <climits>
 
@@ -36,14 +38,19 @@ class SimPeer final : public NetPeer {
     return n;
   }
   [[nodiscard]] std::size_t channel_count() const override { return kChannelCount; }
-  [[nodiscard]] std::uint32_t ip() const override { return kLoopback; }
-  [[nodiscard]] std::string address() const override { return "127.0.0.1:" + std::to_string(remote_port_); }
+  [[nodiscard]] std::uint32_t ip() const override { return remote_ip; }
+  [[nodiscard]] std::string address() const override {
+    char text[INET_ADDRSTRLEN] = "?";
+    ::inet_ntop(AF_INET, &remote_ip, text, sizeof text);
+    return std::string(text) + ":" + std::to_string(remote_port_);
+  }
   void set_tag(std::uintptr_t tag) override { tag_ = tag; }
   [[nodiscard]] std::uintptr_t tag() const override { return tag_; }
   void set_backstop_timeout(std::uint32_t) override {}  // the sessions' own bounds act first
 
   State state = State::Connecting;
   std::uint32_t remote_id = 0;
+  std::uint32_t remote_ip = kLoopback;
   std::int64_t heard = 0, last_sent = 0;
   std::vector<SimNetwork::Datagram::Message> queued;
 
@@ -70,8 +77,9 @@ class SimPeer final : public NetPeer {
 
 class SimTransport final : public Transport {
  public:
-  SimTransport(SimNetwork& net, std::uint16_t port, std::size_t max_peers, const TransportLimits& limits)
-      : net_(net), port_(port), max_peers_(max_peers), limits_(limits) {
+  SimTransport(SimNetwork& net, std::uint16_t port, std::size_t max_peers, const TransportLimits& limits,
+               std::uint32_t ip = kLoopback)
+      : net_(net), port_(port), ip_(ip), max_peers_(max_peers), limits_(limits) {
     net_.transports_[port_] = this;
   }
   ~SimTransport() override {
@@ -135,6 +143,7 @@ class SimTransport final : public Transport {
   [[nodiscard]] NetTraffic traffic() const override { return traffic_; }
 
   SimNetwork& net() { return net_; }
+  [[nodiscard]] std::uint32_t ip() const { return ip_; }
   NetTraffic& counters() { return traffic_; }
 
  private:
@@ -164,6 +173,7 @@ class SimTransport final : public Transport {
       if (static_cast<std::size_t>(live) >= max_peers_) return;  // no free slot: ENet ignores the request
       SimPeer* p = add_peer(d.from_port, d.faults);
       p->remote_id = d.from_peer;
+      p->remote_ip = d.from_ip;
       p->state = SimPeer::State::Connected;
       p->heard = net_.now();
       event(NetEvent::Type::Connect, p);
@@ -218,6 +228,7 @@ class SimTransport final : public Transport {
 
   SimNetwork& net_;
   std::uint16_t port_;
+  std::uint32_t ip_;
   std::size_t max_peers_;
   TransportLimits limits_;
   std::vector<std::unique_ptr<SimPeer>> peers_;  // never reused: a handle names one connection
@@ -230,6 +241,7 @@ void SimPeer::send_datagram(Kind kind, std::vector<SimNetwork::Datagram::Message
   SimNetwork::Datagram d;
   d.kind = kind;
   d.from_port = owner_->port();
+  d.from_ip = owner_->ip();
   d.to_port = remote_port_;
   d.from_peer = id_;
   d.to_peer = remote_id;
@@ -321,9 +333,15 @@ std::unique_ptr<Transport> SimNetwork::listen(const std::string&, std::uint16_t 
   return std::make_unique<SimTransport>(*this, port, max_peers, limits);
 }
 
-std::unique_ptr<Transport> SimNetwork::client(const TransportLimits& limits, std::string*, const std::string&) {
+std::unique_ptr<Transport> SimNetwork::client(const TransportLimits& limits, std::string* error, const std::string& bind) {
+  in_addr a{};
+  a.s_addr = kLoopback;
+  if (!bind.empty() && (::inet_pton(AF_INET, bind.c_str(), &a) != 1 || (a.s_addr & 0xffu) != 127u)) {
+    if (error) *error = "bad bind address '" + bind + "' (the simulated network has 127.0.0.0/8 only)";
+    return nullptr;
+  }
   while (transports_.count(next_port_)) ++next_port_;
-  return std::make_unique<SimTransport>(*this, next_port_++, 1, limits);
+  return std::make_unique<SimTransport>(*this, next_port_++, 1, limits, a.s_addr);
 }
 
 bool SimNetwork::post(Datagram d, std::int64_t due) {

@@ -41,6 +41,7 @@ class SimNetwork final : public Network {
     };
     Kind kind = Kind::Data;
     std::uint16_t from_port = 0, to_port = 0;
+    std::uint32_t from_ip = 0;                  // the sender's IPv4 address, network order
     std::uint32_t from_peer = 0, to_peer = 0;  // connection ids, unique in the network (0: not known yet)
     FaultConfig faults;                         // Connect: the link's faults, for the answering side
     std::vector<Message> messages;
@@ -53,6 +54,8 @@ class SimNetwork final : public Network {
 
   std::unique_ptr<Transport> listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,
                                     const TransportLimits& limits, Error* error) override;
+  /// A client transport on 127.0.0.1, or on the loopback address `bind` names (127.0.0.x: an
+  /// address of its own, as an attacker's socket or another player's machine).
   std::unique_ptr<Transport> client(const TransportLimits& limits, std::string* error, const std::string& bind) override;
 
   /// The faults of the links of client transports made from now on, in both directions (the

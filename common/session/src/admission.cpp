@@ -55,6 +55,9 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
   if (!same_secret(q.join_secret, rules.join_secret)) return refuse(R::WrongToken, "wrong join token");
   if (!protocol::valid_name(q.name)) return refuse(R::BadRequest, "a name must be 1-32 printable ASCII characters");
   if (q.spectate) {
+    if (q.has_client_id && std::find(rules.spectating_clients.begin(), rules.spectating_clients.end(), q.client_id) !=
+                               rules.spectating_clients.end())
+      return refuse(R::TokenInUse, "client " + std::to_string(q.client_id) + " already watches from a spectator seat");
     if (rules.spectators >= rules.max_spectators) return refuse(R::Full, "no spectator seats left");
     return admit(K::Spectate, 0);
   }
@@ -101,15 +104,22 @@ RoomDecision make_room(std::span<const PendingView> pending, std::uint32_t ip, s
     if (addr != 0 && !is_loopback(addr) && n > most) crowded = addr, most = n;
   for (const PendingView& q : pending)
     if (q.closing) return {true, q.id};
+  if (crowded != 0)
+    for (const PendingView& q : pending)
+      if (q.ip == crowded) return {true, q.id};
   for (const PendingView& q : pending)
-    if (crowded != 0 ? q.ip == crowded : q.last_received == 0 && now - q.connected_at > limits.idle_ns) return {true, q.id};
+    if (q.misbehaved) return {true, q.id};
+  for (const PendingView& q : pending)
+    if (q.last_received == 0 && now - q.connected_at > limits.idle_ns) return {true, q.id};
+  for (const PendingView& q : pending)
+    if (now - q.connected_at > limits.stale_ns) return {true, q.id};
   return {};
 }
 
 TokenLedger::Claim TokenLedger::claim(const Nonce& nonce, std::uint32_t ip, std::uint64_t expire_time,
                                       std::uint64_t client_id, std::uint64_t now_s,
                                       const std::function<bool(std::uint64_t)>& seated) {
-  if (const auto it = uses_.find(nonce); it != uses_.end() && it->second.ip != ip) return Claim::InUse;
+  if (claimed_elsewhere(nonce, ip)) return Claim::InUse;
   if (uses_.size() >= kMaxUses) {
     std::erase_if(uses_, [&](const auto& u) { return u.second.expire_time <= now_s && !seated(u.second.client_id); });
     if (uses_.size() >= kMaxUses) return Claim::Full;

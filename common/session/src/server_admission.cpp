@@ -75,9 +75,13 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
   }
   std::vector<PendingView> pending;
   for (const auto& [id, q] : peers)
-    if (q.role == Role::Pending) pending.push_back({id, q.entry.ip, q.closing, q.connected_at, q.entry.last_received});
-  const RoomDecision room =
-      make_room(pending, ip, now, {cfg.max_pending, cfg.max_pending_per_address, kIdlePendingNs});
+    if (q.role == Role::Pending)
+      pending.push_back({id, q.entry.ip, q.closing, q.connected_at, q.entry.last_received, q.entry.bad > 0 || q.entry.unopened > 0});
+  PendingLimits limits;
+  limits.max_pending = cfg.max_pending;
+  limits.max_per_address = cfg.max_pending_per_address;
+  limits.idle_ns = kIdlePendingNs;
+  const RoomDecision room = make_room(pending, ip, now, limits);
   if (!room.admit) return false;
   if (room.evict == 0) return true;
   const std::uint32_t victim = room.evict;
@@ -179,17 +183,13 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
     e = TokenError::None;
   if (e == TokenError::None && !names_this_server(t.servers)) e = TokenError::WrongServer;
   if (e != TokenError::None) return refuse(p, refusal_for(e), to_string(e));
-  // A token is good from the address that first used it; from another it is a replay.
-  const auto seated = [&](std::uint64_t client_id) {
-    return std::any_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.bound && s.client_id == client_id; });
-  };
-  switch (token_ledger.claim(t.nonce, p.entry.ip, t.expire_time, t.client_id, unix_now(), seated)) {
-    case TokenLedger::Claim::Ok: break;
-    case TokenLedger::Claim::InUse:
-      return refuse(p, wire::RefuseReason::TokenInUse, "this connect token was already used from another address");
-    case TokenLedger::Claim::Full:
-      return refuse(p, wire::RefuseReason::Full, "too many connect tokens in use; try again later");
-  }
+  // A token is good from the address that first used it; from another it is a replay. It is
+  // claimed when the peer proves it holds the keys (claim_token): the request itself travels in
+  // the clear, and an observer who replays it first must not tie the token to its own address.
+  if (token_ledger.claimed_elsewhere(t.nonce, p.entry.ip))
+    return refuse(p, wire::RefuseReason::TokenInUse, "this connect token was already used from another address");
+  p.entry.token_nonce = t.nonce;
+  p.entry.token_expire = t.expire_time;
   p.entry.client_id = t.client_id;
   p.entry.user_data = t.user_data;
   p.entry.token_slot = t.slot;
@@ -203,10 +203,15 @@ bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> dat
   const Channel ch = channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
   const OpenError e = p.entry.seal->open(ch, data, opened_scratch);
   if (e == OpenError::None) {
-    p.entry.authenticated = true;
+    if (!p.entry.authenticated) {
+      p.entry.authenticated = true;
+      if (!claim_token(p)) return false;
+    }
     return true;
   }
-  // Counted, never held against the peer: anyone on the path can send such a datagram.
+  // Counted, never held against a joined peer: anyone on the path can send such a datagram. (A
+  // connection that has not joined yet may give up its place for it when places run out.)
+  ++p.entry.unopened;
   const std::uint64_t n = e == OpenError::Replayed ? ++stats.sealed_replayed : ++stats.sealed_forged;
   if (drop_worth_logging(n))
     LOCKSTEP_LOG_WARN("dropped a sealed message from %s (%s): %s [%llu so far]", peer_address(p.link).c_str(),
@@ -215,6 +220,28 @@ bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> dat
   // good (ENet acknowledged the forgery in its place), so the connection cannot go on.
   if (ch == Channel::Control && e != OpenError::Replayed && p.entry.authenticated)
     kick(p, "a control message failed authentication");
+  return false;
+}
+
+std::function<bool(std::uint64_t)> ServerSession::Impl::seated_client() const {
+  return [this](std::uint64_t client_id) {
+    return std::any_of(slots.begin(), slots.end(), [&](const Slot& s) { return s.bound && s.client_id == client_id; });
+  };
+}
+
+// The peer has proved it holds its token's keys: the token is now this address's. False, with the
+// peer refused, when another address proved it first or the ledger is full.
+bool ServerSession::Impl::claim_token(Peer& p) {
+  switch (token_ledger.claim(p.entry.token_nonce, p.entry.ip, p.entry.token_expire, p.entry.client_id, unix_now(),
+                             seated_client())) {
+    case TokenLedger::Claim::Ok: return true;
+    case TokenLedger::Claim::InUse:
+      refuse(p, wire::RefuseReason::TokenInUse, "this connect token was already used from another address");
+      return false;
+    case TokenLedger::Claim::Full:
+      refuse(p, wire::RefuseReason::Full, "too many connect tokens in use; try again later");
+      return false;
+  }
   return false;
 }
 
@@ -251,6 +278,8 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   rules.allow_late_join = cfg.allow_late_join;
   rules.spectators = count_role(Role::Spectator);
   rules.max_spectators = cfg.max_spectators;
+  for (const auto& [id, other] : peers)
+    if (other.role == Role::Spectator && other.entry.authenticated) rules.spectating_clients.push_back(other.entry.client_id);
   std::vector<SeatView> seats;
   for (const Slot& s : slots) seats.push_back({s.taken, vacant(s), s.secret, s.bound, s.client_id});
   const JoinDecision d = decide_join(q, rules, seats);

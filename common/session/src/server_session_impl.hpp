@@ -54,11 +54,16 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     double allowance = 0;        // messages it may still send now (a bucket refilled at the rate limit)
     std::int64_t allowance_at = 0;  // when the allowance was last refilled
     std::uint32_t bad = 0;       // dropped messages so far
+    std::uint32_t unopened = 0;  // sealed messages from it (or in its name) that did not open
     std::unique_ptr<PacketSeal> seal;  // set by a good ConnectRequest: every later message is sealed
     bool authenticated = false;  // a sealed message from it has opened: it holds the token's keys
     std::uint64_t client_id = 0;
     std::vector<std::uint8_t> user_data;  // the token's, for the game's server side
     std::uint32_t token_slot = kAnySlot;
+    // The token's nonce and expiry, claimed in the ledger for this address only once the peer has
+    // proved it holds the token's keys: a ConnectRequest replayed by an observer claims nothing.
+    std::array<std::uint8_t, 24> token_nonce{};
+    std::uint64_t token_expire = 0;
     std::uint64_t bytes_in = 0, bytes_out = 0;  // before authentication: replies never outgrow requests
     std::vector<std::uint8_t> deferred_token;  // a ConnectRequest's token waiting for the server's key
   };
@@ -276,6 +281,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void open_token(Peer& p, std::span<const std::uint8_t> sealed_token);
   /// Opens a message from a sealed connection into opened_scratch; false when it was dropped.
   bool open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel);
+  bool claim_token(Peer& p);
+  [[nodiscard]] std::function<bool(std::uint64_t)> seated_client() const;
   [[nodiscard]] bool names_this_server(const std::vector<TokenAddress>& servers) const;
   void on_join(Peer& p, const wire::JoinRequest& m, std::int64_t now, std::int64_t arrived);
   void seat_spectator(Peer& p, const std::string& name, std::int64_t now);

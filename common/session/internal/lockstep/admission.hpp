@@ -36,6 +36,9 @@ struct AdmissionRules {
   bool lobby = true;            ///< the session has not started
   bool allow_late_join = false;
   std::uint32_t spectators = 0, max_spectators = 0;
+  /// The client ids of the spectators that joined with a connect token: a token's client watches
+  /// from one spectator seat at most, so one token cannot fill them all.
+  std::vector<std::uint64_t> spectating_clients;
 };
 
 /// One player slot as admission sees it.
@@ -64,12 +67,16 @@ struct PendingView {
   bool closing = false;            ///< already answered (refused, timed out) and closing
   std::int64_t connected_at = 0;   ///< monotonic ns
   std::int64_t last_received = 0;  ///< monotonic ns of its last message; 0: none yet
+  bool misbehaved = false;         ///< a message of its was dropped (garbage, out of turn) or did not open
 };
 
 struct PendingLimits {
   std::uint32_t max_pending = 8;
   std::uint32_t max_per_address = 4;     ///< loopback (this machine's own bots and relays) is not held to it
   std::int64_t idle_ns = 1'000'000'000;  ///< a connection silent this long since it opened may make room
+  /// A connection still not joined this long after it opened may make room however busy it is: an
+  /// honest client joins within a few round trips, even far away and through loss.
+  std::int64_t stale_ns = 3'000'000'000;
 };
 
 struct RoomDecision {
@@ -80,8 +87,10 @@ struct RoomDecision {
 /// Room for a new connection from `ip` among `pending` (in id order). Its address holding its
 /// share already: turned away. Room left: admitted. Full: a connection already answered and
 /// closing gives up its place first; else the address holding the most waiting connections gives
-/// up its oldest (one address can never hold every place); else the oldest connection that has
-/// sent nothing for idle_ns; else turned away.
+/// up its oldest (one address can never hold every place); else the oldest that misbehaved; else
+/// the oldest that has sent nothing for idle_ns; else the oldest not joined after stale_ns; else
+/// turned away. So neither silent nor busy connections hold the places long enough to keep a
+/// player out.
 RoomDecision make_room(std::span<const PendingView> pending, std::uint32_t ip, std::int64_t now, const PendingLimits& limits);
 
 /// The connect tokens a server has opened, by nonce: the address that first used each, so the
@@ -98,6 +107,11 @@ class TokenLedger {
   /// is bound to that client (its token is kept past its expiry).
   Claim claim(const Nonce& nonce, std::uint32_t ip, std::uint64_t expire_time, std::uint64_t client_id,
               std::uint64_t now_s, const std::function<bool(std::uint64_t)>& seated);
+  /// Whether the token `nonce` is claimed already, from another address than `ip`.
+  [[nodiscard]] bool claimed_elsewhere(const Nonce& nonce, std::uint32_t ip) const {
+    const auto it = uses_.find(nonce);
+    return it != uses_.end() && it->second.ip != ip;
+  }
   [[nodiscard]] std::size_t size() const { return uses_.size(); }
 
  private:
