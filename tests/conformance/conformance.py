@@ -23,6 +23,7 @@ Uses Debian's python3-enet, python3-flatbuffers and python3-nacl (libsodium), an
 Exit 0 when every check passes; prints one line per check.
 """
 import base64
+import hashlib
 import json
 import os
 import pathlib
@@ -649,11 +650,19 @@ def read_token(path):
     data = pathlib.Path(path).read_bytes()
     if data[:4] != b"LSCT":
         data = base64.b64decode(b"".join(data.split()), validate=True)
-    if len(data) < 44 or data[:4] != b"LSCT" or data[4] != 1:
-        raise ValueError("not a connect token of format version 1")
+    if len(data) < 44 or data[:4] != b"LSCT" or data[4] not in (1, 2):
+        raise ValueError("not a connect token of format version 1 or 2")
     n, size = data[5], struct.unpack_from("<H", data, 6)[0]
-    if not 1 <= n <= 8 or not 65 <= size <= 448 or len(data) != 108 + 6 * n + size:
+    checks = 24 if data[4] == 2 else 0
+    if not 1 <= n <= 8 or not 65 <= size <= 448 or len(data) != 108 + 6 * n + size + checks:
         raise ValueError(f"bad length: n {n}, S {size}, {len(data)} bytes")
+    if checks:  # format 2: each part's check, the first 8 bytes of its BLAKE2b-128
+        end = 108 + 6 * n + size
+        parts = [("header", data[:44 + 6 * n]), ("keys", data[44 + 6 * n:108 + 6 * n]), ("sealed part", data[108 + 6 * n:end])]
+        for i, (what, part) in enumerate(parts):
+            if hashlib.blake2b(part, digest_size=16).digest()[:8] != data[end + 8 * i:end + 8 * i + 8]:
+                raise ValueError(f"the token file's {what} does not match its check")
+        data = data[:end]
     protocol_id, create_time, expire_time, client_id, slot = struct.unpack_from("<QQQQI", data, 8)
     servers = []
     for i in range(n):

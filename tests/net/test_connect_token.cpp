@@ -122,6 +122,35 @@ TEST_SUITE("net") {
     CHECK_FALSE(read_connect_token(std::vector<std::uint8_t>(100, 'A'), &back, &error));
   }
 
+  TEST_CASE("a token file with any one byte damaged is refused at once, naming the part, and format 1 files still read") {
+    const SecretKey key = random_key();
+    const ConnectToken t = minted(key);
+    const auto file = write_connect_token(t);
+    const std::size_t keys_at = 44 + 6 * t.servers.size(), sealed_at = keys_at + 64, checks_at = sealed_at + t.sealed.size();
+    REQUIRE(file.size() == checks_at + 24);
+    CHECK(file[4] == kTokenFileVersion);
+    for (std::size_t i = 8; i < file.size(); ++i) {  // past the magic, version and lengths, which the form checks
+      CAPTURE(i);
+      auto damaged = file;
+      damaged[i] ^= 0x01;
+      ConnectToken back;
+      std::string error;
+      REQUIRE_FALSE(read_connect_token(damaged, &back, &error));
+      if (i >= checks_at) continue;  // a damaged check: whichever part it names, the file is refused
+      const char* part = i < keys_at ? "header or server list" : i < sealed_at ? "its keys" : "its sealed part";
+      CHECK_MESSAGE(error.find(part) != std::string::npos, error);
+      CHECK(error.find("damaged") != std::string::npos);
+    }
+    // Format 1: the same layout without the checks, as minted before them.
+    std::vector<std::uint8_t> v1(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(checks_at));
+    v1[4] = 1;
+    ConnectToken back;
+    std::string error;
+    REQUIRE_MESSAGE(read_connect_token(v1, &back, &error), error);
+    CHECK(back.sealed == t.sealed);
+    CHECK(back.client_to_server == t.client_to_server);
+  }
+
   TEST_CASE("minting refuses requests out of range") {
     const SecretKey key = random_key();
     ConnectToken t;

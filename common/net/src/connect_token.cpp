@@ -5,6 +5,8 @@
 #include <sodium.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -228,11 +230,24 @@ std::string connect_token_base64(const ConnectToken& t) {
   return out;
 }
 
+// The check of one part of a token file: the first 8 bytes of its BLAKE2b (a damaged copy is
+// told from a good one; authenticity is the sealed part's and the server's to judge).
+namespace {
+std::array<std::uint8_t, 8> file_check(std::span<const std::uint8_t> part) {
+  ensure_sodium();
+  std::array<std::uint8_t, crypto_generichash_BYTES_MIN> full{};
+  crypto_generichash(full.data(), full.size(), part.data(), part.size(), nullptr, 0);
+  std::array<std::uint8_t, 8> out{};
+  std::copy_n(full.begin(), out.size(), out.begin());
+  return out;
+}
+}  // namespace
+
 std::vector<std::uint8_t> write_connect_token(const ConnectToken& t) {
   std::vector<std::uint8_t> out;
   ByteWriter w(out);
   w.raw(kFileMagic, sizeof kFileMagic);
-  w.u8(kConnectTokenVersion);
+  w.u8(kTokenFileVersion);
   w.u8(static_cast<std::uint8_t>(t.servers.size()));
   w.u16(static_cast<std::uint16_t>(t.sealed.size()));
   w.u64(t.protocol_id);
@@ -244,6 +259,12 @@ std::vector<std::uint8_t> write_connect_token(const ConnectToken& t) {
   w.raw(t.client_to_server.data(), kKeyBytes);
   w.raw(t.server_to_client.data(), kKeyBytes);
   w.raw(t.sealed.data(), t.sealed.size());
+  // The checks of the three parts: header and servers, keys, sealed part.
+  const std::size_t keys_at = 44 + 6 * t.servers.size(), sealed_at = keys_at + 2 * kKeyBytes;
+  const std::span<const std::uint8_t> all(out);
+  const auto header = file_check(all.first(keys_at)), keys = file_check(all.subspan(keys_at, 2 * kKeyBytes)),
+             sealed = file_check(all.subspan(sealed_at));
+  for (const auto* c : {&header, &keys, &sealed}) w.raw(c->data(), c->size());
   return out;
 }
 
@@ -270,11 +291,12 @@ bool read_connect_token(std::span<const std::uint8_t> bytes, ConnectToken* out, 
     *error = "not a connect token (no LSCT header)";
     return false;
   }
-  if (version != kConnectTokenVersion) {
-    *error = "connect token of format version " + std::to_string(version) + " (this build reads " +
-             std::to_string(kConnectTokenVersion) + ")";
+  if (version != 1 && version != kTokenFileVersion) {
+    *error = "connect token of format version " + std::to_string(version) + " (this build reads 1 and " +
+             std::to_string(kTokenFileVersion) + ")";
     return false;
   }
+  const std::size_t checks = version >= 2 ? 3 * 8 : 0;
   ConnectToken t;
   t.protocol_id = r.u64();
   t.create_time = r.u64();
@@ -287,7 +309,8 @@ bool read_connect_token(std::span<const std::uint8_t> bytes, ConnectToken* out, 
   }
   r.raw(t.client_to_server.data(), kKeyBytes);
   r.raw(t.server_to_client.data(), kKeyBytes);
-  if (sealed < kSealedHeaderBytes + kNonceBytes + kTagBytes || sealed > kMaxSealedTokenBytes || r.remaining() != sealed) {
+  if (sealed < kSealedHeaderBytes + kNonceBytes + kTagBytes || sealed > kMaxSealedTokenBytes ||
+      r.remaining() != sealed + checks) {
     *error = "connect token: truncated or of the wrong length";
     return false;
   }
@@ -296,6 +319,25 @@ bool read_connect_token(std::span<const std::uint8_t> bytes, ConnectToken* out, 
   if (!r.ok()) {
     *error = "connect token: truncated";
     return false;
+  }
+  if (checks != 0) {
+    // Each part against its check: a damaged copy ends here, naming the part, not as a silent
+    // timeout or a refusal from the server.
+    const std::size_t keys_at = 44 + 6 * std::size_t{servers}, sealed_at = keys_at + 2 * kKeyBytes;
+    const struct {
+      const char* what;
+      std::span<const std::uint8_t> part;
+    } parts[3] = {{"its header or server list", bytes.first(keys_at)},
+                  {"its keys (the client's copy of the connection keys)", bytes.subspan(keys_at, 2 * kKeyBytes)},
+                  {"its sealed part (the server's copy)", bytes.subspan(sealed_at, sealed)}};
+    for (const auto& part : parts) {
+      std::array<std::uint8_t, 8> stored{};
+      r.raw(stored.data(), stored.size());
+      if (stored != file_check(part.part)) {
+        *error = std::string("connect token damaged: ") + part.what + " does not match its check; ask for a new token";
+        return false;
+      }
+    }
   }
   *out = std::move(t);
   return true;

@@ -25,8 +25,10 @@ inline constexpr std::size_t kMaxTokenUserData = 256;
 inline constexpr std::uint32_t kAnySlot = 0xffffffffu;
 /// The sealed part with every field at its largest (PROTOCOL.md §4.6).
 inline constexpr std::size_t kMaxSealedTokenBytes = 25 + 24 + (8 + 4 + 1 + 6 * kMaxTokenServers + 2 * kKeyBytes + 2 + kMaxTokenUserData) + 16;
-/// A player's token file at its largest.
-inline constexpr std::size_t kMaxTokenFileBytes = 44 + 6 * kMaxTokenServers + 2 * kKeyBytes + kMaxSealedTokenBytes;
+/// The token file's format: 2 ends with a check of each part (format 1, without, is still read).
+inline constexpr std::uint8_t kTokenFileVersion = 2;
+/// A player's token file at its largest: header and servers, keys, sealed part, three 8-byte checks.
+inline constexpr std::size_t kMaxTokenFileBytes = 44 + 6 * kMaxTokenServers + 2 * kKeyBytes + kMaxSealedTokenBytes + 3 * 8;
 /// A token's lifetime may be at most this (a day): tokens are for joining now.
 inline constexpr std::uint64_t kMaxTokenLifetimeSeconds = 86'400;
 /// How far ahead of the server's clock a token's creation time may be (the backend's clock and
@@ -98,8 +100,9 @@ struct LOCKSTEP_API TokenRequest {
 /// when the request is out of range.
 LOCKSTEP_API bool mint_connect_token(const TokenRequest& request, const SecretKey& token_key, ConnectToken* out, std::string* error);
 
-/// The player's token file (PROTOCOL.md §4.6) and back. read_connect_token checks the form only;
-/// the player cannot open the sealed part.
+/// The player's token file (PROTOCOL.md §4.6) and back. read_connect_token checks the form and,
+/// in format 2, each part against its check (a damaged file is refused naming the part); the
+/// player cannot open the sealed part.
 LOCKSTEP_API std::vector<std::uint8_t> write_connect_token(const ConnectToken& token);
 /// The token file's bytes as base64 text; read_connect_token reads either form.
 LOCKSTEP_API std::string connect_token_base64(const ConnectToken& token);
