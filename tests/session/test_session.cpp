@@ -744,6 +744,40 @@ TEST_SUITE("session/hostile") {
     for (const auto& [t, h] : s.traces[2]->hashes) REQUIRE(h == s.server_trace.hashes[t]);
   }
 
+  TEST_CASE("forty ENet connection requests that never complete their handshake keep no player out: a rejoin gets in within 2 s") {
+    // Real sockets: the half-open connections are ENet's own, below the session. Each attacker
+    // sends ENet's CONNECT from an address of its own and never reads the answer, as a spoofed
+    // source never can; together they are more than the server's ENet peer slots.
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 800;
+    Session s(cfg, default_module(), lockstep::testing::Net::Udp);
+    s.add_client(client_named("steady"), 1);
+    ClientSession& leaver = s.add_client(client_named("leaver"), 2);
+    REQUIRE(s.until([&] { return s.server->executed_tick() > 100; }, 10 * kSeconds));
+    const std::string secret = leaver.rejoin_secret();
+    REQUIRE_FALSE(secret.empty());
+    std::vector<std::unique_ptr<Transport>> attackers;
+    for (int i = 0; i < 40; ++i) {
+      attackers.push_back(s.raw_transport(TransportLimits{}, "127.0.0." + std::to_string(20 + i)));
+      REQUIRE(attackers.back());
+      REQUIRE(attackers.back()->connect("127.0.0.1", s.server->port(), nullptr));
+      attackers.back()->flush();  // the request goes out; nothing is ever read
+    }
+    REQUIRE_FALSE(s.until([] { return false; }, 200'000'000));  // the requests arrive and hold the slots
+    ClientConfig again = client_named("leaver");
+    again.rejoin_secret = secret;
+    ClientSession& back = s.add_client(again, 2);
+    const std::int64_t from = s.now();
+    REQUIRE(s.until([&] { return back.slot() == leaver.slot() && s.server->stats().verified >= 1; }, 10 * kSeconds));
+    CHECK(s.now() - from < 2 * kSeconds);
+    CHECK(s.server->stats().handshakes_cut >= 1);
+    REQUIRE(s.until([&] { return s.server->finished(); }, 20 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+    for (const auto& [t, h] : s.traces[2]->hashes) REQUIRE(h == s.server_trace.hashes[t]);
+  }
+
   TEST_CASE("a silent player is filled in after the grace bound and dropped after the silence bound") {
     ServerConfig cfg;
     cfg.players = 2;

@@ -142,6 +142,7 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"replies_withheld", st.replies_withheld},
               {"pending_refused", st.pending_refused},
               {"pending_evicted", st.pending_evicted},
+              {"handshakes_cut", st.handshakes_cut},
               {"status_replies", {{"public", st.status_public}, {"full", st.status_full}}},
               {"joins_running", st.joins_running},
               {"verified", st.verified},

@@ -68,7 +68,8 @@ class EnetLink final : public NetPeer {
 class EnetTransport final : public Transport {
  public:
   explicit EnetTransport(ENetHost* host)
-      : host_(host), links_(host->peerCount), arrival_(host->peerCount, 0), heard_(host->peerCount, 0) {
+      : host_(host), half_open_since_(host->peerCount, 0), links_(host->peerCount), arrival_(host->peerCount, 0),
+        heard_(host->peerCount, 0) {
     host_->intercept = &EnetTransport::on_datagram;
     for (std::size_t i = 0; i < host->peerCount; ++i) {
       links_[i].peer = &host->peers[i];
@@ -148,6 +149,7 @@ class EnetTransport final : public Transport {
     enet_socket_get_address(host_->socket, &a);
     return a.port;
   }
+  [[nodiscard]] std::uint64_t handshakes_cut() const override { return handshakes_cut_; }
   [[nodiscard]] NetTraffic traffic() const override {
     return {host_->totalSentData, host_->totalReceivedData, host_->totalSentPackets, host_->totalReceivedPackets};
   }
@@ -164,7 +166,14 @@ class EnetTransport final : public Transport {
     if (!self || self->host_ != host || host->receivedDataLength < 2) return 0;
     const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
     const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
-    if (id >= host->peerCount) return 0;  // includes connection requests (no peer yet)
+    if (id == ENET_PROTOCOL_MAXIMUM_PEER_ID) {  // no peer yet: a connection request, or garbage
+      const std::size_t command_at = (raw & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) != 0 ? 4 : 2;
+      if (host->receivedDataLength > command_at &&
+          (host->receivedData[command_at] & ENET_PROTOCOL_COMMAND_MASK) == ENET_PROTOCOL_COMMAND_CONNECT)
+        self->make_room_for_connect();
+      return 0;
+    }
+    if (id >= host->peerCount) return 0;
     const ENetAddress& from = host->peers[id].address;
     if (from.host != host->receivedAddress.host || from.port != host->receivedAddress.port) return 0;  // ENet drops it
     timespec ts{};
@@ -179,7 +188,34 @@ class EnetTransport final : public Transport {
     return 0;  // ENet goes on to handle the datagram as usual
   }
 
+  // A connection request arrives. ENet gives it a free peer slot, where it waits half-open until
+  // the requester acknowledges ENet's answer; a requester that never does (a spoofed source, or
+  // one that sends requests and nothing else) would hold the slot until ENet's timeout, and
+  // enough of them hold every slot, so that no player can connect or rejoin. When no slot is free
+  // the request takes the place of the oldest half-open one. An honest handshake completes
+  // within a round trip; a flood now only churns through the half-open slots.
+  void make_room_for_connect() {
+    const std::int64_t now = monotonic_ns();
+    std::size_t free = 0, oldest = host_->peerCount;
+    for (std::size_t i = 0; i < host_->peerCount; ++i) {
+      const ENetPeer& p = host_->peers[i];
+      if (p.state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT) {
+        if (half_open_since_[i] == 0) half_open_since_[i] = now;  // first seen half-open now
+        if (oldest == host_->peerCount || half_open_since_[i] < half_open_since_[oldest]) oldest = i;
+        continue;
+      }
+      half_open_since_[i] = 0;
+      if (p.state == ENET_PEER_STATE_DISCONNECTED) ++free;
+    }
+    if (free > 0 || oldest == host_->peerCount) return;
+    enet_peer_reset(&host_->peers[oldest]);
+    half_open_since_[oldest] = 0;
+    ++handshakes_cut_;
+  }
+
   ENetHost* host_;
+  std::vector<std::int64_t> half_open_since_;  // by ENet peer index: when first seen half-open (0: not)
+  std::uint64_t handshakes_cut_ = 0;
   std::vector<EnetLink> links_;        // by ENet peer index
   std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's kernel stamp (0: none)
   std::vector<std::int64_t> heard_;    // by ENet peer index: the latest datagram's arrival, stamped or read

@@ -56,6 +56,7 @@ std::int64_t ServerSession::Impl::update(std::int64_t now) {
     }
     if (phase == Phase::Finished) return now;
   }
+  stats.handshakes_cut = transport->handshakes_cut();
   check_peers(now);
   if (stop_requested && phase != Phase::Closing && phase != Phase::Finished)
     end_session(wire::EndReason::Stopped, "stopped by the operator", now);

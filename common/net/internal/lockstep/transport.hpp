@@ -111,6 +111,8 @@ class Transport {
   [[nodiscard]] virtual std::uint16_t port() const = 0;
   /// Total bytes and datagrams sent and received (UDP payloads, the transport's headers included).
   [[nodiscard]] virtual NetTraffic traffic() const = 0;
+  /// Half-open connection requests closed to make room for a new one (none by default).
+  [[nodiscard]] virtual std::uint64_t handshakes_cut() const { return 0; }
 };
 
 /// Where a session gets its transports: ENet over UDP (udp_network()) in the executables, an
