@@ -245,12 +245,19 @@ bool ServerSession::Impl::claim_token(Peer& p) {
   return false;
 }
 
+// The addresses a token must name one of: the --public-address list; else the address the
+// server is bound to with its port; else (bound to every address) any address with its port.
 bool ServerSession::Impl::names_this_server(const std::vector<TokenAddress>& servers) const {
+  TokenAddress bound;
+  const bool specific = cfg.public_addresses.empty() && !cfg.bind.empty() &&
+                        parse_token_address(cfg.bind + ":" + std::to_string(transport->port()), &bound) &&
+                        bound.ip != std::array<std::uint8_t, 4>{};
   for (const TokenAddress& a : servers) {
-    if (cfg.public_addresses.empty() ? a.port == transport->port()
-                                     : std::find(cfg.public_addresses.begin(), cfg.public_addresses.end(), a) !=
-                                           cfg.public_addresses.end())
+    if (!cfg.public_addresses.empty()) {
+      if (std::find(cfg.public_addresses.begin(), cfg.public_addresses.end(), a) != cfg.public_addresses.end()) return true;
+    } else if (specific ? a == bound : a.port == transport->port()) {
       return true;
+    }
   }
   return false;
 }
