@@ -39,8 +39,12 @@ function(lockstep_add_library name)
   add_library(${name} STATIC ${objects})
   if(NOT LOCKSTEP_CORE_ONLY)
     add_library(${name}_shared SHARED ${objects})
+    # Installed beside each other in any prefix, the libraries find one another there: liblockstep_net
+    # needs liblockstep_core, which a game linked with --as-needed against the first alone does
+    # not name itself.
     set_target_properties(${name}_shared PROPERTIES OUTPUT_NAME ${L_OUTPUT_NAME} VERSION ${PROJECT_VERSION}
-                          SOVERSION ${PROJECT_VERSION_MAJOR} LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
+                          SOVERSION ${PROJECT_VERSION_MAJOR} LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib
+                          INSTALL_RPATH "$ORIGIN")
     target_include_directories(${name}_shared PUBLIC ${includes})
     target_link_libraries(${name}_shared PUBLIC ${L_PUBLIC_SHARED} PRIVATE ${L_PRIVATE})
   endif()

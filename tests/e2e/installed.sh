@@ -48,7 +48,25 @@ for h in "$PREFIX"/include/lockstep/*.h*; do
   echo "#include <lockstep/$(basename "$h")>" | g++ -std=c++20 -fsyntax-only -x c++ -I"$PREFIX/include" - 2>"$WORK/header.err" ||
     fail "the installed $(basename "$h") does not compile on its own: $(head -3 "$WORK/header.err")"
 done
-echo "ok: installed: exactly the public headers (each compiles alone), static and shared libraries (SONAME .0, the API alone exported), CMake package, pkg-config, executables"
+# From a prefix outside the loader's paths, with no LD_LIBRARY_PATH: a C game linked against the
+# net library alone, --as-needed (so it does not name core itself), runs; the net library finds
+# core beside it by its RUNPATH.
+readelf -d "$PREFIX/lib/liblockstep_net.so" | grep -q 'RUNPATH.*\[\$ORIGIN\]' || fail "liblockstep_net.so has no RUNPATH \$ORIGIN"
+cat >"$WORK/prefix_game.c" <<'C'
+#include <lockstep/lockstep_token.h>
+#include <stdio.h>
+int main(void) {
+  uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES];
+  lockstep_token_keygen(key);
+  puts("prefix game: ok");
+  return 0;
+}
+C
+cc -o "$WORK/prefix_game" "$WORK/prefix_game.c" -I"$PREFIX/include" -Wl,--as-needed -L"$PREFIX/lib" -llockstep_net \
+   -Wl,-rpath,"$PREFIX/lib" 2>"$WORK/prefix_game.err" || fail "cc against the prefix: $(cat "$WORK/prefix_game.err")"
+env -u LD_LIBRARY_PATH "$WORK/prefix_game" >"$WORK/prefix_game.out" 2>&1 ||
+  fail "a game linked against the prefix does not start: $(cat "$WORK/prefix_game.out")"
+echo "ok: installed: exactly the public headers (each compiles alone), static and shared libraries (SONAME .0, the API alone exported, RUNPATH \$ORIGIN), CMake package, pkg-config, executables; a game from the prefix starts without LD_LIBRARY_PATH"
 
 # A module-only build needs no dependency but the compiler: with FlatBuffers, nlohmann-json,
 # xxHash and ENet hidden from CMake the package still loads and builds the module.

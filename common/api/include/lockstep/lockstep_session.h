@@ -13,7 +13,8 @@
  *       state's entities and fields when a desync is localized. The hash is lockstep's: XXH3-64
  *       of what save() writes, the same the server's module computes.
  *
- * Link with -llockstep_net (pkg-config --libs lockstep), or lockstep::net in CMake.
+ * Link with -llockstep_net -llockstep_core (pkg-config --libs lockstep gives both: the module calls
+ * are in core), or lockstep::net in CMake.
  * Ownership: a lockstep_client is the caller's from lockstep_client_create until
  * lockstep_client_destroy. Strings and buffers passed in are read during the call only, except
  * config.game, which must outlive the client. Results and errors as in lockstep.h. A callback

@@ -4,7 +4,7 @@
  * the match's server, and hands it to the player's game (lockstep_client_config.connect_token, or
  * lockstep-client --connect-token). Only that server admits it, only until it expires, and only
  * from the address that first used it; everything after the join is sealed with keys the token
- * carries. Link with -llockstep_net (pkg-config --libs lockstep), or lockstep::net in CMake.
+ * carries. Link with -llockstep_net -llockstep_core (pkg-config --libs lockstep), or lockstep::net in CMake.
  * Results and errors as in lockstep.h. Thread-safe.
  */
 #ifndef LOCKSTEP_LOCKSTEP_TOKEN_H
