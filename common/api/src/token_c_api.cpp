@@ -59,11 +59,11 @@ lockstep_result lockstep_token_mint(const lockstep_token_request* request, const
   std::string why;
   if (!mint_connect_token(q, k, &t, &why)) return fail(LOCKSTEP_ERROR_ARGUMENT, why, error, error_cap);
   const std::vector<std::uint8_t> bytes = write_connect_token(t);
+  *out_len = bytes.size();  // the length needed, whether or not it fits
   if (bytes.size() > cap)
-    return fail(LOCKSTEP_ERROR_ARGUMENT, "out holds " + std::to_string(cap) + " bytes; the token needs " + std::to_string(bytes.size()),
+    return fail(LOCKSTEP_ERROR_BUFFER, "out holds " + std::to_string(cap) + " bytes; the token needs " + std::to_string(bytes.size()),
                 error, error_cap);
   std::memcpy(out, bytes.data(), bytes.size());
-  *out_len = bytes.size();
   return LOCKSTEP_OK;
 }
 

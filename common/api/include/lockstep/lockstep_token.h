@@ -42,8 +42,9 @@ typedef struct lockstep_token_request {
 /* The defaults into *request: lockstep's protocol id, any slot, 30 seconds; no servers. */
 LOCKSTEP_API void lockstep_token_request_defaults(lockstep_token_request* request);
 
-/* Mints a token into out (its file's bytes; *out_len set). LOCKSTEP_ERROR_ARGUMENT for a request
- * out of range or a buffer too small (the sentence says which). */
+/* Mints a token into out (its file's bytes; *out_len set to their length). LOCKSTEP_ERROR_ARGUMENT
+ * for a request out of range (the sentence says which); LOCKSTEP_ERROR_BUFFER when cap is too
+ * small, with *out_len the length needed (at most LOCKSTEP_TOKEN_MAX_BYTES). */
 LOCKSTEP_API lockstep_result lockstep_token_mint(const lockstep_token_request* request, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
                                     uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap);
 
