@@ -167,10 +167,12 @@ class EnetTransport final : public Transport {
     const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
     const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
     if (id == ENET_PROTOCOL_MAXIMUM_PEER_ID) {  // no peer yet: a connection request, or garbage
+      // A whole, uncompressed CONNECT command; ENet checks the rest itself.
       const std::size_t command_at = (raw & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) != 0 ? 4 : 2;
-      if (host->receivedDataLength > command_at &&
+      if ((raw & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED) == 0 &&
+          host->receivedDataLength >= command_at + sizeof(ENetProtocolConnect) &&
           (host->receivedData[command_at] & ENET_PROTOCOL_COMMAND_MASK) == ENET_PROTOCOL_COMMAND_CONNECT)
-        self->make_room_for_connect();
+        self->make_room_for_connect(host->receivedAddress);
       return 0;
     }
     if (id >= host->peerCount) return 0;
@@ -188,18 +190,21 @@ class EnetTransport final : public Transport {
     return 0;  // ENet goes on to handle the datagram as usual
   }
 
-  // A connection request arrives. ENet gives it a free peer slot, where it waits half-open until
-  // the requester acknowledges ENet's answer; a requester that never does (a spoofed source, or
-  // one that sends requests and nothing else) would hold the slot until ENet's timeout, and
-  // enough of them hold every slot, so that no player can connect or rejoin. When no slot is free
-  // the request takes the place of the oldest half-open one. An honest handshake completes
-  // within a round trip; a flood now only churns through the half-open slots.
-  void make_room_for_connect() {
+  // A connection request arrives from `from`. ENet gives it a free peer slot, where it waits
+  // half-open until the requester acknowledges ENet's answer; a requester that never does (a
+  // spoofed source, or one that sends requests and nothing else) would hold the slot until ENet's
+  // timeout, and enough of them hold every slot, so that no player can connect or rejoin. When no
+  // slot is free the request takes the place of the oldest half-open one, unless it comes again
+  // from an address already half-open (a retransmission: ENet answers it on that slot). An honest
+  // handshake completes within a round trip, so a burst of requests that are never completed
+  // keeps nobody out; a flood of more than the slots in every round trip still would.
+  void make_room_for_connect(const ENetAddress& from) {
     const std::int64_t now = monotonic_ns();
     std::size_t free = 0, oldest = host_->peerCount;
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
       const ENetPeer& p = host_->peers[i];
       if (p.state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT) {
+        if (p.address.host == from.host && p.address.port == from.port) return;  // a retransmission
         if (half_open_since_[i] == 0) half_open_since_[i] = now;  // first seen half-open now
         if (oldest == host_->peerCount || half_open_since_[i] < half_open_since_[oldest]) oldest = i;
         continue;

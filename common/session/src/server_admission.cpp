@@ -75,8 +75,9 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
   }
   std::vector<PendingView> pending;
   for (const auto& [id, q] : peers)
-    if (q.role == Role::Pending)
-      pending.push_back({id, q.entry.ip, q.closing, q.connected_at, q.entry.last_received, q.entry.bad > 0 || q.entry.unopened > 0});
+    if (q.role == Role::Pending)  // one whose token waits for the server's key is not stale: the wait is the server's
+      pending.push_back({id, q.entry.ip, q.closing, q.entry.deferred_token.empty() ? q.connected_at : now, q.entry.last_received,
+                         q.entry.bad > 0 || q.entry.unopened > 0});
   PendingLimits limits;
   limits.max_pending = cfg.max_pending;
   limits.max_per_address = cfg.max_pending_per_address;
@@ -245,19 +246,15 @@ bool ServerSession::Impl::claim_token(Peer& p) {
   return false;
 }
 
-// The addresses a token must name one of: the --public-address list; else the address the
-// server is bound to with its port; else (bound to every address) any address with its port.
+// The addresses a token must name one of: the --public-address list, or without it any address
+// with the server's port (the server cannot know the address players reach it at: behind NAT its
+// own differs; it warns at start).
 bool ServerSession::Impl::names_this_server(const std::vector<TokenAddress>& servers) const {
-  TokenAddress bound;
-  const bool specific = cfg.public_addresses.empty() && !cfg.bind.empty() &&
-                        parse_token_address(cfg.bind + ":" + std::to_string(transport->port()), &bound) &&
-                        bound.ip != std::array<std::uint8_t, 4>{};
   for (const TokenAddress& a : servers) {
-    if (!cfg.public_addresses.empty()) {
-      if (std::find(cfg.public_addresses.begin(), cfg.public_addresses.end(), a) != cfg.public_addresses.end()) return true;
-    } else if (specific ? a == bound : a.port == transport->port()) {
+    if (cfg.public_addresses.empty() ? a.port == transport->port()
+                                     : std::find(cfg.public_addresses.begin(), cfg.public_addresses.end(), a) !=
+                                           cfg.public_addresses.end())
       return true;
-    }
   }
   return false;
 }
@@ -286,7 +283,8 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   rules.spectators = count_role(Role::Spectator);
   rules.max_spectators = cfg.max_spectators;
   for (const auto& [id, other] : peers)
-    if (other.role == Role::Spectator && other.entry.authenticated) rules.spectating_clients.push_back(other.entry.client_id);
+    if (other.role == Role::Spectator && other.entry.authenticated && !other.closing)  // one on its way out holds no seat
+      rules.spectating_clients.push_back(other.entry.client_id);
   std::vector<SeatView> seats;
   for (const Slot& s : slots) seats.push_back({s.taken, vacant(s), s.secret, s.bound, s.client_id});
   const JoinDecision d = decide_join(q, rules, seats);

@@ -445,10 +445,9 @@ std::unique_ptr<ServerSession> ServerSession::create_on(Network& network, const 
   if (!impl->result_key && config.token_key) impl->result_key = result_key_from(*config.token_key);
   impl->transport = network.listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
   if (!impl->transport) return fail(err.kind, err.detail);
-  if ((config.token_key || config.token_key_later) && config.public_addresses.empty() &&
-      (config.bind.empty() || config.bind == "0.0.0.0"))
+  if ((config.token_key || config.token_key_later) && config.public_addresses.empty())
     LOCKSTEP_LOG_WARN("connect tokens are checked against this server's port only: a token minted for another "
-                      "server on port %u is taken too; give --public-address IP:PORT (or --bind IP) to check the address",
+                      "server on port %u is taken too; give --public-address IP:PORT to check the address",
                       impl->transport->port());
   for (std::uint32_t i = 0; i < config.players; ++i) impl->slots.push_back(impl->fresh_slot());
   // The rings of frames and votes sized now, not a tick at a time over the first kHistory ticks
