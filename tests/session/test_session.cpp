@@ -702,21 +702,50 @@ TEST_SUITE("session/hostile") {
     CHECK(st.filled_inputs > 0);  // the rogue's slot was filled in, nobody waited forever
   }
 
+  // A session of two players on `net` playing past tick 100, the second about to rejoin with its
+  // secret, for the lock-out tests: each fills the server's places its own way, then rejoin()
+  // brings the player back and checks it got in within 2 s and played on hash-equal.
+  struct RejoinUnderAttack {
+    Session s;
+    ClientSession* leaver = nullptr;
+    std::string secret;
+
+    explicit RejoinUnderAttack(lockstep::testing::Net net) : s(config(), default_module(), net) {
+      s.add_client(client_named("steady"), 1);
+      leaver = &s.add_client(client_named("leaver"), 2);
+      REQUIRE(s.until([&] { return s.server->executed_tick() > 100; }, 10 * kSeconds));
+      secret = leaver->rejoin_secret();
+      REQUIRE_FALSE(secret.empty());
+    }
+    static ServerConfig config() {
+      ServerConfig cfg;
+      cfg.players = 2;
+      cfg.last_tick = 800;
+      return cfg;
+    }
+    void rejoin(std::int64_t give_up_ns) {
+      ClientConfig again = client_named("leaver");
+      again.rejoin_secret = secret;
+      ClientSession& back = s.add_client(again, 2);
+      const std::int64_t from = s.now();
+      REQUIRE(s.until([&] { return back.slot() == leaver->slot() && s.server->stats().verified >= 1; }, give_up_ns));
+      CHECK(s.now() - from < 2 * kSeconds);
+      REQUIRE(s.until([&] { return s.server->finished(); }, 20 * kSeconds));
+      CHECK(s.server->exit_code() == 0);
+      CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+      for (const auto& [t, h] : s.traces[2]->hashes) REQUIRE(h == s.server_trace.hashes[t]);
+    }
+  };
+
   TEST_CASE("busy connections that never join, one from each of eight addresses, keep no player out: a rejoin gets in within 2 s") {
     // Each fills a pending place and sends one garbage message, so none is idle; they stay open.
-    ServerConfig cfg;
-    cfg.players = 2;
-    cfg.last_tick = 800;
-    Session s(cfg);
-    s.add_client(client_named("steady"), 1);
-    ClientSession& leaver = s.add_client(client_named("leaver"), 2);
-    REQUIRE(s.until([&] { return s.server->executed_tick() > 100; }, 10 * kSeconds));
-    const std::string secret = leaver.rejoin_secret();
-    REQUIRE_FALSE(secret.empty());
+    RejoinUnderAttack r(lockstep::testing::Net::Simulated);
+    Session& s = r.s;
+    const std::uint32_t places = s.server->config().max_pending;
     std::vector<std::unique_ptr<Transport>> attackers;
     std::vector<NetPeer*> links;
-    std::vector<bool> sent(cfg.max_pending, false);
-    for (std::uint32_t i = 0; i < cfg.max_pending; ++i) {
+    std::vector<bool> sent(places, false);
+    for (std::uint32_t i = 0; i < places; ++i) {
       attackers.push_back(s.raw_transport(TransportLimits{}, "127.0.0." + std::to_string(10 + i)));
       links.push_back(attackers.back()->connect("127.0.0.1", s.server->port(), nullptr));
     }
@@ -730,33 +759,17 @@ TEST_SUITE("session/hostile") {
       return now + 5'000'000;
     }});
     REQUIRE(s.until([&] { return std::all_of(sent.begin(), sent.end(), [](bool b) { return b; }); }, 5 * kSeconds));
-    REQUIRE(s.until([] { return false; } , 100'000'000) == false);  // the garbage arrives and is counted
-    ClientConfig again = client_named("leaver");
-    again.rejoin_secret = secret;
-    ClientSession& back = s.add_client(again, 2);
-    const std::int64_t from = s.now();
-    REQUIRE(s.until([&] { return back.slot() == leaver.slot() && s.server->stats().verified >= 1; }, 5 * kSeconds));
-    CHECK(s.now() - from < 2 * kSeconds);
+    REQUIRE_FALSE(s.until([] { return false; }, 100'000'000));  // the garbage arrives and is counted
+    r.rejoin(5 * kSeconds);
     CHECK(s.server->stats().pending_evicted >= 1);
-    REQUIRE(s.until([&] { return s.server->finished(); }, 20 * kSeconds));
-    CHECK(s.server->exit_code() == 0);
-    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
-    for (const auto& [t, h] : s.traces[2]->hashes) REQUIRE(h == s.server_trace.hashes[t]);
   }
 
   TEST_CASE("forty ENet connection requests that never complete their handshake keep no player out: a rejoin gets in within 2 s") {
     // Real sockets: the half-open connections are ENet's own, below the session. Each attacker
     // sends ENet's CONNECT from an address of its own and never reads the answer, as a spoofed
     // source never can; together they are more than the server's ENet peer slots.
-    ServerConfig cfg;
-    cfg.players = 2;
-    cfg.last_tick = 800;
-    Session s(cfg, default_module(), lockstep::testing::Net::Udp);
-    s.add_client(client_named("steady"), 1);
-    ClientSession& leaver = s.add_client(client_named("leaver"), 2);
-    REQUIRE(s.until([&] { return s.server->executed_tick() > 100; }, 10 * kSeconds));
-    const std::string secret = leaver.rejoin_secret();
-    REQUIRE_FALSE(secret.empty());
+    RejoinUnderAttack r(lockstep::testing::Net::Udp);
+    Session& s = r.s;
     std::vector<std::unique_ptr<Transport>> attackers;
     for (int i = 0; i < 40; ++i) {
       attackers.push_back(s.raw_transport(TransportLimits{}, "127.0.0." + std::to_string(20 + i)));
@@ -765,17 +778,8 @@ TEST_SUITE("session/hostile") {
       attackers.back()->flush();  // the request goes out; nothing is ever read
     }
     REQUIRE_FALSE(s.until([] { return false; }, 200'000'000));  // the requests arrive and hold the slots
-    ClientConfig again = client_named("leaver");
-    again.rejoin_secret = secret;
-    ClientSession& back = s.add_client(again, 2);
-    const std::int64_t from = s.now();
-    REQUIRE(s.until([&] { return back.slot() == leaver.slot() && s.server->stats().verified >= 1; }, 10 * kSeconds));
-    CHECK(s.now() - from < 2 * kSeconds);
+    r.rejoin(10 * kSeconds);
     CHECK(s.server->stats().handshakes_cut >= 1);
-    REQUIRE(s.until([&] { return s.server->finished(); }, 20 * kSeconds));
-    CHECK(s.server->exit_code() == 0);
-    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
-    for (const auto& [t, h] : s.traces[2]->hashes) REQUIRE(h == s.server_trace.hashes[t]);
   }
 
   TEST_CASE("a silent player is filled in after the grace bound and dropped after the silence bound") {

@@ -14,6 +14,7 @@ namespace lockstep {
 namespace {
 
 constexpr std::int64_t kIdlePendingNs = 1'000'000'000;  // a pending connection silent this long may make room
+constexpr const char* kTokenUsedElsewhere = "this connect token was already used from another address";
 
 wire::RefuseReason refusal_for(TokenError e) {
   switch (e) {
@@ -188,7 +189,7 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
   // claimed when the peer proves it holds the keys (claim_token): the request itself travels in
   // the clear, and an observer who replays it first must not tie the token to its own address.
   if (token_ledger.claimed_elsewhere(t.nonce, p.entry.ip))
-    return refuse(p, wire::RefuseReason::TokenInUse, "this connect token was already used from another address");
+    return refuse(p, wire::RefuseReason::TokenInUse, kTokenUsedElsewhere);
   p.entry.token_nonce = t.nonce;
   p.entry.token_expire = t.expire_time;
   p.entry.client_id = t.client_id;
@@ -237,7 +238,7 @@ bool ServerSession::Impl::claim_token(Peer& p) {
                              seated_client())) {
     case TokenLedger::Claim::Ok: return true;
     case TokenLedger::Claim::InUse:
-      refuse(p, wire::RefuseReason::TokenInUse, "this connect token was already used from another address");
+      refuse(p, wire::RefuseReason::TokenInUse, kTokenUsedElsewhere);
       return false;
     case TokenLedger::Claim::Full:
       refuse(p, wire::RefuseReason::Full, "too many connect tokens in use; try again later");
