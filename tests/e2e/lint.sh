@@ -3,6 +3,9 @@
 # contracts a multiply-add, iterates an unordered_map, calls rand() and reads a clock is named
 # kind by kind with the function each is in (exit 3); --allow drops a kind; a clean module
 # (walkers) passes (exit 0); the C module that calls sin is caught in its step; bad usage is 2.
+# Then what a physics engine brings: aarch64 code (objects and libraries), a library the module
+# needs (Debian's Box2D), a stripped library, a symbol or a function allowed by name, and the JSON
+# and JUnit reports that say what was allowed.
 source "$(dirname "$0")/lib.sh" "$1"
 LINT="$BIN/lockstep-lint"
 [ -x "$LINT" ] || fail "$LINT is missing"
@@ -35,4 +38,61 @@ echo "ok: $(wc -l <"$WORK/bad.out") findings in the bad module, each with its fu
 "$LINT" "$WORK/none.so" >/dev/null 2>&1; [ $? = 2 ] || fail "a missing file should be bad usage"
 echo "not an object" >"$WORK/text.so"
 "$LINT" "$WORK/text.so" >/dev/null 2>&1; [ $? = 2 ] || fail "a file that is not an object should be bad usage"
+
+# aarch64: objdump puts a tab between the mnemonic and its operands there.
+command -v aarch64-linux-gnu-gcc >/dev/null || fail "aarch64-linux-gnu-gcc is missing (./quickstart test installs it)"
+printf '#include <math.h>\nfloat drift(float a, float b, float c) { return a * b + c; }\nfloat aim(float x) { return sinf(x); }\n' >"$WORK/arm.c"
+aarch64-linux-gnu-gcc -O2 -ffp-contract=fast -fPIC -c "$WORK/arm.c" -o "$WORK/arm.o" || fail "cannot cross-build arm.o"
+aarch64-linux-gnu-gcc -O2 -ffp-contract=fast -fPIC -shared "$WORK/arm.c" -o "$WORK/libarm.so" -lm || fail "cannot cross-build libarm.so"
+for f in arm.o libarm.so; do
+  "$LINT" "$WORK/$f" >"$WORK/arm.out" 2>&1; rc=$?
+  [ $rc = 3 ] && grep -q "fma: fmadd in drift" "$WORK/arm.out" && grep -q "libm: sinf in aim" "$WORK/arm.out" ||
+    fail "the aarch64 $f with fmadd and sinf (exit $rc): $(cat "$WORK/arm.out")"
+done
+echo "ok: aarch64 objects and libraries: fmadd and sinf named in their functions"
+
+# A library the module needs is read too, and named in each finding.
+cat >"$WORK/phys.cpp" <<'CPP'
+#include <box2d/box2d.h>
+extern "C" float fall() { b2World w(b2Vec2(0, -10)); w.Step(0.01f, 8, 3); return w.GetGravity().y; }
+CPP
+[ -f /usr/include/box2d/box2d.h ] || fail "libbox2d-dev is missing (./quickstart test installs it)"
+g++ -O2 -fPIC -shared "$WORK/phys.cpp" -o "$WORK/libphys.so" -lbox2d || fail "cannot build the Box2D module"
+"$LINT" --json "$WORK/phys.json" "$WORK/libphys.so" >"$WORK/phys.out" 2>"$WORK/phys.err"; rc=$?
+[ $rc = 3 ] || fail "Box2D's libm and clock calls should fail the module (exit $rc): $(cat "$WORK/phys.out" "$WORK/phys.err")"
+grep -q 'libbox2d.so[.0-9]* (needed by libphys.so): libm: sincosf in b2Body::SetTransform' "$WORK/phys.out" &&
+  grep -q 'libbox2d.so[.0-9]* (needed by libphys.so): clock: gettimeofday in b2Timer' "$WORK/phys.out" ||
+  fail "the findings in libbox2d are not named with the library and function: $(head -5 "$WORK/phys.out")"
+grep -q 'libphys.so:' "$WORK/phys.out" && fail "the module itself has no finding: $(grep 'libphys.so:' "$WORK/phys.out")"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert not j["ok"] and len(j["files"]) == 2 and all("libbox2d" in f["file"] for f in j["findings"]), j' \
+  "$WORK/phys.json" || fail "the JSON report of the Box2D module"
+"$LINT" --no-follow "$WORK/libphys.so" >/dev/null 2>&1 || fail "--no-follow should read the module alone"
+echo "ok: the Box2D module: $(wc -l <"$WORK/phys.out") findings in libbox2d, each naming the library"
+
+# Allowing by name: a symbol, and a function; the report says what was let through and why.
+"$LINT" --allow-symbol sinf --allow-function drift --json "$WORK/arm.json" --junit "$WORK/arm.xml" "$WORK/libarm.so" \
+  >"$WORK/allow.out" 2>&1 || fail "sinf and drift allowed by name should pass: $(cat "$WORK/allow.out")"
+grep -q 'allowed by --allow-symbol sinf: libm: sinf in aim' "$WORK/allow.out" &&
+  grep -q 'allowed by --allow-function drift: fma: fmadd in drift' "$WORK/allow.out" || fail "what was allowed: $(cat "$WORK/allow.out")"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["ok"] and not j["findings"] and sorted(a["by"] for a in j["allowed"]) == ["--allow-function drift", "--allow-symbol sinf"], j' \
+  "$WORK/arm.json" || fail "the JSON report of what was allowed"
+grep -q 'failures="0"' "$WORK/arm.xml" && grep -q 'allowed by --allow-symbol sinf' "$WORK/arm.xml" || fail "the JUnit report: $(cat "$WORK/arm.xml")"
+"$LINT" --allow-symbol sinf "$WORK/libarm.so" >/dev/null 2>&1; [ $? = 3 ] || fail "allowing sinf alone must leave the fmadd"
+echo "ok: a symbol and a function allowed by name, and said so in the text, JSON and JUnit reports"
+
+# A stripped library: a static function's finding is in an unknown function, not its neighbour's.
+printf 'static __attribute__((noinline)) float spin(float x) { return __builtin_sinf(x) * x; }\nfloat first(float x) { return x + 1; }\nfloat second(float x) { return spin(x) + 1; }\n' >"$WORK/strip.c"
+gcc -O2 -fPIC -shared -fno-builtin "$WORK/strip.c" -o "$WORK/libstrip.so" -lm && strip "$WORK/libstrip.so" || fail "cannot build the stripped library"
+"$LINT" "$WORK/libstrip.so" >"$WORK/strip.out" 2>/dev/null
+grep -q 'libm: sinf in an unknown function' "$WORK/strip.out" || fail "a stripped static function: $(cat "$WORK/strip.out")"
+echo "ok: a stripped library's static function is named unknown"
+
+# Untrusted files: truncated, foreign, or a library whose needed library is nowhere: a sentence.
+head -c 3000 "$WORK/libphys.so" >"$WORK/trunc.so"
+"$LINT" "$WORK/trunc.so" >/dev/null 2>"$WORK/trunc.err"; [ $? = 2 ] && grep -q 'trunc.so' "$WORK/trunc.err" || fail "a truncated library should be exit 2 with its name"
+printf 'int use(void);\nint call(void) { return use(); }\n' >"$WORK/needs.c"; printf 'int use(void) { return 1; }\n' >"$WORK/gone.c"
+gcc -fPIC -shared "$WORK/gone.c" -o "$WORK/libgone.so" && gcc -fPIC -shared "$WORK/needs.c" -o "$WORK/libneeds.so" -L"$WORK" -lgone && rm "$WORK/libgone.so"
+"$LINT" "$WORK/libneeds.so" >"$WORK/needs.out" 2>/dev/null; [ $? = 3 ] && grep -q 'unlinted: libgone.so' "$WORK/needs.out" || fail "a needed library not found: $(cat "$WORK/needs.out")"
+"$LINT" --allow unlinted "$WORK/libneeds.so" >/dev/null 2>&1 || fail "--allow unlinted should pass"
+echo "ok: untrusted and incomplete inputs are refused or reported with a sentence"
 echo "PASS: lockstep-lint names libm, FMA, unordered, random and clock findings with their functions"
