@@ -1,17 +1,22 @@
 # lockstep_add_synctest(NAME <test> MODULE <target> [WORLD <settings>] [TICKS <n>] [ROLLBACK <k>]
-#                       [SEED <s>] [PLAYERS <n>] [NO_LINT] [LINT_ALLOW <kind>...])
+#                       [SEED <s>] [PLAYERS <n>] [NO_LINT] [LINT_ALLOW <kind>...]
+#                       [LINT_ALLOW_SYMBOL <symbol>...] [LINT_ALLOW_FUNCTION <function>...])
 # Adds a ctest case that runs lockstep-synctest's desync checks on a module target of this
 # project (a MODULE or SHARED library built against lockstep::module): replay equality across
 # processes, the same with the heap filled with other bytes (memory), rollback, serialization
 # round trip, clone, assign, hash, localization, fingerprint; over the module's default and golden
 # worlds and 1, 2 and the most players it builds unless WORLD or PLAYERS pin them. Unless NO_LINT,
 # a second case <test>/lint runs lockstep-lint on the module's library (libm transcendentals, FMA,
-# unordered containers, random, clocks); LINT_ALLOW names kinds the module may use.
+# unordered containers, random, clocks, in the module and the libraries it needs); LINT_ALLOW names
+# kinds the module may use, LINT_ALLOW_SYMBOL and LINT_ALLOW_FUNCTION single symbols and functions
+# (each allowed finding is reported as such).
 # It fails naming the check, tick, entity and field; its JSON report and JUnit file are written to
 # <build>/synctest/<test>.json and .xml (characters other than
-# [A-Za-z0-9_.-] in the name become _) for the CI system to collect.
+# [A-Za-z0-9_.-] in the name become _) for the CI system to collect, the lint's beside them as
+# <test>.lint.json and .lint.xml.
 function(lockstep_add_synctest)
-  cmake_parse_arguments(S "NO_LINT" "NAME;MODULE;WORLD;TICKS;ROLLBACK;SEED;PLAYERS" "LINT_ALLOW" ${ARGN})
+  cmake_parse_arguments(S "NO_LINT" "NAME;MODULE;WORLD;TICKS;ROLLBACK;SEED;PLAYERS"
+                        "LINT_ALLOW;LINT_ALLOW_SYMBOL;LINT_ALLOW_FUNCTION" ${ARGN})
   if(NOT TARGET lockstep::lockstep-synctest)
     message(WARNING "lockstep_add_synctest: this lockstep install has no lockstep-synctest (a core-only build)")
     return()
@@ -42,7 +47,14 @@ function(lockstep_add_synctest)
       foreach(k IN LISTS S_LINT_ALLOW)
         list(APPEND allow --allow ${k})
       endforeach()
-      add_test(NAME ${S_NAME}/lint COMMAND ${lint} ${allow} $<TARGET_FILE:${S_MODULE}>)
+      foreach(k IN LISTS S_LINT_ALLOW_SYMBOL)
+        list(APPEND allow --allow-symbol ${k})
+      endforeach()
+      foreach(k IN LISTS S_LINT_ALLOW_FUNCTION)
+        list(APPEND allow --allow-function ${k})
+      endforeach()
+      add_test(NAME ${S_NAME}/lint COMMAND ${lint} ${allow} --json ${out}.lint.json --junit ${out}.lint.xml
+                                           $<TARGET_FILE:${S_MODULE}>)
     endif()
   endif()
 endfunction()

@@ -48,6 +48,9 @@ void declare(CLI::App& app, Options& o) {
   app.add_option("--seed", o.cfg.seed, "seed of the input and command streams")->check(unsigned_number())->capture_default_str();
   app.add_option("--rollback", o.cfg.rollback, "k: ticks stepped between a save and its load")->check(unsigned_number())
       ->check(CLI::Range(1u, 64u))->capture_default_str();
+  app.add_option("--history", o.cfg.history, "ticks stepped after each load of the history check (a world from tick 0 "
+                 "against one loaded from its bytes)")->check(unsigned_number())->check(CLI::Range(1u, 10'000u))
+      ->capture_default_str();
   app.add_option("--sample", o.cfg.sample, "entities' worth of one-bit perturbations the desync probe must name")
       ->check(unsigned_number())->check(CLI::Range(1u, 1000u))->capture_default_str();
   app.add_option("--junit", o.junit, "also write the checks as a JUnit XML file (for CI systems)");
@@ -200,6 +203,7 @@ bool check_variant(const Options& o, const Module& m, const SyncTestConfig& cfg,
   out->push_back(std::move(replay));
   out->push_back(std::move(memory));
   out->push_back(check_rollback(cfg));
+  out->push_back(check_history(cfg));
   for (CheckResult& r : check_state_copies(cfg)) out->push_back(std::move(r));
   out->push_back(check_localization(cfg));
   std::uint64_t changed = 0;
@@ -316,7 +320,7 @@ int run(Options o) {
   for (const std::uint32_t n : players) counts.push_back(n);
   const Json report{{"sim", std::string(m->name)}, {"settings", m->settings_text(variants[0].world.settings)},
                     {"players", counts}, {"ticks", o.cfg.ticks}, {"seed", o.cfg.seed}, {"rollback", o.cfg.rollback},
-                    {"variants", variant_list}, {"ok", ok}, {"checks", checks}};
+                    {"history", o.cfg.history}, {"variants", variant_list}, {"ok", ok}, {"checks", checks}};
   if (o.report.empty()) {
     std::printf("%s\n", json_text(report).c_str());
   } else {
@@ -339,7 +343,8 @@ int main(int argc, char** argv) {
   log_setup("lockstep-synctest");
   CLI::App app{"lockstep-synctest: the desync checks on a simulation module, for CI: replay equality across "
                "processes, the same with heap memory filled with other bytes (uninitialised fields, padding), rollback "
-               "(save, step k, load, step again), serialization round trip, clone and assign, hash of the serialized "
+               "(save, step k, load, step again), history (a world run from tick 0 against one loaded from its bytes), "
+               "serialization round trip, clone and assign, hash of the serialized "
                "bytes, desync localization of one-bit changes, fingerprint stability; over several worlds, player "
                "counts and seeds.\n"
                "Exit codes: 0 every check holds, 1 runtime failure, 2 bad usage, 3 a check failed."};

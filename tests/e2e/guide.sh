@@ -11,7 +11,7 @@ cmake --install "$BIN/.." --prefix "$PREFIX" >"$WORK/install.log" 2>&1 || fail "
 python3 "$SRC/tools/guide-blocks.py" "$SRC/docs/GUIDE.md" "$WORK/dots" || fail "the guide's code blocks could not be extracted"
 (cd "$WORK/dots" && PATH="$PREFIX/bin:$PATH" CMAKE_PREFIX_PATH="$PREFIX" PORT="$PORT" bash guide-steps.sh) \
   >"$WORK/steps.log" 2>&1 || { tail -30 "$WORK/steps.log"; fail "a step of the guide failed"; }
-json_check "$WORK/dots/build/synctest/dots-synctest.json" 'd["ok"] and d["sim"] == "dots" and len(d["checks"]) == 9' \
+json_check "$WORK/dots/build/synctest/dots-synctest.json" 'd["ok"] and d["sim"] == "dots" and len(d["checks"]) == 10' \
   "the guide's module did not pass every check"
 json_check "$WORK/dots/build/dots-8p.json" 'd["ok"] and d["players"] == [8]' "the guide's 8-player synctest"
 [ "$(wc -l <"$WORK/dots/build/server.hashes")" = 1000 ] || fail "the guide's session did not reach tick 1000"

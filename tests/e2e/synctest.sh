@@ -12,7 +12,7 @@ for sim in arena skirmish; do
   world=bodies=50; [ $sim = skirmish ] && world=units=30,map=48
   "$ST" --sim $sim --world $world --ticks 200 --junit "$WORK/$sim.xml" >"$WORK/$sim.json" 2>"$WORK/$sim.err" \
     || fail "$sim: exit $? ($(tail -3 "$WORK/$sim.err"))"
-  json_check "$WORK/$sim.json" 'd["ok"] and len(d["checks"]) == 9 and all(c["ok"] for c in d["checks"]) and d["players"] == [1, 2, 8] and len(d["variants"]) == 3' "$sim: a check failed"
+  json_check "$WORK/$sim.json" 'd["ok"] and len(d["checks"]) == 10 and all(c["ok"] for c in d["checks"]) and d["players"] == [1, 2, 8] and len(d["variants"]) == 3' "$sim: a check failed"
   python3 -c 'import sys, xml.etree.ElementTree as E; t = E.parse(sys.argv[1]).getroot(); sys.exit(not (t.get("tests") == "9" and t.get("failures") == "0"))' \
     "$WORK/$sim.xml" || fail "$sim: the JUnit file is not 9 passing cases"
 done

@@ -23,14 +23,15 @@ struct SyncTestConfig {
   Tick ticks = 600;        ///< ticks of each run
   std::uint64_t seed = 1;  ///< of the input and command streams
   Tick rollback = 8;       ///< k of the rollback check
+  Tick history = 60;       ///< ticks the history check steps after each load
   std::uint32_t sample = 8;  ///< entities whose every field the localization check perturbs
 };
 
 /// One check's outcome. `tick` 0: the new world, or not tied to a tick (the fingerprint);
 /// `entity` -1: no entity named.
 struct CheckResult {
-  std::string check;   ///< "replay", "memory", "rollback", "roundtrip", "clone", "assign", "hash", "localization",
-                       ///< "fingerprint"
+  std::string check;   ///< "replay", "memory", "rollback", "history", "roundtrip", "clone", "assign", "hash",
+                       ///< "localization", "fingerprint"
   bool ok = true;
   std::string variant;  ///< the variant that failed (SyncTestConfig::variant); "" for a pass over all of them
   Tick tick = 0;
@@ -91,6 +92,14 @@ void localize_states(const SyncTestConfig& cfg, const std::vector<std::uint8_t>&
                      CheckResult* r);
 /// GGPO's SyncTest: at every tick save, step k, load, step k again: the hashes agree.
 CheckResult check_rollback(const SyncTestConfig& cfg);
+/// A world stepped from tick 0 and never copied against a fresh world loaded from its bytes, at
+/// several ticks (history_points), each stepped cfg.history ticks: they agree. The check for what a
+/// physics engine keeps beside its bodies (contact caches, warm starting, sleep timers), which a
+/// clone made through the same lossy load cannot see.
+CheckResult check_history(const SyncTestConfig& cfg);
+/// The ticks at which check_history loads: 1, a quarter, half and three quarters of the run, each at
+/// least cfg.history after the last.
+std::vector<Tick> history_points(const SyncTestConfig& cfg);
 /// Serialize then deserialize into a new world gives the same bytes, the same hash and the same
 /// next ticks; clone and assign the same; hash() is XXH3 of the serialized bytes. Returns the
 /// roundtrip, clone, assign and hash checks.
