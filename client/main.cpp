@@ -133,6 +133,7 @@ int play(Options o) {
   const Module* module = module_from_options(o.sim, o.sim_lib, &code);
   if (!module) return code;
   cfg.factory = module->create;
+  cfg.libraries.assign(module->libraries.begin(), module->libraries.end());
   if (!o.connect_token.empty()) {
     std::ifstream in(o.connect_token, std::ios::binary);
     const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -215,6 +215,7 @@ int host(Options o) {
     return 2;
   }
   cfg.factory = module->create;
+  cfg.libraries.assign(module->libraries.begin(), module->libraries.end());
   return serve(std::move(o), std::string(module->name), module->settings_text(cfg.world.settings));
 }
 
@@ -234,6 +235,7 @@ int host_relay(Options o) {
     return 2;
   }
   o.cfg.relay = d.game;
+  o.cfg.libraries = d.libraries;
   o.cfg.world.settings = d.settings;
   o.cfg.world.players = o.cfg.players;
   const std::string name = d.name.empty() ? "relay" : d.name;

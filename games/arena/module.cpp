@@ -55,6 +55,7 @@ const Module kArena{
     "arrows/WASD steer",
     ArenaInput::kBytes,
     "seed=20261122,bodies=256",
+    {},  // no library to cover: built in
 };
 
 }  // namespace

@@ -171,6 +171,7 @@ const Module& skirmish_module() {
       "drag to select, right-click attack-moves (M: move); keys: Space all, WER/SDF/XCV attack-move, Enter stop",
       0,
       "seed=20261123,units=100",
+      {},  // no library to cover: built in
   };
   return m;
 }

@@ -5,10 +5,13 @@
 #   the entity and the field at defaults;
 # - the design that rebuilds the world from its bytes every tick plays a session through
 #   lockstep-netsim (80 ms one way, 3 % loss) with a late joiner loaded from a snapshot, all
-#   hash-equal to the end.
-# Usage: physics.sh BIN_DIR LIBCRATES LIBCRATES_NAIVE
+#   hash-equal to the end;
+# - a player whose libbox2d is another build (here Debian's with its build id changed, as an
+#   aarch64 or self-built copy would differ) is refused at join, the library named, unless the
+#   module opts Box2D out of its fingerprint (then it plays, hash-equal: the same code).
+# Usage: physics.sh BIN_DIR LIBCRATES LIBCRATES_NAIVE LIBCRATES_UNCOVERED
 source "$(dirname "$0")/lib.sh" "$1"
-CRATES=$2 NAIVE=$3
+CRATES=$2 NAIVE=$3 UNCOVERED=$4
 [ -f "$CRATES" ] && [ -f "$NAIVE" ] || fail "the crates modules are missing: $CRATES $NAIVE"
 
 "$BIN/lockstep-synctest" --sim-lib "$NAIVE" --ticks 300 --report "$WORK/naive.json" 2>"$WORK/naive.err"
@@ -53,4 +56,37 @@ cmp -s "$WORK/server.log" "$WORK/far.log" || fail "the far player's hashes diffe
 grep -Fxv -f "$WORK/server.log" "$WORK/late.log" | head -3 | grep -q . && fail "the late joiner's hashes differ"
 [ "$(tail -n1 "$WORK/late.log" | cut -d' ' -f1)" = 900 ] || fail "the late joiner did not reach the end"
 json_check "$WORK/server.json" 'd["joins_running"] == 1 and d["verified"] == 1' "the late joiner was not admitted and verified"
-echo "PASS: Box2D under lockstep: the naive design named by the history check, the rebuilding one hash-equal with a late joiner through netsim"
+
+# Another build of libbox2d: the same file with other build-id bytes, found first by the player.
+BOX2D=$(ldd "$CRATES" | awk '/libbox2d/ { print $3 }')
+[ -f "$BOX2D" ] || fail "cannot find the libbox2d the module loads"
+SONAME=$(basename "$(ldd "$CRATES" | awk '/libbox2d/ { print $1 }')")
+mkdir -p "$WORK/other"
+python3 - "$BOX2D" "$WORK/other/$SONAME" <<'PY' || fail "cannot make another build of libbox2d"
+import re, subprocess, sys
+src, dst = sys.argv[1], sys.argv[2]
+note = subprocess.run(["readelf", "-n", src], capture_output=True, text=True).stdout
+build = bytes.fromhex(re.search(r"Build ID: ([0-9a-f]+)", note).group(1))
+data = open(src, "rb").read()
+assert data.count(build) == 1
+open(dst, "wb").write(data.replace(build, bytes(b ^ 0xff for b in build)))
+PY
+refused_join() {  # refused_join MODULE: a server and a player with the other libbox2d
+  "$BIN/lockstep-server" --port $((PORT + 5)) --players 1 --ticks 300 --sim-lib "$1" --hash-log "$WORK/s2.log" \
+      >/dev/null 2>"$WORK/s2.err" &
+  S2=$!; PIDS+=($S2)
+  LD_LIBRARY_PATH="$WORK/other:${LD_LIBRARY_PATH:-}" "$BIN/lockstep-client" --connect "127.0.0.1:$((PORT + 5))" \
+      --name other --bot 1 --sim-lib "$1" --hash-log "$WORK/other.log" >/dev/null 2>"$WORK/other.err"
+}
+refused_join "$CRATES"; rc=$?
+[ $rc = 0 ] && fail "a player with another build of libbox2d was admitted"
+grep -q "$SONAME is another build" "$WORK/other.err" || fail "the refusal does not name the library: $(tail -3 "$WORK/other.err")"
+kill $S2 2>/dev/null; wait $S2 2>/dev/null
+echo "ok: refused at join (exit $rc): $(grep -o "$SONAME is another build[^(]*" "$WORK/other.err" | head -1)"
+refused_join "$UNCOVERED" || fail "with Box2D opted out the player should play: $(tail -3 "$WORK/other.err")"
+wait $S2 || fail "the server with Box2D opted out"
+cmp -s "$WORK/s2.log" "$WORK/other.log" || fail "the opted-out session's hashes differ"
+grep -q "libbox2d.* (opted out)" "$WORK/other.err" || fail "the client does not say Box2D is opted out"
+echo "ok: with Box2D opted out (lockstep_add_module UNCOVERED) the same player plays, hash-equal"
+
+echo "PASS: Box2D under lockstep: the naive design named by the history check, the rebuilding one hash-equal with a late joiner through netsim, another libbox2d build refused at join by name"

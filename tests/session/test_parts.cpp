@@ -12,6 +12,7 @@
 #include "lockstep/frame_intake.hpp"
 #include "lockstep/hash_ledger.hpp"
 #include "lockstep/input_window.hpp"
+#include "lockstep/protocol.hpp"
 #include "lockstep/resend.hpp"
 #include "lockstep/summary.hpp"
 #include "lockstep/tick_clock.hpp"
@@ -106,6 +107,43 @@ TEST_SUITE("session/parts") {
     CHECK(h.bytes(37) != nullptr);  // still in the window; its pin was the oldest and went
     h.clear();
     CHECK(h.bytes(40) == nullptr);
+  }
+
+  TEST_CASE("a fingerprint refusal names the library whose build differs, and the join carries the list bounded") {
+    using R = wire::RefuseReason;
+    std::vector<SeatView> seats(2);
+    auto server = rules();
+    server.libraries = {{"libbox2d.so.2.4", "bdf5"}, {"libfoo.so.1", "aa"}};
+    auto q = request();
+    q.fingerprint = 43;
+    q.libraries = {{"libbox2d.so.2.4", "420a"}, {"libfoo.so.1", "aa"}, {"libbar.so.3", "bb"}};
+    const JoinDecision d = decide_join(q, server, seats);
+    CHECK(d.reason == R::WrongFingerprint);
+    CHECK(d.detail.find("libbox2d.so.2.4 is another build: the joining peer's 420a, the server's bdf5") != std::string::npos);
+    CHECK(d.detail.find("the joining module covers libbar.so.3") != std::string::npos);
+    CHECK(d.detail.find("libfoo") == std::string::npos);  // the same build is not named
+    CHECK(library_difference(server.libraries, server.libraries).empty());
+    CHECK(library_difference({}, server.libraries).find("the server's module covers libbox2d.so.2.4") != std::string::npos);
+    // Equal fingerprints admit whatever the lists say: the fingerprint is what is checked.
+    q.fingerprint = rules().fingerprint;
+    CHECK(decide_join(q, server, seats).kind == JoinDecision::Kind::Seat);
+
+    // On the wire: the list arrives as sent; more than 16, or an over-long name, is refused by decode.
+    const std::vector<LibraryBuild> libs = {{"libbox2d.so.2.4", "bdf5"}, {"libfoo.so.1", "aa"}};
+    const auto bytes = protocol::join_request(kProtocolVersion, 42, "", "p", false, "", libs);
+    const wire::Message* m = protocol::decode(bytes, nullptr);
+    REQUIRE(m);
+    REQUIRE(m->body_type() == wire::Body::JoinRequest);
+    CHECK(protocol::join_libraries(*m->body_as_JoinRequest()) == libs);
+    flatbuffers::FlatBufferBuilder fbb;
+    std::vector<flatbuffers::Offset<wire::LibraryBuild>> many;
+    for (int i = 0; i < 17; ++i) many.push_back(wire::CreateLibraryBuild(fbb, fbb.CreateString("l"), fbb.CreateString("b")));
+    const auto v = fbb.CreateVector(many);
+    const auto jr = wire::CreateJoinRequest(fbb, kProtocolVersion, 42, 0, fbb.CreateString("p"), false, 0, v);
+    fbb.Finish(wire::CreateMessage(fbb, wire::Body::JoinRequest, jr.Union()), "LSK1");
+    protocol::DecodeError err{};
+    CHECK(protocol::decode({fbb.GetBufferPointer(), fbb.GetSize()}, &err) == nullptr);
+    CHECK(err == protocol::DecodeError::FieldOutOfRange);
   }
 
   TEST_CASE("admission refuses each bad join with its reason and seats the rest") {

@@ -11,6 +11,7 @@ namespace lockstep {
 
 namespace {
 constexpr const char* kFormat = "lockstep-game/1";
+constexpr std::size_t protocol_max_libraries = 16;  // what a JoinRequest carries
 
 bool parse_hash(const Json& j, std::uint64_t* out) {
   if (!j.is_string()) return false;
@@ -33,12 +34,15 @@ GameDescription describe_module(const Module& m, const WorldParams& world) {
     d.game.world_fingerprint = sim->fingerprint();
     d.game.input_size = sim->input_size();
   }
+  d.libraries.assign(m.libraries.begin(), m.libraries.end());
   d.settings = world.settings;
   d.settings_text = m.settings_text ? m.settings_text(world.settings) : "";
   return d;
 }
 
 Json description_json(const GameDescription& d) {
+  Json libs = Json::array();
+  for (const LibraryBuild& l : d.libraries) libs.push_back(Json{{"name", l.name}, {"build", l.build}});
   return Json{{"format", kFormat},
               {"name", d.name},
               {"version", d.version},
@@ -47,7 +51,8 @@ Json description_json(const GameDescription& d) {
               {"settings", bytes_hex(d.settings)},
               {"settings_text", d.settings_text},
               {"join_fingerprint", hash_hex(d.game.join_fingerprint)},
-              {"world_fingerprint", hash_hex(d.game.world_fingerprint)}};
+              {"world_fingerprint", hash_hex(d.game.world_fingerprint)},
+              {"libraries", libs}};
 }
 
 bool parse_description(std::string_view text, GameDescription* out, std::string* error) {
@@ -80,6 +85,19 @@ bool parse_description(std::string_view text, GameDescription* out, std::string*
     if (d.settings.size() > kMaxSettingsBytes) return fail("\"settings\" is over " + std::to_string(kMaxSettingsBytes) + " bytes");
   }
   if (j.contains("settings_text") && j["settings_text"].is_string()) d.settings_text = j["settings_text"].get<std::string>();
+  if (j.contains("libraries")) {
+    const Json& libs = j["libraries"];
+    if (!libs.is_array() || libs.size() > protocol_max_libraries)
+      return fail("\"libraries\" must be a list of at most " + std::to_string(protocol_max_libraries) +
+                  " {\"name\", \"build\"}");
+    for (const Json& l : libs) {
+      if (!l.is_object() || !l.contains("name") || !l["name"].is_string() || !l.contains("build") ||
+          !l["build"].is_string() || l["name"].get<std::string>().empty() || l["name"].get<std::string>().size() > 128 ||
+          l["build"].get<std::string>().size() > 80)
+        return fail("each of \"libraries\" must be {\"name\": 1-128 bytes, \"build\": at most 80 bytes}");
+      d.libraries.push_back({l["name"].get<std::string>(), l["build"].get<std::string>()});
+    }
+  }
   const bool has_join = j.contains("join_fingerprint"), has_world = j.contains("world_fingerprint");
   if (has_join != has_world) return fail("give both \"join_fingerprint\" and \"world_fingerprint\", or neither");
   if (has_join) {

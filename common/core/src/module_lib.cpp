@@ -1,12 +1,16 @@
 // Modules from shared libraries (--sim-lib FILE.so): the C table of module_abi.h behind the
 // Simulation and Module interfaces. One library per process; it stays loaded until exit.
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
+#include "lockstep/bytes.hpp"
 #include "lockstep/desync.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/module.hpp"
@@ -19,7 +23,8 @@ namespace {
 
 const lockstep_module_v2* g_table = nullptr;  // the loaded library's table
 std::string g_name, g_description, g_controls_help, g_golden;
-std::uint64_t g_build_id = 0;  // the table's build_id, or for 0 the hash of the library file's bytes
+std::uint64_t g_build_id = 0;  // the table's build_id (or the library file's hash), and the libraries it covers
+std::vector<LibraryBuild> g_libraries;  // the libraries the fingerprint covers
 Module g_module;
 
 class LibSimulation final : public Simulation {
@@ -225,6 +230,108 @@ namespace {
 const Module* install_table(const lockstep_module_v2* t, const std::string& path, std::string* error);
 }  // namespace
 
+namespace {
+
+// The C and C++ runtimes, which every module links and no fingerprint covers: their math is the
+// lint's concern (libm transcendentals), and a peer's glibc is its system's.
+bool is_runtime(std::string_view soname) {
+  for (const char* r : {"libc.so", "libm.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "libpthread.so", "libdl.so",
+                        "librt.so", "libmvec.so"})
+    if (soname.substr(0, std::strlen(r)) == r) return true;
+  return false;
+}
+
+// A listed opt-out ("libbox2d" or "libbox2d.so.2.4") matches the soname it names or starts it.
+bool uncovered(std::string_view soname, std::string_view list) {
+  while (!list.empty()) {
+    const std::size_t end = std::min(list.find(';'), list.size());
+    const std::string_view item = list.substr(0, end);
+    list.remove_prefix(std::min(list.size(), end + 1));
+    if (item.empty()) continue;
+    if (soname == item || (soname.substr(0, item.size()) == item && soname.size() > item.size() &&
+                           soname[item.size()] == '.'))
+      return true;
+  }
+  return false;
+}
+
+struct NoteSearch {
+  ElfW(Addr) base;
+  std::string build;  // hex of the NT_GNU_BUILD_ID note, "" when none
+};
+
+// The GNU build id of the loaded object at `base`, from its PT_NOTE segments in memory.
+int find_build_id(dl_phdr_info* info, std::size_t, void* data) {
+  auto* q = static_cast<NoteSearch*>(data);
+  if (info->dlpi_addr != q->base) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const auto* p = reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + ph.p_vaddr);
+    std::size_t at = 0;
+    while (at + sizeof(ElfW(Nhdr)) <= ph.p_memsz) {
+      ElfW(Nhdr) n;
+      std::memcpy(&n, p + at, sizeof n);
+      const std::size_t name_at = at + sizeof n, desc_at = name_at + ((n.n_namesz + 3u) & ~3u);
+      const std::size_t next = desc_at + ((n.n_descsz + 3u) & ~3u);
+      if (next > ph.p_memsz) break;
+      if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && std::memcmp(p + name_at, "GNU", 4) == 0) {
+        q->build = bytes_hex({p + desc_at, n.n_descsz});
+        return 1;
+      }
+      at = next;
+    }
+  }
+  return 1;
+}
+
+// The libraries a loaded module asks for (its DT_NEEDED entries) other than the runtimes and those
+// it opts out of, each with its build: the GNU build id of the copy this process loaded, or the
+// XXH3 of that file's bytes when it has no build id.
+std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note) {
+  std::vector<LibraryBuild> out;
+  link_map* lm = nullptr;
+  if (dlinfo(lib, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_ld) return out;
+  const auto* opt_out = static_cast<const char*>(dlsym(lib, "lockstep_uncovered_libraries"));
+  ElfW(Addr) strtab = 0;
+  std::vector<ElfW(Xword)> needed;
+  for (const ElfW(Dyn)* d = lm->l_ld; d->d_tag != DT_NULL; ++d) {
+    if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
+    if (d->d_tag == DT_NEEDED) needed.push_back(d->d_un.d_val);
+  }
+  if (strtab == 0) return out;
+  if (strtab < lm->l_addr) strtab += lm->l_addr;  // where the dynamic section keeps offsets
+  for (const ElfW(Xword) off : needed) {
+    const std::string soname(reinterpret_cast<const char*>(strtab + off));
+    if (is_runtime(soname)) continue;
+    if (opt_out && uncovered(soname, opt_out)) {
+      *note += (note->empty() ? "" : ", ") + soname + " (opted out)";
+      continue;
+    }
+    void* h = dlopen(soname.c_str(), RTLD_NOLOAD | RTLD_LAZY);
+    link_map* dep = nullptr;
+    if (!h || dlinfo(h, RTLD_DI_LINKMAP, &dep) != 0 || !dep) {
+      if (h) dlclose(h);
+      continue;
+    }
+    NoteSearch q{dep->l_addr, ""};
+    dl_iterate_phdr(find_build_id, &q);
+    std::string build = q.build;
+    if (build.empty()) {
+      std::ifstream in(dep->l_name, std::ios::binary);
+      const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      build = bytes.empty() ? "unreadable" : "xxh3:" + hash_hex(hash_bytes(bytes));
+    }
+    dlclose(h);
+    *note += (note->empty() ? "" : ", ") + soname + " " + build;
+    out.push_back({soname, build});
+  }
+  std::sort(out.begin(), out.end(), [](const LibraryBuild& a, const LibraryBuild& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace
+
 const Module* load_module_library(const std::string& path, std::string* error) {
   auto fail = [&](const std::string& why) -> const Module* {
     *error = "--sim-lib " + path + ": " + why;
@@ -237,7 +344,27 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   if (!entry) return fail("not a lockstep module: it has no " LOCKSTEP_MODULE_ENTRY "() entry point (module_abi.h)");
   const lockstep_module_v2* t = entry(LOCKSTEP_MODULE_ABI_VERSION);
   if (!t) return fail("the module cannot serve module ABI version " + std::to_string(LOCKSTEP_MODULE_ABI_VERSION));
-  return install_table(t, path, error);
+  std::string note;
+  std::vector<LibraryBuild> libraries = covered_libraries(lib, &note);
+  const Module* m = install_table(t, path, error);
+  if (!m || libraries.empty()) {
+    if (m && !note.empty()) LOCKSTEP_LOG_INFO("--sim-lib %s: the fingerprint covers no library: %s", path.c_str(), note.c_str());
+    return m;
+  }
+  // The libraries' builds join the build id: a peer with another build of one is another module.
+  std::vector<std::uint8_t> bytes(8);
+  std::memcpy(bytes.data(), &g_build_id, 8);
+  for (const LibraryBuild& l : libraries) {
+    bytes.insert(bytes.end(), l.name.begin(), l.name.end());
+    bytes.push_back(0);
+    bytes.insert(bytes.end(), l.build.begin(), l.build.end());
+    bytes.push_back(0);
+  }
+  g_build_id = hash_bytes(bytes);
+  g_libraries = std::move(libraries);
+  g_module.libraries = g_libraries;
+  LOCKSTEP_LOG_INFO("--sim-lib %s: the fingerprint covers %s", path.c_str(), note.c_str());
+  return m;
 }
 
 const Module* module_from_table(const lockstep_module_v2* table, std::string* error) {

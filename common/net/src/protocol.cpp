@@ -25,8 +25,13 @@ bool field_ranges_ok(const wire::Message& m) {
   switch (m.body_type()) {
     case Body::JoinRequest: {
       const auto* b = m.body_as_JoinRequest();
-      return at_most(b->token(), kMaxJoinSecretBytes) && at_most(b->name(), kMaxNameBytes) &&
-             at_most(b->rejoin_secret(), kMaxSecretBytes);
+      if (!at_most(b->token(), kMaxJoinSecretBytes) || !at_most(b->name(), kMaxNameBytes) ||
+          !at_most(b->rejoin_secret(), kMaxSecretBytes) || !at_most(b->libraries(), kMaxLibraries))
+        return false;
+      if (b->libraries())
+        for (const auto* l : *b->libraries())
+          if (!at_most(l->name(), kMaxLibraryNameBytes) || !at_most(l->build(), kMaxLibraryBuildBytes)) return false;
+      return true;
     }
     case Body::Welcome: {
       const auto* b = m.body_as_Welcome();
@@ -139,13 +144,30 @@ const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* er
 }
 
 Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, const std::string& token,
-                   const std::string& name, bool spectate, const std::string& rejoin_secret) {
+                   const std::string& name, bool spectate, const std::string& rejoin_secret,
+                   std::span<const LibraryBuild> libraries) {
   FlatBufferBuilder fbb(256);
   const auto t = fbb.CreateString(token);
   const auto n = fbb.CreateString(name);
   const auto r = fbb.CreateString(rejoin_secret);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<wire::LibraryBuild>>> libs = 0;
+  if (!libraries.empty()) {
+    std::vector<flatbuffers::Offset<wire::LibraryBuild>> v;
+    for (const LibraryBuild& l : libraries.first(std::min(libraries.size(), kMaxLibraries)))
+      v.push_back(wire::CreateLibraryBuild(fbb, fbb.CreateString(l.name.substr(0, kMaxLibraryNameBytes)),
+                                           fbb.CreateString(l.build.substr(0, kMaxLibraryBuildBytes))));
+    libs = fbb.CreateVector(v);
+  }
   return finish(fbb, wire::Body::JoinRequest,
-                wire::CreateJoinRequest(fbb, protocol_version, fingerprint, t, n, spectate, r).Union());
+                wire::CreateJoinRequest(fbb, protocol_version, fingerprint, t, n, spectate, r, libs).Union());
+}
+
+std::vector<LibraryBuild> join_libraries(const wire::JoinRequest& m) {
+  std::vector<LibraryBuild> out;
+  if (!m.libraries()) return out;
+  for (const auto* l : *m.libraries())
+    out.push_back({l->name() ? l->name()->str() : "", l->build() ? l->build()->str() : ""});
+  return out;
 }
 
 Bytes welcome(std::int32_t slot, std::uint32_t input_delay, Tick last_tick, const WorldParams& world,

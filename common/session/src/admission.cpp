@@ -43,15 +43,40 @@ JoinDecision rejoin(const JoinFacts& q, const AdmissionRules& rules, std::span<c
 
 }  // namespace
 
+std::string library_difference(std::span<const LibraryBuild> joining, std::span<const LibraryBuild> server) {
+  auto find = [](std::span<const LibraryBuild> in, const std::string& name) -> const LibraryBuild* {
+    for (const LibraryBuild& l : in)
+      if (l.name == name) return &l;
+    return nullptr;
+  };
+  std::string out;
+  auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  for (const LibraryBuild& s : server) {
+    const LibraryBuild* j = find(joining, s.name);
+    if (!j) add("the server's module covers " + s.name + " (build " + s.build + "), the joining module does not");
+    else if (j->build != s.build)
+      add(s.name + " is another build: the joining peer's " + j->build + ", the server's " + s.build);
+  }
+  for (const LibraryBuild& j : joining)
+    if (!find(server, j.name)) add("the joining module covers " + j.name + " (build " + j.build + "), the server's does not");
+  if (!out.empty())
+    out += " (every peer needs the same build of a library its module links, or the module opts out for one it "
+           "builds with the determinism flags: docs/GUIDE.md, physics engines)";
+  return out;
+}
+
 JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::span<const SeatView> seats) {
   using R = wire::RefuseReason;
   using K = JoinDecision::Kind;
   if (q.protocol_version != rules.protocol_version)
     return refuse(R::WrongVersion, "protocol version " + std::to_string(q.protocol_version) +
                                        " is not this server's version " + std::to_string(rules.protocol_version));
-  if (q.fingerprint != rules.fingerprint)
-    return refuse(R::WrongFingerprint, "simulation fingerprint " + hash_hex(q.fingerprint) + " differs from the server's " +
-                                           hash_hex(rules.fingerprint));
+  if (q.fingerprint != rules.fingerprint) {
+    std::string why = "simulation fingerprint " + hash_hex(q.fingerprint) + " differs from the server's " +
+                      hash_hex(rules.fingerprint);
+    if (const std::string libs = library_difference(q.libraries, rules.libraries); !libs.empty()) why += ": " + libs;
+    return refuse(R::WrongFingerprint, why);
+  }
   if (!same_secret(q.join_secret, rules.join_secret)) return refuse(R::WrongToken, "wrong join token");
   if (!protocol::valid_name(q.name)) return refuse(R::BadRequest, "a name must be 1-32 printable ASCII characters");
   if (q.spectate) {

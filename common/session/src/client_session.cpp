@@ -127,7 +127,7 @@ void ClientSession::Impl::on_event(const NetEvent& ev, std::int64_t now) {
       if (cfg.connect_token) transport->send(server, Channel::Control, protocol::connect_request(cfg.connect_token->sealed));
       else
         send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
-                                                      cfg.spectate, cfg.rejoin_secret));
+                                                      cfg.spectate, cfg.rejoin_secret, cfg.libraries));
       break;
     case NetEvent::Type::Disconnect: on_disconnect(now); break;
     case NetEvent::Type::Receive: on_receive(ev, now); break;
@@ -234,7 +234,7 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
                                                                {n->data(), n->size()}, /*server_side=*/false));
     last_heard = now;
     return send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
-                                                         cfg.spectate, cfg.rejoin_secret));
+                                                         cfg.spectate, cfg.rejoin_secret, cfg.libraries));
   }
   if (m && m->body_type() == wire::Body::Refuse) return on_message(ev.channel, ev.data, now);
   drop(m ? ClientDrop::UnexpectedMessage : ClientDrop::Malformed, "before the connect challenge");

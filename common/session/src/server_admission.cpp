@@ -270,6 +270,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   q.name = m.name() ? m.name()->str() : "";
   q.rejoin_secret = m.rejoin_secret() ? m.rejoin_secret()->str() : "";
   q.spectate = m.spectate();
+  q.libraries = protocol::join_libraries(m);
   if (p.entry.seal) {  // joined with a connect token: the seat is bound to its client
     q.has_client_id = true;
     q.client_id = p.entry.client_id;
@@ -278,6 +279,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   AdmissionRules rules;
   rules.protocol_version = kProtocolVersion;
   rules.fingerprint = join_fingerprint;
+  rules.libraries = cfg.libraries;
   rules.join_secret = cfg.token;
   rules.lobby = phase == Phase::Lobby;
   rules.allow_late_join = cfg.allow_late_join;

@@ -22,12 +22,14 @@ struct GameDescription {
   RelayGame game;              ///< fingerprints and input size
   std::vector<std::uint8_t> settings;  ///< the world settings' canonical bytes
   std::string settings_text;   ///< "key=value,..." as the module reads them ("" when not known)
+  std::vector<LibraryBuild> libraries;  ///< the libraries the module's fingerprint covers
 };
 
 /// The description of module `m`'s world `world` (its settings parsed already).
 GameDescription describe_module(const Module& m, const WorldParams& world);
 /// {"format": "lockstep-game/1", "name", "version", "build_id", "input_size", "settings" (hex),
-///  "settings_text", "join_fingerprint", "world_fingerprint"}; hashes as 16 hex digits.
+///  "settings_text", "join_fingerprint", "world_fingerprint", "libraries": [{"name", "build"}]};
+///  hashes as 16 hex digits.
 Json description_json(const GameDescription& d);
 /// Reads a description (untrusted text). With both fingerprints given they are taken as they
 /// are; without them, name, version, a non-zero build_id and input_size make them, as

@@ -70,6 +70,10 @@ struct LOCKSTEP_API Module {
   std::uint32_t input_size = 0;    ///< bytes of one player's input per tick, 0..kMaxInputBytes
   /// The world the golden trace and replay of this module use ("key=value,..."), with 4 players.
   std::string_view golden_world;
+  /// The libraries the fingerprint covers (a loaded library's DT_NEEDED, less the C and C++
+  /// runtimes and what the module opts out of with lockstep_uncovered_libraries); empty for a
+  /// module without any, or passed in-process.
+  std::span<const LibraryBuild> libraries;
 };
 
 /// The fingerprint a JoinRequest carries: that of the module's default world (no settings, one
@@ -81,7 +85,10 @@ LOCKSTEP_API std::uint64_t join_fingerprint(const WorldFactory& factory);
 LOCKSTEP_API PlayerTick blank_tick(const Module& m);
 
 /// Loads the module of a shared library (--sim-lib FILE.so, the C ABI of module_abi.h). One
-/// library per process. nullptr with a sentence in `error` when the file is missing, is not a
+/// library per process. The libraries it needs join its build id (Module::libraries): the GNU
+/// build id of each, read from memory at load (tens of microseconds). A module opts a library out
+/// by exporting `const char lockstep_uncovered_libraries[]` ("libbox2d;libfoo.so.1": sonames or
+/// their stems), as lockstep_add_module(... UNCOVERED ...) does. nullptr with a sentence in `error` when the file is missing, is not a
 /// module, speaks another ABI version or lacks part of the table.
 LOCKSTEP_API const Module* load_module_library(const std::string& path, std::string* error);
 /// A confirmed frame as module_abi.h's lockstep_frame, its commands in `commands` (reused); valid

@@ -52,8 +52,13 @@ const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* er
 
 using Bytes = std::vector<std::uint8_t>;
 
+/// The libraries a JoinRequest names, and their bounds.
+inline constexpr std::size_t kMaxLibraries = 16, kMaxLibraryNameBytes = 128, kMaxLibraryBuildBytes = 80;
 Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, const std::string& token,
-                   const std::string& name, bool spectate, const std::string& rejoin_secret = "");
+                   const std::string& name, bool spectate, const std::string& rejoin_secret = "",
+                   std::span<const LibraryBuild> libraries = {});
+/// A JoinRequest's libraries (already bounded by decode).
+std::vector<LibraryBuild> join_libraries(const wire::JoinRequest& m);
 struct Seat {
   std::uint32_t slot;
   std::string name;

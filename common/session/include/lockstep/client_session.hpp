@@ -57,6 +57,9 @@ struct LOCKSTEP_API ClientConfig {
   bool keep_previous = false;           ///< keep the state one tick back, for interpolation
   std::uint32_t protocol_version = kProtocolVersion;  ///< tests override it to check refusals
   WorldFactory factory;  ///< the simulation, the server's module's (required)
+  /// The libraries the module's fingerprint covers (Module::libraries), sent with the join so a
+  /// refusal can name one whose build differs from the server's.
+  std::vector<LibraryBuild> libraries;
   /// Snapshots arrive in 16 KiB chunks; a burst of them may wait in ENet before they are read.
   TransportLimits limits{64 * 1024, 4 * 1024 * 1024};
   /// Ticks of past states kept to answer desync probes, at least; more as the round trip to the

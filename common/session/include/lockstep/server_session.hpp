@@ -101,6 +101,9 @@ struct LOCKSTEP_API ServerConfig {
   /// Seconds since the Unix epoch, for token expiry (tests replace it); default: the wall clock.
   std::function<std::uint64_t()> unix_clock;
   WorldFactory factory;  ///< the simulation (required, unless `relay` is set)
+  /// The libraries the module's fingerprint covers (Module::libraries; in relay mode the game
+  /// description's), named in a refusal when a joining peer has another build of one.
+  std::vector<LibraryBuild> libraries;
   /// Set: the server runs no simulation (relay mode). It relays inputs and keeps time as always,
   /// and settles every tick by a strict majority of the voters' hashes; joins, rejoins and
   /// resyncs load a state a peer saved, forwarded only when its bytes hash to the settled value

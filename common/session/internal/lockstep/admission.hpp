@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/simulation.hpp"
 #include "lockstep/wire/messages_generated.h"
 
 namespace lockstep {
@@ -26,6 +27,7 @@ struct JoinFacts {
   bool has_client_id = false;
   std::uint64_t client_id = 0;
   std::uint32_t token_slot = 0xffffffffu;  ///< 0xffffffff: any
+  std::vector<LibraryBuild> libraries;  ///< the libraries the joining module's fingerprint covers
 };
 
 /// The server's side of the decision.
@@ -39,7 +41,12 @@ struct AdmissionRules {
   /// The client ids of the spectators that joined with a connect token: a token's client watches
   /// from one spectator seat at most, so one token cannot fill them all.
   std::vector<std::uint64_t> spectating_clients;
+  std::vector<LibraryBuild> libraries;  ///< the server's module's covered libraries (ServerConfig::libraries)
 };
+
+/// Why two fingerprints differ, when the libraries they cover say: "libbox2d.so.2.4: the joining
+/// peer's build X, the server's Y", or a library only one side covers; "" when the lists agree.
+std::string library_difference(std::span<const LibraryBuild> joining, std::span<const LibraryBuild> server);
 
 /// One player slot as admission sees it.
 struct SeatView {
