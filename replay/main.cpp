@@ -1,4 +1,4 @@
-// lockstep-replay: reads replay files. verify, info, trace, diff; and record-scenario, which
+// lockstep-replay: reads replay files. verify, info, trace, diff, state, compare; and record-scenario, which
 // writes the shared scenario as a replay (how tests/golden/golden.replay was made).
 #include <CLI/CLI.hpp>
 
@@ -8,8 +8,10 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 
+#include "lockstep/desync.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
@@ -72,26 +74,43 @@ bool load_trace(const std::string& path, std::map<Tick, std::uint64_t>* out) {
   return true;
 }
 
-int verify(const Module& module, const std::string& path, Tick perturb_at, bool allow_incomplete) {
-  Replay r;
-  if (!load(path, &r, allow_incomplete)) return kExitBadInput;
+// The replay's world built by `module`, checked against what the replay recorded; nullptr (with
+// the reason logged) when the module cannot build it or its inputs are of another size.
+std::unique_ptr<Simulation> replay_world(const Module& module, const std::string& path, const Replay& r) {
   auto sim = module.create(r.header.world);
   if (!sim) {
     LOCKSTEP_LOG_ERROR("%s: the %.*s module cannot build this replay's world (%zu bytes of settings, %u players); "
                        "was it recorded with another --sim?",
                        path.c_str(), static_cast<int>(module.name.size()), module.name.data(),
                        r.header.world.settings.size(), r.header.world.players);
-    return kExitBadInput;
+    return nullptr;
   }
   if (sim->input_size() != r.header.input_size) {
     LOCKSTEP_LOG_ERROR("%s: recorded with %u-byte inputs (module '%s'); the %.*s module's are %u bytes",
                        path.c_str(), r.header.input_size, r.header.module.c_str(), static_cast<int>(module.name.size()),
                        module.name.data(), sim->input_size());
-    return kExitBadInput;
+    return nullptr;
   }
   if (sim->fingerprint() != r.header.fingerprint)
     LOCKSTEP_LOG_WARN("recorded with simulation fingerprint %s, this build has %s: results may differ",
                       hash_hex(r.header.fingerprint).c_str(), hash_hex(sim->fingerprint()).c_str());
+  return sim;
+}
+
+bool write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.flush();
+  if (!out) LOCKSTEP_LOG_ERROR("cannot write %s", path.c_str());
+  return static_cast<bool>(out);
+}
+
+int verify(const Module& module, const std::string& path, Tick perturb_at, bool allow_incomplete,
+           const std::string& state_out) {
+  Replay r;
+  if (!load(path, &r, allow_incomplete)) return kExitBadInput;
+  auto sim = replay_world(module, path, r);
+  if (!sim) return kExitBadInput;
   // (A replay of another module would mismatch at tick 1: the warning above says why.)
   const bool bar = isatty(STDERR_FILENO);
   const std::size_t n = r.frames.size();
@@ -104,6 +123,16 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
       if (bar) std::fputs("\n", stderr);
       std::printf("MISMATCH at tick %u: replay %s, recomputed %s\n", r.frames[i].tick, hash_hex(r.hashes[i]).c_str(),
                   hash_hex(h).c_str());
+      // The recording holds hashes, not states: the entity and field need the state of a build
+      // that agrees with it. This build's state goes to a file the other build compares with.
+      if (!state_out.empty()) {
+        std::vector<std::uint8_t> bytes;
+        sim->serialize(bytes);
+        if (!write_bytes(state_out, bytes)) return 1;
+        std::printf("this build's state at tick %u: %s; name the entity and field with a build that verifies:\n"
+                    "  lockstep-replay compare %s %s --tick %u\n", r.frames[i].tick, state_out.c_str(), path.c_str(),
+                    state_out.c_str(), r.frames[i].tick);
+      }
       return kExitMismatch;
     }
     if (bar && (i % 256 == 0 || i + 1 == n)) {
@@ -120,6 +149,79 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
               static_cast<int>(module.name.size()), module.name.data(), module.settings_text(r.header.world.settings).c_str(),
               r.header.world.players, tps, tps / kTickRate);
   return kExitOk;
+}
+
+// Steps the replay's world to `tick` (checking every recorded hash on the way unless the build is
+// known to differ); nullptr when the replay is bad or shorter.
+std::unique_ptr<Simulation> world_at(const Module& module, const std::string& path, Tick tick, Tick perturb_at,
+                                     int* code) {
+  Replay r;
+  *code = kExitBadInput;
+  if (!load(path, &r, true)) return nullptr;
+  auto sim = replay_world(module, path, r);
+  if (!sim) return nullptr;
+  if (tick < r.header.start_tick || tick > r.header.start_tick + r.frames.size()) {
+    LOCKSTEP_LOG_ERROR("%s holds ticks %u..%zu; tick %u is not one of them", path.c_str(), r.header.start_tick,
+                       r.header.start_tick + r.frames.size(), tick);
+    return nullptr;
+  }
+  for (std::size_t i = 0; i < r.frames.size() && r.frames[i].tick <= tick; ++i) {
+    sim->step(r.frames[i]);
+    if (perturb_at != 0 && r.frames[i].tick == perturb_at) sim->perturb(12345);
+  }
+  *code = kExitOk;
+  return sim;
+}
+
+// `state`: this build's state at a tick, as the module serializes it.
+int state(const Module& module, const std::string& path, Tick tick, Tick perturb_at, const std::string& out) {
+  int code = 0;
+  const auto sim = world_at(module, path, tick, perturb_at, &code);
+  if (!sim) return code;
+  std::vector<std::uint8_t> bytes;
+  sim->serialize(bytes);
+  if (!write_bytes(out, bytes)) return 1;
+  std::printf("tick %u: %zu bytes, hash %s, written to %s\n", tick, bytes.size(), hash_hex(sim->hash()).c_str(),
+              out.c_str());
+  return kExitOk;
+}
+
+// `compare`: this build's state at a tick against another build's (a file `state` or `verify
+// --state-out` wrote, perhaps on another machine): the entity and field where they part.
+int compare(const Module& module, const std::string& path, Tick tick, const std::string& other_path, Tick perturb_at) {
+  int code = 0;
+  const auto sim = world_at(module, path, tick, perturb_at, &code);
+  if (!sim) return code;
+  std::ifstream in(other_path, std::ios::binary);
+  const std::vector<std::uint8_t> other((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.eof() && !in) {
+    LOCKSTEP_LOG_ERROR("cannot read %s", other_path.c_str());
+    return kExitBadInput;
+  }
+  Replay r;
+  load(path, &r, true);
+  auto theirs = module.create(r.header.world);
+  if (!theirs || !theirs->deserialize(other)) {
+    LOCKSTEP_LOG_ERROR("%s is not a state of this replay's world (%zu bytes the %.*s module does not load)",
+                       other_path.c_str(), other.size(), static_cast<int>(module.name.size()), module.name.data());
+    return kExitBadInput;
+  }
+  if (theirs->tick() != sim->tick()) {
+    LOCKSTEP_LOG_ERROR("%s holds tick %u, not tick %u", other_path.c_str(), theirs->tick(), sim->tick());
+    return kExitBadInput;
+  }
+  const StateDifference d = locate_difference(*sim, *theirs);
+  Json out = difference_json(d, "this_build", "other");
+  out["tick"] = tick;
+  out["this_build_hash"] = hash_hex(sim->hash());
+  out["other_hash"] = hash_hex(theirs->hash());
+  std::printf("%s\n", json_text(out).c_str());
+  if (d.where == "none") {
+    LOCKSTEP_LOG_INFO("tick %u: the states are equal", tick);
+    return kExitOk;
+  }
+  LOCKSTEP_LOG_ERROR("tick %u: %s (this build vs %s)", tick, difference_text(d).c_str(), other_path.c_str());
+  return kExitMismatch;
 }
 
 int info(const Module& module, const std::string& path) {
@@ -220,6 +322,21 @@ int main(int argc, char** argv) {
   v->add_option("FILE", file, "replay file")->required();
   v->add_option("--perturb-at", perturb_at, "test hook: perturb the recomputed state by one ULP after this tick")->check(lockstep::cli::unsigned_number());
   v->add_flag("--allow-incomplete", allow_incomplete, "verify the complete part of a replay cut short by a crash");
+  std::string state_out, other_state;
+  v->add_option("--state-out", state_out, "on a mismatch, write this build's state at that tick here, for `compare` "
+                                          "with a build that verifies");
+  Tick at = 0;
+  auto* st = app.add_subcommand("state", "write this build's state at a tick (the module's serialization)");
+  st->add_option("FILE", file, "replay file")->required();
+  st->add_option("--tick", at, "the tick")->required()->check(lockstep::cli::unsigned_number());
+  st->add_option("-o,--output", state_out, "where the state goes")->required();
+  st->add_option("--perturb-at", perturb_at, "test hook: perturb the state by one ULP after this tick")->check(lockstep::cli::unsigned_number());
+  auto* cmp = app.add_subcommand("compare", "this build's state at a tick against another build's (a file from "
+                                            "`state` or `verify --state-out`): names the entity and field that differ");
+  cmp->add_option("FILE", file, "replay file")->required();
+  cmp->add_option("STATE", other_state, "the other build's state at the tick")->required();
+  cmp->add_option("--tick", at, "the tick")->required()->check(lockstep::cli::unsigned_number());
+  cmp->add_option("--perturb-at", perturb_at, "test hook: perturb this build's state by one ULP after this tick")->check(lockstep::cli::unsigned_number());
   auto* i = app.add_subcommand("info", "print the header and totals as JSON");
   i->add_option("FILE", file, "replay file")->required();
   auto* t = app.add_subcommand("trace", "print the recorded hashes in the --hash-log format");
@@ -238,12 +355,12 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
   // Without --sim, a replay is read with the built-in module it names.
-  if (sim.empty() && sim_lib.empty() && (v->parsed() || i->parsed())) {
+  if (sim.empty() && sim_lib.empty() && (v->parsed() || i->parsed() || st->parsed() || cmp->parsed())) {
     Replay r;
     std::string detail;
     read_replay(file, &r, &detail);
     if (!r.header.module.empty() && find_module(r.header.module)) sim = r.header.module;
-    else if (!r.header.module.empty() && v->parsed()) {
+    else if (!r.header.module.empty() && !i->parsed()) {
       LOCKSTEP_LOG_ERROR("%s was recorded with module '%s', which is not built in: load it with --sim-lib FILE",
                          file.c_str(), r.header.module.c_str());
       return kExitBadInput;
@@ -253,7 +370,9 @@ int main(int argc, char** argv) {
   int code = 0;
   const Module* module = module_from_options(sim, sim_lib, &code);
   if (!module) return code;
-  if (v->parsed()) return verify(*module, file, perturb_at, allow_incomplete);
+  if (v->parsed()) return verify(*module, file, perturb_at, allow_incomplete, state_out);
+  if (st->parsed()) return state(*module, file, at, perturb_at, state_out);
+  if (cmp->parsed()) return compare(*module, file, at, other_state, perturb_at);
   if (i->parsed()) return info(*module, file);
   if (t->parsed()) return trace(file, from, to);
   if (d->parsed()) return diff(file, other);

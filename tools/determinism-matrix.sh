@@ -2,7 +2,8 @@
 # The determinism matrix: builds the core and lockstep-replay with gcc -O0, gcc -O2, clang -O2,
 # clang -O3 -march=native and an aarch64 cross build (run under qemu-user), and has each verify
 # the checked-in golden replays tick by tick (the arena's, in floating point, and the skirmish's, in
-# integers). Every build must reproduce every recorded hash.
+# integers). Every build must reproduce every recorded hash. A build that does not is localized:
+# its state at the first differing tick, compared by a build that agrees, names the entity and field.
 # A team's module goes through the same matrix: with --module-source, each configuration also
 # installs its core build into a prefix, builds the team's CMake project against it with the same
 # compiler and flags (find_package(lockstep) and lockstep::module, as in examples/orbits), and has
@@ -67,6 +68,13 @@ CONFIGS=(
   "aarch64-gcc-O2|aarch64-linux-gnu-g++|-O2|cmake/aarch64-linux-gnu.cmake|qemu-aarch64 -L /usr/aarch64-linux-gnu"
 )
 failed=0
+passed=()      # "replay|build dir||module": the builds that reproduce each replay
+mismatches=()  # "name|build dir|runner|replay|module|tick": the builds that do not, and where
+mismatch() {  # mismatch NAME DIR RUNNER REPLAY MODULE OUTPUT: remember where a build parted from a replay
+  local tick
+  tick=$(sed -n 's/^MISMATCH at tick \([0-9]*\):.*/\1/p' <<<"$6" | head -1)
+  [ -n "$tick" ] && mismatches+=("$1|$2|$3|$4|$5|$tick")
+}
 for c in "${CONFIGS[@]}"; do
   IFS='|' read -r name cxx flags toolchain runner <<<"$c"
   dir="$ROOT/$name"
@@ -77,8 +85,8 @@ for c in "${CONFIGS[@]}"; do
   fi
   for replay in "${REPLAYS[@]}"; do
     out=$($runner "$dir/bin/lockstep-replay" verify "$replay" 2>&1); rc=$?
-    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"
-    else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; fi
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"; passed+=("$replay|$dir||")
+    else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; mismatch "$name" "$dir" "$runner" "$replay" "" "$out"; fi
   done
   if [ -n "$MODULE_SRC" ]; then
     # The team's module, built by its own project against this configuration's install.
@@ -97,11 +105,31 @@ for c in "${CONFIGS[@]}"; do
     fi
     so=$(find "$dir/module" -name "lib$MODULE_TARGET.so" -o -name "$MODULE_TARGET.so" | head -1)
     out=$($runner "$dir/bin/lockstep-replay" --sim-lib "$so" verify "$MODULE_REPLAY" 2>&1); rc=$?
-    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $MODULE_TARGET: $out"
-    else echo "matrix: FAIL $name ($cxx $flags): module $MODULE_TARGET, exit $rc: $out"; failed=1; fi
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $MODULE_TARGET: $out"; passed+=("$MODULE_REPLAY|$dir||$so")
+    else
+      echo "matrix: FAIL $name ($cxx $flags): module $MODULE_TARGET, exit $rc: $out"; failed=1
+      mismatch "$name" "$dir" "$runner" "$MODULE_REPLAY" "$so" "$out"
+    fi
   fi
   objdump=objdump; [ -n "$toolchain" ] && objdump=aarch64-linux-gnu-objdump
   tools/determinism-lint.sh "$dir" "$objdump" | sed "s/^/matrix: $name: /" || failed=1
+done
+# Each mismatch localized: the build that parted writes its state at that tick, and a build that
+# reproduces the replay compares it with its own, naming the entity and field.
+for m in "${mismatches[@]}"; do
+  IFS='|' read -r name dir runner replay so tick <<<"$m"
+  ref=""
+  for p in "${passed[@]}"; do [ "${p%%|*}" = "$replay" ] && { ref=$p; break; }; done
+  if [ -z "$ref" ]; then echo "matrix: $name: no build reproduces $(basename "$replay"), so none can name the field"; continue; fi
+  IFS='|' read -r _ refdir _ refso <<<"$ref"
+  lib=(); [ -n "$so" ] && lib=(--sim-lib "$so")
+  reflib=(); [ -n "$refso" ] && reflib=(--sim-lib "$refso")
+  if ! $runner "$dir/bin/lockstep-replay" "${lib[@]}" state "$replay" --tick "$tick" -o "$ROOT/$name.state" >/dev/null 2>&1; then
+    echo "matrix: $name: could not write its state at tick $tick"; continue
+  fi
+  where=$("$refdir/bin/lockstep-replay" "${reflib[@]}" compare "$replay" "$ROOT/$name.state" --tick "$tick" 2>&1 >/dev/null |
+          sed -n 's/.*error: //p' | head -1)
+  echo "matrix: $name parts from $(basename "$refdir") on $(basename "$replay") at $where"
 done
 if [ $failed = 0 ]; then echo "PASS: ${#CONFIGS[@]} builds, one per-tick hash trace per replay${MODULE_SRC:+, and module $MODULE_TARGET}"; else echo "FAIL: the builds disagree"; fi
 exit $failed

@@ -47,8 +47,27 @@ head -c 5000 /dev/urandom >"$WORK/random"
 [ $rc = 3 ] || fail "perturbed: exit $rc, expected 3"
 grep -q 'MISMATCH at tick 123:' "$WORK/pert.out" || fail "perturbed: $(cat "$WORK/pert.out")"
 
+# Offline localization: the build that parts (here the perturbed one) writes its state at the
+# mismatching tick; a build that verifies compares it with its own and names the entity and field.
+"$R" verify "$WORK/s.replay" --perturb-at 123 --state-out "$WORK/parted.state" >"$WORK/parted.out"; rc=$?
+[ $rc = 3 ] && [ -s "$WORK/parted.state" ] && grep -q "lockstep-replay compare .* --tick 123" "$WORK/parted.out" ||
+  fail "verify --state-out: exit $rc, $(cat "$WORK/parted.out")"
+"$R" compare "$WORK/s.replay" "$WORK/parted.state" --tick 123 >"$WORK/cmp.json" 2>"$WORK/cmp.err"; rc=$?
+[ $rc = 3 ] || fail "compare of the parted state: exit $rc, expected 3 ($(cat "$WORK/cmp.err"))"
+json_check "$WORK/cmp.json" 'd["tick"] == 123 and d["where"] in ("entity", "global") and len(d["fields"]) >= 1 and d["fields"][0]["this_build"]["bits"] != d["fields"][0]["other"]["bits"]' \
+  "compare names the entity and field, both values"
+grep -q "tick 123: .*field" "$WORK/cmp.err" || fail "compare's sentence: $(cat "$WORK/cmp.err")"
+"$R" state "$WORK/s.replay" --tick 123 -o "$WORK/same.state" >/dev/null 2>&1 || fail "state at tick 123"
+"$R" compare "$WORK/s.replay" "$WORK/same.state" --tick 123 >"$WORK/same.json" 2>/dev/null || fail "equal states should compare equal"
+json_check "$WORK/same.json" 'd["where"] == "none"' "equal states"
+head -c 40 "$WORK/same.state" >"$WORK/cut.state"
+"$R" compare "$WORK/s.replay" "$WORK/cut.state" --tick 123 >/dev/null 2>&1; [ $? = 2 ] || fail "a truncated state: expected exit 2"
+"$R" compare "$WORK/s.replay" "$WORK/parted.state" --tick 124 >/dev/null 2>&1; [ $? = 2 ] || fail "a state of another tick: expected exit 2"
+"$R" state "$WORK/s.replay" --tick 999999 -o "$WORK/none.state" >/dev/null 2>&1; [ $? = 2 ] || fail "a tick past the end: expected exit 2"
+echo "ok: $(sed -n 's/.*error: //p' "$WORK/cmp.err")"
+
 # diff names the first differing tick.
 sed '77s/ .*/ 0000000000000000/' "$WORK/server.log" >"$WORK/bad.log"
 "$R" diff "$WORK/server.log" "$WORK/bad.log" >"$WORK/diff.out"; rc=$?
 [ $rc = 3 ] && grep -q 'first difference at tick 77' "$WORK/diff.out" || fail "diff: exit $rc, $(cat "$WORK/diff.out")"
-echo "PASS: record, verify, corruption, truncation, foreign files, perturbation, diff"
+echo "PASS: record, verify, corruption, truncation, foreign files, perturbation, offline localization (state, compare), diff"

@@ -43,36 +43,12 @@ std::int64_t first_byte_difference(const std::vector<std::uint8_t>& a, const std
 // The first entity whose hash differs between two states, and the fields that differ there; when
 // no declared field differs, the first byte at which the serializations do.
 void name_difference(const Simulation& want, const Simulation& got, CheckResult* r) {
-  const std::uint32_t n = std::min(want.entity_count(), got.entity_count());
-  for (std::uint32_t e = 0; e < n; ++e) {
-    if (want.entity_hash(e) == got.entity_hash(e)) continue;
-    r->entity = e;
-    const auto a = want.entity_fields(e), b = got.entity_fields(e);
-    for (std::size_t k = 0; k < a.size() && k < b.size(); ++k)
-      if (a[k].bits != b[k].bits) {
-        r->field = a[k].name;
-        r->detail += "; entity " + std::to_string(e) + " field " + a[k].name + ": " + field_hex(a[k]) + " vs " +
-                     field_hex(b[k]);
-        return;
-      }
-    r->detail += "; entity " + std::to_string(e) + "'s hash differs but none of its fields does";
-    return;
-  }
-  const auto a = want.global_fields(), b = got.global_fields();
-  for (std::size_t k = 0; k < a.size() && k < b.size(); ++k)
-    if (a[k].bits != b[k].bits) {
-      r->field = a[k].name;
-      r->detail += "; global field " + a[k].name + ": " + field_hex(a[k]) + " vs " + field_hex(b[k]);
-      return;
-    }
-  std::vector<std::uint8_t> x, y;
-  want.serialize(x);
-  got.serialize(y);
-  const std::int64_t at = first_byte_difference(x, y);
-  if (at < 0) return;
-  r->field = "bytes outside the declared fields";
-  r->detail += "; no declared field differs: bytes outside the declared fields (padding, or state no field "
-               "names) differ from byte offset " + std::to_string(at) + " of " + std::to_string(x.size());
+  const StateDifference d = locate_difference(want, got);
+  if (d.where == "none") return;
+  r->entity = d.entity;
+  if (!d.a_fields.empty()) r->field = d.a_fields[0].name;
+  else if (d.where == "outside fields") r->field = "bytes outside the declared fields";
+  r->detail += "; " + difference_text(d);
 }
 
 std::string hex(std::uint64_t h) { return hash_hex(h); }

@@ -142,6 +142,62 @@ double float_value(const FieldValue& f) {
 bool is_float(const FieldValue& f) { return f.kind == FieldValue::Kind::F32 || f.kind == FieldValue::Kind::F64; }
 }  // namespace
 
+StateDifference locate_difference(const Simulation& a, const Simulation& b) {
+  StateDifference d;
+  std::vector<std::uint8_t> x, y;
+  a.serialize(x);
+  b.serialize(y);
+  d.state_bytes = x.size();
+  if (x == y) return d;
+  const std::uint32_t n = std::min(a.entity_count(), b.entity_count());
+  for (std::uint32_t e = 0; e < n; ++e) {
+    if (a.entity_hash(e) == b.entity_hash(e)) continue;
+    d.entity = e;
+    d.where = "entity";
+    const auto fa = a.entity_fields(e), fb = b.entity_fields(e);
+    for (std::size_t k = 0; k < fa.size() && k < fb.size(); ++k)
+      if (fa[k].bits != fb[k].bits) {
+        d.a_fields.push_back(fa[k]);
+        d.b_fields.push_back(fb[k]);
+      }
+    return d;
+  }
+  if (a.entity_count() != b.entity_count()) {
+    d.where = "entity count";
+    d.entity = n;
+    return d;
+  }
+  const auto ga = a.global_fields(), gb = b.global_fields();
+  for (std::size_t k = 0; k < ga.size() && k < gb.size(); ++k)
+    if (ga[k].bits != gb[k].bits) {
+      d.a_fields.push_back(ga[k]);
+      d.b_fields.push_back(gb[k]);
+    }
+  if (!d.a_fields.empty()) {
+    d.where = "global";
+    return d;
+  }
+  d.where = "outside fields";
+  const std::size_t m = std::min(x.size(), y.size());
+  std::size_t i = 0;
+  while (i < m && x[i] == y[i]) ++i;
+  d.byte_offset = static_cast<std::int64_t>(i);
+  return d;
+}
+
+std::string difference_text(const StateDifference& d) {
+  if (d.where == "none") return "";
+  if (d.where == "outside fields")
+    return "no declared field differs: bytes outside the declared fields (padding, or state no field names) differ "
+           "from byte offset " + std::to_string(d.byte_offset) + " of " + std::to_string(d.state_bytes);
+  if (d.where == "entity count") return "one state has entity " + std::to_string(d.entity) + ", the other does not";
+  std::string out = d.where == "entity" ? "entity " + std::to_string(d.entity) : std::string("global");
+  if (d.a_fields.empty()) return out + "'s hash differs but none of its fields does";
+  out += " field " + d.a_fields[0].name + ": " + field_hex(d.a_fields[0]) + " vs " + field_hex(d.b_fields[0]);
+  if (d.a_fields.size() > 1) out += " (and " + std::to_string(d.a_fields.size() - 1) + " more fields)";
+  return out;
+}
+
 std::string field_hex(const FieldValue& f) {
   char buf[64];
   if (is_float(f)) std::snprintf(buf, sizeof buf, "%a", float_value(f));
@@ -164,6 +220,16 @@ Json value_json(const FieldValue& f) {
   return Json{{"hex", field_hex(f)}, {"decimal", field_decimal(f)}, {"bits", bits}};
 }
 }  // namespace
+
+Json difference_json(const StateDifference& d, const char* a_name, const char* b_name) {
+  Json fields = Json::array();
+  for (std::size_t k = 0; k < d.a_fields.size() && k < d.b_fields.size(); ++k)
+    fields.push_back(Json{{"name", d.a_fields[k].name}, {a_name, value_json(d.a_fields[k])}, {b_name, value_json(d.b_fields[k])}});
+  Json j{{"where", d.where}, {"fields", fields}};
+  j["entity"] = d.entity >= 0 ? Json(d.entity) : Json(nullptr);
+  j["byte_offset"] = d.byte_offset >= 0 ? Json(d.byte_offset) : Json(nullptr);
+  return j;
+}
 
 Json report_json(const DesyncReport& r) {
   Json differing = Json::array();

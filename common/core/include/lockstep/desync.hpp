@@ -99,6 +99,24 @@ struct LOCKSTEP_API DesyncReport {
   std::vector<std::pair<std::uint64_t, std::vector<std::string>>> votes;
 };
 
+/// Where two states of one world differ, found from their own entity hashes and fields: a desync
+/// located offline (two builds or architectures replaying one file, a world against its loaded
+/// copy), with no probe exchange.
+struct LOCKSTEP_API StateDifference {
+  std::string where = "none";  ///< "none", "entity", "entity count", "global" or "outside fields"
+  std::int64_t entity = -1;    ///< the first entity whose hash differs ("entity")
+  std::vector<FieldValue> a_fields, b_fields;  ///< the fields that differ, each side's value
+  std::int64_t byte_offset = -1;  ///< "outside fields": the first differing byte of the serializations
+  std::size_t state_bytes = 0;    ///< the size of a's serialization
+};
+LOCKSTEP_API StateDifference locate_difference(const Simulation& a, const Simulation& b);
+/// The difference as a phrase: "entity 37 field vx: 0x1p+0 vs 0x1.000002p+0", "global field tick:
+/// ...", "no declared field differs: bytes outside the declared fields differ from byte offset 25
+/// of 40", or "" for none.
+LOCKSTEP_API std::string difference_text(const StateDifference& d);
+/// The difference as JSON: {"where", "entity", "fields": [{"name", "a", "b"}], "byte_offset"}.
+LOCKSTEP_API Json difference_json(const StateDifference& d, const char* a_name = "a", const char* b_name = "b");
+
 /// A value as exact hex float (or hex integer) and decimal text.
 LOCKSTEP_API std::string field_hex(const FieldValue& f);
 LOCKSTEP_API std::string field_decimal(const FieldValue& f);
