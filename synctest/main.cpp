@@ -115,12 +115,27 @@ std::string xml(const std::string& s) {
   return o;
 }
 
-bool write_junit(const std::string& path, const std::string& module, const std::vector<CheckResult>& results) {
+// The libraries the fingerprint covers ("build": a GNU build id) or leaves out ("opted out").
+Json libraries_json(std::span<const LibraryBuild> libraries) {
+  Json out = Json::array();
+  for (const LibraryBuild& l : libraries) out.push_back(Json{{"name", l.name}, {"build", l.build}});
+  return out;
+}
+
+bool write_junit(const std::string& path, const std::string& module, const std::vector<CheckResult>& results,
+                 std::span<const LibraryBuild> libraries) {
   std::size_t failures = 0;
   for (const auto& r : results) failures += r.ok ? 0 : 1;
   std::ofstream out(path);
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"lockstep-synctest\" tests=\"" << results.size()
       << "\" failures=\"" << failures << "\">\n";
+  // The libraries the module's fingerprint covers, and those it opts out of, for the record.
+  if (!libraries.empty()) {
+    out << "  <properties>\n";
+    for (const LibraryBuild& l : libraries)
+      out << "    <property name=\"library " << xml(l.name) << "\" value=\"" << xml(l.build) << "\"/>\n";
+    out << "  </properties>\n";
+  }
   for (const auto& r : results) {
     out << "  <testcase classname=\"lockstep-synctest." << xml(module) << "\" name=\"" << xml(r.check) << "\">";
     if (!r.ok) {
@@ -320,7 +335,7 @@ int run(Options o) {
   for (const std::uint32_t n : players) counts.push_back(n);
   const Json report{{"sim", std::string(m->name)}, {"settings", m->settings_text(variants[0].world.settings)},
                     {"players", counts}, {"ticks", o.cfg.ticks}, {"seed", o.cfg.seed}, {"rollback", o.cfg.rollback},
-                    {"history", o.cfg.history}, {"variants", variant_list}, {"ok", ok}, {"checks", checks}};
+                    {"history", o.cfg.history}, {"libraries", libraries_json(m->libraries)}, {"variants", variant_list}, {"ok", ok}, {"checks", checks}};
   if (o.report.empty()) {
     std::printf("%s\n", json_text(report).c_str());
   } else {
@@ -333,7 +348,7 @@ int run(Options o) {
     }
   }
   // A report that cannot be written is a runtime failure: CI must not read an old one as a pass.
-  if (!o.junit.empty() && !write_junit(o.junit, std::string(m->name), results)) return 1;
+  if (!o.junit.empty() && !write_junit(o.junit, std::string(m->name), results, m->libraries)) return 1;
   return ok ? 0 : 3;
 }
 

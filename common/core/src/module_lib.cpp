@@ -255,6 +255,8 @@ bool uncovered(std::string_view soname, std::string_view list) {
   return false;
 }
 
+constexpr const char* kOptedOut = "opted out";  // a library listed, its build left out of the fingerprint
+
 struct NoteSearch {
   ElfW(Addr) base;
   std::string build;  // hex of the NT_GNU_BUILD_ID note, "" when none
@@ -305,7 +307,8 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note) {
     const std::string soname(reinterpret_cast<const char*>(strtab + off));
     if (is_runtime(soname)) continue;
     if (opt_out && uncovered(soname, opt_out)) {
-      *note += (note->empty() ? "" : ", ") + soname + " (opted out)";
+      *note += (note->empty() ? "" : ", ") + soname + " (opted out: its build is not in the fingerprint)";
+      out.push_back({soname, kOptedOut});
       continue;
     }
     void* h = dlopen(soname.c_str(), RTLD_NOLOAD | RTLD_LAZY);
@@ -323,7 +326,7 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note) {
       build = bytes.empty() ? "unreadable" : "xxh3:" + hash_hex(hash_bytes(bytes));
     }
     dlclose(h);
-    *note += (note->empty() ? "" : ", ") + soname + " " + build;
+    *note += (note->empty() ? "" : ", ") + soname + " (build " + build + ")";
     out.push_back({soname, build});
   }
   std::sort(out.begin(), out.end(), [](const LibraryBuild& a, const LibraryBuild& b) { return a.name < b.name; });
@@ -348,13 +351,13 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   std::vector<LibraryBuild> libraries = covered_libraries(lib, &note);
   const Module* m = install_table(t, path, error);
   if (!m || libraries.empty()) {
-    if (m && !note.empty()) LOCKSTEP_LOG_INFO("--sim-lib %s: the fingerprint covers no library: %s", path.c_str(), note.c_str());
     return m;
   }
   // The libraries' builds join the build id: a peer with another build of one is another module.
   std::vector<std::uint8_t> bytes(8);
   std::memcpy(bytes.data(), &g_build_id, 8);
   for (const LibraryBuild& l : libraries) {
+    if (l.build == kOptedOut) continue;
     bytes.insert(bytes.end(), l.name.begin(), l.name.end());
     bytes.push_back(0);
     bytes.insert(bytes.end(), l.build.begin(), l.build.end());
@@ -363,7 +366,7 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   g_build_id = hash_bytes(bytes);
   g_libraries = std::move(libraries);
   g_module.libraries = g_libraries;
-  LOCKSTEP_LOG_INFO("--sim-lib %s: the fingerprint covers %s", path.c_str(), note.c_str());
+  LOCKSTEP_LOG_INFO("--sim-lib %s links %s", path.c_str(), note.c_str());
   return m;
 }
 

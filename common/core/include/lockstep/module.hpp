@@ -70,9 +70,9 @@ struct LOCKSTEP_API Module {
   std::uint32_t input_size = 0;    ///< bytes of one player's input per tick, 0..kMaxInputBytes
   /// The world the golden trace and replay of this module use ("key=value,..."), with 4 players.
   std::string_view golden_world;
-  /// The libraries the fingerprint covers (a loaded library's DT_NEEDED, less the C and C++
-  /// runtimes and what the module opts out of with lockstep_uncovered_libraries); empty for a
-  /// module without any, or passed in-process.
+  /// The libraries a loaded module links, less the C and C++ runtimes: each one's build joins the
+  /// fingerprint, except those the module opts out of (lockstep_uncovered_libraries), listed with
+  /// the build "opted out"; empty for a module without any, or passed in-process.
   std::span<const LibraryBuild> libraries;
 };
 

@@ -131,8 +131,9 @@ using WorldFactory = std::function<std::unique_ptr<Simulation>(const WorldParams
 
 /// A shared library a module's fingerprint covers: the name the module asks for (its DT_NEEDED
 /// entry, e.g. "libbox2d.so.2.4") and the build this process loaded: its GNU build id in hex, or
-/// "xxh3:" and the hash of the file's bytes when it has none. Peers whose builds differ are refused
-/// at join with the library named.
+/// "xxh3:" and the hash of the file's bytes when it has none, or "opted out" for one the module
+/// leaves out of its fingerprint. Peers whose builds differ are refused at join with the library
+/// named.
 struct LOCKSTEP_API LibraryBuild {
   std::string name;
   std::string build;
