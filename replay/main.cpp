@@ -11,6 +11,7 @@
 #include <iterator>
 #include <map>
 
+#include "lockstep/bytes.hpp"
 #include "lockstep/desync.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/json.hpp"
@@ -27,6 +28,7 @@ using namespace lockstep;
 namespace {
 
 constexpr int kExitOk = 0, kExitBadInput = 2, kExitMismatch = 3;
+bool g_any_build = false;  // --any-build: replay even with another build of a library the module links
 
 // Loads a replay; on a fault prints the reason and returns false. An incomplete (crash-cut)
 // replay is accepted when `allow_incomplete` is set and the fault is only the missing end.
@@ -90,6 +92,17 @@ std::unique_ptr<Simulation> replay_world(const Module& module, const std::string
                        path.c_str(), r.header.input_size, r.header.module.c_str(), static_cast<int>(module.name.size()),
                        module.name.data(), sim->input_size());
     return nullptr;
+  }
+  // Another build of a linked library (a physics engine) is refused as a join would be: its results
+  // differ from the recording's without any change to the module.
+  if (!r.header.libraries.empty()) {
+    const std::string why = library_difference(module.libraries, r.header.libraries, "this build", "the recording");
+    if (!why.empty() && !g_any_build) {
+      LOCKSTEP_LOG_ERROR("%s: refused: %s. --any-build replays it anyway, to find where the builds part", path.c_str(),
+                         why.c_str());
+      return nullptr;
+    }
+    if (!why.empty()) LOCKSTEP_LOG_WARN("%s: %s", path.c_str(), why.c_str());
   }
   if (sim->fingerprint() != r.header.fingerprint)
     LOCKSTEP_LOG_WARN("recorded with simulation fingerprint %s, this build has %s: results may differ",
@@ -237,15 +250,20 @@ int info(const Module& module, const std::string& path) {
     filled += static_cast<std::size_t>(__builtin_popcount(f.filled));
     commands += f.commands.size();
   }
+  Json libraries = Json::array();
+  for (const LibraryBuild& l : r.header.libraries) libraries.push_back(Json{{"name", l.name}, {"build", l.build}});
   const Json out{{"protocol_version", r.header.protocol_version},
                  {"fingerprint", hash_hex(r.header.fingerprint)},
                  {"sim", r.header.module.empty() ? std::string(module.name) : r.header.module},
                  {"input_size", r.header.input_size},
-                 // Settings are the module's to read: null when the replay's module is not the one loaded.
+                 // Settings are the module's to read: null when the replay's module is not the one
+                 // loaded (--sim-lib names it); their bytes are always given.
                  {"settings", r.header.module.empty() || r.header.module == module.name
                                   ? Json(module.settings_text(r.header.world.settings))
                                   : Json(nullptr)},
+                 {"settings_hex", bytes_hex(r.header.world.settings)},
                  {"settings_bytes", r.header.world.settings.size()},
+                 {"libraries", libraries},
                  {"players", r.header.world.players},
                  {"input_delay", r.header.input_delay},
                  {"start_tick", r.header.start_tick},
@@ -315,6 +333,8 @@ int main(int argc, char** argv) {
   app.add_option("--sim-lib", sim_lib, "load the simulation module from this shared library");
   app.add_option("--sim", sim, "the simulation module to replay with ('list' lists them); default: the one the "
                                "replay names, for record-scenario " + std::string(default_module().name));
+  app.add_flag("--any-build", g_any_build, "verify, state, compare: replay even when a library the module links is "
+                                         "another build than the recording's (refused otherwise)");
   std::string file, other;
   Tick from = 0, to = 0, perturb_at = 0, ticks = 3000;
   bool allow_incomplete = false;

@@ -10,35 +10,60 @@
 # that configuration's lockstep-replay verify the team's golden replay with --sim-lib.
 # A missing toolchain is installed from Debian's packages when running as root (and said so);
 # otherwise the script fails: it never skips silently.
+# Several modules may be given, each as --module-source, --module-target and --module-replay (and
+# its own --module-packages and --module-refused-on after them).
+# A module linking a library Debian builds differently per architecture (Box2D: FMA on arm64) is
+# refused where that build differs from the recording's: --module-refused-on CONFIG expects that
+# refusal there (exit 2, the library named), then replays with --any-build to show where the
+# builds part. Expected refusals are reported, never skipped.
 # Usage: tools/determinism-matrix.sh [--root DIR] [--module-source DIR --module-target NAME
-#            --module-replay FILE] [REPLAY...]
+#            --module-replay FILE [--module-packages "PKG..."] [--module-refused-on CONFIG]]...
+#            [REPLAY...]
 #   REPLAY...       built-in modules' replays (default: the checked-in golden replays, when no
 #                   --module-source is given)
 #   --root DIR      where the builds go (default build-matrix)
+#   --only CONFIG   build and run only this configuration (may repeat; default: all of them)
 #   --module-source a team's CMake project that builds a module library target NAME
 #   --module-replay the team's golden replay (lockstep-replay record-scenario --sim-lib ...)
+#   --module-packages  Debian packages the module builds against, installed (and for arm64) when
+#                   missing, as root: "libbox2d-dev"
+#   --module-refused-on  a configuration (aarch64-gcc-O2) whose build of the module's libraries
+#                   differs from the recording's, so verify must refuse the replay there
 set -uo pipefail
 ROOT=build-matrix
-MODULE_SRC="" MODULE_TARGET="" MODULE_REPLAY=""
+MOD_SRC=() MOD_TARGET=() MOD_REPLAY=() MOD_PACKAGES=() MOD_REFUSED=()
 REPLAYS=()
+ONLY=" "  # --only CONFIG: run these configurations alone (a developer's quick look; CI runs them all)
+last() { echo $((${#MOD_SRC[@]} - 1)); }
 while [ $# -gt 0 ]; do
   case $1 in
     --root) ROOT=$2; shift 2 ;;
-    --module-source) MODULE_SRC=$(cd "$2" && pwd) || exit 2; shift 2 ;;
-    --module-target) MODULE_TARGET=$2; shift 2 ;;
-    --module-replay) MODULE_REPLAY=$(realpath "$2") || exit 2; shift 2 ;;
+    --only) ONLY+="$2 "; shift 2 ;;
+    --module-source) MOD_SRC+=("$(cd "$2" && pwd)") || exit 2; MOD_TARGET+=(""); MOD_REPLAY+=(""); MOD_PACKAGES+=("")
+                     MOD_REFUSED+=(" "); shift 2 ;;
+    --module-target|--module-replay|--module-packages|--module-refused-on)
+      [ ${#MOD_SRC[@]} -gt 0 ] || { echo "matrix: $1 comes after its --module-source"; exit 2; }
+      case $1 in
+        --module-target) MOD_TARGET[$(last)]=$2 ;;
+        --module-replay) MOD_REPLAY[$(last)]=$(realpath "$2") || exit 2 ;;
+        --module-packages) MOD_PACKAGES[$(last)]=$2 ;;
+        --module-refused-on) MOD_REFUSED[$(last)]+="$2 " ;;
+      esac
+      shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "matrix: unknown option $1 (see --help)"; exit 2 ;;
     *) REPLAYS+=("$(realpath "$1")"); shift ;;
   esac
 done
-if [ -n "$MODULE_SRC" ] && { [ -z "$MODULE_TARGET" ] || [ ! -f "$MODULE_REPLAY" ]; }; then
-  echo "matrix: --module-source needs --module-target and an existing --module-replay"; exit 2
-fi
+for k in "${!MOD_SRC[@]}"; do
+  if [ -z "${MOD_TARGET[$k]}" ] || [ ! -f "${MOD_REPLAY[$k]}" ]; then
+    echo "matrix: --module-source ${MOD_SRC[$k]} needs --module-target and an existing --module-replay"; exit 2
+  fi
+done
 ROOT=$(mkdir -p "$ROOT" && cd "$ROOT" && pwd)
 cd "$(dirname "$0")/.."
 # No replay named: the built-in golden replays, unless the run is for a team's module alone.
-[ ${#REPLAYS[@]} = 0 ] && [ -z "$MODULE_SRC" ] && REPLAYS=(tests/golden/golden.replay tests/golden/skirmish.replay)
+[ ${#REPLAYS[@]} = 0 ] && [ ${#MOD_SRC[@]} = 0 ] && REPLAYS=(tests/golden/golden.replay tests/golden/skirmish.replay)
 
 ensure() {  # ensure <command> <package...>
   local cmd=$1; shift
@@ -58,6 +83,20 @@ ensure aarch64-linux-gnu-g++ g++-aarch64-linux-gnu
 ensure qemu-aarch64 qemu-user
 ensure flatc flatbuffers-compiler
 ensure ninja ninja-build
+# The modules' own packages, for the host and for arm64 (multiarch), as root.
+for pkgs in "${MOD_PACKAGES[@]+"${MOD_PACKAGES[@]}"}"; do
+  for pkg in $pkgs; do
+    for want in "$pkg:$(dpkg --print-architecture)" "$pkg:arm64"; do
+      dpkg -s "$want" >/dev/null 2>&1 && continue
+      if [ "$(id -u)" != 0 ]; then echo "matrix: FAIL: $want is missing; install it with: sudo apt-get install -y $want"; exit 1; fi
+      echo "matrix: $want is missing; installing it from Debian's packages"
+      [ "$want" != "$pkg:arm64" ] || dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
+      { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$want" >/dev/null 2>&1 ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$want" >/dev/null; }; } ||
+        { echo "matrix: FAIL: could not install $want"; exit 1; }
+    done
+  done
+done
 
 # name | compiler | flags | toolchain file | runner
 CONFIGS=(
@@ -68,15 +107,18 @@ CONFIGS=(
   "aarch64-gcc-O2|aarch64-linux-gnu-g++|-O2|cmake/aarch64-linux-gnu.cmake|qemu-aarch64 -L /usr/aarch64-linux-gnu"
 )
 failed=0
+ran=0
 passed=()      # "replay|build dir||module": the builds that reproduce each replay
-mismatches=()  # "name|build dir|runner|replay|module|tick": the builds that do not, and where
-mismatch() {  # mismatch NAME DIR RUNNER REPLAY MODULE OUTPUT: remember where a build parted from a replay
+mismatches=()  # "name|build dir|runner|replay|module|tick|options": the builds that do not, and where
+mismatch() {  # mismatch NAME DIR RUNNER REPLAY MODULE OUTPUT [OPTIONS]: remember where a build parted from a replay
   local tick
   tick=$(sed -n 's/^MISMATCH at tick \([0-9]*\):.*/\1/p' <<<"$6" | head -1)
-  [ -n "$tick" ] && mismatches+=("$1|$2|$3|$4|$5|$tick")
+  [ -n "$tick" ] && mismatches+=("$1|$2|$3|$4|$5|$tick|${7:-}")
 }
 for c in "${CONFIGS[@]}"; do
   IFS='|' read -r name cxx flags toolchain runner <<<"$c"
+  [ "$ONLY" = " " ] || [ "${ONLY#* $name }" != "$ONLY" ] || continue
+  ran=$((ran + 1))
   dir="$ROOT/$name"
   args=(-S . -B "$dir" -G Ninja -DLOCKSTEP_CORE_ONLY=ON -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=$flags")
   if [ -n "$toolchain" ]; then args+=("-DCMAKE_TOOLCHAIN_FILE=$toolchain"); else args+=("-DCMAKE_CXX_COMPILER=$cxx"); fi
@@ -88,9 +130,11 @@ for c in "${CONFIGS[@]}"; do
     if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"; passed+=("$replay|$dir||")
     else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; mismatch "$name" "$dir" "$runner" "$replay" "" "$out"; fi
   done
-  if [ -n "$MODULE_SRC" ]; then
-    # The team's module, built by its own project against this configuration's install.
-    margs=(--no-warn-unused-cli -S "$MODULE_SRC" -B "$dir/module" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_PREFIX_PATH=$dir/prefix"
+  for k in "${!MOD_SRC[@]}"; do
+    # A team's module, built by its own project against this configuration's install.
+    src=${MOD_SRC[$k]} target=${MOD_TARGET[$k]} mreplay=${MOD_REPLAY[$k]}
+    mdir="$dir/module-$target"
+    margs=(--no-warn-unused-cli -S "$src" -B "$mdir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_PREFIX_PATH=$dir/prefix"
            "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags")
     if [ -n "$toolchain" ]; then margs+=("-DCMAKE_TOOLCHAIN_FILE=$PWD/$toolchain")
     else
@@ -98,38 +142,51 @@ for c in "${CONFIGS[@]}"; do
       margs+=("-DCMAKE_CXX_COMPILER=$cxx" "-DCMAKE_C_COMPILER=$cc")
     fi
     if ! cmake --install "$dir" --prefix "$dir/prefix" >"$ROOT/$name.install.log" 2>&1 ||
-       ! cmake "${margs[@]}" >"$ROOT/$name.module.log" 2>&1 ||
-       ! cmake --build "$dir/module" -j 2 --target "$MODULE_TARGET" >>"$ROOT/$name.module.log" 2>&1; then
-      echo "matrix: FAIL $name: the module $MODULE_TARGET did not build (see $ROOT/$name.module.log)"
-      tail -5 "$ROOT/$name.module.log"; failed=1; continue
+       ! cmake "${margs[@]}" >"$ROOT/$name.$target.log" 2>&1 ||
+       ! cmake --build "$mdir" -j 2 --target "$target" >>"$ROOT/$name.$target.log" 2>&1; then
+      echo "matrix: FAIL $name: the module $target did not build (see $ROOT/$name.$target.log)"
+      tail -5 "$ROOT/$name.$target.log"; failed=1; continue
     fi
-    so=$(find "$dir/module" -name "lib$MODULE_TARGET.so" -o -name "$MODULE_TARGET.so" | head -1)
-    out=$($runner "$dir/bin/lockstep-replay" --sim-lib "$so" verify "$MODULE_REPLAY" 2>&1); rc=$?
-    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $MODULE_TARGET: $out"; passed+=("$MODULE_REPLAY|$dir||$so")
+    so=$(find "$mdir" -name "lib$target.so" -o -name "$target.so" | head -1)
+    out=$($runner "$dir/bin/lockstep-replay" --sim-lib "$so" verify "$mreplay" 2>&1); rc=$?
+    out=$(grep -v ': info: ' <<<"$out")
+    if [ "${MOD_REFUSED[$k]#* $name }" != "${MOD_REFUSED[$k]}" ]; then
+      # Expected: refused, the library named; then where this build would part, for the record.
+      why=$(sed -n 's/.*refused: \(.* is another build\).*/\1/p' <<<"$out" | head -1)
+      if [ $rc = 2 ] && [ -n "$why" ]; then
+        echo "matrix: ok   $name ($cxx $flags): module $target refused, as expected here: $why than the recording's"
+        anyout=$($runner "$dir/bin/lockstep-replay" --sim-lib "$so" --any-build verify "$mreplay" 2>&1)
+        mismatch "$name" "$dir" "$runner" "$mreplay" "$so" "$anyout" --any-build
+      else
+        echo "matrix: FAIL $name ($cxx $flags): module $target should be refused here (another build of a library), exit $rc: $out"; failed=1
+      fi
+      continue
+    fi
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $target: $out"; passed+=("$mreplay|$dir||$so")
     else
-      echo "matrix: FAIL $name ($cxx $flags): module $MODULE_TARGET, exit $rc: $out"; failed=1
-      mismatch "$name" "$dir" "$runner" "$MODULE_REPLAY" "$so" "$out"
+      echo "matrix: FAIL $name ($cxx $flags): module $target, exit $rc: $out"; failed=1
+      mismatch "$name" "$dir" "$runner" "$mreplay" "$so" "$out"
     fi
-  fi
+  done
   objdump=objdump; [ -n "$toolchain" ] && objdump=aarch64-linux-gnu-objdump
   tools/determinism-lint.sh "$dir" "$objdump" | sed "s/^/matrix: $name: /" || failed=1
 done
 # Each mismatch localized: the build that parted writes its state at that tick, and a build that
 # reproduces the replay compares it with its own, naming the entity and field.
 for m in "${mismatches[@]}"; do
-  IFS='|' read -r name dir runner replay so tick <<<"$m"
+  IFS='|' read -r name dir runner replay so tick opts <<<"$m"
   ref=""
   for p in "${passed[@]}"; do [ "${p%%|*}" = "$replay" ] && { ref=$p; break; }; done
   if [ -z "$ref" ]; then echo "matrix: $name: no build reproduces $(basename "$replay"), so none can name the field"; continue; fi
   IFS='|' read -r _ refdir _ refso <<<"$ref"
   lib=(); [ -n "$so" ] && lib=(--sim-lib "$so")
   reflib=(); [ -n "$refso" ] && reflib=(--sim-lib "$refso")
-  if ! $runner "$dir/bin/lockstep-replay" "${lib[@]}" state "$replay" --tick "$tick" -o "$ROOT/$name.state" >/dev/null 2>&1; then
+  if ! $runner "$dir/bin/lockstep-replay" "${lib[@]}" $opts state "$replay" --tick "$tick" -o "$ROOT/$name.state" >/dev/null 2>&1; then
     echo "matrix: $name: could not write its state at tick $tick"; continue
   fi
   where=$("$refdir/bin/lockstep-replay" "${reflib[@]}" compare "$replay" "$ROOT/$name.state" --tick "$tick" 2>&1 >/dev/null |
-          sed -n 's/.*error: //p' | head -1)
-  echo "matrix: $name parts from $(basename "$refdir") on $(basename "$replay") at $where"
+          sed -n 's/.*error: //p' | sed 's/ (this build vs .*)$//' | head -1)
+  echo "matrix: $name parts from $(basename "$refdir") on ${replay#"$PWD"/} at $where ($(basename "$refdir")'s value first)"
 done
-if [ $failed = 0 ]; then echo "PASS: ${#CONFIGS[@]} builds, one per-tick hash trace per replay${MODULE_SRC:+, and module $MODULE_TARGET}"; else echo "FAIL: the builds disagree"; fi
+if [ $failed = 0 ]; then echo "PASS: $ran builds, one per-tick hash trace per replay${MOD_TARGET[*]:+, and modules ${MOD_TARGET[*]}}"; else echo "FAIL: the builds disagree"; fi
 exit $failed

@@ -89,4 +89,17 @@ cmp -s "$WORK/s2.log" "$WORK/other.log" || fail "the opted-out session's hashes 
 grep -q "libbox2d.* (opted out" "$WORK/other.err" || fail "the client does not say Box2D is opted out"
 echo "ok: with Box2D opted out (lockstep_add_module UNCOVERED) the same player plays, hash-equal"
 
+# Offline the same: a replay records the builds of the libraries its module linked, and a build
+# with another libbox2d is refused (exit 2, the library named) unless told to go on.
+"$BIN/lockstep-replay" --sim-lib "$CRATES" record-scenario "$WORK/crates.replay" --ticks 300 2>/dev/null || fail "record-scenario"
+json_check <("$BIN/lockstep-replay" --sim-lib "$CRATES" info "$WORK/crates.replay" 2>/dev/null) \
+  '[l["name"] for l in d["libraries"]] == ["'"$SONAME"'"] and len(d["settings_hex"]) == 24' "info lists the recorded libraries"
+LD_LIBRARY_PATH="$WORK/other:${LD_LIBRARY_PATH:-}" "$BIN/lockstep-replay" --sim-lib "$CRATES" verify "$WORK/crates.replay" \
+  >/dev/null 2>"$WORK/verify-other.err"; rc=$?
+[ $rc = 2 ] && grep -q "refused: $SONAME is another build: this build's" "$WORK/verify-other.err" ||
+  fail "verify with another libbox2d: exit $rc, $(cat "$WORK/verify-other.err")"
+LD_LIBRARY_PATH="$WORK/other:${LD_LIBRARY_PATH:-}" "$BIN/lockstep-replay" --sim-lib "$CRATES" --any-build verify "$WORK/crates.replay" \
+  >/dev/null 2>&1 || fail "verify --any-build with the same code in another build should pass"
+echo "ok: a replay with another libbox2d build is refused by name, and replays with --any-build"
+
 echo "PASS: Box2D under lockstep: the naive design named by the history check, the rebuilding one hash-equal with a late joiner through netsim, another libbox2d build refused at join by name"

@@ -120,10 +120,11 @@ TEST_SUITE("session/parts") {
     const JoinDecision d = decide_join(q, server, seats);
     CHECK(d.reason == R::WrongFingerprint);
     CHECK(d.detail.find("libbox2d.so.2.4 is another build: the joining peer's 420a, the server's bdf5") != std::string::npos);
-    CHECK(d.detail.find("the joining module covers libbar.so.3") != std::string::npos);
+    CHECK(d.detail.find("the joining peer's module links libbar.so.3") != std::string::npos);
     CHECK(d.detail.find("libfoo") == std::string::npos);  // the same build is not named
-    CHECK(library_difference(server.libraries, server.libraries).empty());
-    CHECK(library_difference({}, server.libraries).find("the server's module covers libbox2d.so.2.4") != std::string::npos);
+    CHECK(library_difference(server.libraries, server.libraries, "a", "b").empty());
+    CHECK(library_difference({}, server.libraries, "the joining peer", "the server")
+              .find("the server's module links libbox2d.so.2.4") != std::string::npos);
     // Equal fingerprints admit whatever the lists say: the fingerprint is what is checked.
     q.fingerprint = rules().fingerprint;
     CHECK(decide_join(q, server, seats).kind == JoinDecision::Kind::Seat);

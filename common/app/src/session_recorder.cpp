@@ -15,6 +15,7 @@ SessionRecorder::SessionRecorder(ServerSession& session, std::string path, std::
       h.world = session_.config().world;
       h.input_size = session_.input_size();
       h.module = module_;
+      h.libraries = session_.config().libraries;
       h.input_delay = session_.config().input_delay;
       h.start_tick = frame.tick - 1;
       h.names = session_.player_names();

@@ -13,4 +13,27 @@ PlayerTick blank_tick(const Module& m) {
   return t;
 }
 
+std::string library_difference(std::span<const LibraryBuild> a, std::span<const LibraryBuild> b,
+                               std::string_view a_name, std::string_view b_name) {
+  auto find = [](std::span<const LibraryBuild> in, const std::string& name) -> const LibraryBuild* {
+    for (const LibraryBuild& l : in)
+      if (l.name == name) return &l;
+    return nullptr;
+  };
+  const std::string an(a_name), bn(b_name);
+  std::string out;
+  auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  for (const LibraryBuild& y : b) {
+    const LibraryBuild* x = find(a, y.name);
+    if (!x) add(bn + "'s module links " + y.name + " (build " + y.build + "), " + an + "'s does not");
+    else if (x->build != y.build) add(y.name + " is another build: " + an + "'s " + x->build + ", " + bn + "'s " + y.build);
+  }
+  for (const LibraryBuild& x : a)
+    if (!find(b, x.name)) add(an + "'s module links " + x.name + " (build " + x.build + "), " + bn + "'s does not");
+  if (!out.empty())
+    out += " (every peer needs the same build of a library its module links, or the module opts out for one it "
+           "builds with the determinism flags: docs/GUIDE.md, physics engines)";
+  return out;
+}
+
 }  // namespace lockstep

@@ -15,6 +15,11 @@
 #include "packed_table.hpp"
 
 namespace lockstep {
+
+namespace {
+constexpr std::size_t kMaxReplayLibraries = 16;  // as a JoinRequest carries
+}  // namespace
+
 namespace {
 
 constexpr char kMagic[8] = {'L', 'S', 'R', 'E', 'P', 'L', 'A', 'Y'};
@@ -50,8 +55,16 @@ bool ReplayWriter::open(const std::string& path, const ReplayHeader& h, std::str
   const auto nv = fbb.CreateVector(names);
   const auto settings = fbb.CreateVector(h.world.settings);
   const auto module = fbb.CreateString(h.module.substr(0, 32));
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<replay::Library>>> libs = 0;
+  if (!h.libraries.empty()) {
+    std::vector<flatbuffers::Offset<replay::Library>> v;
+    for (std::size_t i = 0; i < h.libraries.size() && i < kMaxReplayLibraries; ++i)
+      v.push_back(replay::CreateLibrary(fbb, fbb.CreateString(h.libraries[i].name.substr(0, 128)),
+                                        fbb.CreateString(h.libraries[i].build.substr(0, 80))));
+    libs = fbb.CreateVector(v);
+  }
   const auto header = replay::CreateHeader(fbb, kReplayFormatVersion, h.protocol_version, h.fingerprint, h.world.players,
-                                           h.input_delay, h.start_tick, nv, settings, h.input_size, module);
+                                           h.input_delay, h.start_tick, nv, settings, h.input_size, module, libs);
   fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Header, header.Union()), replay::RecordIdentifier());
   write_record(fbb.GetBufferPointer(), fbb.GetSize());
   return true;
@@ -120,8 +133,15 @@ struct RecordReader {
                       std::to_string(kReplayFormatVersion) + "; formats 1 and 2 held one built-in world's 16-bit inputs, not a module's input bytes and commands: record the session again)");
     if (h.players() < 1 || h.players() > kMaxPlayers || h.input_delay() > 50 ||
         (h.settings() && h.settings()->size() > kMaxSettingsBytes) || h.input_size() > kMaxInputBytes ||
-        (h.module_name() && h.module_name()->size() > 32))
+        (h.module_name() && h.module_name()->size() > 32) ||
+        (h.libraries() && h.libraries()->size() > kMaxReplayLibraries))
       return fail(ReplayError::Corrupt, "header values out of range" + at);
+    if (h.libraries())
+      for (const auto* l : *h.libraries()) {
+        if (!l->name() || l->name()->size() == 0 || l->name()->size() > 128 || (l->build() && l->build()->size() > 80))
+          return fail(ReplayError::Corrupt, "a library in the header is out of range" + at);
+        out->header.libraries.push_back({l->name()->str(), l->build() ? l->build()->str() : ""});
+      }
     ReplayHeader& hd = out->header;
     hd.protocol_version = h.protocol_version();
     hd.fingerprint = h.fingerprint();
@@ -232,6 +252,7 @@ Replay scenario_replay(const Scenario& scenario, Tick ticks) {
   r.header.world = scenario.world;
   r.header.input_size = sim->input_size();
   r.header.module = std::string(scenario.module->name);
+  r.header.libraries.assign(scenario.module->libraries.begin(), scenario.module->libraries.end());
   for (std::uint32_t p = 0; p < scenario.world.players; ++p) r.header.names.push_back("bot" + std::to_string(p));
   for (Tick t = 1; t <= ticks; ++t) {
     r.frames.push_back(scenario_frame(scenario, t));

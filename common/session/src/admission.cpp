@@ -43,28 +43,6 @@ JoinDecision rejoin(const JoinFacts& q, const AdmissionRules& rules, std::span<c
 
 }  // namespace
 
-std::string library_difference(std::span<const LibraryBuild> joining, std::span<const LibraryBuild> server) {
-  auto find = [](std::span<const LibraryBuild> in, const std::string& name) -> const LibraryBuild* {
-    for (const LibraryBuild& l : in)
-      if (l.name == name) return &l;
-    return nullptr;
-  };
-  std::string out;
-  auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
-  for (const LibraryBuild& s : server) {
-    const LibraryBuild* j = find(joining, s.name);
-    if (!j) add("the server's module covers " + s.name + " (build " + s.build + "), the joining module does not");
-    else if (j->build != s.build)
-      add(s.name + " is another build: the joining peer's " + j->build + ", the server's " + s.build);
-  }
-  for (const LibraryBuild& j : joining)
-    if (!find(server, j.name)) add("the joining module covers " + j.name + " (build " + j.build + "), the server's does not");
-  if (!out.empty())
-    out += " (every peer needs the same build of a library its module links, or the module opts out for one it "
-           "builds with the determinism flags: docs/GUIDE.md, physics engines)";
-  return out;
-}
-
 JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::span<const SeatView> seats) {
   using R = wire::RefuseReason;
   using K = JoinDecision::Kind;
@@ -74,7 +52,9 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
   if (q.fingerprint != rules.fingerprint) {
     std::string why = "simulation fingerprint " + hash_hex(q.fingerprint) + " differs from the server's " +
                       hash_hex(rules.fingerprint);
-    if (const std::string libs = library_difference(q.libraries, rules.libraries); !libs.empty()) why += ": " + libs;
+    if (const std::string libs = library_difference(q.libraries, rules.libraries, "the joining peer", "the server");
+        !libs.empty())
+      why += ": " + libs;
     return refuse(R::WrongFingerprint, why);
   }
   if (!same_secret(q.join_secret, rules.join_secret)) return refuse(R::WrongToken, "wrong join token");

@@ -24,6 +24,9 @@ struct LOCKSTEP_API ReplayHeader {
   std::uint32_t input_delay = 0;
   Tick start_tick = 0;
   std::vector<std::string> names;  ///< by slot
+  /// The libraries the recorder's module linked and their builds (Module::libraries); a build
+  /// with another build of one is refused by `lockstep-replay verify` unless told otherwise.
+  std::vector<LibraryBuild> libraries;
 };
 
 /// Writes a replay as the session runs. Frames are flushed to the file once a second of ticks.

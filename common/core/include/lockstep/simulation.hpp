@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -139,5 +140,10 @@ struct LOCKSTEP_API LibraryBuild {
   std::string build;
   bool operator==(const LibraryBuild&) const = default;
 };
+/// Why two modules' library lists differ, each side named ("the joining peer", "the server"):
+/// "libbox2d.so.2 is another build: the joining peer's X, the server's Y", or a library only one
+/// side links, with the way out; "" when they agree.
+LOCKSTEP_API std::string library_difference(std::span<const LibraryBuild> a, std::span<const LibraryBuild> b,
+                                            std::string_view a_name, std::string_view b_name);
 
 }  // namespace lockstep

@@ -44,9 +44,6 @@ struct AdmissionRules {
   std::vector<LibraryBuild> libraries;  ///< the server's module's covered libraries (ServerConfig::libraries)
 };
 
-/// Why two fingerprints differ, when the libraries they cover say: "libbox2d.so.2.4: the joining
-/// peer's build X, the server's Y", or a library only one side covers; "" when the lists agree.
-std::string library_difference(std::span<const LibraryBuild> joining, std::span<const LibraryBuild> server);
 
 /// One player slot as admission sees it.
 struct SeatView {
