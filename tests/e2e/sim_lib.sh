@@ -38,6 +38,17 @@ json_check "$WORK/info.json" 'd["sim"] == "walkers" and d["settings"] == "seed=7
 grep -q 'cannot load it' "$WORK/missing.err" || fail "missing: $(cat "$WORK/missing.err")"
 "$BIN/lockstep-server" --sim-lib "$BIN/libwalkers_no_entry.so" >/dev/null 2>"$WORK/noentry.err"; [ $? = 2 ] || fail "a library without the entry point should be bad usage"
 grep -q 'not a lockstep module' "$WORK/noentry.err" || fail "no entry: $(cat "$WORK/noentry.err")"
+# Untrusted library files: a truncated one would fault the loader (SIGBUS) if it were mapped, and
+# one of another architecture would get the loader's "No such file"; each is refused with a sentence.
+head -c 3000 "$LIB" >"$WORK/cut.so"
+"$BIN/lockstep-synctest" --sim-lib "$WORK/cut.so" >/dev/null 2>"$WORK/cut.err"; rc=$?
+[ $rc = 2 ] && grep -q 'truncated or damaged' "$WORK/cut.err" || fail "a truncated library: exit $rc, $(cat "$WORK/cut.err")"
+if command -v aarch64-linux-gnu-gcc >/dev/null; then
+  printf 'int lockstep_module;\n' >"$WORK/arm.c" && aarch64-linux-gnu-gcc -shared -fPIC "$WORK/arm.c" -o "$WORK/libarm.so"
+  "$BIN/lockstep-server" --sim-lib "$WORK/libarm.so" >/dev/null 2>"$WORK/arm.err"; rc=$?
+  [ $rc = 2 ] && grep -q 'built for aarch64, and this process is x86-64' "$WORK/arm.err" || fail "an aarch64 library: exit $rc, $(cat "$WORK/arm.err")"
+fi
+"$BIN/lockstep-replay" --sim-lib "$BIN/lockstep-replay" info /dev/null >/dev/null 2>"$WORK/exe.err"; [ $? = 2 ] || fail "an executable as a module should be exit 2"
 "$BIN/lockstep-client" --sim-lib "$BIN/libwalkers_abi99.so" --connect 127.0.0.1:1 >/dev/null 2>"$WORK/abi.err"; [ $? = 2 ] || fail "another ABI version should be bad usage"
 grep -q 'speaks module ABI version 99' "$WORK/abi.err" || fail "abi: $(cat "$WORK/abi.err")"
 "$BIN/lockstep-server" --sim-lib "$LIB" --world colour=red >/dev/null 2>"$WORK/world.err"; [ $? = 2 ] || fail "a setting the module does not know should be bad usage"

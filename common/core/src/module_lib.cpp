@@ -5,6 +5,7 @@
 #include <link.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <array>
 #include <cstring>
 #include <fstream>
@@ -20,6 +21,16 @@
 namespace lockstep {
 
 namespace {
+
+#if defined(__x86_64__)
+constexpr unsigned EM_HOST = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr unsigned EM_HOST = EM_AARCH64;
+#elif defined(__i386__)
+constexpr unsigned EM_HOST = EM_386;
+#else
+#error "module_lib.cpp: name this architecture's ELF machine"
+#endif
 
 const lockstep_module_v2* g_table = nullptr;  // the loaded library's table
 std::string g_name, g_description, g_controls_help, g_golden;
@@ -335,12 +346,51 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note) {
 
 }  // namespace
 
+namespace {
+
+// A library file is untrusted: dlopen maps what the headers claim, and a truncated file faults
+// (SIGBUS) when the loader touches a page past its end. Checked first: an ELF shared object of
+// this process's class and machine, whose segments and section headers lie inside the file.
+std::string check_library_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return std::string("cannot load it: ") + std::strerror(errno);
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  ElfW(Ehdr) eh{};
+  if (size < sizeof eh || !in.read(reinterpret_cast<char*>(&eh), sizeof eh))
+    return "not a shared library: " + std::to_string(size) + " bytes, shorter than an ELF header";
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return "not a shared library: no ELF header";
+  const char* const arch = sizeof(void*) == 8 ? (EM_HOST == EM_AARCH64 ? "aarch64" : "x86-64") : "32-bit";
+  auto machine = [](unsigned m) -> std::string {
+    return m == EM_X86_64 ? "x86-64" : m == EM_AARCH64 ? "aarch64" : m == EM_386 ? "x86" : "machine " + std::to_string(m);
+  };
+  if (eh.e_ident[EI_CLASS] != (sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32) || eh.e_machine != EM_HOST)
+    return "built for " + machine(eh.e_machine) + ", and this process is " + arch;
+  if (eh.e_type != ET_DYN) return "an ELF file, but not a shared library (build it as a MODULE or SHARED library)";
+  if (eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phoff > size ||
+      std::uint64_t{eh.e_phnum} * sizeof(ElfW(Phdr)) > size - eh.e_phoff)
+    return "truncated or damaged: its program headers lie outside the file";
+  in.seekg(static_cast<std::streamoff>(eh.e_phoff));
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    ElfW(Phdr) ph{};
+    if (!in.read(reinterpret_cast<char*>(&ph), sizeof ph)) return "truncated: cannot read its program headers";
+    if (ph.p_type == PT_LOAD && (ph.p_offset > size || ph.p_filesz > size - ph.p_offset))
+      return "truncated or damaged: a segment runs past the end of the file (" + std::to_string(size) + " bytes)";
+  }
+  if (eh.e_shoff != 0 && (eh.e_shoff > size || std::uint64_t{eh.e_shnum} * eh.e_shentsize > size - eh.e_shoff))
+    return "truncated or damaged: its section headers lie outside the file";
+  return "";
+}
+
+}  // namespace
+
 const Module* load_module_library(const std::string& path, std::string* error) {
   auto fail = [&](const std::string& why) -> const Module* {
     *error = "--sim-lib " + path + ": " + why;
     return nullptr;
   };
   if (g_table) return fail("a module library is already loaded in this process");
+  if (const std::string bad = check_library_file(path); !bad.empty()) return fail(bad);
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return fail(std::string("cannot load it: ") + dlerror());
   const auto entry = reinterpret_cast<lockstep_module_fn>(dlsym(lib, LOCKSTEP_MODULE_ENTRY));
