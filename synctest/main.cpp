@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ struct Options {
   std::uint32_t players = 0;  // 0: 1, 2 and the most the module builds (up to 8)
   SyncTestConfig cfg;
   bool emit_trace = false;  // a child run: print the trace and exit
+  std::uint32_t heap_shift = 0;  // a child run: hold heap blocks first (rounds), so every later address moves
   bool describe = false;    // print the game's description for lockstep-server --relay and exit
   std::int64_t emit_state = -1;  // a child run: print the state after this tick (hex; 0: the new world) and exit
   std::string changed_world;  // with emit_trace: print only the fingerprint of this world
@@ -58,6 +60,8 @@ void declare(CLI::App& app, Options& o) {
   app.add_option("--emit-state", o.emit_state, "internal: print the state after this tick")->check(CLI::Range(0, 1'000'000))
       ->group("");
   app.add_flag("--emit-trace", o.emit_trace, "internal: print this run's trace (the cross-process checks run it)")->group("");
+  app.add_option("--heap-shift", o.heap_shift, "internal: hold this many rounds of heap blocks before the run, moving "
+                 "every later heap address")->check(CLI::Range(0u, 64u))->group("");
   app.add_flag("--describe", o.describe,
                "print the module's description for a server without the simulation (lockstep-server --relay FILE): "
                "its fingerprints, input size and --world's settings bytes; run no checks");
@@ -69,6 +73,11 @@ std::string quote(const std::string& s) {
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
+
+// The blocks a child run holds to move every later heap address (--heap-shift): one of every size
+// from 8 to 4096 bytes per round, so each of the allocator's size classes (glibc's bins, ASan's
+// regions) starts further on. Kept here, reachable, so a leak checker does not count them.
+std::vector<void*> g_heap_shift;
 
 // Runs this executable again with `args` (after the shell assignments in `env`) and returns what
 // it printed, or false.
@@ -204,7 +213,12 @@ bool check_variant(const Options& o, const Module& m, const SyncTestConfig& cfg,
   args.insert(args.end(), {"--players", std::to_string(cfg.world.players), "--ticks", std::to_string(cfg.ticks),
                            "--seed", std::to_string(cfg.seed)});
   if (!settings.empty()) args.insert(args.end(), {"--world", settings});
-  const Child plain{args, ""}, low{args, perturbed_env(0x5a)}, high{args, perturbed_env(0xa5)};
+  // The memory check's second run also has every heap address moved: a step that takes an order
+  // from addresses (a hash table keyed by pointers) differs even where two processes would get the
+  // same addresses (no ASLR).
+  std::vector<std::string> shifted_args = args;
+  shifted_args.insert(shifted_args.end(), {"--heap-shift", "1"});
+  const Child plain{args, ""}, low{args, perturbed_env(0x5a)}, high{shifted_args, perturbed_env(0xa5)};
   Trace a, b, c, d;
   if (!child_trace(plain, &a) || !child_trace(plain, &b) || !child_trace(low, &c) || !child_trace(high, &d)) return false;
   LOCKSTEP_LOG_INFO("checking %.*s, %s (%s): %u ticks", static_cast<int>(m.name.size()), m.name.data(),
@@ -286,6 +300,13 @@ int run(Options o) {
   const std::vector<std::uint32_t> players =
       o.players != 0 ? std::vector<std::uint32_t>{o.players} : default_player_counts(*m, worlds[0].world);
   if (o.emit_trace || o.emit_state >= 0 || !o.changed_world.empty()) {  // a child run: one world, one count
+    if (o.heap_shift != 0) {
+      // Every block allocated from here on sits o.heap_shift bytes further on (and large ones a
+      // page further), so an order taken from addresses (an unordered_map keyed by pointer, whose
+      // buckets are the address modulo a prime) comes out differently from the other child's.
+      for (std::uint32_t round = 0; round < o.heap_shift; ++round)
+        for (std::size_t size = 8; size <= 4096; size += 8) g_heap_shift.push_back(std::malloc(size));
+    }
     o.cfg.world = worlds[0].world;
     o.cfg.world.players = players.empty() ? 2 : players[0];
     if (!m->create(o.cfg.world)) return 2;

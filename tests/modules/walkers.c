@@ -9,7 +9,9 @@
  * keeps a cache outside the state that assumes time only moves forward (stepping a tick again
  * after a rollback reads the later tick's value), 5 its step calls libm's sin (the same on one
  * machine, not across libms: only lockstep-lint sees it), 6 a new world leaves the velocities
- * unwritten, 7 its serialization copies a struct with padding bytes. */
+ * unwritten, 7 its serialization copies a struct with padding bytes, 8 its step visits the
+ * walkers in the order a hash table keyed by pointers keeps them (the address modulo a prime), and
+ * each walker's nudge depends on those visited before it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +178,20 @@ static void step(lockstep_sim* s, const lockstep_frame* f) {
 #endif
 #if WALKERS_BROKEN == 7
   s->gusts.count += f->tick % 3 == 0;
+#endif
+#if WALKERS_BROKEN == 8
+  {
+    void* node[MAX_PLAYERS];
+    uint32_t order[MAX_PLAYERS];
+    for (uint32_t p = 0; p < s->players; ++p) node[p] = malloc(24), order[p] = p;
+    for (uint32_t i = 1; i < s->players; ++i)  /* by bucket: address % 13, as std::hash<T*> buckets */
+      for (uint32_t j = i; j > 0 && (uintptr_t)node[order[j]] % 13 < (uintptr_t)node[order[j - 1]] % 13; --j) {
+        const uint32_t t = order[j];
+        order[j] = order[j - 1], order[j - 1] = t;
+      }
+    for (uint32_t k = 0; k < s->players; ++k) s->pos[order[k]] += (int32_t)(k % 3);
+    for (uint32_t p = 0; p < s->players; ++p) free(node[p]);
+  }
 #endif
   for (uint32_t p = 0; p < s->players; ++p) {
     const int8_t push = (f->present >> p) & 1u ? (int8_t)f->inputs[p * f->input_size] : 0;
