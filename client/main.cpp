@@ -127,7 +127,9 @@ int report(const Client& client, const ClientFront& front, const std::string& su
 }
 
 // Joins one session and plays it to its end.
-int play(Options o) {
+// Joins one session and plays it to its end; `stale` is set when the secret read from
+// --rejoin-file was refused as unknown (the file is from an earlier session, or its seat is gone).
+int play_once(Options o, bool fresh, bool* stale) {
   ClientConfig& cfg = o.cfg;
   int code = 0;
   const Module* module = module_from_options(o.sim, o.sim_lib, &code);
@@ -161,9 +163,11 @@ int play(Options o) {
   // --fps, blending the previous and current state at the client's alpha.
   std::unique_ptr<render::Renderer> renderer;
   if (!make_renderer(o, &renderer)) return 2;
-  if (!o.rejoin_file.empty() && cfg.rejoin_secret.empty()) {
+  bool secret_from_file = false;
+  if (!o.rejoin_file.empty() && cfg.rejoin_secret.empty() && !fresh) {
     std::ifstream in(o.rejoin_file);
     std::getline(in, cfg.rejoin_secret);
+    secret_from_file = !cfg.rejoin_secret.empty();
   }
   HashLogWriter hash_log;
   if (!o.hash_log_path.empty() && !hash_log.open(o.hash_log_path, !cfg.rejoin_secret.empty())) {
@@ -204,7 +208,22 @@ int play(Options o) {
   if (front.renderer()) front.renderer()->end();
   log_setup("lockstep-client", LogLevel::Info);
   hash_log.close();
+  *stale = secret_from_file && session->stats().refusal == "BadRequest" &&
+           session->end_message().find("unknown rejoin secret") != std::string::npos;
+  if (*stale) return exit_code(ErrorKind::Connection);
   return report(*client, front, o.summary_path);
+}
+
+// A stale --rejoin-file does not end the client: it joins afresh once, as a new player (which the
+// session allows in its lobby, or running with --allow-late-join), and the file then holds the
+// new seat's secret.
+int play(Options o) {
+  bool stale = false;
+  const int code = play_once(o, /*fresh=*/false, &stale);
+  if (!stale) return code;
+  LOCKSTEP_LOG_WARN("--rejoin-file %s holds a secret this session does not know (an earlier session's, or a seat "
+                    "given up): joining afresh as a new player", o.rejoin_file.c_str());
+  return play_once(o, /*fresh=*/true, &stale);
 }
 
 }  // namespace

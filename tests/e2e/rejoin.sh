@@ -36,4 +36,18 @@ n=$(wc -l <"$WORK/second.log")
 [ "$n" -ge $((1500 - joined - 5)) ] || fail "rejoined client executed only $n ticks"
 grep -Fxv -f "$WORK/server.log" "$WORK/second.log" | head -3 | grep -q . && fail "rejoined client's hashes differ from the server's"
 [ "$(tail -n1 "$WORK/second.log" | cut -d' ' -f1)" = 1500 ] || fail "rejoined client did not reach 1500"
-echo "PASS: killed at tick $killed_at, rejoined from tick $joined with a verified snapshot, equal hashes to 1500"
+
+# A stale rejoin file (an earlier session's secret) does not end the client: it joins afresh as a
+# new player where the session allows one (here its lobby), and the file then holds the new secret.
+echo "0123456789abcdef0123456789abcdef" >"$WORK/stale"
+"$BIN/lockstep-server" --port $((PORT + 3)) --players 1 --ticks 200 --hash-log "$WORK/s3.log" >/dev/null 2>"$WORK/s3.err" &
+S3=$!; PIDS+=($S3)
+"$BIN/lockstep-client" --connect "127.0.0.1:$((PORT + 3))" --name again --bot 4 --rejoin-file "$WORK/stale" \
+    --hash-log "$WORK/again.log" >/dev/null 2>"$WORK/again.err"
+rc=$?; [ $rc = 0 ] || fail "the client with a stale rejoin file: exit $rc ($(tail -3 "$WORK/again.err"))"
+expect_exit $S3 0 "the stale-file session's server"
+grep -q "holds a secret this session does not know" "$WORK/again.err" || fail "the client did not say the file is stale"
+[ "$(cat "$WORK/stale")" != "0123456789abcdef0123456789abcdef" ] || fail "the rejoin file still holds the stale secret"
+cmp -s "$WORK/s3.log" "$WORK/again.log" || fail "the fresh join's hashes differ"
+echo "ok: a stale rejoin file: warned, joined afresh, the file rewritten"
+echo "PASS: killed at tick $killed_at, rejoined from tick $joined with a verified snapshot, equal hashes to 1500; a stale rejoin file joins afresh"
