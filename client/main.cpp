@@ -129,11 +129,8 @@ int report(const Client& client, const ClientFront& front, const std::string& su
 // Joins one session and plays it to its end.
 // Joins one session and plays it to its end; `stale` is set when the secret read from
 // --rejoin-file was refused as unknown (the file is from an earlier session, or its seat is gone).
-int play_once(Options o, bool fresh, bool* stale) {
+int play_once(Options o, const Module* module, bool fresh, bool* stale) {
   ClientConfig& cfg = o.cfg;
-  int code = 0;
-  const Module* module = module_from_options(o.sim, o.sim_lib, &code);
-  if (!module) return code;
   cfg.factory = module->create;
   cfg.libraries.assign(module->libraries.begin(), module->libraries.end());
   if (!o.connect_token.empty()) {
@@ -218,12 +215,15 @@ int play_once(Options o, bool fresh, bool* stale) {
 // session allows in its lobby, or running with --allow-late-join), and the file then holds the
 // new seat's secret.
 int play(Options o) {
+  int code = 0;
+  const Module* module = module_from_options(o.sim, o.sim_lib, &code);  // once: one library per process
+  if (!module) return code;
   bool stale = false;
-  const int code = play_once(o, /*fresh=*/false, &stale);
+  code = play_once(o, module, /*fresh=*/false, &stale);
   if (!stale) return code;
   LOCKSTEP_LOG_WARN("--rejoin-file %s holds a secret this session does not know (an earlier session's, or a seat "
                     "given up): joining afresh as a new player", o.rejoin_file.c_str());
-  return play_once(o, /*fresh=*/true, &stale);
+  return play_once(o, module, /*fresh=*/true, &stale);
 }
 
 }  // namespace

@@ -164,8 +164,8 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
   return kExitOk;
 }
 
-// Steps the replay's world to `tick` (checking every recorded hash on the way unless the build is
-// known to differ); nullptr when the replay is bad or shorter.
+// Steps the replay's world to `tick` (without checking the recorded hashes: this may be the build
+// that parts); nullptr when the replay is bad or shorter.
 std::unique_ptr<Simulation> world_at(const Module& module, const std::string& path, Tick tick, Tick perturb_at,
                                      int* code) {
   Replay r;

@@ -213,8 +213,8 @@ bool check_variant(const Options& o, const Module& m, const SyncTestConfig& cfg,
   args.insert(args.end(), {"--players", std::to_string(cfg.world.players), "--ticks", std::to_string(cfg.ticks),
                            "--seed", std::to_string(cfg.seed)});
   if (!settings.empty()) args.insert(args.end(), {"--world", settings});
-  // The memory check's second run also has every heap address moved: a step that takes an order
-  // from addresses (a hash table keyed by pointers) differs even where two processes would get the
+  // The memory check's second run also has its heap blocks moved: a step that takes an order from
+  // addresses (a hash table keyed by pointers) differs even where two processes would get the
   // same addresses (no ASLR).
   std::vector<std::string> shifted_args = args;
   shifted_args.insert(shifted_args.end(), {"--heap-shift", "1"});
@@ -301,9 +301,10 @@ int run(Options o) {
       o.players != 0 ? std::vector<std::uint32_t>{o.players} : default_player_counts(*m, worlds[0].world);
   if (o.emit_trace || o.emit_state >= 0 || !o.changed_world.empty()) {  // a child run: one world, one count
     if (o.heap_shift != 0) {
-      // Every block allocated from here on sits o.heap_shift bytes further on (and large ones a
-      // page further), so an order taken from addresses (an unordered_map keyed by pointer, whose
-      // buckets are the address modulo a prime) comes out differently from the other child's.
+      // Fresh blocks of every size class now come from further on (blocks freed at start-up may
+      // still be reused where they were), so an order taken from addresses (an unordered_map
+      // keyed by pointer, whose buckets are the address modulo a prime) comes out differently
+      // from the other child's.
       for (std::uint32_t round = 0; round < o.heap_shift; ++round)
         for (std::size_t size = 8; size <= 4096; size += 8) g_heap_shift.push_back(std::malloc(size));
     }

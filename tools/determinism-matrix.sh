@@ -108,7 +108,7 @@ CONFIGS=(
 )
 failed=0
 ran=0
-passed=()      # "replay|build dir||module": the builds that reproduce each replay
+passed=()      # "replay|build dir|runner|module": the builds that reproduce each replay
 mismatches=()  # "name|build dir|runner|replay|module|tick|options": the builds that do not, and where
 mismatch() {  # mismatch NAME DIR RUNNER REPLAY MODULE OUTPUT [OPTIONS]: remember where a build parted from a replay
   local tick
@@ -127,7 +127,7 @@ for c in "${CONFIGS[@]}"; do
   fi
   for replay in "${REPLAYS[@]}"; do
     out=$($runner "$dir/bin/lockstep-replay" verify "$replay" 2>&1); rc=$?
-    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"; passed+=("$replay|$dir||")
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"; passed+=("$replay|$dir|$runner|")
     else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; mismatch "$name" "$dir" "$runner" "$replay" "" "$out"; fi
   done
   for k in "${!MOD_SRC[@]}"; do
@@ -162,7 +162,7 @@ for c in "${CONFIGS[@]}"; do
       fi
       continue
     fi
-    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $target: $out"; passed+=("$mreplay|$dir||$so")
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $target: $out"; passed+=("$mreplay|$dir|$runner|$so")
     else
       echo "matrix: FAIL $name ($cxx $flags): module $target, exit $rc: $out"; failed=1
       mismatch "$name" "$dir" "$runner" "$mreplay" "$so" "$out"
@@ -178,15 +178,17 @@ for m in "${mismatches[@]}"; do
   ref=""
   for p in "${passed[@]}"; do [ "${p%%|*}" = "$replay" ] && { ref=$p; break; }; done
   if [ -z "$ref" ]; then echo "matrix: $name: no build reproduces $(basename "$replay"), so none can name the field"; continue; fi
-  IFS='|' read -r _ refdir _ refso <<<"$ref"
+  IFS='|' read -r _ refdir refrunner refso <<<"$ref"
   lib=(); [ -n "$so" ] && lib=(--sim-lib "$so")
   reflib=(); [ -n "$refso" ] && reflib=(--sim-lib "$refso")
   if ! $runner "$dir/bin/lockstep-replay" "${lib[@]}" $opts state "$replay" --tick "$tick" -o "$ROOT/$name.state" >/dev/null 2>&1; then
     echo "matrix: $name: could not write its state at tick $tick"; continue
   fi
-  where=$("$refdir/bin/lockstep-replay" "${reflib[@]}" compare "$replay" "$ROOT/$name.state" --tick "$tick" 2>&1 >/dev/null |
+  where=$($refrunner "$refdir/bin/lockstep-replay" "${reflib[@]}" compare "$replay" "$ROOT/$name.state" --tick "$tick" 2>&1 >/dev/null |
           sed -n 's/.*error: //p' | sed 's/ (this build vs .*)$//' | head -1)
+  [ -n "$where" ] || { echo "matrix: $name: $(basename "$refdir") could not compare its state at tick $tick"; continue; }
   echo "matrix: $name parts from $(basename "$refdir") on ${replay#"$PWD"/} at $where ($(basename "$refdir")'s value first)"
 done
+if [ $ran = 0 ]; then echo "matrix: FAIL: no configuration ran (--only names one of: $(for c in "${CONFIGS[@]}"; do printf '%s ' "${c%%|*}"; done))"; exit 1; fi
 if [ $failed = 0 ]; then echo "PASS: $ran builds, one per-tick hash trace per replay${MOD_TARGET[*]:+, and modules ${MOD_TARGET[*]}}"; else echo "FAIL: the builds disagree"; fi
 exit $failed

@@ -284,6 +284,12 @@ int deserialize(lockstep_sim* s, const uint8_t* b, size_t n) {
   if (players < 1 || players > kMaxPlayers || crates < 1 || crates > kMaxCrates ||
       n != kHeader + size_t{players + crates} * kBodyBytes)
     return 0;
+  // Untrusted bytes: a NaN or an infinity would trip Box2D's assertions when stepped.
+  for (size_t i = 0; i < size_t{players + crates} * 6; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, b + kHeader + 4 * i, 4);
+    if ((bits & 0x7f800000u) == 0x7f800000u) return 0;
+  }
   s->tick = tick;
   s->players = players;
   s->crates = crates;

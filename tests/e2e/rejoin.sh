@@ -40,9 +40,11 @@ grep -Fxv -f "$WORK/server.log" "$WORK/second.log" | head -3 | grep -q . && fail
 # A stale rejoin file (an earlier session's secret) does not end the client: it joins afresh as a
 # new player where the session allows one (here its lobby), and the file then holds the new secret.
 echo "0123456789abcdef0123456789abcdef" >"$WORK/stale"
-"$BIN/lockstep-server" --port $((PORT + 3)) --players 1 --ticks 200 --hash-log "$WORK/s3.log" >/dev/null 2>"$WORK/s3.err" &
+# A module library, so the client's second attempt reuses the module it loaded (one per process).
+"$BIN/lockstep-server" --port $((PORT + 3)) --players 1 --ticks 200 --sim-lib "$BIN/libwalkers.so" \
+    --hash-log "$WORK/s3.log" >/dev/null 2>"$WORK/s3.err" &
 S3=$!; PIDS+=($S3)
-"$BIN/lockstep-client" --connect "127.0.0.1:$((PORT + 3))" --name again --bot 4 --rejoin-file "$WORK/stale" \
+"$BIN/lockstep-client" --connect "127.0.0.1:$((PORT + 3))" --name again --bot 4 --rejoin-file "$WORK/stale" --sim-lib "$BIN/libwalkers.so" \
     --hash-log "$WORK/again.log" >/dev/null 2>"$WORK/again.err"
 rc=$?; [ $rc = 0 ] || fail "the client with a stale rejoin file: exit $rc ($(tail -3 "$WORK/again.err"))"
 expect_exit $S3 0 "the stale-file session's server"

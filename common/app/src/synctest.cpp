@@ -285,11 +285,13 @@ CheckResult check_rollback(const SyncTestConfig& cfg) {
 }
 
 std::vector<Tick> history_points(const SyncTestConfig& cfg) {
-  // Loads early (before anything has touched), at a quarter, half and three quarters of the run.
+  // Loads early (before anything has touched), at a quarter, half and three quarters of the run;
+  // each load's k ticks stay within the run (a run shorter than k + 1 ticks loads at tick 1 alone).
   std::vector<Tick> out;
   const Tick k = std::max<Tick>(1, cfg.history);
   for (const Tick t : {Tick{1}, cfg.ticks / 4, cfg.ticks / 2, cfg.ticks / 4 * 3})
-    if (t >= 1 && (out.empty() || t >= out.back() + k)) out.push_back(t);
+    if (t >= 1 && t + k <= cfg.ticks && (out.empty() || t >= out.back() + k)) out.push_back(t);
+  if (out.empty()) out.push_back(1);
   return out;
 }
 

@@ -21,18 +21,17 @@ std::string library_difference(std::span<const LibraryBuild> a, std::span<const 
     return nullptr;
   };
   const std::string an(a_name), bn(b_name);
+  auto id = [](const std::string& build) { return build.size() > 16 ? build.substr(0, 16) + "..." : build; };
   std::string out;
   auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
   for (const LibraryBuild& y : b) {
     const LibraryBuild* x = find(a, y.name);
-    if (!x) add(bn + "'s module links " + y.name + " (build " + y.build + "), " + an + "'s does not");
-    else if (x->build != y.build) add(y.name + " is another build: " + an + "'s " + x->build + ", " + bn + "'s " + y.build);
+    if (!x) add(bn + "'s module links " + y.name + " (build " + id(y.build) + "), " + an + "'s does not");
+    else if (x->build != y.build) add(y.name + " is another build: " + an + "'s " + id(x->build) + ", " + bn + "'s " + id(y.build));
   }
   for (const LibraryBuild& x : a)
-    if (!find(b, x.name)) add(an + "'s module links " + x.name + " (build " + x.build + "), " + bn + "'s does not");
-  if (!out.empty())
-    out += " (every peer needs the same build of a library its module links, or the module opts out for one it "
-           "builds with the determinism flags: docs/GUIDE.md, physics engines)";
+    if (!find(b, x.name)) add(an + "'s module links " + x.name + " (build " + id(x.build) + "), " + bn + "'s does not");
+  if (!out.empty()) out += " (peers need the same build, or the module opts it out: docs/GUIDE.md §14)";
   return out;
 }
 

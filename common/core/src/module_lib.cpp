@@ -246,8 +246,9 @@ namespace {
 // The C and C++ runtimes, which every module links and no fingerprint covers: their math is the
 // lint's concern (libm transcendentals), and a peer's glibc is its system's.
 bool is_runtime(std::string_view soname) {
-  for (const char* r : {"libc.so", "libm.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "libpthread.so", "libdl.so",
-                        "librt.so", "libmvec.so"})
+  // The same list as lockstep-lint's (is_runtime there).
+  for (const char* r : {"libc.so", "libm.so", "libmvec.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "libpthread.so",
+                        "libdl.so", "librt.so", "libutil.so"})
     if (soname.substr(0, std::strlen(r)) == r) return true;
   return false;
 }
@@ -301,7 +302,7 @@ int find_build_id(dl_phdr_info* info, std::size_t, void* data) {
 // The libraries a loaded module asks for (its DT_NEEDED entries) other than the runtimes and those
 // it opts out of, each with its build: the GNU build id of the copy this process loaded, or the
 // XXH3 of that file's bytes when it has no build id.
-std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note) {
+std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::string* error) {
   std::vector<LibraryBuild> out;
   link_map* lm = nullptr;
   if (dlinfo(lib, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_ld) return out;
@@ -317,6 +318,15 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note) {
   for (const ElfW(Xword) off : needed) {
     const std::string soname(reinterpret_cast<const char*>(strtab + off));
     if (is_runtime(soname)) continue;
+    // What a JoinRequest and a replay can carry, so every peer compares the same list.
+    if (soname.size() > 128) {
+      *error = "it links a library whose name is over 128 bytes (" + soname.substr(0, 40) + "...)";
+      return {};
+    }
+    if (out.size() == 16) {
+      *error = "it links more than 16 libraries besides the C and C++ runtimes; a fingerprint names at most 16";
+      return {};
+    }
     if (opt_out && uncovered(soname, opt_out)) {
       *note += (note->empty() ? "" : ", ") + soname + " (opted out: its build is not in the fingerprint)";
       out.push_back({soname, kOptedOut});
@@ -331,6 +341,8 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note) {
     NoteSearch q{dep->l_addr, ""};
     dl_iterate_phdr(find_build_id, &q);
     std::string build = q.build;
+    if (build.size() > 80) build = "xxh3:" + hash_hex(hash_bytes({reinterpret_cast<const std::uint8_t*>(build.data()),
+                                                                   build.size()}));
     if (build.empty()) {
       std::ifstream in(dep->l_name, std::ios::binary);
       const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -348,9 +360,11 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note) {
 
 namespace {
 
-// A library file is untrusted: dlopen maps what the headers claim, and a truncated file faults
-// (SIGBUS) when the loader touches a page past its end. Checked first: an ELF shared object of
-// this process's class and machine, whose segments and section headers lie inside the file.
+// dlopen maps what a file's headers claim, and a truncated file faults (SIGBUS) when the loader
+// touches a page past its end; a library of another architecture gets the loader's "No such
+// file". Checked first: an ELF shared object of this process's class and machine, whose segments
+// and section headers lie inside the file. (A library that passes is still code the process runs:
+// load only modules you trust.)
 std::string check_library_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return std::string("cannot load it: ") + std::strerror(errno);
@@ -397,16 +411,23 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   if (!entry) return fail("not a lockstep module: it has no " LOCKSTEP_MODULE_ENTRY "() entry point (module_abi.h)");
   const lockstep_module_v2* t = entry(LOCKSTEP_MODULE_ABI_VERSION);
   if (!t) return fail("the module cannot serve module ABI version " + std::to_string(LOCKSTEP_MODULE_ABI_VERSION));
-  std::string note;
-  std::vector<LibraryBuild> libraries = covered_libraries(lib, &note);
+  std::string note, bad;
+  std::vector<LibraryBuild> libraries = covered_libraries(lib, &note, &bad);
+  if (!bad.empty()) return fail(bad);
   const Module* m = install_table(t, path, error);
   if (!m || libraries.empty()) {
     return m;
   }
-  // The libraries' builds join the build id: a peer with another build of one is another module.
+  g_libraries = std::move(libraries);
+  g_module.libraries = g_libraries;
+  LOCKSTEP_LOG_INFO("--sim-lib %s links %s", path.c_str(), note.c_str());
+  // The covered libraries' builds join the build id: a peer with another build of one is another
+  // module. With every library opted out the build id stays the table's.
+  if (std::none_of(g_libraries.begin(), g_libraries.end(), [](const LibraryBuild& l) { return l.build != kOptedOut; }))
+    return m;
   std::vector<std::uint8_t> bytes(8);
   std::memcpy(bytes.data(), &g_build_id, 8);
-  for (const LibraryBuild& l : libraries) {
+  for (const LibraryBuild& l : g_libraries) {
     if (l.build == kOptedOut) continue;
     bytes.insert(bytes.end(), l.name.begin(), l.name.end());
     bytes.push_back(0);
@@ -414,9 +435,6 @@ const Module* load_module_library(const std::string& path, std::string* error) {
     bytes.push_back(0);
   }
   g_build_id = hash_bytes(bytes);
-  g_libraries = std::move(libraries);
-  g_module.libraries = g_libraries;
-  LOCKSTEP_LOG_INFO("--sim-lib %s links %s", path.c_str(), note.c_str());
   return m;
 }
 

@@ -52,9 +52,10 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
   if (q.fingerprint != rules.fingerprint) {
     std::string why = "simulation fingerprint " + hash_hex(q.fingerprint) + " differs from the server's " +
                       hash_hex(rules.fingerprint);
+    // A library named says more than two fingerprints, and a Refuse carries 256 bytes.
     if (const std::string libs = library_difference(q.libraries, rules.libraries, "the joining peer", "the server");
         !libs.empty())
-      why += ": " + libs;
+      why = "simulation fingerprint differs: " + libs;
     return refuse(R::WrongFingerprint, why);
   }
   if (!same_secret(q.join_secret, rules.join_secret)) return refuse(R::WrongToken, "wrong join token");

@@ -98,7 +98,7 @@ CheckResult check_rollback(const SyncTestConfig& cfg);
 /// clone made through the same lossy load cannot see.
 CheckResult check_history(const SyncTestConfig& cfg);
 /// The ticks at which check_history loads: 1, a quarter, half and three quarters of the run, each at
-/// least cfg.history after the last.
+/// least cfg.history after the last and cfg.history before the end (at least tick 1).
 std::vector<Tick> history_points(const SyncTestConfig& cfg);
 /// Serialize then deserialize into a new world gives the same bytes, the same hash and the same
 /// next ticks; clone and assign the same; hash() is XXH3 of the serialized bytes. Returns the
