@@ -14,6 +14,7 @@
 #include "lockstep/input_window.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/resend.hpp"
+#include "lockstep/seen_loss.hpp"
 #include "lockstep/summary.hpp"
 #include "lockstep/tick_clock.hpp"
 #include "lockstep/version.hpp"
@@ -107,6 +108,35 @@ TEST_SUITE("session/parts") {
     CHECK(h.bytes(37) != nullptr);  // still in the window; its pin was the oldest and went
     h.clear();
     CHECK(h.bytes(40) == nullptr);
+  }
+
+  TEST_CASE("the loss a session sees: due messages that never came, duplicates and late ones once, no gap across a restart") {
+    SeenLoss l;
+    for (Tick t = 1; t <= 200; ++t)
+      if (t % 10 != 0) l.saw(t);  // every tenth lost
+    CHECK(l.lost() == 13);       // ticks 10..130: judged once the window (64) moved past them
+    CHECK(l.received() == 180);
+    l.saw(150);                  // a late one inside the window still counts
+    CHECK(l.received() == 181);
+    l.saw(150);                  // a duplicate does not
+    l.saw(20);                   // nor one already judged lost
+    CHECK(l.received() == 181);
+    CHECK(l.lost() == 13);
+    for (Tick t = 201; t <= 400; ++t) l.saw(t);
+    CHECK(l.lost() == 19);       // 140, 160, ..., 200 (150 came late)
+    CHECK(l.loss() == doctest::Approx(19.0 / (19 + 381)));
+    l.restart();                 // a reconnect 1000 ticks later: the gap is not loss
+    for (Tick t = 1400; t <= 1600; ++t) l.saw(t);
+    CHECK(l.lost() == 19);
+    l.saw(5000);                 // a gap wider than the window, in one connection: lost, all but
+    CHECK(l.lost() == 19 + (5000 - 1600 - 1) - 63);  // the 63 still inside the window
+
+
+    SeenLoss every2(2);          // one message every 2 ticks: its newest tick names it
+    for (Tick t = 2; t <= 400; t += 2)
+      if (t % 20 != 0) every2.saw(t);
+    CHECK(every2.lost() == 13);  // ticks 20, 40, ..., 260: judged once the window moved past them
+    CHECK(every2.received() == 180);
   }
 
   TEST_CASE("a fingerprint refusal names the library whose build differs, and the join carries the list bounded") {

@@ -178,6 +178,7 @@ Json client_summary(const ClientSession& s, const FrameFigures& frames) {
               {"rtt_ms", st.rtt_ms},
               {"jitter_ms", st.rtt_var_ms},
               {"loss", round_to(st.loss, 4)},
+              {"loss_enet", round_to(st.loss_enet, 4)},
               {"connect_attempts", st.connect_attempts},
               {"ticks_per_second", round_to(tps, 2)},
               {"latency_us", percentiles(st.input_latency)},

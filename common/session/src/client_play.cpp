@@ -42,6 +42,7 @@ void ClientSession::Impl::on_start(const wire::SessionStart& m, std::int64_t now
 void ClientSession::Impl::on_server_play(const protocol::ServerPlay& m, std::int64_t now) {
   if (phase != Phase::Running && phase != Phase::Leaving) return;
   if (joining) return;  // frames count only after the snapshot
+  if (m.frame_count() > 0) down_loss.saw(m.first_tick + static_cast<Tick>(m.frame_count()) - 1);
   clock.shifted(m.clock_shift);
   input_ack = std::max(input_ack, std::min(m.input_ack, last_input));
   take_slack(m);

@@ -101,7 +101,8 @@ std::int64_t ClientSession::Impl::update(std::int64_t now) {
     const PeerNet net = peer_net(server);
     stats.rtt_ms = net.rtt_us / 1000;
     stats.rtt_var_ms = net.rtt_var_us / 1000;
-    stats.loss = static_cast<double>(net.loss_ppm) / 1e6;
+    stats.loss = down_loss.loss();
+    stats.loss_enet = static_cast<double>(net.loss_ppm) / 1e6;
     // Past states for desync probes cover the round trip: a probe at any latency finds its tick.
     if (history) {
       const std::size_t want =
@@ -327,6 +328,7 @@ void ClientSession::Impl::on_welcome(const wire::Welcome& m) {
   players = m.players();
   input_delay = m.input_delay();
   send_every = std::max<std::uint32_t>(1, m.send_every());
+  down_loss.set_every(send_every);
   session_last_tick = m.last_tick();
   if (m.rejoin_secret()) secret = m.rejoin_secret()->str();
   joining = m.joining();

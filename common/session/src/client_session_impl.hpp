@@ -18,6 +18,7 @@
 #include "lockstep/packet_seal.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/resend.hpp"
+#include "lockstep/seen_loss.hpp"
 #include "lockstep/tick_clock.hpp"
 #include "lockstep/tick_ring.hpp"
 #include "lockstep/transport.hpp"
@@ -64,6 +65,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   std::uint32_t players = 0;
   std::uint32_t input_delay = 0;
   std::uint32_t send_every = 1;  // play messages every this many ticks (the Welcome's)
+  SeenLoss down_loss;            // the server's play messages that never came, by their newest frame
   std::uint32_t due_unsent = 0;  // ticks sampled since the last play message
   Tick session_last_tick = 0;
   std::string secret;

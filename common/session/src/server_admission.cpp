@@ -335,6 +335,8 @@ std::string ServerSession::Impl::token_note(const Peer& p) {
 // A seat taken (or taken back) with a connect token is bound to its client; the token's user
 // data goes with it.
 void ServerSession::Impl::bind_seat(Slot& s, const Peer& p) {
+  s.up_loss.set_every(cfg.send_every);
+  s.up_loss.restart();  // a new connection: the time without one is not loss
   s.bound = p.entry.seal != nullptr;
   s.client_id = p.entry.client_id;
   s.user_data = p.entry.user_data;

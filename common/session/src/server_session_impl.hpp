@@ -26,6 +26,7 @@
 #include "lockstep/desync_probe.hpp"
 #include "lockstep/hash_ledger.hpp"
 #include "lockstep/input_window.hpp"
+#include "lockstep/seen_loss.hpp"
 #include "lockstep/packet_seal.hpp"
 #include "lockstep/pacer.hpp"
 #include "lockstep/protocol.hpp"
@@ -135,6 +136,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     PeerNet net;                  // ENet's figures of its connection, as last measured while it was open
     Tick hashes_checked = 0;      // its hashes compared with the server's up to here
     InputWindow inputs;
+    SeenLoss up_loss;             // its play messages that never came, counted by their newest input tick
     bool result_reported = false;  // its game reported a result (GameResult): the newest is kept
     std::vector<std::uint8_t> result;
   };

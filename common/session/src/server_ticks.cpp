@@ -16,6 +16,8 @@ constexpr Tick kSteadyTick = 2 * kTickRate;  // steady-state figures count from 
 void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m, std::int64_t now,
                                          std::int64_t arrived) {
   if (p.role == Role::Pending) return drop(p, DropReason::NotJoined);
+  if (m.input_count > 0 && p.slot >= 0 && static_cast<std::size_t>(p.slot) < slots.size())
+    slots[static_cast<std::size_t>(p.slot)].up_loss.saw(m.input_first_tick + m.input_count - 1);
   // Frame ack: what the client has, used to choose which frames to send again.
   if (m.frame_ack > executed()) return drop(p, DropReason::FrameAckOutOfRange);
   if (m.frame_ack > p.stream.frame_ack) {
@@ -149,7 +151,8 @@ protocol::SeatStatus ServerSession::Impl::seat_status(std::size_t i) const {
   st.name = s.name;
   st.rtt_us = net.rtt_us;
   st.jitter_us = net.rtt_var_us;
-  st.loss_ppm = net.loss_ppm;
+  // The loss the session sees (its play messages that never came), not ENet's estimate.
+  st.loss_ppm = static_cast<std::uint32_t>(s.up_loss.loss() * 1e6 + 0.5);
   st.lead_us = s.lead_us;
   st.hashes_checked = s.hashes_checked;
   st.fills_late = static_cast<std::uint32_t>(s.inputs.fills_late());

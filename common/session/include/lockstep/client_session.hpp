@@ -97,7 +97,8 @@ struct LOCKSTEP_API ClientStats {
   std::uint32_t rtt_ms = 0;
   std::int64_t lead_ns = 0;  ///< current input lead
   std::uint32_t rtt_var_ms = 0;  ///< ENet's round-trip variance (jitter)
-  double loss = 0;           ///< ENet's packet loss estimate, 0..1
+  double loss = 0;           ///< the server's play messages that never came (due every send_every ticks), 0..1
+  double loss_enet = 0;      ///< ENet's own packet loss estimate, 0..1 (its datagrams and acknowledgements)
   std::uint32_t connect_attempts = 0;
   std::uint32_t resyncs = 0;  ///< authoritative states loaded after a desync
   std::uint32_t resyncs_waited = 0;  ///< of them, states that arrived before the frames up to them and waited
