@@ -3,8 +3,10 @@
 
 Usage: net_check.py DIR INPUT_DELAY SPEC...   (SPEC as given to net_session: "DELAY JITTER LOSS")
 Each player: its inputs filled at most 0.5 % of the time; its input latency p50 within
-round trip + input delay + 2 x jitter + 15 ms (round trip = 2 x one-way delay). The session: at
-least 99 % of 100 ticks/s after its first 2 s. Prints the figures; exit 1 on a miss.
+round trip + input delay + 2 x jitter + 15 ms (round trip = 2 x one-way delay); the loss the
+session reports each way (the server's seat `loss` up, the client's `loss` down) within 2 points
+of what its relay dropped that way (ns<i>.json). The session: at least 99 % of 100 ticks/s after
+its first 2 s. Prints the figures; exit 1 on a miss.
 """
 import json
 import sys
@@ -37,4 +39,13 @@ for i, spec in enumerate(specs, start=1):
     if p50 > bound:
         print(f"FAIL: p{i} latency p50 {p50} ms > {bound} ms")
         ok = False
+    if delay > 0:  # through a relay: the loss the session reports follows what the relay dropped
+        ns = json.load(open(f"{d}/ns{i}.json"))
+        dropped_up = 100 * ns["up"]["lost"] / max(1, ns["up"]["in"])
+        dropped_down = 100 * ns["down"]["lost"] / max(1, ns["down"]["in"])
+        up, down = 100 * seat["loss"], 100 * c["loss"]
+        print(f"    loss up {up:.2f} % (relay dropped {dropped_up:.2f} %), down {down:.2f} % (dropped {dropped_down:.2f} %)")
+        if abs(up - dropped_up) > 2 or abs(down - dropped_down) > 2:
+            print(f"FAIL: p{i}'s reported loss is not what its relay dropped")
+            ok = False
 sys.exit(0 if ok else 1)
