@@ -167,8 +167,7 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
 // Steps the replay's world to `tick` (without checking the recorded hashes: this may be the build
 // that parts); nullptr when the replay is bad or shorter.
 std::unique_ptr<Simulation> world_at(const Module& module, const std::string& path, Tick tick, Tick perturb_at,
-                                     int* code) {
-  Replay r;
+                                     int* code, Replay& r) {
   *code = kExitBadInput;
   if (!load(path, &r, true)) return nullptr;
   auto sim = replay_world(module, path, r);
@@ -189,7 +188,8 @@ std::unique_ptr<Simulation> world_at(const Module& module, const std::string& pa
 // `state`: this build's state at a tick, as the module serializes it.
 int state(const Module& module, const std::string& path, Tick tick, Tick perturb_at, const std::string& out) {
   int code = 0;
-  const auto sim = world_at(module, path, tick, perturb_at, &code);
+  Replay r;
+  const auto sim = world_at(module, path, tick, perturb_at, &code, r);
   if (!sim) return code;
   std::vector<std::uint8_t> bytes;
   sim->serialize(bytes);
@@ -203,7 +203,8 @@ int state(const Module& module, const std::string& path, Tick tick, Tick perturb
 // --state-out` wrote, perhaps on another machine): the entity and field where they part.
 int compare(const Module& module, const std::string& path, Tick tick, const std::string& other_path, Tick perturb_at) {
   int code = 0;
-  const auto sim = world_at(module, path, tick, perturb_at, &code);
+  Replay r;
+  const auto sim = world_at(module, path, tick, perturb_at, &code, r);
   if (!sim) return code;
   std::ifstream in(other_path, std::ios::binary);
   const std::vector<std::uint8_t> other((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -211,8 +212,6 @@ int compare(const Module& module, const std::string& path, Tick tick, const std:
     LOCKSTEP_LOG_ERROR("cannot read %s", other_path.c_str());
     return kExitBadInput;
   }
-  Replay r;
-  load(path, &r, true);
   auto theirs = module.create(r.header.world);
   if (!theirs || !theirs->deserialize(other)) {
     LOCKSTEP_LOG_ERROR("%s is not a state of this replay's world (%zu bytes the %.*s module does not load)",

@@ -220,17 +220,6 @@ void destroy(lockstep_sim* s) { delete s; }
 #ifdef CRATES_NAIVE
 // A b2World cannot be copied: the naive module copies a world the way it loads one, through its
 // bodies, and so loses what the world hides.
-lockstep_sim* clone(const lockstep_sim* from) {
-  auto* s = new (std::nothrow) lockstep_sim{};
-  if (!s) return nullptr;
-  s->tick = from->tick;
-  s->players = from->players;
-  s->crates = from->crates;
-  s->seed = from->seed;
-  std::memcpy(s->body, from->body, sizeof s->body);
-  rebuild(s);
-  return s;
-}
 void assign(lockstep_sim* to, const lockstep_sim* from) {
   to->tick = from->tick;
   to->players = from->players;
@@ -238,6 +227,11 @@ void assign(lockstep_sim* to, const lockstep_sim* from) {
   to->seed = from->seed;
   std::memcpy(to->body, from->body, sizeof to->body);
   rebuild(to);
+}
+lockstep_sim* clone(const lockstep_sim* from) {
+  auto* s = new (std::nothrow) lockstep_sim{};
+  if (s) assign(s, from);
+  return s;
 }
 void step(lockstep_sim* s, const lockstep_frame* f) {
   push(s->live, s, f);
