@@ -4,7 +4,9 @@
 
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "lockstep/clock.hpp"
@@ -68,7 +70,7 @@ class EnetLink final : public NetPeer {
 class EnetTransport final : public Transport {
  public:
   explicit EnetTransport(ENetHost* host)
-      : host_(host), half_open_since_(host->peerCount, 0), links_(host->peerCount), arrival_(host->peerCount, 0),
+      : host_(host), half_open_since_(host->peerCount, 0), handshake_credit_(host->peerCount, 0), links_(host->peerCount), arrival_(host->peerCount, 0),
         heard_(host->peerCount, 0) {
     host_->intercept = &EnetTransport::on_datagram;
     for (std::size_t i = 0; i < host->peerCount; ++i) {
@@ -90,6 +92,11 @@ class EnetTransport final : public Transport {
       if (error) *error = "cannot start a connection";
       return nullptr;
     }
+    // ENet assumes a 500 ms round trip until its first measurement, so a lost request would wait
+    // 500 ms, then 1 s, before it goes again. The request is resent after 200 ms, then every
+    // 400 ms (see tend()), until an answer comes; the first acknowledgement replaces the guess.
+    peer->roundTripTime = kFirstRoundTripMs;
+    peer->roundTripTimeVariance = kFirstRoundTripMs / 4;
     return link(peer);
   }
 
@@ -99,6 +106,7 @@ class EnetTransport final : public Transport {
     serving = this;
     const int r = enet_host_service(host_, &ev, 0);
     serving = nullptr;
+    tend();
     if (r <= 0) return out;
     out.peer = link(ev.peer);
     switch (ev.type) {
@@ -157,6 +165,74 @@ class EnetTransport final : public Transport {
  private:
   EnetLink* link(ENetPeer* peer) { return &links_[static_cast<std::size_t>(peer - host_->peers)]; }
 
+  // How ENet's peers resend, applied after each service (ENet has no setting for either rule):
+  // - A connection's reliable messages are resent after at most twice its retransmission timeout
+  //   (round trip plus four variances), and never less often than once a second. ENet doubles
+  //   the timeout at each loss without end, so at 40 % loss one message in forty waited 8 s or
+  //   more; the bound keeps a join, a rejoin and a lost command within a few seconds, and the
+  //   messages are few and small.
+  // - A half-open handshake (a request answered, the answer not yet acknowledged) never resends
+  //   on its own: its answer goes again only when the requester sends again, and only while the
+  //   bytes it sent cover the bytes of the answers (handshake_credit_), so a request from a forged
+  //   source draws no more bytes than it carried. It is closed after kHalfOpenLimitMs.
+  void tend() {
+    const enet_uint32 now_ms = host_->serviceTime;
+    if (now_ms - tended_ms_ < kTendEveryMs) return;  // ENet's milliseconds, wrapping
+    tended_ms_ = now_ms;
+    const std::int64_t now = monotonic_ns();
+    for (std::size_t i = 0; i < host_->peerCount; ++i) {
+      ENetPeer& p = host_->peers[i];
+      if (p.state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT) {
+        if (half_open_since_[i] == 0) {  // new: its request paid for the first answer
+          half_open_since_[i] = now;
+          handshake_credit_[i] = 0;
+        }
+        if (now - half_open_since_[i] > kHalfOpenLimitMs * 1'000'000) {
+          close_half_open(i);
+          continue;
+        }
+        for_each_sent(p, [](ENetOutgoingCommand& c) { c.roundTripTimeout = kNeverMs; });
+        continue;
+      }
+      half_open_since_[i] = 0;
+      if (p.state == ENET_PEER_STATE_DISCONNECTED || enet_list_empty(&p.sentReliableCommands)) continue;
+      const enet_uint32 cap = std::clamp<enet_uint32>(2 * (p.roundTripTime + 4 * p.roundTripTimeVariance),
+                                                      kResendFloorMs, kResendCeilingMs);
+      bool changed = false;
+      for_each_sent(p, [&](ENetOutgoingCommand& c) {
+        if (c.roundTripTimeout > cap) {
+          c.roundTripTimeout = cap;
+          changed = true;
+        }
+      });
+      if (changed) {
+        const auto& first = *reinterpret_cast<const ENetOutgoingCommand*>(enet_list_front(&p.sentReliableCommands));
+        p.nextTimeout = first.sentTime + first.roundTripTimeout;
+      }
+    }
+  }
+  template <class F>
+  static void for_each_sent(ENetPeer& p, F&& f) {
+    for (ENetListIterator it = enet_list_begin(&p.sentReliableCommands); it != enet_list_end(&p.sentReliableCommands);
+         it = enet_list_next(it))
+      f(*reinterpret_cast<ENetOutgoingCommand*>(it));
+  }
+  // The requester of half-open handshake `i` sent `bytes` more: its answer goes again at once if
+  // they pay for it.
+  void answer_again(std::size_t i, std::size_t bytes) {
+    ENetPeer& p = host_->peers[i];
+    handshake_credit_[i] += bytes;
+    if (handshake_credit_[i] < kVerifyBytes || enet_list_empty(&p.sentReliableCommands)) return;
+    handshake_credit_[i] -= kVerifyBytes;
+    for_each_sent(p, [](ENetOutgoingCommand& c) { c.roundTripTimeout = 0; });  // due: ENet resends it
+    p.nextTimeout = host_->serviceTime;
+  }
+  void close_half_open(std::size_t i) {
+    enet_peer_reset(&host_->peers[i]);
+    half_open_since_[i] = 0;
+    ++handshakes_cut_;
+  }
+
   // Kernel receive timestamps of datagrams, taken as ENet reads them (its intercept hook runs once
   // per datagram, inside enet_host_service). The header's peer id says whose datagram it is; a
   // malformed id is ignored here and rejected by ENet itself.
@@ -171,13 +247,18 @@ class EnetTransport final : public Transport {
       const std::size_t command_at = (raw & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) != 0 ? 4 : 2;
       if ((raw & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED) == 0 &&
           host->receivedDataLength >= command_at + sizeof(ENetProtocolConnect) &&
-          (host->receivedData[command_at] & ENET_PROTOCOL_COMMAND_MASK) == ENET_PROTOCOL_COMMAND_CONNECT)
-        self->make_room_for_connect(host->receivedAddress);
+          (host->receivedData[command_at] & ENET_PROTOCOL_COMMAND_MASK) == ENET_PROTOCOL_COMMAND_CONNECT) {
+        ENetProtocolConnect connect;
+        std::memcpy(&connect, host->receivedData + command_at, sizeof connect);
+        self->on_connect_request(host->receivedAddress, connect.connectID, host->receivedDataLength);
+      }
       return 0;
     }
     if (id >= host->peerCount) return 0;
     const ENetAddress& from = host->peers[id].address;
     if (from.host != host->receivedAddress.host || from.port != host->receivedAddress.port) return 0;  // ENet drops it
+    if (host->peers[id].state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT)  // its acknowledgement was lost
+      self->answer_again(id, host->receivedDataLength);
     timespec ts{};
     if (ioctl(host->socket, SIOCGSTAMPNS, &ts) != 0) {
       self->arrival_[id] = 0;  // unknown (the first datagrams, before the kernel stamps them): read time is used
@@ -194,17 +275,25 @@ class EnetTransport final : public Transport {
   // half-open until the requester acknowledges ENet's answer; a requester that never does (a
   // spoofed source, or one that sends requests and nothing else) would hold the slot until ENet's
   // timeout, and enough of them hold every slot, so that no player can connect or rejoin. When no
-  // slot is free the request takes the place of the oldest half-open one, unless it comes again
-  // from an address already half-open (a retransmission: ENet answers it on that slot). An honest
-  // handshake completes within a round trip, so a burst of requests that are never completed
-  // keeps nobody out; a flood of more than the slots in every round trip still would.
-  void make_room_for_connect(const ENetAddress& from) {
+  // slot is free the request takes the place of the oldest half-open one. An honest handshake
+  // completes within a round trip, so a burst of requests that are never completed keeps nobody
+  // out; a flood of more than the slots in every round trip still would.
+  //
+  // A request that comes again (same source, same connection id: its answer was lost) is answered
+  // again on its slot (answer_again); a new request from the source of a half-open one replaces
+  // it, as the requester has given that one up.
+  void on_connect_request(const ENetAddress& from, enet_uint32 connect_id, std::size_t bytes) {
     const std::int64_t now = monotonic_ns();
     std::size_t free = 0, oldest = host_->peerCount;
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
       const ENetPeer& p = host_->peers[i];
       if (p.state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT) {
-        if (p.address.host == from.host && p.address.port == from.port) return;  // a retransmission
+        if (p.address.host == from.host && p.address.port == from.port) {
+          if (p.connectID == connect_id) return answer_again(i, bytes);
+          close_half_open(i);
+          ++free;
+          continue;
+        }
         if (half_open_since_[i] == 0) half_open_since_[i] = now;  // first seen half-open now
         if (oldest == host_->peerCount || half_open_since_[i] < half_open_since_[oldest]) oldest = i;
         continue;
@@ -213,13 +302,22 @@ class EnetTransport final : public Transport {
       if (p.state == ENET_PEER_STATE_DISCONNECTED) ++free;
     }
     if (free > 0 || oldest == host_->peerCount) return;
-    enet_peer_reset(&host_->peers[oldest]);
-    half_open_since_[oldest] = 0;
-    ++handshakes_cut_;
+    close_half_open(oldest);
   }
 
+  static constexpr enet_uint32 kFirstRoundTripMs = 100;   // a client's guess before its first measurement
+  static constexpr enet_uint32 kResendFloorMs = 100;      // bounds of the longest wait before a resend
+  static constexpr enet_uint32 kResendCeilingMs = 1000;
+  static constexpr enet_uint32 kNeverMs = 3'600'000;      // a half-open answer's own timer: never
+  static constexpr std::int64_t kHalfOpenLimitMs = 5000;  // a client gives up on one after 3 s
+  static constexpr enet_uint32 kTendEveryMs = 10;
+  // ENet's answer to a connection request: its header with the sent time, and the command.
+  static constexpr std::size_t kVerifyBytes = 2 * sizeof(enet_uint16) + sizeof(ENetProtocolVerifyConnect);
+
   ENetHost* host_;
+  enet_uint32 tended_ms_ = 0;
   std::vector<std::int64_t> half_open_since_;  // by ENet peer index: when first seen half-open (0: not)
+  std::vector<std::size_t> handshake_credit_;  // by ENet peer index: bytes a half-open requester sent, not yet answered
   std::uint64_t handshakes_cut_ = 0;
   std::vector<EnetLink> links_;        // by ENet peer index
   std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's kernel stamp (0: none)

@@ -122,6 +122,7 @@ void ClientSession::Impl::on_event(const NetEvent& ev, std::int64_t now) {
   switch (ev.type) {
     case NetEvent::Type::Connect:
       connected = true;
+      answered = false;
       last_heard = now;
       join_sent_at = now;
       seal.reset();  // a new connection: a token gets a new challenge and new keys
@@ -197,6 +198,18 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
     if (server) peer_reset(server);
     attempt(now);
   }
+  // A connection the server has never spoken on, twice that long after it opened: the server
+  // may have closed its half of the handshake (its acknowledgement lost each time it went), and
+  // nothing on it will ever be answered. A fresh one.
+  if (phase == Phase::Connecting && connected && !answered && now - join_sent_at > 2 * cfg.connect_retry_ns &&
+      now - started_at < cfg.connect_timeout_ns) {
+    LOCKSTEP_LOG_INFO("no answer on the connection to %s:%u in %lld ms; connecting again", cfg.host.c_str(),
+                      static_cast<unsigned>(cfg.port), static_cast<long long>(2 * cfg.connect_retry_ns / 1'000'000));
+    peer_disconnect_now(server);
+    connected = false;
+    seal.reset();
+    attempt(now);
+  }
   if (phase == Phase::Connecting && now - started_at > cfg.connect_timeout_ns)
     end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) +
                (servers.size() > 1 ? " or the token's " + std::to_string(servers.size() - 1) + " other server(s)" : "") +
@@ -214,6 +227,7 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
 }
 
 void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
+  answered = true;
   if (!cfg.connect_token) return on_message(ev.channel, ev.data, now);
   if (seal) {  // a sealed connection's messages open before anything of them is read (§4.7)
     const Channel ch = ev.channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;

@@ -49,6 +49,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   std::string message;
   std::int64_t started_at = -1;
   bool connected = false;       // ENet's connection is up (the join may still be on its way)
+  bool answered = false;        // the server has said something on this connection
   std::int64_t attempt_at = 0;  // when the current connection attempt started
   // Where to connect: ClientConfig's host and port, or a connect token's servers in turn; the
   // one being tried is cfg.host:cfg.port, since server_since.

@@ -46,9 +46,9 @@ struct LOCKSTEP_API ClientConfig {
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
   bool inject_forged_states = false;     ///< test hook: flip a byte of every saved state a relay server asks for
   LeadConfig lead;                      ///< how far ahead of the tick clock to sample (lead_config.hpp)
-  /// Keep trying to connect and join this long (a new ENet connection every connect_retry_ns
-  /// until connected; the join and welcome then ride ENet's reliable resends). At 40 % loss both
-  /// ways a join needs a few seconds now and then, and 10 s left about one client in 30 out.
+  /// Keep trying to connect and join this long: a new ENet connection every connect_retry_ns
+  /// until connected, and again when the server has not said a word on a connection twice that
+  /// long after it opened; the join and welcome ride ENet's reliable resends.
   std::int64_t connect_timeout_ns = 20'000'000'000;
   std::int64_t connect_retry_ns = 1'500'000'000;
   std::int64_t silence_timeout_ns = 3'000'000'000;  ///< nothing at all from the server for this long: lost

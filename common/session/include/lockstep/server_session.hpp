@@ -140,7 +140,8 @@ struct LOCKSTEP_API ServerStats {
   std::uint64_t sealed_replayed = 0; ///< sealed play messages opened before (or older than the window), dropped
   std::uint64_t replies_withheld = 0;  ///< replies to a peer not yet authenticated that were larger than what it sent
   std::uint64_t pending_evicted = 0;   ///< pending connections (misbehaved, idle or stale) closed to make room
-  std::uint64_t handshakes_cut = 0;    ///< half-open connection requests closed for a new one when every slot was held
+  std::uint64_t handshakes_cut = 0;    ///< half-open connection requests closed: for a new one when every slot was held,
+                                       ///< replaced by a new one from the same source, or still half-open after 5 s
   std::uint64_t status_public = 0, status_full = 0;  ///< status replies without and with names and figures
   std::uint64_t resyncs = 0;         ///< snapshots sent to desynced clients
   std::uint64_t resyncs_not_taken = 0;  ///< resync snapshots a client still had not loaded long after

@@ -1,0 +1,161 @@
+// ENet's handshake as the UDP transport runs it (common/net/src/transport.cpp), on real sockets:
+// a requester that never acknowledges the answer (a forged source) draws no more bytes than it
+// sent, a request that comes again is answered again, and a lost acknowledgement is recovered
+// when the requester speaks on the connection. The requester is a plain UDP socket that writes
+// ENet's CONNECT by hand, as an attacker would.
+#include <doctest/doctest.h>
+#include <enet/enet.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "lockstep/clock.hpp"
+#include "lockstep/transport.hpp"
+
+using namespace lockstep;
+
+namespace {
+
+// A UDP socket on 127.0.0.x that speaks to a transport's port.
+struct RawSocket {
+  int fd = -1;
+  sockaddr_in to{};
+  std::size_t sent = 0, received = 0, datagrams_received = 0;
+  std::vector<std::uint8_t> last;
+
+  RawSocket(const char* from_ip, std::uint16_t port) {
+    fd = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in me{};
+    me.sin_family = AF_INET;
+    inet_pton(AF_INET, from_ip, &me.sin_addr);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&me), sizeof me) == 0);
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  }
+  ~RawSocket() { close(fd); }
+  void send(const std::vector<std::uint8_t>& d) {
+    REQUIRE(sendto(fd, d.data(), d.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) == static_cast<ssize_t>(d.size()));
+    sent += d.size();
+  }
+  void read_all() {
+    std::uint8_t buf[2048];
+    for (;;) {
+      const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n <= 0) return;
+      received += static_cast<std::size_t>(n);
+      ++datagrams_received;
+      last.assign(buf, buf + n);
+    }
+  }
+};
+
+// ENet's CONNECT datagram: the header with its sent time, then the command.
+std::vector<std::uint8_t> connect_datagram(std::uint32_t connect_id) {
+  std::vector<std::uint8_t> d(4 + sizeof(ENetProtocolConnect), 0);
+  const std::uint16_t peer = htons(static_cast<std::uint16_t>(int{ENET_PROTOCOL_MAXIMUM_PEER_ID} | int{ENET_PROTOCOL_HEADER_FLAG_SENT_TIME}));
+  std::memcpy(d.data(), &peer, 2);
+  ENetProtocolConnect c{};
+  c.header.command = static_cast<enet_uint8>(int{ENET_PROTOCOL_COMMAND_CONNECT} | int{ENET_PROTOCOL_COMMAND_FLAG_ACKNOWLEDGE});
+  c.header.channelID = 0xFF;
+  c.header.reliableSequenceNumber = htons(1);
+  c.outgoingPeerID = htons(0);
+  c.incomingSessionID = 0xFF;
+  c.outgoingSessionID = 0xFF;
+  c.mtu = htonl(ENET_HOST_DEFAULT_MTU);
+  c.windowSize = htonl(ENET_PROTOCOL_MAXIMUM_WINDOW_SIZE);
+  c.channelCount = htonl(kChannelCount);
+  c.packetThrottleInterval = htonl(ENET_PEER_PACKET_THROTTLE_INTERVAL);
+  c.packetThrottleAcceleration = htonl(ENET_PEER_PACKET_THROTTLE_ACCELERATION);
+  c.packetThrottleDeceleration = htonl(ENET_PEER_PACKET_THROTTLE_DECELERATION);
+  c.connectID = connect_id;
+  std::memcpy(d.data() + 4, &c, sizeof c);
+  return d;
+}
+
+// Serve `t` (its events read and dropped) and read `raw` for `ms` milliseconds.
+void serve(Transport& t, RawSocket& raw, int ms) {
+  const std::int64_t until = monotonic_ns() + std::int64_t{ms} * 1'000'000;
+  while (monotonic_ns() < until) {
+    while (t.poll().type != NetEvent::Type::None) {
+    }
+    raw.read_all();
+    pollfd p{t.fd(), POLLIN, 0};
+    ::poll(&p, 1, 2);
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("net/handshake") {
+  TEST_CASE("a connection request that is never acknowledged draws one answer, no more bytes than it carried") {
+    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
+    REQUIRE(server);
+    RawSocket raw("127.0.0.71", server->port());
+    raw.send(connect_datagram(0x1234));
+    serve(*server, raw, 3000);  // ENet alone would resend its answer after 0.5, 1.5 s and later
+    CHECK(raw.datagrams_received == 1);
+    CHECK(raw.received <= raw.sent);
+  }
+
+  TEST_CASE("a request that comes again is answered again, one answer for each") {
+    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
+    REQUIRE(server);
+    RawSocket raw("127.0.0.72", server->port());
+    for (int i = 0; i < 4; ++i) {
+      raw.send(connect_datagram(0x5678));
+      serve(*server, raw, 150);
+    }
+    CHECK(raw.datagrams_received == 4);
+    CHECK(raw.received <= raw.sent);
+  }
+
+  TEST_CASE("a lost acknowledgement: what the requester sends on the connection draws the answer again, while its bytes pay") {
+    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
+    REQUIRE(server);
+    RawSocket raw("127.0.0.73", server->port());
+    raw.send(connect_datagram(0x9abc));
+    serve(*server, raw, 100);
+    REQUIRE(raw.datagrams_received == 1);
+    // The answer names the slot the server gave the request: later datagrams are addressed to it.
+    ENetProtocolVerifyConnect v{};
+    REQUIRE(raw.last.size() >= 4 + sizeof v);
+    std::memcpy(&v, raw.last.data() + 4, sizeof v);
+    const std::uint16_t slot = ntohs(v.outgoingPeerID);
+    std::vector<std::uint8_t> message(60, 0);  // a join on its way, as the server sees it: bytes on the slot
+    const std::uint16_t header = htons(slot);
+    std::memcpy(message.data(), &header, 2);
+    for (int i = 0; i < 3; ++i) {
+      raw.send(message);
+      serve(*server, raw, 150);
+    }
+    CHECK(raw.datagrams_received == 4);
+    // Small datagrams pay for an answer only together: three of 60 bytes left 36 of credit.
+    const std::size_t before = raw.datagrams_received;
+    const std::vector<std::uint8_t> small(message.begin(), message.begin() + 8);
+    raw.send(small);
+    serve(*server, raw, 150);
+    CHECK(raw.datagrams_received == before);
+    raw.send(small);
+    serve(*server, raw, 150);
+    CHECK(raw.datagrams_received == before + 1);
+    CHECK(raw.received <= raw.sent);
+  }
+
+  TEST_CASE("a handshake left half-open is closed after five seconds") {
+    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
+    REQUIRE(server);
+    RawSocket raw("127.0.0.74", server->port());
+    raw.send(connect_datagram(0xdef0));
+    serve(*server, raw, 5600);
+    CHECK(server->handshakes_cut() == 1);
+  }
+}
