@@ -92,6 +92,10 @@ TEST_SUITE("core/formats") {
                        return wire::CreateSnapshotDirect(fbb, 1, 0, 1, 150, 80, &chunk).Union();
                      }),
          protocol::kMaxDetailMessageBytes, DecodeError::FieldOutOfRange},
+        {"a Blocks probe with blocks of no entities",
+         protocol::desync_probe(5, wire::ProbeLevel::Blocks, 0, 0, 0), protocol::kMaxMessageBytes, DecodeError::FieldOutOfRange},
+        {"a Fields probe, whose block size is not used", protocol::desync_probe(5, wire::ProbeLevel::Fields, 3, 1, 0),
+         protocol::kMaxMessageBytes, DecodeError::None},
         {"a large message that is not a detail or snapshot",
          protocol::player_left(0, 1, std::string(200, 'x')), 100, DecodeError::TooLarge},
     };

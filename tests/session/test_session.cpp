@@ -593,6 +593,74 @@ TEST_SUITE("session/hostile") {
     }
   };
 
+  // A raw peer that keeps the control messages it receives and sees its connection close.
+  struct ListeningPeer : RawPeer {
+    std::vector<std::vector<std::uint8_t>> control;
+    bool closed = false;
+    using RawPeer::RawPeer;
+    std::int64_t listen(std::int64_t now) {
+      for (NetEvent ev = host->poll(); ev.type != NetEvent::Type::None; ev = host->poll()) {
+        if (ev.type == NetEvent::Type::Connect) connected = true;
+        if (ev.type == NetEvent::Type::Disconnect) closed = true;
+        if (ev.type == NetEvent::Type::Receive && ev.channel == 0) control.emplace_back(ev.data.begin(), ev.data.end());
+      }
+      return now + 5'000'000;
+    }
+    Driven listening() {
+      return {[this](std::int64_t now) { return listen(now); }, [this] { return host->fd(); }};
+    }
+    std::vector<std::string> left_reasons() const {
+      std::vector<std::string> out;
+      for (const auto& c : control)
+        if (const wire::Message* m = protocol::decode(c, nullptr, protocol::kMaxSnapshotBytes);
+            m && m->body_type() == wire::Body::PlayerLeft)
+          out.push_back(m->body_as_PlayerLeft()->reason() ? m->body_as_PlayerLeft()->reason()->str() : "");
+      return out;
+    }
+  };
+
+  TEST_CASE("a Leave in the lobby frees the slot at once and closes the connection; everyone is told why a slot was freed") {
+    ServerConfig cfg;
+    cfg.players = 4;  // the lobby stays open with three in it
+    cfg.last_tick = 100;
+    Session s(cfg);
+    ListeningPeer watcher(s), leaver(s), dropper(s);
+    s.parts.push_back(watcher.listening());
+    s.parts.push_back(leaver.listening());
+    s.parts.push_back(dropper.listening());
+    watcher.join(s, "watcher", false);
+    leaver.join(s, "leaver", false);
+    dropper.join(s, "dropper", false);
+    REQUIRE_FALSE(s.until([] { return false; }, 300'000'000));
+    leaver.send(Channel::Control, protocol::leave("bye"));
+    REQUIRE(s.until([&] { return leaver.closed; }, 2 * kSeconds));
+    dropper.peer->disconnect_now();
+    dropper.host->flush();
+    REQUIRE(s.until([&] { return watcher.left_reasons().size() == 2; }, 2 * kSeconds));
+    CHECK(watcher.left_reasons() == std::vector<std::string>{"left (bye)", "disconnected"});
+    // Both slots are free: three more players fill the session, and it plays to its end.
+    s.add_client(client_named("late one"), 1);
+    s.add_client(client_named("late two"), 2);
+    s.add_client(client_named("late three"), 3);
+    REQUIRE(s.until([&] { return s.server->finished(); }, 30 * kSeconds));
+    CHECK(s.server->exit_code() == 0);
+  }
+
+  TEST_CASE("a spectator that sends Leave has its connection closed") {
+    ServerConfig cfg;
+    cfg.players = 1;
+    cfg.last_tick = 3000;
+    Session s(cfg);
+    s.add_client(client_named("player"), 1);
+    ListeningPeer viewer(s);
+    s.parts.push_back(viewer.listening());
+    viewer.join(s, "viewer", true);
+    REQUIRE_FALSE(s.until([] { return false; }, 500'000'000));
+    REQUIRE_FALSE(viewer.closed);
+    viewer.send(Channel::Control, protocol::leave("seen enough"));
+    CHECK(s.until([&] { return viewer.closed; }, 2 * kSeconds));
+  }
+
   TEST_CASE("connections refused before joining hold no pending place once answered, though they never finish closing") {
     // As clients that exit on their refusal: its receipt is acknowledged as they read it, ENet's
     // disconnect that follows never is. Twice the pending places are refused one after another;

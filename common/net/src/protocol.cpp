@@ -81,7 +81,9 @@ bool field_ranges_ok(const wire::Message& m) {
     }
     case Body::DesyncProbe: {
       const auto* b = m.body_as_DesyncProbe();
-      return b->count() <= kMaxProbeHashes && b->block_size() <= 1'000'000;
+      // A Blocks question needs blocks of at least one entity; the other levels ignore block_size.
+      return b->count() <= kMaxProbeHashes && b->block_size() <= 1'000'000 &&
+             (b->level() != wire::ProbeLevel::Blocks || b->block_size() >= 1);
     }
     case Body::DesyncDetail: {
       const auto* b = m.body_as_DesyncDetail();

@@ -398,9 +398,12 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
                       static_cast<long long>(stats.last_snapshot_bytes));
 }
 
+// A lobby slot given up (its player left, disconnected or was dropped): free for the next join,
+// and everyone is told why.
 void ServerSession::Impl::free_slot(std::size_t slot) {
+  const std::string why = slots[slot].leaving && !slots[slot].leave_reason.empty() ? slots[slot].leave_reason : "left";
   slots[slot] = fresh_slot();
-  broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(slot), next_tick, "left"));
+  broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(slot), next_tick, why));
 }
 
 // A slot a late joiner may take: nobody holds it and it is out of the session.

@@ -199,16 +199,30 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
     case wire::Body::Snapshot: return on_state_answer(p, *m->body_as_Snapshot(), now);
     case wire::Body::DesyncLocated: return on_located(p, *m->body_as_DesyncLocated(), now);
     case wire::Body::GameResult: return on_game_result(p, *m->body_as_GameResult());
-    case wire::Body::Leave:
-      if (p.role == Role::Player) {
-        Slot& s = slots[static_cast<std::size_t>(p.slot)];
-        const auto* why = m->body_as_Leave()->reason();
-        s.leaving = true;
-        s.leave_reason = why && protocol::valid_name(why->string_view()) ? "left (" + why->str() + ")" : "left";
-      }
-      return;
+    case wire::Body::Leave: return on_leave(p, *m->body_as_Leave());
     default: return drop(p, DropReason::UnexpectedMessage);
   }
+}
+
+// A Leave. A player in a running session leaves at the next tick (server_ticks.cpp) and stays
+// connected until its end message; in the lobby its slot is free at once and its connection is
+// closed. A spectator's connection is closed. Before a join there is nothing to leave.
+void ServerSession::Impl::on_leave(Peer& p, const wire::Leave& m) {
+  if (p.role == Role::Pending) return drop(p, DropReason::UnexpectedMessage);
+  if (p.role == Role::Spectator) {
+    p.closing = true;
+    return peer_disconnect_later(p.link);
+  }
+  Slot& s = slots[static_cast<std::size_t>(p.slot)];
+  const auto* why = m.reason();
+  s.leaving = true;
+  s.leave_reason = why && protocol::valid_name(why->string_view()) ? "left (" + why->str() + ")" : "left";
+  if (phase != Phase::Lobby) return;
+  LOCKSTEP_LOG_INFO("player %d (%s) %s", p.slot, p.name.c_str(), s.leave_reason.c_str());
+  free_slot(static_cast<std::size_t>(p.slot));
+  p.role = Role::Pending;  // holds no slot any more; its close finds nothing to free
+  p.closing = true;
+  peer_disconnect_later(p.link);
 }
 
 void ServerSession::Impl::drop(Peer& p, DropReason r, const char* detail) {

@@ -293,6 +293,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void seat_in_lobby(Peer& p, std::size_t slot, const std::string& name);
   void admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin, std::int64_t now);
   void free_slot(std::size_t slot);
+  void on_leave(Peer& p, const wire::Leave& m);
   [[nodiscard]] bool vacant(const Slot& s) const;
   void on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes);
 
