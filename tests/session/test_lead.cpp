@@ -99,6 +99,22 @@ TEST_SUITE("session/lead") {
     CHECK(lead.lead_ns() <= 200 * kMs + 80 * kMs - kDelay + lead.config().margin_ns + kMs);
   }
 
+  TEST_CASE("the margin follows the path's jitter: little on a steady path, the whole margin on a jittery one") {
+    // Input delay 2 ticks and a 30 ms round trip: the need is 10 ms of lead.
+    LeadController steady_lead;
+    Rng rng = Rng::seeded(6);
+    simulate(steady_lead, 1, 600, [](Tick) { return Path{30 * kMs, 0}; }, 10000, rng);
+    CHECK(steady_lead.lead_ns() >= 10 * kMs + steady_lead.config().margin_min_ns);
+    CHECK(steady_lead.lead_ns() <= 10 * kMs + steady_lead.config().margin_min_ns + kMs / 10);
+    LeadController jittery_lead;
+    simulate(jittery_lead, 1, 600, [](Tick) { return Path{30 * kMs, 20 * kMs}; }, 10000, rng);
+    // A spread near 20 ms asks for half of it, past the 4 ms cap.
+    CHECK(jittery_lead.wanted_ns() >= 30 * kMs + 19 * kMs - kDelay + jittery_lead.config().margin_ns - kMs / 10);
+    CHECK(jittery_lead.margin(20 * kMs) == jittery_lead.config().margin_ns);
+    CHECK(jittery_lead.margin(0) == jittery_lead.config().margin_min_ns);
+    CHECK(jittery_lead.margin(2 * kMs) == jittery_lead.config().margin_min_ns + kMs);
+  }
+
   TEST_CASE("a round trip beyond the limit is told and the lead stays at the limit") {
     LeadConfig cfg;
     cfg.max_ns = 500 * kMs;

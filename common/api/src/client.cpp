@@ -13,7 +13,8 @@ namespace lockstep {
 
 namespace {
 constexpr std::size_t kLatenessWindow = 100;     // one second of frames
-constexpr std::int64_t kPlayoutSlackNs = 2'000'000;
+constexpr std::int64_t kPlayoutSlackNs = 2'000'000;     // the most slack on top of the lateness's 95th percentile
+constexpr std::int64_t kPlayoutSlackMinNs = 500'000;   // the least
 constexpr std::size_t kCatchUpFrames = 25;        // this far behind, frames are executed at once
 constexpr std::size_t kMaxPendingCommands = 64;   // commands waiting for ticks to take them
 constexpr std::size_t kRing = 512;                // ticks of own inputs, sample times and predicted hashes kept
@@ -123,7 +124,7 @@ std::int64_t Client::update_locked(std::int64_t now_ns) {
 }
 
 // Every frame that arrived since the last look: how late it came after falling due. The
-// playout delay is the 95th percentile of the last second's lateness, plus a little.
+// playout delay is the 95th percentile of the last second's lateness, plus a slack of its spread.
 void Client::note_arrivals(std::int64_t now_ns) {
   const Tick received = session_->executed_tick() + static_cast<Tick>(session_->frames_buffered());
   if (received <= received_ || session_->tick_due_ns(1) == 0) {
@@ -137,10 +138,16 @@ void Client::note_arrivals(std::int64_t now_ns) {
   }
   received_ = received;
   std::vector<std::int64_t> sorted = lateness_;
-  const std::size_t k = sorted.size() * 95 / 100;
-  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(std::min(k, sorted.size() - 1)), sorted.end());
-  const std::int64_t p95 = sorted[std::min(k, sorted.size() - 1)];
-  playout_ns_ = std::clamp(p95 + kPlayoutSlackNs, options_.playout_min_ns, options_.playout_max_ns);
+  const auto at = [&](std::size_t percent) {
+    const std::size_t k = std::min(sorted.size() * percent / 100, sorted.size() - 1);
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(k), sorted.end());
+    return sorted[k];
+  };
+  const std::int64_t p95 = at(95), p50 = at(50);
+  // The slack grows with the spread of the lateness (the path's jitter): little on a steady path,
+  // where every nanosecond of it is input latency, up to kPlayoutSlackNs on a jittery one.
+  const std::int64_t slack = std::clamp(p95 - p50, kPlayoutSlackMinNs, kPlayoutSlackNs);
+  playout_ns_ = std::clamp(p95 + slack, options_.playout_min_ns, options_.playout_max_ns);
 }
 
 std::int64_t Client::playout_time(Tick t) const { return session_->tick_due_ns(t) + playout_ns_; }

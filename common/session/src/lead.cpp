@@ -20,10 +20,16 @@ void LeadController::report(Tick t, std::int64_t slack_ns) {
     base_[base_next_] = base;
     base_next_ = (base_next_ + 1) % base_.size();
   }
-  wanted_ = config_.margin_ns - *std::min_element(base_.begin(), base_.end());
+  const auto [low, high] = std::minmax_element(base_.begin(), base_.end());
+  wanted_ = margin(*high - *low) - *low;
   const std::int64_t target = std::clamp(wanted_, config_.min_ns, config_.max_ns);
   if (target > lead_) lead_ = target;
   else lead_ -= (lead_ - target + config_.decay_div - 1) / config_.decay_div;
+}
+
+std::int64_t LeadController::margin(std::int64_t spread_ns) const {
+  return std::clamp(spread_ns / 2 + config_.margin_min_ns, std::min(config_.margin_min_ns, config_.margin_ns),
+                    config_.margin_ns);
 }
 
 }  // namespace lockstep

@@ -38,7 +38,8 @@ struct LOCKSTEP_API ClientOptions {
   ClientConfig session;             ///< where and how to join; session.factory is the simulation (required)
   std::uint32_t input_size = 0;     ///< bytes of this game's input (the module's input_size)
   /// Playout: frames are executed this long after they fall due at least, and longer when they
-  /// arrive later than that (the 95th percentile of the last second's lateness, plus 2 ms).
+  /// arrive later than that (the 95th percentile of the last second's lateness, plus a slack of
+  /// its spread between 0.5 and 2 ms).
   std::int64_t playout_min_ns = 0;
   std::int64_t playout_max_ns = 150'000'000;
   /// The longest a game's update may spend stepping frames before it returns (the spiral-of-death

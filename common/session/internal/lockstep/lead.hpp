@@ -7,7 +7,9 @@
 // be with no lead at all (input delay minus the round trip, minus jitter and any resend after a
 // loss) and does not change when the lead does. Its worst value over the last `window` reports
 // says the least lead at which every recent input would have arrived in time:
-//   target = margin - min(base),  clamped to [min_ns, max_ns].
+//   target = margin - min(base),  clamped to [min_ns, max_ns],
+// where the margin grows with the spread of the recent bases (the path's jitter), from
+// margin_min_ns on a steady path to margin_ns on a jittery one.
 // The lead rises to the target at once (a late input is filled and holds the others up for the
 // server's grace wait) and falls towards it by 1/decay_div of the gap per report (early inputs
 // cost only latency). Because the measurement does not depend on the lead, a change of lead never
@@ -42,6 +44,8 @@ class LeadController {
   /// True when the reports ask for more than max_ns: the round trip exceeds the session's limit.
   [[nodiscard]] bool over_limit() const { return wanted_ > config_.max_ns; }
   [[nodiscard]] const LeadConfig& config() const { return config_; }
+  /// The margin for recent arrivals that spread over `spread_ns` (LeadConfig::margin_ns).
+  [[nodiscard]] std::int64_t margin(std::int64_t spread_ns) const;
 
  private:
   static constexpr std::size_t kRing = 512;
