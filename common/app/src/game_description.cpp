@@ -11,7 +11,6 @@ namespace lockstep {
 
 namespace {
 constexpr const char* kFormat = "lockstep-game/1";
-constexpr std::size_t protocol_max_libraries = 16;  // what a JoinRequest carries
 
 bool parse_hash(const Json& j, std::uint64_t* out) {
   if (!j.is_string()) return false;
@@ -87,14 +86,15 @@ bool parse_description(std::string_view text, GameDescription* out, std::string*
   if (j.contains("settings_text") && j["settings_text"].is_string()) d.settings_text = j["settings_text"].get<std::string>();
   if (j.contains("libraries")) {
     const Json& libs = j["libraries"];
-    if (!libs.is_array() || libs.size() > protocol_max_libraries)
-      return fail("\"libraries\" must be a list of at most " + std::to_string(protocol_max_libraries) +
+    if (!libs.is_array() || libs.size() > kMaxLibraries)
+      return fail("\"libraries\" must be a list of at most " + std::to_string(kMaxLibraries) +
                   " {\"name\", \"build\"}");
     for (const Json& l : libs) {
       if (!l.is_object() || !l.contains("name") || !l["name"].is_string() || !l.contains("build") ||
-          !l["build"].is_string() || l["name"].get<std::string>().empty() || l["name"].get<std::string>().size() > 128 ||
-          l["build"].get<std::string>().size() > 80)
-        return fail("each of \"libraries\" must be {\"name\": 1-128 bytes, \"build\": at most 80 bytes}");
+          !l["build"].is_string() || l["name"].get<std::string>().empty() || l["name"].get<std::string>().size() > kMaxLibraryNameBytes ||
+          l["build"].get<std::string>().size() > kMaxLibraryBuildBytes)
+        return fail("each of \"libraries\" must be {\"name\": 1-" + std::to_string(kMaxLibraryNameBytes) +
+                    " bytes, \"build\": at most " + std::to_string(kMaxLibraryBuildBytes) + " bytes}");
       d.libraries.push_back({l["name"].get<std::string>(), l["build"].get<std::string>()});
     }
   }

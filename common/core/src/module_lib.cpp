@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "lockstep/bytes.hpp"
 #include "lockstep/desync.hpp"
@@ -21,6 +22,14 @@
 namespace lockstep {
 
 namespace {
+
+// The hash of a whole file's bytes; nullopt when it cannot be read or is empty.
+std::optional<std::uint64_t> file_hash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) return std::nullopt;
+  return hash_bytes(bytes);
+}
 
 #if defined(__x86_64__)
 constexpr unsigned EM_HOST = EM_X86_64;
@@ -319,12 +328,14 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::s
     const std::string soname(reinterpret_cast<const char*>(strtab + off));
     if (is_runtime(soname)) continue;
     // What a JoinRequest and a replay can carry, so every peer compares the same list.
-    if (soname.size() > 128) {
-      *error = "it links a library whose name is over 128 bytes (" + soname.substr(0, 40) + "...)";
+    if (soname.size() > kMaxLibraryNameBytes) {
+      *error = "it links a library whose name is over " + std::to_string(kMaxLibraryNameBytes) + " bytes (" +
+               soname.substr(0, 40) + "...)";
       return {};
     }
-    if (out.size() == 16) {
-      *error = "it links more than 16 libraries besides the C and C++ runtimes; a fingerprint names at most 16";
+    if (out.size() == kMaxLibraries) {
+      *error = "it links more than " + std::to_string(kMaxLibraries) +
+               " libraries besides the C and C++ runtimes; a fingerprint names at most " + std::to_string(kMaxLibraries);
       return {};
     }
     if (opt_out && uncovered(soname, opt_out)) {
@@ -341,12 +352,11 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::s
     NoteSearch q{dep->l_addr, ""};
     dl_iterate_phdr(find_build_id, &q);
     std::string build = q.build;
-    if (build.size() > 80) build = "xxh3:" + hash_hex(hash_bytes({reinterpret_cast<const std::uint8_t*>(build.data()),
+    if (build.size() > kMaxLibraryBuildBytes) build = "xxh3:" + hash_hex(hash_bytes({reinterpret_cast<const std::uint8_t*>(build.data()),
                                                                    build.size()}));
     if (build.empty()) {
-      std::ifstream in(dep->l_name, std::ios::binary);
-      const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      build = bytes.empty() ? "unreadable" : "xxh3:" + hash_hex(hash_bytes(bytes));
+      const std::optional<std::uint64_t> bytes_hash = file_hash(dep->l_name);
+      build = bytes_hash ? "xxh3:" + hash_hex(*bytes_hash) : "unreadable";
     }
     dlclose(h);
     *note += (note->empty() ? "" : ", ") + soname + " (build " + build + ")";
@@ -473,10 +483,9 @@ const Module* install_table(const lockstep_module_v2* t, const std::string& path
   if (g_build_id == 0) {
     // No build id: the library's own bytes stand in, so two builds of other code never meet in a
     // session. Peers then need this very file (another compiler or architecture is another file).
-    std::ifstream in(path, std::ios::binary);
-    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (bytes.empty()) return fail("cannot read the library to derive its build id (the table's build_id is 0)");
-    g_build_id = hash_bytes(bytes);
+    const std::optional<std::uint64_t> h = file_hash(path);
+    if (!h) return fail("cannot read the library to derive its build id (the table's build_id is 0)");
+    g_build_id = *h;
     LOCKSTEP_LOG_INFO("%s: build_id is 0, so the fingerprint follows the library file's bytes (%s); "
                       "lockstep_add_module derives one from the sources instead", origin.c_str(),
                       hash_hex(g_build_id).c_str());

@@ -17,7 +17,6 @@
 namespace lockstep {
 
 namespace {
-constexpr std::size_t kMaxReplayLibraries = 16;  // as a JoinRequest carries
 }  // namespace
 
 namespace {
@@ -58,9 +57,9 @@ bool ReplayWriter::open(const std::string& path, const ReplayHeader& h, std::str
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<replay::Library>>> libs = 0;
   if (!h.libraries.empty()) {
     std::vector<flatbuffers::Offset<replay::Library>> v;
-    for (std::size_t i = 0; i < h.libraries.size() && i < kMaxReplayLibraries; ++i)
-      v.push_back(replay::CreateLibrary(fbb, fbb.CreateString(h.libraries[i].name.substr(0, 128)),
-                                        fbb.CreateString(h.libraries[i].build.substr(0, 80))));
+    for (std::size_t i = 0; i < h.libraries.size() && i < kMaxLibraries; ++i)
+      v.push_back(replay::CreateLibrary(fbb, fbb.CreateString(h.libraries[i].name.substr(0, kMaxLibraryNameBytes)),
+                                        fbb.CreateString(h.libraries[i].build.substr(0, kMaxLibraryBuildBytes))));
     libs = fbb.CreateVector(v);
   }
   const auto header = replay::CreateHeader(fbb, kReplayFormatVersion, h.protocol_version, h.fingerprint, h.world.players,
@@ -134,11 +133,12 @@ struct RecordReader {
     if (h.players() < 1 || h.players() > kMaxPlayers || h.input_delay() > 50 ||
         (h.settings() && h.settings()->size() > kMaxSettingsBytes) || h.input_size() > kMaxInputBytes ||
         (h.module_name() && h.module_name()->size() > 32) ||
-        (h.libraries() && h.libraries()->size() > kMaxReplayLibraries))
+        (h.libraries() && h.libraries()->size() > kMaxLibraries))
       return fail(ReplayError::Corrupt, "header values out of range" + at);
     if (h.libraries())
       for (const auto* l : *h.libraries()) {
-        if (!l->name() || l->name()->size() == 0 || l->name()->size() > 128 || (l->build() && l->build()->size() > 80))
+        if (!l->name() || l->name()->size() == 0 || l->name()->size() > kMaxLibraryNameBytes ||
+            (l->build() && l->build()->size() > kMaxLibraryBuildBytes))
           return fail(ReplayError::Corrupt, "a library in the header is out of range" + at);
         out->header.libraries.push_back({l->name()->str(), l->build() ? l->build()->str() : ""});
       }

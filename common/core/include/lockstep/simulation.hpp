@@ -140,6 +140,10 @@ struct LOCKSTEP_API LibraryBuild {
   std::string build;
   bool operator==(const LibraryBuild&) const = default;
 };
+/// The bounds of a module's library list, wherever it is carried (a JoinRequest, a replay's
+/// header, a game description): at most kMaxLibraries, names of 1..kMaxLibraryNameBytes bytes,
+/// builds of at most kMaxLibraryBuildBytes (a longer build id is carried as its hash).
+inline constexpr std::size_t kMaxLibraries = 16, kMaxLibraryNameBytes = 128, kMaxLibraryBuildBytes = 80;
 /// Why two modules' library lists differ, each side named ("the joining peer", "the server"):
 /// "libbox2d.so.2 is another build: the joining peer's X, the server's Y", or a library only one
 /// side links, with the way out; "" when they agree.

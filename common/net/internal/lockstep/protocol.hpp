@@ -53,7 +53,7 @@ const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* er
 using Bytes = std::vector<std::uint8_t>;
 
 /// The libraries a JoinRequest names, and their bounds.
-inline constexpr std::size_t kMaxLibraries = 16, kMaxLibraryNameBytes = 128, kMaxLibraryBuildBytes = 80;
+using lockstep::kMaxLibraries, lockstep::kMaxLibraryNameBytes, lockstep::kMaxLibraryBuildBytes;  // simulation.hpp
 Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, const std::string& token,
                    const std::string& name, bool spectate, const std::string& rejoin_secret = "",
                    std::span<const LibraryBuild> libraries = {});
