@@ -619,7 +619,7 @@ TEST_SUITE("session/hostile") {
     }
   };
 
-  TEST_CASE("a Leave in the lobby frees the slot at once and closes the connection; everyone is told why a slot was freed") {
+  TEST_CASE("a Leave in the lobby frees the slot at once and closes the connection, and everyone is told why a slot was freed") {
     ServerConfig cfg;
     cfg.players = 4;  // the lobby stays open with three in it
     cfg.last_tick = 100;
