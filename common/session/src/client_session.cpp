@@ -163,16 +163,22 @@ bool ClientSession::Impl::next_server(std::int64_t now, const std::string& why) 
   cfg.port = servers[server_index].second;
   LOCKSTEP_LOG_INFO("%s: %s; trying the connect token's next server, %s:%u", was.c_str(), why.c_str(), cfg.host.c_str(),
                     static_cast<unsigned>(cfg.port));
-  if (server) {  // told, so a join already on its way does not hold a seat there
+  reconnect(now);
+  server_since = last_heard = now;
+  ++stats.servers_tried;
+  return true;
+}
+
+// The connection is closed, the server told (so a join already on its way does not hold a seat
+// there), and a fresh attempt starts to cfg.host:cfg.port.
+void ClientSession::Impl::reconnect(std::int64_t now) {
+  if (server) {
     peer_disconnect_now(server);
     transport->flush();
   }
   connected = false;
   seal.reset();
   attempt(now);
-  server_since = last_heard = now;
-  ++stats.servers_tried;
-  return true;
 }
 
 // A fresh connection attempt to cfg.host:cfg.port (the one create() opened is the first).
@@ -205,10 +211,7 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
       now - started_at < cfg.connect_timeout_ns) {
     LOCKSTEP_LOG_INFO("no answer on the connection to %s:%u in %lld ms; connecting again", cfg.host.c_str(),
                       static_cast<unsigned>(cfg.port), static_cast<long long>(2 * cfg.connect_retry_ns / 1'000'000));
-    peer_disconnect_now(server);
-    connected = false;
-    seal.reset();
-    attempt(now);
+    reconnect(now);
   }
   if (phase == Phase::Connecting && now - started_at > cfg.connect_timeout_ns)
     end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) +

@@ -136,6 +136,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   void check_connection(std::int64_t now);
   bool next_server(std::int64_t now, const std::string& why);
   void attempt(std::int64_t now);
+  void reconnect(std::int64_t now);
   void on_receive(const NetEvent& ev, std::int64_t now);
   void on_message(std::uint8_t channel, std::span<const std::uint8_t> data, std::int64_t now);
   /// Sends to the server, sealed once the connection has its keys.
