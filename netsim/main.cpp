@@ -95,11 +95,12 @@ class UdpRelay {
     for (std::size_t i = 0; i < attackers_.size(); ++i) {
       auto& to = i % 2 == 0 ? up : down;
       to.tampered += attackers_[i].counters().tampered;
+      to.tampered_control += attackers_[i].counters().tampered_control;
       to.replayed += attackers_[i].counters().replayed;
       to.injected += attackers_[i].counters().injected;
     }
     auto attacks = [](const netsim::Attacker::Counters& c) {
-      return Json{{"tampered", c.tampered}, {"replayed", c.replayed}, {"injected", c.injected}};
+      return Json{{"tampered", c.tampered}, {"tampered_control", c.tampered_control}, {"replayed", c.replayed}, {"injected", c.injected}};
     };
     return Json{{"flows", relay_.flows()},
                 {"up", dir(relay_.up())},
@@ -184,8 +185,11 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--duration", o.duration_s, "stop after this many seconds (0: until SIGINT/SIGTERM)")->check(finite());
   app.add_option("--summary", o.summary_path, "write the JSON summary here instead of stdout");
   app.add_option("--dump", o.dump_path, "capture every datagram relayed, as it arrived, to this pcap file (raw IPv4)");
-  // An attacker on the path, for testing sealed play (docs/PROTOCOL.md §4.7); play messages only.
-  app.add_option("--tamper", o.attack.tamper_pct, "percent of play datagrams with one bit of their message flipped")
+  // An attacker on the path, for testing the datagram check and sealed play (docs/PROTOCOL.md §1.1, §4.7).
+  app.add_option("--tamper", o.attack.tamper_pct, "percent of datagrams with a message (control or play) that get one bit of it flipped")
+      ->check(finite())->check(CLI::Range(0.0, 100.0));
+  app.add_option("--tamper-control", o.attack.tamper_control_pct,
+                 "percent of datagrams with a control message that get one bit of it flipped (default: --tamper)")
       ->check(finite())->check(CLI::Range(0.0, 100.0));
   app.add_option("--replay", o.attack.replay_pct, "percent of play datagrams followed by an earlier play message sent again")
       ->check(finite())->check(CLI::Range(0.0, 100.0));

@@ -7,10 +7,12 @@ Usage: sealed_capture.py CAPTURE.pcap SECRET_FILE...
 A SECRET_FILE holds one secret: a token file (its two connection keys are the secrets), a key
 file (64 hex digits), or any text (a name, a rejoin secret). Prints JSON:
   {"datagrams": N, "found": [what, ...], "play_messages": M, "common_prefix_share": S,
-   "lsk1_datagrams": K}
+   "lsk1_messages": K}
 where common_prefix_share is the share of the client->server play messages (ENet unsequenced
 sends) whose bytes 2..9 are the most common such 8 bytes: a FlatBuffers message in the clear
-repeats its framing in nearly every message; sealed bytes look random.
+repeats its framing in nearly every message; sealed bytes look random. lsk1_messages counts the
+distinct messages in the clear (a FlatBuffers Message starts "....LSK1"), each once however
+often ENet sent it again.
 """
 import collections
 import json
@@ -60,7 +62,7 @@ def unsequenced(d):
     peer = struct.unpack_from("!H", d, 0)[0]
     if peer & 0x4000:
         return out
-    i = 4 if peer & 0x8000 else 2
+    i = (4 if peer & 0x8000 else 2) + 4  # the peer field, the sent time if flagged, the check (PROTOCOL.md §1.1)
     sizes = {1: 8, 2: 48, 3: 44, 4: 8, 5: 4, 6: 6, 7: 8, 8: 24, 9: 8, 10: 12, 11: 16, 12: 24}
     while i + 4 <= len(d):
         cmd = d[i] & 0x0F
@@ -87,4 +89,5 @@ prefixes = collections.Counter(p[2:10] for p in play)
 share = prefixes.most_common(1)[0][1] / len(play) if play else 0.0
 print(json.dumps({"datagrams": len(datagrams), "found": found, "play_messages": len(play),
                   "common_prefix_share": round(share, 4),
-                  "lsk1_datagrams": sum(1 for d in datagrams if b"LSK1" in d[2])}))
+                  # Messages in the clear, each counted once however often ENet sent it again.
+                  "lsk1_messages": len({d[2][d[2].find(b"LSK1"):] for d in datagrams if b"LSK1" in d[2]})}))

@@ -139,6 +139,7 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"kicked", st.kicked},
               {"sealed", s.config().token_key.has_value() || s.config().token_key_later},
               {"sealed_dropped", {{"forged", st.sealed_forged}, {"replayed", st.sealed_replayed}}},
+              {"datagrams_refused", h.datagrams_refused},  // failed the datagram check (PROTOCOL.md §1.1)
               {"replies_withheld", st.replies_withheld},
               {"pending_refused", st.pending_refused},
               {"pending_evicted", st.pending_evicted},
@@ -185,6 +186,7 @@ Json client_summary(const ClientSession& s, const FrameFigures& frames) {
               {"lead_us", st.lead_ns / 1000},
               {"dropped", st.total_drops()},
               {"drops", drops},
+              {"datagrams_refused", s.traffic().datagrams_refused},  // failed the datagram check (PROTOCOL.md §1.1)
               {"frames", frames.frames},
               {"frame_jitter_us", percentiles(frames.jitter)}};
 }

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "lockstep/clock.hpp"
+#include "lockstep/datagram_check.hpp"
 
 namespace lockstep {
 namespace {
@@ -29,15 +30,18 @@ void apply_limits(ENetHost* host, const TransportLimits& limits) {
 
 }  // namespace
 
+class EnetTransport;
+
 // One ENet peer slot, the handle sessions hold. ENet reuses a slot for a later connection, and so
 // does its handle.
 class EnetLink final : public NetPeer {
  public:
   ENetPeer* peer = nullptr;
   std::size_t index = 0;
+  EnetTransport* owner = nullptr;
 
   void disconnect_later() override { enet_peer_disconnect_later(peer, 0); }
-  void disconnect_now() override { enet_peer_disconnect_now(peer, 0); }
+  void disconnect_now() override;  // sends at once: the owner checks the datagram
   void reset() override { enet_peer_reset(peer); }
   [[nodiscard]] bool told_all() const override {
     return peer->state == ENET_PEER_STATE_DISCONNECTING || peer->state == ENET_PEER_STATE_ACKNOWLEDGING_DISCONNECT ||
@@ -71,14 +75,28 @@ class EnetTransport final : public Transport {
  public:
   explicit EnetTransport(ENetHost* host)
       : host_(host), half_open_since_(host->peerCount, 0), handshake_credit_(host->peerCount, 0), links_(host->peerCount), arrival_(host->peerCount, 0),
-        heard_(host->peerCount, 0) {
+        heard_(host->peerCount, 0), auth_(host->peerCount) {
     host_->intercept = &EnetTransport::on_datagram;
+    host_->checksum = &EnetTransport::datagram_check;
     for (std::size_t i = 0; i < host->peerCount; ++i) {
       links_[i].peer = &host->peers[i];
       links_[i].index = i;
+      links_[i].owner = this;
     }
   }
   ~EnetTransport() override { enet_host_destroy(host_); }
+
+  // Runs `f` (an ENet call that may send or receive) with this transport as the one whose
+  // datagrams the hooks check.
+  template <class F>
+  auto serve(F&& f) {
+    struct Guard {
+      EnetTransport* before;
+      ~Guard() { serving = before; }
+    } guard{serving};
+    serving = this;
+    return f();
+  }
 
   NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) override {
     ENetAddress address{};
@@ -103,9 +121,7 @@ class EnetTransport final : public Transport {
   NetEvent poll() override {
     NetEvent out;
     ENetEvent ev;
-    serving = this;
-    const int r = enet_host_service(host_, &ev, 0);
-    serving = nullptr;
+    const int r = serve([&] { return enet_host_service(host_, &ev, 0); });
     tend();
     if (r <= 0) return out;
     out.peer = link(ev.peer);
@@ -138,7 +154,14 @@ class EnetTransport final : public Transport {
       enet_packet_destroy(packet);
   }
 
-  void flush() override { enet_host_flush(host_); }
+  void flush() override {
+    serve([&] { enet_host_flush(host_); });
+  }
+  void authenticate(NetPeer* peer, const DatagramKeys& keys, bool speaks_first) override {
+    if (!peer) return;
+    const std::size_t i = static_cast<EnetLink*>(peer)->index;
+    auth_[i] = {keys, host_->peers[i].connectID, true, speaks_first, false};
+  }
   [[nodiscard]] bool reliable_in_flight() const override {
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
       const ENetPeer& p = host_->peers[i];
@@ -159,7 +182,8 @@ class EnetTransport final : public Transport {
   }
   [[nodiscard]] std::uint64_t handshakes_cut() const override { return handshakes_cut_; }
   [[nodiscard]] NetTraffic traffic() const override {
-    return {host_->totalSentData, host_->totalReceivedData, host_->totalSentPackets, host_->totalReceivedPackets};
+    return {host_->totalSentData, host_->totalReceivedData, host_->totalSentPackets, host_->totalReceivedPackets,
+            datagrams_refused_};
   }
 
  private:
@@ -242,19 +266,23 @@ class EnetTransport final : public Transport {
     if (!self || self->host_ != host || host->receivedDataLength < 2) return 0;
     const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
     const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
+    if (id != ENET_PROTOCOL_MAXIMUM_PEER_ID && id >= host->peerCount) return 0;  // ENet drops it
+    if (!self->check_received(id)) {
+      ++self->datagrams_refused_;
+      return 1;  // dropped before ENet reads any of it
+    }
     if (id == ENET_PROTOCOL_MAXIMUM_PEER_ID) {  // no peer yet: a connection request, or garbage
       // A whole, uncompressed CONNECT command; ENet checks the rest itself.
-      const std::size_t command_at = (raw & ENET_PROTOCOL_HEADER_FLAG_SENT_TIME) != 0 ? 4 : 2;
+      const std::size_t command_at = check_field_at({host->receivedData, host->receivedDataLength}) + kCheckBytes;
       if ((raw & ENET_PROTOCOL_HEADER_FLAG_COMPRESSED) == 0 &&
           host->receivedDataLength >= command_at + sizeof(ENetProtocolConnect) &&
           (host->receivedData[command_at] & ENET_PROTOCOL_COMMAND_MASK) == ENET_PROTOCOL_COMMAND_CONNECT) {
         ENetProtocolConnect connect;
         std::memcpy(&connect, host->receivedData + command_at, sizeof connect);
-        self->on_connect_request(host->receivedAddress, connect.connectID, host->receivedDataLength);
+        return self->on_connect_request(host->receivedAddress, connect.connectID, host->receivedDataLength) ? 0 : 1;
       }
       return 0;
     }
-    if (id >= host->peerCount) return 0;
     const ENetAddress& from = host->peers[id].address;
     if (from.host != host->receivedAddress.host || from.port != host->receivedAddress.port) return 0;  // ENet drops it
     if (host->peers[id].state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT)  // its acknowledgement was lost
@@ -282,14 +310,27 @@ class EnetTransport final : public Transport {
   // A request that comes again (same source, same connection id: its answer was lost) is answered
   // again on its slot (answer_again); a new request from the source of a half-open one replaces
   // it, as the requester has given that one up.
-  void on_connect_request(const ENetAddress& from, enet_uint32 connect_id, std::size_t bytes) {
+  //
+  // A connection id is the key to a connection's datagram keys when a datagram is sent
+  // (datagram_check), so a request that names the id of another source's connection is refused
+  // (false: ENet never reads it). Ids are random: an honest client that meets one tries again.
+  bool on_connect_request(const ENetAddress& from, enet_uint32 connect_id, std::size_t bytes) {
     const std::int64_t now = monotonic_ns();
+    for (std::size_t i = 0; i < host_->peerCount; ++i) {
+      const ENetPeer& p = host_->peers[i];
+      if (p.state != ENET_PEER_STATE_DISCONNECTED && p.connectID == connect_id &&
+          (p.address.host != from.host || p.address.port != from.port))
+        return false;
+    }
     std::size_t free = 0, oldest = host_->peerCount;
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
       const ENetPeer& p = host_->peers[i];
       if (p.state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT) {
         if (p.address.host == from.host && p.address.port == from.port) {
-          if (p.connectID == connect_id) return answer_again(i, bytes);
+          if (p.connectID == connect_id) {
+            answer_again(i, bytes);
+            return true;
+          }
           close_half_open(i);
           ++free;
           continue;
@@ -301,8 +342,69 @@ class EnetTransport final : public Transport {
       half_open_since_[i] = 0;
       if (p.state == ENET_PEER_STATE_DISCONNECTED) ++free;
     }
-    if (free > 0 || oldest == host_->peerCount) return;
-    close_half_open(oldest);
+    if (free == 0 && oldest != host_->peerCount) close_half_open(oldest);
+    return true;
+  }
+
+  // The datagram check (docs/PROTOCOL.md §1.1, datagram_check.hpp). ENet calls its checksum hook
+  // for each datagram it sends, and for each it receives after putting the seed (the connection
+  // id, or 0 before the connection has one) in the check field. The hook cannot try both forms
+  // on a received datagram, having lost the field's value, so received datagrams are checked
+  // here, in the intercept hook that sees them first; the hook then confirms the field.
+  struct Auth {
+    DatagramKeys keys;
+    enet_uint32 connect_id = 0;  // the connection they belong to: the slot may hold a later one
+    bool set = false, speak_keyed = false, heard_keyed = false;
+  };
+  bool keyed(std::size_t i) const { return auth_[i].set && auth_[i].connect_id == host_->peers[i].connectID; }
+
+  // Checks the datagram ENet has just read from peer slot `id` (ENET_PROTOCOL_MAXIMUM_PEER_ID:
+  // none) and keeps its check field for the checksum hook.
+  bool check_received(std::uint16_t id) {
+    const std::span<std::uint8_t> d{host_->receivedData, host_->receivedDataLength};
+    const std::size_t at = check_field_at(d);
+    if (at == 0) return false;
+    const bool peer = id != ENET_PROTOCOL_MAXIMUM_PEER_ID;
+    const enet_uint32 seed = peer ? host_->peers[id].connectID : 0;
+    enet_uint32 field;
+    std::memcpy(&field, d.data() + at, kCheckBytes);
+    std::memcpy(d.data() + at, &seed, kCheckBytes);
+    bool ok = false;
+    if (peer && keyed(id)) {
+      Auth& a = auth_[id];
+      ok = keyed_check(a.keys.receive, d) == field;
+      if (ok) a.heard_keyed = a.speak_keyed = true;
+      else if (!a.heard_keyed) ok = keyless_check(d) == field;  // not yet keyed from that side
+    } else {
+      ok = keyless_check(d) == field;
+    }
+    std::memcpy(d.data() + at, &field, kCheckBytes);
+    checked_field_ = field;
+    return ok;
+  }
+  static enet_uint32 ENET_CALLBACK datagram_check(const ENetBuffer* buffers, std::size_t count) {
+    EnetTransport* self = serving;
+    if (!self) return enet_crc32(buffers, count);
+    if (count == 1 && buffers[0].data == self->host_->receivedData) return self->checked_field_;  // see check_received
+    // Sending: the header (the first buffer) ends with the check field, holding the seed.
+    std::size_t total = 0;
+    for (std::size_t b = 0; b < count; ++b) total += buffers[b].dataLength;
+    if (total > self->outgoing_.size() || buffers[0].dataLength < kCheckBytes) return enet_crc32(buffers, count);
+    std::size_t at = 0;
+    for (std::size_t b = 0; b < count; ++b) {
+      std::memcpy(self->outgoing_.data() + at, buffers[b].data, buffers[b].dataLength);
+      at += buffers[b].dataLength;
+    }
+    const std::span<const std::uint8_t> d{self->outgoing_.data(), total};
+    enet_uint32 seed;
+    std::memcpy(&seed, static_cast<const std::uint8_t*>(buffers[0].data) + buffers[0].dataLength - kCheckBytes, kCheckBytes);
+    if (seed != 0)
+      for (std::size_t i = 0; i < self->host_->peerCount; ++i)
+        if (self->host_->peers[i].connectID == seed && self->host_->peers[i].state != ENET_PEER_STATE_DISCONNECTED) {
+          if (self->keyed(i) && self->auth_[i].speak_keyed) return keyed_check(self->auth_[i].keys.send, d);
+          break;
+        }
+    return keyless_check(d);
   }
 
   static constexpr enet_uint32 kFirstRoundTripMs = 100;   // a client's guess before its first measurement
@@ -311,8 +413,8 @@ class EnetTransport final : public Transport {
   static constexpr enet_uint32 kNeverMs = 3'600'000;      // a half-open answer's own timer: never
   static constexpr std::int64_t kHalfOpenLimitMs = 5000;  // a client gives up on one after 3 s
   static constexpr enet_uint32 kTendEveryMs = 10;
-  // ENet's answer to a connection request: its header with the sent time, and the command.
-  static constexpr std::size_t kVerifyBytes = 2 * sizeof(enet_uint16) + sizeof(ENetProtocolVerifyConnect);
+  // ENet's answer to a connection request: its header with the sent time and the check, and the command.
+  static constexpr std::size_t kVerifyBytes = 2 * sizeof(enet_uint16) + kCheckBytes + sizeof(ENetProtocolVerifyConnect);
 
   ENetHost* host_;
   enet_uint32 tended_ms_ = 0;
@@ -322,7 +424,15 @@ class EnetTransport final : public Transport {
   std::vector<EnetLink> links_;        // by ENet peer index
   std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's kernel stamp (0: none)
   std::vector<std::int64_t> heard_;    // by ENet peer index: the latest datagram's arrival, stamped or read
+  std::vector<Auth> auth_;             // by ENet peer index: the datagram keys
+  enet_uint32 checked_field_ = 0;      // the check field of the datagram check_received passed
+  std::uint64_t datagrams_refused_ = 0;
+  std::array<std::uint8_t, ENET_PROTOCOL_MAXIMUM_MTU> outgoing_{};  // a datagram being sent, in one piece
 };
+
+void EnetLink::disconnect_now() {
+  owner->serve([&] { enet_peer_disconnect_now(peer, 0); });
+}
 thread_local EnetTransport* EnetTransport::serving = nullptr;
 
 std::unique_ptr<Transport> Transport::listen(const std::string& bind, std::uint16_t port, std::size_t max_peers,

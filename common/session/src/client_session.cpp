@@ -4,6 +4,7 @@
 
 #include "client_session_impl.hpp"
 #include "drop_log.hpp"
+#include "lockstep/datagram_check.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/session_result.hpp"
@@ -248,8 +249,11 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
   if (m && m->body_type() == wire::Body::ConnectChallenge) {
     const auto* n = m->body_as_ConnectChallenge()->nonce();
     const ConnectToken& t = *cfg.connect_token;
-    seal = std::make_unique<PacketSeal>(derive_connection_keys(t.client_to_server, t.server_to_client,
-                                                               {n->data(), n->size()}, /*server_side=*/false));
+    const ConnectionKeys keys = derive_connection_keys(t.client_to_server, t.server_to_client, {n->data(), n->size()},
+                                                       /*server_side=*/false);
+    seal = std::make_unique<PacketSeal>(keys);
+    // The server has had the keys since it sent the challenge: every datagram from now on is keyed (§1.1).
+    transport->authenticate(server, datagram_keys(keys), /*speaks_first=*/true);
     last_heard = now;
     return send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
                                                          cfg.spectate, cfg.rejoin_secret, cfg.libraries));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <random>
 
+#include "lockstep/datagram_check.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/version.hpp"
 #include "drop_log.hpp"
@@ -198,7 +199,10 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
   std::array<std::uint8_t, protocol::kChallengeNonceBytes> nonce;
   random_bytes(nonce);
   send(p, Channel::Control, protocol::connect_challenge(nonce));  // in the clear: the keys follow from it
-  p.entry.seal = std::make_unique<PacketSeal>(derive_connection_keys(t.client_to_server, t.server_to_client, nonce, /*server_side=*/true));
+  const ConnectionKeys keys = derive_connection_keys(t.client_to_server, t.server_to_client, nonce, /*server_side=*/true);
+  p.entry.seal = std::make_unique<PacketSeal>(keys);
+  // Its datagrams are checked with the keys as soon as the client, which has them next, uses them (§1.1).
+  transport->authenticate(p.link, datagram_keys(keys), /*speaks_first=*/false);
 }
 
 bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel) {

@@ -7,6 +7,6 @@ namespace lockstep {
 
 inline constexpr const char* kVersion = "0.1.0";
 /// Bumped whenever the wire format changes incompatibly; a mismatch is refused at join.
-inline constexpr std::uint32_t kProtocolVersion = 9;
+inline constexpr std::uint32_t kProtocolVersion = 10;
 
 }  // namespace lockstep

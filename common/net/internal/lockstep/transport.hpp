@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -60,6 +61,12 @@ class NetPeer {
   NetPeer& operator=(const NetPeer&) = default;
 };
 
+/// The keys that authenticate one connection's datagrams (docs/PROTOCOL.md §1.1): SipHash-2-4
+/// keys, one for each direction.
+struct DatagramKeys {
+  std::array<std::uint8_t, 16> send{}, receive{};
+};
+
 /// One received event. `data` is valid until the event is destroyed.
 struct NetEvent {
   enum class Type { None, Connect, Disconnect, Receive } type = Type::None;
@@ -111,6 +118,13 @@ class Transport {
   [[nodiscard]] virtual std::uint16_t port() const = 0;
   /// Total bytes and datagrams sent and received (UDP payloads, the transport's headers included).
   [[nodiscard]] virtual NetTraffic traffic() const = 0;
+  /// From now on `peer`'s datagrams may carry a keyed check (docs/PROTOCOL.md §1.1). A side that
+  /// `speaks_first` sends keyed at once; the other sends keyed once a keyed datagram from the peer
+  /// has verified. Each side takes the keyless check from the peer only until then. A later
+  /// connection on the same handle starts keyless again.
+  virtual void authenticate(NetPeer* peer, const DatagramKeys& keys, bool speaks_first) {
+    (void)peer, (void)keys, (void)speaks_first;
+  }
   /// Half-open connection requests closed to make room for a new one (none by default).
   [[nodiscard]] virtual std::uint64_t handshakes_cut() const { return 0; }
 };

@@ -1,0 +1,50 @@
+#include "lockstep/datagram_check.hpp"
+
+#include <enet/enet.h>
+#include <sodium.h>
+
+#include <cstring>
+
+#include "sodium_init.hpp"
+
+namespace lockstep {
+
+static_assert(crypto_shorthash_KEYBYTES == 16 && crypto_shorthash_BYTES == 8);
+
+std::size_t check_field_at(std::span<const std::uint8_t> datagram) {
+  if (datagram.size() < 2) return 0;
+  const std::size_t at = (datagram[0] & (ENET_PROTOCOL_HEADER_FLAG_SENT_TIME >> 8)) != 0 ? 4 : 2;
+  return datagram.size() >= at + kCheckBytes ? at : 0;
+}
+
+std::uint32_t keyless_check(std::span<const std::uint8_t> datagram) {
+  ENetBuffer b;
+  b.data = const_cast<std::uint8_t*>(datagram.data());
+  b.dataLength = datagram.size();
+  return enet_crc32(&b, 1);
+}
+
+std::uint32_t keyed_check(const std::array<std::uint8_t, 16>& key, std::span<const std::uint8_t> datagram) {
+  unsigned char mac[crypto_shorthash_BYTES];
+  crypto_shorthash(mac, datagram.data(), datagram.size(), key.data());
+  std::uint32_t out;
+  std::memcpy(&out, mac, sizeof out);
+  return out;
+}
+
+namespace {
+std::array<std::uint8_t, 16> derive(const SecretKey& key) {
+  static constexpr char kLabel[] = "lockstep datagram";
+  std::array<std::uint8_t, 16> out{};
+  crypto_generichash(out.data(), out.size(), reinterpret_cast<const unsigned char*>(kLabel), sizeof kLabel - 1,
+                     key.data(), key.size());
+  return out;
+}
+}  // namespace
+
+DatagramKeys datagram_keys(const ConnectionKeys& keys) {
+  ensure_sodium();
+  return {derive(keys.send), derive(keys.receive)};
+}
+
+}  // namespace lockstep
