@@ -239,6 +239,9 @@ class Conn:
 
     def __init__(self, channels=2, address=("127.0.0.1", None)):
         self.host = enet.Host(None, 1, channels, 0, 0)
+        # The keyless datagram check (PROTOCOL.md §1.1) is ENet's own CRC-32, which pyenet turns
+        # on; a client that cannot compute the keyed check stays keyless, at its own risk.
+        self.host.checksum = 1
         self.peer = self.host.connect(enet.Address(address[0].encode(), address[1] or PORT), channels)
         self.connected = False
         self.early = []

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "lockstep/clock.hpp"
+#include "lockstep/datagram_check.hpp"
 #include "lockstep/transport.hpp"
 
 using namespace lockstep;
@@ -58,9 +59,19 @@ struct RawSocket {
   }
 };
 
-// ENet's CONNECT datagram: the header with its sent time, then the command.
+// Fills in a datagram's keyless check (docs/PROTOCOL.md §1.1), seeded with `connect_id`.
+void put_check(std::vector<std::uint8_t>& d, std::uint32_t connect_id) {
+  const std::size_t at = check_field_at(d);
+  REQUIRE(at != 0);
+  std::memcpy(d.data() + at, &connect_id, kCheckBytes);
+  const std::uint32_t check = keyless_check(d);
+  std::memcpy(d.data() + at, &check, kCheckBytes);
+}
+
+// ENet's CONNECT datagram: the header with its sent time and the check, then the command.
+constexpr std::size_t kConnectAt = 4 + kCheckBytes;
 std::vector<std::uint8_t> connect_datagram(std::uint32_t connect_id) {
-  std::vector<std::uint8_t> d(4 + sizeof(ENetProtocolConnect), 0);
+  std::vector<std::uint8_t> d(kConnectAt + sizeof(ENetProtocolConnect), 0);
   const std::uint16_t peer = htons(static_cast<std::uint16_t>(int{ENET_PROTOCOL_MAXIMUM_PEER_ID} | int{ENET_PROTOCOL_HEADER_FLAG_SENT_TIME}));
   std::memcpy(d.data(), &peer, 2);
   ENetProtocolConnect c{};
@@ -77,7 +88,8 @@ std::vector<std::uint8_t> connect_datagram(std::uint32_t connect_id) {
   c.packetThrottleAcceleration = htonl(ENET_PEER_PACKET_THROTTLE_ACCELERATION);
   c.packetThrottleDeceleration = htonl(ENET_PEER_PACKET_THROTTLE_DECELERATION);
   c.connectID = connect_id;
-  std::memcpy(d.data() + 4, &c, sizeof c);
+  std::memcpy(d.data() + kConnectAt, &c, sizeof c);
+  put_check(d, 0);  // no connection yet: seed 0
   return d;
 }
 
@@ -127,20 +139,25 @@ TEST_SUITE("net/handshake") {
     REQUIRE(raw.datagrams_received == 1);
     // The answer names the slot the server gave the request: later datagrams are addressed to it.
     ENetProtocolVerifyConnect v{};
-    REQUIRE(raw.last.size() >= 4 + sizeof v);
-    std::memcpy(&v, raw.last.data() + 4, sizeof v);
+    REQUIRE(raw.last.size() >= kConnectAt + sizeof v);
+    std::memcpy(&v, raw.last.data() + kConnectAt, sizeof v);
     const std::uint16_t slot = ntohs(v.outgoingPeerID);
-    std::vector<std::uint8_t> message(60, 0);  // a join on its way, as the server sees it: bytes on the slot
-    const std::uint16_t header = htons(slot);
-    std::memcpy(message.data(), &header, 2);
+    const auto on_slot = [&](std::size_t bytes) {  // a join on its way, as the server sees it: bytes on the slot
+      std::vector<std::uint8_t> d(bytes, 0);
+      const std::uint16_t header = htons(slot);
+      std::memcpy(d.data(), &header, 2);
+      put_check(d, 0x9abc);
+      return d;
+    };
     for (int i = 0; i < 3; ++i) {
-      raw.send(message);
+      raw.send(on_slot(60));
       serve(*server, raw, 150);
     }
     CHECK(raw.datagrams_received == 4);
-    // Small datagrams pay for an answer only together: three of 60 bytes left 36 of credit.
+    // Small datagrams pay for an answer (52 bytes) only together: three of 60 bytes left 24 of
+    // credit, one of 16 more is not enough, two are.
     const std::size_t before = raw.datagrams_received;
-    const std::vector<std::uint8_t> small(message.begin(), message.begin() + 8);
+    const std::vector<std::uint8_t> small = on_slot(16);
     raw.send(small);
     serve(*server, raw, 150);
     CHECK(raw.datagrams_received == before);
