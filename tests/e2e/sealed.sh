@@ -67,8 +67,8 @@ done
 P2=$((PORT + 10))
 "$BIN/lockstep-server" --port $P2 --players 1 --ticks 300 --summary "$WORK/clear.json" 2>"$WORK/clear-server.err" &
 S=$!; PIDS+=($S)
-"$BIN/lockstep-netsim" --listen $((P2 + 1)) --forward "127.0.0.1:$P2" --dump "$WORK/clear.pcap" --summary "$WORK/clear-ns.json" \
-    2>"$WORK/clear-ns.err" &
+"$BIN/lockstep-netsim" --listen $((P2 + 1)) --forward "127.0.0.1:$P2" --tamper 3 --inject 5 --seed 7 --dump "$WORK/clear.pcap" \
+    --summary "$WORK/clear-ns.json" 2>"$WORK/clear-ns.err" &
 R=$!; PIDS+=($R)
 "$BIN/lockstep-client" --connect "127.0.0.1:$((P2 + 1))" --name "Zq1-Secret-Name" --bot 1 --rejoin-file "$WORK/clear-rejoin" \
     >/dev/null 2>"$WORK/clear-client.err" &
@@ -76,6 +76,11 @@ C=$!; PIDS+=($C)
 expect_exit $C 0 "client in the clear"
 expect_exit $S 0 "server in the clear"
 kill -INT $R; wait $R
+# In the clear the keyless check still refuses the altered datagrams, while the injected ones,
+# whose check the relay computed from the connection id, reach the decoder: the relay's checks
+# are right, so the sealed run above refused its forgeries for want of the key.
+json_check "$WORK/clear.json" 'd["datagrams_refused"] > 0 and d["drops"].get("malformed", 0) > 0 and d["kicked"] == 0' \
+    "in the clear: altered datagrams refused, forged ones with a computed check reaching the decoder"
 python3 "$HERE/sealed_capture.py" "$WORK/clear.pcap" "$WORK/name1" "$WORK/clear-rejoin" >"$WORK/clear-cap.json" || fail "reading the clear capture"
 json_check "$WORK/clear-cap.json" 'len(d["found"]) == 2 and d["common_prefix_share"] > 0.5' \
     "the capture check finds the name, the rejoin secret and the play messages' structure in the clear"
