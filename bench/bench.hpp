@@ -30,6 +30,7 @@ struct Options {
   std::string latency_svg_path;  ///< where the latency section writes its plot ("" = none)
   std::string wire_svg_path;     ///< where the net section writes its bytes-per-player plot ("" = none)
   std::vector<std::uint32_t> sessions;  ///< server section: session counts ({} = the default ladder)
+  std::string baseline_bin;  ///< seal section: another build's bin directory, run side by side ("" = none)
 };
 
 /// Set by a section whose processes failed (not by a missed goal): lockstep-bench then exits 1.

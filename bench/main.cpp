@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
   app.add_option("--wire-svg", opt.wire_svg_path, "write the net section's plot of wire bytes against players (SVG) here");
   app.add_option("--sessions", opt.sessions, "server section: session counts to run (4 clients each)")->check(lockstep::cli::unsigned_number())
       ->check(CLI::Range(1u, 256u));
+  app.add_option("--baseline-bin", opt.baseline_bin,
+                 "seal section: also run the sealed fleet with the lockstep-server and lockstep-bench-load of another build "
+                 "(its bin directory), interleaved with this build's, to give what a change costs")
+      ->check(CLI::ExistingDirectory);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

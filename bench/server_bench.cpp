@@ -19,6 +19,7 @@
 
 #include "bench.hpp"
 #include "lockstep/connect_token.hpp"
+#include "lockstep/datagram_check.hpp"
 
 namespace lockstep::bench {
 namespace {
@@ -255,24 +256,27 @@ void run_seal(const Options& opt, std::vector<Row>& rows) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0.0 : v[v.size() / 2];
   };
-  std::vector<double> cpu[2], up[2], down[2], ratio;
+  // Runs 0 and 1: this build in the clear and sealed; run 2, with --baseline-bin: the other build, sealed.
+  const int kinds = opt.baseline_bin.empty() ? 2 : 3;
+  std::vector<double> cpu[3], up[3], down[3], ratio, base_ratio;
   bool ok = true;
   for (int rep = 0; rep < reps; ++rep) {
-    FleetResult r[2];
-    for (int sealed = 0; sealed < 2; ++sealed) {
-      std::fprintf(stderr, "lockstep-bench: seal row, %u sessions %s, run %d of %d ...\n", n, sealed ? "sealed" : "in the clear",
-                   rep + 1, reps);
-      r[sealed] = run_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, sealed ? key : "");
-      if (!r[sealed].ok) {
-        std::fprintf(stderr, "lockstep-bench: seal row: %s\n", r[sealed].error.c_str());
+    FleetResult r[3];
+    for (int kind = 0; kind < kinds; ++kind) {
+      static const char* const kWhat[] = {"in the clear", "sealed", "sealed, baseline build"};
+      std::fprintf(stderr, "lockstep-bench: seal row, %u sessions %s, run %d of %d ...\n", n, kWhat[kind], rep + 1, reps);
+      r[kind] = run_fleet(kind == 2 ? fs::path(opt.baseline_bin) : bin, dir, n, ticks, false, 0, 0, !opt.quick, kind > 0 ? key : "");
+      if (!r[kind].ok) {
+        std::fprintf(stderr, "lockstep-bench: seal row: %s\n", r[kind].error.c_str());
         ok = false;
         g_section_failed = true;
       }
-      cpu[sealed].push_back(r[sealed].cpu_us_per_client_tick);
-      up[sealed].push_back(r[sealed].up);
-      down[sealed].push_back(r[sealed].down);
+      cpu[kind].push_back(r[kind].cpu_us_per_client_tick);
+      up[kind].push_back(r[kind].up);
+      down[kind].push_back(r[kind].down);
     }
     ratio.push_back(r[0].cpu_us_per_client_tick > 0 ? r[1].cpu_us_per_client_tick / r[0].cpu_us_per_client_tick : 0);
+    if (kinds == 3) base_ratio.push_back(r[2].cpu_us_per_client_tick > 0 ? r[1].cpu_us_per_client_tick / r[2].cpu_us_per_client_tick : 0);
   }
   const std::string what = std::to_string(n) + " sessions of 4";
   const double up_more = median(up[1]) - median(up[0]), down_more = median(down[1]) - median(down[0]);
@@ -285,6 +289,37 @@ void run_seal(const Options& opt, std::vector<Row>& rows) {
                   "<= +10 %", ok && r <= 1.10,
                   fmt("ratio %.3fx (median of %.0f paired runs; runs ranged %.3f-%.3f)", r, reps,
                       *std::min_element(ratio.begin(), ratio.end()), *std::max_element(ratio.begin(), ratio.end()))});
+  // The datagram check alone (PROTOCOL.md §1.1), per datagram of a play message's size and of the
+  // MTU: the keyed form against the keyless CRC-32, which the clear uses.
+  for (const std::size_t size : {std::size_t{120}, std::size_t{1400}}) {
+    std::vector<std::uint8_t> d(size);
+    for (std::size_t i = 0; i < size; ++i) d[i] = static_cast<std::uint8_t>(i * 7);
+    const std::array<std::uint8_t, 16> k{1, 2, 3};
+    volatile std::uint32_t sink = 0;
+    constexpr int kBatch = 10000;
+    const double keyed = median_ns(opt.repetitions, [&] {
+      for (int i = 0; i < kBatch; ++i) sink = sink + keyed_check(k, d);
+    }) / kBatch;
+    const double keyless = median_ns(opt.repetitions, [&] {
+      for (int i = 0; i < kBatch; ++i) sink = sink + keyless_check(d);
+    }) / kBatch;
+    rows.push_back({"seal", fmt("datagram check, keyed (SipHash-2-4), %.0f-byte datagram", static_cast<double>(size)), keyed, "ns", keyless,
+                    "keyless (CRC-32, zlib)", "report", true, fmt("ratio %.2fx", keyless > 0 ? keyed / keyless : 0.0)});
+  }
+  if (kinds == 3) {
+    // What this build's sealed play costs against the other build's: for the datagram check
+    // (PROTOCOL.md §1.1), 4 bytes a datagram and one SipHash of it on each side.
+    const double b = median(base_ratio);
+    rows.push_back({"seal", "wire bytes up per client-tick, sealed, " + what + ", against the baseline build", median(up[1]), "B",
+                    median(up[2]), "baseline build, sealed", "report", ok, fmt("%+.1f B", median(up[1]) - median(up[2]))});
+    rows.push_back({"seal", "wire bytes down per client-tick, sealed, " + what + ", against the baseline build", median(down[1]),
+                    "B", median(down[2]), "baseline build, sealed", "report", ok, fmt("%+.1f B", median(down[1]) - median(down[2]))});
+    rows.push_back({"seal", "server CPU per client-tick, sealed, " + what + ", against the baseline build", median(cpu[1]), "us",
+                    median(cpu[2]), "baseline build, sealed", "report", ok,
+                    fmt("ratio %.3fx (median of %.0f paired runs; runs ranged %.3f-%.3f)", b, reps,
+                        *std::min_element(base_ratio.begin(), base_ratio.end()),
+                        *std::max_element(base_ratio.begin(), base_ratio.end()))});
+  }
   if (ok) fs::remove_all(dir);
 }
 

@@ -1,8 +1,11 @@
 #include "lockstep/datagram_check.hpp"
 
 #include <enet/enet.h>
+#include <arpa/inet.h>
 #include <sodium.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "sodium_init.hpp"
@@ -18,10 +21,15 @@ std::size_t check_field_at(std::span<const std::uint8_t> datagram) {
 }
 
 std::uint32_t keyless_check(std::span<const std::uint8_t> datagram) {
-  ENetBuffer b;
-  b.data = const_cast<std::uint8_t*>(datagram.data());
-  b.dataLength = datagram.size();
-  return enet_crc32(&b, 1);
+  // ENet's enet_crc32 is zlib's CRC-32 computed a byte at a time (about 2 ns a byte here); zlib's
+  // own is several times faster. Either gives the same 4 bytes.
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (std::size_t at = 0; at < datagram.size();) {
+    const auto n = static_cast<uInt>(std::min<std::size_t>(datagram.size() - at, 1u << 30));
+    crc = crc32(crc, datagram.data() + at, n);
+    at += n;
+  }
+  return htonl(static_cast<std::uint32_t>(crc));
 }
 
 std::uint32_t keyed_check(const std::array<std::uint8_t, 16>& key, std::span<const std::uint8_t> datagram) {

@@ -20,7 +20,7 @@ inline constexpr std::size_t kCheckBytes = 4;
 /// says so, the sent time. 0 when the datagram is too short to hold the field.
 std::size_t check_field_at(std::span<const std::uint8_t> datagram);
 
-/// The keyless check: ENet's CRC-32 (`enet_crc32`) of the datagram, as ENet stores it (the
+/// The keyless check: the CRC-32 of zlib over the datagram, as ENet's `enet_crc32` gives it (the
 /// CRC's bytes big-endian on the wire). The check field must hold its seed.
 std::uint32_t keyless_check(std::span<const std::uint8_t> datagram);
 /// The keyed check: the first 4 bytes of SipHash-2-4 (libsodium's `crypto_shorthash`) of the
