@@ -1,8 +1,9 @@
 // lockstep-bench-relay: the anchor of the server-cost benchmark. The smallest ENet program that
 // moves the packets a lockstep server moves: it waits for its players, then every 10 ms sends
 // each of them one packet holding the latest packet of every player (padded to --down-bytes).
-// No verification, no simulation, no hashing: what is left is ENet and a timed loop written the
-// way ENet's tutorial loops are, enet_host_service() with a millisecond timeout.
+// No verification, no simulation, no hashing: what is left is ENet (with the protocol's keyless
+// datagram check, which every datagram in the clear carries) and a timed loop written the way
+// ENet's tutorial loops are, enet_host_service() with a millisecond timeout.
 #include <CLI/CLI.hpp>
 #include <enet/enet.h>
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "lockstep/clock.hpp"
+#include "lockstep/datagram_check.hpp"
 #include "lockstep/histogram.hpp"
 #include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
@@ -46,6 +48,9 @@ int main(int argc, char** argv) {
     LOCKSTEP_LOG_ERROR("cannot listen on UDP port %u", port);
     return 1;
   }
+  // The protocol's keyless datagram check (PROTOCOL.md §1.1), which every datagram carries in
+  // the clear: the load's clients speak it, and it is part of the floor.
+  host->checksum = &lockstep::keyless_check;
 
   // The latest packet of each player, relayed in every outgoing packet.
   struct Player {

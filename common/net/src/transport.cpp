@@ -384,27 +384,33 @@ class EnetTransport final : public Transport {
   }
   static enet_uint32 ENET_CALLBACK datagram_check(const ENetBuffer* buffers, std::size_t count) {
     EnetTransport* self = serving;
-    if (!self) return enet_crc32(buffers, count);
+    if (!self) return keyless_check(buffers, count);
     if (count == 1 && buffers[0].data == self->host_->receivedData) return self->checked_field_;  // see check_received
     // Sending: the header (the first buffer) ends with the check field, holding the seed.
-    std::size_t total = 0;
-    for (std::size_t b = 0; b < count; ++b) total += buffers[b].dataLength;
-    if (total > self->outgoing_.size() || buffers[0].dataLength < kCheckBytes) return enet_crc32(buffers, count);
-    std::size_t at = 0;
-    for (std::size_t b = 0; b < count; ++b) {
-      std::memcpy(self->outgoing_.data() + at, buffers[b].data, buffers[b].dataLength);
-      at += buffers[b].dataLength;
-    }
-    const std::span<const std::uint8_t> d{self->outgoing_.data(), total};
-    enet_uint32 seed;
-    std::memcpy(&seed, static_cast<const std::uint8_t*>(buffers[0].data) + buffers[0].dataLength - kCheckBytes, kCheckBytes);
-    if (seed != 0)
-      for (std::size_t i = 0; i < self->host_->peerCount; ++i)
-        if (self->host_->peers[i].connectID == seed && self->host_->peers[i].state != ENET_PEER_STATE_DISCONNECTED) {
-          if (self->keyed(i) && self->auth_[i].speak_keyed) return keyed_check(self->auth_[i].keys.send, d);
-          break;
+    if (const Auth* a = self->sending_keyed(buffers[0])) {
+      std::size_t total = 0;
+      for (std::size_t b = 0; b < count; ++b) total += buffers[b].dataLength;
+      if (total <= self->outgoing_.size()) {  // always: ENet's datagrams are at most its MTU
+        std::size_t at = 0;
+        for (std::size_t b = 0; b < count; ++b) {
+          std::memcpy(self->outgoing_.data() + at, buffers[b].data, buffers[b].dataLength);
+          at += buffers[b].dataLength;
         }
-    return keyless_check(d);
+        return keyed_check(a->keys.send, {self->outgoing_.data(), total});
+      }
+    }
+    return keyless_check(buffers, count);
+  }
+  // The keys of the connection a datagram with this header is sent on, when it sends keyed.
+  const Auth* sending_keyed(const ENetBuffer& header) const {
+    if (header.dataLength < kCheckBytes) return nullptr;
+    enet_uint32 seed;
+    std::memcpy(&seed, static_cast<const std::uint8_t*>(header.data) + header.dataLength - kCheckBytes, kCheckBytes);
+    if (seed == 0) return nullptr;
+    for (std::size_t i = 0; i < host_->peerCount; ++i)
+      if (host_->peers[i].connectID == seed && host_->peers[i].state != ENET_PEER_STATE_DISCONNECTED)
+        return keyed(i) && auth_[i].speak_keyed ? &auth_[i] : nullptr;
+    return nullptr;
   }
 
   static constexpr enet_uint32 kFirstRoundTripMs = 100;   // a client's guess before its first measurement

@@ -33,8 +33,9 @@ struct SeatStatus {
 struct NetTraffic {
   std::uint64_t bytes_sent = 0, bytes_received = 0;
   std::uint64_t packets_sent = 0, packets_received = 0;
-  /// Datagrams that failed the datagram check (docs/PROTOCOL.md §1.1): altered, forged, or sent
-  /// without the connection's key once it was in use. Dropped before ENet read them.
+  /// Datagrams that failed the datagram check (docs/PROTOCOL.md §1.1): altered, forged, sent
+  /// without the connection's key once it was in use, or late ones of a connection that has
+  /// ended and whose slot a new one holds. Dropped before ENet read them.
   std::uint64_t datagrams_refused = 0;
 };
 

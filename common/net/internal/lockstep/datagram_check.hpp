@@ -4,6 +4,8 @@
 // that a datagram altered on the way is dropped like a lost one and ENet sends it again.
 #pragma once
 
+#include <enet/enet.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +25,9 @@ std::size_t check_field_at(std::span<const std::uint8_t> datagram);
 /// The keyless check: the CRC-32 of zlib over the datagram, as ENet's `enet_crc32` gives it (the
 /// CRC's bytes big-endian on the wire). The check field must hold its seed.
 std::uint32_t keyless_check(std::span<const std::uint8_t> datagram);
+/// The same over a datagram in pieces, as ENet hands its checksum hook the datagram it sends
+/// (usable as the hook of a host that speaks only the keyless form).
+enet_uint32 ENET_CALLBACK keyless_check(const ENetBuffer* buffers, std::size_t count);
 /// The keyed check: the first 4 bytes of SipHash-2-4 (libsodium's `crypto_shorthash`) of the
 /// datagram under `key`, in wire order. The check field must hold its seed.
 std::uint32_t keyed_check(const std::array<std::uint8_t, 16>& key, std::span<const std::uint8_t> datagram);
