@@ -159,7 +159,8 @@ TEST_SUITE("api/embed") {
     CHECK(std::string(error).find("module or game") != std::string::npos);
     const lockstep_module* arena = nullptr;
     REQUIRE(lockstep_module_builtin("arena", &arena, error, sizeof error) == LOCKSTEP_OK);
-    lockstep_game game{};
+    lockstep_game game;
+    lockstep_game_defaults(&game);
     config.module = arena;
     config.game = &game;  // both
     CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
@@ -181,6 +182,55 @@ TEST_SUITE("api/embed") {
     CHECK(lockstep_client_finished(nullptr) == 0);
     lockstep_client_destroy(nullptr);
     CHECK(lockstep_module_from_table(nullptr, &arena, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(lockstep_module_build_id(arena) == 0);  // a built-in module has none
+    CHECK(lockstep_module_build_id(nullptr) == 0);
+  }
+
+  TEST_CASE("C: versioned structs: a struct_size this library does not know is refused with a sentence, an older one is read as far as it goes") {
+    char error[256] = "";
+    const lockstep_module* arena = nullptr;
+    REQUIRE(lockstep_module_builtin("arena", &arena, error, sizeof error) == LOCKSTEP_OK);
+    lockstep_client* client = nullptr;
+    lockstep_client_config config;
+    lockstep_client_config_defaults(&config);
+    CHECK(config.struct_size == sizeof(lockstep_client_config));
+    config.module = arena;
+    config.struct_size = 0;  // never set: a zeroed struct
+    CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("config.struct_size is 0") != std::string::npos);
+    config.struct_size = sizeof(lockstep_client_config) + 8;  // a newer header's
+    CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("newer lockstep header") != std::string::npos);
+    lockstep_game game;
+    lockstep_game_defaults(&game);
+    CHECK(game.struct_size == sizeof(lockstep_game));
+    game.struct_size = 4;
+    config.struct_size = sizeof(lockstep_client_config);
+    config.module = nullptr;
+    config.game = &game;
+    CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("game.struct_size is 4") != std::string::npos);
+    lockstep_token_request q;
+    lockstep_token_request_defaults(&q);
+    CHECK(q.struct_size == sizeof(lockstep_token_request));
+    q.struct_size = 0;
+    std::uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES] = {};
+    std::size_t len = 0;
+    CHECK(lockstep_token_mint(&q, key, nullptr, 0, &len, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("request.struct_size") != std::string::npos);
+    // An output struct is filled up to the size the caller gives, never past it.
+    config.game = nullptr;
+    config.module = arena;
+    REQUIRE(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_OK);
+    lockstep_client_stats st;
+    std::memset(&st, 0xAB, sizeof st);
+    st.struct_size = 0;
+    CHECK(lockstep_client_stats_get(client, &st) == LOCKSTEP_ERROR_ARGUMENT);
+    st.struct_size = sizeof st;
+    CHECK(lockstep_client_stats_get(client, &st) == LOCKSTEP_OK);
+    CHECK(st.predicted_tick == 0);
+    CHECK(st.game_steps == 0);
+    lockstep_client_destroy(client);
   }
 
   TEST_CASE("C: a backend mints a token with lockstep_token_mint and a game joins a sealed Host with it") {
@@ -200,13 +250,11 @@ TEST_SUITE("api/embed") {
     REQUIRE_MESSAGE(host, err.detail);
     const std::string server = "127.0.0.1:" + std::to_string(host->port());
     const char* servers[] = {server.c_str()};
-    lockstep_token_request q{};
-    q.protocol_id = LOCKSTEP_DEFAULT_PROTOCOL_ID;
+    lockstep_token_request q;
+    lockstep_token_request_defaults(&q);
     q.client_id = 77;
-    q.slot = LOCKSTEP_TOKEN_ANY_SLOT;
     q.servers = servers;
     q.server_count = 1;
-    q.lifetime_seconds = 30;
     std::uint8_t token[LOCKSTEP_TOKEN_MAX_BYTES];
     std::size_t token_len = 0;
     char error[256] = "";
@@ -257,6 +305,7 @@ TEST_SUITE("api/embed") {
     CHECK(kinds.front() == LOCKSTEP_EVENT_JOINED);
     CHECK(kinds.back() == LOCKSTEP_EVENT_ENDED);
     lockstep_client_stats st{};
+    st.struct_size = sizeof st;
     REQUIRE(lockstep_client_stats_get(client, &st) == LOCKSTEP_OK);
     CHECK(st.hash == host->simulation()->hash());
     CHECK(host->session().stats().sealed_forged == 0);

@@ -2,9 +2,12 @@
  * its state is a walkers world (tests/modules/walkers.c, linked in, stepped by the game itself),
  * and lockstep sees it only through the callbacks. Its loop runs at its own rate with its own
  * clock. Usage:
- *   c_player HOST PORT NAME SEED HASH_LOG [--perturb-at T] [--secret-file F] [--rejoin-file F]
+ *   c_player HOST PORT NAME SEED HASH_LOG [--perturb-at T] [--secret-file F] [--rejoin-file F] [--predict N]
  * --perturb-at flips one bit of the game's own state after tick T (the server must catch it and
- * resync); --secret-file keeps the rejoin secret; --rejoin-file comes back with one. At tick 1000
+ * resync); --secret-file keeps the rejoin secret; --rejoin-file comes back with one; --predict
+ * predicts up to N ticks ahead (GGPO's model on the game's one state): after every update the
+ * game checks that its own state is the predicted world's tick, and counts the frames it drew
+ * that were not (there must be none). At tick 1000
  * it reports the match's result (a hash of its state, as the Python game does). Exits with the
  * session's exit code. */
 #define _POSIX_C_SOURCE 200809L
@@ -22,6 +25,7 @@ typedef struct game {
   lockstep_sim* state;   /* the game's own state */
   lockstep_sim* scratch; /* for reading saved states */
   uint32_t perturb_at;
+  int perturbed;         /* the perturbation is made once: a re-simulated tick must not make it again */
   uint8_t result[8]; /* the match's result: FNV-1a 64 of the state at tick 1000, little-endian */
   int result_ready;
 } game;
@@ -39,7 +43,10 @@ static int reset(void* user, const uint8_t* settings, size_t n, uint32_t players
 static int step(void* user, const lockstep_frame* frame) {
   game* g = user;
   g->t->step(g->state, frame);
-  if (frame->tick == g->perturb_at) g->t->perturb(g->state, 1);
+  if (frame->tick == g->perturb_at && !g->perturbed) {
+    g->t->perturb(g->state, 1);
+    g->perturbed = 1;
+  }
   if (frame->tick == RESULT_TICK) {
     uint8_t bytes[4096];
     const size_t n = g->t->serialize(g->state, bytes, sizeof bytes);
@@ -90,13 +97,15 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: c_player HOST PORT NAME SEED HASH_LOG [--perturb-at T] [--secret-file F] [--rejoin-file F]\n");
     return 2;
   }
-  game g = {walkers_table(), NULL, NULL, 0, {0}, 0};
+  game g = {walkers_table(), NULL, NULL, 0, 0, {0}, 0};
   const char *secret_file = NULL, *rejoin_file = NULL;
   char secret[256] = "";
+  uint32_t predict = 0;
   for (int i = 6; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--perturb-at") == 0) g.perturb_at = (uint32_t)strtoul(argv[i + 1], NULL, 10);
     else if (strcmp(argv[i], "--secret-file") == 0) secret_file = argv[i + 1];
     else if (strcmp(argv[i], "--rejoin-file") == 0) rejoin_file = argv[i + 1];
+    else if (strcmp(argv[i], "--predict") == 0) predict = (uint32_t)strtoul(argv[i + 1], NULL, 10);
   }
   if (rejoin_file) {
     FILE* f = fopen(rejoin_file, "r");
@@ -106,8 +115,20 @@ int main(int argc, char** argv) {
   }
   g.scratch = g.t->create(NULL, 0, 1);
 
-  lockstep_game callbacks = {&g, g.t->name, g.t->version, g.t->build_id, g.t->input_size,
-                             reset, step, save, load, tick, entity_count, fields};
+  lockstep_game callbacks;
+  lockstep_game_defaults(&callbacks);
+  callbacks.user = &g;
+  callbacks.name = g.t->name;
+  callbacks.version = g.t->version;
+  callbacks.build_id = g.t->build_id;
+  callbacks.input_size = g.t->input_size;
+  callbacks.reset = reset;
+  callbacks.step = step;
+  callbacks.save = save;
+  callbacks.load = load;
+  callbacks.tick = tick;
+  callbacks.entity_count = entity_count;
+  callbacks.fields = fields;
   lockstep_client_config config;
   lockstep_client_config_defaults(&config);
   config.host = argv[1];
@@ -115,6 +136,7 @@ int main(int argc, char** argv) {
   config.name = argv[3];
   config.game = &callbacks;
   config.hash_log = argv[5];
+  config.predict = predict;
   if (secret[0]) config.rejoin_secret = secret;
   const uint64_t seed = strtoull(argv[4], NULL, 10);
 
@@ -126,6 +148,7 @@ int main(int argc, char** argv) {
   }
   uint8_t input[64];
   const lockstep_command_sink sink = {NULL, add_nothing};
+  unsigned long long draws = 0, draws_not_predicted = 0, draws_ahead = 0;
   while (!lockstep_client_finished(client)) {
     const int64_t now = now_ns();
     int64_t wake = lockstep_client_update(client, now);
@@ -143,11 +166,21 @@ int main(int argc, char** argv) {
       g.result_ready = 2;
     }
     lockstep_client_stats st;
+    st.struct_size = sizeof st;
     lockstep_client_stats_get(client, &st);
     memset(input, 0, sizeof input);
     g.t->bot(seed, st.tick, input, &sink);
     lockstep_client_set_input(client, input, g.t->input_size);
-    (void)lockstep_client_alpha(client, now);  /* where a game would draw */
+    if (predict > 0) { /* where a game would draw: its own state, which must be the predicted world */
+      (void)lockstep_client_predicted_alpha(client, now);
+      if (g.state && st.tick > 0) {
+        ++draws;
+        if (g.t->tick(g.state) != st.predicted_tick) ++draws_not_predicted;
+        if (st.predicted_tick > st.tick) ++draws_ahead;
+      }
+    } else {
+      (void)lockstep_client_alpha(client, now);
+    }
     /* A 60 Hz game loop: sleep to the next frame or the session's next work. */
     int64_t next = now + 16666667;
     if (wake > now && wake < next) next = wake;
@@ -158,11 +191,23 @@ int main(int argc, char** argv) {
     }
   }
   lockstep_client_stats st;
+  st.struct_size = sizeof st;
   lockstep_client_stats_get(client, &st);
   const int code = lockstep_client_exit_code(client);
   fprintf(stderr, "c_player: ended at tick %u, exit %d, rtt %u ms, playout %.1f ms, %llu of %llu frames at alpha 1\n",
           st.tick, code, st.rtt_ms, st.playout_ms, (unsigned long long)st.frames_clamped,
           (unsigned long long)st.frames_drawn);
+  if (predict > 0) {
+    const double confirmed = st.tick > 0 ? (double)st.tick : 1.0;
+    fprintf(stderr,
+            "c_player: prediction: %llu draws, %llu not of the predicted world, %llu ahead of the confirmed one; "
+            "input to screen p50 %.1f ms p99 %.1f ms; depth %u, %llu rebuilds, %llu of %llu predictions wrong; "
+            "per confirmed tick: %.2f steps, %.2f saves, %.3f loads, %.2f reused\n",
+            draws, draws_not_predicted, draws_ahead, st.input_to_screen_p50_ms, st.input_to_screen_p99_ms, st.predict,
+            (unsigned long long)st.rebuilds, (unsigned long long)st.mispredictions,
+            (unsigned long long)st.verified_predictions, (double)st.game_steps / confirmed,
+            (double)st.game_saves / confirmed, (double)st.game_loads / confirmed, (double)st.game_reused / confirmed);
+  }
   lockstep_client_destroy(client);
   g.t->destroy(g.state);
   g.t->destroy(g.scratch);

@@ -109,16 +109,17 @@ FIELDS = C.CFUNCTYPE(C.c_size_t, C.c_void_p, U8P, C.c_size_t, C.c_uint32, C.POIN
 
 
 class Game(C.Structure):
-    _fields_ = [("user", C.c_void_p), ("name", C.c_char_p), ("version", C.c_uint32), ("build_id", C.c_uint64),
+    _fields_ = [("struct_size", C.c_uint32), ("user", C.c_void_p), ("name", C.c_char_p), ("version", C.c_uint32), ("build_id", C.c_uint64),
                 ("input_size", C.c_uint32), ("reset", RESET), ("step", STEP), ("save", SAVE), ("load", LOAD),
                 ("tick", TICK), ("entity_count", COUNT), ("fields", FIELDS)]
 
 
 class Config(C.Structure):
-    _fields_ = [("host", C.c_char_p), ("port", C.c_uint16), ("name", C.c_char_p), ("token", C.c_char_p),
+    _fields_ = [("struct_size", C.c_uint32), ("host", C.c_char_p), ("port", C.c_uint16), ("name", C.c_char_p), ("token", C.c_char_p),
                 ("spectate", C.c_int), ("rejoin_secret", C.c_char_p), ("last_tick", C.c_uint32),
                 ("module", C.c_void_p), ("game", C.POINTER(Game)), ("log", C.c_void_p), ("log_user", C.c_void_p),
-                ("hash_log", C.c_char_p), ("connect_timeout_ms", C.c_int64), ("playout_max_ms", C.c_int64)]
+                ("hash_log", C.c_char_p), ("connect_timeout_ms", C.c_int64), ("playout_max_ms", C.c_int64),
+                ("predict", C.c_uint32), ("connect_token", C.c_void_p), ("connect_token_len", C.c_size_t)]
 
 
 class Event(C.Structure):
@@ -127,10 +128,15 @@ class Event(C.Structure):
 
 
 class Stats(C.Structure):
-    _fields_ = [("tick", C.c_uint32), ("slot", C.c_int32), ("rtt_ms", C.c_uint32), ("jitter_ms", C.c_uint32),
+    _fields_ = [("struct_size", C.c_uint32), ("tick", C.c_uint32), ("slot", C.c_int32), ("rtt_ms", C.c_uint32), ("jitter_ms", C.c_uint32),
                 ("loss", C.c_double), ("lead_ms", C.c_double), ("playout_ms", C.c_double),
                 ("frames_behind", C.c_uint32), ("inputs_filled", C.c_uint64), ("frames_drawn", C.c_uint64),
-                ("frames_clamped", C.c_uint64), ("hash", C.c_uint64)]
+                ("frames_clamped", C.c_uint64), ("hash", C.c_uint64),
+                ("input_to_screen_p50_ms", C.c_double), ("input_to_screen_p99_ms", C.c_double),
+                ("predict", C.c_uint32), ("predicted_tick", C.c_uint32), ("predicted_ticks", C.c_uint64),
+                ("rebuilds", C.c_uint64), ("verified_predictions", C.c_uint64), ("mispredictions", C.c_uint64),
+                ("game_steps", C.c_uint64), ("game_saves", C.c_uint64), ("game_loads", C.c_uint64),
+                ("game_reused", C.c_uint64)]
 
 
 NAMES = {"tick": C.c_char_p(b"tick"), "pulse": C.c_char_p(b"pulse"), "pos": C.c_char_p(b"pos"),
@@ -158,7 +164,7 @@ def main():
     lib.lockstep_client_finished.argtypes = [C.c_void_p]
     lib.lockstep_client_exit_code.argtypes = [C.c_void_p]
     lib.lockstep_client_destroy.argtypes = [C.c_void_p]
-    lib.lockstep_client_config_defaults.argtypes = [C.POINTER(Config)]
+    lib.lockstep_client_config_init.argtypes = [C.POINTER(Config), C.c_size_t]
 
     world = [Walkers()]
 
@@ -216,9 +222,9 @@ def main():
         return len(values)
 
     callbacks = [RESET(reset), STEP(step), SAVE(save), LOAD(load), TICK(tick), COUNT(entity_count), FIELDS(fields)]
-    game = Game(None, b"walkers", 1, int(build_id, 16), 2, *callbacks)
+    game = Game(C.sizeof(Game), None, b"walkers", 1, int(build_id, 16), 2, *callbacks)
     config = Config()
-    lib.lockstep_client_config_defaults(C.byref(config))
+    lib.lockstep_client_config_init(C.byref(config), C.sizeof(Config))
     config.host, config.port, config.name = host.encode(), int(port), name.encode()
     config.game = C.pointer(game)
     config.hash_log = hash_log.encode()
@@ -228,6 +234,7 @@ def main():
         print("py_player:", error.value.decode(), file=sys.stderr)
         return 2
     ev, st = Event(), Stats()
+    st.struct_size = C.sizeof(Stats)
     inp = (C.c_uint8 * 2)()
     while not lib.lockstep_client_finished(client):
         now = time.monotonic_ns()

@@ -173,6 +173,7 @@ const char* lockstep_module_name(const lockstep_module* module) {
 }
 uint32_t lockstep_module_version(const lockstep_module* module) { return module ? module->module->version : 0; }
 uint32_t lockstep_module_input_size(const lockstep_module* module) { return module ? module->module->input_size : 0; }
+uint64_t lockstep_module_build_id(const lockstep_module* module) { return module ? module->module->build_id : 0; }
 uint64_t lockstep_module_join_fingerprint(const lockstep_module* module) {
   return module ? join_fingerprint(module->module->create) : 0;
 }

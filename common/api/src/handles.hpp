@@ -25,4 +25,40 @@ inline lockstep_result fail(lockstep_result r, const std::string& why, char* err
   return r;
 }
 
+/// Versioned structs (lockstep_session.h): the caller's struct_size says how much of the struct
+/// its header knows. Reads that much of `in` over `out`, which holds the defaults; false with a
+/// sentence when struct_size is below `first_size` (the layout's first version) or larger than
+/// this library's struct.
+template <class T>
+bool read_versioned(const T& in, T* out, std::size_t first_size, const char* what, std::string* why) {
+  const std::size_t n = in.struct_size;
+  if (n < first_size || n > sizeof(T)) {
+    *why = std::string(what) + ".struct_size is " + std::to_string(n) + "; this library takes " + std::to_string(first_size) +
+           (first_size == sizeof(T) ? "" : ".." + std::to_string(sizeof(T))) +
+           (n > sizeof(T) ? " (the game was built against a newer lockstep header)"
+                          : " (set it with the struct's _defaults() call, or to sizeof the struct)");
+    return false;
+  }
+  std::memcpy(static_cast<void*>(out), &in, n);
+  out->struct_size = static_cast<std::uint32_t>(sizeof(T));
+  return true;
+}
+/// A versioned struct's *_init(): `defaults` into the first `size` bytes of `*out` (a caller's
+/// struct may be shorter than this library's, or longer), with struct_size = size.
+template <class T>
+void init_versioned(T defaults, T* out, std::size_t size) {
+  if (!out || size < sizeof(std::uint32_t)) return;
+  defaults.struct_size = static_cast<std::uint32_t>(size);
+  std::memcpy(static_cast<void*>(out), &defaults, std::min(size, sizeof(T)));
+}
+/// Writes `in` into `*out` up to out->struct_size, within the same bounds.
+template <class T>
+bool write_versioned(const T& in, T* out, std::size_t first_size) {
+  const std::size_t n = out->struct_size;
+  if (n < first_size || n > sizeof(T)) return false;
+  std::memcpy(static_cast<void*>(out), &in, n);
+  out->struct_size = static_cast<std::uint32_t>(n);
+  return true;
+}
+
 }  // namespace lockstep::c_api

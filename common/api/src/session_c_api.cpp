@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -25,15 +26,31 @@ namespace {
 // What the instances of one game share: the callbacks, which instance the game's state holds,
 // and the first callback failure (the session ends with it).
 struct GameContext {
-  const lockstep_game* game = nullptr;
+  lockstep_game game{};
   std::uint64_t code = 0;          // the identity part of the fingerprint
-  const void* holder = nullptr;    // the instance whose bytes the game's state is
+  // Each distinct state an instance holds has a version (a copy of the instance keeps it): the
+  // game's own state is the one of holder_version.
   std::uint64_t holder_version = 0;
   std::uint64_t next_version = 1;
   std::string failure;
   void fail(const std::string& why) {
     if (failure.empty()) failure = why;
   }
+  // With prediction: the steps taken ahead of the confirmed tick, by tick (GGPO's saved frames).
+  // A world stepping tick T from a state with the same hash and size, by the same frame, takes the
+  // saved result instead of calling the game: the confirmed world follows a right prediction
+  // without a callback. A later step of the same tick (a re-simulation) replaces the entry.
+  struct Stepped {
+    std::uint64_t from_hash = 0;
+    std::size_t from_size = 0;
+    InputFrame frame;
+    std::vector<std::uint8_t> bytes;
+  };
+  bool keep_steps = false;
+  std::map<Tick, Stepped> stepped;
+  std::uint64_t steps = 0, saves = 0, loads = 0, reused = 0;
+  // Forgets the steps up to `tick` (confirmed: never taken again).
+  void confirmed(Tick tick) { stepped.erase(stepped.begin(), stepped.upper_bound(tick)); }
 };
 
 class GameSimulation final : public Simulation {
@@ -47,7 +64,8 @@ class GameSimulation final : public Simulation {
 
   // The game's state, saved; false (and the context told) when the game fails to.
   static bool save(GameContext& ctx, std::vector<std::uint8_t>* out) {
-    const lockstep_game& g = *ctx.game;
+    const lockstep_game& g = ctx.game;
+    ++ctx.saves;
     const std::size_t n = g.save(g.user, nullptr, 0);
     out->assign(n, 0);
     if (n == 0 || g.save(g.user, out->data(), n) != n) {
@@ -58,19 +76,29 @@ class GameSimulation final : public Simulation {
   }
 
   // The game holds this instance from now on.
-  void mark_held() {
-    ctx_->holder = this;
-    ctx_->holder_version = version_;
-  }
+  void mark_held() { ctx_->holder_version = version_; }
+  [[nodiscard]] bool holds_me() const { return ctx_->holder_version == version_; }
 
   Tick tick() const override { return tick_; }
   void step(const InputFrame& frame) override {
-    const lockstep_game& g = *ctx_->game;
+    const lockstep_game& g = ctx_->game;
     if (!ctx_->failure.empty()) return;
-    if (ctx_->holder != this || ctx_->holder_version != version_) {
+    const std::uint64_t from = hash();
+    const std::size_t from_size = bytes_.size();
+    if (const auto it = ctx_->stepped.find(frame.tick); it != ctx_->stepped.end() && it->second.from_hash == from &&
+                                                         it->second.from_size == bytes_.size() && it->second.frame == frame) {
+      bytes_ = it->second.bytes;  // stepped before, from this state by this frame: the same bytes
+      tick_ = frame.tick;
+      version_ = ctx_->next_version++;
+      ++ctx_->reused;
+      return;
+    }
+    if (!holds_me()) {
+      ++ctx_->loads;
       if (g.load(g.user, bytes_.data(), bytes_.size()) != 0) return ctx_->fail("the game's load() refused a state it saved");
     }
     const lockstep_frame f = c_frame(frame, &commands_);
+    ++ctx_->steps;
     if (g.step(g.user, &f) != 0) return ctx_->fail("the game's step() failed at tick " + std::to_string(frame.tick));
     std::vector<std::uint8_t> next;
     if (!save(*ctx_, &next)) return;
@@ -81,12 +109,21 @@ class GameSimulation final : public Simulation {
     tick_ = frame.tick;
     version_ = ctx_->next_version++;
     mark_held();
+    if (ctx_->keep_steps) ctx_->stepped[frame.tick] = {from, from_size, frame, bytes_};
   }
-  std::uint32_t input_size() const override { return ctx_->game->input_size; }
+  // Makes the game's state this instance's bytes (loading them if it holds another).
+  void hold() const {
+    if (holds_me() || !ctx_->failure.empty()) return;
+    ++ctx_->loads;
+    if (ctx_->game.load(ctx_->game.user, bytes_.data(), bytes_.size()) != 0)
+      return ctx_->fail("the game's load() refused a state it saved");
+    ctx_->holder_version = version_;
+  }
+  std::uint32_t input_size() const override { return ctx_->game.input_size; }
   void serialize(std::vector<std::uint8_t>& out) const override { out.insert(out.end(), bytes_.begin(), bytes_.end()); }
   bool deserialize(std::span<const std::uint8_t> bytes) override {
     // Untrusted bytes (a snapshot): the game loads them, and what it saves back is the state.
-    const lockstep_game& g = *ctx_->game;
+    const lockstep_game& g = ctx_->game;
     if (bytes.empty() || g.load(g.user, bytes.data(), bytes.size()) != 0) return false;
     std::vector<std::uint8_t> saved;
     if (!save(*ctx_, &saved)) return false;
@@ -96,15 +133,22 @@ class GameSimulation final : public Simulation {
     mark_held();
     return true;
   }
-  std::uint64_t hash() const override { return hash_bytes(bytes_); }
+  std::uint64_t hash() const override {
+    if (hashed_version_ != version_) {
+      hash_ = hash_bytes(bytes_);
+      hashed_version_ = version_;
+    }
+    return hash_;
+  }
   std::uint32_t entity_count() const override {
-    return ctx_->game->entity_count ? ctx_->game->entity_count(ctx_->game->user, bytes_.data(), bytes_.size()) : 0;
+    return ctx_->game.entity_count ? ctx_->game.entity_count(ctx_->game.user, bytes_.data(), bytes_.size()) : 0;
   }
   std::uint64_t entity_hash(std::uint32_t entity) const override { return fields_hash(entity_fields(entity)); }
   std::vector<FieldValue> entity_fields(std::uint32_t entity) const override { return fields(entity); }
   std::vector<FieldValue> global_fields() const override { return fields(UINT32_MAX); }
   std::unique_ptr<Simulation> clone() const override {
     auto c = std::make_unique<GameSimulation>(ctx_, bytes_, players_, fingerprint_);
+    c->assign(*this);
     return c;
   }
   void assign(const Simulation& other) override {
@@ -113,7 +157,9 @@ class GameSimulation final : public Simulation {
     tick_ = o.tick_;
     players_ = o.players_;
     fingerprint_ = o.fingerprint_;
-    version_ = ctx_->next_version++;
+    version_ = o.version_;  // the same state: if the game holds it, stepping this copy needs no load
+    hash_ = o.hash_;
+    hashed_version_ = o.hashed_version_;
   }
   std::uint64_t fingerprint() const override { return fingerprint_; }
   void draw(const Simulation&, float, DrawList& out) const override { out.clear(); }  // the game draws its own
@@ -128,10 +174,10 @@ class GameSimulation final : public Simulation {
 
  private:
   Tick read_tick(const std::vector<std::uint8_t>& b) const {
-    return b.empty() ? 0 : ctx_->game->tick(ctx_->game->user, b.data(), b.size());
+    return b.empty() ? 0 : ctx_->game.tick(ctx_->game.user, b.data(), b.size());
   }
   std::vector<FieldValue> fields(std::uint32_t entity) const {
-    const lockstep_game& g = *ctx_->game;
+    const lockstep_game& g = ctx_->game;
     if (!g.fields) return {};
     std::vector<lockstep_field> raw(g.fields(g.user, bytes_.data(), bytes_.size(), entity, nullptr, 0));
     raw.resize(std::min(raw.size(), g.fields(g.user, bytes_.data(), bytes_.size(), entity, raw.data(), raw.size())));
@@ -143,6 +189,7 @@ class GameSimulation final : public Simulation {
   std::uint32_t players_ = 0;
   std::uint64_t fingerprint_ = 0;
   std::uint64_t version_ = 0;
+  mutable std::uint64_t hash_ = 0, hashed_version_ = 0;  // hash() of bytes_ at version hashed_version_
   Tick tick_ = 0;
   std::vector<lockstep_command> commands_;
 };
@@ -151,7 +198,7 @@ class GameSimulation final : public Simulation {
 // saved tick 0 is the world.
 WorldFactory game_factory(const std::shared_ptr<GameContext>& ctx) {
   return [ctx](const WorldParams& world) -> std::unique_ptr<Simulation> {
-    const lockstep_game& g = *ctx->game;
+    const lockstep_game& g = ctx->game;
     if (g.reset(g.user, world.settings.data(), world.settings.size(), world.players) != 0) return nullptr;
     std::vector<std::uint8_t> bytes;
     if (!GameSimulation::save(*ctx, &bytes)) return nullptr;
@@ -171,10 +218,10 @@ void copy_text(char* out, std::size_t cap, const std::string& s) {
 }
 
 // The log callback of the client created last (one sink per process, as netcode's).
-void (*g_log)(int, const char*, void*) = nullptr;
+void (*g_log)(void*, int, const char*) = nullptr;
 void* g_log_user = nullptr;
 void log_trampoline(LogLevel level, const char* line, void*) {
-  if (g_log) g_log(static_cast<int>(level), line, g_log_user);
+  if (g_log) g_log(g_log_user, static_cast<int>(level), line);
 }
 
 }  // namespace
@@ -193,20 +240,28 @@ struct lockstep_client {
 
 extern "C" {
 
-void lockstep_client_config_defaults(lockstep_client_config* config) {
-  if (!config) return;
-  *config = lockstep_client_config{};
-  config->host = "127.0.0.1";
-  config->port = 7777;
-  config->name = "player";
-  config->connect_timeout_ms = 20'000;
-  config->playout_max_ms = 150;
+void lockstep_game_init(lockstep_game* game, size_t struct_size) { c_api::init_versioned(lockstep_game{}, game, struct_size); }
+
+void lockstep_client_config_init(lockstep_client_config* config, size_t struct_size) {
+  lockstep_client_config d{};
+  d.host = "127.0.0.1";
+  d.port = 7777;
+  d.name = "player";
+  d.connect_timeout_ms = 20'000;
+  d.playout_max_ms = 150;
+  c_api::init_versioned(d, config, struct_size);
 }
 
-lockstep_result lockstep_client_create(const lockstep_client_config* config, lockstep_client** out, char* error,
+lockstep_result lockstep_client_create(const lockstep_client_config* given, lockstep_client** out, char* error,
                                        size_t error_cap) {
-  if (!config || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "config and out must not be NULL", error, error_cap);
+  if (!given || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "config and out must not be NULL", error, error_cap);
   *out = nullptr;
+  lockstep_client_config config_copy;
+  lockstep_client_config_defaults(&config_copy);
+  std::string bad;
+  if (!c_api::read_versioned(*given, &config_copy, sizeof(lockstep_client_config), "config", &bad))
+    return fail(LOCKSTEP_ERROR_ARGUMENT, bad, error, error_cap);
+  const lockstep_client_config* config = &config_copy;
   if ((config->module == nullptr) == (config->game == nullptr))
     return fail(LOCKSTEP_ERROR_ARGUMENT, "module or game: exactly one must be set", error, error_cap);
   if (config->connect_timeout_ms <= 0 || config->playout_max_ms < 0)
@@ -237,13 +292,17 @@ lockstep_result lockstep_client_create(const lockstep_client_config* config, loc
     c.factory = config->module->module->create;
     o.input_size = config->module->module->input_size;
   } else {
-    const lockstep_game& g = *config->game;
+    lockstep_game g;
+    lockstep_game_defaults(&g);
+    if (!c_api::read_versioned(*config->game, &g, sizeof(lockstep_game), "game", &bad))
+      return fail(LOCKSTEP_ERROR_ARGUMENT, bad, error, error_cap);
     if (!g.name || !g.reset || !g.step || !g.save || !g.load || !g.tick)
       return fail(LOCKSTEP_ERROR_ARGUMENT, "game: name, reset, step, save, load and tick must be set", error, error_cap);
     if (g.input_size > kMaxInputBytes)
       return fail(LOCKSTEP_ERROR_ARGUMENT, "game.input_size must be at most 64", error, error_cap);
     handle->game = std::make_shared<GameContext>();
-    handle->game->game = config->game;
+    handle->game->game = g;
+    handle->game->keep_steps = config->predict > 0;
     handle->game->code = module_code_fingerprint(g.name, g.version, g.build_id, g.input_size);
     c.factory = game_factory(handle->game);
     o.input_size = g.input_size;
@@ -277,6 +336,12 @@ void lockstep_client_destroy(lockstep_client* client) {
 int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns) {
   if (!client) return 0;
   const std::int64_t wake = client->client->update(now_ns);
+  if (client->game) {
+    // Mode (b) with prediction: the game's state is the predicted world when the update returns
+    // (lockstep_session.h); steps at or before the confirmed tick are never taken again.
+    if (const auto* p = dynamic_cast<const GameSimulation*>(client->client->predicted())) p->hold();
+    client->game->confirmed(client->client->session().executed_tick());
+  }
   // A game callback that failed ends the session here, with the reason.
   if (client->game && !client->game->failure.empty() && !client->failure_reported) {
     client->failure_reported = true;
@@ -333,20 +398,35 @@ double lockstep_client_alpha(lockstep_client* client, int64_t now_ns) {
 lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out) {
   if (!client || !out) return LOCKSTEP_ERROR_ARGUMENT;
   const ClientFigures f = client->client->figures();
-  *out = lockstep_client_stats{};
-  out->tick = f.tick;
-  out->slot = f.slot;
-  out->rtt_ms = f.rtt_ms;
-  out->jitter_ms = f.jitter_ms;
-  out->loss = f.loss;
-  out->lead_ms = static_cast<double>(f.lead_ns) / 1e6;
-  out->playout_ms = static_cast<double>(f.playout_ns) / 1e6;
-  out->frames_behind = static_cast<std::uint32_t>(f.frames_behind);
-  out->inputs_filled = f.inputs_filled;
-  out->frames_drawn = f.frames_drawn;
-  out->frames_clamped = f.frames_clamped;
-  out->hash = client->client->session().last_hash();
-  return LOCKSTEP_OK;
+  lockstep_client_stats st{};
+  st.tick = f.tick;
+  st.slot = f.slot;
+  st.rtt_ms = f.rtt_ms;
+  st.jitter_ms = f.jitter_ms;
+  st.loss = f.loss;
+  st.lead_ms = static_cast<double>(f.lead_ns) / 1e6;
+  st.playout_ms = static_cast<double>(f.playout_ns) / 1e6;
+  st.frames_behind = static_cast<std::uint32_t>(f.frames_behind);
+  st.inputs_filled = f.inputs_filled;
+  st.frames_drawn = f.frames_drawn;
+  st.frames_clamped = f.frames_clamped;
+  st.hash = client->client->session().last_hash();
+  st.input_to_screen_p50_ms = f.input_to_screen_p50_ms;
+  st.input_to_screen_p99_ms = f.input_to_screen_p99_ms;
+  st.predict = f.predict;
+  const Simulation* predicted = client->client->predicted();
+  st.predicted_tick = predicted ? predicted->tick() : f.tick;
+  st.predicted_ticks = f.predicted_ticks;
+  st.rebuilds = f.rebuilds;
+  st.verified_predictions = f.verified_predictions;
+  st.mispredictions = f.mispredictions;
+  if (client->game) {
+    st.game_steps = client->game->steps;
+    st.game_saves = client->game->saves;
+    st.game_loads = client->game->loads;
+    st.game_reused = client->game->reused;
+  }
+  return c_api::write_versioned(st, out, sizeof(lockstep_client_stats)) ? LOCKSTEP_OK : LOCKSTEP_ERROR_ARGUMENT;
 }
 
 const void* lockstep_client_state(const lockstep_client* client) {

@@ -21,18 +21,24 @@ void lockstep_token_keygen(uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES]) {
   std::memcpy(key, k.data(), k.size());
 }
 
-void lockstep_token_request_defaults(lockstep_token_request* request) {
-  if (!request) return;
-  *request = lockstep_token_request{};
-  request->protocol_id = LOCKSTEP_DEFAULT_PROTOCOL_ID;
-  request->slot = LOCKSTEP_TOKEN_ANY_SLOT;
-  request->lifetime_seconds = 30;
+void lockstep_token_request_init(lockstep_token_request* request, size_t struct_size) {
+  lockstep_token_request d{};
+  d.protocol_id = LOCKSTEP_DEFAULT_PROTOCOL_ID;
+  d.slot = LOCKSTEP_TOKEN_ANY_SLOT;
+  d.lifetime_seconds = 30;
+  c_api::init_versioned(d, request, struct_size);
 }
 
-lockstep_result lockstep_token_mint(const lockstep_token_request* request, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+lockstep_result lockstep_token_mint(const lockstep_token_request* given, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
                                     uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap) {
-  if (!request || !key || !out || !out_len)
-    return fail(LOCKSTEP_ERROR_ARGUMENT, "request, key, out and out_len must not be NULL", error, error_cap);
+  if (!given || !key || !out_len || (cap > 0 && !out))
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "request, key and out_len must not be NULL, nor out when cap is not 0", error, error_cap);
+  lockstep_token_request defaults;
+  lockstep_token_request_defaults(&defaults);
+  std::string bad;
+  if (!c_api::read_versioned(*given, &defaults, sizeof(lockstep_token_request), "request", &bad))
+    return fail(LOCKSTEP_ERROR_ARGUMENT, bad, error, error_cap);
+  const lockstep_token_request* request = &defaults;
   if (request->server_count > 0 && !request->servers)
     return fail(LOCKSTEP_ERROR_ARGUMENT, "servers must not be NULL", error, error_cap);
   if (request->user_data_len > 0 && !request->user_data)

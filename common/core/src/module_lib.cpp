@@ -445,6 +445,7 @@ const Module* load_module_library(const std::string& path, std::string* error) {
     bytes.push_back(0);
   }
   g_build_id = hash_bytes(bytes);
+  g_module.build_id = g_build_id;
   return m;
 }
 
@@ -496,6 +497,7 @@ const Module* install_table(const lockstep_module_v2* t, const std::string& path
   g_controls_help = t->controls_help ? t->controls_help : "";
   g_module.name = g_name;
   g_module.version = t->version;
+  g_module.build_id = g_build_id;
   g_module.description = g_description;
   g_module.parse_world = &lib_parse_world;
   g_module.settings_text = &lib_settings_text;

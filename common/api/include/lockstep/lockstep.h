@@ -37,7 +37,7 @@
 extern "C" {
 #endif
 
-#define LOCKSTEP_API_VERSION 1u
+#define LOCKSTEP_API_VERSION 2u /* 2: structs carry struct_size; the log callback takes user first */
 
 typedef enum lockstep_result {
   LOCKSTEP_OK = 0,
@@ -69,10 +69,20 @@ LOCKSTEP_API lockstep_result lockstep_module_builtin(const char* name, const loc
 /* A module from a shared library (module_abi.h), as --sim-lib loads it. One module library per
  * process: the same path again returns the same module, another path is refused. */
 LOCKSTEP_API lockstep_result lockstep_module_load(const char* path, const lockstep_module** out, char* error, size_t error_cap);
+/* A module from a table the game passes in-process (module_abi.h), checked as a loaded library's
+ * is; one module per process (the same table again returns the same module). Its build_id must
+ * not be 0. */
+LOCKSTEP_API lockstep_result lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out,
+                                                        char* error, size_t error_cap);
 
 LOCKSTEP_API const char* lockstep_module_name(const lockstep_module* module);     /* static; NULL for NULL */
 LOCKSTEP_API uint32_t lockstep_module_version(const lockstep_module* module);
 LOCKSTEP_API uint32_t lockstep_module_input_size(const lockstep_module* module);  /* bytes per player per tick */
+/* The build id the module's fingerprint takes: the table's (or, when that is 0, the library
+ * file's hash), with the builds of the libraries it links folded in; 0 for a built-in module.
+ * With lockstep_module_name and lockstep_module_version it is what a game that owns its state
+ * presents (lockstep_game's name, version, build_id) to join a session of this module. */
+LOCKSTEP_API uint64_t lockstep_module_build_id(const lockstep_module* module);
 /* The fingerprint a JoinRequest presents: that of the module's default world. */
 LOCKSTEP_API uint64_t lockstep_module_join_fingerprint(const lockstep_module* module);
 

@@ -15,9 +15,29 @@
  *
  * Link with -llockstep_net -llockstep_core (pkg-config --libs lockstep gives both: the module calls
  * are in core), or lockstep::net in CMake.
+ * Prediction in mode (b) (config.predict > 0), GGPO's model on the game's one state: after every
+ * lockstep_client_update the game's state is the predicted world, at stats.predicted_tick (the
+ * confirmed world when nothing is predicted), and the game draws it. Inside an update lockstep
+ * may move the game's state back and forth: it calls load() with bytes save() wrote before, then
+ * step() with frames of the next ticks (frame->tick says which), saving after each step. A step
+ * that was predicted right is never repeated: when its tick is confirmed with the frame it was
+ * predicted with, its saved state becomes the confirmed one without any callback. So a right
+ * prediction costs one step and one save a tick, and load() is called only after a
+ * misprediction (to roll back) or a snapshot. Callbacks are only ever called from inside
+ * lockstep_client_create, lockstep_client_update and lockstep_client_destroy, on the thread
+ * calling them.
+ *
+ * Versioned structs (ggponet.h's and Box2D's pattern): every struct passed in or filled starts
+ * with struct_size, which its *_init() call sets (C: the *_defaults() macro, which passes sizeof;
+ * an output struct: the caller, to sizeof the struct). A
+ * library newer than the game's header reads and writes only the fields the game knows; the
+ * others keep their defaults. A library older than the header refuses a struct larger than it
+ * knows (LOCKSTEP_ERROR_ARGUMENT, naming the struct).
+ *
  * Ownership: a lockstep_client is the caller's from lockstep_client_create until
- * lockstep_client_destroy. Strings and buffers passed in are read during the call only, except
- * config.game, which must outlive the client. Results and errors as in lockstep.h. A callback
+ * lockstep_client_destroy. Strings and buffers passed in are read during the call only (the
+ * game's callbacks and user pointer are copied; user must stay valid while the client lives).
+ * Results and errors as in lockstep.h. A callback
  * that fails (returns nonzero, or a save of the wrong length) ends the session with exit code 1
  * and an event saying which; it never stalls the session for the other players.
  * Threads: one client is used by one thread at a time (lockstep_client_start_service excepted).
@@ -37,14 +57,10 @@ extern "C" {
 
 typedef struct lockstep_client lockstep_client;
 
-/* A module from a table the game passes in-process (module_abi.h), checked as a loaded library's
- * is; one module per process. Its build_id must not be 0. */
-LOCKSTEP_API lockstep_result lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out, char* error,
-                                           size_t error_cap);
-
 /* (b) The game's own state. Every state argument is bytes save() wrote. Return 0 for success. */
 typedef struct lockstep_game {
-  void* user;             /* passed to every callback */
+  uint32_t struct_size;   /* sizeof(lockstep_game): lockstep_game_defaults sets it */
+  void* user;             /* passed to every callback, first */
   const char* name;       /* the module's name, version and build id as the server's module has them: */
   uint32_t version;       /*   together they make the fingerprint a join presents */
   uint64_t build_id;
@@ -65,7 +81,13 @@ typedef struct lockstep_game {
   size_t (*fields)(void* user, const uint8_t* state, size_t n, uint32_t entity, lockstep_field* out, size_t cap);
 } lockstep_game;
 
+/* Everything 0 / NULL, and struct_size, into the first struct_size bytes of *game (a binding
+ * passes its own struct's size; C uses lockstep_game_defaults). */
+LOCKSTEP_API void lockstep_game_init(lockstep_game* game, size_t struct_size);
+#define lockstep_game_defaults(game) lockstep_game_init((game), sizeof *(game))
+
 typedef struct lockstep_client_config {
+  uint32_t struct_size;        /* sizeof(lockstep_client_config): lockstep_client_config_defaults sets it */
   const char* host;            /* "127.0.0.1" */
   uint16_t port;               /* 7777 */
   const char* name;            /* "player"; 1..32 printable ASCII */
@@ -76,7 +98,7 @@ typedef struct lockstep_client_config {
   const lockstep_module* module;  /* (a), or NULL */
   const lockstep_game* game;      /* (b), or NULL: exactly one of module and game */
   /* Every line the library logs goes here (level 0 debug .. 3 error) instead of stderr; NULL: stderr. */
-  void (*log)(int level, const char* line, void* user);
+  void (*log)(void* user, int level, const char* line);
   void* log_user;
   const char* hash_log;        /* write "<tick> <16 hex digits>" per executed tick to this file, or NULL */
   int64_t connect_timeout_ms;  /* 20000 */
@@ -89,8 +111,10 @@ typedef struct lockstep_client_config {
   size_t connect_token_len;
 } lockstep_client_config;
 
-/* The defaults above, into *config. */
-LOCKSTEP_API void lockstep_client_config_defaults(lockstep_client_config* config);
+/* The defaults above, and struct_size, into the first struct_size bytes of *config (a binding
+ * passes its own struct's size; C uses lockstep_client_config_defaults). */
+LOCKSTEP_API void lockstep_client_config_init(lockstep_client_config* config, size_t struct_size);
+#define lockstep_client_config_defaults(config) lockstep_client_config_init((config), sizeof *(config))
 
 typedef enum lockstep_event_kind {
   LOCKSTEP_EVENT_JOINED = 1,         /* slot: ours (-1 a spectator); detail: the rejoin secret */
@@ -113,6 +137,7 @@ typedef struct lockstep_event {
 } lockstep_event;
 
 typedef struct lockstep_client_stats {
+  uint32_t struct_size;      /* the caller sets it: sizeof(lockstep_client_stats) */
   uint32_t tick;             /* the executed (confirmed) tick */
   int32_t slot;
   uint32_t rtt_ms, jitter_ms;
@@ -123,6 +148,19 @@ typedef struct lockstep_client_stats {
   uint64_t inputs_filled;    /* our inputs the server filled (late or lost) */
   uint64_t frames_drawn, frames_clamped;  /* alpha queries counted as frames, and those at alpha 1 */
   uint64_t hash;             /* of the executed tick */
+  /* Own input to screen: from a tick's input being sampled to the first drawn frame showing that
+   * tick (the predicted one when predicting), milliseconds, over the session. */
+  double input_to_screen_p50_ms, input_to_screen_p99_ms;
+  /* Prediction (config.predict > 0). */
+  uint32_t predict;          /* the depth now (lowered when re-simulating cannot keep up) */
+  uint32_t predicted_tick;   /* the predicted world's tick: in mode (b) the game's state after an update */
+  uint64_t predicted_ticks;  /* ticks stepped on the predicted world, re-simulations included */
+  uint64_t rebuilds;         /* times the predicted world was rebuilt from the confirmed one */
+  uint64_t verified_predictions, mispredictions;  /* confirmed ticks that had been predicted; of those, wrong */
+  /* Mode (b): the game's callbacks, all told. reused: confirmed ticks whose state was a predicted
+   * step's save, taken without any callback. Per confirmed tick with right predictions: one step,
+   * one save, no load. */
+  uint64_t game_steps, game_saves, game_loads, game_reused;
 } lockstep_client_stats;
 
 /* Starts joining. LOCKSTEP_ERROR_ARGUMENT for a bad config (the sentence names the field). */
@@ -145,6 +183,7 @@ LOCKSTEP_API lockstep_result lockstep_client_set_result(lockstep_client* client,
 LOCKSTEP_API int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out);
 /* The blend factor 0..1 for a frame drawn at now_ns (counted as a drawn frame). */
 LOCKSTEP_API double lockstep_client_alpha(lockstep_client* client, int64_t now_ns);
+/* Fills *out up to out->struct_size (set it to sizeof(lockstep_client_stats) first). */
 LOCKSTEP_API lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out);
 /* (a) The module's own state (the lockstep_sim* its table defines) and the one a tick before, for
  * drawing; NULL before the welcome or in mode (b). Valid until the next update. */

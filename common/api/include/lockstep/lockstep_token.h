@@ -29,6 +29,7 @@ extern "C" {
 LOCKSTEP_API void lockstep_token_keygen(uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES]);
 
 typedef struct lockstep_token_request {
+  uint32_t struct_size;          /* sizeof(lockstep_token_request): lockstep_token_request_defaults sets it */
   uint64_t protocol_id;          /* the game's; LOCKSTEP_DEFAULT_PROTOCOL_ID unless the servers set another */
   uint64_t client_id;            /* the backend's id of the player: its seat is bound to it */
   uint32_t slot;                 /* the player slot it takes, or LOCKSTEP_TOKEN_ANY_SLOT */
@@ -40,7 +41,8 @@ typedef struct lockstep_token_request {
 } lockstep_token_request;
 
 /* The defaults into *request: lockstep's protocol id, any slot, 30 seconds; no servers. */
-LOCKSTEP_API void lockstep_token_request_defaults(lockstep_token_request* request);
+LOCKSTEP_API void lockstep_token_request_init(lockstep_token_request* request, size_t struct_size);
+#define lockstep_token_request_defaults(request) lockstep_token_request_init((request), sizeof *(request))
 
 /* Mints a token into out (its file's bytes; *out_len set to their length). LOCKSTEP_ERROR_ARGUMENT
  * for a request out of range (the sentence says which); LOCKSTEP_ERROR_BUFFER when cap is too

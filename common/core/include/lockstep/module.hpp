@@ -74,6 +74,11 @@ struct LOCKSTEP_API Module {
   /// fingerprint, except those the module opts out of (lockstep_uncovered_libraries), listed with
   /// the build "opted out"; empty for a module without any, or passed in-process.
   std::span<const LibraryBuild> libraries;
+  /// A loaded or passed-in module's build id as its fingerprint takes it: the table's (or the
+  /// library file's hash), with the covered libraries' builds folded in. What a game that owns
+  /// its state presents as lockstep_game.build_id to join this module's sessions. 0 for a
+  /// built-in module.
+  std::uint64_t build_id = 0;
 };
 
 /// The fingerprint a JoinRequest carries: that of the module's default world (no settings, one
