@@ -5,7 +5,10 @@ Python from tests/modules/walkers.c's rules, stepped by the game itself. lockste
 through the callbacks (reset, step, save, load, tick, entity_count, fields); nothing of the
 protocol is spoken here.
 
-Usage: py_player.py LIBDIR HOST PORT NAME SEED HASH_LOG BUILD_ID [--perturb-at T]
+Usage: py_player.py LIBDIR HOST PORT NAME SEED HASH_LOG BUILD_ID [--perturb-at T] [--predict N]
+--predict N predicts up to N ticks ahead on the game's one state (lockstep_session.h): each frame
+it draws, the game checks that its own state is the predicted world's tick, and at the end prints
+the prediction figures as the C game does.
 Exits with the session's exit code."""
 import ctypes as C
 import struct
@@ -149,6 +152,8 @@ def main():
         return 2
     libdir, host, port, name, seed, hash_log, build_id = sys.argv[1:8]
     perturb_at = int(sys.argv[sys.argv.index("--perturb-at") + 1]) if "--perturb-at" in sys.argv else 0
+    predict = int(sys.argv[sys.argv.index("--predict") + 1]) if "--predict" in sys.argv else 0
+    perturbed = [False]  # made once: a re-simulated tick must not make it again
     seed = int(seed)
     C.CDLL(libdir + "/liblockstep_core.so.0", mode=C.RTLD_GLOBAL)
     lib = C.CDLL(libdir + "/liblockstep_net.so.0")
@@ -160,6 +165,8 @@ def main():
     lib.lockstep_client_poll_event.argtypes = [C.c_void_p, C.POINTER(Event)]
     lib.lockstep_client_alpha.argtypes = [C.c_void_p, C.c_int64]
     lib.lockstep_client_alpha.restype = C.c_double
+    lib.lockstep_client_predicted_alpha.argtypes = [C.c_void_p, C.c_int64]
+    lib.lockstep_client_predicted_alpha.restype = C.c_double
     lib.lockstep_client_stats_get.argtypes = [C.c_void_p, C.POINTER(Stats)]
     lib.lockstep_client_finished.argtypes = [C.c_void_p]
     lib.lockstep_client_exit_code.argtypes = [C.c_void_p]
@@ -176,8 +183,9 @@ def main():
 
     def step(_, frame):
         world[0].step(frame)
-        if world[0].tick == perturb_at:
+        if world[0].tick == perturb_at and not perturbed[0]:
             world[0].vel[0] ^= 1
+            perturbed[0] = True
         if world[0].tick == 1000:
             h = 14695981039346656037
             for b in world[0].save():
@@ -228,12 +236,14 @@ def main():
     config.host, config.port, config.name = host.encode(), int(port), name.encode()
     config.game = C.pointer(game)
     config.hash_log = hash_log.encode()
+    config.predict = predict
     client = C.c_void_p()
     error = C.create_string_buffer(256)
     if lib.lockstep_client_create(C.byref(config), C.byref(client), error, 256) != 0:
         print("py_player:", error.value.decode(), file=sys.stderr)
         return 2
     ev, st = Event(), Stats()
+    draws = [0, 0, 0]  # drawn, not of the predicted world, ahead of the confirmed one
     st.struct_size = C.sizeof(Stats)
     inp = (C.c_uint8 * 2)()
     while not lib.lockstep_client_finished(client):
@@ -249,12 +259,26 @@ def main():
         h = mix((seed * 31 + st.tick // 50) & M64)
         inp[0] = ((h % 61) - 30) & 0xFF
         lib.lockstep_client_set_input(client, inp, 2)
-        lib.lockstep_client_alpha(client, now)
+        if predict:  # where a game would draw: its own state, which must be the predicted world
+            lib.lockstep_client_predicted_alpha(client, now)
+            if st.tick > 0:
+                draws[0] += 1
+                draws[1] += world[0].tick != st.predicted_tick
+                draws[2] += st.predicted_tick > st.tick
+        else:
+            lib.lockstep_client_alpha(client, now)
         time.sleep(0.004)
     lib.lockstep_client_stats_get(client, C.byref(st))
     code = lib.lockstep_client_exit_code(client)
     print(f"py_player: ended at tick {st.tick}, exit {code}, rtt {st.rtt_ms} ms, playout {st.playout_ms:.1f} ms, "
           f"{st.frames_clamped} of {st.frames_drawn} frames at alpha 1", file=sys.stderr)
+    if predict:
+        n = max(st.tick, 1)
+        print(f"py_player: prediction: {draws[0]} draws, {draws[1]} not of the predicted world, {draws[2]} ahead of the "
+              f"confirmed one; input to screen p50 {st.input_to_screen_p50_ms:.1f} ms p99 {st.input_to_screen_p99_ms:.1f} ms; "
+              f"depth {st.predict}, {st.rebuilds} rebuilds, {st.mispredictions} of {st.verified_predictions} predictions "
+              f"wrong; per confirmed tick: {st.game_steps / n:.2f} steps, {st.game_saves / n:.2f} saves, "
+              f"{st.game_loads / n:.3f} loads, {st.game_reused / n:.2f} reused", file=sys.stderr)
     lib.lockstep_client_destroy(client)
     return code
 
