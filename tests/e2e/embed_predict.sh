@@ -10,6 +10,25 @@
 source "$(dirname "$0")/lib.sh" "$1"
 E2E_TIMEOUT=100
 walkers_games
+# The identity a game that owns its state presents, from the module itself: the C call (here from
+# Python, as a game would) and the tool give the build id that lockstep_add_module derived.
+got=$(py_with_lib - "$LIBDIR" "$LIB" <<'PY'
+import ctypes as C, sys
+C.CDLL(sys.argv[1] + "/liblockstep_core.so.0", mode=C.RTLD_GLOBAL)
+lib = C.CDLL(sys.argv[1] + "/liblockstep_net.so.0")
+lib.lockstep_module_build_id.restype = C.c_uint64
+lib.lockstep_module_build_id.argtypes = [C.c_void_p]
+lib.lockstep_module_name.restype = C.c_char_p
+lib.lockstep_module_name.argtypes = [C.c_void_p]
+m, err = C.c_void_p(), C.create_string_buffer(256)
+if lib.lockstep_module_load(sys.argv[2].encode(), C.byref(m), err, 256) != 0:
+    sys.exit("lockstep_module_load: " + err.value.decode())
+print("%s %016x" % (lib.lockstep_module_name(m).decode(), lib.lockstep_module_build_id(m)))
+PY
+)
+[ "$got" = "walkers $(printf %016x "$BID")" ] || fail "lockstep_module_build_id gave '$got', the build's walkers build id is $BID"
+"$BIN/lockstep-synctest" --sim-lib "$LIB" --describe >"$WORK/describe.json" || fail "lockstep-synctest --describe"
+json_check "$WORK/describe.json" "int(d['build_id'], 16) == $BID and d['name'] == 'walkers'" "--describe does not give the module's build id"
 TICKS=1500
 "$BIN/lockstep-server" --sim-lib "$LIB" --port "$PORT" --players 3 --ticks $TICKS \
     --hash-log "$WORK/server.log" --summary "$WORK/server.json" 2>"$WORK/server.err" &

@@ -25,6 +25,7 @@ GameDescription describe_module(const Module& m, const WorldParams& world) {
   GameDescription d;
   d.name = std::string(m.name);
   d.version = m.version;
+  d.build_id = m.build_id;  // 0 (null in the JSON) for a built-in module
   d.game.input_size = m.input_size;
   d.game.join_fingerprint = join_fingerprint(m.create);
   WorldParams w = world;
