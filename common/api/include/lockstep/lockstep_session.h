@@ -200,6 +200,13 @@ LOCKSTEP_API int lockstep_client_finished(const lockstep_client* client);
 LOCKSTEP_API int lockstep_client_exit_code(const lockstep_client* client);
 /* Leaves cleanly; the session ends with exit code 0 once the server is told. */
 LOCKSTEP_API void lockstep_client_leave(lockstep_client* client);
+/* The size of one of this API's structs (field NULL), or the offset and size of one of its fields,
+ * as this library was built: struct_name and field as the headers spell them ("lockstep_game",
+ * "build_id"). For bindings to hold their own layouts to (the C# and Python bindings do at load):
+ * a mismatch is a binding made for another version. LOCKSTEP_ERROR_NOT_FOUND for a name it does
+ * not know. Covers lockstep_command, _frame, _field, _game, _client_config, _event, _client_stats
+ * and lockstep_token_request. */
+LOCKSTEP_API lockstep_result lockstep_layout(const char* struct_name, const char* field, size_t* offset, size_t* size);
 /* A thread calling update at every tick (for loops slower than 100 Hz); stopped by destroy. */
 LOCKSTEP_API void lockstep_client_start_service(lockstep_client* client);
 
