@@ -43,6 +43,12 @@ install(FILES ${PROJECT_BINARY_DIR}/lockstepConfig.cmake ${PROJECT_BINARY_DIR}/l
 # The licence (MIT): beside the CMake package, and as the Debian package's copyright file.
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${LOCKSTEP_CMAKE_DIR} COMPONENT dev)
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/lockstep RENAME copyright)
+# The bindings, as a studio loads them: the Python package (import lockstep) where a prefix's
+# Python finds it (PREFIX/LIBDIR/python3/dist-packages; it finds the libraries three folders up),
+# and the C# binding as the one source file a Unity or Godot project takes in.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/python/lockstep DESTINATION ${CMAKE_INSTALL_LIBDIR}/python3/dist-packages
+        FILES_MATCHING PATTERN "*.py")
+install(FILES ${PROJECT_SOURCE_DIR}/bindings/csharp/Lockstep.cs DESTINATION ${CMAKE_INSTALL_DATADIR}/lockstep/csharp)
 # The determinism lint of a module's compiled code (binutils at run time).
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/lockstep-lint DESTINATION ${CMAKE_INSTALL_BINDIR})
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prediction for games that own their state (mode b, GGPO's model on the game's one state): the C
-# game (lockstep-c-player) and the Python game (tests/embed/py_player.py), each with --predict 100
+# game (lockstep-c-player), the Python game (tests/embed/py_player.py, on the Python package) and
+# the C# game (tests/embed/cs_player.cs, on the C# binding under Mono), each with --predict 100
 # (a second of play: more than the lead and the one-way delay), play beside a stock bot, each
 # through its own lockstep-netsim at 250 ms +- 10 ms one way with 3 % loss. After every update the game's own
 # state must be the predicted world (it checks, each frame it draws); its input reaches its screen
@@ -30,10 +31,11 @@ PY
 "$BIN/lockstep-synctest" --sim-lib "$LIB" --describe >"$WORK/describe.json" || fail "lockstep-synctest --describe"
 json_check "$WORK/describe.json" "int(d['build_id'], 16) == $BID and d['name'] == 'walkers'" "--describe does not give the module's build id"
 TICKS=1500
-"$BIN/lockstep-server" --sim-lib "$LIB" --port "$PORT" --players 3 --ticks $TICKS \
+"$BIN/lockstep-server" --sim-lib "$LIB" --port "$PORT" --players 4 --ticks $TICKS \
     --hash-log "$WORK/server.log" --summary "$WORK/server.json" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-for i in 1 2 3; do
+cs_ready || { echo "SKIPPED: needs Mono (mono-mcs, mono-runtime) and a build without AddressSanitizer"; exit 77; }
+for i in 1 2 3 4; do
   "$BIN/lockstep-netsim" --listen $((PORT + i)) --forward "127.0.0.1:$PORT" --delay 250 --jitter 10 --loss 3 --seed $i \
       --summary "$WORK/relay$i.json" 2>"$WORK/relay$i.err" &
   PIDS+=($!)
@@ -47,15 +49,19 @@ C=$!; PIDS+=($C)
 py_with_lib "$(dirname "$0")/../embed/py_player.py" "$LIBDIR" 127.0.0.1 $((PORT + 3)) pygame 3 "$WORK/py.log" "$BID" \
     --predict 100 2>"$WORK/py.err" &
 P=$!; PIDS+=($P)
+cs_with_lib "$BIN/cs_player.exe" 127.0.0.1 $((PORT + 4)) csgame 4 "$WORK/cs.log" "$BID" --predict 100 2>"$WORK/cs.err" &
+CS=$!; PIDS+=($CS)
 expect_exit $C 0 "the predicting C game"
+expect_exit $CS 0 "the predicting C# game"
 expect_exit $P 0 "the predicting Python game"
 expect_exit $B 0 bot
 expect_exit $S 0 server
 cmp "$WORK/server.log" "$WORK/bot.log" || fail "the bot's hashes differ"
 cmp "$WORK/server.log" "$WORK/c.log" || fail "the predicting C game's confirmed hashes differ: $(cmp "$WORK/server.log" "$WORK/c.log")"
 cmp "$WORK/server.log" "$WORK/py.log" || fail "the predicting Python game's confirmed hashes differ: $(cmp "$WORK/server.log" "$WORK/py.log")"
+cmp "$WORK/server.log" "$WORK/cs.log" || fail "the predicting C# game's confirmed hashes differ: $(cmp "$WORK/server.log" "$WORK/cs.log")"
 [ "$(tail -n1 "$WORK/c.log" | cut -d' ' -f1)" = $TICKS ] || fail "the C game did not reach $TICKS"
-for game in c_player:c.err py_player:py.err; do
+for game in c_player:c.err py_player:py.err cs_player:cs.err; do
   line=$(grep "${game%%:*}: prediction:" "$WORK/${game#*:}")
   [ -n "$line" ] || fail "${game%%:*} gave no prediction figures"
   echo "$line"
@@ -83,4 +89,4 @@ need(loads * 1500 <= wrong + 5, "loads only after mispredictions")
 sys.exit(0 if ok else 1)
 PY
 done
-echo "PASS: predicting games (C, Python) that own their state draw the predicted world, see their input within a tick and a frame at 250 ms, and stay hash-equal"
+echo "PASS: predicting games (C, Python, C#) that own their state draw the predicted world, see their input within a tick and a frame at 250 ms, and stay hash-equal"

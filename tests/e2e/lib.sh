@@ -117,6 +117,15 @@ py_with_lib() {
   [ -n "$asan" ] && env+=(LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
   "${env[@]}" python3 "$@"
 }
+# cs_ready: the C# game and Mono are here (CMake built them where it found mcs), and the libraries
+# are not built with AddressSanitizer (Mono does not load its runtime first). cs_with_lib ARGS:
+# mono ARGS with $LIBDIR's libraries, as a Unity or Godot player finds its native plugin.
+cs_ready() {
+  [ -f "$BIN/cs_player.exe" ] && command -v mono >/dev/null && ! ldd "$LIBDIR/liblockstep_net.so" 2>/dev/null | grep -q libasan
+}
+cs_with_lib() {
+  env LD_LIBRARY_PATH="$LIBDIR" mono "$@"
+}
 start_py_game() {
   py_with_lib "$(dirname "${BASH_SOURCE[0]}")/../embed/py_player.py" "$LIBDIR" 127.0.0.1 "$1" pygame 3 \
       "$WORK/py.log" "$BID" 2>"$WORK/py.err" &

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "lockstep/client.hpp"
+#include "lockstep/clock.hpp"
 #include "lockstep/connect_token.hpp"
 #include "lockstep/desync.hpp"
 #include "lockstep/hash_log.hpp"
@@ -239,6 +240,8 @@ struct lockstep_client {
 };
 
 extern "C" {
+
+int64_t lockstep_now_ns(void) { return monotonic_ns(); }
 
 void lockstep_game_init(lockstep_game* game, size_t struct_size) { c_api::init_versioned(lockstep_game{}, game, struct_size); }
 

@@ -163,6 +163,10 @@ typedef struct lockstep_client_stats {
   uint64_t game_steps, game_saves, game_loads, game_reused;
 } lockstep_client_stats;
 
+/* The clock every now_ns argument is on: CLOCK_MONOTONIC in nanoseconds (a binding whose
+ * language has no such clock calls this). */
+LOCKSTEP_API int64_t lockstep_now_ns(void);
+
 /* Starts joining. LOCKSTEP_ERROR_ARGUMENT for a bad config (the sentence names the field). */
 LOCKSTEP_API lockstep_result lockstep_client_create(const lockstep_client_config* config, lockstep_client** out, char* error,
                                        size_t error_cap);

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The bindings as a studio meets them (bindings/python: import lockstep; bindings/csharp under
+# Mono). Their layout checks can fail: a copy of the Python package with two fields of
+# lockstep_game swapped refuses to import, and the C# check refuses a lockstep_game with two
+# fields in each other's places and a lockstep_event a byte short. Wrong arguments are the
+# language's own errors carrying lockstep's sentence. A game whose step raises (Python at tick 300)
+# or throws (C# at tick 400) ends its own session with exit 1 and an ENDED event saying the game's
+# callback failed, while the server and a stock bot play on to the last tick, hash-equal.
+source "$(dirname "$0")/lib.sh" "$1"
+E2E_TIMEOUT=60
+walkers_games
+PKG="$(cd "$(dirname "$0")/../../bindings/python" && pwd)"
+
+# Python: the layout check, on a copy of the package with version and input_size swapped.
+py_with_lib -c 'import lockstep; print("python binding", lockstep.version(), "API", lockstep.api_version())' ||
+  fail "the Python package does not import"
+mkdir -p "$WORK/badpkg" && cp -r "$PKG/lockstep" "$WORK/badpkg/"
+python3 - "$WORK/badpkg/lockstep/__init__.py" <<'PY' || fail "the swap did not apply"
+import sys
+p = sys.argv[1]
+s = open(p).read()
+a, b = '("version", C.c_uint32)', '("input_size", C.c_uint32)'
+i = s.index("class _Game")
+j = s.index("class _Config")
+part = s[i:j]
+assert part.count(a) == 1 and part.count(b) == 1
+part = part.replace(a, "@A@").replace(b, a).replace("@A@", b)
+open(p, "w").write(s[:i] + part + s[j:])
+PY
+out=$(env PYTHONPATH="$WORK/badpkg" LOCKSTEP_LIBDIR="$LIBDIR" python3 -c 'import lockstep' 2>&1) && fail "a package with a wrong lockstep_game imported"
+echo "$out" | grep -Eq "ImportError: lockstep: lockstep_game.input_size is at [0-9]+ \(4 bytes\) here, at [0-9]+" || fail "the refusal does not name the field: $out"
+echo "ok: python: a lockstep_game laid out otherwise than the library's is refused at import"
+# Python: wrong arguments raise lockstep.Error (a ValueError) with the library's sentence.
+py_with_lib - <<'PY' || fail "the Python package's errors"
+import lockstep
+class G(lockstep.Game):
+    name, version, build_id, input_size = "walkers", 1, 1, 2
+try:
+    lockstep.Client(name="a\tb", game=G())
+    raise SystemExit("a bad name was taken")
+except lockstep.Error as e:
+    assert "name" in str(e) and isinstance(e, ValueError), e
+try:
+    lockstep.Client(game=G(), module=lockstep.module_builtin("arena"))
+    raise SystemExit("both a module and a game were taken")
+except lockstep.Error as e:
+    assert "exactly one" in str(e), e
+try:
+    lockstep.module_builtin("nonesuch")
+    raise SystemExit("an unknown module was found")
+except lockstep.Error as e:
+    assert e.code == 2, e.code
+c = lockstep.Client(module=lockstep.module_builtin("arena"), connect_timeout_ms=100)
+try:
+    c.set_input(b"\0" * 100)
+    raise SystemExit("a 100-byte input was taken")
+except lockstep.Error:
+    pass
+try:
+    c.set_input("text")
+    raise SystemExit("a str input was taken")
+except TypeError:
+    pass
+c.close()
+print("ok: python: bad arguments raise lockstep.Error with the library's sentence")
+PY
+if cs_ready; then
+  cs_with_lib "$BIN/cs_layout_check.exe" || fail "the C# binding's layout check"
+else
+  echo "C#: skipped (needs Mono, and a build without AddressSanitizer)"
+fi
+
+# A game whose callback fails ends its own session; nobody else's.
+"$BIN/lockstep-server" --sim-lib "$LIB" --port "$PORT" --players 3 --ticks 800 \
+    --hash-log "$WORK/server.log" --summary "$WORK/server.json" 2>"$WORK/server.err" &
+S=$!; PIDS+=($S)
+sleep 0.3
+"$BIN/lockstep-client" --sim-lib "$LIB" --connect "127.0.0.1:$PORT" --name bot --bot 1 --hash-log "$WORK/bot.log" \
+    >/dev/null 2>"$WORK/bot.err" &
+B=$!; PIDS+=($B)
+py_with_lib "$(dirname "$0")/../embed/py_player.py" "$LIBDIR" 127.0.0.1 "$PORT" pygame 3 "$WORK/py.log" "$BID" --raise-at 300 \
+    2>"$WORK/py.err" &
+P=$!; PIDS+=($P)
+if cs_ready; then
+  cs_with_lib "$BIN/cs_player.exe" 127.0.0.1 "$PORT" csgame 4 "$WORK/cs.log" "$BID" --raise-at 400 2>"$WORK/cs.err" &
+  CS=$!; PIDS+=($CS)
+else
+  "$BIN/lockstep-c-player" 127.0.0.1 "$PORT" cgame 2 "$WORK/c.log" 2>"$WORK/c.err" &  # the third seat
+  CS=""; PIDS+=($!)
+fi
+expect_exit $P 1 "the Python game whose step raised"
+grep -q "event 8 tick .*the game's callback failed: the game's step() failed at tick 300" "$WORK/py.err" ||
+  fail "the Python game's ENDED event does not say its callback failed: $(grep event "$WORK/py.err" | tail -2)"
+grep -q "the game raised: RuntimeError('the game broke at tick 300')" "$WORK/py.err" || fail "the Python game's exception was not kept"
+if [ -n "$CS" ]; then
+  expect_exit $CS 1 "the C# game whose Step threw"
+  grep -q "event 8 Ended .*the game's callback failed: the game's step() failed at tick 400" "$WORK/cs.err" ||
+    fail "the C# game's Ended event does not say its callback failed: $(grep event "$WORK/cs.err" | tail -2)"
+  grep -q "the game threw: the game broke at tick 400" "$WORK/cs.err" || fail "the C# game's exception was not kept"
+  grep -q "refused as it should be: name" "$WORK/cs.err" || fail "the C# binding took a bad name: $(head -3 "$WORK/cs.err")"
+fi
+expect_exit $B 0 bot
+expect_exit $S 0 server
+cmp "$WORK/server.log" "$WORK/bot.log" || fail "the bot's hashes differ"
+[ "$(tail -n1 "$WORK/server.log" | cut -d' ' -f1)" = 800 ] || fail "the session did not play on to 800"
+echo "PASS: the bindings refuse layouts not the library's, raise the language's errors with lockstep's sentence, and a game that fails ends only its own session"
