@@ -64,6 +64,31 @@ except TypeError:
 c.close()
 print("ok: python: bad arguments raise lockstep.Error with the library's sentence")
 PY
+# Two implementations of one game: the Python walkers beside the module the server hosts
+# (lockstep_compare_game): equal; then with one rule changed from tick 137 on, named by tick,
+# entity and field.
+py_with_lib - "$LIB" "$BID" "$(dirname "$0")/../embed" <<'PY' || fail "lockstep.compare_game"
+import sys
+sys.path.insert(0, sys.argv[3])
+import lockstep
+from py_player import WalkersGame
+module = lockstep.module_load(sys.argv[1])
+assert (module.name, module.version, module.build_id) == ("walkers", 1, int(sys.argv[2], 16)), module.build_id
+ok, report = lockstep.compare_game(module, WalkersGame(module.build_id, 0, 0), ticks=400)
+print("python, as written:", report)
+assert ok, report
+class Drifting(WalkersGame):  # a port that rounds the damping the other way from tick 137
+    def step(self, frame):
+        super().step(frame)
+        if frame.tick >= 137 and self.world.vel[0] < 0:
+            self.world.vel[0] += 1
+ok, report = lockstep.compare_game(module, Drifting(module.build_id, 0, 0), ticks=400)
+print("python, drifting:", report)
+assert not ok and " tick 137: entity 0 field vel: module " in report, report
+ok, report = lockstep.compare_game(module, WalkersGame(module.build_id + 1, 0, 0), ticks=10)
+assert not ok and "the identity differs" in report, report
+print("ok: python: lockstep.compare_game finds the two implementations equal, then names tick 137, entity 0, field vel")
+PY
 if cs_ready; then
   cs_with_lib "$BIN/cs_layout_check.exe" || fail "the C# binding's layout check"
 else

@@ -28,7 +28,7 @@ import os
 import time
 
 __all__ = ["Client", "Game", "Module", "Error", "EventKind", "Event", "module_builtin", "module_load",
-           "api_version", "version", "protocol_version"]
+           "compare_game", "api_version", "version", "protocol_version"]
 
 API_VERSION = 2  # LOCKSTEP_API_VERSION this binding speaks
 
@@ -138,6 +138,8 @@ def _load():
         "lockstep_client_stats_get": (C.c_int, [C.c_void_p, C.POINTER(_Stats)]),
         "lockstep_client_finished": (C.c_int, [C.c_void_p]), "lockstep_client_exit_code": (C.c_int, [C.c_void_p]),
         "lockstep_client_leave": (None, [C.c_void_p]),
+        "lockstep_compare_game": (C.c_int, [C.c_void_p, C.POINTER(_Game), _U8P, C.c_size_t, C.c_uint32, C.c_char_p,
+                                            C.c_size_t]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -216,6 +218,23 @@ def module_load(path):
     return Module(h)
 
 
+def compare_game(module, game, ticks=600, settings=b""):
+    """Two implementations of one game: `game` (a Game) beside `module` (the one the server hosts)
+    over the synctest's variants and input streams, `ticks` ticks each. Returns (equal, report):
+    report names the first difference by variant, tick, entity and field, or says they are equal.
+    Raises Error for bad arguments."""
+    binding = _GameBinding(game)
+    buf, n = _bytes_arg(settings, "settings")
+    report = C.create_string_buffer(1024)
+    r = _lib.lockstep_compare_game(module._handle, C.byref(binding.struct), buf, n, int(ticks), report, 1024)
+    text = report.value.decode(errors="replace")
+    if binding.callback_error is not None:
+        text += " (the game raised %r)" % (binding.callback_error,)
+    if r not in (0, 6):  # LOCKSTEP_OK, LOCKSTEP_ERROR_STATE
+        raise Error(r, text)
+    return r == 0, text
+
+
 class Game:
     """A game that owns its state (mode b): subclass it and give name, version, build_id and
     input_size (the hosted module's identity; Module gives them). lockstep calls:
@@ -262,53 +281,15 @@ class Event:
             self.kind, self.tick, self.slot, self.code, self.name, self.detail)
 
 
-class Client:
-    """One player (or spectator) in a session; see lockstep_session.h for every field's meaning.
-    Exactly one of module and game."""
+class _GameBinding:
+    """A Game's methods as lockstep_game callbacks; the first exception ends their use."""
 
-    def __init__(self, host="127.0.0.1", port=7777, name="player", *, module=None, game=None, token=None,
-                 spectate=False, rejoin_secret=None, last_tick=0, hash_log=None, connect_timeout_ms=20000,
-                 playout_max_ms=150, predict=0, connect_token=None, log=None):
-        self._handle = None
+    def __init__(self, game):
         self.callback_error = None
-        cfg = _Config()
-        _lib.lockstep_client_config_init(C.byref(cfg), C.sizeof(_Config))
-        keep = []  # every object the library points at, alive as long as the client
-        def text(s):
-            if s is None:
-                return None
-            b = s.encode() if isinstance(s, str) else bytes(s)
-            keep.append(b)
-            return b
-        cfg.host, cfg.port, cfg.name, cfg.token = text(host), int(port), text(name), text(token)
-        cfg.spectate, cfg.rejoin_secret, cfg.last_tick = 1 if spectate else 0, text(rejoin_secret), int(last_tick)
-        cfg.hash_log = text(os.fsdecode(hash_log)) if hash_log is not None else None
-        cfg.connect_timeout_ms, cfg.playout_max_ms, cfg.predict = int(connect_timeout_ms), int(playout_max_ms), int(predict)
-        if (module is None) == (game is None):
-            raise Error(1, "module or game: exactly one must be set")
-        if module is not None:
-            cfg.module = module._handle
-        else:
-            self._game_struct = self._game_callbacks(game, keep)
-            cfg.game = C.pointer(self._game_struct)
-        if connect_token is not None:
-            buf, n = _bytes_arg(connect_token, "connect_token")
-            keep.append(buf)
-            cfg.connect_token, cfg.connect_token_len = C.cast(buf, _U8P), n
-        if log is not None:
-            self._log = _LOG(lambda _user, level, line: log(level, line.decode(errors="replace")))
-            cfg.log = self._log
-        self._keep = keep
-        h, err = C.c_void_p(), _error_buffer()
-        r = _lib.lockstep_client_create(C.byref(cfg), C.byref(h), err, 256)
-        if r:
-            _raise(r, err)
-        self._handle = h
-        self._event = _Event()
-        self._stats = _Stats()
-        self._stats.struct_size = C.sizeof(_Stats)
+        keep = self.keep = []
+        self.struct = self._callbacks(game, keep)
 
-    def _game_callbacks(self, game, keep):
+    def _callbacks(self, game, keep):
         def guard(default, fn):
             def call(*args):
                 if self.callback_error is not None:
@@ -372,6 +353,58 @@ class Client:
         g.name, g.version, g.build_id, g.input_size = gname, int(game.version), int(game.build_id), int(game.input_size)
         g.reset, g.step, g.save, g.load, g.tick, g.entity_count, g.fields = cbs
         return g
+
+
+class Client:
+    """One player (or spectator) in a session; see lockstep_session.h for every field's meaning.
+    Exactly one of module and game."""
+
+    def __init__(self, host="127.0.0.1", port=7777, name="player", *, module=None, game=None, token=None,
+                 spectate=False, rejoin_secret=None, last_tick=0, hash_log=None, connect_timeout_ms=20000,
+                 playout_max_ms=150, predict=0, connect_token=None, log=None):
+        self._handle = None
+        cfg = _Config()
+        _lib.lockstep_client_config_init(C.byref(cfg), C.sizeof(_Config))
+        keep = []  # every object the library points at, alive as long as the client
+        def text(s):
+            if s is None:
+                return None
+            b = s.encode() if isinstance(s, str) else bytes(s)
+            keep.append(b)
+            return b
+        cfg.host, cfg.port, cfg.name, cfg.token = text(host), int(port), text(name), text(token)
+        cfg.spectate, cfg.rejoin_secret, cfg.last_tick = 1 if spectate else 0, text(rejoin_secret), int(last_tick)
+        cfg.hash_log = text(os.fsdecode(hash_log)) if hash_log is not None else None
+        cfg.connect_timeout_ms, cfg.playout_max_ms, cfg.predict = int(connect_timeout_ms), int(playout_max_ms), int(predict)
+        if (module is None) == (game is None):
+            raise Error(1, "module or game: exactly one must be set")
+        self._binding = None
+        if module is not None:
+            cfg.module = module._handle
+        else:
+            self._binding = _GameBinding(game)
+            cfg.game = C.pointer(self._binding.struct)
+        if connect_token is not None:
+            buf, n = _bytes_arg(connect_token, "connect_token")
+            keep.append(buf)
+            cfg.connect_token, cfg.connect_token_len = C.cast(buf, _U8P), n
+        if log is not None:
+            self._log = _LOG(lambda _user, level, line: log(level, line.decode(errors="replace")))
+            cfg.log = self._log
+        self._keep = keep
+        h, err = C.c_void_p(), _error_buffer()
+        r = _lib.lockstep_client_create(C.byref(cfg), C.byref(h), err, 256)
+        if r:
+            _raise(r, err)
+        self._handle = h
+        self._event = _Event()
+        self._stats = _Stats()
+        self._stats.struct_size = C.sizeof(_Stats)
+
+    @property
+    def callback_error(self):
+        """The exception a Game method raised, which ended the session; None while none has."""
+        return self._binding.callback_error if self._binding else None
 
     def _h(self):
         if not self._handle:

@@ -204,6 +204,18 @@ LOCKSTEP_API int lockstep_client_finished(const lockstep_client* client);
 LOCKSTEP_API int lockstep_client_exit_code(const lockstep_client* client);
 /* Leaves cleanly; the session ends with exit code 0 once the server is told. */
 LOCKSTEP_API void lockstep_client_leave(lockstep_client* client);
+/* Two implementations of one game: the game's own rules (mode b's callbacks, in any language)
+ * beside the module the server hosts, over the synctest's variants (1, 2 and the most players the
+ * module builds, up to 8) and its seeded input and command streams, `ticks` ticks each, settings
+ * as the Welcome carries them (n 0: the defaults). After every tick save()'s bytes must equal the
+ * module's serialization. LOCKSTEP_OK when they do, with a sentence in report; LOCKSTEP_ERROR_STATE
+ * at the first difference: the identity (name, version, build id, input size), or the variant,
+ * tick, and entity and field with both values (through the game's fields callback), or the byte
+ * offset. The game's callbacks are called on this thread; the module must be loaded. */
+LOCKSTEP_API lockstep_result lockstep_compare_game(const lockstep_module* module, const lockstep_game* game,
+                                                   const uint8_t* settings, size_t n, uint32_t ticks, char* report,
+                                                   size_t report_cap);
+
 /* The size of one of this API's structs (field NULL), or the offset and size of one of its fields,
  * as this library was built: struct_name and field as the headers spell them ("lockstep_game",
  * "build_id"). For bindings to hold their own layouts to (the C# and Python bindings do at load):

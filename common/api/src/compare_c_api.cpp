@@ -1,0 +1,114 @@
+// lockstep_compare_game (lockstep_session.h): a game's own implementation of a module's rules
+// beside the module, over the synctest's variants and input streams, tick by tick; the first
+// difference is named by tick, entity and field (or byte offset).
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "game_simulation.hpp"
+#include "handles.hpp"
+#include "lockstep/desync.hpp"
+#include "lockstep/lockstep_session.h"
+#include "lockstep/synctest.hpp"
+
+using namespace lockstep;
+
+namespace {
+
+// Where two states of one tick differ, in words: the first entity (then the global state) whose
+// fields differ by name or bits, else the first byte.
+std::string where_they_differ(const Simulation& module, const Simulation& game, const std::vector<std::uint8_t>& a,
+                              const std::vector<std::uint8_t>& b) {
+  auto field_diff = [](const std::vector<FieldValue>& x, const std::vector<FieldValue>& y, std::string* out) {
+    for (std::size_t i = 0; i < std::max(x.size(), y.size()); ++i) {
+      if (i >= x.size() || i >= y.size()) {
+        *out = "field " + std::to_string(i) + ": the module has " + std::to_string(x.size()) + " fields, the game " +
+               std::to_string(y.size());
+        return true;
+      }
+      if (x[i].name != y[i].name || x[i].kind != y[i].kind || x[i].bits != y[i].bits) {
+        *out = "field " + x[i].name + ": module " + field_hex(x[i]) + ", game " +
+               (x[i].name == y[i].name ? "" : "(its field " + y[i].name + ") ") + field_hex(y[i]);
+        return true;
+      }
+    }
+    return false;
+  };
+  std::string what;
+  const std::uint32_t n = module.entity_count(), m = game.entity_count();
+  for (std::uint32_t e = 0; e < std::min(n, m); ++e)
+    if (field_diff(module.entity_fields(e), game.entity_fields(e), &what)) return "entity " + std::to_string(e) + " " + what;
+  if (field_diff(module.global_fields(), game.global_fields(), &what)) return "the global state's " + what;
+  if (n != m) return "the module has " + std::to_string(n) + " entities, the game " + std::to_string(m);
+  std::size_t at = 0;
+  while (at < std::min(a.size(), b.size()) && a[at] == b[at]) ++at;
+  return "no field differs (or the game gives none): the saved bytes differ from offset " + std::to_string(at) + " (module " +
+         std::to_string(a.size()) + " bytes, game " + std::to_string(b.size()) + ")";
+}
+
+}  // namespace
+
+extern "C" lockstep_result lockstep_compare_game(const lockstep_module* module, const lockstep_game* given,
+                                                 const uint8_t* settings, size_t n, uint32_t ticks, char* report,
+                                                 size_t report_cap) {
+  using c_api::fail;
+  if (!module || !given || (n > 0 && !settings) || ticks == 0)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "module and game must not be NULL, nor settings with n > 0, and ticks at least 1",
+                report, report_cap);
+  lockstep_game g;
+  lockstep_game_defaults(&g);
+  std::string bad;
+  if (!c_api::read_versioned(*given, &g, sizeof(lockstep_game), "game", &bad))
+    return fail(LOCKSTEP_ERROR_ARGUMENT, bad, report, report_cap);
+  if (!g.name || !g.reset || !g.step || !g.save || !g.load || !g.tick)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "game: name, reset, step, save, load and tick must be set", report, report_cap);
+  const Module& mod = *module->module;
+  // The identity first: a join with another one is refused before any tick is compared.
+  if (std::string(g.name) != mod.name || g.version != mod.version || g.input_size != mod.input_size ||
+      (mod.build_id != 0 && g.build_id != mod.build_id))
+    return fail(LOCKSTEP_ERROR_STATE,
+                "the identity differs: the module is " + std::string(mod.name) + " version " + std::to_string(mod.version) +
+                    " build " + hash_hex(mod.build_id) + " input " + std::to_string(mod.input_size) + " bytes; the game says " +
+                    g.name + " version " + std::to_string(g.version) + " build " + hash_hex(g.build_id) + " input " +
+                    std::to_string(g.input_size) + " bytes",
+                report, report_cap);
+  auto ctx = std::make_shared<GameContext>();
+  ctx->game = g;
+  ctx->code = module_code_fingerprint(g.name, g.version, g.build_id, g.input_size);
+  const WorldFactory game_world = game_factory(ctx);
+  SyncTestConfig base;
+  base.module = &mod;
+  base.ticks = ticks;
+  base.world.settings.assign(settings, settings + n);
+  const std::vector<SyncTestConfig> variants =
+      synctest_variants(base, {{"given", base.world}}, default_player_counts(mod, base.world));
+  if (variants.empty()) return fail(LOCKSTEP_ERROR_SETTINGS, "the module builds no world of these settings", report, report_cap);
+  std::vector<std::uint8_t> a, b;
+  for (const SyncTestConfig& cfg : variants) {
+    auto x = mod.create(cfg.world);
+    auto y = game_world(cfg.world);
+    if (!y || !ctx->failure.empty())
+      return fail(LOCKSTEP_ERROR_STATE, cfg.variant + ": the game cannot build this world" +
+                                            (ctx->failure.empty() ? "" : " (" + ctx->failure + ")"), report, report_cap);
+    for (Tick t = 0; t <= cfg.ticks; ++t) {
+      if (t > 0) {
+        const InputFrame f = synctest_frame(cfg, t);
+        x->step(f);
+        y->step(f);
+        if (!ctx->failure.empty())
+          return fail(LOCKSTEP_ERROR_STATE, cfg.variant + " tick " + std::to_string(t) + ": " + ctx->failure, report, report_cap);
+      }
+      a.clear();
+      b.clear();
+      x->serialize(a);
+      y->serialize(b);
+      if (a != b)
+        return fail(LOCKSTEP_ERROR_STATE,
+                    cfg.variant + " tick " + std::to_string(t) + ": " + where_they_differ(*x, *y, a, b), report, report_cap);
+    }
+  }
+  return fail(LOCKSTEP_OK,
+              "equal: " + std::to_string(variants.size()) + " variants (" + variants.front().variant + " ...), " +
+                  std::to_string(ticks) + " ticks each, the same bytes and fields at every tick",
+              report, report_cap);
+}
