@@ -68,6 +68,35 @@ env -u LD_LIBRARY_PATH "$WORK/prefix_game" >"$WORK/prefix_game.out" 2>&1 ||
   fail "a game linked against the prefix does not start: $(cat "$WORK/prefix_game.out")"
 echo "ok: installed: exactly the public headers (each compiles alone), static and shared libraries (SONAME .0, the API alone exported, RUNPATH \$ORIGIN), CMake package, pkg-config, executables; a game from the prefix starts without LD_LIBRARY_PATH"
 
+# The bindings from the prefix, as a studio loads them. Python: the package where the prefix's
+# Python finds it, its libraries found three folders up (no LOCKSTEP_LIBDIR, no LD_LIBRARY_PATH).
+PYPKG="$PREFIX/lib/python3/dist-packages"
+[ -f "$PYPKG/lockstep/__init__.py" ] || fail "the install has no Python package at lib/python3/dist-packages/lockstep"
+env -u LD_LIBRARY_PATH -u LOCKSTEP_LIBDIR PYTHONPATH="$PYPKG" python3 -c '
+import lockstep
+m = lockstep.module_builtin("arena")
+assert lockstep.api_version() == 2 and m.name == "arena" and m.input_size > 0
+print("installed python binding:", lockstep.version(), m.name, m.version, m.input_size)' >"$WORK/installed-py.out" 2>&1 ||
+  fail "the installed Python package: $(cat "$WORK/installed-py.out")"
+# C#: the binding's one source file, compiled with a game's own code against the prefix's library.
+[ -f "$PREFIX/share/lockstep/csharp/Lockstep.cs" ] || fail "the install has no C# binding at share/lockstep/csharp/Lockstep.cs"
+if command -v mcs >/dev/null && command -v mono >/dev/null; then
+  cat >"$WORK/cs_game.cs" <<'CS'
+static class Game {
+  static int Main() {
+    var m = Lockstep.Client.ModuleBuiltin("arena");
+    System.Console.WriteLine("installed C# binding: " + m.Name + " " + m.Version + " input " + m.InputSize + " now " + Lockstep.Client.NowNs());
+    return m.Name == "arena" ? 0 : 1;
+  }
+}
+CS
+  mcs -nologo -out:"$WORK/cs_game.exe" "$PREFIX/share/lockstep/csharp/Lockstep.cs" "$WORK/cs_game.cs" >"$WORK/cs_game.log" 2>&1 ||
+    fail "compiling a C# game with the installed binding: $(cat "$WORK/cs_game.log")"
+  LD_LIBRARY_PATH="$PREFIX/lib" mono "$WORK/cs_game.exe" >"$WORK/cs_game.out" 2>&1 || fail "the installed C# binding: $(cat "$WORK/cs_game.out")"
+  echo "ok: $(cat "$WORK/cs_game.out")"
+fi
+echo "ok: $(cat "$WORK/installed-py.out")"
+
 # A module-only build needs no dependency but the compiler: with FlatBuffers, nlohmann-json,
 # xxHash and ENet hidden from CMake the package still loads and builds the module.
 cp -r "$SRC/examples/orbits" "$WORK/orbits-bare-src"
