@@ -24,8 +24,8 @@
  * predicted with, its saved state becomes the confirmed one without any callback. So a right
  * prediction costs one step and one save a tick, and load() is called only after a
  * misprediction (to roll back) or a snapshot. Callbacks are only ever called from inside
- * lockstep_client_create, lockstep_client_update and lockstep_client_destroy, on the thread
- * calling them.
+ * lockstep_client_update (and lockstep_compare_game), on the thread calling it, or on the service
+ * thread after lockstep_client_start_service.
  *
  * Versioned structs (ggponet.h's and Box2D's pattern): every struct passed in or filled starts
  * with struct_size, which its *_init() call sets (C: the *_defaults() macro, which passes sizeof;
