@@ -27,7 +27,7 @@ assert part.count(a) == 1 and part.count(b) == 1
 part = part.replace(a, "@A@").replace(b, a).replace("@A@", b)
 open(p, "w").write(s[:i] + part + s[j:])
 PY
-out=$(env PYTHONPATH="$WORK/badpkg" LOCKSTEP_LIBDIR="$LIBDIR" python3 -c 'import lockstep' 2>&1) && fail "a package with a wrong lockstep_game imported"
+out=$(PY_PATH="$WORK/badpkg" py_with_lib -c 'import lockstep' 2>&1) && fail "a package with a wrong lockstep_game imported"
 echo "$out" | grep -Eq "ImportError: lockstep: lockstep_game.input_size is at [0-9]+ \(4 bytes\) here, at [0-9]+" || fail "the refusal does not name the field: $out"
 echo "ok: python: a lockstep_game laid out otherwise than the library's is refused at import"
 # Python: wrong arguments raise lockstep.Error (a ValueError) with the library's sentence.

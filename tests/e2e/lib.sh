@@ -109,10 +109,10 @@ walkers_games() {
 # Under AddressSanitizer the library needs the sanitizer's runtime loaded first into Python, which
 # is not built with it; Python's own allocations are not this project's to leak-check.
 # py_with_lib ARGS: python3 ARGS, able to load $LIBDIR's libraries with ctypes (under ASan too).
-# The source tree's Python package (bindings/python: import lockstep) is on the path, with
-# $LIBDIR's libraries.
+# The source tree's Python package (bindings/python: import lockstep) is on the path (or the one
+# in $PY_PATH), with $LIBDIR's libraries.
 py_with_lib() {
-  local asan env=(env PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../bindings/python" && pwd)" LOCKSTEP_LIBDIR="$LIBDIR")
+  local asan env=(env PYTHONPATH="${PY_PATH:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../bindings/python" && pwd)}" LOCKSTEP_LIBDIR="$LIBDIR")
   asan=$(ldd "$LIBDIR/liblockstep_net.so" 2>/dev/null | grep -o '/[^ ]*libasan[^ ]*' | head -1)
   [ -n "$asan" ] && env+=(LD_PRELOAD="$asan" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1)
   "${env[@]}" python3 "$@"
