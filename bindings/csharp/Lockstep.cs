@@ -183,6 +183,8 @@ internal static class Native {
   [DllImport(Lib)] public static extern int lockstep_client_finished(IntPtr client);
   [DllImport(Lib)] public static extern int lockstep_client_exit_code(IntPtr client);
   [DllImport(Lib)] public static extern void lockstep_client_leave(IntPtr client);
+  [DllImport(Lib)] public static extern int lockstep_compare_game(IntPtr module, IntPtr game, byte[] settings, UIntPtr n, uint ticks,
+                                                                  StringBuilder report, UIntPtr cap);
 
   static bool checkedLayout;
   static readonly object checkLock = new object();
@@ -321,27 +323,8 @@ public sealed class Client : IDisposable {
       c.ConnectToken = t;
       c.ConnectTokenLen = (UIntPtr)o.ConnectToken.Length;
     }
-    IntPtr gameMem = IntPtr.Zero;
     if (game != null) {
-      self = GCHandle.Alloc(this);
-      var g = new Native.GameC();
-      Native.lockstep_game_init(ref g, (UIntPtr)Marshal.SizeOf(typeof(Native.GameC)));
-      g.User = GCHandle.ToIntPtr(self);
-      g.Name = Str(game.Name);
-      g.Version = game.Version;
-      g.BuildId = game.BuildId;
-      g.InputSize = game.InputSize;
-      g.Reset = Marshal.GetFunctionPointerForDelegate(ResetCb);
-      g.Step = Marshal.GetFunctionPointerForDelegate(StepCb);
-      g.Save = Marshal.GetFunctionPointerForDelegate(SaveCb);
-      g.Load = Marshal.GetFunctionPointerForDelegate(LoadCb);
-      g.Tick = Marshal.GetFunctionPointerForDelegate(TickCb);
-      g.EntityCount = Marshal.GetFunctionPointerForDelegate(CountCb);
-      g.Fields = Marshal.GetFunctionPointerForDelegate(FieldsCb);
-      gameMem = Marshal.AllocHGlobal(Marshal.SizeOf(typeof(Native.GameC)));
-      Marshal.StructureToPtr(g, gameMem, false);
-      strings.Add(gameMem);
-      c.Game = gameMem;
+      c.Game = GameStruct();
     } else {
       c.Module = o.Module;
     }
@@ -354,6 +337,52 @@ public sealed class Client : IDisposable {
     }
     handle = h;
     stats.StructSize = (uint)Marshal.SizeOf(typeof(Stats));
+  }
+
+  Client(Game g) { game = g; }  // for CompareGame: the game's callbacks without a session
+
+  /// Two implementations of one game: `game` beside `module` (the one the server hosts) over the
+  /// synctest's variants and input streams, `ticks` ticks each (lockstep_compare_game). Returns
+  /// true when they are equal; `report` names the first difference by variant, tick, entity and
+  /// field, or says they are equal.
+  public static bool CompareGame(Module module, Game game, uint ticks, out string report, byte[] settings = null) {
+    Native.CheckLayout();
+    if (module == null || game == null) throw new ArgumentNullException(module == null ? "module" : "game");
+    var holder = new Client(game);
+    try {
+      var text = new StringBuilder(1024);
+      byte[] s = settings ?? new byte[0];
+      int r = Native.lockstep_compare_game(module.Handle, holder.GameStruct(), s, (UIntPtr)s.Length, ticks, text, (UIntPtr)1024);
+      report = text.ToString();
+      if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
+      if (r != 0 && r != 6) throw new LockstepException(r, report);  // 6: LOCKSTEP_ERROR_STATE, a difference
+      return r == 0;
+    } finally {
+      holder.Free();
+    }
+  }
+
+  // The game's callbacks as a lockstep_game in unmanaged memory (freed with the client).
+  IntPtr GameStruct() {
+    self = GCHandle.Alloc(this);
+    var g = new Native.GameC();
+    Native.lockstep_game_init(ref g, (UIntPtr)Marshal.SizeOf(typeof(Native.GameC)));
+    g.User = GCHandle.ToIntPtr(self);
+    g.Name = Str(game.Name);
+    g.Version = game.Version;
+    g.BuildId = game.BuildId;
+    g.InputSize = game.InputSize;
+    g.Reset = Marshal.GetFunctionPointerForDelegate(ResetCb);
+    g.Step = Marshal.GetFunctionPointerForDelegate(StepCb);
+    g.Save = Marshal.GetFunctionPointerForDelegate(SaveCb);
+    g.Load = Marshal.GetFunctionPointerForDelegate(LoadCb);
+    g.Tick = Marshal.GetFunctionPointerForDelegate(TickCb);
+    g.EntityCount = Marshal.GetFunctionPointerForDelegate(CountCb);
+    g.Fields = Marshal.GetFunctionPointerForDelegate(FieldsCb);
+    IntPtr gameMem = Marshal.AllocHGlobal(Marshal.SizeOf(typeof(Native.GameC)));
+    Marshal.StructureToPtr(g, gameMem, false);
+    strings.Add(gameMem);
+    return gameMem;
   }
 
   IntPtr Str(string s) {

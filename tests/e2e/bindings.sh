@@ -91,6 +91,12 @@ print("ok: python: lockstep.compare_game finds the two implementations equal, th
 PY
 if cs_ready; then
   cs_with_lib "$BIN/cs_layout_check.exe" || fail "the C# binding's layout check"
+  # The C# walkers beside the module: equal; drifting from tick 137, named there.
+  out=$(cs_with_lib "$BIN/cs_player.exe" --compare "$LIB") || fail "C# CompareGame: $out"
+  echo "$out" | grep -q "equal: 3 variants" || fail "C# CompareGame: $out"
+  out=$(cs_with_lib "$BIN/cs_player.exe" --compare "$LIB" --drift-at 137); rc=$?
+  [ $rc = 3 ] && echo "$out" | grep -q " tick 137: entity 0 field vel: module " || fail "C# CompareGame of a drifting port (exit $rc): $out"
+  echo "ok: C#: CompareGame finds the two implementations equal, then names tick 137, entity 0, field vel"
 else
   echo "C#: skipped (needs Mono, and a build without AddressSanitizer)"
 fi

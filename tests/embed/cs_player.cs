@@ -2,6 +2,9 @@
 // P/Invoke over liblockstep_net.so, as Unity loads a native plugin), owning its state (mode b): a
 // walkers world written in C# from tests/modules/walkers.c's rules, stepped by the game itself.
 // Usage: cs_player.exe HOST PORT NAME SEED HASH_LOG BUILD_ID [--predict N] [--raise-at T]
+//        cs_player.exe --compare MODULE.so [--drift-at T]
+// --compare runs this game beside the module (Lockstep.Client.CompareGame) and prints the report
+// (exit 0: equal, 3: they differ); --drift-at T rounds the damping the other way from tick T on.
 // --predict N predicts up to N ticks ahead on the game's one state: each frame it draws, the game
 // checks that its own state is the predicted world's tick, and at the end it prints the
 // prediction figures as the C and Python games do. --raise-at T throws in the game's Step at tick
@@ -87,12 +90,13 @@ sealed class Walkers {
 
 sealed class WalkersGame : Lockstep.Game {
   public Walkers World = new Walkers(new byte[0], 1);
-  public uint RaiseAt;
+  public uint RaiseAt, DriftAt;
   public WalkersGame(ulong buildId) { Name = "walkers"; Version = 1; BuildId = buildId; InputSize = 2; }
   public override void Reset(byte[] settings, uint players) { World = new Walkers(settings, players); }
   public override void Step(Lockstep.Frame frame) {
     if (frame.Tick == RaiseAt) throw new InvalidOperationException("the game broke at tick " + frame.Tick);
     World.Step(frame);
+    if (DriftAt > 0 && frame.Tick >= DriftAt && World.Vel[0] < 0) World.Vel[0] += 1;
   }
   public override byte[] Save() { return World.Save(); }
   public override bool Load(byte[] state) {
@@ -120,6 +124,15 @@ sealed class WalkersGame : Lockstep.Game {
 
 static class Program {
   static int Main(string[] args) {
+    if (args.Length >= 2 && args[0] == "--compare") {
+      var module = Lockstep.Client.ModuleLoad(args[1]);
+      var g = new WalkersGame(module.BuildId);
+      if (args.Length >= 4 && args[2] == "--drift-at") g.DriftAt = uint.Parse(args[3]);
+      string report;
+      bool equal = Lockstep.Client.CompareGame(module, g, 400, out report);
+      Console.WriteLine("cs_player: compare: " + report);
+      return equal ? 0 : 3;
+    }
     if (args.Length < 6) {
       Console.Error.WriteLine("usage: cs_player.exe HOST PORT NAME SEED HASH_LOG BUILD_ID [--predict N] [--raise-at T]");
       return 2;
