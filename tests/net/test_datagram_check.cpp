@@ -17,6 +17,7 @@
 #include "lockstep/clock.hpp"
 #include "lockstep/datagram_check.hpp"
 #include "lockstep/transport.hpp"
+#include "net/enet_wire.hpp"
 
 using namespace lockstep;
 
@@ -85,22 +86,7 @@ TEST_SUITE("net/datagram_check") {
     to.sin_family = AF_INET;
     to.sin_port = htons(server->port());
     inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-    // ENet's CONNECT: header with sent time, the check (seed 0), the command.
-    std::vector<std::uint8_t> d(8 + sizeof(ENetProtocolConnect), 0);
-    const std::uint16_t peer = htons(static_cast<std::uint16_t>(int{ENET_PROTOCOL_MAXIMUM_PEER_ID} | int{ENET_PROTOCOL_HEADER_FLAG_SENT_TIME}));
-    std::memcpy(d.data(), &peer, 2);
-    ENetProtocolConnect c{};
-    c.header.command = static_cast<enet_uint8>(int{ENET_PROTOCOL_COMMAND_CONNECT} | int{ENET_PROTOCOL_COMMAND_FLAG_ACKNOWLEDGE});
-    c.header.channelID = 0xFF;
-    c.header.reliableSequenceNumber = htons(1);
-    c.incomingSessionID = c.outgoingSessionID = 0xFF;
-    c.mtu = htonl(ENET_HOST_DEFAULT_MTU);
-    c.windowSize = htonl(ENET_PROTOCOL_MAXIMUM_WINDOW_SIZE);
-    c.channelCount = htonl(kChannelCount);
-    c.connectID = 0x4242;
-    std::memcpy(d.data() + 8, &c, sizeof c);
-    const std::uint32_t check = keyless_check(d);  // the field holds the seed, 0
-    std::memcpy(d.data() + 4, &check, 4);
+    const std::vector<std::uint8_t> d = testing::connect_datagram(0x4242);  // its check seeded with 0
     auto altered = d;
     altered[20] ^= 0x10;
     const auto exchange = [&](const std::vector<std::uint8_t>& datagram) {
