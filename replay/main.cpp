@@ -7,12 +7,16 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 
 #include "lockstep/bytes.hpp"
+#include "lockstep/bisect.hpp"
 #include "lockstep/desync.hpp"
+#include "lockstep/desync_bundle.hpp"
+#include "lockstep/desync_page.hpp"
 #include "lockstep/hash_log.hpp"
 #include "lockstep/json.hpp"
 #include "lockstep/log.hpp"
@@ -32,9 +36,19 @@ bool g_any_build = false;  // --any-build: replay even with another build of a l
 
 // Loads a replay; on a fault prints the reason and returns false. An incomplete (crash-cut)
 // replay is accepted when `allow_incomplete` is set and the fault is only the missing end.
-bool load(const std::string& path, Replay* r, bool allow_incomplete = false) {
+// A desync bundle is read as the replay it holds.
+bool load(const std::string& path, Replay* r, bool allow_incomplete = false, ReplayRange range = {}) {
   std::string detail;
-  const ReplayError e = read_replay(path, r, &detail);
+  if (is_bundle_file(path)) {
+    DesyncBundle b;
+    if (read_bundle(path, &b, &detail) != ReplayError::None) {
+      LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
+      return false;
+    }
+    *r = std::move(b.replay);
+    return true;
+  }
+  const ReplayError e = read_replay(path, r, &detail, range);
   if (e == ReplayError::None) return true;
   if (e == ReplayError::Truncated && allow_incomplete && !r->frames.empty()) {
     LOCKSTEP_LOG_WARN("%s: %s; using the %zu complete ticks", path.c_str(), detail.c_str(), r->frames.size());
@@ -107,6 +121,16 @@ std::unique_ptr<Simulation> replay_world(const Module& module, const std::string
   if (sim->fingerprint() != r.header.fingerprint)
     LOCKSTEP_LOG_WARN("recorded with simulation fingerprint %s, this build has %s: results may differ",
                       hash_hex(r.header.fingerprint).c_str(), hash_hex(sim->fingerprint()).c_str());
+  // Frames that start past tick 0 start from the keyframe of their tick (checked against its
+  // recorded hash when read, and here once this build has loaded it).
+  if (r.frames_from != 0) {
+    const ReplayKeyframe* k = r.keyframe(r.frames_from);
+    if (!k || !sim->deserialize(k->state) || sim->tick() != k->tick || sim->hash() != k->hash) {
+      LOCKSTEP_LOG_ERROR("%s: the keyframe of tick %u does not load into the %.*s module as the state it recorded",
+                         path.c_str(), r.frames_from, static_cast<int>(module.name.size()), module.name.data());
+      return nullptr;
+    }
+  }
   return sim;
 }
 
@@ -119,9 +143,10 @@ bool write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes
 }
 
 int verify(const Module& module, const std::string& path, Tick perturb_at, bool allow_incomplete,
-           const std::string& state_out) {
+           const std::string& state_out, Tick from) {
   Replay r;
-  if (!load(path, &r, allow_incomplete)) return kExitBadInput;
+  if (!load(path, &r, allow_incomplete, {from, 0})) return kExitBadInput;
+  if (r.frames_from != r.header.start_tick) std::printf("from the keyframe of tick %u\n", r.frames_from);
   auto sim = replay_world(module, path, r);
   if (!sim) return kExitBadInput;
   // (A replay of another module would mismatch at tick 1: the warning above says why.)
@@ -164,19 +189,20 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
   return kExitOk;
 }
 
-// Steps the replay's world to `tick` (without checking the recorded hashes: this may be the build
-// that parts); nullptr when the replay is bad or shorter.
+// Steps the replay's world to `tick` from the latest keyframe before it (without checking the
+// recorded hashes: this may be the build that parts); nullptr when the replay is bad or shorter.
+// A perturbation asks for the world from the start.
 std::unique_ptr<Simulation> world_at(const Module& module, const std::string& path, Tick tick, Tick perturb_at,
                                      int* code, Replay& r) {
   *code = kExitBadInput;
-  if (!load(path, &r, true)) return nullptr;
-  auto sim = replay_world(module, path, r);
-  if (!sim) return nullptr;
-  if (tick < r.header.start_tick || tick > r.header.start_tick + r.frames.size()) {
-    LOCKSTEP_LOG_ERROR("%s holds ticks %u..%zu; tick %u is not one of them", path.c_str(), r.header.start_tick,
-                       r.header.start_tick + r.frames.size(), tick);
+  if (!load(path, &r, true, {perturb_at != 0 ? 0 : tick, tick})) return nullptr;
+  if (tick < r.header.start_tick || tick > r.last_tick) {
+    LOCKSTEP_LOG_ERROR("%s holds ticks %u..%u; tick %u is not one of them", path.c_str(), r.header.start_tick,
+                       r.last_tick, tick);
     return nullptr;
   }
+  auto sim = replay_world(module, path, r);
+  if (!sim) return nullptr;
   for (std::size_t i = 0; i < r.frames.size() && r.frames[i].tick <= tick; ++i) {
     sim->step(r.frames[i]);
     if (perturb_at != 0 && r.frames[i].tick == perturb_at) sim->perturb(12345);
@@ -196,6 +222,31 @@ int state(const Module& module, const std::string& path, Tick tick, Tick perturb
   if (!write_bytes(out, bytes)) return 1;
   std::printf("tick %u: %zu bytes, hash %s, written to %s\n", tick, bytes.size(), hash_hex(sim->hash()).c_str(),
               out.c_str());
+  return kExitOk;
+}
+
+// `seek`: the state at any tick, from the latest keyframe before it; checked against the
+// recorded hash of that tick.
+int seek(const Module& module, const std::string& path, Tick tick, const std::string& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int code = 0;
+  Replay r;
+  const auto sim = world_at(module, path, tick, 0, &code, r);
+  if (!sim) return code;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::uint64_t h = sim->hash();
+  const auto recorded = tick == r.frames_from ? std::optional<std::uint64_t>(sim->hash()) : r.hash_at(tick);
+  std::vector<std::uint8_t> bytes;
+  sim->serialize(bytes);
+  if (!out.empty() && !write_bytes(out, bytes)) return 1;
+  const Json j{{"tick", tick}, {"hash", hash_hex(h)}, {"state_bytes", bytes.size()}, {"keyframe", r.frames_from},
+               {"ticks_stepped", tick - r.frames_from}, {"ms", ms}, {"state_file", out}};
+  std::printf("%s\n", json_text(j).c_str());
+  if (recorded && *recorded != h) {
+    LOCKSTEP_LOG_ERROR("tick %u: this build's hash %s is not the recorded %s (from the keyframe of tick %u)", tick,
+                       hash_hex(h).c_str(), hash_hex(*recorded).c_str(), r.frames_from);
+    return kExitMismatch;
+  }
   return kExitOk;
 }
 
@@ -266,6 +317,9 @@ int info(const Module& module, const std::string& path) {
                  {"players", r.header.world.players},
                  {"input_delay", r.header.input_delay},
                  {"start_tick", r.header.start_tick},
+                 {"format_version", r.header.format_version},
+                 {"keyframe_interval", r.header.keyframe_interval},
+                 {"keyframes", r.keyframe_ticks.size()},
                  {"ticks", r.frames.size()},
                  {"seconds", static_cast<double>(r.frames.size()) / kTickRate},
                  {"complete", r.complete},
@@ -280,7 +334,7 @@ int info(const Module& module, const std::string& path) {
 
 int trace(const std::string& path, Tick from, Tick to) {
   Replay r;
-  if (!load(path, &r, true)) return kExitBadInput;
+  if (!load(path, &r, true, {from, to})) return kExitBadInput;
   for (std::size_t i = 0; i < r.frames.size(); ++i) {
     const Tick t = r.frames[i].tick;
     if (t < from || (to != 0 && t > to)) continue;
@@ -318,6 +372,67 @@ int diff(const std::string& a, const std::string& b) {
   return kExitOk;
 }
 
+// `view`: the page of a bundle or a replay (desync_page.hpp).
+int view(const Module& module, const std::string& path, const std::string& out) {
+  std::string page, detail;
+  const std::string name = std::filesystem::path(path).filename().string();
+  if (is_bundle_file(path)) {
+    DesyncBundle b;
+    if (read_bundle(path, &b, &detail) != ReplayError::None) {
+      LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
+      return kExitBadInput;
+    }
+    page = bundle_page(module, b, name);
+  } else {
+    Replay r;
+    if (!load(path, &r, true)) return kExitBadInput;
+    page = replay_page(module, r, name);
+  }
+  std::ofstream f(out, std::ios::binary);
+  f << page;
+  f.flush();
+  if (!f) {
+    LOCKSTEP_LOG_ERROR("cannot write %s", out.c_str());
+    return 1;
+  }
+  std::printf("%s: %zu bytes\n", out.c_str(), page.size());
+  return kExitOk;
+}
+
+// `bisect`: where two builds of a module part on a replay (bisect.hpp).
+int bisect(const Module& a, const Module& b, const std::string& path, bool linear) {
+  Replay r;
+  if (!load(path, &r)) return kExitBadInput;
+  if (!replay_world(a, path, r)) return kExitBadInput;
+  const BisectResult res = bisect_replay(a, b, r, linear);
+  if (!res.ok) {
+    LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), res.error.c_str());
+    return kExitBadInput;
+  }
+  Json out{{"mode", linear ? "linear" : "bisect"}, {"parted", res.parted}, {"keyframes", r.keyframes.size()},
+           {"stretches", res.stretches}, {"stretches_tested", res.stretches_tested},
+           {"ticks_simulated", res.ticks_simulated}, {"linear_ticks", res.linear_ticks}};
+  if (!res.parted) {
+    std::printf("%s\n", json_text(out).c_str());
+    LOCKSTEP_LOG_INFO("the builds agree on every tick of the stretches tested (%zu of %zu)", res.stretches_tested,
+                      res.stretches);
+    return kExitOk;
+  }
+  out["tick"] = res.tick;
+  out["difference"] = difference_json(res.difference, "a", "b");
+  out["a_hash"] = hash_hex(res.a_hash);
+  out["b_hash"] = hash_hex(res.b_hash);
+  if (const auto rec = r.hash_at(res.tick)) {
+    out["recorded_hash"] = hash_hex(*rec);
+    out["agrees_with_recording"] = *rec == res.a_hash ? "a" : *rec == res.b_hash ? "b" : "neither";
+  }
+  std::printf("%s\n", json_text(out).c_str());
+  LOCKSTEP_LOG_ERROR("the builds part at tick %u: %s (%llu ticks simulated; a linear search: %llu)", res.tick,
+                     difference_text(res.difference).c_str(), static_cast<unsigned long long>(res.ticks_simulated),
+                     static_cast<unsigned long long>(res.linear_ticks));
+  return kExitMismatch;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -341,6 +456,7 @@ int main(int argc, char** argv) {
   v->add_option("FILE", file, "replay file")->required();
   v->add_option("--perturb-at", perturb_at, "test hook: perturb the recomputed state by one ULP after this tick")->check(lockstep::cli::unsigned_number());
   v->add_flag("--allow-incomplete", allow_incomplete, "verify the complete part of a replay cut short by a crash");
+  v->add_option("--from", from, "start from the latest keyframe at or before this tick")->check(lockstep::cli::unsigned_number());
   std::string state_out, other_state;
   v->add_option("--state-out", state_out, "on a mismatch, write this build's state at that tick here, for `compare` "
                                           "with a build that verifies");
@@ -356,6 +472,11 @@ int main(int argc, char** argv) {
   cmp->add_option("STATE", other_state, "the other build's state at the tick")->required();
   cmp->add_option("--tick", at, "the tick")->required()->check(lockstep::cli::unsigned_number());
   cmp->add_option("--perturb-at", perturb_at, "test hook: perturb this build's state by one ULP after this tick")->check(lockstep::cli::unsigned_number());
+  auto* sk = app.add_subcommand("seek", "this build's state at any tick, from the latest keyframe before it, checked "
+                                       "against the recorded hash; prints JSON");
+  sk->add_option("FILE", file, "replay file")->required();
+  sk->add_option("TICK", at, "the tick")->required()->check(lockstep::cli::unsigned_number());
+  sk->add_option("-o,--output", state_out, "also write the state (the module's serialization) here");
   auto* i = app.add_subcommand("info", "print the header and totals as JSON");
   i->add_option("FILE", file, "replay file")->required();
   auto* t = app.add_subcommand("trace", "print the recorded hashes in the --hash-log format");
@@ -365,8 +486,23 @@ int main(int argc, char** argv) {
   auto* d = app.add_subcommand("diff", "first tick where two replays or hash logs differ");
   d->add_option("A", file, "replay or hash log")->required();
   d->add_option("B", other, "replay or hash log")->required();
+  std::string page_out;
+  auto* vw = app.add_subcommand("view", "write a self-contained HTML page of a desync bundle or a replay");
+  vw->add_option("FILE", file, "desync bundle or replay file")->required();
+  vw->add_option("-o,--output", page_out, "the page")->required();
+  std::string against, against_lib;
+  bool linear = false;
+  auto* bs = app.add_subcommand("bisect", "the first tick at which two builds of a module part on a replay, found "
+                                          "from its keyframes, with the entity and field; prints JSON");
+  bs->add_option("FILE", file, "replay file (with keyframes)")->required();
+  bs->add_option("--against", against, "the other build: a built-in module");
+  bs->add_option("--against-lib", against_lib, "the other build: a module's shared library");
+  bs->add_flag("--linear", linear, "test every stretch between keyframes in order (exact for a difference that "
+                                   "shows only now and then)");
   auto* rs = app.add_subcommand("record-scenario", "write the module's golden scenario (its bots) as a replay");
   rs->add_option("FILE", file, "output file")->required();
+  std::uint32_t keyframe_seconds = kDefaultKeyframeInterval / kTickRate;
+  rs->add_option("--keyframe-every", keyframe_seconds, "seconds between keyframes (0: none)")->capture_default_str()->check(CLI::Range(0u, 3600u));
   rs->add_option("--ticks", ticks, "ticks to record")->check(lockstep::cli::unsigned_number())->check(CLI::Range(1u, 1'000'000u))->capture_default_str();
   try {
     app.parse(argc, argv);
@@ -374,12 +510,19 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
   // Without --sim, a replay is read with the built-in module it names.
-  if (sim.empty() && sim_lib.empty() && (v->parsed() || i->parsed() || st->parsed() || cmp->parsed())) {
+  if (sim.empty() && sim_lib.empty() && (v->parsed() || i->parsed() || st->parsed() || cmp->parsed() || sk->parsed() || vw->parsed() ||
+                                            bs->parsed())) {
     Replay r;
     std::string detail;
-    read_replay(file, &r, &detail);
+    if (is_bundle_file(file)) {
+      DesyncBundle b;
+      read_bundle(file, &b, &detail);
+      r = std::move(b.replay);
+    } else {
+      read_replay(file, &r, &detail, {kMaxReplayTick, 1});  // the header, and little else
+    }
     if (!r.header.module.empty() && find_module(r.header.module)) sim = r.header.module;
-    else if (!r.header.module.empty() && !i->parsed()) {
+    else if (!r.header.module.empty() && !i->parsed() && !vw->parsed()) {
       LOCKSTEP_LOG_ERROR("%s was recorded with module '%s', which is not built in: load it with --sim-lib FILE",
                          file.c_str(), r.header.module.c_str());
       return kExitBadInput;
@@ -389,7 +532,18 @@ int main(int argc, char** argv) {
   int code = 0;
   const Module* module = module_from_options(sim, sim_lib, &code);
   if (!module) return code;
-  if (v->parsed()) return verify(*module, file, perturb_at, allow_incomplete, state_out);
+  if (v->parsed()) return verify(*module, file, perturb_at, allow_incomplete, state_out, from);
+  if (sk->parsed()) return seek(*module, file, at, state_out);
+  if (vw->parsed()) return view(*module, file, page_out);
+  if (bs->parsed()) {
+    if (against.empty() == against_lib.empty()) {
+      LOCKSTEP_LOG_ERROR("bisect: name the other build with --against NAME or --against-lib FILE");
+      return kExitBadInput;
+    }
+    const Module* against_module = module_from_options(against, against_lib, &code);
+    if (!against_module) return code;
+    return bisect(*module, *against_module, file, linear);
+  }
   if (st->parsed()) return state(*module, file, at, perturb_at, state_out);
   if (cmp->parsed()) return compare(*module, file, at, other_state, perturb_at);
   if (i->parsed()) return info(*module, file);
@@ -397,7 +551,7 @@ int main(int argc, char** argv) {
   if (d->parsed()) return diff(file, other);
   if (rs->parsed()) {
     std::string error;
-    if (!write_replay(file, scenario_replay(golden_scenario(*module), ticks), &error)) {
+    if (!write_replay(file, scenario_replay(golden_scenario(*module), ticks, keyframe_seconds * kTickRate), &error)) {
       LOCKSTEP_LOG_ERROR("%s", error.c_str());
       return 1;
     }

@@ -42,6 +42,7 @@ struct Options {
   std::string on_desync = "report";
   double grace_ms = 20, silent_ms = 5000, hash_silence_ms = 5000;
   std::string hash_log_path, record_path, summary_path, status_of;
+  std::uint32_t keyframe_seconds = kDefaultKeyframeInterval / kTickRate;
   std::string token_key, status_key, result_key, result_path, result_webhook;
   long webhook_timeout_ms = 5000;
   std::vector<std::string> public_addresses;
@@ -112,6 +113,8 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--max-pending-per-address", cfg.max_pending_per_address,
                  "connections waiting to join from one IP address")->check(CLI::Range(1u, 64u))->capture_default_str();
   app.add_option("--record", o.record_path, "record the session as a replay file (written as it runs)");
+  app.add_option("--keyframe-every", o.keyframe_seconds, "seconds between the replay's keyframes, the whole state a "
+                 "reader can start from (0: none; relay mode records none)")->capture_default_str()->check(CLI::Range(0u, 3600u));
   app.add_option("--result", o.result_path,
                  "write the session's result here at the end: the players' reported results settled by majority, "
                  "the final settled hash and the seats, authenticated (lockstep-token verify-result checks it)");
@@ -273,7 +276,8 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   }
   if (hash_log.is_open()) session->set_hash_log(&hash_log);
   std::unique_ptr<SessionRecorder> recorder;
-  if (!o.record_path.empty()) recorder = std::make_unique<SessionRecorder>(*session, o.record_path, module_name);
+  if (!o.record_path.empty()) recorder = std::make_unique<SessionRecorder>(*session, o.record_path, module_name,
+                                                                            o.keyframe_seconds * kTickRate);
   LOCKSTEP_LOG_INFO("listening on UDP port %u for %u players: %s (%s)%s", session->port(), cfg.players, module_name.c_str(),
                     settings_text.c_str(), cfg.relay ? ", relay mode: no simulation, ticks settled by the players' majority" : "");
   std::unique_ptr<AgonesHeartbeat> agones;

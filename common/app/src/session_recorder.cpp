@@ -5,8 +5,9 @@
 
 namespace lockstep {
 
-SessionRecorder::SessionRecorder(ServerSession& session, std::string path, std::string module_name)
-    : session_(session), path_(std::move(path)), module_(std::move(module_name)) {
+SessionRecorder::SessionRecorder(ServerSession& session, std::string path, std::string module_name,
+                                 std::uint32_t keyframe_interval)
+    : session_(session), path_(std::move(path)), module_(std::move(module_name)), keyframe_interval_(keyframe_interval) {
   session_.on_tick([this](const InputFrame& frame, std::uint64_t hash) {
     if (!writer_.is_open() && !failed_) {
       ReplayHeader h;
@@ -19,13 +20,21 @@ SessionRecorder::SessionRecorder(ServerSession& session, std::string path, std::
       h.input_delay = session_.config().input_delay;
       h.start_tick = frame.tick - 1;
       h.names = session_.player_names();
+      h.keyframe_interval = session_.simulation() ? keyframe_interval_ : 0;
       std::string err;
       if (!writer_.open(path_, h, &err)) {
         LOCKSTEP_LOG_ERROR("--record: %s", err.c_str());
         failed_ = true;
       }
     }
-    if (writer_.is_open()) writer_.add(frame, hash);
+    if (!writer_.is_open()) return;
+    writer_.add(frame, hash);
+    const Simulation* sim = session_.simulation();
+    if (sim && writer_.keyframe_due(frame.tick) && sim->tick() == frame.tick) {
+      state_.clear();
+      sim->serialize(state_);
+      writer_.add_keyframe(frame.tick, hash, state_);
+    }
   });
 }
 

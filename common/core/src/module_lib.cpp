@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <array>
+#include <utility>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -41,11 +42,19 @@ constexpr unsigned EM_HOST = EM_386;
 #error "module_lib.cpp: name this architecture's ELF machine"
 #endif
 
-const lockstep_module_v2* g_table = nullptr;  // the loaded library's table
-std::string g_name, g_description, g_controls_help, g_golden;
-std::uint64_t g_build_id = 0;  // the table's build_id (or the library file's hash), and the libraries it covers
-std::vector<LibraryBuild> g_libraries;  // the libraries the fingerprint covers
-Module g_module;
+// The modules this process loaded: a few, so that two builds of one module can be compared in one
+// process (`lockstep-replay bisect`). Module's functions are plain pointers, so each slot has its
+// own instances of them (lib_create<N>, ...).
+struct Loaded {
+  const lockstep_module_v2* table = nullptr;
+  std::string name, description, controls_help, golden;
+  std::uint64_t build_id = 0;  // the table's build_id (or the library file's hash), and the libraries it covers
+  std::vector<LibraryBuild> libraries;  // the libraries the fingerprint covers
+  Module module;
+};
+constexpr std::size_t kMaxLoaded = 4;
+std::array<Loaded, kMaxLoaded> g_loaded;
+std::size_t g_loaded_count = 0;
 
 class LibSimulation final : public Simulation {
  private:
@@ -122,8 +131,8 @@ class LibSimulation final : public Simulation {
   const void* native_state() const override { return s_; }
 
   // The module's identity, version and build, with the ABI version.
-  static std::uint64_t module_fingerprint() {
-    return module_code_fingerprint(g_name, g_table->version, g_build_id, g_table->input_size);
+  static std::uint64_t module_fingerprint(const Loaded& l) {
+    return module_code_fingerprint(l.name, l.table->version, l.build_id, l.table->input_size);
   }
 
  private:
@@ -134,8 +143,10 @@ class LibSimulation final : public Simulation {
   }
 };
 
-// The Module interface's plain functions, over the one loaded table.
+// The Module interface's plain functions, over the table of slot N.
+template <std::size_t N>
 bool lib_parse_world(std::string_view text, WorldParams* world, std::string* error) {
+  const lockstep_module_v2* g_table = g_loaded[N].table;
   std::array<std::uint8_t, kMaxSettingsBytes> out{};
   std::array<char, 512> why{};
   std::size_t len = 0;
@@ -150,19 +161,23 @@ bool lib_parse_world(std::string_view text, WorldParams* world, std::string* err
   return true;
 }
 
+template <std::size_t N>
 std::string lib_settings_text(std::span<const std::uint8_t> settings) {
+  const lockstep_module_v2* g_table = g_loaded[N].table;
   std::array<char, 1024> buf{};
   const std::size_t n = g_table->settings_text(settings.data(), settings.size(), buf.data(), buf.size());
   buf.back() = '\0';
   return n == 0 ? "" : std::string(buf.data());
 }
 
+template <std::size_t N>
 std::unique_ptr<Simulation> lib_create(const WorldParams& world) {
+  const lockstep_module_v2* g_table = g_loaded[N].table;
   if (world.players < 1 || world.players > static_cast<std::uint32_t>(kMaxPlayers)) return nullptr;
   lockstep_sim* s = g_table->create(world.settings.data(), world.settings.size(), world.players);
   if (!s) return nullptr;
   return std::make_unique<LibSimulation>(g_table, s, world.players,
-                                         world_fingerprint(LibSimulation::module_fingerprint(), world.settings));
+                                         world_fingerprint(LibSimulation::module_fingerprint(g_loaded[N]), world.settings));
 }
 
 // Commands the module issues, into the PlayerTick being filled.
@@ -172,7 +187,9 @@ int add_command(void* ctx, const std::uint8_t* bytes, std::size_t n) {
 }
 
 // The module writes input_size bytes: give it a buffer of the full size whatever `out` holds.
+template <std::size_t N>
 void lib_bot(std::uint64_t seed, Tick tick, PlayerTick* out) {
+  const lockstep_module_v2* g_table = g_loaded[N].table;
   out->input.resize(g_table->input_size, 0);
   std::array<std::uint8_t, kMaxInputBytes> in{};
   const lockstep_command_sink sink{out, &add_command};
@@ -180,7 +197,9 @@ void lib_bot(std::uint64_t seed, Tick tick, PlayerTick* out) {
   std::copy_n(in.begin(), g_table->input_size, out->input.begin());
 }
 
+template <std::size_t N>
 void lib_controls(const Controls& c, ControlMemory& memory, PlayerTick* out) {
+  const lockstep_module_v2* g_table = g_loaded[N].table;
   const lockstep_controls lc{c.held.to_ullong(),  c.pointer_valid ? 1 : 0, c.pointer_down ? 1 : 0,
                              c.secondary_down ? 1 : 0, c.pointer_x, c.pointer_y, c.world_width, c.world_height};
   out->input.resize(g_table->input_size, 0);
@@ -188,6 +207,15 @@ void lib_controls(const Controls& c, ControlMemory& memory, PlayerTick* out) {
   const lockstep_command_sink sink{out, &add_command};
   g_table->from_controls(&lc, memory.data(), in.data(), &sink);
   std::copy_n(in.begin(), g_table->input_size, out->input.begin());
+}
+
+// Slot n's functions into its Module.
+template <std::size_t... N>
+void bind_slot(std::size_t n, Module& m, std::index_sequence<N...>) {
+  ((n == N ? (m.parse_world = &lib_parse_world<N>, m.settings_text = &lib_settings_text<N>, m.create = &lib_create<N>,
+              m.bot = &lib_bot<N>, m.from_controls = &lib_controls<N>, 0)
+           : 0),
+   ...);
 }
 
 // The first function a table lacks, or nullptr when it has them all.
@@ -413,7 +441,7 @@ const Module* load_module_library(const std::string& path, std::string* error) {
     *error = "--sim-lib " + path + ": " + why;
     return nullptr;
   };
-  if (g_table) return fail("a module library is already loaded in this process");
+  if (g_loaded_count == kMaxLoaded) return fail("this process has loaded " + std::to_string(kMaxLoaded) + " modules already");
   if (const std::string bad = check_library_file(path); !bad.empty()) return fail(bad);
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return fail(std::string("cannot load it: ") + dlerror());
@@ -428,24 +456,26 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   if (!m || libraries.empty()) {
     return m;
   }
-  g_libraries = std::move(libraries);
-  g_module.libraries = g_libraries;
+  Loaded& slot = g_loaded[g_loaded_count - 1];
+  std::vector<LibraryBuild>& libs = slot.libraries;
+  libs = std::move(libraries);
+  slot.module.libraries = libs;
   LOCKSTEP_LOG_INFO("--sim-lib %s links %s", path.c_str(), note.c_str());
   // The covered libraries' builds join the build id: a peer with another build of one is another
   // module. With every library opted out the build id stays the table's.
-  if (std::none_of(g_libraries.begin(), g_libraries.end(), [](const LibraryBuild& l) { return l.build != kOptedOut; }))
+  if (std::none_of(libs.begin(), libs.end(), [](const LibraryBuild& l) { return l.build != kOptedOut; }))
     return m;
   std::vector<std::uint8_t> bytes(8);
-  std::memcpy(bytes.data(), &g_build_id, 8);
-  for (const LibraryBuild& l : g_libraries) {
+  std::memcpy(bytes.data(), &slot.build_id, 8);
+  for (const LibraryBuild& l : libs) {
     if (l.build == kOptedOut) continue;
     bytes.insert(bytes.end(), l.name.begin(), l.name.end());
     bytes.push_back(0);
     bytes.insert(bytes.end(), l.build.begin(), l.build.end());
     bytes.push_back(0);
   }
-  g_build_id = hash_bytes(bytes);
-  g_module.build_id = g_build_id;
+  slot.build_id = hash_bytes(bytes);
+  slot.module.build_id = slot.build_id;
   return m;
 }
 
@@ -471,7 +501,7 @@ const Module* install_table(const lockstep_module_v2* t, const std::string& path
     *error = origin + ": " + why;
     return nullptr;
   };
-  if (g_table) return fail("a module is already loaded in this process");
+  if (g_loaded_count == kMaxLoaded) return fail("this process has loaded " + std::to_string(kMaxLoaded) + " modules already");
   if (t->abi_version != LOCKSTEP_MODULE_ABI_VERSION)
     return fail("the module speaks module ABI version " + std::to_string(t->abi_version) + "; this build speaks " +
                 std::to_string(LOCKSTEP_MODULE_ABI_VERSION));
@@ -480,35 +510,35 @@ const Module* install_table(const lockstep_module_v2* t, const std::string& path
   if (t->input_size > kMaxInputBytes)
     return fail("the module's inputs are " + std::to_string(t->input_size) + " bytes; at most " +
                 std::to_string(kMaxInputBytes) + " are carried");
-  g_build_id = t->build_id;
-  if (g_build_id == 0) {
+  Loaded& l = g_loaded[g_loaded_count];
+  std::uint64_t build_id = t->build_id;
+  if (build_id == 0) {
     // No build id: the library's own bytes stand in, so two builds of other code never meet in a
     // session. Peers then need this very file (another compiler or architecture is another file).
     const std::optional<std::uint64_t> h = file_hash(path);
     if (!h) return fail("cannot read the library to derive its build id (the table's build_id is 0)");
-    g_build_id = *h;
+    build_id = *h;
     LOCKSTEP_LOG_INFO("%s: build_id is 0, so the fingerprint follows the library file's bytes (%s); "
                       "lockstep_add_module derives one from the sources instead", origin.c_str(),
-                      hash_hex(g_build_id).c_str());
+                      hash_hex(build_id).c_str());
   }
-  g_table = t;
-  g_name = t->name;
-  g_description = t->description ? t->description : "";
-  g_controls_help = t->controls_help ? t->controls_help : "";
-  g_module.name = g_name;
-  g_module.version = t->version;
-  g_module.build_id = g_build_id;
-  g_module.description = g_description;
-  g_module.parse_world = &lib_parse_world;
-  g_module.settings_text = &lib_settings_text;
-  g_module.create = &lib_create;
-  g_module.bot = &lib_bot;
-  g_module.from_controls = &lib_controls;
-  g_module.controls_help = g_controls_help;
-  g_module.input_size = t->input_size;
-  g_golden = t->golden_world ? t->golden_world : "";
-  g_module.golden_world = g_golden;
-  return &g_module;
+  l.build_id = build_id;
+  l.table = t;
+  l.name = t->name;
+  l.description = t->description ? t->description : "";
+  l.controls_help = t->controls_help ? t->controls_help : "";
+  l.golden = t->golden_world ? t->golden_world : "";
+  Module& m = l.module;
+  m.name = l.name;
+  m.version = t->version;
+  m.build_id = l.build_id;
+  m.description = l.description;
+  bind_slot(g_loaded_count, m, std::make_index_sequence<kMaxLoaded>());
+  m.controls_help = l.controls_help;
+  m.input_size = t->input_size;
+  m.golden_world = l.golden;
+  ++g_loaded_count;
+  return &m;
 }
 
 }  // namespace

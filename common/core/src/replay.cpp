@@ -17,12 +17,10 @@
 namespace lockstep {
 
 namespace {
-}  // namespace
-
-namespace {
 
 constexpr char kMagic[8] = {'L', 'S', 'R', 'E', 'P', 'L', 'A', 'Y'};
 constexpr std::size_t kMaxRecord = 1 << 20;
+constexpr std::size_t kMaxKeyframeRecord = kMaxKeyframeBytes + (1 << 20);
 constexpr std::size_t kRecordHeader = 12;
 
 }  // namespace
@@ -36,6 +34,11 @@ void ReplayWriter::write_record(const std::uint8_t* data, std::size_t size) {
   ByteWriter w(head);
   w.u32(static_cast<std::uint32_t>(size));
   w.u64(hash_bytes({data, size}));
+  if (memory_) {
+    memory_->insert(memory_->end(), head.begin(), head.end());
+    memory_->insert(memory_->end(), data, data + size);
+    return;
+  }
   std::fwrite(head.data(), 1, head.size(), file_);
   std::fwrite(data, 1, size, file_);
   std::fflush(file_);
@@ -48,6 +51,18 @@ bool ReplayWriter::open(const std::string& path, const ReplayHeader& h, std::str
     return false;
   }
   std::fwrite(kMagic, 1, sizeof kMagic, file_);
+  write_header(h);
+  return true;
+}
+
+void ReplayWriter::open_memory(std::vector<std::uint8_t>* out, const ReplayHeader& h) {
+  memory_ = out;
+  memory_->insert(memory_->end(), kMagic, kMagic + sizeof kMagic);
+  write_header(h);
+}
+
+void ReplayWriter::write_header(const ReplayHeader& h) {
+  interval_ = h.keyframe_interval;
   flatbuffers::FlatBufferBuilder fbb(512);
   std::vector<flatbuffers::Offset<flatbuffers::String>> names;
   for (const auto& n : h.names) names.push_back(fbb.CreateString(n.substr(0, 32)));
@@ -62,22 +77,32 @@ bool ReplayWriter::open(const std::string& path, const ReplayHeader& h, std::str
                                         fbb.CreateString(h.libraries[i].build.substr(0, kMaxLibraryBuildBytes))));
     libs = fbb.CreateVector(v);
   }
-  const auto header = replay::CreateHeader(fbb, kReplayFormatVersion, h.protocol_version, h.fingerprint, h.world.players,
-                                           h.input_delay, h.start_tick, nv, settings, h.input_size, module, libs);
+  const auto header = replay::CreateHeader(fbb, kReplayFormatVersion, h.protocol_version, h.fingerprint,
+                                           h.world.players, h.input_delay, h.start_tick, nv, settings, h.input_size,
+                                           module, libs, h.keyframe_interval);
   fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Header, header.Union()), replay::RecordIdentifier());
   write_record(fbb.GetBufferPointer(), fbb.GetSize());
-  return true;
 }
 
 void ReplayWriter::add(const InputFrame& frame, std::uint64_t hash) {
-  if (!file_) return;
+  if (!is_open()) return;
   pending_.push_back(frame);
   pending_hashes_.push_back(hash);
   if (pending_.size() >= static_cast<std::size_t>(kTickRate)) flush_frames();
 }
 
+void ReplayWriter::add_keyframe(Tick tick, std::uint64_t hash, std::span<const std::uint8_t> state) {
+  if (!is_open() || state.size() > kMaxKeyframeBytes) return;
+  flush_frames();  // the keyframe follows the record that ends with its tick
+  flatbuffers::FlatBufferBuilder fbb(state.size() + 128);
+  const auto sv = fbb.CreateVector(state.data(), state.size());
+  fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Keyframe, replay::CreateKeyframe(fbb, tick, hash, sv).Union()),
+             replay::RecordIdentifier());
+  write_record(fbb.GetBufferPointer(), fbb.GetSize());
+}
+
 void ReplayWriter::flush_frames() {
-  if (!file_ || pending_.empty()) return;
+  if (!is_open() || pending_.empty()) return;
   std::vector<const InputFrame*> frames_of;
   for (const InputFrame& f : pending_) frames_of.push_back(&f);
   PackedFrames packed;
@@ -99,24 +124,45 @@ void ReplayWriter::flush_frames() {
 }
 
 void ReplayWriter::close(Tick last_tick, const std::string& reason) {
-  if (!file_) return;
+  if (!is_open()) return;
   flush_frames();
   flatbuffers::FlatBufferBuilder fbb(128);
   const auto r = fbb.CreateString(reason.substr(0, 256));
   fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::ReplayEnd, replay::CreateReplayEnd(fbb, last_tick, r).Union()),
              replay::RecordIdentifier());
   write_record(fbb.GetBufferPointer(), fbb.GetSize());
-  std::fclose(file_);
+  if (file_) std::fclose(file_);
   file_ = nullptr;
+  memory_ = nullptr;
+}
+
+const ReplayKeyframe* Replay::keyframe(Tick t) const {
+  for (const ReplayKeyframe& k : keyframes)
+    if (k.tick == t) return &k;
+  return nullptr;
+}
+
+std::optional<std::uint64_t> Replay::hash_at(Tick t) const {
+  if (t <= frames_from || t - frames_from > frames.size()) return std::nullopt;
+  return hashes[t - frames_from - 1];
 }
 
 namespace {
 
-// Reads the records of a replay file one by one into a Replay.
+// One checked record: where its payload is, what it holds.
+struct RecordEntry {
+  std::size_t pos = 0, len = 0;
+  replay::Chunk type = replay::Chunk::NONE;
+  Tick first = 0, last = 0;  // Frames: its ticks; Keyframe: its tick (both)
+};
+
+// Reads the records of a replay: the first pass checks every record and notes where it is; the
+// second decodes what the range asks for.
 struct RecordReader {
   Replay* out;
   bool have_header = false;
   Tick next_tick = 0;
+  std::uint64_t last_hash = 0;  // the recorded hash of next_tick - 1
   std::string why;  // set with the error
 
   ReplayError fail(ReplayError e, std::string text) {
@@ -126,14 +172,15 @@ struct RecordReader {
 
   ReplayError header(const replay::Header& h, const std::string& at) {
     if (have_header) return fail(ReplayError::Corrupt, "second header" + at);
-    if (h.format_version() != kReplayFormatVersion)
+    if (h.format_version() < kOldestReplayFormat || h.format_version() > kReplayFormatVersion)
       return fail(ReplayError::Unsupported,
                   "replay format version " + std::to_string(h.format_version()) + " is not supported (this build reads " +
-                      std::to_string(kReplayFormatVersion) + "; formats 1 and 2 held one built-in world's 16-bit inputs, not a module's input bytes and commands: record the session again)");
+                      std::to_string(kOldestReplayFormat) + " to " + std::to_string(kReplayFormatVersion) +
+                      "; formats 1 and 2 held one built-in world's 16-bit inputs, not a module's input bytes and commands: record the session again)");
     if (h.players() < 1 || h.players() > kMaxPlayers || h.input_delay() > 50 ||
         (h.settings() && h.settings()->size() > kMaxSettingsBytes) || h.input_size() > kMaxInputBytes ||
         (h.module_name() && h.module_name()->size() > 32) ||
-        (h.libraries() && h.libraries()->size() > kMaxLibraries))
+        (h.libraries() && h.libraries()->size() > kMaxLibraries) || h.start_tick() > kMaxReplayTick)
       return fail(ReplayError::Corrupt, "header values out of range" + at);
     if (h.libraries())
       for (const auto* l : *h.libraries()) {
@@ -143,6 +190,7 @@ struct RecordReader {
         out->header.libraries.push_back({l->name()->str(), l->build() ? l->build()->str() : ""});
       }
     ReplayHeader& hd = out->header;
+    hd.format_version = h.format_version();
     hd.protocol_version = h.protocol_version();
     hd.fingerprint = h.fingerprint();
     hd.world.players = h.players();
@@ -151,34 +199,69 @@ struct RecordReader {
     hd.module = h.module_name() ? h.module_name()->str() : "";
     hd.input_delay = h.input_delay();
     hd.start_tick = h.start_tick();
+    hd.keyframe_interval = h.keyframe_interval();
     if (h.names())
       for (const auto* n : *h.names()) hd.names.push_back(n->str().substr(0, 32));
     have_header = true;
     next_tick = hd.start_tick + 1;
+    out->frames_from = hd.start_tick;
     return ReplayError::None;
   }
 
-  ReplayError frames(const replay::Frames& f, const std::string& at) {
+  // Pass 1: the record's ticks follow on; nothing is decoded.
+  ReplayError check_frames(const replay::Frames& f, const std::string& at, RecordEntry* e) {
     if (!have_header) return fail(ReplayError::Corrupt, "frames before the header" + at);
-    const std::uint32_t players = out->header.world.players;
     const std::size_t n = f.present() ? f.present()->size() : 0;
     if (n == 0 || !f.filled() || f.filled()->size() != n || !f.hashes() || f.hashes()->size() != n)
       return fail(ReplayError::Corrupt, "inconsistent frame record" + at);
+    if (f.first_tick() != next_tick)
+      return fail(ReplayError::Corrupt, "frames start at tick " + std::to_string(f.first_tick()) + ", expected " +
+                                            std::to_string(next_tick) + at);
+    if (n > kMaxReplayTick - next_tick) return fail(ReplayError::Corrupt, "too many ticks" + at);
+    e->first = next_tick;
+    e->last = next_tick + static_cast<Tick>(n) - 1;
+    next_tick += static_cast<Tick>(n);
+    last_hash = f.hashes()->Get(static_cast<flatbuffers::uoffset_t>(n - 1));
+    return ReplayError::None;
+  }
+
+  // Pass 2: the frames of a checked record, from tick `from` (later ticks than the record's first).
+  ReplayError decode_frames(const replay::Frames& f, Tick first, Tick from, Tick to, const std::string& at) {
+    const std::uint32_t players = out->header.world.players;
+    const std::size_t n = f.present()->size();
     const std::uint32_t input_size = out->header.input_size;
     const PackedView v = packed_view(f);
     if (const std::string fault = check_packed(v, n * players, input_size); !fault.empty())
       return fail(ReplayError::Corrupt, "inconsistent frame record: " + fault + at);
     PackedReader r(v, input_size);
     Commands scratch;
-    if (f.first_tick() != next_tick)
-      return fail(ReplayError::Corrupt, "frames start at tick " + std::to_string(f.first_tick()) + ", expected " +
-                                            std::to_string(next_tick) + at);
     for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
+      const Tick t = first + i;
       InputFrame fr;
-      read_frame(r, next_tick++, players, input_size, f.present()->Get(i), f.filled()->Get(i), fr, scratch);
+      read_frame(r, t, players, input_size, f.present()->Get(i), f.filled()->Get(i), fr, scratch);
+      if (t <= from || (to != 0 && t > to)) continue;  // (read anyway: the items are packed in order)
       out->frames.push_back(std::move(fr));
       out->hashes.push_back(f.hashes()->Get(i));
     }
+    return ReplayError::None;
+  }
+
+  ReplayError check_keyframe(const replay::Keyframe& k, const std::string& at, RecordEntry* e) {
+    if (!have_header) return fail(ReplayError::Corrupt, "keyframe before the header" + at);
+    if (out->header.format_version < 4) return fail(ReplayError::Corrupt, "a keyframe in a format 3 replay" + at);
+    if (k.tick() != next_tick - 1)
+      return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(k.tick()) + " is not where tick " +
+                                            std::to_string(next_tick - 1) + " ends" + at);
+    const std::span<const std::uint8_t> state = span_of(k.state());
+    if (state.empty() || state.size() > kMaxKeyframeBytes) return fail(ReplayError::Corrupt, "keyframe size out of range" + at);
+    if (hash_bytes(state) != k.hash()) return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(k.tick()) + " does not hash to its recorded hash" + at);
+    if (k.tick() != out->header.start_tick && k.hash() != last_hash)
+      return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(k.tick()) +
+                                            " differs from the hash recorded for its tick" + at);
+    if (k.tick() == out->header.start_tick && !out->keyframe_ticks.empty())
+      return fail(ReplayError::Corrupt, "a second keyframe of the start tick" + at);
+    e->first = e->last = k.tick();
+    out->keyframe_ticks.push_back(k.tick());
     return ReplayError::None;
   }
 
@@ -189,62 +272,134 @@ struct RecordReader {
     out->end_reason = e.reason() ? e.reason()->str().substr(0, 256) : "";
     return ReplayError::None;
   }
-
-  // One record's checked payload (8-byte aligned, FlatBuffers reads 64-bit fields in place).
-  ReplayError record(std::span<const std::uint8_t> payload, const std::string& at) {
-    flatbuffers::Verifier v(payload.data(), payload.size());
-    if (!replay::VerifyRecordBuffer(v)) return fail(ReplayError::Corrupt, "record does not verify" + at);
-    const replay::Record* rec = replay::GetRecord(payload.data());
-    switch (rec->chunk_type()) {
-      case replay::Chunk::Header: return header(*rec->chunk_as_Header(), at);
-      case replay::Chunk::Frames: return frames(*rec->chunk_as_Frames(), at);
-      case replay::Chunk::ReplayEnd: return end(*rec->chunk_as_ReplayEnd(), at);
-      case replay::Chunk::NONE: break;
-    }
-    return fail(ReplayError::Corrupt, "empty record" + at);
-  }
 };
+
+// A record's payload copied to 8-byte aligned memory (FlatBuffers reads 64-bit fields in place).
+const replay::Record* aligned_record(std::span<const std::uint8_t> raw, std::vector<std::uint64_t>& aligned) {
+  aligned.assign((raw.size() + 7) / 8, 0);
+  std::memcpy(aligned.data(), raw.data(), raw.size());
+  return replay::GetRecord(aligned.data());
+}
 
 }  // namespace
 
-ReplayError read_replay(const std::string& path, Replay* out, std::string* detail) {
+ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::string* detail, ReplayRange range) {
   *out = Replay{};
-  RecordReader reader{out, false, 0, {}};
+  RecordReader reader{out, false, 0, 0, {}};
   auto fail = [&](ReplayError e, const std::string& why) {
     if (detail) *detail = why;
     return e;
   };
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ReplayError::CannotOpen, "cannot open " + path + ": " + std::strerror(errno));
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    return fail(ReplayError::NotAReplay, path + " is not a lockstep replay (no LSREPLAY signature)");
+    return fail(ReplayError::NotAReplay, "not a lockstep replay (no LSREPLAY signature)");
+  // Pass 1: every record checked, in order.
+  std::vector<RecordEntry> entries;
   std::size_t pos = sizeof kMagic;
   std::vector<std::uint64_t> aligned;
+  ReplayError fault = ReplayError::None;
+  std::string fault_why;
   while (pos < bytes.size()) {
     const std::string at = " at byte " + std::to_string(pos);
-    if (out->complete) return fail(ReplayError::Corrupt, "data after the end record" + at);
-    if (bytes.size() - pos < kRecordHeader) return fail(ReplayError::Truncated, "truncated record header" + at);
-    ByteReader r(std::span<const std::uint8_t>(bytes.data() + pos, kRecordHeader));
+    auto stop = [&](ReplayError e, std::string why) {
+      fault = e;
+      fault_why = std::move(why);
+    };
+    if (out->complete) {
+      stop(ReplayError::Corrupt, "data after the end record" + at);
+      break;
+    }
+    if (bytes.size() - pos < kRecordHeader) {
+      stop(ReplayError::Truncated, "truncated record header" + at);
+      break;
+    }
+    ByteReader r(bytes.subspan(pos, kRecordHeader));
     const std::uint32_t len = r.u32();
     const std::uint64_t sum = r.u64();
-    if (len == 0 || len > kMaxRecord) return fail(ReplayError::Corrupt, "record length " + std::to_string(len) + " out of range" + at);
-    if (bytes.size() - pos - kRecordHeader < len) return fail(ReplayError::Truncated, "truncated record" + at);
-    const std::span<const std::uint8_t> raw(bytes.data() + pos + kRecordHeader, len);
-    if (hash_bytes(raw) != sum) return fail(ReplayError::Corrupt, "checksum mismatch in the record" + at);
-    aligned.assign((len + 7) / 8, 0);
-    std::memcpy(aligned.data(), raw.data(), len);
-    const ReplayError e = reader.record({reinterpret_cast<const std::uint8_t*>(aligned.data()), len}, at);
-    if (e != ReplayError::None) return fail(e, reader.why);
+    if (len == 0 || len > kMaxKeyframeRecord) {
+      stop(ReplayError::Corrupt, "record length " + std::to_string(len) + " out of range" + at);
+      break;
+    }
+    if (bytes.size() - pos - kRecordHeader < len) {
+      stop(ReplayError::Truncated, "truncated record" + at);
+      break;
+    }
+    const std::span<const std::uint8_t> raw = bytes.subspan(pos + kRecordHeader, len);
+    if (hash_bytes(raw) != sum) {
+      stop(ReplayError::Corrupt, "checksum mismatch in the record" + at);
+      break;
+    }
+    const replay::Record* rec = aligned_record(raw, aligned);
+    flatbuffers::Verifier v(reinterpret_cast<const std::uint8_t*>(aligned.data()), len);
+    if (!replay::VerifyRecordBuffer(v)) {
+      stop(ReplayError::Corrupt, "record does not verify" + at);
+      break;
+    }
+    RecordEntry e{pos + kRecordHeader, len, rec->chunk_type(), 0, 0};
+    if (e.type != replay::Chunk::Keyframe && len > kMaxRecord) {
+      stop(ReplayError::Corrupt, "record length " + std::to_string(len) + " out of range" + at);
+      break;
+    }
+    ReplayError err = ReplayError::None;
+    switch (e.type) {
+      case replay::Chunk::Header: err = reader.header(*rec->chunk_as_Header(), at); break;
+      case replay::Chunk::Frames: err = reader.check_frames(*rec->chunk_as_Frames(), at, &e); break;
+      case replay::Chunk::ReplayEnd: err = reader.end(*rec->chunk_as_ReplayEnd(), at); break;
+      case replay::Chunk::Keyframe: err = reader.check_keyframe(*rec->chunk_as_Keyframe(), at, &e); break;
+      case replay::Chunk::NONE: err = reader.fail(ReplayError::Corrupt, "empty record" + at); break;
+    }
+    if (err != ReplayError::None) {
+      stop(err, reader.why);
+      break;
+    }
+    entries.push_back(e);
     pos += kRecordHeader + len;
   }
-  if (!reader.have_header) return fail(ReplayError::Truncated, "no header record");
-  if (!out->complete) return fail(ReplayError::Truncated, "no end record: the recording stopped after tick " +
-                                                               std::to_string(reader.next_tick - 1) + " (crash or kill?)");
+  if (fault == ReplayError::None && !reader.have_header) {
+    fault = ReplayError::Truncated;
+    fault_why = "no header record";
+  }
+  if (fault == ReplayError::None && !out->complete) {
+    fault = ReplayError::Truncated;
+    fault_why = "no end record: the recording stopped after tick " + std::to_string(reader.next_tick - 1) + " (crash or kill?)";
+  }
+  out->last_tick = reader.have_header ? reader.next_tick - 1 : 0;
+  // Pass 2: what the range asks for, from the latest keyframe at or before range.from (a faulty
+  // file: everything before the fault, from the start).
+  Tick base = out->header.start_tick;
+  if (fault == ReplayError::None && range.from != 0)
+    for (const Tick k : out->keyframe_ticks)
+      if (k <= range.from) base = k;
+  out->frames_from = base;
+  for (const RecordEntry& e : entries) {
+    if (e.type == replay::Chunk::Frames && e.last > base && (range.to == 0 || e.first <= range.to)) {
+      const replay::Record* rec = aligned_record(bytes.subspan(e.pos, e.len), aligned);
+      const ReplayError err =
+          reader.decode_frames(*rec->chunk_as_Frames(), e.first, base, range.to, " at byte " + std::to_string(e.pos));
+      if (err != ReplayError::None) return fail(err, reader.why);
+    } else if (e.type == replay::Chunk::Keyframe && (range.from == 0 ? true : e.first == base)) {
+      const replay::Record* rec = aligned_record(bytes.subspan(e.pos, e.len), aligned);
+      const replay::Keyframe& k = *rec->chunk_as_Keyframe();
+      out->keyframes.push_back({k.tick(), k.hash(), {k.state()->begin(), k.state()->end()}});
+    }
+  }
+  if (fault != ReplayError::None) return fail(fault, fault_why);
   return ReplayError::None;
 }
 
-Replay scenario_replay(const Scenario& scenario, Tick ticks) {
+ReplayError read_replay(const std::string& path, Replay* out, std::string* detail, ReplayRange range) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *out = Replay{};
+    if (detail) *detail = "cannot open " + path + ": " + std::strerror(errno);
+    return ReplayError::CannotOpen;
+  }
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const ReplayError e = parse_replay(bytes, out, detail, range);
+  if (e == ReplayError::NotAReplay && detail) *detail = path + " is " + *detail;
+  return e;
+}
+
+Replay scenario_replay(const Scenario& scenario, Tick ticks, std::uint32_t keyframe_interval) {
   Replay r;
   auto sim = scenario.module->create(scenario.world);
   r.header.protocol_version = kProtocolVersion;
@@ -253,23 +408,56 @@ Replay scenario_replay(const Scenario& scenario, Tick ticks) {
   r.header.input_size = sim->input_size();
   r.header.module = std::string(scenario.module->name);
   r.header.libraries.assign(scenario.module->libraries.begin(), scenario.module->libraries.end());
+  r.header.keyframe_interval = keyframe_interval;
   for (std::uint32_t p = 0; p < scenario.world.players; ++p) r.header.names.push_back("bot" + std::to_string(p));
   for (Tick t = 1; t <= ticks; ++t) {
     r.frames.push_back(scenario_frame(scenario, t));
     sim->step(r.frames.back());
     r.hashes.push_back(sim->hash());
+    if (keyframe_interval != 0 && t % keyframe_interval == 0) {
+      ReplayKeyframe k{t, r.hashes.back(), {}};
+      sim->serialize(k.state);
+      r.keyframes.push_back(std::move(k));
+    }
   }
+  r.last_tick = ticks;
+  for (const ReplayKeyframe& k : r.keyframes) r.keyframe_ticks.push_back(k.tick);
   r.complete = true;
   r.end_reason = "scenario";
   return r;
 }
 
+namespace {
+
+void write_all(ReplayWriter& w, const Replay& replay) {
+  std::size_t k = 0;
+  const auto keyframes_to = [&](Tick t) {
+    for (; k < replay.keyframes.size() && replay.keyframes[k].tick <= t; ++k)
+      if (replay.keyframes[k].tick == t) w.add_keyframe(t, replay.keyframes[k].hash, replay.keyframes[k].state);
+  };
+  keyframes_to(replay.frames_from);
+  for (std::size_t i = 0; i < replay.frames.size(); ++i) {
+    w.add(replay.frames[i], replay.hashes[i]);
+    keyframes_to(replay.frames[i].tick);
+  }
+  w.close(replay.frames_from + static_cast<Tick>(replay.frames.size()), replay.end_reason);
+}
+
+}  // namespace
+
 bool write_replay(const std::string& path, const Replay& replay, std::string* error) {
   ReplayWriter w;
   if (!w.open(path, replay.header, error)) return false;
-  for (std::size_t i = 0; i < replay.frames.size(); ++i) w.add(replay.frames[i], replay.hashes[i]);
-  w.close(replay.header.start_tick + static_cast<Tick>(replay.frames.size()), replay.end_reason);
+  write_all(w, replay);
   return true;
+}
+
+std::vector<std::uint8_t> replay_bytes(const Replay& replay) {
+  std::vector<std::uint8_t> out;
+  ReplayWriter w;
+  w.open_memory(&out, replay.header);
+  write_all(w, replay);
+  return out;
 }
 
 }  // namespace lockstep

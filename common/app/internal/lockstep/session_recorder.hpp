@@ -1,5 +1,6 @@
 // Records a server's session as a replay file while it runs: the header at the first executed
-// tick (the roster is known then), every tick's frame and hash after it, the end record at close.
+// tick (the roster is known then), every tick's frame and hash after it, a keyframe of the
+// server's world at the interval (with the simulation; relay mode has none), the end record at close.
 #pragma once
 
 #include <string>
@@ -16,10 +17,14 @@ class SessionRecorder {
   std::string module_;
   ReplayWriter writer_;
   bool failed_ = false;
+  std::uint32_t keyframe_interval_ = 0;
+  std::vector<std::uint8_t> state_;  // the keyframe's bytes, reused
 
  public:
-  /// Hooks into `session`'s ticks (it must outlive the recorder); writes to `path`.
-  SessionRecorder(ServerSession& session, std::string path, std::string module_name);
+  /// Hooks into `session`'s ticks (it must outlive the recorder); writes to `path`, with a
+  /// keyframe every `keyframe_interval` ticks (0: none).
+  SessionRecorder(ServerSession& session, std::string path, std::string module_name,
+                  std::uint32_t keyframe_interval = kDefaultKeyframeInterval);
   /// Writes the end record: the session's last tick, and "desync" or "complete".
   void close();
   /// The file could not be written (reported once in the log).
