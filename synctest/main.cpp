@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "lockstep/cli.hpp"
+#include "lockstep/desync_bundle.hpp"
+#include "lockstep/desync_page.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/game_description.hpp"
 #include "lockstep/games.hpp"
@@ -29,7 +32,7 @@ namespace {
 constexpr std::uint32_t kMaxHeapShift = 8;  // rounds of --heap-shift
 
 struct Options {
-  std::string sim = std::string(default_module().name), sim_lib, world, junit, report;
+  std::string sim = std::string(default_module().name), sim_lib, world, junit, report, bundle_dir;
   std::uint32_t players = 0;  // 0: 1, 2 and the most the module builds (up to 8)
   SyncTestConfig cfg;
   bool emit_trace = false;  // a child run: print the trace and exit
@@ -59,6 +62,8 @@ void declare(CLI::App& app, Options& o) {
       ->check(unsigned_number())->check(CLI::Range(1u, 1000u))->capture_default_str();
   app.add_option("--junit", o.junit, "also write the checks as a JUnit XML file (for CI systems)");
   app.add_option("--report", o.report, "write the JSON report to this file instead of stdout");
+  app.add_option("--bundle-dir", o.bundle_dir, "when a cross-process check fails, write its desync bundle and the "
+                                               "bundle's HTML page here (named in the reports)");
   app.add_option("--emit-state", o.emit_state, "internal: print the state after this tick")->check(CLI::Range(0, 1'000'000))
       ->group("");
   app.add_flag("--emit-trace", o.emit_trace, "internal: print this run's trace (the cross-process checks run it)")->group("");
@@ -154,7 +159,11 @@ bool write_junit(const std::string& path, const std::string& module, const std::
       std::string where = r.tick ? " at tick " + std::to_string(r.tick) : "";
       if (r.entity >= 0) where += ", entity " + std::to_string(r.entity);
       if (!r.field.empty()) where += ", field " + r.field;
-      out << "<failure message=\"" << xml(r.check + where) << "\">" << xml(r.detail) << "</failure>";
+      std::string text = r.detail;
+      if (!r.page.empty()) text += "\nthe desync's page: " + r.page + "\nits bundle: " + r.bundle;
+      out << "<failure message=\"" << xml(r.check + where) << "\">" << xml(text) << "</failure>";
+      // The attachment convention of Jenkins and GitLab: the page is linked from the test's result.
+      if (!r.page.empty()) out << "<system-out>[[ATTACHMENT|" << xml(r.page) << "]]</system-out>";
     }
     out << "</testcase>\n";
   }
@@ -196,15 +205,93 @@ bool child_state(const Child& c, Tick t, std::vector<std::uint8_t>* state) {
   return run_child(c.env, a, &out) && parse_bytes_hex(out, state);
 }
 
+// The desync bundle of a failed cross-process check and its page: both children's states at its
+// tick and the few before it, their hashes, and the stream from the first of those states.
+void write_check_bundle(const Options& o, const SyncTestConfig& cfg, const Child& x, const Child& y, const Trace& tx,
+                        const Trace& ty, CheckResult* r) {
+  const Module& m = *cfg.module;
+  const Tick t = r->tick, from = t > kBundleTicksBefore ? t - kBundleTicksBefore : 0;
+  DesyncBundle b;
+  b.written_by = "synctest";
+  b.tick = t;
+  b.report = result_json(*r);
+  b.report["variant"] = cfg.variant;
+  b.report["where"] = r->entity >= 0 ? "entity" : r->field.empty() ? "unknown" : "global";
+  b.report["name"] = "run 2";
+  const char* names[2] = {r->check == "memory" ? "run 1 (heap 0x5a)" : "run 1", r->check == "memory" ? "run 2 (heap 0xa5, shifted)" : "run 2"};
+  const Child* children[2] = {&x, &y};
+  const Trace* traces[2] = {&tx, &ty};
+  for (int k = 0; k < 2; ++k) {
+    BundleParty p;
+    p.name = names[k];
+    for (std::size_t i = 0; i < traces[k]->hashes.size(); ++i) p.hashes.emplace_back(static_cast<Tick>(i + 1), traces[k]->hashes[i]);
+    for (Tick s = from; s <= t; ++s) {
+      BundleState st{s, 0, {}};
+      if (!child_state(*children[k], s, &st.bytes)) continue;
+      st.hash = hash_bytes(st.bytes);
+      p.states.push_back(std::move(st));
+    }
+    b.parties.push_back(std::move(p));
+  }
+  // The replay: run 1's state at `from` and the stream to `t`, with run 1's hashes.
+  Replay& rp = b.replay;
+  auto world = m.create(cfg.world);
+  rp.header.protocol_version = kProtocolVersion;
+  rp.header.fingerprint = world ? world->fingerprint() : 0;
+  rp.header.world = cfg.world;
+  rp.header.input_size = m.input_size;
+  rp.header.module = std::string(m.name);
+  rp.header.libraries.assign(m.libraries.begin(), m.libraries.end());
+  for (std::uint32_t p = 0; p < cfg.world.players; ++p) rp.header.names.push_back("bot" + std::to_string(p));
+  const BundleState* start = b.parties[0].state(from);
+  if (from != 0 && !start) {
+    rp.header.start_tick = t;  // no start state: no frames
+    rp.frames_from = t;
+  } else {
+    rp.header.start_tick = from;
+    rp.frames_from = from;
+    if (from != 0) rp.keyframes.push_back({from, start->hash, start->bytes});
+    for (Tick s = from + 1; s <= t && s <= tx.hashes.size(); ++s) {
+      rp.frames.push_back(synctest_frame(cfg, s));
+      rp.hashes.push_back(tx.hashes[s - 1]);
+    }
+  }
+  rp.end_reason = "synctest " + r->check + " failed";
+  std::string safe = r->check + "-" + cfg.variant;
+  for (char& c : safe)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
+  const std::string path = o.bundle_dir + "/synctest-" + std::string(m.name) + "-" + safe + ".bundle";
+  std::string error;
+  if (!write_bundle(path, b, &error)) {
+    LOCKSTEP_LOG_ERROR("--bundle-dir: %s", error.c_str());
+    return;
+  }
+  r->bundle = path;
+  // The page, read back from the file as a reader would.
+  DesyncBundle back;
+  if (read_bundle(path, &back, &error) != ReplayError::None) {
+    LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), error.c_str());
+    return;
+  }
+  const std::string page_path = path.substr(0, path.size() - 7) + ".html";
+  std::ofstream page(page_path, std::ios::binary);
+  page << bundle_page(m, back, path.substr(path.rfind('/') + 1));
+  page.flush();
+  if (page) r->page = page_path;
+  LOCKSTEP_LOG_ERROR("%s failed: desync bundle %s, page %s", r->check.c_str(), path.c_str(), page_path.c_str());
+}
+
 // A failed cross-process check, localized: both children's states of its tick (0: the new
-// worlds), compared.
-void localize_children(const SyncTestConfig& cfg, const Child& x, const Child& y, CheckResult* r) {
+// worlds), compared; with --bundle-dir, its bundle and page written.
+void localize_children(const Options& o, const SyncTestConfig& cfg, const Child& x, const Child& y, const Trace& tx,
+                       const Trace& ty, CheckResult* r) {
   std::vector<std::uint8_t> a, b;
   if (!child_state(x, r->tick, &a) || !child_state(y, r->tick, &b)) {
     r->detail += "; the children's states could not be read back";
     return;
   }
   localize_states(cfg, a, b, r);
+  if (!o.bundle_dir.empty()) write_check_bundle(o, cfg, x, y, tx, ty, r);
 }
 
 // The checks of one variant, in the order of the report.
@@ -227,11 +314,11 @@ bool check_variant(const Options& o, const Module& m, const SyncTestConfig& cfg,
   LOCKSTEP_LOG_INFO("checking %.*s, %s (%s): %u ticks", static_cast<int>(m.name.size()), m.name.data(),
                     cfg.variant.c_str(), settings.c_str(), cfg.ticks);
   CheckResult replay = check_replay(a, b);
-  if (!replay.ok) localize_children(cfg, plain, plain, &replay);
+  if (!replay.ok) localize_children(o, cfg, plain, plain, a, b, &replay);
   // Two plain runs that already disagree say nothing about memory; the replay check has the news.
   CheckResult memory = replay.ok ? check_memory(c, d) : CheckResult{"memory", true, "", 0, -1, "", "not judged: the "
-                                                                    "replay check failed in this variant"};
-  if (!memory.ok) localize_children(cfg, low, high, &memory);
+                                                                    "replay check failed in this variant", {}, {}};
+  if (!memory.ok) localize_children(o, cfg, low, high, c, d, &memory);
   out->push_back(std::move(replay));
   out->push_back(std::move(memory));
   out->push_back(check_rollback(cfg));

@@ -62,6 +62,8 @@ Json result_json(const CheckResult& r) {
   if (r.entity >= 0) j["entity"] = r.entity;
   if (!r.field.empty()) j["field"] = r.field;
   j["detail"] = r.detail;
+  if (!r.bundle.empty()) j["bundle"] = r.bundle;
+  if (!r.page.empty()) j["page"] = r.page;
   return j;
 }
 

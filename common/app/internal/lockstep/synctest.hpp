@@ -38,6 +38,7 @@ struct CheckResult {
   std::int64_t entity = -1;
   std::string field;
   std::string detail;  ///< a sentence: what differed
+  std::string bundle, page;  ///< the desync bundle and its viewer page, when written (--bundle-dir)
 };
 Json result_json(const CheckResult& r);
 
