@@ -252,6 +252,7 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   cfg.last_tick = o.ticks;
   cfg.on_desync = o.on_desync == "stop" ? OnDesync::Stop : o.on_desync == "resync" ? OnDesync::Resync : OnDesync::Report;
   cfg.record_path = o.record_path;
+  cfg.module_name = module_name;
   cfg.input_grace_ns = static_cast<std::int64_t>(o.grace_ms * 1e6);
   cfg.silent_drop_ns = static_cast<std::int64_t>(o.silent_ms * 1e6);
   cfg.hash_silence_ns = static_cast<std::int64_t>(o.hash_silence_ms * 1e6);

@@ -23,4 +23,16 @@ R="$(ls "$WORK"/desync-250-*.json 2>/dev/null | head -1)"
 json_check "$R" 'd["tick"] == 250 and d["where"] == "entity" and d["entity"] == 3' "report names the wrong entity"
 json_check "$R" 'd["field"] == "vy"' "report names the wrong field"
 json_check "$R" '"0x" in d["server_value"]["hex"] and "0x" in d["client_value"]["hex"] and d["server_value"]["bits"] != d["client_value"]["bits"]' "report lacks exact values"
-echo "PASS: desync caught at tick 250, only 'cheat' named, localized to entity 3 field vy"
+# The desync bundle beside it: the server's states and the inputs up to the tick, every voter's
+# hash; the bundle seeks to the tick, and its page, opened in Chromium, names what the report names.
+json_check "$R" 'd["bundle"] is not None and d["bundle"].endswith(".bundle")' "the report names no bundle"
+BUNDLE=$(json_get "$R" 'd["bundle"]')
+[ -f "$BUNDLE" ] || fail "no bundle at $BUNDLE"
+"$BIN/lockstep-replay" seek "$BUNDLE" 250 >"$WORK/seek.json" 2>"$WORK/seek.err" || fail "seek in the bundle failed"
+json_check "$WORK/seek.json" "d['hash'] == '$(json_get "$R" 'd["server_hash"]')' and d['keyframe'] < 250" "the bundle's state at 250 is not the server's"
+"$BIN/lockstep-replay" view "$BUNDLE" -o "$WORK/desync.html" >/dev/null 2>"$WORK/view.err" || fail "view failed"
+view_page "$WORK/desync.html" desync
+grep -q 'data-tick="250" data-entity="3" data-field="vy"' "$WORK/desync.dom" \
+  || fail "the page does not name tick 250, entity 3, field vy: $(grep -o 'id="headline"[^>]*>[^<]*' "$WORK/desync.dom")"
+grep -q 'cheat' "$WORK/desync.dom" || fail "the page does not name the player"
+echo "PASS: desync caught at tick 250, only 'cheat' named, localized to entity 3 field vy; its bundle and page show it"

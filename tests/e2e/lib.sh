@@ -144,3 +144,42 @@ rejoin_c_game() {
   C2_PID=$!
   PIDS+=($C2_PID)
 }
+# view_page HTML NAME: opens a viewer page in headless Chromium (a real browser, as a reader opens
+# a CI artifact). Writes $WORK/NAME.dom (the DOM after the page's script ran), $WORK/NAME.png (a
+# screenshot) and $WORK/NAME.console (the browser's log, the page's console with it); fails when
+# the page reports an error, logs to its console, draws nothing, or its screenshot is blank.
+view_page() {
+  local page=$1 name=$2
+  command -v chromium >/dev/null || fail "chromium is not installed (./quickstart test installs it)"
+  local flags=(--headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$WORK/chrome-$name"
+               --enable-logging=stderr --v=0)
+  timeout 60 chromium "${flags[@]}" --dump-dom "file://$page" >"$WORK/$name.dom" 2>"$WORK/$name.console" \
+    || fail "chromium could not open $page"
+  timeout 60 chromium "${flags[@]}" --window-size=1300,1600 --screenshot="$WORK/$name.png" "file://$page" \
+    >/dev/null 2>>"$WORK/$name.console" || fail "chromium could not take a screenshot of $page"
+  grep -q 'data-status="ok"' "$WORK/$name.dom" \
+    || fail "the page did not render without error: $(grep -o '<body[^>]*>' "$WORK/$name.dom")"
+  if grep -E ':CONSOLE\(|Uncaught' "$WORK/$name.console" | grep -q .; then
+    fail "the page logged to its console: $(grep -E ':CONSOLE\(|Uncaught' "$WORK/$name.console" | head -3)"
+  fi
+  local drawn
+  drawn=$(grep -o 'data-drawn-pixels="[0-9]*"' "$WORK/$name.dom" | grep -o '[0-9]*')
+  [ "${drawn:-0}" -gt 100 ] || fail "the world drawing of $page is blank ($drawn pixels drawn)"
+  /usr/bin/python3 - "$WORK/$name.png" <<'PY' || fail "the screenshot of $page is blank"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n"
+pos, idat, width = 8, b"", 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        width = struct.unpack(">I", body[:4])[0]
+    if kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+raw = zlib.decompress(idat)
+# Rows of filtered bytes: a blank page filters to a few distinct values; a drawn one to many.
+sys.exit(0 if len(set(raw)) > 64 and width > 0 else 1)
+PY
+}

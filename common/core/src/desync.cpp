@@ -217,7 +217,9 @@ namespace {
 Json value_json(const FieldValue& f) {
   char bits[32];
   std::snprintf(bits, sizeof bits, "0x%" PRIx64, f.bits);
-  return Json{{"hex", field_hex(f)}, {"decimal", field_decimal(f)}, {"bits", bits}};
+  static constexpr const char* kTypes[] = {"f32", "f64", "u32", "u64"};
+  return Json{{"hex", field_hex(f)}, {"decimal", field_decimal(f)}, {"bits", bits},
+              {"type", kTypes[static_cast<int>(f.kind) & 3]}};
 }
 }  // namespace
 
@@ -251,6 +253,7 @@ Json report_json(const DesyncReport& r) {
               {"client_value", r.client_fields.empty() ? Json(nullptr) : value_json(r.client_fields[0])},
               {"differing_fields", differing},
               {"replay", {{"file", r.replay_file.empty() ? Json(nullptr) : Json(r.replay_file)}, {"tick", r.tick}}},
+              {"bundle", r.bundle_file.empty() ? Json(nullptr) : Json(r.bundle_file)},
               {"odd_one_out", r.odd_one_out.empty() ? Json(nullptr) : Json(r.odd_one_out)},
               {"votes", votes},
               {"probe_bytes", r.probe_bytes},

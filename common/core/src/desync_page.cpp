@@ -193,7 +193,7 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
         const std::string kind = v.value("type", std::string("f32"));
         fv.kind = kind == "f64" ? FieldValue::Kind::F64 : kind == "u32" ? FieldValue::Kind::U32
                   : kind == "u64" ? FieldValue::Kind::U64 : FieldValue::Kind::F32;
-        fv.bits = std::strtoull(v.value("bits", std::string("0")).c_str(), nullptr, 16);
+        fv.bits = std::strtoull(v.value("bits", std::string("0")).c_str(), nullptr, 16);  // "0x..." too
         return fv;
       };
       difference["fields"].push_back(field_json(value(f["server"]), value(f["client"])));

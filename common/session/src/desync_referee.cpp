@@ -70,8 +70,9 @@ std::vector<DesyncReferee::Pending> DesyncReferee::take_ready(std::int64_t now, 
   return ready;
 }
 
-const DesyncReport& DesyncReferee::record(DesyncReport r, const std::string& dir) {
+const DesyncReport& DesyncReferee::record(DesyncReport r, const std::string& dir, const std::string& bundle_path) {
   decide(r);
+  r.bundle_file = bundle_path;
   if (!r.odd_one_out.empty()) {
     std::size_t voters = 0;
     for (const auto& g : r.votes) voters += g.second.size();

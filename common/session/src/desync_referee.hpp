@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lockstep/desync.hpp"
+#include "lockstep/desync_bundle.hpp"
 #include "lockstep/hash_ledger.hpp"
 #include "lockstep/input.hpp"
 
@@ -29,6 +30,7 @@ class DesyncReferee {
     std::int64_t since = 0;
     std::string kick_reason;  ///< a join whose state did not match: closed once reported
     bool split = false;       ///< no strict majority settled its tick: reported, nobody resynced
+    std::vector<BundleState> states{};  ///< the server's states at the tick and before, for its bundle
   };
 
   /// Who holds the reference hash in reports: "server" (its own world, a voter too), or "" for a
@@ -61,8 +63,9 @@ class DesyncReferee {
                                   const std::function<bool(Tick)>& votes_in);
 
   /// Decides the report's majority, logs it, writes it under `dir` (desync-<tick>-<player>.json)
-  /// and keeps it; returns the kept report.
-  const DesyncReport& record(DesyncReport r, const std::string& dir);
+  /// and keeps it; returns the kept report. `bundle_path`: the bundle written beside it, named in
+  /// the report ("" for none).
+  const DesyncReport& record(DesyncReport r, const std::string& dir, const std::string& bundle_path = "");
   /// A desync found (before it is localized).
   void note(DesyncEvent e) { events_.push_back(std::move(e)); }
 

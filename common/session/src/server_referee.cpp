@@ -8,6 +8,7 @@
 
 #include "lockstep/log.hpp"
 #include "lockstep/state_hash.hpp"
+#include "lockstep/version.hpp"
 #include "server_session_impl.hpp"
 
 namespace lockstep {
@@ -126,7 +127,7 @@ void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::
     // compares its state with the majority's (server_relay.cpp), and the report waits for that.
     if (p.audit.split) {
       r.note = "relay mode: no strict majority of the voters settled this tick; every side is reported";
-      referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false)});
+      referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false), {}});
       return;
     }
     p.audit.locating = true;
@@ -169,9 +170,78 @@ void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome
 }
 
 void ServerSession::Impl::queue_report(Peer& p, std::int64_t now) {
-  if (p.audit.probe_pinned) simulation->unpin(p.audit.probe.report().tick);
+  const Tick t = p.audit.probe.report().tick;
+  std::vector<BundleState> states = cfg.desync_bundles ? bundle_states(t) : std::vector<BundleState>{};
+  if (p.audit.probe_pinned) simulation->unpin(t);
   p.audit.probe_pinned = false;
-  referee.queue({p.id, p.audit.probe.report(), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false)});
+  referee.queue({p.id, p.audit.probe.report(), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false),
+                 std::move(states)});
+}
+
+// The server's states at tick t and the few before it that it still holds (none in relay mode).
+std::vector<BundleState> ServerSession::Impl::bundle_states(Tick t) {
+  std::vector<BundleState> out;
+  if (!simulation) return out;
+  for (Tick s = t > kBundleTicksBefore ? t - kBundleTicksBefore : 0; s <= t && s <= executed(); ++s) {
+    const Simulation* sim = simulation->state_at(s);
+    if (!sim) continue;
+    BundleState st{s, 0, {}};
+    sim->serialize(st.bytes);
+    st.hash = hash_bytes(st.bytes);
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
+// The desync's bundle: the server's states, every voter's hash of the tick, and the replay from
+// the server's first state held through the tick (the executed frames it keeps). "" when none
+// was written.
+std::string ServerSession::Impl::write_desync_bundle(const DesyncReport& decided, std::vector<BundleState> states) {
+  if (!cfg.desync_bundles) return "";
+  DesyncBundle b;
+  b.written_by = "server";
+  b.tick = decided.tick;
+  b.report = report_json(decided);
+  const Tick t = decided.tick;
+  if (simulation) {
+    BundleParty server{"server", {}, std::move(states)};
+    const Tick from = executed() >= kHistory ? executed() - static_cast<Tick>(kHistory) + 1 : 1;
+    for (Tick s = from; s <= executed(); ++s) server.hashes.emplace_back(s, simulation->hash_at(s));
+    b.parties.push_back(std::move(server));
+  }
+  for (const auto& [hash, who] : decided.votes)
+    for (const std::string& name : who) {
+      if (name == "server") continue;
+      b.parties.push_back({name, {{t, hash}}, {}});
+    }
+  Replay& r = b.replay;
+  r.header.protocol_version = kProtocolVersion;
+  r.header.fingerprint = world_fingerprint;
+  r.header.world = cfg.world;
+  r.header.input_size = input_size;
+  r.header.module = cfg.module_name;
+  r.header.libraries = cfg.libraries;
+  r.header.input_delay = cfg.input_delay;
+  for (const auto& slot : slots) r.header.names.push_back(slot.name);
+  const BundleState* start =
+      simulation && !b.parties.empty() && !b.parties[0].states.empty() ? &b.parties[0].states.front() : nullptr;
+  const Tick from = start ? start->tick : t;
+  r.header.start_tick = from;
+  r.frames_from = from;
+  if (start && from != 0) r.keyframes.push_back({from, start->hash, start->bytes});
+  if (start)
+    for (Tick s = from + 1; s <= t && s <= executed() && executed() - s < kHistory; ++s) {
+      r.frames.push_back(frames[s % kHistory]);
+      r.hashes.push_back(simulation->hash_at(s));
+    }
+  r.end_reason = "desync at tick " + std::to_string(t);
+  const std::string path = bundle_path(cfg.desync_dir, t, decided.slot);
+  std::string error;
+  if (!write_bundle(path, b, &error)) {
+    LOCKSTEP_LOG_ERROR("desync bundle: %s", error.c_str());
+    return "";
+  }
+  return path;
 }
 
 // Every peer in play has reported its hash of tick t (or can no longer).
@@ -194,7 +264,7 @@ void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act)
        referee.take_ready(now, wait_ns, force, [this](Tick t) { return votes_in(t); })) {
     if (!pr.kick_reason.empty())
       pr.report.note += (pr.report.note.empty() ? "" : "; ") + std::string("found after a join snapshot");
-    record_report(pr.report);
+    record_report(pr.report, std::move(pr.states));
     if (!act) continue;
     const auto found = peers.find(pr.peer_id);
     if (found == peers.end() || found->second.closing) continue;
@@ -224,8 +294,11 @@ void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act)
 }
 
 // Decided by majority, written and kept by the referee; the game hears of it as an event.
-void ServerSession::Impl::record_report(DesyncReport r) {
-  const DesyncReport& kept = referee.record(std::move(r), cfg.desync_dir);
+void ServerSession::Impl::record_report(DesyncReport r, std::vector<BundleState> states) {
+  DesyncReport decided = r;
+  referee.decide(decided);
+  const std::string bundle = write_desync_bundle(decided, std::move(states));
+  const DesyncReport& kept = referee.record(std::move(r), cfg.desync_dir, bundle);
   std::string detail = kept.where == "entity" && !kept.server_fields.empty()
                            ? "entity " + std::to_string(kept.entity) + " field " + kept.server_fields[0].name
                            : kept.where + (kept.note.empty() ? "" : ": " + kept.note);

@@ -321,7 +321,7 @@ void ServerSession::Impl::on_located(Peer& p, const wire::DesyncLocated& m, std:
              p.audit.locate_source + ", checked against the settled hash)" +
              (m.first_byte() >= 0 ? "; the serialized states first differ at byte " + std::to_string(m.first_byte()) : "");
   }
-  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, false});
+  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, false, {}});
 }
 
 void ServerSession::Impl::locate_failed(Peer& p, const std::string& note, std::int64_t now) {
@@ -330,7 +330,7 @@ void ServerSession::Impl::locate_failed(Peer& p, const std::string& note, std::i
   DesyncReport r = std::move(p.audit.located);
   r.note = "relay mode: not localized: " + note + "; the voters' majority names the odd one out";
   std::erase_if(fetches, [&](const StateFetch& f) { return f.target == p.id && f.purpose == StateFetch::Purpose::Compare; });
-  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, false});
+  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, false, {}});
 }
 
 }  // namespace lockstep

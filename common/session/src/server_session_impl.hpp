@@ -333,7 +333,9 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void queue_report(Peer& p, std::int64_t now);
   [[nodiscard]] bool votes_in(Tick t) const;
   void settle_reports(std::int64_t now, bool force, bool act);
-  void record_report(DesyncReport r);
+  void record_report(DesyncReport r, std::vector<BundleState> states = {});
+  std::vector<BundleState> bundle_states(Tick t);
+  std::string write_desync_bundle(const DesyncReport& decided, std::vector<BundleState> states);
   void resync(Peer& p, std::int64_t now, bool again = false);
   void resync_not_taken(Peer& p, std::int64_t now);
   void on_game_result(Peer& p, const wire::GameResult& m);

@@ -91,6 +91,7 @@ struct LOCKSTEP_API DesyncReport {
   std::uint64_t probe_bytes = 0;   ///< bytes of probes and answers exchanged to localize it
   std::uint64_t state_bytes = 0;   ///< size of the whole serialized state, for comparison
   std::string replay_file;         ///< the session's recording, if any
+  std::string bundle_file;         ///< the desync bundle written beside the report, if any
   std::string note;
   /// Who is wrong, by majority of the peers that reported this tick (the server included):
   /// "server", "player N (name)", or "" when fewer than three voted or no group is a majority.

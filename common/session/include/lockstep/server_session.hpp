@@ -63,7 +63,9 @@ struct LOCKSTEP_API ServerConfig {
   std::int64_t close_timeout_ns = 5'000'000'000;
   std::int64_t join_timeout_ns = 20'000'000'000;  ///< a connection must send its join within this (as long as a client tries)
   std::uint32_t max_spectators = 8;
-  std::string desync_dir = ".";    ///< where desync-<tick>-<player>.json reports are written
+  std::string desync_dir = ".";    ///< where desync-<tick>-<player>.json reports and .bundle files are written
+  bool desync_bundles = true;      ///< write a desync bundle (desync_bundle.hpp) beside each report
+  std::string module_name;         ///< the game's module, named in bundles' replays
   std::string record_path;         ///< named in reports as the replay to look at ("" = none)
   /// Ticks of past states kept to examine a desync, at least; the server keeps more as the
   /// longest round trip of its peers asks (history_for_round_trip), up to state_history_max.
