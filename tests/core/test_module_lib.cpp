@@ -22,7 +22,12 @@ TEST_SUITE("core/module-lib") {
     const Module* m = load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers.so", &error);
     REQUIRE_MESSAGE(m != nullptr, error);
     CHECK(m->name == "walkers");
-    CHECK(load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers.so", &error) == nullptr);  // one per process
+    CHECK(load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers.so", &error) == m);  // the same library: the same module
+    // Another build of it loads beside it (bisect compares two), its worlds its own.
+    const Module* other = load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers_rules2.so", &error);
+    REQUIRE_MESSAGE(other != nullptr, error);
+    CHECK(other != m);
+    CHECK(other->build_id != m->build_id);
 
     WorldParams world;
     world.players = 3;

@@ -501,6 +501,8 @@ const Module* install_table(const lockstep_module_v2* t, const std::string& path
     *error = origin + ": " + why;
     return nullptr;
   };
+  for (std::size_t i = 0; i < g_loaded_count; ++i)
+    if (g_loaded[i].table == t) return &g_loaded[i].module;  // the same library (or table) again
   if (g_loaded_count == kMaxLoaded) return fail("this process has loaded " + std::to_string(kMaxLoaded) + " modules already");
   if (t->abi_version != LOCKSTEP_MODULE_ABI_VERSION)
     return fail("the module speaks module ABI version " + std::to_string(t->abi_version) + "; this build speaks " +

@@ -1,0 +1,235 @@
+// Replays with keyframes (format 4), ranged reads, desync bundles and the viewer page's data.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "lockstep/arena.hpp"
+#include "lockstep/bisect.hpp"
+#include "lockstep/desync_bundle.hpp"
+#include "lockstep/desync_page.hpp"
+#include "lockstep/replay.hpp"
+#include "lockstep/scenario.hpp"
+#include "lockstep/state_hash.hpp"
+
+using namespace lockstep;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_path(const std::string& name) {
+  return fs::temp_directory_path() / ("lockstep-kf-" + std::to_string(::getpid()) + "-" + name);
+}
+std::vector<std::uint8_t> slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void spit(const fs::path& p, const std::vector<std::uint8_t>& b) {
+  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+// The arena's state at tick t of its golden scenario, stepped from tick 0.
+std::vector<std::uint8_t> state_at(Tick t) {
+  const Scenario sc = golden_scenario(arena_module());
+  auto sim = arena_module().create(sc.world);
+  for (Tick s = 1; s <= t; ++s) sim->step(scenario_frame(sc, s));
+  std::vector<std::uint8_t> out;
+  sim->serialize(out);
+  return out;
+}
+
+// A module whose worlds are the arena's, except that from tick `from` on one body's velocity is
+// nudged by one bit each tick: another "build" that parts at a known tick.
+Tick g_part_from = 0;
+class Nudged final : public Simulation {
+ public:
+  explicit Nudged(std::unique_ptr<Simulation> s) : s_(std::move(s)) {}
+  Tick tick() const override { return s_->tick(); }
+  void step(const InputFrame& f) override {
+    s_->step(f);
+    if (s_->tick() >= g_part_from) s_->perturb(7);
+  }
+  std::uint32_t input_size() const override { return s_->input_size(); }
+  void serialize(std::vector<std::uint8_t>& out) const override { s_->serialize(out); }
+  bool deserialize(std::span<const std::uint8_t> b) override { return s_->deserialize(b); }
+  std::uint64_t hash() const override { return s_->hash(); }
+  std::uint32_t entity_count() const override { return s_->entity_count(); }
+  std::uint64_t entity_hash(std::uint32_t e) const override { return s_->entity_hash(e); }
+  std::vector<FieldValue> entity_fields(std::uint32_t e) const override { return s_->entity_fields(e); }
+  std::vector<FieldValue> global_fields() const override { return s_->global_fields(); }
+  std::unique_ptr<Simulation> clone() const override { return std::make_unique<Nudged>(s_->clone()); }
+  void assign(const Simulation& o) override { s_->assign(*dynamic_cast<const Nudged&>(o).s_); }
+  std::uint64_t fingerprint() const override { return s_->fingerprint() ^ 1; }
+  void draw(const Simulation& p, float a, DrawList& out) const override { s_->draw(*dynamic_cast<const Nudged&>(p).s_, a, out); }
+  float width() const override { return s_->width(); }
+  float height() const override { return s_->height(); }
+  void perturb(std::uint64_t s) override { s_->perturb(s); }
+
+ private:
+  std::unique_ptr<Simulation> s_;
+};
+std::unique_ptr<Simulation> nudged_create(const WorldParams& w) {
+  auto s = arena_module().create(w);
+  return s ? std::make_unique<Nudged>(std::move(s)) : nullptr;
+}
+
+}  // namespace
+
+TEST_SUITE("core/keyframes") {
+  TEST_CASE("keyframes are written at the interval, read back checked, and a ranged read starts from the latest before its tick") {
+    const Replay r = scenario_replay(golden_scenario(arena_module()), 1050, 200);
+    REQUIRE(r.keyframes.size() == 5);
+    const fs::path p = temp_path("kf.replay");
+    std::string error, detail;
+    REQUIRE(write_replay(p.string(), r, &error));
+    Replay all;
+    REQUIRE(read_replay(p.string(), &all, &detail) == ReplayError::None);
+    CHECK(all.header.format_version == kReplayFormatVersion);
+    CHECK(all.header.keyframe_interval == 200);
+    CHECK(all.keyframe_ticks == std::vector<Tick>{200, 400, 600, 800, 1000});
+    CHECK(all.frames == r.frames);
+    CHECK(all.keyframes[2].state == state_at(600));  // the state stepped there from tick 0
+    Replay part;
+    REQUIRE(read_replay(p.string(), &part, &detail, {777, 790}) == ReplayError::None);
+    CHECK(part.frames_from == 600);
+    REQUIRE(part.keyframes.size() == 1);
+    CHECK(part.keyframes[0].tick == 600);
+    CHECK(part.frames.front().tick == 601);
+    CHECK(part.frames.back().tick == 790);
+    CHECK(part.last_tick == 1050);
+    CHECK(part.hash_at(700) == r.hashes[699]);
+    // A keyframe whose bytes were altered, the file's checksums made good again, is refused: it
+    // no longer hashes to its recorded hash.
+    const Replay bad_source = [&] {
+      Replay b = r;
+      b.keyframes[1].state[10] ^= 1;
+      return b;
+    }();
+    REQUIRE(write_replay(p.string(), bad_source, &error));
+    CHECK(read_replay(p.string(), &part, &detail) == ReplayError::Corrupt);
+    CHECK_MESSAGE(detail.find("does not hash to its recorded hash") != std::string::npos, detail);
+    // A keyframe that hashes to its bytes but not to the recorded hash of its tick is refused too.
+    Replay other = r;
+    other.keyframes[1].state = state_at(401);
+    other.keyframes[1].hash = hash_bytes(other.keyframes[1].state);
+    REQUIRE(write_replay(p.string(), other, &error));
+    CHECK(read_replay(p.string(), &part, &detail) == ReplayError::Corrupt);
+    CHECK_MESSAGE(detail.find("differs from the hash recorded for its tick") != std::string::npos, detail);
+    fs::remove(p);
+  }
+
+  TEST_CASE("a replay of format 3 (no keyframes) still reads, and ranged reads of it start from tick 0") {
+    Replay golden;
+    std::string detail;
+    REQUIRE(read_replay(LOCKSTEP_GOLDEN_DIR "/golden.replay", &golden, &detail, {2000, 0}) == ReplayError::None);
+    CHECK(golden.header.format_version == 3);
+    CHECK(golden.keyframe_ticks.empty());
+    CHECK(golden.frames_from == 0);
+    CHECK(golden.frames.size() == 3000);
+  }
+
+  TEST_CASE("bisection over keyframes finds the tick two builds part at, with fewer ticks than a linear search") {
+    Module other = arena_module();
+    other.create = &nudged_create;
+    const Replay r = scenario_replay(golden_scenario(arena_module()), 6000, 250);
+    for (const Tick part : {Tick{1}, Tick{777}, Tick{5200}}) {
+      CAPTURE(part);
+      g_part_from = part;
+      const BisectResult b = bisect_replay(arena_module(), other, r, false);
+      REQUIRE(b.ok);
+      CHECK(b.parted);
+      CHECK(b.tick == part);
+      CHECK(b.difference.where != "none");
+      const BisectResult lin = bisect_replay(arena_module(), other, r, true);
+      CHECK(lin.tick == part);
+      CAPTURE(b.ticks_simulated);
+      CAPTURE(b.stretches_tested);
+      if (part > 2000) CHECK(b.ticks_simulated * 2 < b.linear_ticks);
+    }
+    g_part_from = 100000;  // never parts
+    const BisectResult none = bisect_replay(arena_module(), other, r, false);
+    CHECK(none.ok);
+    CHECK_FALSE(none.parted);
+  }
+
+  TEST_CASE("a desync bundle reads back whole, is refused truncated, altered or foreign, and its page escapes every string") {
+    DesyncBundle b;
+    b.written_by = "server";
+    b.tick = 120;
+    b.report = Json{{"tick", 120}, {"where", "entity"}, {"entity", 2}, {"name", "<script>alert(1)</script>"}};
+    const Scenario sc = golden_scenario(arena_module());
+    Replay& r = b.replay;
+    r.header.world = sc.world;
+    r.header.input_size = 2;
+    r.header.module = "arena";
+    r.header.names = {"<script>alert(1)</script>", "b</script><b>", "c", "d"};
+    r.header.start_tick = r.frames_from = 116;
+    const auto start = state_at(116);
+    r.keyframes.push_back({116, hash_bytes(start), start});
+    auto sim = arena_module().create(sc.world);
+    REQUIRE(sim->deserialize(start));
+    BundleParty server{"server", {}, {}}, client{"player 1 (<img src=x onerror=alert(1)>)", {}, {}};
+    for (Tick t = 117; t <= 120; ++t) {
+      r.frames.push_back(scenario_frame(sc, t));
+      sim->step(r.frames.back());
+      r.hashes.push_back(sim->hash());
+      std::vector<std::uint8_t> bytes;
+      sim->serialize(bytes);
+      server.hashes.emplace_back(t, hash_bytes(bytes));
+      server.states.push_back({t, hash_bytes(bytes), bytes});
+      if (t == 120) sim->perturb(5);
+      bytes.clear();
+      sim->serialize(bytes);
+      client.hashes.emplace_back(t, hash_bytes(bytes));
+      client.states.push_back({t, hash_bytes(bytes), bytes});
+    }
+    b.parties = {server, client};
+    const fs::path p = temp_path("b.bundle");
+    std::string error, detail;
+    REQUIRE(write_bundle(p.string(), b, &error));
+    CHECK(is_bundle_file(p.string()));
+    DesyncBundle back;
+    REQUIRE(read_bundle(p.string(), &back, &detail) == ReplayError::None);
+    CHECK(back.tick == 120);
+    CHECK(back.replay.frames == r.frames);
+    REQUIRE(back.parties.size() == 2);
+    CHECK(back.parties[1].states.back().bytes == client.states.back().bytes);
+    // The page's data: the states located where they differ; its HTML holds no markup from the file.
+    const Json data = bundle_page_data(arena_module(), back, "b.bundle");
+    CHECK(data["difference"]["from"] == "states");
+    CHECK(data["difference"]["where"] != "none");
+    CHECK(data["views"].size() == 2);
+    const std::string html = page_html(data);
+    CHECK(html.find("<script>alert") == std::string::npos);
+    CHECK(html.find("</script><b>") == std::string::npos);
+    CHECK(html.find("<img src=x") == std::string::npos);
+    CHECK(html.find("\\u003cscript\\u003ealert(1)\\u003c/script\\u003e") != std::string::npos);
+    // Faults: each refused with its kind and a sentence, never read.
+    const auto bytes = slurp(p);
+    const auto fault = [&](std::vector<std::uint8_t> bad, ReplayError want, const char* says) {
+      const fs::path q = temp_path("bad.bundle");
+      spit(q, bad);
+      DesyncBundle out;
+      std::string why;
+      CHECK(read_bundle(q.string(), &out, &why) == want);
+      CHECK_MESSAGE(why.find(says) != std::string::npos, why);
+      fs::remove(q);
+    };
+    fault({bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2)}, ReplayError::Truncated, "truncated");
+    auto altered = bytes;
+    altered[altered.size() / 2] ^= 4;
+    fault(altered, ReplayError::Corrupt, "checksum mismatch");
+    auto foreign = bytes;
+    foreign[2] = 'X';
+    fault(foreign, ReplayError::NotAReplay, "not a lockstep desync bundle");
+    auto longer = bytes;
+    longer.push_back(0);
+    fault(longer, ReplayError::Corrupt, "data after the bundle");
+    fs::remove(p);
+  }
+}
