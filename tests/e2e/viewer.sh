@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Seeing a desync: a broken module's synctest writes a bundle and page that a real browser shows;
+# a long replay with keyframes seeks to any tick and verifies from one; bisect names where two
+# builds part; a server's recording has keyframes; damaged files are refused with exit 2.
+source "$(dirname "$0")/lib.sh" "$1"
+R="$BIN/lockstep-replay"
+
+# 1. The synctest of a module whose step reads an address: its bundle and page, in Chromium.
+"$BIN/lockstep-synctest" --sim-lib "$BIN/libwalkers_broken1.so" --players 2 --ticks 200 --bundle-dir "$WORK" \
+  --report "$WORK/synctest.json" --junit "$WORK/synctest.xml" 2>"$WORK/synctest.err"
+[ $? = 3 ] || fail "the synctest of a broken module did not fail"
+json_check "$WORK/synctest.json" 'any(c["check"] == "replay" and not c["ok"] and c["page"].endswith(".html") and c["bundle"].endswith(".bundle") for c in d["checks"])' "the report names no bundle and page"
+PAGE=$(json_get "$WORK/synctest.json" '[c for c in d["checks"] if c["check"] == "replay"][0]["page"]')
+grep -q "\[\[ATTACHMENT|$PAGE\]\]" "$WORK/synctest.xml" || fail "the JUnit report does not link the page"
+view_page "$PAGE" synctest
+grep -q 'data-tick="1" data-entity="" data-field="pulse"' "$WORK/synctest.dom" \
+  || fail "the synctest page does not name tick 1, field pulse: $(grep -o 'id="headline"[^>]*>[^<]*' "$WORK/synctest.dom")"
+echo "ok: synctest bundle and page"
+
+# 2. A long replay (10 minutes of play, a keyframe every 10 s): seek anywhere, verify from a keyframe.
+"$R" record-scenario "$WORK/long.replay" --ticks 60000 2>"$WORK/rec.err" || fail "record-scenario failed"
+json_check <("$R" info "$WORK/long.replay") 'd["keyframes"] == 60 and d["format_version"] == 4' "no keyframes in the long replay"
+"$R" trace "$WORK/long.replay" --from 45678 --to 45678 >"$WORK/trace.txt" || fail "trace --from failed"
+WANT=$(cut -d' ' -f2 "$WORK/trace.txt")
+"$R" seek "$WORK/long.replay" 45678 -o "$WORK/state.bin" >"$WORK/seek.json" 2>"$WORK/seek.err" || fail "seek failed"
+json_check "$WORK/seek.json" "d['hash'] == '$WANT' and d['keyframe'] == 45000 and d['ticks_stepped'] == 678" "seek did not reach the recorded state"
+[ -s "$WORK/state.bin" ] || fail "seek wrote no state"
+"$R" verify "$WORK/long.replay" --from 59000 >"$WORK/verify.txt" 2>&1 || fail "verify --from failed: $(cat "$WORK/verify.txt")"
+grep -q "from the keyframe of tick 59000" "$WORK/verify.txt" && grep -q "OK 1000 ticks verified" "$WORK/verify.txt" \
+  || fail "verify --from did not start at the keyframe: $(cat "$WORK/verify.txt")"
+"$R" view "$WORK/long.replay" -o "$WORK/long.html" >/dev/null 2>"$WORK/view.err" || fail "view of a replay failed"
+view_page "$WORK/long.html" replay
+grep -q 'id="keyframe"' "$WORK/replay.dom" || fail "the replay page has no keyframe control"
+echo "ok: seek, verify --from and the replay page"
+
+# 3. Bisect: two builds of a module (other rules) part; the tick, entity and field are named.
+"$R" --sim-lib "$BIN/libwalkers.so" record-scenario "$WORK/w.replay" --ticks 3000 --keyframe-every 2 2>"$WORK/rec2.err" || fail "record of walkers failed"
+"$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers_rules2.so" >"$WORK/bisect.json" 2>"$WORK/bisect.err"
+[ $? = 3 ] || fail "bisect found no parting"
+json_check "$WORK/bisect.json" 'd["parted"] and d["tick"] >= 1 and d["difference"]["where"] in ("entity", "global") and d["agrees_with_recording"] == "a"' "bisect did not name where the builds part"
+"$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers_rules2.so" --linear >"$WORK/linear.json" 2>/dev/null
+json_check "$WORK/linear.json" "d['tick'] == $(json_get "$WORK/bisect.json" 'd["tick"]')" "bisect and --linear disagree"
+"$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers.so" >"$WORK/same.json" 2>/dev/null \
+  || fail "one build against itself parted"
+json_check "$WORK/same.json" 'not d["parted"]' "one build against itself parted"
+echo "ok: bisect"
+
+# 4. A server's recording has keyframes of its world, and verifies from one.
+"$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 300 --record "$WORK/session.replay" --keyframe-every 1 \
+  >/dev/null 2>"$WORK/server.err" &
+S=$!; PIDS+=($S)
+start_bot a 1; A=$BOT_PID
+start_bot b 2; B=$BOT_PID
+expect_exit $S 0 server
+wait $A; wait $B
+json_check <("$R" info "$WORK/session.replay") 'd["keyframes"] == 3 and d["keyframe_interval"] == 100' "the server's recording has no keyframes"
+"$R" verify "$WORK/session.replay" --from 150 >/dev/null 2>&1 || fail "the server's recording does not verify from its keyframe"
+echo "ok: the server records keyframes"
+
+# 5. Damaged and foreign files: exit 2 and a sentence, never a crash.
+BUNDLE=$(json_get "$WORK/synctest.json" '[c for c in d["checks"] if c["check"] == "replay"][0]["bundle"]')
+head -c 300 "$BUNDLE" >"$WORK/cut.bundle"
+"$R" --sim-lib "$BIN/libwalkers.so" view "$WORK/cut.bundle" -o "$WORK/cut.html" 2>"$WORK/cut.err"
+[ $? = 2 ] && grep -q "truncated" "$WORK/cut.err" || fail "a truncated bundle was not refused with exit 2: $(cat "$WORK/cut.err")"
+head -c 5000 /dev/urandom >"$WORK/noise.bin"
+"$R" view "$WORK/noise.bin" -o "$WORK/noise.html" 2>"$WORK/noise.err"
+[ $? = 2 ] || fail "random bytes were not refused with exit 2"
+"$R" seek "$WORK/long.replay" 70000 2>"$WORK/far.err"
+[ $? = 2 ] && grep -q "not one of them" "$WORK/far.err" || fail "a tick past the end was not refused with exit 2"
+echo "PASS: bundles and pages from synctest, seek, verify --from, bisect, recorded keyframes, damaged files refused"
