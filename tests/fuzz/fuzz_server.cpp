@@ -1,6 +1,6 @@
 // libFuzzer target: the message decoder, both play-message decoders (docs/PROTOCOL.md §6.6),
 // the server's handling of whatever a joined player sends, in the clear and sealed (§4.7), the
-// connect token readers (§4.6), and the simulation's state loader. Build: tools/fuzz.sh (clang, -fsanitize=fuzzer,
+// connect token readers (§4.6), the replay and desync bundle readers, and the simulation's state loader. Build: tools/fuzz.sh (clang, -fsanitize=fuzzer,
 // address,undefined). LOCKSTEP_FUZZ_WRITE_SEEDS=DIR writes the seed corpus and exits.
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +12,9 @@
 #include "lockstep/arena.hpp"
 #include "lockstep/bot.hpp"
 #include "lockstep/connect_token.hpp"
+#include "lockstep/desync_bundle.hpp"
+#include "lockstep/replay.hpp"
+#include "lockstep/scenario.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/packet_seal.hpp"
 #include "lockstep/protocol.hpp"
@@ -106,6 +109,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     up.lead_us = 12'345;
     write_seed(dir, "client_play", protocol::client_play(up));
     write_seed(dir, "leave", protocol::leave("bye"));
+    {  // a replay with keyframes, less its signature (the target puts it back)
+      const auto rb = replay_bytes(scenario_replay(golden_scenario(arena_module()), 120, 50));
+      write_seed(dir, "replay", protocol::Bytes(rb.begin() + 8, rb.end()));
+    }
     write_seed(dir, "detail", protocol::desync_detail(3, wire::ProbeLevel::Blocks, 0, true, hashes, {}));
     write_seed(dir, "refuse", protocol::refuse(wire::RefuseReason::Full, "full"));
     // Frames 4 and 5 of two slots against base frame 3, slot 1 filled on 5, a command on 4.
@@ -161,6 +168,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto base_of = [](Tick t) -> const InputFrame* { return t == base.tick ? &base : nullptr; };
   if (protocol::decode_server_play(bytes, 2, 2, base_of, down) == protocol::DecodeError::None)
     protocol::read_frames(down, 2, 2, [](const InputFrame&) {});
+  // 1b. The replay and bundle readers, the bytes as they are and after each one's signature.
+  {
+    Replay r;
+    DesyncBundle b;
+    std::string why2;
+    (void)parse_replay(bytes, &r, &why2, {static_cast<Tick>(size), 0});
+    (void)parse_bundle(bytes, &b, &why2);
+    thread_local std::vector<std::uint8_t> framed;
+    for (const char* magic : {"LSREPLAY", "LSDESYNC"}) {
+      framed.assign(magic, magic + 8);
+      framed.insert(framed.end(), bytes.begin(), bytes.end());
+      if (magic[2] == 'R') (void)parse_replay(framed, &r, &why2);
+      else (void)parse_bundle(framed, &b, &why2);
+    }
+  }
   // 2. The server's handling, on both channels, with ticks running now and then.
   SessionTesting::receive(*h.server, h.player, bytes, 0, h.now);
   SessionTesting::receive(*h.server, h.player, bytes, 1, h.now);

@@ -123,8 +123,20 @@ ReplayError read_bundle(const std::string& path, DesyncBundle* out, std::string*
         return fail(ReplayError::Corrupt, path + " is larger than a bundle may be (64 MiB)");
     }
   }
+  const ReplayError e = parse_bundle(bytes, out, detail);
+  if (e == ReplayError::NotAReplay && detail) *detail = path + " is " + *detail;
+  return e;
+}
+
+ReplayError parse_bundle(std::span<const std::uint8_t> bytes, DesyncBundle* out, std::string* detail) {
+  *out = DesyncBundle{};
+  auto fail = [&](ReplayError e, const std::string& why) {
+    if (detail) *detail = why;
+    return e;
+  };
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    return fail(ReplayError::NotAReplay, path + " is not a lockstep desync bundle (no LSDESYNC signature)");
+    return fail(ReplayError::NotAReplay, "not a lockstep desync bundle (no LSDESYNC signature)");
+  if (bytes.size() > kMaxBundleBytes + sizeof kMagic + kHeader) return fail(ReplayError::Corrupt, "larger than a bundle may be (64 MiB)");
   if (bytes.size() < sizeof kMagic + kHeader) return fail(ReplayError::Truncated, "truncated bundle header");
   ByteReader r(std::span<const std::uint8_t>(bytes.data() + sizeof kMagic, kHeader));
   const std::uint32_t len = r.u32();

@@ -56,6 +56,8 @@ LOCKSTEP_API bool write_bundle(const std::string& path, const DesyncBundle& b, s
 /// Reads and checks a bundle: the checksum, every bound, every state's hash against its bytes, the
 /// replay as read_replay checks one, the report as JSON. ReplayError::NotAReplay: not a bundle.
 LOCKSTEP_API ReplayError read_bundle(const std::string& path, DesyncBundle* out, std::string* detail);
+/// The same from bytes in memory.
+LOCKSTEP_API ReplayError parse_bundle(std::span<const std::uint8_t> bytes, DesyncBundle* out, std::string* detail);
 /// Whether the file starts like a bundle ("LSDESYNC").
 LOCKSTEP_API bool is_bundle_file(const std::string& path);
 /// desync-<tick>-<slot>.bundle in `dir`.
