@@ -1,14 +1,114 @@
 // Replay verification speed: re-simulating and hashing every tick, as a multiple of real time.
+#include <algorithm>
+#include <filesystem>
 #include <string>
+#include <unistd.h>
 
 #include "bench.hpp"
 #include "lockstep/arena.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/pacer.hpp"
+#include "lockstep/bisect.hpp"
 #include "lockstep/replay.hpp"
 #include "lockstep/scenario.hpp"
 
 namespace lockstep::bench {
+
+namespace {
+
+// Another build of the arena for bisection: from tick `from` on one value is nudged every tick.
+Tick g_part_from = 0;
+std::unique_ptr<Simulation> nudged(const WorldParams& w);
+class Nudged final : public Simulation {
+ public:
+  explicit Nudged(std::unique_ptr<Simulation> s) : s_(std::move(s)) {}
+  Tick tick() const override { return s_->tick(); }
+  void step(const InputFrame& f) override {
+    s_->step(f);
+    if (s_->tick() >= g_part_from) s_->perturb(7);
+  }
+  std::uint32_t input_size() const override { return s_->input_size(); }
+  void serialize(std::vector<std::uint8_t>& out) const override { s_->serialize(out); }
+  bool deserialize(std::span<const std::uint8_t> b) override { return s_->deserialize(b); }
+  std::uint64_t hash() const override { return s_->hash(); }
+  std::uint32_t entity_count() const override { return s_->entity_count(); }
+  std::uint64_t entity_hash(std::uint32_t e) const override { return s_->entity_hash(e); }
+  std::vector<FieldValue> entity_fields(std::uint32_t e) const override { return s_->entity_fields(e); }
+  std::vector<FieldValue> global_fields() const override { return s_->global_fields(); }
+  std::unique_ptr<Simulation> clone() const override { return std::make_unique<Nudged>(s_->clone()); }
+  void assign(const Simulation& o) override { s_->assign(*dynamic_cast<const Nudged&>(o).s_); }
+  std::uint64_t fingerprint() const override { return s_->fingerprint() ^ 1; }
+  void draw(const Simulation& p, float a, DrawList& out) const override { s_->draw(*dynamic_cast<const Nudged&>(p).s_, a, out); }
+  float width() const override { return s_->width(); }
+  float height() const override { return s_->height(); }
+  void perturb(std::uint64_t sel) override { s_->perturb(sel); }
+
+ private:
+  std::unique_ptr<Simulation> s_;
+};
+std::unique_ptr<Simulation> nudged(const WorldParams& w) { return std::make_unique<Nudged>(make_arena(w)); }
+
+// Seeking in a long recording of a 4-player arena session (one hour; a minute with --quick):
+// the state at a tick from the latest keyframe, against verifying from tick 0 to it; the file's
+// size with keyframes at the default interval against without; bisection's ticks against a
+// linear search's for a build that parts late.
+void run_keyframes(const Options& opt, std::vector<Row>& rows) {
+  const Scenario sc = golden_scenario(arena_module());
+  const Tick ticks = opt.quick ? 6000 : 360000;
+  const Replay with = scenario_replay(sc, ticks, kDefaultKeyframeInterval);
+  Replay without = with;
+  without.keyframes.clear();
+  without.header.keyframe_interval = 0;
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string a = (dir / ("lockstep-bench-kf-" + std::to_string(::getpid()))).string(), b = a + "-none";
+  std::string error;
+  if (!write_replay(a, with, &error) || !write_replay(b, without, &error)) std::abort();
+  const double size_with = static_cast<double>(std::filesystem::file_size(a));
+  const double size_without = static_cast<double>(std::filesystem::file_size(b));
+  std::vector<double> seek_ms, verify_ms;
+  for (int k = 0; k < (opt.quick ? 3 : 7); ++k) {
+    const Tick t = static_cast<Tick>(static_cast<std::uint64_t>(ticks) * static_cast<std::uint64_t>(2 * k + 1) / 14 + 537);
+    std::int64_t t0 = monotonic_ns();
+    Replay r;
+    if (read_replay(a, &r, &error, {t, t}) != ReplayError::None) std::abort();
+    auto sim = make_arena(r.header.world);
+    if (r.frames_from != 0 && !sim->deserialize(r.keyframe(r.frames_from)->state)) std::abort();
+    for (const InputFrame& f : r.frames) sim->step(f);
+    if (sim->hash() != with.hashes[t - 1]) std::abort();
+    seek_ms.push_back(static_cast<double>(monotonic_ns() - t0) / 1e6);
+    if (k % 2 == 1) continue;  // verifying from tick 0 is slow: every other tick
+    t0 = monotonic_ns();
+    Replay full;
+    if (read_replay(b, &full, &error) != ReplayError::None) std::abort();
+    auto from0 = make_arena(full.header.world);
+    for (Tick s = 0; s < t; ++s) {
+      from0->step(full.frames[s]);
+      if (from0->hash() != full.hashes[s]) std::abort();
+    }
+    verify_ms.push_back(static_cast<double>(monotonic_ns() - t0) / 1e6);
+  }
+  std::filesystem::remove(a);
+  std::filesystem::remove(b);
+  const std::string span = opt.quick ? "1-minute" : "1-hour";
+  const double seek = percentile(seek_ms, 50), verify = percentile(verify_ms, 50);
+  rows.push_back({"replay", "seek in a " + span + " 4-player replay", seek, "ms", verify, "verify from tick 0",
+                  "<= 100 ms", seek <= 100, "median of " + std::to_string(seek_ms.size()) + " ticks spread over it; verify from 0 " +
+                  std::to_string(static_cast<int>(verify)) + " ms median"});
+  rows.push_back({"replay", "size with keyframes every 10 s", size_with / size_without, "x", 1, "without keyframes",
+                  "<= 1.25x", size_with / size_without <= 1.25,
+                  std::to_string(static_cast<long long>(size_with)) + " vs " + std::to_string(static_cast<long long>(size_without)) + " bytes"});
+  Module other = arena_module();
+  other.create = &nudged;
+  g_part_from = ticks * 2 / 3 + 123;
+  const BisectResult res = bisect_replay(arena_module(), other, with, false);
+  if (!res.parted || res.tick != g_part_from) std::abort();
+  rows.push_back({"replay", "bisect: ticks simulated", static_cast<double>(res.ticks_simulated), "ticks",
+                  static_cast<double>(res.linear_ticks), "a linear search", "", true,
+                  std::to_string(res.stretches_tested) + " of " + std::to_string(res.stretches) +
+                      " stretches tested; parting at tick " + std::to_string(res.tick)});
+}
+
+}  // namespace
 
 void run_replay(const Options& opt, std::vector<Row>& rows) {
   for (std::uint32_t bodies : {64u, 1000u, 10000u}) {
@@ -34,6 +134,7 @@ void run_replay(const Options& opt, std::vector<Row>& rows) {
                     bodies == 1000 ? ">= 100x" : "", bodies != 1000 || tps / kTickRate >= 100,
                     std::to_string(static_cast<int>(tps)) + " ticks/s"});
   }
+  run_keyframes(opt, rows);
 }
 
 }  // namespace lockstep::bench
