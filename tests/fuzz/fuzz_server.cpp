@@ -45,6 +45,7 @@ struct Harness {
     cfg.message_burst = 1e12;
     cfg.silent_drop_ns = INT64_MAX / 4;
     cfg.desync_dir = "/tmp";
+    cfg.desync_bundles = false;  // the reports are enough here; a bundle per fuzzed desync is only disk traffic
     Error err;
     server = ServerSession::create(cfg, &err);
     if (!server) std::abort();
