@@ -54,6 +54,8 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--ticks", cfg.last_tick, "leave cleanly after this tick (0: stay to the end)")->check(unsigned_number())
       ->capture_default_str();
   app.add_option("--hash-log", o.hash_log_path, "write '<tick> <hash>' per executed tick to this file");
+  app.add_option("--desync-dir", cfg.desync_dir, "when the server reports this client diverged, write a desync "
+                 "bundle of this client's states here (desync-<tick>-<slot>.client.bundle)");
   app.add_flag("--inject-forged-states", cfg.inject_forged_states,
                "test hook: answer a relay server's state requests with one byte changed");
   app.add_option("--inject-desync-at", cfg.inject_desync_at, "test hook: flip the lowest bit of one stored value after this tick (Simulation::perturb)")
@@ -132,6 +134,7 @@ int report(const Client& client, const ClientFront& front, const std::string& su
 int play_once(Options o, const Module* module, bool fresh, bool* stale) {
   ClientConfig& cfg = o.cfg;
   cfg.factory = module->create;
+  cfg.module_name = std::string(module->name);
   cfg.libraries.assign(module->libraries.begin(), module->libraries.end());
   if (!o.connect_token.empty()) {
     std::ifstream in(o.connect_token, std::ios::binary);

@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 "$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 1000 --on-desync stop --desync-dir "$WORK" >"$WORK/server.json" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
 start_bot honest 1 --summary "$WORK/honest.json"; H=$BOT_PID
-"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name cheat --bot 2 --inject-desync-at 250 --summary "$WORK/cheat.json" \
+"$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name cheat --bot 2 --inject-desync-at 250 --summary "$WORK/cheat.json" --desync-dir "$WORK" \
     >/dev/null 2>"$WORK/cheat.err" &
 C=$!; PIDS+=($C)
 expect_exit $S 3 server
@@ -35,4 +35,17 @@ view_page "$WORK/desync.html" desync
 grep -q 'data-tick="250" data-entity="3" data-field="vy"' "$WORK/desync.dom" \
   || fail "the page does not name tick 250, entity 3, field vy: $(grep -o 'id="headline"[^>]*>[^<]*' "$WORK/desync.dom")"
 grep -q 'cheat' "$WORK/desync.dom" || fail "the page does not name the player"
+# The client told it diverged wrote its own bundle: its states at the tick and before it; its page
+# shows its state and the server's hash of the tick against its own. Stepping its frames from its
+# first state reproduces its tick 249, but not its 250: the test hook changed that state after the
+# step, which is what seek reports (exit 3), computing the honest state instead.
+CB=$(ls "$WORK"/desync-250-*.client.bundle 2>/dev/null | head -1)
+[ -n "$CB" ] && [ -f "$CB" ] || fail "the client told it diverged wrote no bundle"
+grep -q "desync bundle of this client's states: $CB" "$WORK/cheat.err" || fail "the client does not name its bundle"
+"$BIN/lockstep-replay" seek "$CB" 249 >/dev/null 2>"$WORK/cseek.err" || fail "seek to 249 in the client's bundle failed"
+"$BIN/lockstep-replay" seek "$CB" 250 >"$WORK/cseek.json" 2>"$WORK/cseek.err"
+[ $? = 3 ] || fail "seek to 250 in the client's bundle did not find its state unreproducible from its inputs"
+json_check "$WORK/cseek.json" "d['hash'] == '$(json_get "$R" 'd["server_hash"]')'" "the client's frames do not step to the honest state"
+"$BIN/lockstep-replay" view "$CB" -o "$WORK/client.html" >/dev/null 2>"$WORK/cview.err" || fail "view of the client's bundle failed"
+view_page "$WORK/client.html" client
 echo "PASS: desync caught at tick 250, only 'cheat' named, localized to entity 3 field vy; its bundle and page show it"

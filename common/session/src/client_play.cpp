@@ -4,7 +4,10 @@
 #include <algorithm>
 
 #include "client_session_impl.hpp"
+#include "lockstep/desync_bundle.hpp"
 #include "lockstep/desync_probe.hpp"
+#include "lockstep/state_hash.hpp"
+#include "lockstep/version.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/state_hash.hpp"
 
@@ -74,6 +77,55 @@ void ClientSession::Impl::take_slack(const protocol::ServerPlay& m) {
                       server ? peer_rtt_ms(server) : 0u, static_cast<long long>(lead.wanted_ns() / 1'000'000),
                       static_cast<long long>(lead.config().max_ns / 1'000'000));
   }
+}
+
+void ClientSession::Impl::write_desync_bundle(Tick t, std::uint64_t ours, std::uint64_t server_hash) {
+  constexpr std::uint32_t kMaxBundles = 8;  // per session: a client that keeps diverging fills no disk
+  if (!history || ++bundles_written > kMaxBundles) return;
+  const std::string who = (slot >= 0 ? "player " + std::to_string(slot) : std::string("spectator")) + " (" + cfg.name + ")";
+  DesyncBundle b;
+  b.written_by = "client";
+  b.tick = t;
+  b.report = Json{{"tick", t}, {"player", slot}, {"name", cfg.name}, {"client_hash", hash_hex(ours)},
+                  {"server_hash", hash_hex(server_hash)}, {"where", "unknown"},
+                  {"note", "written by the client the server told it diverged; the server's report and bundle "
+                           "localize it"},
+                  {"votes", Json::array({Json{{"hash", hash_hex(server_hash)}, {"peers", Json::array({"server"})}},
+                                         Json{{"hash", hash_hex(ours)}, {"peers", Json::array({who})}}})}};
+  BundleParty me{who, {}, {}};
+  for (Tick s = t > kBundleTicksBefore ? t - kBundleTicksBefore : 0; s <= t; ++s) {
+    const std::vector<std::uint8_t>* bytes = history->bytes(s);
+    if (!bytes) continue;
+    const std::uint64_t h = hash_bytes(*bytes);
+    me.hashes.emplace_back(s, h);
+    me.states.push_back({s, h, *bytes});
+  }
+  b.parties.push_back(std::move(me));
+  b.parties.push_back({"server", {{t, server_hash}}, {}});
+  Replay& r = b.replay;
+  r.header.protocol_version = kProtocolVersion;
+  r.header.fingerprint = sim ? sim->fingerprint() : 0;
+  r.header.world = world;
+  r.header.input_size = sim ? sim->input_size() : 0;
+  r.header.module = cfg.module_name;
+  r.header.input_delay = input_delay;
+  r.header.names = roster_names;
+  const std::vector<BundleState>& states = b.parties[0].states;
+  const Tick from = states.empty() ? t : states.front().tick;
+  r.header.start_tick = r.frames_from = from;
+  if (!states.empty() && from != 0) r.keyframes.push_back({from, states.front().hash, states.front().bytes});
+  for (Tick s = from + 1; !states.empty() && s <= t; ++s) {
+    if (s > intake.received() || intake.at(s).tick != s) break;
+    const BundleState* st = b.parties[0].state(s);
+    if (!st) break;
+    r.frames.push_back(intake.at(s));
+    r.hashes.push_back(st->hash);
+  }
+  r.end_reason = "diverged at tick " + std::to_string(t);
+  const std::string path = cfg.desync_dir + "/desync-" + std::to_string(t) + "-" + std::to_string(slot) + ".client.bundle";
+  std::string error;
+  if (write_bundle(path, b, &error)) LOCKSTEP_LOG_ERROR("desync bundle of this client's states: %s", path.c_str());
+  else LOCKSTEP_LOG_ERROR("desync bundle: %s", error.c_str());
 }
 
 // The server localizes a desync by asking about our state at its tick, level by level.

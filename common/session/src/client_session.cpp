@@ -315,6 +315,7 @@ void ClientSession::Impl::on_message(std::uint8_t channel, std::span<const std::
       emit({SessionEvent::Kind::Desync, d->tick(), d->slot(), "", "the server reports this client diverged", 3});
       LOCKSTEP_LOG_ERROR("DESYNC: the server reports that this client (slot %d) diverged at tick %u (ours %s, server %s)",
                          d->slot(), d->tick(), hash_hex(d->client_hash()).c_str(), hash_hex(d->server_hash()).c_str());
+      if (!cfg.desync_dir.empty()) write_desync_bundle(d->tick(), d->client_hash(), d->server_hash());
       return;
     }
     case wire::Body::PlayerJoined: {
@@ -354,9 +355,13 @@ void ClientSession::Impl::on_welcome(const wire::Welcome& m) {
   if (m.rejoin_secret()) secret = m.rejoin_secret()->str();
   joining = m.joining();
   joined_running = m.joining();
-  WorldParams world;
+  world = WorldParams{};
   world.players = m.players();
   if (m.settings()) world.settings.assign(m.settings()->begin(), m.settings()->end());
+  roster_names.assign(world.players, "");
+  if (m.roster())
+    for (const auto* seat : *m.roster())
+      if (seat->slot() < roster_names.size() && seat->name()) roster_names[seat->slot()] = seat->name()->str().substr(0, 32);
   emit({SessionEvent::Kind::Joined, 0, slot, cfg.name, secret, 0});
   sim = cfg.factory(world);
   if (!sim) return end(1, "this client's simulation module cannot build the server's world settings");

@@ -74,6 +74,9 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   bool joined_running = false;  // ... and so the session was running when this client came in
   Tick joined_at = 0;
   std::unique_ptr<Simulation> sim, prev;
+  WorldParams world;                 // the server's world, from the welcome
+  std::vector<std::string> roster_names;  // by slot, from the welcome
+  std::uint32_t bundles_written = 0;
 
   // Frames in, executed in order.
   FrameIntake intake;
@@ -162,6 +165,9 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
     return t <= intake.received() && intake.at(t).tick == t ? &intake.at(t) : nullptr;
   };
   void on_probe(const wire::DesyncProbe& m);
+  /// The server says we diverged at tick t: our states of it and the ticks before, our hashes,
+  /// the frames from our first state, into a bundle under cfg.desync_dir.
+  void write_desync_bundle(Tick t, std::uint64_t ours, std::uint64_t server_hash);
   void on_state_request(const wire::StateRequest& m);
   void send_result() {
     send(Channel::Control, protocol::game_result(executed, result));

@@ -42,6 +42,10 @@ struct LOCKSTEP_API ClientConfig {
   bool spectate = false;                ///< join without a player slot
   std::string rejoin_secret;            ///< from an earlier welcome: come back into that slot
   Tick last_tick = 0;                   ///< leave cleanly after executing this tick, 0 = stay to the end
+  /// When the server reports this client diverged, write a desync bundle (desync_bundle.hpp) of
+  /// this client's states here (desync-<tick>-<slot>.client.bundle); "" = none.
+  std::string desync_dir;
+  std::string module_name;              ///< the game's module, named in the bundle's replay
   Tick inject_desync_at = 0;            ///< test hook: flip the lowest bit of one stored value right after this tick
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
   bool inject_forged_states = false;     ///< test hook: flip a byte of every saved state a relay server asks for
