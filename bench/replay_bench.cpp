@@ -100,7 +100,7 @@ void run_keyframes(const Options& opt, std::vector<Row>& rows) {
   Module other = arena_module();
   other.create = &nudged;
   g_part_from = ticks * 2 / 3 + 123;
-  const BisectResult res = bisect_replay(arena_module(), other, with, false);
+  const BisectResult res = bisect_replay(arena_module().create, other.create, with, false);
   if (!res.parted || res.tick != g_part_from) std::abort();
   rows.push_back({"replay", "bisect: ticks simulated", static_cast<double>(res.ticks_simulated), "ticks",
                   static_cast<double>(res.linear_ticks), "a linear search", "", true,

@@ -404,7 +404,7 @@ int bisect(const Module& a, const Module& b, const std::string& path, bool linea
   Replay r;
   if (!load(path, &r)) return kExitBadInput;
   if (!replay_world(a, path, r)) return kExitBadInput;
-  const BisectResult res = bisect_replay(a, b, r, linear);
+  const BisectResult res = bisect_replay(a.create, b.create, r, linear);
   if (!res.ok) {
     LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), res.error.c_str());
     return kExitBadInput;

@@ -185,6 +185,8 @@ internal static class Native {
   [DllImport(Lib)] public static extern void lockstep_client_leave(IntPtr client);
   [DllImport(Lib)] public static extern int lockstep_compare_game(IntPtr module, IntPtr game, byte[] settings, UIntPtr n, uint ticks,
                                                                   StringBuilder report, UIntPtr cap);
+  [DllImport(Lib)] public static extern int lockstep_bisect_game(IntPtr module, IntPtr game, byte[] replayPath, int linear,
+                                                                 StringBuilder report, UIntPtr cap);
 
   static bool checkedLayout;
   static readonly object checkLock = new object();
@@ -356,6 +358,28 @@ public sealed class Client : IDisposable {
       report = text.ToString();
       if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
       if (r != 0 && r != 6) throw new LockstepException(r, report);  // 6: LOCKSTEP_ERROR_STATE, a difference
+      return r == 0;
+    } finally {
+      holder.Free();
+    }
+  }
+
+  /// Where `game` parts from `module` on a recorded session: `replay` (a .replay with keyframes, or a
+  /// desync bundle), searched over its keyframes (lockstep_bisect_game; `linear`: every stretch in
+  /// order). Returns true when they agree; `report` names the tick, entity and field where they
+  /// part and the ticks simulated against a linear search's.
+  public static bool BisectGame(Module module, Game game, string replay, out string report, bool linear = false) {
+    Native.CheckLayout();
+    if (module == null || game == null || replay == null)
+      throw new ArgumentNullException(module == null ? "module" : game == null ? "game" : "replay");
+    var holder = new Client(game);
+    try {
+      var text = new StringBuilder(1024);
+      byte[] path = Encoding.UTF8.GetBytes(replay + "\0");
+      int r = Native.lockstep_bisect_game(module.Handle, holder.GameStruct(), path, linear ? 1 : 0, text, (UIntPtr)1024);
+      report = text.ToString();
+      if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
+      if (r != 0 && r != 6) throw new LockstepException(r, report);
       return r == 0;
     } finally {
       holder.Free();

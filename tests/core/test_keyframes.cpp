@@ -140,19 +140,19 @@ TEST_SUITE("core/keyframes") {
     for (const Tick part : {Tick{1}, Tick{777}, Tick{5200}}) {
       CAPTURE(part);
       g_part_from = part;
-      const BisectResult b = bisect_replay(arena_module(), other, r, false);
+      const BisectResult b = bisect_replay(arena_module().create, other.create, r, false);
       REQUIRE(b.ok);
       CHECK(b.parted);
       CHECK(b.tick == part);
       CHECK(b.difference.where != "none");
-      const BisectResult lin = bisect_replay(arena_module(), other, r, true);
+      const BisectResult lin = bisect_replay(arena_module().create, other.create, r, true);
       CHECK(lin.tick == part);
       CAPTURE(b.ticks_simulated);
       CAPTURE(b.stretches_tested);
       if (part > 2000) CHECK(b.ticks_simulated * 2 < b.linear_ticks);
     }
     g_part_from = 100000;  // never parts
-    const BisectResult none = bisect_replay(arena_module(), other, r, false);
+    const BisectResult none = bisect_replay(arena_module().create, other.create, r, false);
     CHECK(none.ok);
     CHECK_FALSE(none.parted);
   }

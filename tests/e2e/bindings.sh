@@ -89,6 +89,41 @@ ok, report = lockstep.compare_game(module, WalkersGame(module.build_id + 1, 0, 0
 assert not ok and "the identity differs" in report, report
 print("ok: python: lockstep.compare_game finds the two implementations equal, then names tick 137, entity 0, field vel")
 PY
+# The same on a recorded session, with its keyframes (lockstep_bisect_game): the Python walkers
+# agree with the module throughout; a port drifting from tick 4321 on is found there, simulating
+# fewer ticks than a linear search.
+"$BIN/lockstep-replay" --sim-lib "$LIB" record-scenario "$WORK/walkers.replay" --ticks 6000 --keyframe-every 2 \
+  2>"$WORK/record.err" || fail "record-scenario of walkers"
+py_with_lib - "$LIB" "$BID" "$(dirname "$0")/../embed" "$WORK/walkers.replay" <<'PY' || fail "lockstep.bisect_game"
+import re, sys
+sys.path.insert(0, sys.argv[3])
+import lockstep
+from py_player import WalkersGame
+module = lockstep.module_load(sys.argv[1])
+ok, report = lockstep.bisect_game(module, WalkersGame(module.build_id, 0, 0), sys.argv[4])
+print("python, as written:", report)
+assert ok, report
+class Drifting(WalkersGame):  # the damping rounded the other way from tick 4321 on
+    def step(self, frame):
+        super().step(frame)
+        if frame.tick >= 4321 and self.world.vel[0] < 0:
+            self.world.vel[0] += 1
+ok, report = lockstep.bisect_game(module, Drifting(module.build_id, 0, 0), sys.argv[4])
+print("python, drifting:", report)
+m = re.search(r"parted at tick (\d+): entity 0 field vel: .*?(\d+) ticks simulated.*a linear search: (\d+)", report)
+assert not ok and m and int(m.group(1)) >= 4321, report
+assert int(m.group(2)) < int(m.group(3)), report
+ok, linear = lockstep.bisect_game(module, Drifting(module.build_id, 0, 0), sys.argv[4], linear=True)
+assert not ok and ("parted at tick %s:" % m.group(1)) in linear, linear
+try:
+    lockstep.bisect_game(module, WalkersGame(module.build_id, 0, 0), sys.argv[4] + ".missing")
+    raise SystemExit("a missing replay was taken")
+except lockstep.Error as e:
+    assert "cannot open" in str(e), e
+print("ok: python: lockstep.bisect_game finds a port drifting from tick 4321 at tick %s" % m.group(1))
+open(sys.argv[4] + ".parted", "w").write(m.group(1))
+PY
+PY_PARTED=$(cat "$WORK/walkers.replay.parted")
 if cs_ready; then
   cs_with_lib "$BIN/cs_layout_check.exe" || fail "the C# binding's layout check"
   # The C# walkers beside the module: equal; drifting from tick 137, named there.
@@ -97,6 +132,11 @@ if cs_ready; then
   out=$(cs_with_lib "$BIN/cs_player.exe" --compare "$LIB" --drift-at 137); rc=$?
   [ $rc = 3 ] && echo "$out" | grep -q " tick 137: entity 0 field vel: module " || fail "C# CompareGame of a drifting port (exit $rc): $out"
   echo "ok: C#: CompareGame finds the two implementations equal, then names tick 137, entity 0, field vel"
+  out=$(cs_with_lib "$BIN/cs_player.exe" --bisect "$LIB" "$WORK/walkers.replay") || fail "C# BisectGame: $out"
+  out=$(cs_with_lib "$BIN/cs_player.exe" --bisect "$LIB" "$WORK/walkers.replay" --drift-at 4321); rc=$?
+  [ $rc = 3 ] && echo "$out" | grep -q "parted at tick $PY_PARTED: entity 0 field vel" \
+    || fail "C# BisectGame of a drifting port (exit $rc), not at tick $PY_PARTED as in Python: $out"
+  echo "ok: C#: BisectGame finds the port drifting from tick 4321 where Python's does"
 else
   echo "C#: skipped (needs Mono, and a build without AddressSanitizer)"
 fi

@@ -3,6 +3,7 @@
 // walkers world written in C# from tests/modules/walkers.c's rules, stepped by the game itself.
 // Usage: cs_player.exe HOST PORT NAME SEED HASH_LOG BUILD_ID [--predict N] [--raise-at T]
 //        cs_player.exe --compare MODULE.so [--drift-at T]
+//        cs_player.exe --bisect MODULE.so REPLAY [--drift-at T]
 // --compare runs this game beside the module (Lockstep.Client.CompareGame) and prints the report
 // (exit 0: equal, 3: they differ); --drift-at T rounds the damping the other way from tick T on.
 // --predict N predicts up to N ticks ahead on the game's one state: each frame it draws, the game
@@ -131,6 +132,15 @@ static class Program {
       string report;
       bool equal = Lockstep.Client.CompareGame(module, g, 400, out report);
       Console.WriteLine("cs_player: compare: " + report);
+      return equal ? 0 : 3;
+    }
+    if (args.Length >= 3 && args[0] == "--bisect") {
+      var module = Lockstep.Client.ModuleLoad(args[1]);
+      var g = new WalkersGame(module.BuildId);
+      if (args.Length >= 5 && args[3] == "--drift-at") g.DriftAt = uint.Parse(args[4]);
+      string report;
+      bool equal = Lockstep.Client.BisectGame(module, g, args[2], out report);
+      Console.WriteLine("cs_player: bisect: " + report);
       return equal ? 0 : 3;
     }
     if (args.Length < 6) {

@@ -28,7 +28,7 @@ import os
 import time
 
 __all__ = ["Client", "Game", "Module", "Error", "EventKind", "Event", "module_builtin", "module_load",
-           "compare_game", "api_version", "version", "protocol_version"]
+           "compare_game", "bisect_game", "api_version", "version", "protocol_version"]
 
 API_VERSION = 2  # LOCKSTEP_API_VERSION this binding speaks
 
@@ -140,6 +140,7 @@ def _load():
         "lockstep_client_leave": (None, [C.c_void_p]),
         "lockstep_compare_game": (C.c_int, [C.c_void_p, C.POINTER(_Game), _U8P, C.c_size_t, C.c_uint32, C.c_char_p,
                                             C.c_size_t]),
+        "lockstep_bisect_game": (C.c_int, [C.c_void_p, C.POINTER(_Game), C.c_char_p, C.c_int, C.c_char_p, C.c_size_t]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -227,6 +228,24 @@ def compare_game(module, game, ticks=600, settings=b""):
     buf, n = _bytes_arg(settings, "settings")
     report = C.create_string_buffer(1024)
     r = _lib.lockstep_compare_game(module._handle, C.byref(binding.struct), buf, n, int(ticks), report, 1024)
+    text = report.value.decode(errors="replace")
+    if binding.callback_error is not None:
+        text += " (the game raised %r)" % (binding.callback_error,)
+    if r not in (0, 6):  # LOCKSTEP_OK, LOCKSTEP_ERROR_STATE
+        raise Error(r, text)
+    return r == 0, text
+
+
+def bisect_game(module, game, replay, linear=False):
+    """Where `game` (a Game) parts from `module` on a recorded session: `replay` (a path to a
+    .replay with keyframes, or a desync bundle), both loading each keyframe and stepping the
+    stretch after it, searched for the first stretch where they part (linear: every stretch in
+    order). Returns (equal, report): report names the tick, entity and field and the ticks
+    simulated. Raises Error for bad arguments or a file that cannot be read."""
+    binding = _GameBinding(game)
+    report = C.create_string_buffer(1024)
+    r = _lib.lockstep_bisect_game(module._handle, C.byref(binding.struct), os.fsencode(replay), 1 if linear else 0,
+                                  report, 1024)
     text = report.value.decode(errors="replace")
     if binding.callback_error is not None:
         text += " (the game raised %r)" % (binding.callback_error,)

@@ -1,13 +1,17 @@
-// lockstep_compare_game (lockstep_session.h): a game's own implementation of a module's rules
-// beside the module, over the synctest's variants and input streams, tick by tick; the first
-// difference is named by tick, entity and field (or byte offset).
+// lockstep_compare_game and lockstep_bisect_game (lockstep_session.h): a game's own implementation
+// of a module's rules beside the module, over the synctest's variants and input streams tick by
+// tick, or over a recorded session's keyframes; the first difference is named by tick, entity and
+// field (or byte offset).
 #include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "game_simulation.hpp"
 #include "handles.hpp"
+#include "lockstep/bisect.hpp"
 #include "lockstep/desync.hpp"
+#include "lockstep/desync_bundle.hpp"
+#include "lockstep/replay.hpp"
 #include "lockstep/lockstep_session.h"
 #include "lockstep/synctest.hpp"
 
@@ -46,7 +50,69 @@ std::string where_they_differ(const Simulation& module, const Simulation& game, 
          std::to_string(a.size()) + " bytes, game " + std::to_string(b.size()) + ")";
 }
 
+// The game's table read and checked against the module's identity; "" when it is the module's.
+std::string checked_game(const lockstep_game& given, lockstep_game* g) {
+  lockstep_game_defaults(g);
+  std::string bad;
+  if (!c_api::read_versioned(given, g, sizeof(lockstep_game), "game", &bad)) return bad;
+  if (!g->name || !g->reset || !g->step || !g->save || !g->load || !g->tick)
+    return "game: name, reset, step, save, load and tick must be set";
+  return "";
+}
+
+std::string identity_difference(const Module& mod, const lockstep_game& g) {
+  if (std::string(g.name) != mod.name || g.version != mod.version || g.input_size != mod.input_size ||
+      (mod.build_id != 0 && g.build_id != mod.build_id))
+    return "the identity differs: the module is " + std::string(mod.name) + " version " + std::to_string(mod.version) +
+           " build " + hash_hex(mod.build_id) + " input " + std::to_string(mod.input_size) + " bytes; the game says " +
+           g.name + " version " + std::to_string(g.version) + " build " + hash_hex(g.build_id) + " input " +
+           std::to_string(g.input_size) + " bytes";
+  return "";
+}
+
 }  // namespace
+
+extern "C" lockstep_result lockstep_bisect_game(const lockstep_module* module, const lockstep_game* given,
+                                                const char* replay_path, int linear, char* report, size_t report_cap) {
+  using c_api::fail;
+  if (!module || !given || !replay_path)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "module, game and replay_path must not be NULL", report, report_cap);
+  const Module& mod = *module->module;
+  lockstep_game g;
+  if (const std::string bad = checked_game(*given, &g); !bad.empty())
+    return fail(LOCKSTEP_ERROR_ARGUMENT, bad, report, report_cap);
+  if (const std::string differs = identity_difference(mod, g); !differs.empty())
+    return fail(LOCKSTEP_ERROR_STATE, differs, report, report_cap);
+  Replay r;
+  std::string detail;
+  ReplayError e;
+  if (is_bundle_file(replay_path)) {
+    DesyncBundle b;
+    e = read_bundle(replay_path, &b, &detail);
+    r = std::move(b.replay);
+  } else {
+    e = read_replay(replay_path, &r, &detail);
+  }
+  if (e == ReplayError::CannotOpen) return fail(LOCKSTEP_ERROR_NOT_FOUND, detail, report, report_cap);
+  if (e != ReplayError::None) return fail(LOCKSTEP_ERROR_SETTINGS, std::string(replay_path) + ": " + detail, report, report_cap);
+  if (!r.header.module.empty() && r.header.module != mod.name)
+    return fail(LOCKSTEP_ERROR_SETTINGS, std::string(replay_path) + " was recorded with module '" + r.header.module +
+                                             "', not " + std::string(mod.name), report, report_cap);
+  auto ctx = std::make_shared<GameContext>();
+  ctx->game = g;
+  ctx->code = module_code_fingerprint(g.name, g.version, g.build_id, g.input_size);
+  const BisectResult res = bisect_replay(mod.create, game_factory(ctx), r, linear != 0);
+  if (!ctx->failure.empty()) return fail(LOCKSTEP_ERROR_STATE, "the game failed: " + ctx->failure, report, report_cap);
+  if (!res.ok) return fail(LOCKSTEP_ERROR_SETTINGS, std::string(replay_path) + ": " + res.error, report, report_cap);
+  const std::string cost = std::to_string(res.ticks_simulated) + " ticks simulated (" + std::to_string(res.stretches_tested) +
+                           " of " + std::to_string(res.stretches) + " stretches between keyframes); a linear search: " +
+                           std::to_string(res.linear_ticks);
+  if (!res.parted)
+    return fail(LOCKSTEP_OK, "equal at every tick of the stretches tested: " + cost, report, report_cap);
+  std::string where = difference_text(res.difference);
+  return fail(LOCKSTEP_ERROR_STATE, "parted at tick " + std::to_string(res.tick) + ": " + where + " (module vs game); " + cost,
+              report, report_cap);
+}
 
 extern "C" lockstep_result lockstep_compare_game(const lockstep_module* module, const lockstep_game* given,
                                                  const uint8_t* settings, size_t n, uint32_t ticks, char* report,
@@ -55,23 +121,13 @@ extern "C" lockstep_result lockstep_compare_game(const lockstep_module* module, 
   if (!module || !given || (n > 0 && !settings) || ticks == 0)
     return fail(LOCKSTEP_ERROR_ARGUMENT, "module and game must not be NULL, nor settings with n > 0, and ticks at least 1",
                 report, report_cap);
-  lockstep_game g;
-  lockstep_game_defaults(&g);
-  std::string bad;
-  if (!c_api::read_versioned(*given, &g, sizeof(lockstep_game), "game", &bad))
-    return fail(LOCKSTEP_ERROR_ARGUMENT, bad, report, report_cap);
-  if (!g.name || !g.reset || !g.step || !g.save || !g.load || !g.tick)
-    return fail(LOCKSTEP_ERROR_ARGUMENT, "game: name, reset, step, save, load and tick must be set", report, report_cap);
   const Module& mod = *module->module;
+  lockstep_game g;
+  if (const std::string bad = checked_game(*given, &g); !bad.empty())
+    return fail(LOCKSTEP_ERROR_ARGUMENT, bad, report, report_cap);
   // The identity first: a join with another one is refused before any tick is compared.
-  if (std::string(g.name) != mod.name || g.version != mod.version || g.input_size != mod.input_size ||
-      (mod.build_id != 0 && g.build_id != mod.build_id))
-    return fail(LOCKSTEP_ERROR_STATE,
-                "the identity differs: the module is " + std::string(mod.name) + " version " + std::to_string(mod.version) +
-                    " build " + hash_hex(mod.build_id) + " input " + std::to_string(mod.input_size) + " bytes; the game says " +
-                    g.name + " version " + std::to_string(g.version) + " build " + hash_hex(g.build_id) + " input " +
-                    std::to_string(g.input_size) + " bytes",
-                report, report_cap);
+  if (const std::string differs = identity_difference(mod, g); !differs.empty())
+    return fail(LOCKSTEP_ERROR_STATE, differs, report, report_cap);
   auto ctx = std::make_shared<GameContext>();
   ctx->game = g;
   ctx->code = module_code_fingerprint(g.name, g.version, g.build_id, g.input_size);

@@ -6,7 +6,7 @@
 
 namespace lockstep {
 
-BisectResult bisect_replay(const Module& a, const Module& b, const Replay& r, bool linear) {
+BisectResult bisect_replay(const WorldFactory& a, const WorldFactory& b, const Replay& r, bool linear) {
   BisectResult out;
   std::vector<Tick> bounds{r.frames_from};
   for (const ReplayKeyframe& k : r.keyframes)
@@ -15,8 +15,8 @@ BisectResult bisect_replay(const Module& a, const Module& b, const Replay& r, bo
   out.stretches = bounds.size() - 1;
   // Both builds at `from`: the replay's state there, loaded by each.
   const auto worlds_at = [&](Tick from, std::unique_ptr<Simulation>* x, std::unique_ptr<Simulation>* y) {
-    *x = a.create(r.header.world);
-    *y = b.create(r.header.world);
+    *x = a(r.header.world);
+    *y = b(r.header.world);
     if (!*x || !*y) {
       out.error = "a build cannot create this replay's world";
       return false;

@@ -216,6 +216,17 @@ LOCKSTEP_API lockstep_result lockstep_compare_game(const lockstep_module* module
                                                    const uint8_t* settings, size_t n, uint32_t ticks, char* report,
                                                    size_t report_cap);
 
+/* Where a game's own implementation parts from the module on a recorded session: the replay at
+ * `replay_path` (a .replay, or a desync bundle) with keyframes, both sides loading each keyframe's
+ * bytes and stepping the stretch after it; a galloping then halving search finds the first stretch
+ * where they part (linear != 0: every stretch in order, exact for a difference that shows only now
+ * and then), and its first differing tick is located. LOCKSTEP_OK when they agree, LOCKSTEP_ERROR_STATE
+ * when they part: report names the tick, the entity and field with both values, and the ticks
+ * simulated against a linear search's; LOCKSTEP_ERROR_NOT_FOUND for a file that cannot be read,
+ * LOCKSTEP_ERROR_SETTINGS for a replay of another module or a damaged one (report says which). */
+LOCKSTEP_API lockstep_result lockstep_bisect_game(const lockstep_module* module, const lockstep_game* game,
+                                                  const char* replay_path, int linear, char* report, size_t report_cap);
+
 /* The size of one of this API's structs (field NULL), or the offset and size of one of its fields,
  * as this library was built: struct_name and field as the headers spell them ("lockstep_game",
  * "build_id"). For bindings to hold their own layouts to (the C# and Python bindings do at load):

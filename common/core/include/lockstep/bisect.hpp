@@ -29,6 +29,8 @@ struct LOCKSTEP_API BisectResult {
 /// one stretch is taken to part in every later one too (a difference in the arithmetic: FMA,
 /// another libm or compiler); `linear` tests every stretch in order, exact for a difference that
 /// shows only now and then.
-LOCKSTEP_API BisectResult bisect_replay(const Module& a, const Module& b, const Replay& replay, bool linear);
+/// `a` and `b` build each side's worlds: two modules' create, or a module's and a game's own
+/// implementation (lockstep_bisect_game).
+LOCKSTEP_API BisectResult bisect_replay(const WorldFactory& a, const WorldFactory& b, const Replay& replay, bool linear);
 
 }  // namespace lockstep
