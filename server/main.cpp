@@ -114,7 +114,8 @@ void declare_options(CLI::App& app, Options& o) {
                  "connections waiting to join from one IP address")->check(CLI::Range(1u, 64u))->capture_default_str();
   app.add_option("--record", o.record_path, "record the session as a replay file (written as it runs)");
   app.add_option("--keyframe-every", o.keyframe_seconds, "seconds between the replay's keyframes, the whole state a "
-                 "reader can start from (0: none; relay mode records none)")->capture_default_str()->check(CLI::Range(0u, 3600u));
+                 "reader can start from (0: none); in relay mode a voter's saved state, checked against the settled hash, "
+                 "which also serves joins at once")->capture_default_str()->check(CLI::Range(0u, 3600u));
   app.add_option("--result", o.result_path,
                  "write the session's result here at the end: the players' reported results settled by majority, "
                  "the final settled hash and the seats, authenticated (lockstep-token verify-result checks it)");
@@ -253,6 +254,8 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   cfg.on_desync = o.on_desync == "stop" ? OnDesync::Stop : o.on_desync == "resync" ? OnDesync::Resync : OnDesync::Report;
   cfg.record_path = o.record_path;
   cfg.module_name = module_name;
+  // Relay mode keeps a keyframe from the voters at the same interval: joins are served from it.
+  if (cfg.relay) cfg.relay_keyframe_interval = o.keyframe_seconds * kTickRate;
   cfg.input_grace_ns = static_cast<std::int64_t>(o.grace_ms * 1e6);
   cfg.silent_drop_ns = static_cast<std::int64_t>(o.silent_ms * 1e6);
   cfg.hash_silence_ns = static_cast<std::int64_t>(o.hash_silence_ms * 1e6);

@@ -123,6 +123,37 @@ TEST_SUITE("core/keyframes") {
     fs::remove(p);
   }
 
+  TEST_CASE("a keyframe that came later than its tick (a voter's, in relay mode) reads back; one out of order is refused") {
+    const Replay r = scenario_replay(golden_scenario(arena_module()), 450, 0);
+    const fs::path p = temp_path("late.replay");
+    std::string error, detail;
+    const auto write = [&](std::initializer_list<std::pair<Tick, Tick>> keyframes) {  // (tick, written after this tick)
+      ReplayWriter w;
+      ReplayHeader h = r.header;
+      h.keyframe_interval = 100;
+      REQUIRE(w.open(p.string(), h, &error));
+      for (std::size_t i = 0; i < r.frames.size(); ++i) {
+        w.add(r.frames[i], r.hashes[i]);
+        for (const auto& [k, after] : keyframes)
+          if (after == r.frames[i].tick) {
+            const auto state = state_at(k);
+            w.add_keyframe(k, hash_bytes(state), state);
+          }
+      }
+      w.close(450, "test");
+    };
+    write({{150, 230}, {300, 301}});
+    Replay back;
+    REQUIRE(read_replay(p.string(), &back, &detail, {320, 0}) == ReplayError::None);
+    CHECK(back.keyframe_ticks == std::vector<Tick>{150, 300});
+    CHECK(back.frames_from == 300);
+    CHECK(back.frames.front().tick == 301);
+    write({{300, 310}, {150, 320}});  // the second goes back before the first
+    CHECK(read_replay(p.string(), &back, &detail) == ReplayError::Corrupt);
+    CHECK_MESSAGE(detail.find("out of place") != std::string::npos, detail);
+    fs::remove(p);
+  }
+
   TEST_CASE("a replay of format 3 (no keyframes) still reads, and ranged reads of it start from tick 0") {
     Replay golden;
     std::string detail;

@@ -34,7 +34,8 @@ python3 "$(dirname "$0")/result_receiver.py" $((PORT + 15)) "$WORK" 2>"$WORK/rec
 PIDS+=($!)
 "$BIN/lockstep-server" --relay "$WORK/game.json" --port "$PORT" --players 4 --ticks 1500 --on-desync resync \
     --desync-dir "$WORK" --hash-log "$WORK/server.log" --summary "$WORK/server.json" --result "$WORK/result.json" \
-    --result-key "$WORK/result.key" --result-webhook "http://127.0.0.1:$((PORT + 15))/results" 2>"$WORK/server.err" &
+    --result-key "$WORK/result.key" --result-webhook "http://127.0.0.1:$((PORT + 15))/results" \
+    --record "$WORK/session.replay" --keyframe-every 2 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
 for i in 1 2 3; do
   "$BIN/lockstep-netsim" --listen $((PORT + i)) --forward "127.0.0.1:$PORT" --delay 80 --jitter 10 --loss 3 --seed $i \
@@ -104,6 +105,17 @@ json_check "$WORK/server.json" 'd["joins_running"] == 1 and d["verified"] == 1 a
 json_check "$WORK/server.json" 'd["relay"]["states"]["forged"] >= 1 and d["relay"]["states"]["forwarded"] >= 2' \
   "the forged state was not caught, or the states were not forwarded from another peer"
 grep -q "forger) sent a wrong state" "$WORK/server.err" || fail "the server did not name the forging peer"
+# Keyframes from the voters every 2 s, each checked against the settled hash: the rejoin was
+# served from the latest one, no peer asked; the recording holds them and verifies from one.
+json_check "$WORK/server.json" 'd["relay"]["states"]["keyframes"] >= 4 and d["relay"]["states"]["joins_from_keyframe"] == 1' \
+  "no keyframes from the voters, or the rejoin was not served from one"
+grep -q "from the latest keyframe" "$WORK/server.err" || fail "the server does not say the rejoin came from its keyframe"
+json_check <("$BIN/lockstep-replay" --sim-lib "$LIB" info "$WORK/session.replay") 'd["keyframes"] >= 4 and d["keyframe_interval"] == 200' \
+  "the relay's recording has no keyframes"
+"$BIN/lockstep-replay" --sim-lib "$LIB" verify "$WORK/session.replay" --from 1000 >"$WORK/verify.txt" 2>&1 \
+  || fail "the relay's recording does not verify from a keyframe: $(tail -3 "$WORK/verify.txt")"
+"$BIN/lockstep-replay" --sim-lib "$LIB" view "$(json_get "$WORK/$(ls "$WORK" | grep -m1 '^desync-300-.*json$')" 'd["bundle"]')" \
+  -o "$WORK/relay.html" >/dev/null 2>"$WORK/relay-view.err" || fail "the relay's desync bundle has no page: $(cat "$WORK/relay-view.err")"
 RP=$(ls "$WORK"/desync-300-*.json 2>/dev/null | head -1)
 [ -n "$RP" ] || fail "no desync report of tick 300: $(ls "$WORK")"
 json_check "$RP" 'd["name"] == "cgame" and "cgame" in d["odd_one_out"] and len(d["votes"]) == 2' \

@@ -8,6 +8,7 @@ namespace lockstep {
 SessionRecorder::SessionRecorder(ServerSession& session, std::string path, std::string module_name,
                                  std::uint32_t keyframe_interval)
     : session_(session), path_(std::move(path)), module_(std::move(module_name)), keyframe_interval_(keyframe_interval) {
+  if (!session_.simulation()) hook_keyframes();
   session_.on_tick([this](const InputFrame& frame, std::uint64_t hash) {
     if (!writer_.is_open() && !failed_) {
       ReplayHeader h;
@@ -20,7 +21,7 @@ SessionRecorder::SessionRecorder(ServerSession& session, std::string path, std::
       h.input_delay = session_.config().input_delay;
       h.start_tick = frame.tick - 1;
       h.names = session_.player_names();
-      h.keyframe_interval = session_.simulation() ? keyframe_interval_ : 0;
+      h.keyframe_interval = session_.simulation() ? keyframe_interval_ : session_.config().relay_keyframe_interval;
       std::string err;
       if (!writer_.open(path_, h, &err)) {
         LOCKSTEP_LOG_ERROR("--record: %s", err.c_str());
@@ -35,6 +36,16 @@ SessionRecorder::SessionRecorder(ServerSession& session, std::string path, std::
       sim->serialize(state_);
       writer_.add_keyframe(frame.tick, hash, state_);
     }
+  });
+}
+
+void SessionRecorder::hook_keyframes() {
+  // Relay mode: keyframes come from the voters, checked against the settled hash, a little after
+  // their tick was recorded.
+  session_.on_keyframe([this](Tick t, std::uint64_t hash, std::span<const std::uint8_t> state) {
+    if (!writer_.is_open() || t <= last_keyframe_) return;
+    last_keyframe_ = t;
+    writer_.add_keyframe(t, hash, state);
   });
 }
 

@@ -109,7 +109,9 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
                              {"forwarded", st.states_forwarded},
                              {"forged", st.states_forged},
                              {"not_held", st.states_not_held},
-                             {"unanswered", st.states_unanswered}}}};
+                             {"unanswered", st.states_unanswered},
+                             {"keyframes", st.keyframes_fetched},
+                             {"joins_from_keyframe", st.joins_from_keyframe}}}};
   return Json{{"ticks", s.executed_tick()},
               {"final_hash", hash_hex(settled_hash)},
               {"relay", relay},

@@ -246,22 +246,25 @@ struct RecordReader {
     return ReplayError::None;
   }
 
-  ReplayError check_keyframe(const replay::Keyframe& k, const std::string& at, RecordEntry* e) {
+  // A keyframe comes after the record holding its tick (right after it when written as the tick
+  // ran; later when its state came from a peer, in relay mode), in ascending ticks, and holds the
+  // state whose hash was recorded for its tick. `recorded(t)`: that hash, or nullopt.
+  template <class Recorded>
+  ReplayError check_keyframe(const replay::Keyframe& k, const std::string& at, RecordEntry* e, const Recorded& recorded) {
     if (!have_header) return fail(ReplayError::Corrupt, "keyframe before the header" + at);
     if (out->header.format_version < 4) return fail(ReplayError::Corrupt, "a keyframe in a format 3 replay" + at);
-    if (k.tick() != next_tick - 1)
-      return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(k.tick()) + " is not where tick " +
-                                            std::to_string(next_tick - 1) + " ends" + at);
+    const Tick t = k.tick();
+    if (t > next_tick - 1 || t < out->header.start_tick || (!out->keyframe_ticks.empty() && t <= out->keyframe_ticks.back()))
+      return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(t) + " is out of place (the ticks so far end at " +
+                                            std::to_string(next_tick - 1) + ")" + at);
     const std::span<const std::uint8_t> state = span_of(k.state());
     if (state.empty() || state.size() > kMaxKeyframeBytes) return fail(ReplayError::Corrupt, "keyframe size out of range" + at);
-    if (hash_bytes(state) != k.hash()) return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(k.tick()) + " does not hash to its recorded hash" + at);
-    if (k.tick() != out->header.start_tick && k.hash() != last_hash)
-      return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(k.tick()) +
+    if (hash_bytes(state) != k.hash()) return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(t) + " does not hash to its recorded hash" + at);
+    if (t != out->header.start_tick && recorded(t) != std::optional<std::uint64_t>(k.hash()))
+      return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(t) +
                                             " differs from the hash recorded for its tick" + at);
-    if (k.tick() == out->header.start_tick && !out->keyframe_ticks.empty())
-      return fail(ReplayError::Corrupt, "a second keyframe of the start tick" + at);
-    e->first = e->last = k.tick();
-    out->keyframe_ticks.push_back(k.tick());
+    e->first = e->last = t;
+    out->keyframe_ticks.push_back(t);
     return ReplayError::None;
   }
 
@@ -344,7 +347,21 @@ ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::
       case replay::Chunk::Header: err = reader.header(*rec->chunk_as_Header(), at); break;
       case replay::Chunk::Frames: err = reader.check_frames(*rec->chunk_as_Frames(), at, &e); break;
       case replay::Chunk::ReplayEnd: err = reader.end(*rec->chunk_as_ReplayEnd(), at); break;
-      case replay::Chunk::Keyframe: err = reader.check_keyframe(*rec->chunk_as_Keyframe(), at, &e); break;
+      case replay::Chunk::Keyframe: {
+        // The recorded hash of a tick, from the checked frame record that holds it.
+        const auto recorded = [&](Tick t) -> std::optional<std::uint64_t> {
+          for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+            if (it->type != replay::Chunk::Frames || t < it->first || t > it->last) continue;
+            std::vector<std::uint64_t> scratch;
+            const replay::Record* fr = aligned_record(bytes.subspan(it->pos, it->len), scratch);
+            return fr->chunk_as_Frames()->hashes()->Get(t - it->first);
+          }
+          return std::nullopt;
+        };
+        const replay::Record* kr = aligned_record(raw, aligned);  // (the lambda used its own buffer)
+        err = reader.check_keyframe(*kr->chunk_as_Keyframe(), at, &e, recorded);
+        break;
+      }
       case replay::Chunk::NONE: err = reader.fail(ReplayError::Corrupt, "empty record" + at); break;
     }
     if (err != ReplayError::None) {

@@ -88,6 +88,7 @@ void ServerSession::Impl::decide_tick(Tick t, const std::vector<std::uint32_t>& 
 // the settled hash of it. It travels to p only after its bytes hash to that value.
 void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std::int64_t now, Tick want) {
   using P = StateFetch::Purpose;
+  if (purpose == P::Join && serve_from_keyframe(p, now)) return;
   // A peer waits for one state to load and one to compare with at a time.
   std::erase_if(fetches, [&](const StateFetch& f) { return f.target == p.id && (f.purpose == P::Compare) == (purpose == P::Compare); });
   StateFetch f;
@@ -101,6 +102,37 @@ void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std:
   fetches.push_back(std::move(f));
   if (!ask_for_state(fetches.back(), now))
     LOCKSTEP_LOG_INFO("relay: no peer holds a settled state for %s yet; asking again shortly", label(p).c_str());
+}
+
+// Every relay_keyframe_interval ticks, the newest settled tick's state from a voter: the latest
+// keyframe, for joins and the recording. One fetch at a time; no target peer.
+void ServerSession::Impl::fetch_keyframe(std::int64_t now) {
+  if (cfg.relay_keyframe_interval == 0 || consensus.decided_through() < next_keyframe) return;
+  if (std::any_of(fetches.begin(), fetches.end(), [](const StateFetch& f) { return f.purpose == StateFetch::Purpose::Keyframe; }))
+    return;
+  next_keyframe = consensus.decided_through() + cfg.relay_keyframe_interval;
+  StateFetch f;
+  f.purpose = StateFetch::Purpose::Keyframe;
+  f.started_at = now;
+  fetches.push_back(std::move(f));
+  if (!ask_for_state(fetches.back(), now)) fetches.pop_back();  // no voter holds one yet: at the next interval
+}
+
+// A joiner served from the latest keyframe, when it is recent enough to catch up from: no peer is
+// asked, the state goes out at once, and the joiner's first hash after it is held to the settled
+// one as with any join.
+bool ServerSession::Impl::serve_from_keyframe(Peer& p, std::int64_t now) {
+  if (!keyframe || keyframe->tick > executed() || executed() - keyframe->tick > kKeyframeReach) return false;
+  StateFetch f;
+  f.target = p.id;
+  f.purpose = StateFetch::Purpose::Join;
+  f.tick = keyframe->tick;
+  f.hash = keyframe->hash;
+  f.bytes = keyframe->bytes;
+  f.started_at = now;
+  ++stats.joins_from_keyframe;
+  deliver_state(f, now);
+  return true;
 }
 
 bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
@@ -135,7 +167,7 @@ bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
       ++stats.states_requested;
       send(*best, Channel::Control, protocol::state_request(t, f.request));
       transport->flush();
-      static constexpr const char* kFor[] = {"a join", "a resync", "a desynced peer to compare with"};
+      static constexpr const char* kFor[] = {"a join", "a resync", "a desynced peer to compare with", "the session's keyframe"};
       LOCKSTEP_LOG_INFO("relay: asked %s for its state of tick %u (settled hash %s) for %s", label(*best).c_str(), t,
                         hash_hex(settled).c_str(), kFor[static_cast<int>(f.purpose)]);
       return true;
@@ -190,6 +222,15 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
     ask_for_state(f, now);
     return;
   }
+  if (f.purpose == StateFetch::Purpose::Keyframe) {
+    ++stats.keyframes_fetched;
+    keyframe = Keyframe{f.tick, f.hash, std::move(f.bytes)};
+    LOCKSTEP_LOG_INFO("relay: keyframe of tick %u from %s (%zu bytes, hash %s checked)", keyframe->tick, label(p).c_str(),
+                      keyframe->bytes.size(), hash_hex(keyframe->hash).c_str());
+    fetches.erase(fetches.begin() + (&f - fetches.data()));
+    if (keyframe_fn) keyframe_fn(keyframe->tick, keyframe->hash, keyframe->bytes);
+    return;
+  }
   deliver_state(f, now);
   fetches.erase(fetches.begin() + (&f - fetches.data()));
 }
@@ -198,7 +239,8 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
   const auto it = peers.find(f.target);
   if (it == peers.end() || it->second.closing) return;
   Peer& p = it->second;
-  const std::string source = peers.count(f.source) ? label(peers.at(f.source)) : "a peer";
+  const std::string source = peers.count(f.source) ? label(peers.at(f.source))
+                             : f.source == 0 ? std::string("the latest keyframe") : std::string("a peer");
   if (f.purpose == StateFetch::Purpose::Compare) {
     // Not to load: the peer compares it with its own state of that tick and answers DesyncLocated.
     if (!p.audit.locating) return;
@@ -247,6 +289,23 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
 void ServerSession::Impl::check_fetches(std::int64_t now) {
   for (std::size_t i = 0; i < fetches.size();) {
     StateFetch& f = fetches[i];
+    if (f.purpose == StateFetch::Purpose::Keyframe) {  // no target: a source that fails is passed over, or it waits
+      if (f.source != 0) {
+        const auto source = peers.find(f.source);
+        const bool gone = source == peers.end() || source->second.closing;
+        if (!gone && peer_sending(source->second.link)) f.asked_at = now;
+        if (gone || now - f.asked_at > std::max(kFetchPatienceNs, 8 * rtt_ns(source->second))) {
+          ++stats.states_unanswered;
+          f.source = 0;
+        }
+      }
+      if (f.source == 0 && (now - f.started_at > cfg.join_timeout_ns || !ask_for_state(f, now))) {
+        fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));  // at the next interval
+        continue;
+      }
+      ++i;
+      continue;
+    }
     const auto target = peers.find(f.target);
     if (target == peers.end() || target->second.closing) {
       fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));

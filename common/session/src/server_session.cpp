@@ -123,6 +123,7 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
   if (relay()) {
     check_fetches(now);
     if (phase == Phase::Running || phase == Phase::Draining) settle_ticks(now, /*force=*/false);
+    if (phase == Phase::Running) fetch_keyframe(now);
   } else {
     fit_history();
   }
@@ -512,6 +513,9 @@ std::uint32_t ServerSession::peak_peers() const { return impl_->peak_peers; }
 std::uint32_t ServerSession::active_players() const { return impl_->active_players_count(); }
 std::vector<SessionEvent> ServerSession::take_events() { return std::exchange(impl_->events, {}); }
 void ServerSession::on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn) { impl_->tick_fn = std::move(fn); }
+void ServerSession::on_keyframe(std::function<void(Tick, std::uint64_t, std::span<const std::uint8_t>)> fn) {
+  impl_->keyframe_fn = std::move(fn);
+}
 void ServerSession::set_hash_log(HashLogWriter* log) { impl_->hash_log = log; }
 
 }  // namespace lockstep

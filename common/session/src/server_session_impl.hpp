@@ -145,7 +145,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// peer joining or resyncing (server_relay.cpp).
   struct StateFetch {
     std::uint32_t request = 0;    // the StateRequest's id
-    enum class Purpose { Join, Resync, Compare };
+    enum class Purpose { Join, Resync, Compare, Keyframe };
     std::uint32_t target = 0;     // the peer it is for
     Purpose purpose = Purpose::Join;  // a join or rejoin, a resync, or a desynced peer's comparison
     Tick want = 0;                // the tick wanted (Compare), or 0: the newest settled
@@ -166,6 +166,18 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   std::uint64_t join_fingerprint = 0, world_fingerprint = 0;
   TickConsensus consensus;          // relay mode: every voter's hash of each tick, and the settled one
   std::vector<StateFetch> fetches;  // relay mode: states on their way from a peer
+  // Relay mode: the newest keyframe a voter sent (checked), and when the next one is due.
+  struct Keyframe {
+    Tick tick = 0;
+    std::uint64_t hash = 0;
+    std::vector<std::uint8_t> bytes;
+  };
+  std::optional<Keyframe> keyframe;
+  Tick next_keyframe = 0;
+  std::function<void(Tick, std::uint64_t, std::span<const std::uint8_t>)> keyframe_fn;
+  /// A join served from the keyframe must catch up from its tick: at most this far back (the
+  /// frames ring holds kHistory ticks).
+  static constexpr Tick kKeyframeReach = 30 * kTickRate;
   std::uint32_t next_request = 1;
   std::vector<std::uint32_t> voters_scratch;  // settle_ticks(), reused
   std::optional<SecretKey> result_key;         // cfg.result_key, or derived from the token key
@@ -361,6 +373,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void on_state_answer(Peer& p, const wire::Snapshot& m, std::int64_t now);
   void deliver_state(StateFetch& f, std::int64_t now);
   void check_fetches(std::int64_t now);
+  void fetch_keyframe(std::int64_t now);
+  bool serve_from_keyframe(Peer& p, std::int64_t now);
 };
 
 }  // namespace lockstep

@@ -1,6 +1,7 @@
 // Records a server's session as a replay file while it runs: the header at the first executed
 // tick (the roster is known then), every tick's frame and hash after it, a keyframe of the
-// server's world at the interval (with the simulation; relay mode has none), the end record at close.
+// server's world at the interval (in relay mode, each keyframe a voter sent the server, checked
+// against the settled hash), the end record at close.
 #pragma once
 
 #include <string>
@@ -19,6 +20,8 @@ class SessionRecorder {
   bool failed_ = false;
   std::uint32_t keyframe_interval_ = 0;
   std::vector<std::uint8_t> state_;  // the keyframe's bytes, reused
+  Tick last_keyframe_ = 0;
+  void hook_keyframes();
 
  public:
   /// Hooks into `session`'s ticks (it must outlive the recorder); writes to `path`, with a

@@ -67,8 +67,10 @@ class LOCKSTEP_API ReplayWriter {
   void add(const InputFrame& frame, std::uint64_t hash);
   /// Whether the header's interval asks for a keyframe after tick `t`.
   [[nodiscard]] bool keyframe_due(Tick t) const { return interval_ != 0 && t % interval_ == 0; }
-  /// Stores the state after the last added tick (or, before any, the header's start_tick); its
-  /// hash must be the one added with that tick. A state over kMaxKeyframeBytes is left out.
+  /// Stores the state after tick `tick`: the last added one, an earlier one (a state that came
+  /// later, from a peer in relay mode; after any earlier keyframe), or before any frame the
+  /// header's start_tick. Its hash must be the one added with that tick. A state over
+  /// kMaxKeyframeBytes is left out.
   void add_keyframe(Tick tick, std::uint64_t hash, std::span<const std::uint8_t> state);
   /// Flushes what is buffered and writes the End record.
   void close(Tick last_tick, const std::string& reason);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,6 +114,11 @@ struct LOCKSTEP_API ServerConfig {
   std::optional<RelayGame> relay;
   /// Relay mode: spectators' hashes count in the majority (a backend's trusted observer bot).
   bool spectators_vote = false;
+  /// Relay mode: every this many ticks, ask a voter for its saved state of the newest settled tick
+  /// (checked against the settled hash as any state is): the session's latest keyframe. Joins,
+  /// rejoins and spectators are served from it at once while it is recent (kKeyframeReach), and a
+  /// recorder writes it into the replay (on_keyframe). 0: none.
+  Tick relay_keyframe_interval = 0;
   /// The key the session's result is authenticated with (result_key_from() of the token key a
   /// backend mints with); unset: derived from token_key when there is one, else unsigned.
   std::optional<SecretKey> result_key;
@@ -163,6 +169,8 @@ struct LOCKSTEP_API ServerStats {
   std::uint64_t states_forged = 0;     ///< answers whose bytes did not: that peer is never asked again
   std::uint64_t states_not_held = 0;   ///< answers that the peer no longer held the tick
   std::uint64_t states_unanswered = 0; ///< requests that got no whole answer in time
+  std::uint64_t keyframes_fetched = 0;  ///< keyframes a voter sent that hashed to the settled value
+  std::uint64_t joins_from_keyframe = 0;  ///< joins and rejoins served from the latest keyframe, no peer asked
   std::uint64_t results_received = 0;  ///< game results the players reported (each replaces the last)
   std::int64_t first_tick_ns = 0;    ///< monotonic time tick 1 was executed
   std::int64_t last_tick_ns = 0;     ///< monotonic time the latest tick was executed
@@ -256,6 +264,9 @@ class LOCKSTEP_API ServerSession {
   std::vector<SessionEvent> take_events();
   /// Called after every executed tick with its frame and the server's hash.
   void on_tick(std::function<void(const InputFrame&, std::uint64_t)> fn);
+  /// Relay mode: called with each keyframe a voter sent, once its bytes hashed to the settled hash
+  /// of its tick (ServerConfig::relay_keyframe_interval); the tick is one already executed.
+  void on_keyframe(std::function<void(Tick, std::uint64_t, std::span<const std::uint8_t>)> fn);
   /// Writes every executed tick's hash to `log` (not owned; must outlive the session).
   void set_hash_log(HashLogWriter* log);
 
