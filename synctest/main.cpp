@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -205,35 +206,15 @@ bool child_state(const Child& c, Tick t, std::vector<std::uint8_t>* state) {
   return run_child(c.env, a, &out) && parse_bytes_hex(out, state);
 }
 
-// The desync bundle of a failed cross-process check and its page: both children's states at its
-// tick and the few before it, their hashes, and the stream from the first of those states.
-void write_check_bundle(const Options& o, const SyncTestConfig& cfg, const Child& x, const Child& y, const Trace& tx,
-                        const Trace& ty, CheckResult* r) {
+// A failed check's bundle, its parties given: the replay from the first party's first state to
+// the tick (its hashes `hashes`, by tick from 1), then the file and its page under --bundle-dir,
+// named in the check's result.
+void finish_bundle(const Options& o, const SyncTestConfig& cfg, DesyncBundle& b, const std::vector<std::uint64_t>& hashes,
+                   CheckResult* r) {
   const Module& m = *cfg.module;
   const Tick t = r->tick, from = t > kBundleTicksBefore ? t - kBundleTicksBefore : 0;
-  DesyncBundle b;
   b.written_by = "synctest";
   b.tick = t;
-  b.report = result_json(*r);
-  b.report["variant"] = cfg.variant;
-  b.report["where"] = r->entity >= 0 ? "entity" : r->field.empty() ? "unknown" : "global";
-  b.report["name"] = "run 2";
-  const char* names[2] = {r->check == "memory" ? "run 1 (heap 0x5a)" : "run 1", r->check == "memory" ? "run 2 (heap 0xa5, shifted)" : "run 2"};
-  const Child* children[2] = {&x, &y};
-  const Trace* traces[2] = {&tx, &ty};
-  for (int k = 0; k < 2; ++k) {
-    BundleParty p;
-    p.name = names[k];
-    for (std::size_t i = 0; i < traces[k]->hashes.size(); ++i) p.hashes.emplace_back(static_cast<Tick>(i + 1), traces[k]->hashes[i]);
-    for (Tick s = from; s <= t; ++s) {
-      BundleState st{s, 0, {}};
-      if (!child_state(*children[k], s, &st.bytes)) continue;
-      st.hash = hash_bytes(st.bytes);
-      p.states.push_back(std::move(st));
-    }
-    b.parties.push_back(std::move(p));
-  }
-  // The replay: run 1's state at `from` and the stream to `t`, with run 1's hashes.
   Replay& rp = b.replay;
   auto world = m.create(cfg.world);
   rp.header.protocol_version = kProtocolVersion;
@@ -243,7 +224,7 @@ void write_check_bundle(const Options& o, const SyncTestConfig& cfg, const Child
   rp.header.module = std::string(m.name);
   rp.header.libraries.assign(m.libraries.begin(), m.libraries.end());
   for (std::uint32_t p = 0; p < cfg.world.players; ++p) rp.header.names.push_back("bot" + std::to_string(p));
-  const BundleState* start = b.parties[0].state(from);
+  const BundleState* start = b.parties.empty() ? nullptr : b.parties[0].state(from);
   if (from != 0 && !start) {
     rp.header.start_tick = t;  // no start state: no frames
     rp.frames_from = t;
@@ -251,9 +232,9 @@ void write_check_bundle(const Options& o, const SyncTestConfig& cfg, const Child
     rp.header.start_tick = from;
     rp.frames_from = from;
     if (from != 0) rp.keyframes.push_back({from, start->hash, start->bytes});
-    for (Tick s = from + 1; s <= t && s <= tx.hashes.size(); ++s) {
+    for (Tick s = from + 1; s <= t && s <= hashes.size(); ++s) {
       rp.frames.push_back(synctest_frame(cfg, s));
-      rp.hashes.push_back(tx.hashes[s - 1]);
+      rp.hashes.push_back(hashes[s - 1]);
     }
   }
   rp.end_reason = "synctest " + r->check + " failed";
@@ -279,6 +260,62 @@ void write_check_bundle(const Options& o, const SyncTestConfig& cfg, const Child
   page.flush();
   if (page) r->page = page_path;
   LOCKSTEP_LOG_ERROR("%s failed: desync bundle %s, page %s", r->check.c_str(), path.c_str(), page_path.c_str());
+}
+
+Json bundle_report(const SyncTestConfig& cfg, const CheckResult& r, const std::string& other) {
+  Json j = result_json(r);
+  j["variant"] = cfg.variant;
+  j["where"] = r.entity >= 0 ? "entity" : r.field.empty() ? "unknown" : "global";
+  j["name"] = other;
+  return j;
+}
+
+// The desync bundle of a failed cross-process check and its page: both children's states at its
+// tick and the few before it, their hashes, and the stream from the first of those states.
+void write_check_bundle(const Options& o, const SyncTestConfig& cfg, const Child& x, const Child& y, const Trace& tx,
+                        const Trace& ty, CheckResult* r) {
+  const Tick t = r->tick, from = t > kBundleTicksBefore ? t - kBundleTicksBefore : 0;
+  DesyncBundle b;
+  b.report = bundle_report(cfg, *r, "run 2");
+  const char* names[2] = {r->check == "memory" ? "run 1 (heap 0x5a)" : "run 1", r->check == "memory" ? "run 2 (heap 0xa5, shifted)" : "run 2"};
+  const Child* children[2] = {&x, &y};
+  const Trace* traces[2] = {&tx, &ty};
+  for (int k = 0; k < 2; ++k) {
+    BundleParty p;
+    p.name = names[k];
+    for (std::size_t i = 0; i < traces[k]->hashes.size(); ++i) p.hashes.emplace_back(static_cast<Tick>(i + 1), traces[k]->hashes[i]);
+    for (Tick s = from; s <= t; ++s) {
+      BundleState st{s, 0, {}};
+      if (!child_state(*children[k], s, &st.bytes)) continue;
+      st.hash = hash_bytes(st.bytes);
+      p.states.push_back(std::move(st));
+    }
+    b.parties.push_back(std::move(p));
+  }
+  finish_bundle(o, cfg, b, tx.hashes, r);
+}
+
+// The bundle of a failed check within one process (rollback, history, the copies): the world
+// stepped from tick 0 at the tick and the few before it, beside the check's own account of the
+// other side (its detail, entity and field).
+void write_local_bundle(const Options& o, const SyncTestConfig& cfg, CheckResult* r) {
+  const Tick t = r->tick, from = t > kBundleTicksBefore ? t - kBundleTicksBefore : 0;
+  Trace trace;
+  std::string error;
+  if (!run_trace(cfg, &trace, &error)) return;
+  DesyncBundle b;
+  b.report = bundle_report(cfg, *r, "the " + r->check + " check's world");
+  BundleParty p;
+  p.name = "stepped from tick 0";
+  for (Tick s = 1; s <= t && s <= trace.hashes.size(); ++s) p.hashes.emplace_back(s, trace.hashes[s - 1]);
+  for (Tick s = from; s <= t; ++s) {
+    BundleState st{s, 0, {}};
+    if (!run_state(cfg, s, &st.bytes, &error)) continue;
+    st.hash = hash_bytes(st.bytes);
+    p.states.push_back(std::move(st));
+  }
+  b.parties.push_back(std::move(p));
+  finish_bundle(o, cfg, b, trace.hashes, r);
 }
 
 // A failed cross-process check, localized: both children's states of its tick (0: the new
@@ -333,8 +370,14 @@ bool check_variant(const Options& o, const Module& m, const SyncTestConfig& cfg,
     if (run_child("", fa, &text)) changed = std::strtoull(text.c_str(), nullptr, 16);
   }
   out->push_back(check_fingerprint(m.create(cfg.world)->fingerprint(), a.fingerprint, changed));
-  for (CheckResult& r : *out)
-    if (!r.ok) r.variant = cfg.variant;
+  for (CheckResult& r : *out) {
+    if (r.ok) continue;
+    r.variant = cfg.variant;
+    // A failure at a tick that no cross-process bundle covers gets one of its own.
+    if (!o.bundle_dir.empty() && r.bundle.empty() && r.tick > 0 && r.check != "replay" && r.check != "memory" &&
+        r.tick <= cfg.ticks)
+      write_local_bundle(o, cfg, &r);
+  }
   return true;
 }
 
@@ -418,6 +461,14 @@ int run(Options o) {
     if (!run_trace(o.cfg, &t, &error)) return 1;
     std::fputs(trace_text(t).c_str(), stdout);
     return 0;
+  }
+  if (!o.bundle_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.bundle_dir, ec);
+    if (ec) {
+      LOCKSTEP_LOG_ERROR("--bundle-dir %s: %s", o.bundle_dir.c_str(), ec.message().c_str());
+      return 2;
+    }
   }
   const std::vector<SyncTestConfig> variants = synctest_variants(o.cfg, worlds, players);
   if (variants.empty()) {

@@ -15,7 +15,15 @@ grep -q "\[\[ATTACHMENT|$PAGE\]\]" "$WORK/synctest.xml" || fail "the JUnit repor
 view_page "$PAGE" synctest
 grep -q 'data-tick="1" data-entity="" data-field="pulse"' "$WORK/synctest.dom" \
   || fail "the synctest page does not name tick 1, field pulse: $(grep -o 'id="headline"[^>]*>[^<]*' "$WORK/synctest.dom")"
-echo "ok: synctest bundle and page"
+# A check within one process (rollback, of a module whose step caches a value assuming time only
+# moves forward) gets its bundle and page too.
+"$BIN/lockstep-synctest" --sim-lib "$BIN/libwalkers_broken4.so" --players 2 --ticks 200 --bundle-dir "$WORK/rollback" \
+  --report "$WORK/rollback.json" 2>/dev/null >/dev/null
+json_check "$WORK/rollback.json" 'any(c["check"] == "rollback" and not c["ok"] and c["page"].endswith(".html") for c in d["checks"])' \
+  "the failed rollback check has no page"
+view_page "$(json_get "$WORK/rollback.json" '[c for c in d["checks"] if c["check"] == "rollback"][0]["page"]')" rollback
+grep -q 'data-field="pulse">tick 1 · global field pulse · check rollback' "$WORK/rollback.dom" || fail "the rollback page does not name its tick and field"
+echo "ok: synctest bundles and pages"
 
 # 2. A long replay (10 minutes of play, a keyframe every 10 s): seek anywhere, verify from a keyframe.
 "$R" record-scenario "$WORK/long.replay" --ticks 60000 2>"$WORK/rec.err" || fail "record-scenario failed"
@@ -43,6 +51,16 @@ json_check "$WORK/linear.json" "d['tick'] == $(json_get "$WORK/bisect.json" 'd["
 "$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers.so" >"$WORK/same.json" 2>/dev/null \
   || fail "one build against itself parted"
 json_check "$WORK/same.json" 'not d["parted"]' "one build against itself parted"
+# The broken modules against the module they break: the libm one parts at once, named; one whose
+# step caches a value across ticks parts as soon as a stretch starts from a keyframe; seek with
+# a build that reads an address (other in every process) finds its state is not the recording's.
+for n in 5 4; do
+  "$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers_broken$n.so" >"$WORK/b$n.json" 2>/dev/null
+  [ $? = 3 ] || fail "bisect against walkers_broken$n found no parting"
+  json_check "$WORK/b$n.json" 'd["parted"] and d["difference"]["where"] != "none" and d["agrees_with_recording"] == "a"' "bisect against walkers_broken$n"
+done
+"$R" --sim-lib "$BIN/libwalkers_broken1.so" --any-build seek "$WORK/w.replay" 2345 >/dev/null 2>"$WORK/seek1.err"
+[ $? = 3 ] && grep -q "is not the recorded" "$WORK/seek1.err" || fail "seek with a broken build did not report its state differs: $(cat "$WORK/seek1.err")"
 echo "ok: bisect"
 
 # 4. A server's recording has keyframes of its world, and verifies from one.

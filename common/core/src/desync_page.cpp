@@ -199,6 +199,9 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
       difference["fields"].push_back(field_json(value(f["server"]), value(f["client"])));
     }
   }
+  // A field the report names without values (a synctest check's): named all the same.
+  if (difference["fields"].empty() && b.report.contains("field") && b.report["field"].is_string())
+    difference["field_name"] = b.report["field"];
   data["difference"] = difference;
   // The drawings, the differing entity marked: shapes that differ between the two, else where the
   // entity's position fields put it.
