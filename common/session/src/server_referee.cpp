@@ -197,7 +197,12 @@ std::vector<BundleState> ServerSession::Impl::bundle_states(Tick t) {
 // the server's first state held through the tick (the executed frames it keeps). "" when none
 // was written.
 std::string ServerSession::Impl::write_desync_bundle(const DesyncReport& decided, std::vector<BundleState> states) {
+  // Bounded per session: a peer that keeps diverging (and being resynced) fills no disk; its
+  // reports go on being written.
+  constexpr std::uint32_t kMaxBundles = 64;
   if (!cfg.desync_bundles) return "";
+  if (bundles_written == kMaxBundles) LOCKSTEP_LOG_WARN("desync bundles: %u written; no more this session", kMaxBundles);
+  if (bundles_written++ >= kMaxBundles) return "";
   DesyncBundle b;
   b.written_by = "server";
   b.tick = decided.tick;

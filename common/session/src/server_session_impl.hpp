@@ -348,6 +348,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void record_report(DesyncReport r, std::vector<BundleState> states = {});
   std::vector<BundleState> bundle_states(Tick t);
   std::string write_desync_bundle(const DesyncReport& decided, std::vector<BundleState> states);
+  std::uint32_t bundles_written = 0;
   void resync(Peer& p, std::int64_t now, bool again = false);
   void resync_not_taken(Peer& p, std::int64_t now);
   void on_game_result(Peer& p, const wire::GameResult& m);
