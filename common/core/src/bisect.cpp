@@ -23,9 +23,17 @@ BisectResult bisect_replay(const WorldFactory& a, const WorldFactory& b, const R
     }
     if (from == 0) return true;
     const ReplayKeyframe* k = r.keyframe(from);
-    if (k && (*x)->deserialize(k->state) && (*y)->deserialize(k->state)) return true;
-    out.error = "the keyframe of tick " + std::to_string(from) + " does not load into both builds";
-    return false;
+    if (!k || !(*x)->deserialize(k->state) || !(*y)->deserialize(k->state)) {
+      out.error = "the keyframe of tick " + std::to_string(from) + " does not load into both builds";
+      return false;
+    }
+    // A build that loads the bytes into another state parts at the load, not at the next tick.
+    if ((*x)->hash() != k->hash || (*y)->hash() != k->hash) {
+      out.error = "the keyframe of tick " + std::to_string(from) + " does not load as recorded into the " +
+                  ((*x)->hash() != k->hash ? "first" : "second") + " build (its hash after loading is another)";
+      return false;
+    }
+    return true;
   };
   // Steps both through stretch i, stopping at the first tick they differ: that tick, 0 when they
   // agree throughout, or -1 on a failure to load.

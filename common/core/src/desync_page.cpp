@@ -127,11 +127,24 @@ Json timeline(const std::vector<std::pair<Tick, std::uint64_t>>& row, Tick keep)
   return out;
 }
 
+// A shell word: as it is when it is only letters, digits and ./_-, else in single quotes (a file's
+// name comes from the file: it must not become a command when the reader pastes the line).
 std::string quoted(const std::string& s) {
-  if (s.find_first_of(" '\"$\\`") == std::string::npos) return s;
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '/' ||
+           c == '_' || c == '-';
+  });
+  if (plain && s[0] != '-') return s;
   std::string out = "'";
   for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// A member of a JSON object from the file, when it is a string (anything else: `fallback`).
+std::string text_of(const Json& j, const char* key, const std::string& fallback) {
+  if (!j.is_object()) return fallback;
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
 
 }  // namespace
@@ -170,10 +183,11 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
     }
     loaded.push_back({&p, std::move(sim)});
   }
-  Json difference{{"where", b.report.value("where", "unknown")},
-                  {"entity", b.report.contains("entity") ? b.report["entity"] : Json(nullptr)},
+  const Json entity_of = b.report.contains("entity") && b.report["entity"].is_number_integer() ? b.report["entity"] : Json(nullptr);
+  Json difference{{"where", text_of(b.report, "where", "unknown")},
+                  {"entity", entity_of},
                   {"a_name", "server"},
-                  {"b_name", b.report.value("name", std::string("client"))},
+                  {"b_name", text_of(b.report, "name", "client")},
                   {"fields", Json::array()},
                   {"from", "report"}};
   if (loaded.size() >= 2) {  // both states: located here, every differing field
@@ -186,22 +200,24 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
       difference["fields"].push_back(field_json(d.a_fields[k], d.b_fields[k]));
   } else if (b.report.contains("differing_fields") && b.report["differing_fields"].is_array()) {  // the probe's
     for (const Json& f : b.report["differing_fields"]) {
-      if (!f.is_object() || !f.contains("server") || !f.contains("client")) continue;
+      if (!f.is_object() || !f.contains("server") || !f.contains("client") || !f["server"].is_object() ||
+          !f["client"].is_object())
+        continue;
       const auto value = [&](const Json& v) {
         FieldValue fv;
-        fv.name = f.value("field", std::string("?"));
-        const std::string kind = v.value("type", std::string("f32"));
+        fv.name = text_of(f, "field", "?");
+        const std::string kind = text_of(v, "type", "f32");
         fv.kind = kind == "f64" ? FieldValue::Kind::F64 : kind == "u32" ? FieldValue::Kind::U32
                   : kind == "u64" ? FieldValue::Kind::U64 : FieldValue::Kind::F32;
-        fv.bits = std::strtoull(v.value("bits", std::string("0")).c_str(), nullptr, 16);  // "0x..." too
+        fv.bits = std::strtoull(text_of(v, "bits", "0").c_str(), nullptr, 16);  // "0x..." too
         return fv;
       };
       difference["fields"].push_back(field_json(value(f["server"]), value(f["client"])));
     }
   }
   // A field the report names without values (a synctest check's): named all the same.
-  if (difference["fields"].empty() && b.report.contains("field") && b.report["field"].is_string())
-    difference["field_name"] = b.report["field"];
+  if (difference["fields"].empty() && !text_of(b.report, "field", "").empty())
+    difference["field_name"] = text_of(b.report, "field", "");
   data["difference"] = difference;
   // The drawings, the differing entity marked: shapes that differ between the two, else where the
   // entity's position fields put it.
@@ -231,9 +247,8 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
   commands.push_back("lockstep-replay " + sim_opt + " seek " + quoted(source) + " " + std::to_string(b.tick) +
                      " -o state-" + std::to_string(b.tick) + ".bin");
   const Json& rf = b.report.contains("replay") && b.report["replay"].is_object() ? b.report["replay"] : Json();
-  if (rf.is_object() && rf.contains("file") && rf["file"].is_string())
-    commands.push_back("lockstep-replay " + sim_opt + " seek " + quoted(rf["file"].get<std::string>()) + " " +
-                       std::to_string(b.tick));
+  if (const std::string file = text_of(rf, "file", ""); !file.empty())
+    commands.push_back("lockstep-replay " + sim_opt + " seek " + quoted(file) + " " + std::to_string(b.tick));
   data["commands"] = commands;
   return data;
 }

@@ -441,7 +441,6 @@ const Module* load_module_library(const std::string& path, std::string* error) {
     *error = "--sim-lib " + path + ": " + why;
     return nullptr;
   };
-  if (g_loaded_count == kMaxLoaded) return fail("this process has loaded " + std::to_string(kMaxLoaded) + " modules already");
   if (const std::string bad = check_library_file(path); !bad.empty()) return fail(bad);
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return fail(std::string("cannot load it: ") + dlerror());
@@ -449,6 +448,9 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   if (!entry) return fail("not a lockstep module: it has no " LOCKSTEP_MODULE_ENTRY "() entry point (module_abi.h)");
   const lockstep_module_v2* t = entry(LOCKSTEP_MODULE_ABI_VERSION);
   if (!t) return fail("the module cannot serve module ABI version " + std::to_string(LOCKSTEP_MODULE_ABI_VERSION));
+  for (std::size_t i = 0; i < g_loaded_count; ++i)
+    if (g_loaded[i].table == t) return &g_loaded[i].module;  // this library again (dlopen gave the same handle)
+  if (g_loaded_count == kMaxLoaded) return fail("this process has loaded " + std::to_string(kMaxLoaded) + " modules already");
   std::string note, bad;
   std::vector<LibraryBuild> libraries = covered_libraries(lib, &note, &bad);
   if (!bad.empty()) return fail(bad);

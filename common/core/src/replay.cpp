@@ -163,6 +163,7 @@ struct RecordReader {
   bool have_header = false;
   Tick next_tick = 0;
   std::uint64_t last_hash = 0;  // the recorded hash of next_tick - 1
+  std::vector<std::uint64_t> recorded_hashes;  // every tick's, from header.start_tick + 1
   std::string why;  // set with the error
 
   ReplayError fail(ReplayError e, std::string text) {
@@ -180,7 +181,7 @@ struct RecordReader {
     if (h.players() < 1 || h.players() > kMaxPlayers || h.input_delay() > 50 ||
         (h.settings() && h.settings()->size() > kMaxSettingsBytes) || h.input_size() > kMaxInputBytes ||
         (h.module_name() && h.module_name()->size() > 32) ||
-        (h.libraries() && h.libraries()->size() > kMaxLibraries) || h.start_tick() > kMaxReplayTick)
+        (h.libraries() && h.libraries()->size() > kMaxLibraries) || h.start_tick() >= kMaxReplayTick)
       return fail(ReplayError::Corrupt, "header values out of range" + at);
     if (h.libraries())
       for (const auto* l : *h.libraries()) {
@@ -222,6 +223,7 @@ struct RecordReader {
     e->last = next_tick + static_cast<Tick>(n) - 1;
     next_tick += static_cast<Tick>(n);
     last_hash = f.hashes()->Get(static_cast<flatbuffers::uoffset_t>(n - 1));
+    recorded_hashes.insert(recorded_hashes.end(), f.hashes()->begin(), f.hashes()->end());
     return ReplayError::None;
   }
 
@@ -288,7 +290,7 @@ const replay::Record* aligned_record(std::span<const std::uint8_t> raw, std::vec
 
 ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::string* detail, ReplayRange range) {
   *out = Replay{};
-  RecordReader reader{out, false, 0, 0, {}};
+  RecordReader reader{out, false, 0, 0, {}, {}};
   auto fail = [&](ReplayError e, const std::string& why) {
     if (detail) *detail = why;
     return e;
@@ -337,6 +339,10 @@ ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::
       stop(ReplayError::Corrupt, "record does not verify" + at);
       break;
     }
+    if (rec->chunk() == nullptr) {  // a kind without its table (the Verifier lets an absent one pass)
+      stop(ReplayError::Corrupt, "empty record" + at);
+      break;
+    }
     RecordEntry e{pos + kRecordHeader, len, rec->chunk_type(), 0, 0};
     if (e.type != replay::Chunk::Keyframe && len > kMaxRecord) {
       stop(ReplayError::Corrupt, "record length " + std::to_string(len) + " out of range" + at);
@@ -348,21 +354,18 @@ ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::
       case replay::Chunk::Frames: err = reader.check_frames(*rec->chunk_as_Frames(), at, &e); break;
       case replay::Chunk::ReplayEnd: err = reader.end(*rec->chunk_as_ReplayEnd(), at); break;
       case replay::Chunk::Keyframe: {
-        // The recorded hash of a tick, from the checked frame record that holds it.
+        // The recorded hash of a tick: every frame record's hashes are kept as they are checked
+        // (8 bytes a tick, fewer than the file holds), so a keyframe costs one lookup.
         const auto recorded = [&](Tick t) -> std::optional<std::uint64_t> {
-          for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
-            if (it->type != replay::Chunk::Frames || t < it->first || t > it->last) continue;
-            std::vector<std::uint64_t> scratch;
-            const replay::Record* fr = aligned_record(bytes.subspan(it->pos, it->len), scratch);
-            return fr->chunk_as_Frames()->hashes()->Get(t - it->first);
-          }
-          return std::nullopt;
+          const Tick first = out->header.start_tick + 1;
+          if (t < first || t - first >= reader.recorded_hashes.size()) return std::nullopt;
+          return reader.recorded_hashes[t - first];
         };
-        const replay::Record* kr = aligned_record(raw, aligned);  // (the lambda used its own buffer)
-        err = reader.check_keyframe(*kr->chunk_as_Keyframe(), at, &e, recorded);
+        err = reader.check_keyframe(*rec->chunk_as_Keyframe(), at, &e, recorded);
         break;
       }
-      case replay::Chunk::NONE: err = reader.fail(ReplayError::Corrupt, "empty record" + at); break;
+      case replay::Chunk::NONE:
+      default: err = reader.fail(ReplayError::Corrupt, "a record of no known kind" + at); break;
     }
     if (err != ReplayError::None) {
       stop(err, reader.why);

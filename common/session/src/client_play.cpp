@@ -81,7 +81,7 @@ void ClientSession::Impl::take_slack(const protocol::ServerPlay& m) {
 
 void ClientSession::Impl::write_desync_bundle(Tick t, std::uint64_t ours, std::uint64_t server_hash) {
   constexpr std::uint32_t kMaxBundles = 8;  // per session: a client that keeps diverging fills no disk
-  if (!history || ++bundles_written > kMaxBundles) return;
+  if (!history || t > executed || ++bundles_written > kMaxBundles) return;  // (a tick we have not run: nothing to keep)
   const std::string who = (slot >= 0 ? "player " + std::to_string(slot) : std::string("spectator")) + " (" + cfg.name + ")";
   DesyncBundle b;
   b.written_by = "client";

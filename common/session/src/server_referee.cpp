@@ -171,7 +171,7 @@ void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome
 
 void ServerSession::Impl::queue_report(Peer& p, std::int64_t now) {
   const Tick t = p.audit.probe.report().tick;
-  std::vector<BundleState> states = cfg.desync_bundles ? bundle_states(t) : std::vector<BundleState>{};
+  std::vector<BundleState> states = cfg.desync_bundles && bundles_written < kMaxBundles ? bundle_states(t) : std::vector<BundleState>{};
   if (p.audit.probe_pinned) simulation->unpin(t);
   p.audit.probe_pinned = false;
   referee.queue({p.id, p.audit.probe.report(), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false),
@@ -197,9 +197,6 @@ std::vector<BundleState> ServerSession::Impl::bundle_states(Tick t) {
 // the server's first state held through the tick (the executed frames it keeps). "" when none
 // was written.
 std::string ServerSession::Impl::write_desync_bundle(const DesyncReport& decided, std::vector<BundleState> states) {
-  // Bounded per session: a peer that keeps diverging (and being resynced) fills no disk; its
-  // reports go on being written.
-  constexpr std::uint32_t kMaxBundles = 64;
   if (!cfg.desync_bundles) return "";
   if (bundles_written == kMaxBundles) LOCKSTEP_LOG_WARN("desync bundles: %u written; no more this session", kMaxBundles);
   if (bundles_written++ >= kMaxBundles) return "";

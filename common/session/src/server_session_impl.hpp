@@ -348,6 +348,9 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void record_report(DesyncReport r, std::vector<BundleState> states = {});
   std::vector<BundleState> bundle_states(Tick t);
   std::string write_desync_bundle(const DesyncReport& decided, std::vector<BundleState> states);
+  /// Bundles a session writes at most: a peer that keeps diverging (and being resynced) fills no
+  /// disk; its reports go on being written.
+  static constexpr std::uint32_t kMaxBundles = 64;
   std::uint32_t bundles_written = 0;
   void resync(Peer& p, std::int64_t now, bool again = false);
   void resync_not_taken(Peer& p, std::int64_t now);

@@ -109,7 +109,8 @@ struct LOCKSTEP_API Replay {
 enum class ReplayError { None, CannotOpen, NotAReplay, Corrupt, Truncated, Unsupported };
 
 /// What a read decodes. Every record is checked (its checksum, its structure, the ticks in order,
-/// every keyframe against its bytes and its recorded hash); only these frames are decoded.
+/// every keyframe against its bytes and its recorded hash); only these frames are decoded, and
+/// their inputs and commands checked.
 struct LOCKSTEP_API ReplayRange {
   /// Start from the latest keyframe at or before this tick (0: from the start).
   Tick from = 0;
