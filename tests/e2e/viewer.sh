@@ -75,6 +75,27 @@ json_check <("$R" info "$WORK/session.replay") 'd["keyframes"] == 3 and d["keyfr
 "$R" verify "$WORK/session.replay" --from 150 >/dev/null 2>&1 || fail "the server's recording does not verify from its keyframe"
 echo "ok: the server records keyframes"
 
+# 4b. Names from the file are text on the page, never markup: a player named as an HTML element
+# with a script handler, in a real session's bundle, shows as text in Chromium.
+EVIL='<img src=x onerror=alert(1)>'
+"$BIN/lockstep-server" --port $((PORT + 1)) --players 2 --ticks 400 --on-desync stop --desync-dir "$WORK/evil" \
+  >/dev/null 2>"$WORK/evil-server.err" &
+S=$!; PIDS+=($S)
+mkdir -p "$WORK/evil"
+"$BIN/lockstep-client" --connect "127.0.0.1:$((PORT + 1))" --name "$EVIL" --bot 1 >/dev/null 2>"$WORK/evil1.err" &
+E1=$!; PIDS+=($E1)
+"$BIN/lockstep-client" --connect "127.0.0.1:$((PORT + 1))" --name cheat --bot 2 --inject-desync-at 150 >/dev/null 2>"$WORK/evil2.err" &
+E2=$!; PIDS+=($E2)
+expect_exit $S 3 "the server of the session with a strange name"
+wait $E1; wait $E2
+EB=$(ls "$WORK"/evil/desync-150-*.bundle 2>/dev/null | head -1)
+[ -n "$EB" ] || fail "no bundle of the session with a strange name"
+"$R" view "$EB" -o "$WORK/evil.html" >/dev/null 2>"$WORK/evil-view.err" || fail "view failed"
+view_page "$WORK/evil.html" evil
+grep -q '&lt;img src=x onerror=alert(1)&gt;' "$WORK/evil.dom" || fail "the player's name is not shown as text"
+! grep -q '<img' "$WORK/evil.dom" || fail "the player's name became an element of the page"
+echo "ok: a name from the file is text on the page"
+
 # 5. Damaged and foreign files: exit 2 and a sentence, never a crash.
 BUNDLE=$(json_get "$WORK/synctest.json" '[c for c in d["checks"] if c["check"] == "replay"][0]["bundle"]')
 head -c 300 "$BUNDLE" >"$WORK/cut.bundle"
