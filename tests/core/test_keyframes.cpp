@@ -125,7 +125,7 @@ TEST_SUITE("core/keyframes") {
     fs::remove(p);
   }
 
-  TEST_CASE("a keyframe that came later than its tick (a voter's, in relay mode) reads back; one out of order is refused") {
+  TEST_CASE("a keyframe that came later than its tick (a voter's, in relay mode) reads back, and one out of order is refused") {
     const Replay r = scenario_replay(golden_scenario(arena_module()), 450, 0);
     const fs::path p = temp_path("late.replay");
     std::string error, detail;
