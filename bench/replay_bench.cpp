@@ -11,42 +11,11 @@
 #include "lockstep/bisect.hpp"
 #include "lockstep/replay.hpp"
 #include "lockstep/scenario.hpp"
+#include "support/parting_arena.hpp"
 
 namespace lockstep::bench {
 
 namespace {
-
-// Another build of the arena for bisection: from tick `from` on one value is nudged every tick.
-Tick g_part_from = 0;
-std::unique_ptr<Simulation> nudged(const WorldParams& w);
-class Nudged final : public Simulation {
- public:
-  explicit Nudged(std::unique_ptr<Simulation> s) : s_(std::move(s)) {}
-  Tick tick() const override { return s_->tick(); }
-  void step(const InputFrame& f) override {
-    s_->step(f);
-    if (s_->tick() >= g_part_from) s_->perturb(7);
-  }
-  std::uint32_t input_size() const override { return s_->input_size(); }
-  void serialize(std::vector<std::uint8_t>& out) const override { s_->serialize(out); }
-  bool deserialize(std::span<const std::uint8_t> b) override { return s_->deserialize(b); }
-  std::uint64_t hash() const override { return s_->hash(); }
-  std::uint32_t entity_count() const override { return s_->entity_count(); }
-  std::uint64_t entity_hash(std::uint32_t e) const override { return s_->entity_hash(e); }
-  std::vector<FieldValue> entity_fields(std::uint32_t e) const override { return s_->entity_fields(e); }
-  std::vector<FieldValue> global_fields() const override { return s_->global_fields(); }
-  std::unique_ptr<Simulation> clone() const override { return std::make_unique<Nudged>(s_->clone()); }
-  void assign(const Simulation& o) override { s_->assign(*dynamic_cast<const Nudged&>(o).s_); }
-  std::uint64_t fingerprint() const override { return s_->fingerprint() ^ 1; }
-  void draw(const Simulation& p, float a, DrawList& out) const override { s_->draw(*dynamic_cast<const Nudged&>(p).s_, a, out); }
-  float width() const override { return s_->width(); }
-  float height() const override { return s_->height(); }
-  void perturb(std::uint64_t sel) override { s_->perturb(sel); }
-
- private:
-  std::unique_ptr<Simulation> s_;
-};
-std::unique_ptr<Simulation> nudged(const WorldParams& w) { return std::make_unique<Nudged>(make_arena(w)); }
 
 // Seeking in a long recording of a 4-player arena session (one hour; a minute with --quick):
 // the state at a tick from the latest keyframe, against verifying from tick 0 to it; the file's
@@ -98,10 +67,10 @@ void run_keyframes(const Options& opt, std::vector<Row>& rows) {
                   "<= 1.25x", size_with / size_without <= 1.25,
                   std::to_string(static_cast<long long>(size_with)) + " vs " + std::to_string(static_cast<long long>(size_without)) + " bytes"});
   Module other = arena_module();
-  other.create = &nudged;
-  g_part_from = ticks * 2 / 3 + 123;
+  other.create = &testing::parting_arena;
+  testing::parting_tick() = ticks * 2 / 3 + 123;
   const BisectResult res = bisect_replay(arena_module().create, other.create, with, false);
-  if (!res.parted || res.tick != g_part_from) std::abort();
+  if (!res.parted || res.tick != testing::parting_tick()) std::abort();
   rows.push_back({"replay", "bisect: ticks simulated", static_cast<double>(res.ticks_simulated), "ticks",
                   static_cast<double>(res.linear_ticks), "a linear search", "", true,
                   std::to_string(res.stretches_tested) + " of " + std::to_string(res.stretches) +

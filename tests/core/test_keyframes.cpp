@@ -17,6 +17,7 @@
 #include "lockstep/scenario.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/wire/replay_generated.h"
+#include "support/parting_arena.hpp"
 
 using namespace lockstep;
 
@@ -43,41 +44,6 @@ std::vector<std::uint8_t> state_at(Tick t) {
   std::vector<std::uint8_t> out;
   sim->serialize(out);
   return out;
-}
-
-// A module whose worlds are the arena's, except that from tick `from` on one body's velocity is
-// nudged by one bit each tick: another "build" that parts at a known tick.
-Tick g_part_from = 0;
-class Nudged final : public Simulation {
- public:
-  explicit Nudged(std::unique_ptr<Simulation> s) : s_(std::move(s)) {}
-  Tick tick() const override { return s_->tick(); }
-  void step(const InputFrame& f) override {
-    s_->step(f);
-    if (s_->tick() >= g_part_from) s_->perturb(7);
-  }
-  std::uint32_t input_size() const override { return s_->input_size(); }
-  void serialize(std::vector<std::uint8_t>& out) const override { s_->serialize(out); }
-  bool deserialize(std::span<const std::uint8_t> b) override { return s_->deserialize(b); }
-  std::uint64_t hash() const override { return s_->hash(); }
-  std::uint32_t entity_count() const override { return s_->entity_count(); }
-  std::uint64_t entity_hash(std::uint32_t e) const override { return s_->entity_hash(e); }
-  std::vector<FieldValue> entity_fields(std::uint32_t e) const override { return s_->entity_fields(e); }
-  std::vector<FieldValue> global_fields() const override { return s_->global_fields(); }
-  std::unique_ptr<Simulation> clone() const override { return std::make_unique<Nudged>(s_->clone()); }
-  void assign(const Simulation& o) override { s_->assign(*dynamic_cast<const Nudged&>(o).s_); }
-  std::uint64_t fingerprint() const override { return s_->fingerprint() ^ 1; }
-  void draw(const Simulation& p, float a, DrawList& out) const override { s_->draw(*dynamic_cast<const Nudged&>(p).s_, a, out); }
-  float width() const override { return s_->width(); }
-  float height() const override { return s_->height(); }
-  void perturb(std::uint64_t s) override { s_->perturb(s); }
-
- private:
-  std::unique_ptr<Simulation> s_;
-};
-std::unique_ptr<Simulation> nudged_create(const WorldParams& w) {
-  auto s = arena_module().create(w);
-  return s ? std::make_unique<Nudged>(std::move(s)) : nullptr;
 }
 
 }  // namespace
@@ -168,11 +134,11 @@ TEST_SUITE("core/keyframes") {
 
   TEST_CASE("bisection over keyframes finds the tick two builds part at, with fewer ticks than a linear search") {
     Module other = arena_module();
-    other.create = &nudged_create;
+    other.create = &testing::parting_arena;
     const Replay r = scenario_replay(golden_scenario(arena_module()), 6000, 250);
     for (const Tick part : {Tick{1}, Tick{777}, Tick{5200}}) {
       CAPTURE(part);
-      g_part_from = part;
+      testing::parting_tick() = part;
       const BisectResult b = bisect_replay(arena_module().create, other.create, r, false);
       REQUIRE(b.ok);
       CHECK(b.parted);
@@ -184,7 +150,7 @@ TEST_SUITE("core/keyframes") {
       CAPTURE(b.stretches_tested);
       if (part > 2000) CHECK(b.ticks_simulated * 2 < b.linear_ticks);
     }
-    g_part_from = 100000;  // never parts
+    testing::parting_tick() = 100000;  // never parts
     const BisectResult none = bisect_replay(arena_module().create, other.create, r, false);
     CHECK(none.ok);
     CHECK_FALSE(none.parted);
