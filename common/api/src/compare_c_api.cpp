@@ -50,24 +50,25 @@ std::string where_they_differ(const Simulation& module, const Simulation& game, 
          std::to_string(a.size()) + " bytes, game " + std::to_string(b.size()) + ")";
 }
 
-// The game's table read and checked against the module's identity; "" when it is the module's.
-std::string checked_game(const lockstep_game& given, lockstep_game* g) {
+// The game's table read (`given`, of the caller's version) into `g` and held to the module's
+// identity: LOCKSTEP_OK, or the error with its sentence in `why`. Both comparisons start here.
+lockstep_result prepared_game(const Module& mod, const lockstep_game& given, lockstep_game* g, std::string* why) {
   lockstep_game_defaults(g);
-  std::string bad;
-  if (!c_api::read_versioned(given, g, sizeof(lockstep_game), "game", &bad)) return bad;
-  if (!g->name || !g->reset || !g->step || !g->save || !g->load || !g->tick)
-    return "game: name, reset, step, save, load and tick must be set";
-  return "";
-}
-
-std::string identity_difference(const Module& mod, const lockstep_game& g) {
-  if (std::string(g.name) != mod.name || g.version != mod.version || g.input_size != mod.input_size ||
-      (mod.build_id != 0 && g.build_id != mod.build_id))
-    return "the identity differs: the module is " + std::string(mod.name) + " version " + std::to_string(mod.version) +
+  if (!c_api::read_versioned(given, g, sizeof(lockstep_game), "game", why)) return LOCKSTEP_ERROR_ARGUMENT;
+  if (!g->name || !g->reset || !g->step || !g->save || !g->load || !g->tick) {
+    *why = "game: name, reset, step, save, load and tick must be set";
+    return LOCKSTEP_ERROR_ARGUMENT;
+  }
+  // The identity first: a join with another one is refused before any tick is compared.
+  if (std::string(g->name) != mod.name || g->version != mod.version || g->input_size != mod.input_size ||
+      (mod.build_id != 0 && g->build_id != mod.build_id)) {
+    *why = "the identity differs: the module is " + std::string(mod.name) + " version " + std::to_string(mod.version) +
            " build " + hash_hex(mod.build_id) + " input " + std::to_string(mod.input_size) + " bytes; the game says " +
-           g.name + " version " + std::to_string(g.version) + " build " + hash_hex(g.build_id) + " input " +
-           std::to_string(g.input_size) + " bytes";
-  return "";
+           g->name + " version " + std::to_string(g->version) + " build " + hash_hex(g->build_id) + " input " +
+           std::to_string(g->input_size) + " bytes";
+    return LOCKSTEP_ERROR_STATE;
+  }
+  return LOCKSTEP_OK;
 }
 
 }  // namespace
@@ -79,10 +80,9 @@ extern "C" lockstep_result lockstep_bisect_game(const lockstep_module* module, c
     return fail(LOCKSTEP_ERROR_ARGUMENT, "module, game and replay_path must not be NULL", report, report_cap);
   const Module& mod = *module->module;
   lockstep_game g;
-  if (const std::string bad = checked_game(*given, &g); !bad.empty())
-    return fail(LOCKSTEP_ERROR_ARGUMENT, bad, report, report_cap);
-  if (const std::string differs = identity_difference(mod, g); !differs.empty())
-    return fail(LOCKSTEP_ERROR_STATE, differs, report, report_cap);
+  std::string why;
+  if (const lockstep_result bad = prepared_game(mod, *given, &g, &why); bad != LOCKSTEP_OK)
+    return fail(bad, why, report, report_cap);
   Replay r;
   std::string detail;
   ReplayError e;
@@ -127,11 +127,9 @@ extern "C" lockstep_result lockstep_compare_game(const lockstep_module* module, 
                 report, report_cap);
   const Module& mod = *module->module;
   lockstep_game g;
-  if (const std::string bad = checked_game(*given, &g); !bad.empty())
-    return fail(LOCKSTEP_ERROR_ARGUMENT, bad, report, report_cap);
-  // The identity first: a join with another one is refused before any tick is compared.
-  if (const std::string differs = identity_difference(mod, g); !differs.empty())
-    return fail(LOCKSTEP_ERROR_STATE, differs, report, report_cap);
+  std::string why;
+  if (const lockstep_result bad = prepared_game(mod, *given, &g, &why); bad != LOCKSTEP_OK)
+    return fail(bad, why, report, report_cap);
   auto ctx = std::make_shared<GameContext>();
   ctx->game = g;
   ctx->code = module_code_fingerprint(g.name, g.version, g.build_id, g.input_size);
