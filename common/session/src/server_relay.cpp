@@ -284,21 +284,28 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
                     label(p).c_str(), f.tick, source.c_str(), f.bytes.size(), hash_hex(f.hash).c_str(), static_cast<long long>((now - f.started_at) / 1'000'000));
 }
 
+// A fetch's source that went away or takes too long is passed over (f.source 0 again).
+void ServerSession::Impl::pass_over_silent_source(StateFetch& f, std::int64_t now) {
+  if (f.source == 0) return;
+  const auto source = peers.find(f.source);
+  const bool gone = source == peers.end() || source->second.closing;
+  // Over a lossy path ENet may take seconds to deliver the request: patience counts from then.
+  if (!gone && peer_sending(source->second.link)) f.asked_at = now;
+  if (gone || now - f.asked_at > std::max(kFetchPatienceNs, 8 * rtt_ns(source->second))) {
+    ++stats.states_unanswered;
+    LOCKSTEP_LOG_WARN("relay: %s did not send its state of tick %u in time; asking another peer",
+                      gone ? "a peer that left" : label(source->second).c_str(), f.tick);
+    f.source = 0;
+  }
+}
+
 // Sources that went away or take too long are passed over; a peer no source can serve within
 // the join timeout is dropped (its state would be nobody's settled one).
 void ServerSession::Impl::check_fetches(std::int64_t now) {
   for (std::size_t i = 0; i < fetches.size();) {
     StateFetch& f = fetches[i];
-    if (f.purpose == StateFetch::Purpose::Keyframe) {  // no target: a source that fails is passed over, or it waits
-      if (f.source != 0) {
-        const auto source = peers.find(f.source);
-        const bool gone = source == peers.end() || source->second.closing;
-        if (!gone && peer_sending(source->second.link)) f.asked_at = now;
-        if (gone || now - f.asked_at > std::max(kFetchPatienceNs, 8 * rtt_ns(source->second))) {
-          ++stats.states_unanswered;
-          f.source = 0;
-        }
-      }
+    if (f.purpose == StateFetch::Purpose::Keyframe) {  // no target: another source is asked, or it waits
+      pass_over_silent_source(f, now);
       if (f.source == 0 && (now - f.started_at > cfg.join_timeout_ns || !ask_for_state(f, now))) {
         fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));  // at the next interval
         continue;
@@ -311,18 +318,7 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
       fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
       continue;
     }
-    if (f.source != 0) {
-      const auto source = peers.find(f.source);
-      const bool gone = source == peers.end() || source->second.closing;
-      // Over a lossy path ENet may take seconds to deliver the request: patience counts from then.
-      if (!gone && peer_sending(source->second.link)) f.asked_at = now;
-      if (gone || now - f.asked_at > std::max(kFetchPatienceNs, 8 * rtt_ns(source->second))) {
-        ++stats.states_unanswered;
-        LOCKSTEP_LOG_WARN("relay: %s did not send its state of tick %u in time; asking another peer",
-                          gone ? "a peer that left" : label(source->second).c_str(), f.tick);
-        f.source = 0;
-      }
-    }
+    pass_over_silent_source(f, now);
     if (f.source == 0 && f.purpose == StateFetch::Purpose::Compare &&
         (now - f.started_at > cfg.probe_timeout_ns || !target->second.audit.locating)) {
       // The tick's state is gone from every majority peer, or the report is no longer waiting.

@@ -377,6 +377,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void on_state_answer(Peer& p, const wire::Snapshot& m, std::int64_t now);
   void deliver_state(StateFetch& f, std::int64_t now);
   void check_fetches(std::int64_t now);
+  void pass_over_silent_source(StateFetch& f, std::int64_t now);
   void fetch_keyframe(std::int64_t now);
   bool serve_from_keyframe(Peer& p, std::int64_t now);
 };
