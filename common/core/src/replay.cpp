@@ -162,7 +162,6 @@ struct RecordReader {
   Replay* out;
   bool have_header = false;
   Tick next_tick = 0;
-  std::uint64_t last_hash = 0;  // the recorded hash of next_tick - 1
   std::vector<std::uint64_t> recorded_hashes;  // every tick's, from header.start_tick + 1
   std::string why;  // set with the error
 
@@ -222,7 +221,6 @@ struct RecordReader {
     e->first = next_tick;
     e->last = next_tick + static_cast<Tick>(n) - 1;
     next_tick += static_cast<Tick>(n);
-    last_hash = f.hashes()->Get(static_cast<flatbuffers::uoffset_t>(n - 1));
     recorded_hashes.insert(recorded_hashes.end(), f.hashes()->begin(), f.hashes()->end());
     return ReplayError::None;
   }
@@ -290,7 +288,7 @@ const replay::Record* aligned_record(std::span<const std::uint8_t> raw, std::vec
 
 ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::string* detail, ReplayRange range) {
   *out = Replay{};
-  RecordReader reader{out, false, 0, 0, {}, {}};
+  RecordReader reader{out, false, 0, {}, {}};
   auto fail = [&](ReplayError e, const std::string& why) {
     if (detail) *detail = why;
     return e;
