@@ -59,6 +59,14 @@ void declare_options(CLI::App& app, Options& o) {
   ServerConfig& cfg = o.cfg;
   app.add_option("--port", cfg.port, "UDP port to listen on (0: any free port)")->check(unsigned_number())->capture_default_str();
   app.add_option("--bind", cfg.bind, "address to listen on (default: all)");
+  app.add_option("--websocket-port", cfg.websocket_port,
+                 "also admit browser players through a WebSocket door on this TCP port (0: any free port)")
+      ->check(unsigned_number());
+  app.add_option("--web-root", cfg.web_root, "serve this folder (the browser client's page) over HTTP on the WebSocket port")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--tls-cert", cfg.tls_cert, "PEM certificate for the WebSocket door: wss:// and https://")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tls-key", cfg.tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
   app.add_option("--players", cfg.players, "player slots; the session starts when all are joined")->check(unsigned_number())
       ->check(CLI::Range(1, kMaxPlayers))->capture_default_str();
   app.add_option("--ticks", o.ticks, "stop cleanly after this tick (0: run until stopped)")->check(unsigned_number())->capture_default_str();
@@ -284,6 +292,10 @@ int serve(Options o, const std::string& module_name, const std::string& settings
                                                                             o.keyframe_seconds * kTickRate);
   LOCKSTEP_LOG_INFO("listening on UDP port %u for %u players: %s (%s)%s", session->port(), cfg.players, module_name.c_str(),
                     settings_text.c_str(), cfg.relay ? ", relay mode: no simulation, ticks settled by the players' majority" : "");
+  if (session->websocket_port())
+    LOCKSTEP_LOG_INFO("WebSocket door on TCP port %u (%s)%s", session->websocket_port(),
+                      cfg.tls_cert.empty() ? "ws://" : "wss://",
+                      cfg.web_root.empty() ? "" : (", serving " + cfg.web_root).c_str());
   std::unique_ptr<AgonesHeartbeat> agones;
   if (o.agones) agones = std::make_unique<AgonesHeartbeat>(AgonesSdk::port_from_env(), monotonic_ns());
   bool awaiting_key = o.token_key == "agones";

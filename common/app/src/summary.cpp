@@ -112,8 +112,26 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
                              {"unanswered", st.states_unanswered},
                              {"keyframes", st.keyframes_fetched},
                              {"joins_from_keyframe", st.joins_from_keyframe}}}};
+  Json websocket = nullptr;
+  if (s.websocket_port()) {
+    const DoorStats d = s.door_stats();
+    websocket = Json{{"port", s.websocket_port()},
+                     {"connections", d.connections},
+                     {"upgraded", d.upgraded},
+                     {"pages_served", d.pages_served},
+                     {"refused", {{"address", d.refused_address},
+                                  {"full", d.refused_full},
+                                  {"protocol", d.refused_protocol},
+                                  {"text", d.text_refused},
+                                  {"oversized", d.oversized_refused},
+                                  {"flooding", d.flooding_cut},
+                                  {"backlog", d.backlog_cut},
+                                  {"before_request", d.closed_before_request}}},
+                     {"play_dropped", d.play_dropped}};
+  }
   return Json{{"ticks", s.executed_tick()},
               {"final_hash", hash_hex(settled_hash)},
+              {"websocket", websocket},
               {"relay", relay},
               {"result", s.result() ? result_json(*s.result()) : Json(nullptr)},
               {"players", s.config().players},

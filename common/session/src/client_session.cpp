@@ -127,6 +127,7 @@ void ClientSession::Impl::on_event(const NetEvent& ev, std::int64_t now) {
       last_heard = now;
       join_sent_at = now;
       seal.reset();  // a new connection: a token gets a new challenge and new keys
+      stream_admitted = false;
       if (cfg.connect_token) transport->send(server, Channel::Control, protocol::connect_request(cfg.connect_token->sealed));
       else
         send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
@@ -179,6 +180,7 @@ void ClientSession::Impl::reconnect(std::int64_t now) {
   }
   connected = false;
   seal.reset();
+  stream_admitted = false;
   attempt(now);
 }
 
@@ -232,7 +234,7 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
 
 void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
   answered = true;
-  if (!cfg.connect_token) return on_message(ev.channel, ev.data, now);
+  if (!cfg.connect_token || stream_admitted) return on_message(ev.channel, ev.data, now);
   if (seal) {  // a sealed connection's messages open before anything of them is read (§4.7)
     const Channel ch = ev.channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
     const OpenError e = seal->open(ch, ev.data, seal_scratch);
@@ -247,6 +249,12 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
   protocol::DecodeError err;
   const wire::Message* m = protocol::decode(ev.data, &err);
   if (m && m->body_type() == wire::Body::ConnectChallenge) {
+    last_heard = now;
+    if (peer_stream(server)) {  // the WebSocket door: TLS protects the stream, nothing is sealed (§16)
+      stream_admitted = true;
+      return send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
+                                                           cfg.spectate, cfg.rejoin_secret, cfg.libraries));
+    }
     const auto* n = m->body_as_ConnectChallenge()->nonce();
     const ConnectToken& t = *cfg.connect_token;
     const ConnectionKeys keys = derive_connection_keys(t.client_to_server, t.server_to_client, {n->data(), n->size()},

@@ -154,7 +154,7 @@ void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::
 
 void ServerSession::Impl::on_connect_request(Peer& p, const wire::ConnectRequest& m) {
   if (!tokens_required()) return drop(p, DropReason::UnexpectedMessage, " (a connect token: this server takes plain joins)");
-  if (p.role != Role::Pending || p.entry.seal || p.closing || !p.entry.deferred_token.empty())
+  if (p.role != Role::Pending || p.entry.by_token || p.closing || !p.entry.deferred_token.empty())
     return drop(p, DropReason::UnexpectedMessage, " (second connect request)");
   // Before the key arrives (an allocation hands it over) the request waits for it, within the
   // join timeout: a player the matchmaker sent at once is not turned away.
@@ -198,6 +198,15 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
   p.entry.token_slot = t.slot;
   std::array<std::uint8_t, protocol::kChallengeNonceBytes> nonce;
   random_bytes(nonce);
+  p.entry.by_token = true;
+  if (p.link && p.link->stream()) {
+    // Through the WebSocket door the stream carries every message in order, and TLS keeps it
+    // from being read, altered or replayed on the way (§16): the request itself proves the
+    // token is this connection's, and nothing is sealed. The challenge tells the client to join.
+    p.entry.authenticated = true;
+    if (!claim_token(p)) return;
+    return send(p, Channel::Control, protocol::connect_challenge(nonce));
+  }
   send(p, Channel::Control, protocol::connect_challenge(nonce));  // in the clear: the keys follow from it
   const ConnectionKeys keys = derive_connection_keys(t.client_to_server, t.server_to_client, nonce, /*server_side=*/true);
   p.entry.seal = std::make_unique<PacketSeal>(keys);
@@ -275,7 +284,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   q.rejoin_secret = m.rejoin_secret() ? m.rejoin_secret()->str() : "";
   q.spectate = m.spectate();
   q.libraries = protocol::join_libraries(m);
-  if (p.entry.seal) {  // joined with a connect token: the seat is bound to its client
+  if (p.entry.by_token) {  // joined with a connect token: the seat is bound to its client
     q.has_client_id = true;
     q.client_id = p.entry.client_id;
     q.token_slot = p.entry.token_slot;
@@ -333,7 +342,7 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
 
 // ", client N" for a peer that came with a connect token, for the operator's log.
 std::string ServerSession::Impl::token_note(const Peer& p) {
-  return p.entry.seal ? ", client " + std::to_string(p.entry.client_id) : "";
+  return p.entry.by_token ? ", client " + std::to_string(p.entry.client_id) : "";
 }
 
 // A seat taken (or taken back) with a connect token is bound to its client; the token's user
@@ -341,7 +350,7 @@ std::string ServerSession::Impl::token_note(const Peer& p) {
 void ServerSession::Impl::bind_seat(Slot& s, const Peer& p) {
   s.up_loss.set_every(cfg.send_every);
   s.up_loss.restart();  // a new connection: the time without one is not loss
-  s.bound = p.entry.seal != nullptr;
+  s.bound = p.entry.by_token;
   s.client_id = p.entry.client_id;
   s.user_data = p.entry.user_data;
 }

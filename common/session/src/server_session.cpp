@@ -8,6 +8,7 @@
 #include "lockstep/module.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/version.hpp"
+#include "lockstep/websocket_door.hpp"
 #include "drop_log.hpp"
 #include "server_session_impl.hpp"
 
@@ -191,7 +192,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
   switch (m->body_type()) {
     case wire::Body::JoinRequest:
-      if (tokens_required() && !p.entry.seal)
+      if (tokens_required() && !p.entry.by_token)
         return refuse(p, wire::RefuseReason::TokenRequired, "this server admits only players with a connect token");
       return on_join(p, *m->body_as_JoinRequest(), now, arrived);
     case wire::Body::ConnectRequest: return on_connect_request(p, *m->body_as_ConnectRequest());
@@ -460,6 +461,27 @@ std::unique_ptr<ServerSession> ServerSession::create_on(Network& network, const 
   if (!impl->result_key && config.token_key) impl->result_key = result_key_from(*config.token_key);
   impl->transport = network.listen(config.bind, config.port, config.players + config.max_spectators + 16, config.limits, &err);
   if (!impl->transport) return fail(err.kind, err.detail);
+  if (config.websocket_port) {
+    const bool loopback = config.bind.rfind("127.", 0) == 0 || config.bind == "localhost";
+    if ((config.token_key || config.token_key_later) && config.tls_cert.empty() && !loopback)
+      return fail(ErrorKind::Usage,
+                  "connect tokens through the WebSocket door need TLS (a certificate and its key) or a loopback bind: "
+                  "a token sent over plain ws:// could be read and used by anyone on the path",
+                  "tls_cert");
+    WebSocketDoorConfig door;
+    door.bind = config.bind;
+    door.port = *config.websocket_port;
+    door.web_root = config.web_root;
+    door.tls_cert = config.tls_cert;
+    door.tls_key = config.tls_key;
+    door.max_peers = config.players + config.max_spectators + 16;
+    auto ws = listen_websocket(door, config.limits, &err);
+    if (!ws) return fail(err.kind, err.detail, "websocket_port");
+    if (config.tls_cert.empty() && !loopback)
+      LOCKSTEP_LOG_WARN("the WebSocket door on port %u speaks plain ws://: give a certificate and key for wss://",
+                        ws->websocket_port());
+    impl->transport = join_transports(std::move(impl->transport), std::move(ws));
+  }
   if ((config.token_key || config.token_key_later) && config.public_addresses.empty())
     LOCKSTEP_LOG_WARN("connect tokens are checked against this server's port only: a token minted for another "
                       "server on port %u is taken too; give --public-address IP:PORT to check the address",
@@ -478,6 +500,8 @@ ServerSession::~ServerSession() = default;
 std::int64_t ServerSession::update(std::int64_t now_ns) { return impl_->update(now_ns); }
 int ServerSession::fd() const { return impl_->transport->fd(); }
 std::uint16_t ServerSession::port() const { return impl_->transport->port(); }
+std::uint16_t ServerSession::websocket_port() const { return impl_->transport->websocket_port(); }
+DoorStats ServerSession::door_stats() const { return impl_->transport->door_stats(); }
 void ServerSession::stop() { impl_->stop_requested = true; }
 bool ServerSession::finished() const { return impl_->phase == Impl::Phase::Finished; }
 int ServerSession::exit_code() const { return impl_->exit; }

@@ -25,6 +25,7 @@ std::uint32_t SessionTesting::attach_sealed_peer(ServerSession& s, std::int64_t 
   const std::uint32_t id = attach_peer(s, now_ns);
   ServerSession::Impl::Peer& p = s.impl_->peers.at(id);
   p.entry.seal = std::make_unique<PacketSeal>(keys);
+  p.entry.by_token = true;
   p.entry.client_id = client_id;
   return id;
 }

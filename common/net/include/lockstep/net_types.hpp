@@ -39,4 +39,21 @@ struct NetTraffic {
   std::uint64_t datagrams_refused = 0;
 };
 
+/// The WebSocket door's counters (docs/PROTOCOL.md §16): connections taken, and the ones refused
+/// or closed, by reason.
+struct DoorStats {
+  std::uint64_t connections = 0;          ///< TCP connections accepted
+  std::uint64_t upgraded = 0;             ///< of those, WebSocket connections handed to the session
+  std::uint64_t pages_served = 0;         ///< HTTP requests for the web root
+  std::uint64_t refused_address = 0;      ///< over the open connections one address may hold
+  std::uint64_t refused_full = 0;         ///< over the open connections the door holds
+  std::uint64_t refused_protocol = 0;     ///< an upgrade without the "lockstep" subprotocol
+  std::uint64_t text_refused = 0;         ///< closed for a text message (1003)
+  std::uint64_t oversized_refused = 0;    ///< closed for a message over the size bound (1009)
+  std::uint64_t flooding_cut = 0;         ///< closed for sending over the message rate
+  std::uint64_t backlog_cut = 0;          ///< closed for not reading what it was sent
+  std::uint64_t play_dropped = 0;         ///< play messages not queued to a peer that had a backlog
+  std::uint64_t closed_before_request = 0;  ///< closed before a complete request (slow or idle)
+};
+
 }  // namespace lockstep

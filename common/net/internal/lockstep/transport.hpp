@@ -53,6 +53,9 @@ class NetPeer {
   [[nodiscard]] virtual std::uintptr_t tag() const = 0;
   /// The transport's own silence bound, a backstop behind the session's (see backstop_ms).
   virtual void set_backstop_timeout(std::uint32_t ms) = 0;
+  /// The peer came through the WebSocket door: one ordered, reliable stream carries both
+  /// channels, and TLS (wss://) protects it in place of sealed messages (docs/PROTOCOL.md §16).
+  [[nodiscard]] virtual bool stream() const { return false; }
 
  protected:
   NetPeer() = default;
@@ -127,6 +130,11 @@ class Transport {
   }
   /// Half-open connection requests closed to make room for a new one (none by default).
   [[nodiscard]] virtual std::uint64_t handshakes_cut() const { return 0; }
+  /// Whether `peer` is one of this transport's (a joined pair asks its second transport).
+  [[nodiscard]] virtual bool owns(const NetPeer* peer) const { return peer != nullptr; }
+  /// The WebSocket door's port and counters (0 and zeros without one).
+  [[nodiscard]] virtual std::uint16_t websocket_port() const { return 0; }
+  [[nodiscard]] virtual DoorStats door_stats() const { return {}; }
 };
 
 /// Where a session gets its transports: ENet over UDP (udp_network()) in the executables, an
@@ -156,6 +164,7 @@ inline void peer_disconnect_now(NetPeer* peer) {
 inline void peer_reset(NetPeer* peer) {
   if (peer) peer->reset();
 }
+inline bool peer_stream(const NetPeer* peer) { return peer && peer->stream(); }
 inline bool peer_told_all(const NetPeer* peer) { return peer && peer->told_all(); }
 inline bool peer_sending(const NetPeer* peer) { return peer && peer->sending(); }
 inline PeerNet peer_net(const NetPeer* peer) { return peer ? peer->net() : PeerNet{}; }

@@ -124,6 +124,12 @@ struct LOCKSTEP_API ServerConfig {
   std::optional<SecretKey> result_key;
   /// ENet's packet cap applies both ways; snapshots go out in 16 KiB chunks, so 64 KiB is plenty.
   TransportLimits limits{64 * 1024, 256 * 1024};
+  /// The WebSocket door for browser players (docs/PROTOCOL.md §16), on `bind` beside ENet: its
+  /// TCP port (0 = any free one), none when unset. With tls_cert and tls_key (PEM files) it
+  /// speaks wss:// and https://, without them plain ws:// (for loopback and tests). web_root, a
+  /// folder, is served over HTTP on the same port (the browser client's page and its wasm).
+  std::optional<std::uint16_t> websocket_port;
+  std::string web_root, tls_cert, tls_key;
 };
 
 /// Why an incoming message was dropped. Every drop is counted; the first few of each kind are logged.
@@ -201,6 +207,9 @@ class LOCKSTEP_API ServerSession {
   /// The socket to wait on.
   [[nodiscard]] int fd() const;
   [[nodiscard]] std::uint16_t port() const;
+  /// The WebSocket door's TCP port (0: none) and its counters.
+  [[nodiscard]] std::uint16_t websocket_port() const;
+  [[nodiscard]] DoorStats door_stats() const;
 
   /// Ends the session at the next update (operator stop): clients are told, then it finishes.
   void stop();

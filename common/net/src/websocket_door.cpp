@@ -1,0 +1,673 @@
+// The WebSocket door over libwebsockets (docs/PROTOCOL.md §16). libwebsockets runs its own event
+// loop (this Debian build has no external poll hooks), so the door runs it on a thread of its
+// own; the session's thread and that one meet in a queue of events (with an eventfd the session
+// waits on) and each link's queue of messages to send, all under one mutex. Every libwebsockets
+// call but lws_cancel_service() is made on the door's thread.
+#include "lockstep/websocket_door.hpp"
+
+#include <libwebsockets.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "lockstep/clock.hpp"
+#include "lockstep/log.hpp"
+
+namespace lockstep {
+namespace {
+
+constexpr char kSubprotocol[] = "lockstep";
+constexpr unsigned kPingEveryUs = 500'000;
+
+// The address of a connected socket: its text (no port), and 32 bits of it for the session (an
+// IPv4 address, or an IPv6 one folded).
+struct PeerAddress {
+  std::string text;
+  std::uint16_t port = 0;
+  std::uint32_t ip = 0;
+  bool ok = false;
+};
+PeerAddress address_of(int fd) {
+  PeerAddress a;
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (fd < 0 || getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return a;
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (ss.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
+    a.ip = in->sin_addr.s_addr;
+    a.port = ntohs(in->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    const auto* in = reinterpret_cast<const sockaddr_in6*>(&ss);
+    const std::uint8_t* b = in->sin6_addr.s6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&in->sin6_addr)) {
+      std::memcpy(&a.ip, b + 12, 4);
+      inet_ntop(AF_INET, b + 12, text, sizeof text);
+    } else {
+      for (int i = 0; i < 16; i += 4) {
+        std::uint32_t w;
+        std::memcpy(&w, b + i, 4);
+        a.ip ^= w;
+      }
+      inet_ntop(AF_INET6, &in->sin6_addr, text, sizeof text);
+    }
+    a.port = ntohs(in->sin6_port);
+  } else {
+    return a;
+  }
+  a.text = text;
+  a.ok = true;
+  return a;
+}
+
+std::size_t frame_header_bytes(std::size_t payload, bool masked) {
+  return (payload < 126 ? 2 : payload < 65536 ? 4 : 10) + (masked ? 4 : 0);
+}
+
+class WsDoor;
+
+// One WebSocket connection: the handle the session holds. Its fields are the door's mutex's,
+// but for those marked as the door thread's own.
+class WsLink final : public NetPeer {
+ public:
+  explicit WsLink(WsDoor* door) : door_(door) {}
+  void disconnect_later() override;
+  void disconnect_now() override;
+  void reset() override { disconnect_now(); }
+  [[nodiscard]] bool told_all() const override;
+  [[nodiscard]] bool sending() const override;
+  [[nodiscard]] PeerNet net() const override;
+  [[nodiscard]] std::size_t channel_count() const override { return kChannelCount; }
+  [[nodiscard]] std::uint32_t ip() const override { return ip_; }
+  [[nodiscard]] std::string address() const override { return "ws:" + address_; }
+  void set_tag(std::uintptr_t tag) override { tag_ = tag; }
+  [[nodiscard]] std::uintptr_t tag() const override { return tag_; }
+  void set_backstop_timeout(std::uint32_t ms) override;
+  [[nodiscard]] bool stream() const override { return true; }
+
+  WsDoor* door_;
+  lws* wsi = nullptr;        // null once libwebsockets has closed it
+  bool for_session = false;  // the session holds it: a Disconnect event is owed when it closes
+  std::deque<std::vector<std::uint8_t>> out;  // LWS_PRE bytes, the channel, the message
+  std::size_t out_bytes = 0;
+  bool close_now = false, close_when_sent = false;
+  lws_close_status close_code = LWS_CLOSE_STATUS_NORMAL;
+  std::string close_reason;
+  std::uint32_t ip_ = 0;
+  std::string address_;
+  std::uintptr_t tag_ = 0;
+  std::int64_t heard = 0;
+  std::uint32_t backstop_ms = 30'000;
+  PeerNet net_{};
+  std::size_t waiting_bytes = 0;  // received, not yet taken by the session
+  // The door thread's own:
+  std::vector<std::uint8_t> in;  // the message being assembled from its fragments
+  std::int64_t window_start = 0;
+  std::uint32_t window_messages = 0;
+  bool ping_due = false;
+};
+
+struct InEvent {
+  NetEvent::Type type;
+  WsLink* link;
+  std::uint8_t channel = 0;
+  std::vector<std::uint8_t> bytes;
+  std::int64_t arrived_ns = 0;
+};
+
+class WsDoor final : public Transport {
+ public:
+  WsDoor(const WebSocketDoorConfig& cfg, const TransportLimits& limits) : cfg_(cfg), limits_(limits) {}
+  ~WsDoor() override {
+    stopping_ = true;
+    if (context_) lws_cancel_service(context_);
+    if (thread_.joinable()) thread_.join();
+    if (context_) lws_context_destroy(context_);
+    if (event_fd_ >= 0) close(event_fd_);
+  }
+
+  bool start(Error* error);
+
+  NetPeer* connect(const std::string&, std::uint16_t, std::string* error) override {
+    if (error) *error = "the WebSocket door only listens";
+    return nullptr;
+  }
+  NetEvent poll() override {
+    flush();
+    std::unique_lock lock(mutex_);
+    for (WsLink* l : released_) free_.push_back(l);  // the session is done with last poll's Disconnects
+    released_.clear();
+    for (;;) {
+      if (in_.empty()) {
+        lock.unlock();
+        std::uint64_t n;
+        while (read(event_fd_, &n, sizeof n) > 0) {
+        }
+        lock.lock();
+        if (in_.empty()) return {};
+      }
+      InEvent ev = std::move(in_.front());
+      in_.pop_front();
+      WsLink* link = ev.link;
+      if (ev.type == NetEvent::Type::Receive) link->waiting_bytes -= std::min(link->waiting_bytes, ev.bytes.size());
+      if (!link->for_session) continue;  // the session let it go: what was still on its way is dropped
+      NetEvent out;
+      out.type = ev.type;
+      out.peer = link;
+      if (ev.type == NetEvent::Type::Disconnect) {
+        link->for_session = false;
+        if (!link->wsi) released_.push_back(link);
+      } else if (ev.type == NetEvent::Type::Receive) {
+        auto* held = new std::vector<std::uint8_t>(std::move(ev.bytes));
+        out.channel = ev.channel;
+        out.data = *held;
+        out.arrived_ns = ev.arrived_ns;
+        out.holder = {held, [](void* p) { delete static_cast<std::vector<std::uint8_t>*>(p); }};
+      }
+      return out;
+    }
+  }
+  void send(NetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) override {
+    auto* link = static_cast<WsLink*>(peer);
+    std::lock_guard lock(mutex_);
+    if (!link->for_session || link->close_now || link->close_when_sent || !link->wsi) return;
+    if (channel == Channel::Play && link->out_bytes > kDoorPlayBacklogBytes) {
+      ++stats_.play_dropped;  // as a datagram lost: the play messages after it carry it again
+      return;
+    }
+    if (link->out_bytes + bytes.size() > kDoorBacklogBytes) {
+      ++stats_.backlog_cut;
+      LOCKSTEP_LOG_WARN("closing WebSocket peer %s: %zu bytes sent to it wait unread", link->address_.c_str(), link->out_bytes);
+      close_link(*link, LWS_CLOSE_STATUS_POLICY_VIOLATION, "not reading what it is sent");
+      return;
+    }
+    std::vector<std::uint8_t> frame(LWS_PRE + 1 + bytes.size());
+    frame[LWS_PRE] = static_cast<std::uint8_t>(channel);
+    std::memcpy(frame.data() + LWS_PRE + 1, bytes.data(), bytes.size());
+    link->out_bytes += frame.size() - LWS_PRE;
+    link->out.push_back(std::move(frame));
+    dirty_ = true;
+  }
+  void flush() override {
+    bool wake = false;
+    {
+      std::lock_guard lock(mutex_);
+      wake = std::exchange(dirty_, false);
+    }
+    if (wake) lws_cancel_service(context_);
+  }
+  [[nodiscard]] int fd() const override { return event_fd_; }
+  [[nodiscard]] bool reliable_in_flight() const override { return false; }  // the door's thread serves it
+  [[nodiscard]] std::int64_t heard_ns(const NetPeer* peer) const override {
+    std::lock_guard lock(mutex_);
+    return static_cast<const WsLink*>(peer)->heard;
+  }
+  [[nodiscard]] std::uint16_t port() const override { return port_; }
+  [[nodiscard]] std::uint16_t websocket_port() const override { return port_; }
+  [[nodiscard]] NetTraffic traffic() const override {
+    std::lock_guard lock(mutex_);
+    return traffic_;
+  }
+  [[nodiscard]] bool owns(const NetPeer* peer) const override { return dynamic_cast<const WsLink*>(peer) != nullptr; }
+  [[nodiscard]] DoorStats door_stats() const override {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
+
+  // Called under the mutex: the link's connection is closed with `code` and `reason` on the
+  // door's thread.
+  void close_link(WsLink& link, lws_close_status code, const char* reason) {
+    link.close_now = true;
+    link.close_code = code;
+    link.close_reason = reason;
+    dirty_ = true;
+  }
+  void request_service() { lws_cancel_service(context_); }
+  std::mutex& mutex() const { return mutex_; }
+
+  static int callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, std::size_t len);
+
+ private:
+  int on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, void* in, std::size_t len);
+  void push(InEvent ev) {  // under the mutex
+    in_.push_back(std::move(ev));
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t w = write(event_fd_, &one, sizeof one);
+  }
+  int refuse(lws* wsi, WsLink& link, std::uint64_t& counter, lws_close_status code, const char* why) {
+    ++counter;
+    LOCKSTEP_LOG_WARN("closing WebSocket peer %s: %s", link.address_.c_str(), why);
+    lws_close_reason(wsi, code, reinterpret_cast<unsigned char*>(const_cast<char*>(why)), std::strlen(why));
+    return -1;
+  }
+  int on_receive(lws* wsi, WsLink& link, const std::uint8_t* data, std::size_t len);
+  int on_writable(lws* wsi, WsLink& link);
+
+  WebSocketDoorConfig cfg_;
+  TransportLimits limits_;
+  lws_context* context_ = nullptr;
+  std::uint16_t port_ = 0;
+  int event_fd_ = -1;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex mutex_;
+  std::deque<InEvent> in_;
+  std::vector<std::unique_ptr<WsLink>> links_;
+  std::vector<WsLink*> free_, released_;
+  bool dirty_ = false;
+  NetTraffic traffic_;
+  DoorStats stats_;
+  struct Open {  // an open TCP connection (the door thread's own)
+    std::string address;
+    bool requested = false;
+  };
+  std::map<lws*, Open> open_;
+  std::map<std::string, std::uint32_t> per_address_;
+  lws_protocols protocols_[2]{};
+  lws_http_mount mount_{};
+  lws_protocol_vhost_options wasm_type_{}, js_type_{};
+};
+
+void WsLink::disconnect_later() {
+  std::lock_guard lock(door_->mutex());
+  close_when_sent = true;
+  door_->close_link(*this, LWS_CLOSE_STATUS_NORMAL, "");
+  close_now = false;  // after what is queued
+}
+void WsLink::disconnect_now() {
+  {
+    std::lock_guard lock(door_->mutex());
+    for_session = false;  // no event follows
+    door_->close_link(*this, LWS_CLOSE_STATUS_GOINGAWAY, "closed by the server");
+  }
+  door_->request_service();
+}
+bool WsLink::told_all() const {
+  std::lock_guard lock(door_->mutex());
+  return !wsi || (close_when_sent && out.empty());
+}
+bool WsLink::sending() const {
+  std::lock_guard lock(door_->mutex());
+  return !out.empty();
+}
+PeerNet WsLink::net() const {
+  std::lock_guard lock(door_->mutex());
+  return net_;
+}
+void WsLink::set_backstop_timeout(std::uint32_t ms) {
+  std::lock_guard lock(door_->mutex());
+  backstop_ms = ms;
+}
+
+int WsDoor::callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, std::size_t len) {
+  lws_context* context = lws_get_context(wsi);
+  auto* door = context ? static_cast<WsDoor*>(lws_context_user(context)) : nullptr;
+  if (!door) return lws_callback_http_dummy(wsi, reason, user, in, len);
+  return door->on_callback(wsi, reason, static_cast<WsLink**>(user), in, len);
+}
+
+int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, void* in, std::size_t len) {
+  switch (reason) {
+    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: {
+      const PeerAddress a = address_of(static_cast<int>(reinterpret_cast<std::intptr_t>(in)));
+      std::lock_guard lock(mutex_);
+      if (open_.size() >= cfg_.max_peers) {
+        ++stats_.refused_full;
+        return 1;
+      }
+      if (a.ok && per_address_[a.text] >= kDoorConnectionsPerAddress) {
+        ++stats_.refused_address;
+        return 1;
+      }
+      return 0;
+    }
+    case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: {
+      const PeerAddress a = address_of(lws_get_socket_fd(wsi));
+      if (!a.ok) break;  // the listening socket
+      std::lock_guard lock(mutex_);
+      open_[wsi] = {a.text, false};
+      ++per_address_[a.text];
+      ++stats_.connections;
+      break;
+    }
+    case LWS_CALLBACK_WSI_DESTROY: {
+      std::lock_guard lock(mutex_);
+      const auto it = open_.find(wsi);
+      if (it == open_.end()) break;
+      if (!it->second.requested) ++stats_.closed_before_request;
+      if (--per_address_[it->second.address] == 0) per_address_.erase(it->second.address);
+      open_.erase(it);
+      break;
+    }
+    case LWS_CALLBACK_FILTER_HTTP_CONNECTION: {
+      std::lock_guard lock(mutex_);
+      if (auto it = open_.find(wsi); it != open_.end()) it->second.requested = true;
+      if (lws_hdr_total_length(wsi, WSI_TOKEN_UPGRADE) == 0) ++stats_.pages_served;
+      break;
+    }
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
+      char wanted[64] = "";
+      std::lock_guard lock(mutex_);
+      if (auto it = open_.find(wsi); it != open_.end()) it->second.requested = true;
+      if (lws_hdr_copy(wsi, wanted, sizeof wanted, WSI_TOKEN_PROTOCOL) <= 0 || std::strstr(wanted, kSubprotocol) == nullptr) {
+        ++stats_.refused_protocol;
+        return 1;
+      }
+      return 0;
+    }
+    case LWS_CALLBACK_ESTABLISHED: {
+      const PeerAddress a = address_of(lws_get_socket_fd(wsi));
+      std::lock_guard lock(mutex_);
+      WsLink* link;
+      if (!free_.empty()) {
+        link = free_.back();
+        free_.pop_back();
+        *link = WsLink(this);
+      } else {
+        links_.push_back(std::make_unique<WsLink>(this));
+        link = links_.back().get();
+      }
+      link->wsi = wsi;
+      link->for_session = true;
+      link->ip_ = a.ip;
+      link->address_ = a.text + ":" + std::to_string(a.port);
+      link->heard = monotonic_ns();
+      *slot = link;
+      ++stats_.upgraded;
+      push({NetEvent::Type::Connect, link, 0, {}, link->heard});
+      lws_set_timer_usecs(wsi, kPingEveryUs);
+      break;
+    }
+    case LWS_CALLBACK_CLOSED: {
+      if (!slot || !*slot) break;
+      std::lock_guard lock(mutex_);
+      WsLink* link = *slot;
+      *slot = nullptr;
+      link->wsi = nullptr;
+      link->out.clear();
+      link->out_bytes = 0;
+      if (link->for_session) push({NetEvent::Type::Disconnect, link, 0, {}, monotonic_ns()});
+      else free_.push_back(link);
+      break;
+    }
+    case LWS_CALLBACK_RECEIVE:
+      if (!slot || !*slot) return -1;
+      return on_receive(wsi, **slot, static_cast<const std::uint8_t*>(in), len);
+    case LWS_CALLBACK_RECEIVE_PONG: {
+      if (!slot || !*slot) break;
+      std::lock_guard lock(mutex_);
+      WsLink& link = **slot;
+      const std::int64_t now = monotonic_ns();
+      link.heard = now;
+      std::int64_t sent = 0;
+      if (len == sizeof sent) {
+        std::memcpy(&sent, in, sizeof sent);
+        if (sent > 0 && sent <= now && now - sent < 60'000'000'000) {
+          // Smoothed as ENet does: an eighth of each sample, the variance a quarter.
+          const auto sample = static_cast<std::uint32_t>((now - sent) / 1000);
+          PeerNet& n = link.net_;
+          if (n.rtt_us == 0) {
+            n.rtt_us = sample;
+            n.rtt_var_us = sample / 2;
+          } else {
+            const std::uint32_t diff = sample > n.rtt_us ? sample - n.rtt_us : n.rtt_us - sample;
+            n.rtt_var_us = n.rtt_var_us - n.rtt_var_us / 4 + diff / 4;
+            n.rtt_us = n.rtt_us - n.rtt_us / 8 + sample / 8;
+          }
+        }
+      }
+      break;
+    }
+    case LWS_CALLBACK_TIMER: {
+      if (!slot || !*slot) break;
+      std::lock_guard lock(mutex_);
+      WsLink& link = **slot;
+      if (monotonic_ns() - link.heard > std::int64_t{link.backstop_ms} * 1'000'000)
+        close_link(link, LWS_CLOSE_STATUS_GOINGAWAY, "silent past the backstop");
+      link.ping_due = true;
+      lws_callback_on_writable(wsi);
+      lws_set_timer_usecs(wsi, kPingEveryUs);
+      break;
+    }
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+      if (!slot || !*slot) return -1;
+      return on_writable(wsi, **slot);
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED: {
+      std::lock_guard lock(mutex_);
+      for (const auto& link : links_)
+        if (link->wsi && (!link->out.empty() || link->close_now || link->close_when_sent || link->ping_due))
+          lws_callback_on_writable(link->wsi);
+      break;
+    }
+    default: break;
+  }
+  return lws_callback_http_dummy(wsi, reason, slot, in, len);
+}
+
+int WsDoor::on_receive(lws* wsi, WsLink& link, const std::uint8_t* data, std::size_t len) {
+  std::lock_guard lock(mutex_);
+  const std::int64_t now = monotonic_ns();
+  link.heard = now;
+  if (lws_is_first_fragment(wsi)) {
+    if (now - link.window_start > 1'000'000'000) {
+      link.window_start = now;
+      link.window_messages = 0;
+    }
+    if (++link.window_messages > kDoorMessagesPerSecond)
+      return refuse(wsi, link, stats_.flooding_cut, LWS_CLOSE_STATUS_POLICY_VIOLATION, "over the message rate");
+    link.in.clear();
+  }
+  if (!lws_frame_is_binary(wsi))
+    return refuse(wsi, link, stats_.text_refused, LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE, "binary messages only");
+  if (link.in.size() + len > limits_.max_packet_bytes + 1)
+    return refuse(wsi, link, stats_.oversized_refused, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "a message over the size bound");
+  link.in.insert(link.in.end(), data, data + len);
+  if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi) > 0) return 0;
+  const std::size_t n = link.in.size();
+  traffic_.bytes_received += n + frame_header_bytes(n, true);
+  ++traffic_.packets_received;
+  if (n < 2 || link.in[0] >= kChannelCount)
+    return refuse(wsi, link, stats_.refused_protocol, LWS_CLOSE_STATUS_POLICY_VIOLATION, "a message without a channel");
+  if (link.waiting_bytes + n > limits_.max_waiting_bytes)
+    return refuse(wsi, link, stats_.flooding_cut, LWS_CLOSE_STATUS_POLICY_VIOLATION, "over the bytes that may wait");
+  link.waiting_bytes += n - 1;
+  push({NetEvent::Type::Receive, &link, link.in[0], std::vector<std::uint8_t>(link.in.begin() + 1, link.in.end()), now});
+  link.in.clear();
+  return 0;
+}
+
+int WsDoor::on_writable(lws* wsi, WsLink& link) {
+  std::vector<std::uint8_t> frame;
+  {
+    std::lock_guard lock(mutex_);
+    if (link.close_now) {
+      lws_close_reason(wsi, link.close_code, reinterpret_cast<unsigned char*>(link.close_reason.data()),
+                       link.close_reason.size());
+      return -1;
+    }
+    if (link.ping_due) {
+      link.ping_due = false;
+      std::uint8_t ping[LWS_PRE + sizeof(std::int64_t)];
+      const std::int64_t now = monotonic_ns();
+      std::memcpy(ping + LWS_PRE, &now, sizeof now);
+      if (lws_write(wsi, ping + LWS_PRE, sizeof now, LWS_WRITE_PING) < 0) return -1;
+      if (!link.out.empty() || link.close_when_sent) lws_callback_on_writable(wsi);
+      return 0;
+    }
+    if (link.out.empty()) {
+      if (link.close_when_sent) {
+        lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, nullptr, 0);
+        return -1;
+      }
+      return 0;
+    }
+    frame = std::move(link.out.front());
+    link.out.pop_front();
+    const std::size_t n = frame.size() - LWS_PRE;
+    link.out_bytes -= n;
+    traffic_.bytes_sent += n + frame_header_bytes(n, false);
+    ++traffic_.packets_sent;
+  }
+  const std::size_t n = frame.size() - LWS_PRE;
+  if (lws_write(wsi, frame.data() + LWS_PRE, n, LWS_WRITE_BINARY) < static_cast<int>(n)) return -1;
+  std::lock_guard lock(mutex_);
+  if (!link.out.empty() || link.close_when_sent) lws_callback_on_writable(wsi);
+  return 0;
+}
+
+bool WsDoor::start(Error* error) {
+  auto fail = [&](const std::string& why) {
+    if (error) *error = {ErrorKind::Usage, why, "websocket"};
+    return false;
+  };
+  if (cfg_.tls_cert.empty() != cfg_.tls_key.empty()) return fail("the WebSocket door needs both a certificate and its key, or neither");
+  if (!cfg_.web_root.empty()) {
+    struct stat st {};
+    if (stat(cfg_.web_root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return fail("--web-root: '" + cfg_.web_root + "' is not a folder");
+  }
+  event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (event_fd_ < 0) return fail("cannot make an eventfd");
+  lws_set_log_level(LLL_ERR, [](int, const char* line) {
+    std::string text(line);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    LOCKSTEP_LOG_WARN("WebSocket door: %s", text.c_str());
+  });
+  protocols_[0] = {kSubprotocol, &WsDoor::callback, sizeof(WsLink*), limits_.max_packet_bytes + 16, 0, nullptr, 0};
+  protocols_[1] = {nullptr, nullptr, 0, 0, 0, nullptr, 0};
+  wasm_type_ = {nullptr, nullptr, ".wasm", "application/wasm"};
+  js_type_ = {&wasm_type_, nullptr, ".js", "text/javascript"};
+  if (!cfg_.web_root.empty()) {
+    mount_.mountpoint = "/";
+    mount_.mountpoint_len = 1;
+    mount_.origin = cfg_.web_root.c_str();
+    mount_.def = "index.html";
+    mount_.origin_protocol = LWSMPRO_FILE;
+    mount_.extra_mimetypes = &js_type_;
+  }
+  lws_context_creation_info info{};
+  info.port = cfg_.port;
+  info.iface = cfg_.bind.empty() ? nullptr : cfg_.bind.c_str();
+  info.protocols = protocols_;
+  info.mounts = cfg_.web_root.empty() ? nullptr : &mount_;
+  info.user = this;
+  info.gid = -1;
+  info.uid = -1;
+  info.timeout_secs = kDoorHandshakeSeconds;
+  info.timeout_secs_ah_idle = kDoorHandshakeSeconds;
+  info.fd_limit_per_thread = static_cast<unsigned>(cfg_.max_peers + 16);
+  info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
+  if (!cfg_.tls_cert.empty()) {
+    info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+    info.ssl_cert_filepath = cfg_.tls_cert.c_str();
+    info.ssl_private_key_filepath = cfg_.tls_key.c_str();
+  }
+  context_ = lws_create_context(&info);
+  if (!context_)
+    return fail(cfg_.tls_cert.empty() ? "cannot open the WebSocket door on port " + std::to_string(cfg_.port)
+                                      : "cannot open the WebSocket door on port " + std::to_string(cfg_.port) +
+                                            " (does the certificate '" + cfg_.tls_cert + "' load with its key?)");
+  lws_vhost* vhost = lws_get_vhost_by_name(context_, "default");
+  const int port = vhost ? lws_get_vhost_listen_port(vhost) : -1;
+  if (port <= 0) return fail("the WebSocket door did not open a port");
+  port_ = static_cast<std::uint16_t>(port);
+  thread_ = std::thread([this] {
+    while (!stopping_) lws_service(context_, 0);
+  });
+  return true;
+}
+
+// Two transports as one.
+class TransportPair final : public Transport {
+ public:
+  TransportPair(std::unique_ptr<Transport> a, std::unique_ptr<Transport> b) : a_(std::move(a)), b_(std::move(b)) {
+    epoll_ = epoll_create1(EPOLL_CLOEXEC);
+    for (Transport* t : {a_.get(), b_.get()})
+      if (t->fd() >= 0) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.ptr = t;
+        epoll_ctl(epoll_, EPOLL_CTL_ADD, t->fd(), &ev);
+      }
+  }
+  ~TransportPair() override {
+    if (epoll_ >= 0) close(epoll_);
+  }
+  NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) override {
+    return a_->connect(host, port, error);
+  }
+  NetEvent poll() override {
+    // Turn about, so a flood on one side never starves the other.
+    first_ = !first_;
+    Transport* x = first_ ? a_.get() : b_.get();
+    Transport* y = first_ ? b_.get() : a_.get();
+    NetEvent ev = x->poll();
+    if (ev.type != NetEvent::Type::None) return ev;
+    return y->poll();
+  }
+  void send(NetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) override {
+    of(peer).send(peer, channel, bytes);
+  }
+  void flush() override {
+    a_->flush();
+    b_->flush();
+  }
+  [[nodiscard]] int fd() const override { return epoll_; }
+  [[nodiscard]] bool reliable_in_flight() const override { return a_->reliable_in_flight() || b_->reliable_in_flight(); }
+  [[nodiscard]] std::int64_t heard_ns(const NetPeer* peer) const override { return of(peer).heard_ns(peer); }
+  [[nodiscard]] std::uint16_t port() const override { return a_->port(); }
+  [[nodiscard]] NetTraffic traffic() const override {
+    NetTraffic x = a_->traffic();
+    const NetTraffic y = b_->traffic();
+    x.bytes_sent += y.bytes_sent;
+    x.bytes_received += y.bytes_received;
+    x.packets_sent += y.packets_sent;
+    x.packets_received += y.packets_received;
+    x.datagrams_refused += y.datagrams_refused;
+    return x;
+  }
+  void authenticate(NetPeer* peer, const DatagramKeys& keys, bool speaks_first) override {
+    of(peer).authenticate(peer, keys, speaks_first);
+  }
+  [[nodiscard]] std::uint64_t handshakes_cut() const override { return a_->handshakes_cut() + b_->handshakes_cut(); }
+  [[nodiscard]] bool owns(const NetPeer* peer) const override { return a_->owns(peer) || b_->owns(peer); }
+  [[nodiscard]] std::uint16_t websocket_port() const override {
+    return b_->websocket_port() ? b_->websocket_port() : a_->websocket_port();
+  }
+  [[nodiscard]] DoorStats door_stats() const override { return b_->websocket_port() ? b_->door_stats() : a_->door_stats(); }
+
+ private:
+  Transport& of(const NetPeer* peer) const { return b_->owns(peer) ? *b_ : *a_; }
+  std::unique_ptr<Transport> a_, b_;
+  int epoll_ = -1;
+  bool first_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> listen_websocket(const WebSocketDoorConfig& config, const TransportLimits& limits,
+                                            Error* error) {
+  auto door = std::make_unique<WsDoor>(config, limits);
+  if (!door->start(error)) return nullptr;
+  return door;
+}
+
+std::unique_ptr<Transport> join_transports(std::unique_ptr<Transport> first, std::unique_ptr<Transport> second) {
+  return std::make_unique<TransportPair>(std::move(first), std::move(second));
+}
+
+}  // namespace lockstep
