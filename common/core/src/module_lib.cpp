@@ -38,6 +38,8 @@ constexpr unsigned EM_HOST = EM_X86_64;
 constexpr unsigned EM_HOST = EM_AARCH64;
 #elif defined(__i386__)
 constexpr unsigned EM_HOST = EM_386;
+#elif defined(__EMSCRIPTEN__)
+constexpr unsigned EM_HOST = EM_NONE;  // a page loads no native library: each is refused as another machine's
 #else
 #error "module_lib.cpp: name this architecture's ELF machine"
 #endif

@@ -491,19 +491,4 @@ Network& udp_network() {
   return udp;
 }
 
-bool split_host_port(const std::string& text, std::string* host, std::uint16_t* port) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
-  unsigned long p = 0;
-  for (std::size_t i = colon + 1; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return false;
-    p = p * 10 + static_cast<unsigned long>(text[i] - '0');
-    if (p > 65535) return false;
-  }
-  if (p == 0) return false;
-  *host = text.substr(0, colon);
-  *port = static_cast<std::uint16_t>(p);
-  return true;
-}
-
 }  // namespace lockstep

@@ -1,4 +1,4 @@
-// The WebSocket door over libwebsockets (docs/PROTOCOL.md §16). libwebsockets runs its own event
+// The WebSocket door over libwebsockets (docs/PROTOCOL.md §17). libwebsockets runs its own event
 // loop (this Debian build has no external poll hooks), so the door runs it on a thread of its
 // own; the session's thread and that one meet in a queue of events (with an eventfd the session
 // waits on) and each link's queue of messages to send, all under one mutex. Every libwebsockets

@@ -4,7 +4,12 @@
 
 #include "client_session_impl.hpp"
 #include "drop_log.hpp"
+// The web build (web/) has no libsodium and no ENet: its only transport is the WebSocket door's
+// stream, which TLS protects in place of sealed messages (docs/PROTOCOL.md §17), so it leaves the
+// sealing out.
+#if !LOCKSTEP_WEB
 #include "lockstep/datagram_check.hpp"
+#endif
 #include "lockstep/log.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/session_result.hpp"
@@ -50,8 +55,10 @@ void ClientSession::Impl::drop(ClientDrop reason, const std::string& detail) {
 
 void ClientSession::Impl::send(Channel channel, const protocol::Bytes& bytes) {
   if (!seal) return transport->send(server, channel, bytes);
+#if !LOCKSTEP_WEB
   seal->seal(channel, bytes, send_scratch);
   transport->send(server, channel, send_scratch);
+#endif
 }
 
 void ClientSession::Impl::end(int code, const std::string& why) {
@@ -235,6 +242,7 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
 void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
   answered = true;
   if (!cfg.connect_token || stream_admitted) return on_message(ev.channel, ev.data, now);
+#if !LOCKSTEP_WEB
   if (seal) {  // a sealed connection's messages open before anything of them is read (§4.7)
     const Channel ch = ev.channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
     const OpenError e = seal->open(ch, ev.data, seal_scratch);
@@ -245,16 +253,20 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
       end(4, "a control message from the server failed authentication (altered on the way)");
     return;
   }
+#endif
   // Before the challenge only the server's answer to the token comes, in the clear.
   protocol::DecodeError err;
   const wire::Message* m = protocol::decode(ev.data, &err);
   if (m && m->body_type() == wire::Body::ConnectChallenge) {
     last_heard = now;
-    if (peer_stream(server)) {  // the WebSocket door: TLS protects the stream, nothing is sealed (§16)
+    if (peer_stream(server)) {  // the WebSocket door: TLS protects the stream, nothing is sealed (§17)
       stream_admitted = true;
       return send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
                                                            cfg.spectate, cfg.rejoin_secret, cfg.libraries));
     }
+#if LOCKSTEP_WEB
+    return end(4, "this build seals nothing: it joins with a connect token only through a WebSocket door");
+#else
     const auto* n = m->body_as_ConnectChallenge()->nonce();
     const ConnectToken& t = *cfg.connect_token;
     const ConnectionKeys keys = derive_connection_keys(t.client_to_server, t.server_to_client, {n->data(), n->size()},
@@ -262,9 +274,9 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
     seal = std::make_unique<PacketSeal>(keys);
     // The server has had the keys since it sent the challenge: every datagram from now on is keyed (§1.1).
     transport->authenticate(server, datagram_keys(keys), /*speaks_first=*/true);
-    last_heard = now;
     return send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
                                                          cfg.spectate, cfg.rejoin_secret, cfg.libraries));
+#endif
   }
   if (m && m->body_type() == wire::Body::Refuse) return on_message(ev.channel, ev.data, now);
   drop(m ? ClientDrop::UnexpectedMessage : ClientDrop::Malformed, "before the connect challenge");

@@ -40,7 +40,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   std::unique_ptr<Transport> transport;
   NetPeer* server = nullptr;
   std::unique_ptr<PacketSeal> seal;  // joined with a connect token: set by the server's challenge
-  bool stream_admitted = false;      // joined with a connect token through the WebSocket door (§16)
+  bool stream_admitted = false;      // joined with a connect token through the WebSocket door (§17)
   std::vector<std::uint8_t> seal_scratch, send_scratch;
   std::vector<std::uint8_t> state_scratch;  // a saved state asked for by the server (relay mode)
   std::vector<std::uint8_t> result;         // the game's result (set_result), sent once joined

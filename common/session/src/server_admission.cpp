@@ -201,7 +201,7 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
   p.entry.by_token = true;
   if (p.link && p.link->stream()) {
     // Through the WebSocket door the stream carries every message in order, and TLS keeps it
-    // from being read, altered or replayed on the way (§16): the request itself proves the
+    // from being read, altered or replayed on the way (§17): the request itself proves the
     // token is this connection's, and nothing is sealed. The challenge tells the client to join.
     p.entry.authenticated = true;
     if (!claim_token(p)) return;

@@ -57,7 +57,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::uint32_t bad = 0;       // dropped messages so far
     std::uint32_t unopened = 0;  // sealed messages from it (or in its name) that did not open
     std::unique_ptr<PacketSeal> seal;  // set by a good ConnectRequest: every later message is sealed
-    bool by_token = false;  // a good ConnectRequest came: sealed, or through the WebSocket door's TLS (§16)
+    bool by_token = false;  // a good ConnectRequest came: sealed, or through the WebSocket door's TLS (§17)
     bool authenticated = false;  // a sealed message from it has opened: it holds the token's keys
     std::uint64_t client_id = 0;
     std::vector<std::uint8_t> user_data;  // the token's, for the game's server side

@@ -39,7 +39,7 @@ struct NetTraffic {
   std::uint64_t datagrams_refused = 0;
 };
 
-/// The WebSocket door's counters (docs/PROTOCOL.md §16): connections taken, and the ones refused
+/// The WebSocket door's counters (docs/PROTOCOL.md §17): connections taken, and the ones refused
 /// or closed, by reason.
 struct DoorStats {
   std::uint64_t connections = 0;          ///< TCP connections accepted

@@ -54,7 +54,7 @@ class NetPeer {
   /// The transport's own silence bound, a backstop behind the session's (see backstop_ms).
   virtual void set_backstop_timeout(std::uint32_t ms) = 0;
   /// The peer came through the WebSocket door: one ordered, reliable stream carries both
-  /// channels, and TLS (wss://) protects it in place of sealed messages (docs/PROTOCOL.md §16).
+  /// channels, and TLS (wss://) protects it in place of sealed messages (docs/PROTOCOL.md §17).
   [[nodiscard]] virtual bool stream() const { return false; }
 
  protected:

@@ -1,4 +1,4 @@
-// The WebSocket door (docs/PROTOCOL.md §16): browsers reach the same session as ENet peers, over
+// The WebSocket door (docs/PROTOCOL.md §17): browsers reach the same session as ENet peers, over
 // one TCP stream each, with the same protocol messages as binary WebSocket messages. A transport
 // of its own (libwebsockets, on a thread of its own), joined to the ENet one with
 // join_transports() so the session sees one transport and one set of peers.

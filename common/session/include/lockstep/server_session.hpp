@@ -124,7 +124,7 @@ struct LOCKSTEP_API ServerConfig {
   std::optional<SecretKey> result_key;
   /// ENet's packet cap applies both ways; snapshots go out in 16 KiB chunks, so 64 KiB is plenty.
   TransportLimits limits{64 * 1024, 256 * 1024};
-  /// The WebSocket door for browser players (docs/PROTOCOL.md §16), on `bind` beside ENet: its
+  /// The WebSocket door for browser players (docs/PROTOCOL.md §17), on `bind` beside ENet: its
   /// TCP port (0 = any free one), none when unset. With tls_cert and tls_key (PEM files) it
   /// speaks wss:// and https://, without them plain ws:// (for loopback and tests). web_root, a
   /// folder, is served over HTTP on the same port (the browser client's page and its wasm).

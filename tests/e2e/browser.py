@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Plays a lockstep-web page in headless Chromium, driven through the DevTools protocol.
+
+  browser.py URL --out RESULT.json [--screenshot PNG] [--timeout S] [--keys KEYS]
+             [--freeze-at-tick T --freeze-seconds S] [--bench TICKS]
+
+Opens URL in a fresh headless Chromium, waits until the page's client has ended (window.lockstep.exit
+>= 0), and writes RESULT.json: the exit code, the page's figures, its per-tick hashes (the hash log
+the client wrote), the console's lines and any page errors. --screenshot captures the canvas once
+the session is under way; --keys holds arrow keys (e.g. "Right:2,Down:1": key:seconds in turn)
+through real key events; --freeze-at-tick freezes the page (as a hidden, throttled tab is: no
+frames, no timers) for --freeze-seconds; --bench runs the page's step benchmark after the session.
+Uses python3-websockets (Debian) and the system's chromium.
+"""
+import argparse, asyncio, base64, json, os, shutil, subprocess, sys, tempfile, time
+
+import websockets
+
+
+class Page:
+    def __init__(self, ws):
+        self.ws, self.next_id, self.pending, self.console, self.errors = ws, 0, {}, [], []
+
+    async def pump(self):
+        async for raw in self.ws:
+            m = json.loads(raw)
+            if "id" in m and m["id"] in self.pending:
+                self.pending.pop(m["id"]).set_result(m)
+            elif m.get("method") == "Runtime.consoleAPICalled":
+                self.console.append(" ".join(str(a.get("value", a.get("description", ""))) for a in m["params"]["args"]))
+            elif m.get("method") == "Runtime.exceptionThrown":
+                self.errors.append(m["params"]["exceptionDetails"].get("exception", {}).get("description", "exception"))
+            elif m.get("method") == "Log.entryAdded":
+                e = m["params"]["entry"]
+                if e.get("level") == "error":
+                    self.errors.append(e.get("text", ""))
+
+    async def call(self, method, **params):
+        self.next_id += 1
+        fut = asyncio.get_running_loop().create_future()
+        self.pending[self.next_id] = fut
+        await self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        m = await asyncio.wait_for(fut, 30)
+        if "error" in m:
+            raise RuntimeError(f"{method}: {m['error']}")
+        return m.get("result", {})
+
+    async def eval(self, expression):
+        r = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in r:
+            return None
+        return r["result"].get("value")
+
+
+KEYS = {"Up": ("ArrowUp", 38), "Down": ("ArrowDown", 40), "Left": ("ArrowLeft", 37), "Right": ("ArrowRight", 39)}
+
+
+async def hold_keys(page, plan):
+    for step in plan:
+        name, seconds = step.split(":")
+        key, code = KEYS[name]
+        await page.call("Input.dispatchKeyEvent", type="rawKeyDown", key=key, code=key, windowsVirtualKeyCode=code)
+        await asyncio.sleep(float(seconds))
+        await page.call("Input.dispatchKeyEvent", type="keyUp", key=key, code=key, windowsVirtualKeyCode=code)
+
+
+async def run(args, port):
+    import urllib.request
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
+            pages = [t for t in targets if t.get("type") == "page"]
+            if pages:
+                break
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit("browser.py: Chromium's DevTools did not answer")
+        await asyncio.sleep(0.2)
+    async with websockets.connect(pages[0]["webSocketDebuggerUrl"], max_size=64 << 20) as ws:
+        page = Page(ws)
+        pump = asyncio.create_task(page.pump())
+        await page.call("Runtime.enable")
+        await page.call("Log.enable")
+        await page.call("Page.enable")
+        await page.call("Emulation.setDeviceMetricsOverride", width=800, height=600, deviceScaleFactor=1, mobile=False)
+        await page.call("Page.navigate", url=args.url)
+        result = {"url": args.url}
+        start = time.monotonic()
+        screenshot_done = not args.screenshot
+        keys_task = None
+        frozen = False
+        while True:
+            state = await page.eval("window.lockstep ? JSON.stringify({exit: lockstep.exit, figures: lockstep.figures}) : null")
+            state = json.loads(state) if state else None
+            tick = (state or {}).get("figures") or {}
+            tick = tick.get("tick", 0)
+            if state and state["exit"] >= 0:
+                break
+            if args.keys and keys_task is None and tick > 100:
+                keys_task = asyncio.create_task(hold_keys(page, args.keys.split(",")))
+            if not screenshot_done and tick > args.screenshot_at:
+                shot = await page.call("Page.captureScreenshot", format="png")
+                with open(args.screenshot, "wb") as f:
+                    f.write(base64.b64decode(shot["data"]))
+                result["screenshot_tick"] = tick
+                screenshot_done = True
+            if args.freeze_at_tick and not frozen and tick >= args.freeze_at_tick:
+                frozen = True
+                result["frozen_at_tick"] = tick
+                await page.call("Page.setWebLifecycleState", state="frozen")
+                await asyncio.sleep(args.freeze_seconds)
+                await page.call("Page.setWebLifecycleState", state="active")
+                result["thawed_at"] = time.monotonic() - start
+            if time.monotonic() - start > args.timeout:
+                result["timed_out"] = True
+                break
+            await asyncio.sleep(0.2)
+        if keys_task:
+            keys_task.cancel()
+        result["exit"] = state["exit"] if state else None
+        result["figures"] = json.loads(await page.eval("JSON.stringify(lockstep.figures)") or "null")
+        result["hashes"] = await page.eval("lockstep.hashes()") or ""
+        if args.bench:
+            result["bench"] = await page.eval(f"JSON.stringify(lockstep.bench({args.bench}))")
+            result["bench"] = json.loads(result["bench"]) if result["bench"] else None
+        result["console"] = page.console
+        result["errors"] = page.errors
+        pump.cancel()
+        return result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--screenshot")
+    ap.add_argument("--screenshot-at", type=int, default=300, help="the tick after which the screenshot is taken")
+    ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--keys")
+    ap.add_argument("--freeze-at-tick", type=int, default=0)
+    ap.add_argument("--freeze-seconds", type=float, default=3)
+    ap.add_argument("--bench", type=int, default=0)
+    args = ap.parse_args()
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    profile = tempfile.mkdtemp(prefix="lockstep-chromium-")
+    port_file = os.path.join(profile, "DevToolsActivePort")
+    proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                             "--disable-dev-shm-usage", "--disable-background-timer-throttling",
+                             "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
+                             f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while not os.path.exists(port_file) or not open(port_file).read().strip():
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise SystemExit("browser.py: Chromium did not start")
+            time.sleep(0.1)
+        port = int(open(port_file).read().split()[0])
+        result = asyncio.run(run(args, port))
+    finally:
+        proc.kill()
+        proc.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    print(json.dumps({k: result.get(k) for k in ("exit", "figures", "errors", "timed_out")}, indent=None))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+// The page around lockstep-web: it starts the client from the page's address, calls ls_frame()
+// at requestAnimationFrame's rate, draws the shapes the frame left on the canvas, and hands the
+// keys to the client. A hidden tab gets no animation frames: a timer keeps the session served
+// (the browser runs it at most once a second then), as a 1 fps client is.
+//
+// Address options (?name=alice&predict=8&bot=7&sim=arena&desync=250):
+//   name     the player's name (default "web")       sim      the built-in game (default "arena")
+//   predict  ticks of prediction (default 8; 0: off)  bot      play with the game's bot and this seed
+//   desync   test hook: perturb this client's state after this tick
+//   ws       HOST:PORT of the WebSocket door (default: where the page came from)
+"use strict";
+var Module = {};
+(function () {
+  const q = new URLSearchParams(location.search);
+  const door = (q.get("ws") || location.host).split(":");
+  const secure = location.protocol === "https:";
+  const options = {
+    host: door[0] || "127.0.0.1",
+    port: Number(door[1] || (secure ? 443 : 80)),
+    name: q.get("name") || "web",
+    sim: q.get("sim") || "arena",
+    predict: q.has("predict") ? Number(q.get("predict")) : 8,
+    bot: Number(q.get("bot") || 0),
+    desync: Number(q.get("desync") || 0),
+  };
+  // Keys to lockstep::Key: 0 up, 1 down, 2 left, 3 right, 4 space, 5 enter, 6.. letters a..z.
+  function keyOf(e) {
+    const named = { ArrowUp: 0, ArrowDown: 1, ArrowLeft: 2, ArrowRight: 3, " ": 4, Enter: 5 };
+    if (e.key in named) return named[e.key];
+    if (e.key.length === 1) {
+      const c = e.key.toLowerCase().charCodeAt(0);
+      if (c >= 97 && c <= 122) return 6 + c - 97;
+    }
+    return -1;
+  }
+  const canvas = document.getElementById("world");
+  const hud = document.getElementById("hud");
+  const ctx = canvas.getContext("2d");
+  // What tests and people read: the figures, the end, and the per-tick hashes the client logged.
+  const lockstep = (window.lockstep = { options, exit: -1, figures: null, frames: 0 });
+  lockstep.hashes = function () {
+    try { return Module.FS.readFile("/hashes.log", { encoding: "utf8" }); } catch (e) { return ""; }
+  };
+  lockstep.bench = function (ticks) { return JSON.parse(Module.UTF8ToString(Module._ls_bench_step_str(ticks))); };
+
+  function draw() {
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.floor(canvas.clientWidth * dpr), h = Math.floor(canvas.clientHeight * dpr);
+    if (canvas.width !== w || canvas.height !== h) { canvas.width = w; canvas.height = h; }
+    ctx.fillStyle = "#14161c";
+    ctx.fillRect(0, 0, w, h);
+    const ww = Module._ls_world_width(), wh = Module._ls_world_height();
+    if (!(ww > 0 && wh > 0)) return;
+    const scale = Math.min(w / ww, h / wh), ox = (w - ww * scale) / 2, oy = (h - wh * scale) / 2;
+    ctx.strokeStyle = "#5a5f6e";
+    ctx.strokeRect(ox, oy, ww * scale, wh * scale);
+    const n = Module._ls_shape_count();
+    const base = Module._ls_shapes() >> 2;
+    const f = Module.HEAPF32;
+    for (let i = 0; i < n; ++i) {
+      const o = base + i * 7;
+      const kind = f[o], x = f[o + 1], y = f[o + 2], a = f[o + 3], b = f[o + 4];
+      const colour = "#" + (f[o + 5] | 0).toString(16).padStart(6, "0");
+      if (kind === 0) {
+        ctx.fillStyle = colour;
+        ctx.beginPath();
+        ctx.arc(ox + x * scale, oy + y * scale, Math.max(1, a * scale), 0, 2 * Math.PI);
+        ctx.fill();
+      } else if (kind === 1) {
+        ctx.fillStyle = colour;
+        ctx.fillRect(ox + x * scale, oy + y * scale, a * scale, b * scale);
+      } else if (kind === 2) {
+        ctx.strokeStyle = colour;
+        ctx.beginPath();
+        ctx.moveTo(ox + x * scale, oy + y * scale);
+        ctx.lineTo(ox + a * scale, oy + b * scale);
+        ctx.stroke();
+      }
+    }
+  }
+
+  let last_hud = 0;
+  function frame() {
+    const code = Module._ls_frame();
+    lockstep.frames++;
+    draw();
+    const now = performance.now();
+    if (now - last_hud > 250 || code >= 0) {
+      last_hud = now;
+      const figures = JSON.parse(Module.UTF8ToString(Module._ls_figures()));
+      lockstep.figures = figures;
+      hud.textContent = `${options.name}  tick ${figures.tick}  ${figures.ticks_per_second.toFixed(1)} ticks/s  ` +
+        `input to screen ${figures.input_to_screen_ms.p50.toFixed(1)} ms  hash ${figures.hash}` +
+        (figures.desynced ? "  DESYNCED" : "") + (code >= 0 ? `\n${figures.end_message}` : "");
+    }
+    if (code >= 0) { lockstep.exit = code; return false; }
+    return true;
+  }
+  function animate() { if (frame()) requestAnimationFrame(animate); }
+  // A hidden tab gets no animation frames; the timer (throttled to about 1 Hz by the browser
+  // then) keeps the session served, and the client steps what waits when it comes back.
+  function keep_served() { if (document.hidden && lockstep.exit < 0) frame(); if (lockstep.exit < 0) setTimeout(keep_served, 100); }
+
+  Module.print = (t) => console.log(t);
+  Module.printErr = (t) => console.log(t);
+  Module.onRuntimeInitialized = function () {
+    const code = Module.ccall("ls_start", "number",
+      ["string", "number", "number", "string", "string", "number", "number", "number"],
+      [options.host, options.port, secure ? 1 : 0, options.name, options.sim, options.predict, options.bot, options.desync]);
+    if (code !== 0) { hud.textContent = "cannot start: see the console"; lockstep.exit = code; return; }
+    lockstep.bench = (ticks) => JSON.parse(Module.ccall("ls_bench_step", "string", ["string", "number"], [options.sim, ticks]));
+    addEventListener("keydown", (e) => { const k = keyOf(e); if (k >= 0) { Module._ls_key(k, 1); e.preventDefault(); } });
+    addEventListener("keyup", (e) => { const k = keyOf(e); if (k >= 0) { Module._ls_key(k, 0); e.preventDefault(); } });
+    addEventListener("pagehide", () => Module._ls_leave());
+    requestAnimationFrame(animate);
+    setTimeout(keep_served, 100);
+  };
+})();

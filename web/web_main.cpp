@@ -1,0 +1,233 @@
+// lockstep-web: the client in the browser. The page (page/index.html) calls these functions: it
+// starts a client from the page's address, calls ls_frame() at requestAnimationFrame's rate, and
+// draws the shapes each frame leaves. Everything between is the stock client's: the embedding
+// API's Client steps the frames on its playout schedule, ClientFront draws at the client's alpha
+// (the predicted world with prediction on) and turns the keys into the module's input, and the
+// session speaks to the server's WebSocket door (web_transport.cpp).
+#include <emscripten/emscripten.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "front.hpp"
+#include "lockstep/client.hpp"
+#include "lockstep/clock.hpp"
+#include "lockstep/games.hpp"
+#include "lockstep/log.hpp"
+#include "lockstep/state_hash.hpp"
+#include "web_transport.hpp"
+
+namespace lockstep {
+namespace {
+
+// The canvas's side of a renderer: the shapes of the latest frame, flattened for the page, and
+// the keys the page reports.
+class CanvasRenderer final : public render::Renderer {
+ public:
+  bool begin(std::string*) override { return true; }
+  void draw(const DrawList& shapes, float width, float height, const render::Hud& hud) override {
+    // Seven numbers a shape: kind, x, y, a, b, then its colour as 0xRRGGBB and 0.
+    flat_.clear();
+    for (const DrawShape& s : shapes) {
+      if (s.kind == DrawShape::Kind::Text) continue;
+      const render::Rgb c = render::colour_of(s, hud.slot);
+      flat_.insert(flat_.end(), {static_cast<float>(s.kind), s.x, s.y, s.a, s.b,
+                                 static_cast<float>((c.r << 16) | (c.g << 8) | c.b), 0.0f});
+    }
+    width_ = width;
+    height_ = height;
+    hud_ = hud;
+    ++frames_;
+  }
+  render::Keys poll_keys(std::int64_t) override { return keys_; }
+  void end() override {}
+
+  std::vector<float> flat_;
+  float width_ = 0, height_ = 0;
+  render::Hud hud_;
+  render::Keys keys_;
+  std::uint64_t frames_ = 0;
+};
+
+struct Web {
+  const Module* module = nullptr;
+  std::unique_ptr<Client> client;
+  std::unique_ptr<ClientFront> front;
+  CanvasRenderer* canvas = nullptr;
+  HashLogWriter hash_log;
+  std::string text;  // the last string handed to the page
+  std::int64_t started = 0;
+  Tick first_tick = 0;
+  std::int64_t first_tick_at = 0;
+  std::int64_t step_ns = 0;
+  std::uint64_t steps = 0;
+  bool over = false;
+};
+Web g;
+
+}  // namespace
+}  // namespace lockstep
+
+using namespace lockstep;
+
+extern "C" {
+
+/// Starts joining `host`:`port` (the WebSocket door) as `name`. bot: 0 steers with the keys,
+/// else the module's bot with that seed. Returns 0, or 2 for bad options (logged).
+EMSCRIPTEN_KEEPALIVE int ls_start(const char* host, int port, int secure, const char* name, const char* sim,
+                                  int predict, unsigned bot, unsigned inject_desync_at) {
+  log_setup("lockstep-web");
+  g.module = find_module(sim);
+  if (!g.module) {
+    LOCKSTEP_LOG_ERROR("unknown game '%s': built in are %s", sim, module_list().c_str());
+    return 2;
+  }
+  set_web_secure(secure != 0);
+  ClientOptions options;
+  ClientConfig& cfg = options.session;
+  cfg.host = host;
+  cfg.port = static_cast<std::uint16_t>(port);
+  cfg.name = name;
+  cfg.factory = g.module->create;
+  cfg.module_name = std::string(g.module->name);
+  cfg.libraries.assign(g.module->libraries.begin(), g.module->libraries.end());
+  cfg.inject_desync_at = inject_desync_at;
+  options.input_size = g.module->input_size;
+  options.predict = static_cast<std::uint32_t>(predict);
+  Error error;
+  g.client = Client::create(options, &error);
+  if (!g.client) {
+    LOCKSTEP_LOG_ERROR("%s", error.detail.c_str());
+    return 2;
+  }
+  // The page reads the hash log from the in-memory file system: one line a tick, as native clients write.
+  g.hash_log.open("/hashes.log", false);
+  g.client->session().set_hash_log(&g.hash_log);
+  if (bot) {
+    const Module* m = g.module;
+    g.client->set_input_source([m, seed = std::uint64_t{bot}](Tick t, PlayerTick* out) { m->bot(seed, t, out); });
+  }
+  auto canvas = std::make_unique<CanvasRenderer>();
+  g.canvas = canvas.get();
+  FrontConfig front_cfg;
+  front_cfg.module = g.module;
+  front_cfg.drawing = true;  // every frame the page asks for, at requestAnimationFrame's rate
+  front_cfg.frame_period_ns = 0;
+  g.started = monotonic_ns();
+  g.front = std::make_unique<ClientFront>(*g.client, std::move(canvas), front_cfg, g.started);
+  return 0;
+}
+
+/// One animation frame: the session, the frames due, and a drawing. Returns -1 while the session
+/// runs, then the client's exit code.
+EMSCRIPTEN_KEEPALIVE int ls_frame() {
+  if (!g.front) return 2;
+  if (g.over) return g.client->exit_code();
+  const std::int64_t now = monotonic_ns();
+  g.front->update(now, false);
+  const Tick t = g.client->session().executed_tick();
+  if (t > 0 && g.first_tick == 0) {
+    g.first_tick = t;
+    g.first_tick_at = now;
+  }
+  if (g.client->finished()) {
+    g.over = true;
+    g.hash_log.close();
+    return g.client->exit_code();
+  }
+  return -1;
+}
+
+/// The page's keys: a lockstep::Key (0 up, 1 down, 2 left, 3 right, 4 space, ...) held or let go.
+EMSCRIPTEN_KEEPALIVE void ls_key(int key, int held) {
+  if (!g.canvas || key < 0 || key >= static_cast<int>(Key::Count)) return;
+  g.canvas->keys_.controls.held.set(static_cast<std::size_t>(key), held != 0);
+}
+
+/// The latest frame's shapes (7 floats each), their count, and the world's size.
+EMSCRIPTEN_KEEPALIVE const float* ls_shapes() { return g.canvas ? g.canvas->flat_.data() : nullptr; }
+EMSCRIPTEN_KEEPALIVE int ls_shape_count() { return g.canvas ? static_cast<int>(g.canvas->flat_.size() / 7) : 0; }
+EMSCRIPTEN_KEEPALIVE float ls_world_width() { return g.canvas ? g.canvas->width_ : 0; }
+EMSCRIPTEN_KEEPALIVE float ls_world_height() { return g.canvas ? g.canvas->height_ : 0; }
+
+/// Leaves the session (the page is closing).
+EMSCRIPTEN_KEEPALIVE void ls_leave() {
+  if (g.client) g.client->leave("the page closed");
+}
+
+/// The client's figures as JSON: the tick, ticks a second, input to screen, the step time, the
+/// wire's bytes, the end.
+EMSCRIPTEN_KEEPALIVE const char* ls_figures() {
+  nlohmann::json j;
+  if (g.client) {
+    const ClientSession& s = g.client->session();
+    const ClientFigures f = g.client->figures();
+    const NetTraffic traffic = s.traffic();
+    const std::int64_t now = monotonic_ns();
+    const double since_first = static_cast<double>(now - g.first_tick_at) / 1e9;
+    j["tick"] = s.executed_tick();
+    j["slot"] = f.slot;
+    j["ticks_per_second"] = g.first_tick_at && since_first > 0 ? (s.executed_tick() - g.first_tick) / since_first : 0.0;
+    j["input_to_screen_ms"] = {{"p50", f.input_to_screen_p50_ms}, {"p99", f.input_to_screen_p99_ms}};
+    j["predict"] = f.predict;
+    j["mispredictions"] = f.mispredictions;
+    j["frames_drawn"] = f.frames_drawn;
+    j["frames_at_alpha_1"] = f.frames_clamped;
+    j["playout_ms"] = static_cast<double>(f.playout_ns) / 1e6;
+    j["lead_ms"] = static_cast<double>(f.lead_ns) / 1e6;
+    j["inputs_filled"] = f.inputs_filled;
+    j["bytes"] = {{"sent", traffic.bytes_sent}, {"received", traffic.bytes_received}};
+    j["hash"] = hash_hex(s.last_hash());
+    j["desynced"] = s.desynced();
+    j["finished"] = g.client->finished();
+    j["exit_code"] = g.client->finished() ? g.client->exit_code() : -1;
+    j["end_message"] = g.client->finished() ? g.client->end_message() : "";
+  }
+  g.text = j.dump();
+  return g.text.c_str();
+}
+
+/// Steps the built-in game `sim` alone from tick 0 for `ticks` ticks with its bot inputs for 4
+/// players and returns the final hash and the median step time (for the step-time figure,
+/// measured the same way natively by lockstep-bench).
+EMSCRIPTEN_KEEPALIVE const char* ls_bench_step(const char* sim, int ticks) {
+  const Module* m = find_module(sim);
+  nlohmann::json j;
+  if (m) {
+    WorldParams world;
+    world.players = 4;
+    std::string error;
+    m->parse_world("", &world, &error);
+    std::unique_ptr<Simulation> w = m->create(world);
+    InputFrame frame;
+    std::vector<double> ns;
+    for (int t = 1; t <= ticks; ++t) {
+      frame.reset(static_cast<Tick>(t), 4, m->input_size);
+      frame.present = 0xF;
+      for (std::uint32_t p = 0; p < 4; ++p) {
+        PlayerTick pt;
+        pt.input.assign(m->input_size, 0);
+        m->bot(p + 1, static_cast<Tick>(t), &pt);
+        std::copy(pt.input.begin(), pt.input.end(), frame.input(p).begin());
+      }
+      const std::int64_t a = monotonic_ns();
+      w->step(frame);
+      ns.push_back(static_cast<double>(monotonic_ns() - a));
+    }
+    std::sort(ns.begin(), ns.end());
+    j["sim"] = sim;
+    j["ticks"] = ticks;
+    j["hash"] = hash_hex(w->hash());
+    j["step_us_median"] = ns.empty() ? 0.0 : ns[ns.size() / 2] / 1000.0;
+  }
+  g.text = j.dump();
+  return g.text.c_str();
+}
+
+}  // extern "C"

@@ -1,0 +1,195 @@
+// The browser's transport: one WebSocket to the server's WebSocket door (docs/PROTOCOL.md §17),
+// over the browser's own WebSocket (emscripten/websocket.h). A browser has no UDP, so this is
+// the network the client session gets in the web build (udp_network() below). The browser calls
+// back from its event loop between the page's frames; events wait in a queue for poll().
+#include <emscripten/websocket.h>
+
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "lockstep/clock.hpp"
+#include "lockstep/log.hpp"
+#include "lockstep/transport.hpp"
+#include "web_transport.hpp"
+
+namespace lockstep {
+namespace {
+
+bool g_secure = false;
+
+class WebLink final : public NetPeer {
+ public:
+  EMSCRIPTEN_WEBSOCKET_T socket = 0;
+  std::string url;
+  bool open = false, closed = false, event_owed = true;
+  std::uintptr_t tag_ = 0;
+
+  void disconnect_later() override { close(1000, "leaving"); }
+  void disconnect_now() override {
+    event_owed = false;
+    close(1000, "leaving");
+  }
+  void reset() override { disconnect_now(); }
+  [[nodiscard]] bool told_all() const override { return closed || buffered() == 0; }
+  [[nodiscard]] bool sending() const override { return buffered() > 0; }
+  [[nodiscard]] PeerNet net() const override { return {}; }  // the browser measures no round trip for a page
+  [[nodiscard]] std::size_t channel_count() const override { return kChannelCount; }
+  [[nodiscard]] std::uint32_t ip() const override { return 0; }
+  [[nodiscard]] std::string address() const override { return url; }
+  void set_tag(std::uintptr_t tag) override { tag_ = tag; }
+  [[nodiscard]] std::uintptr_t tag() const override { return tag_; }
+  void set_backstop_timeout(std::uint32_t) override {}  // the session's own silence bound judges
+  [[nodiscard]] bool stream() const override { return true; }
+
+  void close(unsigned short code, const char* reason) {
+    if (socket && !closed) emscripten_websocket_close(socket, code, reason);
+  }
+  [[nodiscard]] std::size_t buffered() const {
+    unsigned long long n = 0;
+    if (socket && open && !closed) emscripten_websocket_get_buffered_amount(socket, &n);
+    return static_cast<std::size_t>(n);
+  }
+};
+
+struct Pending {
+  NetEvent::Type type;
+  std::uint8_t channel = 0;
+  std::vector<std::uint8_t> bytes;
+  std::int64_t at = 0;
+};
+
+class WebTransport final : public Transport {
+ public:
+  ~WebTransport() override {
+    if (link_.socket) {
+      link_.close(1000, "leaving");
+      emscripten_websocket_delete(link_.socket);
+    }
+  }
+  NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) override {
+    if (link_.socket) {
+      emscripten_websocket_delete(link_.socket);
+      link_ = WebLink{};
+    }
+    link_.url = std::string(g_secure ? "wss://" : "ws://") + host + ":" + std::to_string(port) + "/";
+    EmscriptenWebSocketCreateAttributes attributes;
+    emscripten_websocket_init_create_attributes(&attributes);
+    attributes.url = link_.url.c_str();
+    attributes.protocols = "lockstep";
+    attributes.createOnMainThread = EM_TRUE;
+    const EMSCRIPTEN_WEBSOCKET_T socket = emscripten_websocket_new(&attributes);
+    if (socket <= 0) {
+      if (error) *error = "the browser cannot open a WebSocket to " + link_.url;
+      return nullptr;
+    }
+    link_.socket = socket;
+    emscripten_websocket_set_onopen_callback(socket, this, &WebTransport::on_open);
+    emscripten_websocket_set_onmessage_callback(socket, this, &WebTransport::on_message);
+    emscripten_websocket_set_onclose_callback(socket, this, &WebTransport::on_close);
+    emscripten_websocket_set_onerror_callback(socket, this, &WebTransport::on_error);
+    return &link_;
+  }
+  NetEvent poll() override {
+    while (!events_.empty()) {
+      Pending p = std::move(events_.front());
+      events_.pop_front();
+      if (p.type == NetEvent::Type::Disconnect && !link_.event_owed) continue;
+      NetEvent ev;
+      ev.type = p.type;
+      ev.peer = &link_;
+      ev.arrived_ns = p.at;
+      if (p.type == NetEvent::Type::Receive) {
+        auto* held = new std::vector<std::uint8_t>(std::move(p.bytes));
+        ev.channel = p.channel;
+        ev.data = *held;
+        ev.holder = {held, [](void* x) { delete static_cast<std::vector<std::uint8_t>*>(x); }};
+      }
+      return ev;
+    }
+    return {};
+  }
+  void send(NetPeer*, Channel channel, std::span<const std::uint8_t> bytes) override {
+    if (!link_.open || link_.closed) return;
+    scratch_.resize(bytes.size() + 1);
+    scratch_[0] = static_cast<std::uint8_t>(channel);
+    std::memcpy(scratch_.data() + 1, bytes.data(), bytes.size());
+    if (emscripten_websocket_send_binary(link_.socket, scratch_.data(), static_cast<std::uint32_t>(scratch_.size())) ==
+        EMSCRIPTEN_RESULT_SUCCESS) {
+      traffic_.bytes_sent += scratch_.size() + (scratch_.size() < 126 ? 6 : 8);  // with the frame's header and mask
+      ++traffic_.packets_sent;
+    }
+  }
+  void flush() override {}  // the browser sends at once
+  [[nodiscard]] int fd() const override { return -1; }
+  [[nodiscard]] bool reliable_in_flight() const override { return false; }
+  [[nodiscard]] std::int64_t heard_ns(const NetPeer*) const override { return heard_; }
+  [[nodiscard]] std::uint16_t port() const override { return 0; }
+  [[nodiscard]] NetTraffic traffic() const override { return traffic_; }
+
+ private:
+  static EM_BOOL on_open(int, const EmscriptenWebSocketOpenEvent*, void* user) {
+    auto* self = static_cast<WebTransport*>(user);
+    self->link_.open = true;
+    self->heard_ = monotonic_ns();
+    self->events_.push_back({NetEvent::Type::Connect, 0, {}, self->heard_});
+    return EM_TRUE;
+  }
+  static EM_BOOL on_message(int, const EmscriptenWebSocketMessageEvent* e, void* user) {
+    auto* self = static_cast<WebTransport*>(user);
+    const std::int64_t now = monotonic_ns();
+    self->heard_ = now;
+    self->traffic_.bytes_received += e->numBytes + (e->numBytes < 126 ? 2 : 4);
+    ++self->traffic_.packets_received;
+    // The server sends binary messages of a channel byte and a protocol message; anything else is
+    // not from a lockstep server and is dropped.
+    if (e->isText || e->numBytes < 2 || e->data[0] >= kChannelCount) return EM_TRUE;
+    self->events_.push_back({NetEvent::Type::Receive, e->data[0], {e->data + 1, e->data + e->numBytes}, now});
+    return EM_TRUE;
+  }
+  static EM_BOOL on_close(int, const EmscriptenWebSocketCloseEvent* e, void* user) {
+    auto* self = static_cast<WebTransport*>(user);
+    if (self->link_.closed) return EM_TRUE;
+    self->link_.closed = true;
+    if (e->code != 1000) LOCKSTEP_LOG_WARN("the WebSocket closed: %u %s", e->code, e->reason);
+    self->events_.push_back({NetEvent::Type::Disconnect, 0, {}, monotonic_ns()});
+    return EM_TRUE;
+  }
+  static EM_BOOL on_error(int, const EmscriptenWebSocketErrorEvent*, void* user) {
+    auto* self = static_cast<WebTransport*>(user);
+    if (self->link_.closed) return EM_TRUE;
+    self->link_.closed = true;
+    self->events_.push_back({NetEvent::Type::Disconnect, 0, {}, monotonic_ns()});
+    return EM_TRUE;
+  }
+
+  WebLink link_;
+  std::deque<Pending> events_;
+  std::vector<std::uint8_t> scratch_;
+  NetTraffic traffic_;
+  std::int64_t heard_ = 0;
+};
+
+class WebNetwork final : public Network {
+ public:
+  std::unique_ptr<Transport> listen(const std::string&, std::uint16_t, std::size_t, const TransportLimits&,
+                                    Error* error) override {
+    if (error) *error = {ErrorKind::Usage, "a browser cannot listen", ""};
+    return nullptr;
+  }
+  std::unique_ptr<Transport> client(const TransportLimits&, std::string*, const std::string&) override {
+    return std::make_unique<WebTransport>();
+  }
+};
+
+}  // namespace
+
+void set_web_secure(bool secure) { g_secure = secure; }
+
+// The browser has no UDP: in the web build the sessions' network is the WebSocket one.
+Network& udp_network() {
+  static WebNetwork network;
+  return network;
+}
+
+}  // namespace lockstep
