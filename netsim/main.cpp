@@ -26,6 +26,7 @@
 #include "lockstep/version.hpp"
 #include "attack.hpp"
 #include "capture.hpp"
+#include "tcp.hpp"
 
 using namespace lockstep;
 
@@ -165,6 +166,7 @@ struct Options {
   std::uint16_t listen_port = 0;
   std::string forward, bind = "127.0.0.1", summary_path, dump_path;
   double delay_ms = 0, jitter_ms = 0, duration_s = 0;
+  bool tcp = false;
   FaultConfig faults;
   netsim::AttackConfig attack;
 };
@@ -183,6 +185,9 @@ void declare_options(CLI::App& app, Options& o) {
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--seed", f.seed, "fault pattern seed")->check(lockstep::cli::unsigned_number())->capture_default_str();
   app.add_option("--duration", o.duration_s, "stop after this many seconds (0: until SIGINT/SIGTERM)")->check(finite());
+  app.add_flag("--tcp", o.tcp,
+               "relay TCP connections (a browser's WebSocket) instead of UDP: delay and jitter in order, and a lost "
+               "segment holds the stream until it is resent");
   app.add_option("--summary", o.summary_path, "write the JSON summary here instead of stdout");
   app.add_option("--dump", o.dump_path, "capture every datagram relayed, as it arrived, to this pcap file (raw IPv4)");
   // An attacker on the path, for testing the datagram check and sealed play (docs/PROTOCOL.md §1.1, §4.7).
@@ -211,6 +216,25 @@ int relay(Options o) {
   if (!resolve(o.bind, o.listen_port, &local)) {
     LOCKSTEP_LOG_ERROR("--bind: cannot resolve '%s'", o.bind.c_str());
     return 2;
+  }
+  if (o.tcp) {
+    const int tcp = socket(AF_INET, SOCK_STREAM, 0);
+    const int one = 1;
+    if (tcp >= 0) setsockopt(tcp, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (tcp < 0 || ::bind(tcp, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 || listen(tcp, 16) != 0) {
+      LOCKSTEP_LOG_ERROR("cannot listen on TCP %s:%u: %s", o.bind.c_str(), o.listen_port, std::strerror(errno));
+      return 1;
+    }
+    LOCKSTEP_LOG_INFO("relaying TCP %s:%u -> %s (loss %.1f%%, delay %.0f ms +- %.0f ms, seed %llu)", o.bind.c_str(),
+                      o.listen_port, o.forward.c_str(), f.loss_pct, o.delay_ms, o.jitter_ms,
+                      static_cast<unsigned long long>(f.seed));
+    install_stop_signals();
+    const Json summary =
+        netsim::relay_tcp(f, tcp, server, o.duration_s > 0 ? monotonic_ns() + static_cast<std::int64_t>(o.duration_s * 1e9) : INT64_MAX);
+    close(tcp);
+    if (!redirect_summary(o.summary_path)) return 1;
+    std::printf("%s\n", json_text(summary).c_str());
+    return 0;
   }
   const int listener = socket(AF_INET, SOCK_DGRAM, 0);
   if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {

@@ -2,14 +2,13 @@
 """Plays a lockstep-web page in headless Chromium, driven through the DevTools protocol.
 
   browser.py URL --out RESULT.json [--screenshot PNG] [--timeout S] [--keys KEYS]
-             [--freeze-at-tick T --freeze-seconds S] [--bench TICKS]
+             [--bench TICKS]
 
 Opens URL in a fresh headless Chromium, waits until the page's client has ended (window.lockstep.exit
 >= 0), and writes RESULT.json: the exit code, the page's figures, its per-tick hashes (the hash log
 the client wrote), the console's lines and any page errors. --screenshot captures the canvas once
 the session is under way; --keys holds arrow keys (e.g. "Right:2,Down:1": key:seconds in turn)
-through real key events; --freeze-at-tick freezes the page (as a hidden, throttled tab is: no
-frames, no timers) for --freeze-seconds; --bench runs the page's step benchmark after the session.
+through real key events; --bench runs the page's step benchmark after the session.
 Uses python3-websockets (Debian) and the system's chromium.
 """
 import argparse, asyncio, base64, json, os, shutil, subprocess, sys, tempfile, time
@@ -33,7 +32,7 @@ class Page:
             elif m.get("method") == "Log.entryAdded":
                 e = m["params"]["entry"]
                 if e.get("level") == "error":
-                    self.errors.append(e.get("text", ""))
+                    self.errors.append(e.get("text", "") + (" " + e["url"] if e.get("url") else ""))
 
     async def call(self, method, **params):
         self.next_id += 1
@@ -90,7 +89,6 @@ async def run(args, port):
         start = time.monotonic()
         screenshot_done = not args.screenshot
         keys_task = None
-        frozen = False
         while True:
             state = await page.eval("window.lockstep ? JSON.stringify({exit: lockstep.exit, figures: lockstep.figures}) : null")
             state = json.loads(state) if state else None
@@ -106,13 +104,6 @@ async def run(args, port):
                     f.write(base64.b64decode(shot["data"]))
                 result["screenshot_tick"] = tick
                 screenshot_done = True
-            if args.freeze_at_tick and not frozen and tick >= args.freeze_at_tick:
-                frozen = True
-                result["frozen_at_tick"] = tick
-                await page.call("Page.setWebLifecycleState", state="frozen")
-                await asyncio.sleep(args.freeze_seconds)
-                await page.call("Page.setWebLifecycleState", state="active")
-                result["thawed_at"] = time.monotonic() - start
             if time.monotonic() - start > args.timeout:
                 result["timed_out"] = True
                 break
@@ -122,6 +113,7 @@ async def run(args, port):
         result["exit"] = state["exit"] if state else None
         result["figures"] = json.loads(await page.eval("JSON.stringify(lockstep.figures)") or "null")
         result["hashes"] = await page.eval("lockstep.hashes()") or ""
+        result["slowed"] = await page.eval("lockstep.slowed || null")
         if args.bench:
             result["bench"] = await page.eval(f"JSON.stringify(lockstep.bench({args.bench}))")
             result["bench"] = json.loads(result["bench"]) if result["bench"] else None
@@ -139,8 +131,6 @@ def main():
     ap.add_argument("--screenshot-at", type=int, default=300, help="the tick after which the screenshot is taken")
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--keys")
-    ap.add_argument("--freeze-at-tick", type=int, default=0)
-    ap.add_argument("--freeze-seconds", type=float, default=3)
     ap.add_argument("--bench", type=int, default=0)
     args = ap.parse_args()
     chromium = shutil.which("chromium") or "/usr/bin/chromium"

@@ -5,8 +5,10 @@
 //
 // Address options (?name=alice&predict=8&bot=7&sim=arena&desync=250):
 //   name     the player's name (default "web")       sim      the built-in game (default "arena")
-//   predict  ticks of prediction (default 8; 0: off)  bot      play with the game's bot and this seed
+//   predict  ticks of prediction (default 24: a 240 ms round trip; 0: off)  bot      play with the game's bot and this seed
 //   desync   test hook: perturb this client's state after this tick
+//   slow_at, slow_for  test hook: from this tick, serve the session once a second for this many
+//            seconds, as a hidden tab's throttled timer does (no animation frames), then resume
 //   ws       HOST:PORT of the WebSocket door (default: where the page came from)
 "use strict";
 var Module = {};
@@ -19,9 +21,11 @@ var Module = {};
     port: Number(door[1] || (secure ? 443 : 80)),
     name: q.get("name") || "web",
     sim: q.get("sim") || "arena",
-    predict: q.has("predict") ? Number(q.get("predict")) : 8,
+    predict: q.has("predict") ? Number(q.get("predict")) : 24,
     bot: Number(q.get("bot") || 0),
     desync: Number(q.get("desync") || 0),
+    slow_at: Number(q.get("slow_at") || 0),
+    slow_for: Number(q.get("slow_for") || 0),
   };
   // Keys to lockstep::Key: 0 up, 1 down, 2 left, 3 right, 4 space, 5 enter, 6.. letters a..z.
   function keyOf(e) {
@@ -96,7 +100,23 @@ var Module = {};
     if (code >= 0) { lockstep.exit = code; return false; }
     return true;
   }
-  function animate() { if (frame()) requestAnimationFrame(animate); }
+  function animate() {
+    if (!frame()) return;
+    const tick = lockstep.figures ? lockstep.figures.tick : 0;
+    if (options.slow_at > 0 && tick >= options.slow_at && !lockstep.slowed) {
+      lockstep.slowed = { at_tick: tick, frames: 0 };
+      const until = performance.now() + options.slow_for * 1000;
+      const slow = () => {
+        lockstep.slowed.frames++;
+        if (!frame()) return;
+        if (performance.now() < until) setTimeout(slow, 1000);
+        else requestAnimationFrame(animate);
+      };
+      setTimeout(slow, 1000);
+      return;
+    }
+    requestAnimationFrame(animate);
+  }
   // A hidden tab gets no animation frames; the timer (throttled to about 1 Hz by the browser
   // then) keeps the session served, and the client steps what waits when it comes back.
   function keep_served() { if (document.hidden && lockstep.exit < 0) frame(); if (lockstep.exit < 0) setTimeout(keep_served, 100); }

@@ -380,7 +380,8 @@ void ClientSession::Impl::send_tick(std::int64_t now) {
       ins.push_back(&in);
     }
   const Tick oldest = executed > kRing - 1 ? executed - static_cast<Tick>(kRing - 1) : 1;
-  Tick h_from = std::max<Tick>(hash_ack + 1, oldest);
+  const Tick h_unacked = std::max<Tick>(hash_ack + 1, oldest);
+  Tick h_from = h_unacked;
   if (executed >= window && executed - window + 1 > h_from &&
       !hash_gap.due(now, hash_ack_moved, std::int64_t{peer_rtt_ms(server)} * 1'000'000))
     h_from = executed - window + 1;
@@ -404,6 +405,28 @@ void ClientSession::Impl::send_tick(std::int64_t now) {
   lead_sent = lead_us;
   ++plays_sent;
   send(Channel::Play, protocol::client_play(m));
+  // Every hash goes out at least once, however seldom the game calls update() (a hidden browser
+  // tab is served about once a second): the hashes before this message's window that never went
+  // out follow in messages of their own, oldest first, a window each.
+  const Tick window_from = m.hash_first_tick;
+  const Tick window_to = window_from + static_cast<Tick>(m.hashes.size()) - 1;
+  for (Tick from = std::max(hashes_sent + 1, h_unacked); !m.hashes.empty() && from < window_from;) {
+    const Tick first = from;
+    m.input_count = 0;
+    ins.clear();
+    pack_ticks(ins, m.inputs);
+    m.has_lead = false;
+    m.hashes.clear();
+    for (; from < window_from && m.hashes.size() < protocol::kMaxWindow; ++from) {
+      const std::uint64_t* h = hashes.find(from);
+      if (!h) break;
+      m.hashes.push_back(*h);
+    }
+    if (m.hashes.empty()) break;
+    m.hash_first_tick = first;
+    send(Channel::Play, protocol::client_play(m));
+  }
+  if (window_to >= window_from) hashes_sent = std::max(hashes_sent, window_to);
 }
 
 }  // namespace lockstep

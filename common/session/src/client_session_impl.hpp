@@ -102,6 +102,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   TickRing<std::uint64_t> hashes{kRing};
   std::uint64_t last_hash = 0;
   Tick hash_ack = 0;
+  Tick hashes_sent = 0;  // every hash up to this tick went out at least once
   std::int64_t hash_ack_moved = 0;  // when hash_ack last advanced
   GapResend hash_gap;
   bool desynced = false;

@@ -1,0 +1,142 @@
+#include "tcp.hpp"
+
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "lockstep/clock.hpp"
+#include "lockstep/event_loop.hpp"
+#include "lockstep/log.hpp"
+
+namespace lockstep::netsim {
+namespace {
+
+// A lost segment is resent by fast retransmit: a steady stream (a message every tick) brings the
+// sender three duplicate acknowledgements about a round trip after the loss, and it resends then.
+// (A lone segment would wait for the retransmission timeout, 200 ms at least on Linux; a session's
+// stream never leaves one alone.)
+std::int64_t resend_after(const FaultConfig& f) { return 2 * f.delay_ns + 2 * f.jitter_ns + 10'000'000; }
+
+struct Chunk {
+  std::int64_t due;
+  std::vector<std::uint8_t> bytes;
+};
+
+// One direction of one connection: chunks read from `from`, written to `to` when due, in order.
+struct Pipe {
+  int from, to;
+  FaultModel faults;
+  std::deque<Chunk> queue;
+  std::int64_t last_due = 0;
+  bool read_closed = false;
+  Pipe(int f, int t, const FaultConfig& cfg, std::uint64_t stream) : from(f), to(t), faults(cfg, stream) {}
+};
+
+struct Connection {
+  int client, server;
+  std::unique_ptr<Pipe> up, down;
+  bool done = false;
+};
+
+struct Counters {
+  std::uint64_t bytes = 0, chunks = 0, lost = 0;
+};
+
+}  // namespace
+
+Json relay_tcp(const FaultConfig& cfg, int listener, const sockaddr_in& server, std::int64_t stop_at) {
+  std::vector<std::unique_ptr<Connection>> conns;
+  std::uint64_t accepted = 0;
+  Counters up, down;
+  std::vector<std::uint8_t> buf(65536);
+  while (!g_stop_requested && monotonic_ns() < stop_at) {
+    std::vector<pollfd> fds{{listener, POLLIN, 0}};
+    std::int64_t due = INT64_MAX;
+    for (const auto& c : conns)
+      for (Pipe* p : {c->up.get(), c->down.get()}) {
+        fds.push_back({p->from, static_cast<short>(p->read_closed ? 0 : POLLIN), 0});
+        if (!p->queue.empty()) due = std::min(due, p->queue.front().due);
+      }
+    const std::int64_t now0 = monotonic_ns();
+    const int wait_ms = due == INT64_MAX ? 100 : static_cast<int>(std::clamp<std::int64_t>((due - now0) / 1'000'000, 0, 100));
+    ::poll(fds.data(), fds.size(), wait_ms);
+    const std::int64_t now = monotonic_ns();
+    if (fds[0].revents & POLLIN) {
+      const int c = accept(listener, nullptr, nullptr);
+      if (c >= 0) {
+        const int s = socket(AF_INET, SOCK_STREAM, 0);
+        if (s >= 0 && connect(s, reinterpret_cast<const sockaddr*>(&server), sizeof server) == 0) {
+          const int one = 1;
+          setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          auto conn = std::make_unique<Connection>();
+          conn->client = c;
+          conn->server = s;
+          conn->up = std::make_unique<Pipe>(c, s, cfg, 2 * accepted);
+          conn->down = std::make_unique<Pipe>(s, c, cfg, 2 * accepted + 1);
+          conns.push_back(std::move(conn));
+          ++accepted;
+        } else {
+          LOCKSTEP_LOG_WARN("cannot reach the server for a TCP connection: %s", std::strerror(errno));
+          if (s >= 0) close(s);
+          close(c);
+        }
+      }
+    }
+    std::size_t i = 1;
+    for (auto& c : conns) {
+      for (Pipe* p : {c->up.get(), c->down.get()}) {
+        Counters& n = p == c->up.get() ? up : down;
+        if (i < fds.size() && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+          const ssize_t got = recv(p->from, buf.data(), buf.size(), MSG_DONTWAIT);
+          if (got > 0) {
+            const Fate fate = p->faults.next();
+            std::int64_t at = now + fate.hold_ns[0];
+            if (fate.lost) {
+              at += resend_after(cfg);
+              ++n.lost;
+            }
+            p->last_due = std::max(p->last_due, at);  // a stream keeps its order
+            p->queue.push_back({p->last_due, {buf.begin(), buf.begin() + got}});
+            n.bytes += static_cast<std::uint64_t>(got);
+            ++n.chunks;
+          } else if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+            p->read_closed = true;
+          }
+        }
+        ++i;
+        while (!p->queue.empty() && p->queue.front().due <= now) {
+          const auto& b = p->queue.front().bytes;
+          if (send(p->to, b.data(), b.size(), MSG_NOSIGNAL) < 0) {
+            c->done = true;
+            break;
+          }
+          p->queue.pop_front();
+        }
+        if (p->read_closed && p->queue.empty()) c->done = true;  // one side closed and all it sent is through
+      }
+    }
+    for (auto& c : conns)
+      if (c->done) {
+        close(c->client);
+        close(c->server);
+      }
+    conns.erase(std::remove_if(conns.begin(), conns.end(), [](const auto& c) { return c->done; }), conns.end());
+  }
+  for (auto& c : conns) {
+    close(c->client);
+    close(c->server);
+  }
+  auto dir = [](const Counters& n) { return Json{{"bytes", n.bytes}, {"chunks", n.chunks}, {"lost", n.lost}}; };
+  return Json{{"tcp", true}, {"connections", accepted}, {"up", dir(up)}, {"down", dir(down)}};
+}
+
+}  // namespace lockstep::netsim

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# A browser player in a real session: lockstep-web (the client in WebAssembly) in headless
+# Chromium, driven through the DevTools protocol (browser.py), joins through the server's
+# WebSocket door beside two native bots and a native drawing client, everyone through
+# lockstep-netsim at 40 ms one way with 2 % loss (the browser's TCP through its --tcp mode, the
+# page and its wasm too), for 1500 ticks. The browser's hash log must equal the server's, a
+# screenshot must show the discs, a frozen tab (no frames, no timers: as hidden) must not slow the
+# others, and a desync injected into the browser must be caught and localized as a native one's.
+# Usage: browser.sh BIN_DIR WEB_DIR   (WEB_DIR: the folder tools/build-web.sh made)
+source "$(dirname "$0")/lib.sh" "$1"
+WEB=${2:?web dir}
+E2E_TIMEOUT=${E2E_TIMEOUT:-170}
+[ -f "$WEB/lockstep-web.wasm" ] || fail "no web build in $WEB (tools/build-web.sh)"
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+# session NAME TICKS PAGE_QUERY [browser.py options]: the four players; results in $WORK/NAME.
+session() {
+  local name=$1 ticks=$2 query=$3; shift 3
+  local dir="$WORK/$name" base=$((PORT + 8 * ${SESSIONS:-0}))
+  SESSIONS=$((${SESSIONS:-0} + 1))
+  mkdir -p "$dir"
+  "$BIN/lockstep-server" --port "$base" --bind 127.0.0.1 --players 4 --ticks "$ticks" --websocket-port $((base + 1)) \
+      --web-root "$WEB" --hash-log "$dir/server.log" --summary "$dir/server.json" --desync-dir "$dir" \
+      2>"$dir/server.err" &
+  local s=$!; PIDS+=($s)
+  "$BIN/lockstep-netsim" --listen $((base + 2)) --forward "127.0.0.1:$base" --delay 40 --jitter 5 --loss 2 --seed 1 \
+      --summary "$dir/ns.json" 2>"$dir/ns.err" &
+  local ns=$!; PIDS+=($ns)
+  "$BIN/lockstep-netsim" --tcp --listen $((base + 3)) --forward "127.0.0.1:$((base + 1))" --delay 40 --jitter 5 --loss 2 \
+      --seed 2 --summary "$dir/tcp.json" 2>"$dir/tcp.err" &
+  local tcp=$!; PIDS+=($tcp)
+  sleep 0.3
+  local c=() i
+  for i in 1 2; do
+    "$BIN/lockstep-client" --connect "127.0.0.1:$((base + 2))" --name "bot$i" --bot "$i" --hash-log "$dir/bot$i.log" \
+        --summary "$dir/bot$i.json" 2>"$dir/bot$i.err" &
+    c+=($!); PIDS+=($!)
+  done
+  "$BIN/lockstep-client" --connect "127.0.0.1:$((base + 2))" --name native --bot 3 --predict 8 --fps 60 \
+      --hash-log "$dir/native.log" --summary "$dir/native.json" 2>"$dir/native.err" &
+  c+=($!); PIDS+=($!)
+  /usr/bin/python3 "$HERE/browser.py" "http://127.0.0.1:$((base + 3))/?name=web&bot=7&$query" --out "$dir/page.json" \
+      --timeout 90 "$@" >"$dir/browser.out" 2>"$dir/browser.err" || { cat "$dir/browser.err"; fail "$name: browser.py failed"; }
+  SERVER_PID=$s CLIENT_PIDS=("${c[@]}")
+  wait $s; SERVER_EXIT=$?
+  for i in "${c[@]}"; do wait "$i"; done
+  kill -INT $ns $tcp; wait $ns $tcp
+  python3 - "$dir/page.json" "$dir/page.log" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+open(sys.argv[2], "w").write(d["hashes"])
+PY
+}
+
+# 1. A session at 40 ms and 2 % loss; from tick 600 the page serves its session once a second for
+#    3 s, as a hidden tab's throttled timer does (no animation frames).
+session play 1500 "slow_at=600&slow_for=3" --screenshot "$WORK/play/shot.png" --screenshot-at 400
+D=$WORK/play
+[ "$SERVER_EXIT" = 0 ] || fail "play: the server exited $SERVER_EXIT"
+json_check "$D/page.json" 'd["exit"] == 0' "the browser's client ended cleanly"
+json_check "$D/page.json" 'not d["errors"]' "the page had no errors"
+json_check "$D/page.json" 'd["slowed"]["at_tick"] >= 600 and d["slowed"]["frames"] >= 3' "the tab ran at 1 fps for 3 s"
+[ "$(wc -l <"$D/server.log")" = 1500 ] || fail "play: the server's hash log is not 1500 ticks"
+cmp -s "$D/server.log" "$D/page.log" || fail "play: the browser's hash log differs from the server's"
+for n in bot1 bot2 native; do cmp -s "$D/server.log" "$D/$n.log" || fail "play: $n's hash log differs"; done
+echo "ok: the browser's 1500 tick hashes equal the server's (and the native players')"
+json_check "$D/server.json" 'd["websocket"]["upgraded"] >= 1 and d["desyncs"] == []' "one browser through the door, no desync"
+# The slow tab kept pace (it samples ahead by its lead, stepping what waits when it wakes) or was
+# filled; the session kept its pace, and the others were not held back.
+json_check "$D/server.json" '[sum(s["fills"].values()) for s in d["seats"] if s["name"] == "web"][0] > 0 and all(sum(s["fills"].values()) <= 15 for s in d["seats"] if s["name"] != "web")' "the slow tab's late inputs were filled, and only its"
+json_check "$D/server.json" 'd["ticks_per_second_after_2s"] > 97' "the session kept its pace through the slow tab"
+for n in bot1 bot2 native; do json_check "$D/$n.json" 'd["inputs_filled"] <= 15' "$n was not held back by the slow tab"; done
+json_check "$D/tcp.json" 'd["connections"] >= 3 and d["up"]["lost"] + d["down"]["lost"] > 0' "the browser's TCP met losses"
+# The screenshot shows the discs: the local player's yellow and the others' blue, on the dark field.
+python3 - "$D/shot.png" <<'PY' || fail "play: the screenshot shows no discs"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n"
+pos, idat, w = 8, b"", 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        w, h, depth, colour = struct.unpack(">IIBB", body[:10])
+        assert depth == 8 and colour in (2, 6), (depth, colour)
+        bpp = 3 if colour == 2 else 4
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+raw = zlib.decompress(idat)
+stride = w * bpp
+prev = bytearray(stride)
+yellow = blue = grey = 0
+for y in range(h):
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0
+        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    for x in range(0, stride, bpp):
+        r, g, bl = line[x], line[x + 1], line[x + 2]
+        if (r, g, bl) == (255, 200, 40): yellow += 1
+        elif (r, g, bl) == (80, 170, 255): blue += 1
+        elif (r, g, bl) == (150, 160, 175): grey += 1
+    prev = line
+print(f"screenshot: {yellow} yellow, {blue} blue, {grey} grey pixels")
+assert yellow > 200 and blue > 600 and grey > 2000, (yellow, blue, grey)
+PY
+echo "ok: the canvas shows the browser player's disc, the three others' and the bodies"
+
+# 2. A desync injected into the browser player is caught and localized as a native one's.
+session desync 600 "desync=250"
+D=$WORK/desync
+json_check "$D/server.json" 'len(d["desyncs"]) == 1 and d["desyncs"][0]["tick"] == 250 and d["desyncs"][0]["name"] == "web"' "the server caught the browser's desync at tick 250, naming it alone"
+R=$(ls "$D"/desync-250-*.json 2>/dev/null | head -1)
+[ -n "$R" ] || fail "desync: no desync-250 report"
+json_check "$R" 'd["tick"] == 250 and d["where"] == "entity" and d["entity"] is not None and d["field"]' "the report localizes the browser's desync to an entity's field"
+json_check "$R" 'd["server_value"]["bits"] != d["client_value"]["bits"]' "the report has both exact values"
+json_check "$D/page.json" 'd["figures"]["desynced"]' "the browser's client was told it diverged"
+for n in bot1 bot2 native; do json_check "$D/$n.json" 'not d["desynced"]' "$n was not blamed"; done
+echo "ok: the browser's desync at 250 was caught and localized to entity $(json_get "$R" 'd["entity"]') field $(json_get "$R" 'd["field"]')"
+echo "PASS"
