@@ -62,6 +62,10 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--websocket-port", cfg.websocket_port,
                  "also admit browser players through a WebSocket door on this TCP port (0: any free port)")
       ->check(unsigned_number());
+  app.add_option_function<double>(
+         "--join-timeout", [&cfg](double s) { cfg.join_timeout_ns = static_cast<std::int64_t>(s * 1e9); },
+         "a connection (ENet or WebSocket) must send its join within this many seconds (default 20)")
+      ->check(CLI::Range(0.5, 600.0));
   app.add_option("--web-root", cfg.web_root, "serve this folder (the browser client's page) over HTTP on the WebSocket port")
       ->check(CLI::ExistingDirectory);
   app.add_option("--tls-cert", cfg.tls_cert, "PEM certificate for the WebSocket door: wss:// and https://")

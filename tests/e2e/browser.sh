@@ -6,12 +6,18 @@
 # page and its wasm too), for 1500 ticks. The browser's hash log must equal the server's, a
 # screenshot must show the discs, a frozen tab (no frames, no timers: as hidden) must not slow the
 # others, and a desync injected into the browser must be caught and localized as a native one's.
-# Usage: browser.sh BIN_DIR WEB_DIR   (WEB_DIR: the folder tools/build-web.sh made)
-source "$(dirname "$0")/lib.sh" "$1"
-WEB=${2:?web dir}
-E2E_TIMEOUT=${E2E_TIMEOUT:-170}
-[ -f "$WEB/lockstep-web.wasm" ] || fail "no web build in $WEB (tools/build-web.sh)"
+# Usage: browser.sh BIN_DIR WEB_BUILD_DIR   (the web build is made or brought up to date there
+# with tools/build-web.sh; exit 77, skipped, when emscripten or Chromium is not installed)
 HERE=$(cd "$(dirname "$0")" && pwd)
+if ! command -v emcmake >/dev/null || ! command -v chromium >/dev/null || ! /usr/bin/python3 -c 'import websockets' 2>/dev/null; then
+  echo "SKIP: the browser test needs emscripten, chromium and python3-websockets (./quickstart test installs them)"
+  exit 77
+fi
+E2E_TIMEOUT=${E2E_TIMEOUT:-500}  # the web build first, then two sessions
+source "$HERE/lib.sh" "$1"
+"$HERE/../../tools/build-web.sh" "${2:?web build dir}" >"$WORK/build-web.log" 2>&1 || { tail -30 "$WORK/build-web.log"; fail "tools/build-web.sh failed"; }
+WEB=$2/web
+[ -f "$WEB/lockstep-web.wasm" ] || fail "no lockstep-web.wasm in $WEB"
 
 # session NAME TICKS PAGE_QUERY [browser.py options]: the four players; results in $WORK/NAME.
 session() {

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Hostile WebSocket peers against a server's WebSocket door, while native players play.
+
+  websocket_abuse.py HOST PORT OUT.json
+
+Each attack is one connection (or a few) that does one bad thing; what the door answered is
+written to OUT.json for the test to check: a close code and reason, or the time the server took
+to cut it off. Uses python3-websockets (Debian) and plain sockets.
+"""
+import asyncio, json, socket, sys, time
+
+import websockets
+
+HOST, PORT, OUT = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+URL = f"ws://{HOST}:{PORT}/"
+result = {}
+
+
+async def closed_with(coro):
+    """Runs an attack; returns the close code and reason the server sent (or the exception)."""
+    try:
+        await asyncio.wait_for(coro, 15)
+        return {"code": None, "reason": "not closed"}
+    except websockets.ConnectionClosed as e:
+        return {"code": e.rcvd.code if e.rcvd else None, "reason": e.rcvd.reason if e.rcvd else ""}
+    except Exception as e:  # refused at the handshake, reset, timed out
+        return {"code": None, "reason": f"{type(e).__name__}: {e}"}
+
+
+async def text_frame():
+    async with websockets.connect(URL, subprotocols=["lockstep"]) as ws:
+        await ws.send("hello")
+        await ws.recv()
+
+
+async def oversized():
+    async with websockets.connect(URL, subprotocols=["lockstep"], max_size=None) as ws:
+        await ws.send(b"\x00" + bytes(100_000))
+        await ws.recv()
+
+
+async def oversized_in_fragments():
+    async with websockets.connect(URL, subprotocols=["lockstep"], max_size=None) as ws:
+        await ws.send([b"\x00" + bytes(20_000)] + [bytes(20_000)] * 4)
+        await ws.recv()
+
+
+async def fragmented_small():
+    # A small message in three fragments: put together by the door, then refused by the session
+    # as not a protocol message; the connection stays until the join timeout.
+    async with websockets.connect(URL, subprotocols=["lockstep"]) as ws:
+        await ws.send([b"\x00\x01", b"\x02\x03", b"\x04"])
+        await ws.recv()
+
+
+async def flood():
+    async with websockets.connect(URL, subprotocols=["lockstep"]) as ws:
+        for _ in range(5000):
+            await ws.send(b"\x01" + bytes(8))
+        await ws.recv()
+
+
+async def pings_without_end():
+    # Never joins; only pings: the session's join timeout ends it.
+    async with websockets.connect(URL, subprotocols=["lockstep"], ping_interval=None) as ws:
+        start = time.monotonic()
+        while time.monotonic() - start < 14:
+            await ws.ping()
+            await asyncio.sleep(0.005)
+        await ws.recv()
+
+
+async def no_subprotocol():
+    async with websockets.connect(URL) as ws:
+        await ws.recv()
+
+
+def slow_loris(count=3):
+    """Upgrade requests sent a byte a second, never finished: how long until the door cuts each."""
+    socks = []
+    request = f"GET / HTTP/1.1\r\nHost: {HOST}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n".encode()
+    for _ in range(count):
+        s = socket.create_connection((HOST, PORT))
+        s.setblocking(False)
+        socks.append([s, None])
+    start = time.monotonic()
+    i = 0
+    while time.monotonic() - start < 15 and any(t is None for _, t in socks):
+        for entry in socks:
+            s, t = entry
+            if t is not None:
+                continue
+            try:
+                s.send(request[i % len(request):i % len(request) + 1])
+                data = s.recv(100)
+                if data == b"":
+                    entry[1] = time.monotonic() - start
+            except BlockingIOError:
+                pass
+            except OSError:
+                entry[1] = time.monotonic() - start
+        i += 1
+        time.sleep(0.5)
+    for s, _ in socks:
+        s.close()
+    return [t for _, t in socks]
+
+
+def per_address(count=12):
+    """Idle connections from one address: how many the door keeps open."""
+    socks = [socket.create_connection((HOST, PORT)) for _ in range(count)]
+    time.sleep(0.5)
+    open_ = 0
+    for s in socks:
+        s.setblocking(False)
+        try:
+            open_ += 0 if s.recv(1) == b"" else 1
+        except BlockingIOError:
+            open_ += 1
+        except OSError:
+            pass
+    for s in socks:
+        s.close()
+    return open_
+
+
+async def main():
+    result["per_address_open"] = per_address()
+    await asyncio.sleep(0.5)
+    result["text"] = await closed_with(text_frame())
+    result["oversized"] = await closed_with(oversized())
+    result["oversized_in_fragments"] = await closed_with(oversized_in_fragments())
+    result["flood"] = await closed_with(flood())
+    result["no_subprotocol"] = await closed_with(no_subprotocol())
+    t0 = time.monotonic()
+    pings, fragments = await asyncio.gather(closed_with(pings_without_end()), closed_with(fragmented_small()))
+    result["pings_without_end"] = dict(pings, seconds=round(time.monotonic() - t0, 1))
+    result["fragmented_small"] = fragments
+    result["slow_loris_seconds"] = await asyncio.get_running_loop().run_in_executor(None, slow_loris)
+
+
+asyncio.run(main())
+json.dump(result, open(OUT, "w"), indent=1)
+print(json.dumps(result))

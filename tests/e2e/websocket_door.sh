@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The WebSocket door under hostile peers (websocket_abuse.py) while two native bots play 2000
+# ticks through ENet: text frames, oversized messages whole and in fragments, a flood, an upgrade
+# without the protocol, pings without a join, slow-loris handshakes and too many connections from
+# one address are each refused with a reason (a close code) and counted, and the native players'
+# session is untouched. Then the door over TLS: wss:// and https:// with a certificate from options.
+source "$(dirname "$0")/lib.sh" "$1"
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$WORK/web" && echo '<!doctype html><title>door</title>' >"$WORK/web/index.html"
+"$BIN/lockstep-server" --port "$PORT" --bind 127.0.0.1 --players 2 --ticks 2000 --websocket-port $((PORT + 1)) \
+    --web-root "$WORK/web" --join-timeout 3 --hash-log "$WORK/server.log" --summary "$WORK/server.json" 2>"$WORK/server.err" &
+S=$!; PIDS+=($S)
+sleep 0.3
+start_bot a 1 --summary "$WORK/a.json"; A=$BOT_PID
+start_bot b 2 --summary "$WORK/b.json"; B=$BOT_PID
+/usr/bin/python3 "$HERE/websocket_abuse.py" 127.0.0.1 $((PORT + 1)) "$WORK/abuse.json" >"$WORK/abuse.out" 2>"$WORK/abuse.err" \
+  || { cat "$WORK/abuse.err"; fail "websocket_abuse.py failed"; }
+expect_exit $A 0 "bot a"
+expect_exit $B 0 "bot b"
+expect_exit $S 0 server
+cmp -s "$WORK/server.log" "$WORK/a.log" && cmp -s "$WORK/server.log" "$WORK/b.log" || fail "a native player's hashes differ"
+[ "$(wc -l <"$WORK/server.log")" = 2000 ] || fail "the session did not reach tick 2000"
+for n in a b; do json_check "$WORK/$n.json" 'd["inputs_filled"] == 0' "$n was held back by the hostile peers"; done
+echo "ok: the native players' 2000 ticks were untouched"
+X=$WORK/abuse.json
+json_check "$X" 'd["per_address_open"] == 8' "the door kept 8 connections from one address open"
+json_check "$X" 'd["text"]["code"] == 1003' "a text message was refused with 1003"
+json_check "$X" 'd["oversized"]["code"] == 1009' "an oversized message was refused with 1009"
+json_check "$X" 'd["oversized_in_fragments"]["code"] == 1009' "an oversized message in fragments was refused with 1009"
+# A flood of junk is cut by whichever bound it meets first: the session's (ten malformed messages
+# from a peer that has not joined) or the door's message rate.
+json_check "$X" 'd["flood"]["reason"] != "not closed"' "a flood was cut"
+json_check "$X" 'd["no_subprotocol"]["code"] is None' "an upgrade without the lockstep protocol was refused"
+json_check "$X" '2 <= d["pings_without_end"]["seconds"] <= 8' "a peer that only pinged was closed at the join timeout"
+json_check "$X" 'all(t is not None and t <= 9 for t in d["slow_loris_seconds"])' "slow-loris handshakes were cut within the handshake time"
+json_check "$WORK/server.json" 'd["websocket"]["refused"]["text"] >= 1 and d["websocket"]["refused"]["oversized"] >= 2 and d["websocket"]["refused"]["protocol"] >= 1 and d["websocket"]["refused"]["address"] >= 4 and d["websocket"]["refused"]["before_request"] >= 3' "the door counted every refusal"
+json_check "$WORK/server.json" 'd["drops"].get("malformed", 0) >= 1' "the session dropped the small fragmented message as malformed"
+echo "ok: every hostile peer was refused with its reason and counted"
+
+# The door over TLS: a self-signed certificate; wss:// takes the protocol, https:// serves the page.
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
+    >/dev/null 2>&1 || fail "openssl could not make a certificate"
+"$BIN/lockstep-server" --port $((PORT + 2)) --bind 127.0.0.1 --players 1 --websocket-port $((PORT + 3)) \
+    --web-root "$WORK/web" --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" --summary "$WORK/tls.json" 2>"$WORK/tls.err" &
+T=$!; PIDS+=($T)
+sleep 0.5
+/usr/bin/python3 - $((PORT + 3)) <<'PY' || fail "the TLS door did not serve wss:// and https://"
+import asyncio, ssl, sys, urllib.request
+import websockets
+port = int(sys.argv[1])
+ctx = ssl.create_default_context()
+ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+page = urllib.request.urlopen(f"https://127.0.0.1:{port}/", context=ctx).read()
+assert b"door" in page, page
+async def main():
+    async with websockets.connect(f"wss://127.0.0.1:{port}/", subprotocols=["lockstep"], ssl=ctx) as ws:
+        assert ws.subprotocol == "lockstep"
+    try:
+        async with websockets.connect(f"ws://127.0.0.1:{port}/", subprotocols=["lockstep"], open_timeout=3):
+            raise SystemExit("plain ws:// was taken on the TLS port")
+    except (websockets.InvalidHandshake, websockets.InvalidMessage, OSError, asyncio.TimeoutError, EOFError):
+        pass
+asyncio.run(main())
+print("ok: wss:// and https:// on the TLS port, plain ws:// refused there")
+PY
+kill -INT $T; wait $T
+# Connect tokens through plain ws:// off loopback are refused at start: a token could be read on the way.
+"$BIN/lockstep-token" keygen --out "$WORK/token.key" >/dev/null || fail "lockstep-token keygen"
+"$BIN/lockstep-server" --port $((PORT + 4)) --players 1 --websocket-port $((PORT + 5)) --token-key "$WORK/token.key" \
+        >/dev/null 2>"$WORK/plain.err" &
+P=$!; PIDS+=($P)
+expect_exit $P 2 "a server with tokens and a plain door on all addresses"
+grep -q "need TLS" "$WORK/plain.err" || fail "the refusal does not say why: $(cat "$WORK/plain.err")"
+echo "PASS"
