@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import pathlib
+import socket
 import struct
 import subprocess
 import sys
@@ -270,6 +271,76 @@ class Conn:
 
     def all_events(self, timeout_ms=10):
         """Events kept by wait_connect first, then new ones."""
+        early, self.early = self.early, []
+        yield from early
+        yield from self.events(timeout_ms)
+
+
+class WsConn:
+    """One connection through the server's WebSocket door (§17), with the same face as Conn: a
+    WebSocket (RFC 6455, written here on a plain socket) with the subprotocol "lockstep"; every
+    protocol message is one binary WebSocket message of its channel's number and its bytes, and
+    both channels ride the one ordered stream."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                           f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                           f"Sec-WebSocket-Protocol: lockstep\r\n\r\n").encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+        head, _, self.buf = answer.partition(b"\r\n\r\n")
+        accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+        self.connected = head.startswith(b"HTTP/1.1 101") and accept in head and b"lockstep" in head.lower()
+        self.early, self.closed, self.message = [], False, b""
+
+    def send(self, channel, data, reliable=True):
+        payload, mask = bytes([channel]) + bytes(data), os.urandom(4)
+        n = len(payload)
+        size = bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n)
+        self.sock.sendall(bytes([0x82]) + size + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    def events(self, timeout_ms=10):
+        """Yields (type, channel, bytes) as Conn does, with ENet's event type numbers."""
+        import select
+        if not self.closed and select.select([self.sock], [], [], timeout_ms / 1000)[0]:
+            chunk = self.sock.recv(1 << 16)
+            self.buf += chunk
+            if not chunk:
+                self.closed = True
+                yield enet.EVENT_TYPE_DISCONNECT, 0, b""
+                return
+        while len(self.buf) >= 2:
+            op, n, at = self.buf[0] & 0x0F, self.buf[1] & 0x7F, 2
+            if n == 126:
+                n, at = struct.unpack_from(">H", self.buf, 2)[0], 4
+            elif n == 127:
+                n, at = struct.unpack_from(">Q", self.buf, 2)[0], 10
+            if len(self.buf) < at + n:
+                break
+            body, final, self.buf = self.buf[at:at + n], self.buf[0] & 0x80, self.buf[at + n:]
+            if op in (0, 2):
+                self.message += body
+                if final:
+                    message, self.message = self.message, b""
+                    yield enet.EVENT_TYPE_RECEIVE, message[0], message[1:]
+            elif op == 8:
+                self.closed = True
+                yield enet.EVENT_TYPE_DISCONNECT, 0, b""
+                return
+            elif op == 9:  # a ping: the same bytes back, masked as everything a client sends
+                mask = os.urandom(4)
+                self.sock.sendall(bytes([0x8A, 0x80 | len(body)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(body)))
+
+    def wait_connect(self, seconds=5):
+        return self.connected
+
+    def all_events(self, timeout_ms=10):
         early, self.early = self.early, []
         yield from early
         yield from self.events(timeout_ms)
@@ -932,11 +1003,68 @@ def part_token_player(ticks=800):
                 p.kill()
 
 
+def part_token_over_websocket(ticks=600):
+    """A player with a connect token through the WebSocket door (§17), beside a native one through
+    ENet: the token opens in a ConnectRequest, the ConnectChallenge tells it to join, and nothing
+    after is sealed (the stream is TLS's to protect; plain ws:// on loopback here)."""
+    key = WORK / "ws-token.key"
+    key.unlink(missing_ok=True)
+    tool = str(BIN / "lockstep-token")
+    subprocess.run([tool, "keygen", "-o", str(key)], check=True)
+    port = PORT + 40
+    log = WORK / "ws-server.log"
+    server = start("lockstep-server", "--port", port, "--bind", "127.0.0.1", "--players", 2, "--ticks", ticks,
+                   "--token-key", key, "--websocket-port", port + 1, "--hash-log", log, "--summary", WORK / "ws-server.json",
+                   log="ws-server.err")
+    bots = []
+    try:
+        tokens = {}
+        for cid in (201, 202):
+            tokens[cid] = WORK / f"ws-{cid}.token"
+            tokens[cid].unlink(missing_ok=True)
+            subprocess.run([tool, "mint", "--key", str(key), "--client-id", str(cid), "--server", f"127.0.0.1:{port}",
+                            "--expires-in", "120", "-o", str(tokens[cid])], check=True)
+        mine = read_token(tokens[201])
+        core = Core(BIN.parent / "lib" / "liblockstep_core.so")
+        module = core.module("arena")
+        fp = core.lib.lockstep_module_join_fingerprint(module)
+        version = core.lib.lockstep_protocol_version()
+        time.sleep(0.5)
+        # Without a token: refused as an ENet peer would be.
+        c = WsConn(port + 1)
+        got = refusal(c, join_request(version, fp, "plain")) if c.wait_connect() else None
+        check(got is not None and got[0] == RefuseReason.RefuseReason.TokenRequired,
+              f"ws: a plain JoinRequest through the door is refused TokenRequired ({got})")
+        conn = WsConn(port + 1)
+        check(conn.wait_connect(), "ws: the door upgrades a connection that asks for the lockstep subprotocol")
+        answer = clear_answer(conn, connect_request(mine["sealed"]))
+        check(answer is not None and body_type(answer) == Body.Body.ConnectChallenge,
+              f"ws: the token opens: a ConnectChallenge answers it ({refuse_reason(answer)})")
+        conn.send(CONTROL, join_request(version, fp, "wstoken"))
+        bots = [start("lockstep-client", "--connect-token", tokens[202], "--name", "native", "--bot", 1,
+                      "--hash-log", WORK / "ws-bot.log", log="ws-bot.err")]
+        hashes, kick, ended, notices = ctypes_play(conn, core, module, "ws")
+        check(kick is None and not notices and ended, f"ws: no kick ({kick}) or desync notice to the end")
+        check(all(b.wait(30) == 0 for b in bots) and server.wait(30) == 0, "ws: the native bot and the server exit 0")
+        mine_log = "".join(f"{t} {hashes[t]:016x}\n" for t in sorted(hashes))
+        check(len(hashes) == ticks and mine_log == log.read_text() == (WORK / "ws-bot.log").read_text(),
+              f"ws: the WebSocket player's {len(hashes)} hashes equal the server's and the native player's")
+        summary = json.loads((WORK / "ws-server.json").read_text())
+        seats = {s["name"]: s for s in summary["seats"]}
+        check(summary["websocket"]["upgraded"] >= 2 and summary["desyncs"] == [] and "wstoken" in seats,
+              f"ws: the session counted the door's connections and seated the token's player ({summary['websocket']})")
+    finally:
+        for p in bots + [server]:
+            if p.poll() is None:
+                p.kill()
+
+
 part_refusals()
 part_spectator()
 part_hash_silence()
 part_ctypes_player("arena", "bodies=100")
 part_ctypes_player("skirmish", "units=60")
 part_token_player()
+part_token_over_websocket()
 print(f"{len(FAILED)} failed" if FAILED else "every conformance check passed")
 sys.exit(1 if FAILED else 0)
