@@ -21,6 +21,7 @@
 #include "lockstep/games.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/state_hash.hpp"
+#include "lockstep/token_file.hpp"
 #include "web_transport.hpp"
 
 namespace lockstep {
@@ -79,9 +80,12 @@ using namespace lockstep;
 extern "C" {
 
 /// Starts joining `host`:`port` (the WebSocket door) as `name`. bot: 0 steers with the keys,
-/// else the module's bot with that seed. Returns 0, or 2 for bad options (logged).
+/// else the module's bot with that seed. token (token_len bytes, 0: none): a connect token file's
+/// bytes, for a server that admits only players with one (through wss://, PROTOCOL.md §17).
+/// Returns 0, or 2 for bad options (logged).
 EMSCRIPTEN_KEEPALIVE int ls_start(const char* host, int port, int secure, const char* name, const char* sim,
-                                  int predict, unsigned bot, unsigned inject_desync_at) {
+                                  int predict, unsigned bot, unsigned inject_desync_at, const std::uint8_t* token,
+                                  int token_len) {
   log_setup("lockstep-web");
   g.module = find_module(sim);
   if (!g.module) {
@@ -98,6 +102,18 @@ EMSCRIPTEN_KEEPALIVE int ls_start(const char* host, int port, int secure, const 
   cfg.module_name = std::string(g.module->name);
   cfg.libraries.assign(g.module->libraries.begin(), g.module->libraries.end());
   cfg.inject_desync_at = inject_desync_at;
+  if (token_len > 0) {
+    // The file's parts are not checked against their BLAKE2b here (no libsodium in a page): a
+    // damaged token is refused by the server (BadToken) instead.
+    ConnectToken t;
+    TokenFileParts parts;
+    std::string error;
+    if (!parse_connect_token({token, static_cast<std::size_t>(token_len)}, &t, &parts, &error)) {
+      LOCKSTEP_LOG_ERROR("the connect token: %s", error.c_str());
+      return 2;
+    }
+    cfg.connect_token = std::move(t);
+  }
   options.input_size = g.module->input_size;
   options.predict = static_cast<std::uint32_t>(predict);
   Error error;

@@ -132,6 +132,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--keys")
     ap.add_argument("--bench", type=int, default=0)
+    ap.add_argument("--insecure", action="store_true", help="take the server's self-signed certificate")
     args = ap.parse_args()
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     profile = tempfile.mkdtemp(prefix="lockstep-chromium-")
@@ -139,7 +140,8 @@ def main():
     proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                              "--disable-dev-shm-usage", "--disable-background-timer-throttling",
                              "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
-                             f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
+                             f"--user-data-dir={profile}", "--remote-debugging-port=0"] +
+                            (["--ignore-certificate-errors"] if args.insecure else []) + ["about:blank"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20

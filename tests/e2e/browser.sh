@@ -20,13 +20,30 @@ WEB=$2/web
 [ -f "$WEB/lockstep-web.wasm" ] || fail "no lockstep-web.wasm in $WEB"
 
 # session NAME TICKS PAGE_QUERY [browser.py options]: the four players; results in $WORK/NAME.
+# With TOKENS=1 the server admits only connect-token holders and its door speaks wss:// and
+# https:// (a self-signed certificate): the natives join with tokens over ENet, the page with its
+# token in the address's fragment.
 session() {
   local name=$1 ticks=$2 query=$3; shift 3
-  local dir="$WORK/$name" base=$((PORT + 8 * ${SESSIONS:-0}))
+  local dir="$WORK/$name" base=$((PORT + 8 * ${SESSIONS:-0})) scheme=http fragment="" secure=() native=() i
   SESSIONS=$((${SESSIONS:-0} + 1))
   mkdir -p "$dir"
+  if [ "${TOKENS:-0}" = 1 ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout "$dir/key.pem" -out "$dir/cert.pem" \
+        >/dev/null 2>&1 || fail "openssl could not make a certificate"
+    "$BIN/lockstep-token" keygen -o "$dir/token.key" >/dev/null || fail "lockstep-token keygen"
+    for i in 1 2 3 4; do
+      "$BIN/lockstep-token" mint --key "$dir/token.key" --client-id $((300 + i)) --server "127.0.0.1:$base" \
+          --expires-in 300 --format "$([ $i = 4 ] && echo base64 || echo binary)" -o "$dir/t$i.token" >/dev/null \
+        || fail "lockstep-token mint"
+    done
+    secure=(--token-key "$dir/token.key" --tls-cert "$dir/cert.pem" --tls-key "$dir/key.pem")
+    scheme=https
+    fragment="#token=$(/usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(open(sys.argv[1]).read().strip(), safe=""))' "$dir/t4.token")"
+    set -- "$@" --insecure
+  fi
   "$BIN/lockstep-server" --port "$base" --bind 127.0.0.1 --players 4 --ticks "$ticks" --websocket-port $((base + 1)) \
-      --web-root "$WEB" --hash-log "$dir/server.log" --summary "$dir/server.json" --desync-dir "$dir" \
+      --web-root "$WEB" --hash-log "$dir/server.log" --summary "$dir/server.json" --desync-dir "$dir" "${secure[@]}" \
       2>"$dir/server.err" &
   local s=$!; PIDS+=($s)
   "$BIN/lockstep-netsim" --listen $((base + 2)) --forward "127.0.0.1:$base" --delay 40 --jitter 5 --loss 2 --seed 1 \
@@ -36,16 +53,18 @@ session() {
       --seed 2 --summary "$dir/tcp.json" 2>"$dir/tcp.err" &
   local tcp=$!; PIDS+=($tcp)
   sleep 0.3
-  local c=() i
+  local c=()
   for i in 1 2; do
+    [ "${TOKENS:-0}" = 1 ] && native=(--connect-token "$dir/t$i.token")
     "$BIN/lockstep-client" --connect "127.0.0.1:$((base + 2))" --name "bot$i" --bot "$i" --hash-log "$dir/bot$i.log" \
-        --summary "$dir/bot$i.json" 2>"$dir/bot$i.err" &
+        --summary "$dir/bot$i.json" "${native[@]}" 2>"$dir/bot$i.err" &
     c+=($!); PIDS+=($!)
   done
+  [ "${TOKENS:-0}" = 1 ] && native=(--connect-token "$dir/t3.token")
   "$BIN/lockstep-client" --connect "127.0.0.1:$((base + 2))" --name native --bot 3 --predict 8 --fps 60 \
-      --hash-log "$dir/native.log" --summary "$dir/native.json" 2>"$dir/native.err" &
+      --hash-log "$dir/native.log" --summary "$dir/native.json" "${native[@]}" 2>"$dir/native.err" &
   c+=($!); PIDS+=($!)
-  /usr/bin/python3 "$HERE/browser.py" "http://127.0.0.1:$((base + 3))/?name=web&bot=7&$query" --out "$dir/page.json" \
+  /usr/bin/python3 "$HERE/browser.py" "$scheme://127.0.0.1:$((base + 3))/?name=web&bot=7&$query$fragment" --out "$dir/page.json" \
       --timeout 90 "$@" >"$dir/browser.out" 2>"$dir/browser.err" || { cat "$dir/browser.err"; fail "$name: browser.py failed"; }
   SERVER_PID=$s CLIENT_PIDS=("${c[@]}")
   wait $s; SERVER_EXIT=$?
@@ -119,8 +138,9 @@ assert yellow > 200 and blue > 600 and grey > 2000, (yellow, blue, grey)
 PY
 echo "ok: the canvas shows the browser player's disc, the three others' and the bodies"
 
-# 2. A desync injected into the browser player is caught and localized as a native one's.
-session desync 600 "desync=250"
+# 2. A desync injected into the browser player is caught and localized as a native one's, in a
+#    session of connect tokens over wss:// (and ENet's sealing for the native players).
+TOKENS=1 session desync 600 "desync=250"
 D=$WORK/desync
 json_check "$D/server.json" 'len(d["desyncs"]) == 1 and d["desyncs"][0]["tick"] == 250 and d["desyncs"][0]["name"] == "web"' "the server caught the browser's desync at tick 250, naming it alone"
 R=$(ls "$D"/desync-250-*.json 2>/dev/null | head -1)
@@ -129,5 +149,6 @@ json_check "$R" 'd["tick"] == 250 and d["where"] == "entity" and d["entity"] is 
 json_check "$R" 'd["server_value"]["bits"] != d["client_value"]["bits"]' "the report has both exact values"
 json_check "$D/page.json" 'd["figures"]["desynced"]' "the browser's client was told it diverged"
 for n in bot1 bot2 native; do json_check "$D/$n.json" 'not d["desynced"]' "$n was not blamed"; done
+json_check "$D/server.json" 'd["sealed"] and d["websocket"]["upgraded"] >= 1 and [s for s in d["seats"] if s["name"] == "web"]' "the browser joined a token server through wss://"
 echo "ok: the browser's desync at 250 was caught and localized to entity $(json_get "$R" 'd["entity"]') field $(json_get "$R" 'd["field"]')"
 echo "PASS"

@@ -10,6 +10,8 @@
 //   slow_at, slow_for  test hook: from this tick, serve the session once a second for this many
 //            seconds, as a hidden tab's throttled timer does (no animation frames), then resume
 //   ws       HOST:PORT of the WebSocket door (default: where the page came from)
+// and in the fragment, never sent to a server over HTTP: #token=BASE64, the player's connect token
+// (lockstep-token mint --format base64), for a server that admits only token holders.
 "use strict";
 var Module = {};
 (function () {
@@ -27,6 +29,10 @@ var Module = {};
     slow_at: Number(q.get("slow_at") || 0),
     slow_for: Number(q.get("slow_for") || 0),
   };
+  const in_fragment = location.hash.match(/[#&]token=([^&]*)/);
+  const token = in_fragment
+    ? Uint8Array.from(atob(decodeURIComponent(in_fragment[1]).replace(/\s+/g, "")), (c) => c.charCodeAt(0))
+    : new Uint8Array(0);
   // Keys to lockstep::Key: 0 up, 1 down, 2 left, 3 right, 4 space, 5 enter, 6.. letters a..z.
   function keyOf(e) {
     const named = { ArrowUp: 0, ArrowDown: 1, ArrowLeft: 2, ArrowRight: 3, " ": 4, Enter: 5 };
@@ -125,8 +131,9 @@ var Module = {};
   Module.printErr = (t) => console.log(t);
   Module.onRuntimeInitialized = function () {
     const code = Module.ccall("ls_start", "number",
-      ["string", "number", "number", "string", "string", "number", "number", "number"],
-      [options.host, options.port, secure ? 1 : 0, options.name, options.sim, options.predict, options.bot, options.desync]);
+      ["string", "number", "number", "string", "string", "number", "number", "number", "array", "number"],
+      [options.host, options.port, secure ? 1 : 0, options.name, options.sim, options.predict, options.bot, options.desync,
+       token, token.length]);
     if (code !== 0) { hud.textContent = "cannot start: see the console"; lockstep.exit = code; return; }
     lockstep.bench = (ticks) => JSON.parse(Module.ccall("ls_bench_step", "string", ["string", "number"], [options.sim, ticks]));
     addEventListener("keydown", (e) => { const k = keyOf(e); if (k >= 0) { Module._ls_key(k, 1); e.preventDefault(); } });

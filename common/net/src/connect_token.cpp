@@ -16,33 +16,21 @@
 #include <sstream>
 
 #include "lockstep/bytes.hpp"
+#include "lockstep/token_file.hpp"
 #include "sodium_init.hpp"
 
 namespace lockstep {
 namespace {
 
-constexpr std::uint8_t kFileMagic[4] = {'L', 'S', 'C', 'T'};
-constexpr std::size_t kSealedHeaderBytes = 25;  // version, protocol id, create and expire time: the AD
 constexpr std::size_t kNonceBytes = crypto_aead_xchacha20poly1305_ietf_NPUBBYTES;
 constexpr std::size_t kTagBytes = crypto_aead_xchacha20poly1305_ietf_ABYTES;
-static_assert(kNonceBytes == 24 && kTagBytes == 16);
+static_assert(kNonceBytes == kTokenNonceBytes && kTagBytes == kTokenTagBytes);
 
 void write_addresses(ByteWriter& w, const std::vector<TokenAddress>& servers) {
   for (const TokenAddress& a : servers) {
     w.raw(a.ip.data(), a.ip.size());
     w.u16(a.port);
   }
-}
-
-bool read_addresses(ByteReader& r, std::size_t n, std::vector<TokenAddress>* out) {
-  if (n < 1 || n > kMaxTokenServers) return false;
-  out->resize(n);
-  for (TokenAddress& a : *out) {
-    r.raw(a.ip.data(), a.ip.size());
-    a.port = r.u16();
-    if (a.port == 0) return false;
-  }
-  return r.ok();
 }
 
 }  // namespace
@@ -212,7 +200,7 @@ std::array<std::uint8_t, 8> file_check(std::span<const std::uint8_t> part) {
 std::vector<std::uint8_t> write_connect_token(const ConnectToken& t) {
   std::vector<std::uint8_t> out;
   ByteWriter w(out);
-  w.raw(kFileMagic, sizeof kFileMagic);
+  w.raw(kTokenFileMagic, sizeof kTokenFileMagic);
   w.u8(kTokenFileVersion);
   w.u8(static_cast<std::uint8_t>(t.servers.size()));
   w.u16(static_cast<std::uint16_t>(t.sealed.size()));
@@ -237,7 +225,7 @@ std::vector<std::uint8_t> write_connect_token(const ConnectToken& t) {
 bool read_connect_token(std::span<const std::uint8_t> bytes, ConnectToken* out, std::string* error) {
   // Base64 text (as a matchmaker hands tokens over HTTPS) is read as the bytes it encodes.
   std::vector<std::uint8_t> decoded;
-  if (bytes.size() >= 4 && std::memcmp(bytes.data(), kFileMagic, 4) != 0 && bytes.size() <= 4 * kMaxTokenFileBytes) {
+  if (bytes.size() >= 4 && std::memcmp(bytes.data(), kTokenFileMagic, 4) != 0 && bytes.size() <= 4 * kMaxTokenFileBytes) {
     ensure_sodium();
     decoded.resize(bytes.size());
     std::size_t n = 0;
@@ -247,60 +235,23 @@ bool read_connect_token(std::span<const std::uint8_t> bytes, ConnectToken* out, 
       bytes = decoded;
     }
   }
-  ByteReader r(bytes);
-  std::uint8_t magic[4];
-  r.raw(magic, sizeof magic);
-  const std::uint8_t version = r.u8();
-  const std::uint8_t servers = r.u8();
-  const std::uint16_t sealed = r.u16();
-  if (!r.ok() || std::memcmp(magic, kFileMagic, 4) != 0) {
-    *error = "not a connect token (no LSCT header)";
-    return false;
-  }
-  if (version != 1 && version != kTokenFileVersion) {
-    *error = "connect token of format version " + std::to_string(version) + " (this build reads 1 and " +
-             std::to_string(kTokenFileVersion) + ")";
-    return false;
-  }
-  const std::size_t checks = version >= 2 ? 3 * 8 : 0;
+  TokenFileParts parts;
   ConnectToken t;
-  t.protocol_id = r.u64();
-  t.create_time = r.u64();
-  t.expire_time = r.u64();
-  t.client_id = r.u64();
-  t.slot = r.u32();
-  if (!read_addresses(r, servers, &t.servers)) {
-    *error = "connect token: bad server list";
-    return false;
-  }
-  r.raw(t.client_to_server.data(), kKeyBytes);
-  r.raw(t.server_to_client.data(), kKeyBytes);
-  if (sealed < kSealedHeaderBytes + kNonceBytes + kTagBytes || sealed > kMaxSealedTokenBytes ||
-      r.remaining() != sealed + checks) {
-    *error = "connect token: truncated or of the wrong length";
-    return false;
-  }
-  t.sealed.resize(sealed);
-  r.raw(t.sealed.data(), sealed);
-  if (!r.ok()) {
-    *error = "connect token: truncated";
-    return false;
-  }
-  if (checks != 0) {
+  if (!parse_connect_token(bytes, &t, &parts, error)) return false;
+  if (!parts.checks.empty()) {
     // Each part against its check: a damaged copy ends here, naming the part, not as a silent
     // timeout or a refusal from the server.
-    const std::size_t keys_at = 44 + 6 * std::size_t{servers}, sealed_at = keys_at + 2 * kKeyBytes;
     const struct {
       const char* what;
       std::span<const std::uint8_t> part;
-    } parts[3] = {{"its header or server list", bytes.first(keys_at)},
-                  {"its keys (the client's copy of the connection keys)", bytes.subspan(keys_at, 2 * kKeyBytes)},
-                  {"its sealed part (the server's copy)", bytes.subspan(sealed_at, sealed)}};
-    for (const auto& part : parts) {
+    } named[3] = {{"its header or server list", parts.header},
+                  {"its keys (the client's copy of the connection keys)", parts.keys},
+                  {"its sealed part (the server's copy)", parts.sealed}};
+    for (std::size_t i = 0; i < 3; ++i) {
       std::array<std::uint8_t, 8> stored{};
-      r.raw(stored.data(), stored.size());
-      if (stored != file_check(part.part)) {
-        *error = std::string("connect token damaged: ") + part.what + " does not match its check; ask for a new token";
+      std::copy_n(parts.checks.begin() + static_cast<std::ptrdiff_t>(8 * i), 8, stored.begin());
+      if (stored != file_check(named[i].part)) {
+        *error = std::string("connect token damaged: ") + named[i].what + " does not match its check; ask for a new token";
         return false;
       }
     }
@@ -308,7 +259,6 @@ bool read_connect_token(std::span<const std::uint8_t> bytes, ConnectToken* out, 
   *out = std::move(t);
   return true;
 }
-
 TokenError open_connect_token(std::span<const std::uint8_t> sealed, const SecretKey& token_key, std::uint64_t protocol_id,
                               std::uint64_t now, OpenedToken* out) {
   ensure_sodium();
@@ -334,7 +284,7 @@ TokenError open_connect_token(std::span<const std::uint8_t> sealed, const Secret
   t.client_id = p.u64();
   t.slot = p.u32();
   const std::uint8_t servers = p.u8();
-  if (!read_addresses(p, servers, &t.servers)) return TokenError::Malformed;
+  if (!read_token_addresses(p, servers, &t.servers)) return TokenError::Malformed;
   p.raw(t.client_to_server.data(), kKeyBytes);
   p.raw(t.server_to_client.data(), kKeyBytes);
   const std::uint16_t user = p.u16();
