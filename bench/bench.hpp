@@ -46,6 +46,7 @@ void run_replay(const Options& opt, std::vector<Row>& rows);
 void run_server(const Options& opt, std::vector<Row>& rows);
 void run_seal(const Options& opt, std::vector<Row>& rows);
 void run_latency(const Options& opt, std::vector<Row>& rows);
+void run_web(const Options& opt, std::vector<Row>& rows);
 
 /// The number at JSON pointer `pointer` ("/lateness_us/p99") in a JSON document; 0 when the
 /// text is not JSON or holds no number there.

@@ -1,5 +1,6 @@
 // Step and hash cost per body, and the hash beside memcpy and serialization of the same bytes; the
 // skirmish's step and hash at 1000 and 5000 units beside the tick.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -9,6 +10,8 @@
 #include "lockstep/arena.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/skirmish.hpp"
+#include "lockstep/state_hash.hpp"
+#include "step_timing.hpp"
 
 namespace lockstep::bench {
 
@@ -88,6 +91,25 @@ void run_sim(const Options& opt, std::vector<Row>& rows) {
     rows.push_back({"sim", "serialize+hash @" + n, (ser_ns + hash_ns) / 1e3, "us", step_ns * 0.05 / 1e3, "5% of step",
                     "<= 5%", ser_ns + hash_ns <= step_ns * 0.05, ""});
   }
+}
+
+}  // namespace lockstep::bench
+
+namespace lockstep::bench {
+
+// The native half of the browser's step-time figure (tools/measure-web.sh runs the wasm half in
+// Chromium on the same workload, bench/step_timing.hpp, and prints the ratio).
+void run_web(const Options& opt, std::vector<Row>& rows) {
+  const int ticks = opt.quick ? 2000 : 30000;
+  std::vector<double> medians;
+  StepTiming last;
+  for (int r = 0; r < std::max(1, opt.repetitions / 2); ++r) {
+    last = time_steps(arena_module(), ticks);
+    medians.push_back(last.median_us);
+  }
+  std::sort(medians.begin(), medians.end());
+  rows.push_back({"web", "arena step, native (wasm: tools/measure-web.sh)", medians[medians.size() / 2], "us", 0, "", "", true,
+                  "hash after " + std::to_string(ticks) + " ticks " + hash_hex(last.hash)});
 }
 
 }  // namespace lockstep::bench

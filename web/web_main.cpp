@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "front.hpp"
+#include "step_timing.hpp"
 #include "lockstep/client.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/games.hpp"
@@ -209,38 +210,16 @@ EMSCRIPTEN_KEEPALIVE const char* ls_figures() {
   return g.text.c_str();
 }
 
-/// Steps the built-in game `sim` alone from tick 0 for `ticks` ticks with its bot inputs for 4
-/// players and returns the final hash and the median step time (for the step-time figure,
-/// measured the same way natively by lockstep-bench).
+/// The step-time workload of bench/step_timing.hpp on the built-in game `sim` for `ticks` ticks:
+/// the final hash and the median and 90th percentile step time, as lockstep-bench --only web
+/// measures it natively.
 EMSCRIPTEN_KEEPALIVE const char* ls_bench_step(const char* sim, int ticks) {
   const Module* m = find_module(sim);
   nlohmann::json j;
   if (m) {
-    WorldParams world;
-    world.players = 4;
-    std::string error;
-    m->parse_world("", &world, &error);
-    std::unique_ptr<Simulation> w = m->create(world);
-    InputFrame frame;
-    std::vector<double> ns;
-    for (int t = 1; t <= ticks; ++t) {
-      frame.reset(static_cast<Tick>(t), 4, m->input_size);
-      frame.present = 0xF;
-      for (std::uint32_t p = 0; p < 4; ++p) {
-        PlayerTick pt;
-        pt.input.assign(m->input_size, 0);
-        m->bot(p + 1, static_cast<Tick>(t), &pt);
-        std::copy(pt.input.begin(), pt.input.end(), frame.input(p).begin());
-      }
-      const std::int64_t a = monotonic_ns();
-      w->step(frame);
-      ns.push_back(static_cast<double>(monotonic_ns() - a));
-    }
-    std::sort(ns.begin(), ns.end());
-    j["sim"] = sim;
-    j["ticks"] = ticks;
-    j["hash"] = hash_hex(w->hash());
-    j["step_us_median"] = ns.empty() ? 0.0 : ns[ns.size() / 2] / 1000.0;
+    const bench::StepTiming s = bench::time_steps(*m, ticks);
+    j = {{"sim", sim}, {"ticks", s.ticks}, {"hash", hash_hex(s.hash)}, {"step_us_median", s.median_us},
+         {"step_us_p90", s.p90_us}};
   }
   g.text = j.dump();
   return g.text.c_str();

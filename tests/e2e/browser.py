@@ -54,13 +54,19 @@ class Page:
 KEYS = {"Up": ("ArrowUp", 38), "Down": ("ArrowDown", 40), "Left": ("ArrowLeft", 37), "Right": ("ArrowRight", 39)}
 
 
+own_track = []  # (key held, own disc's x, y before, after)
+
+
 async def hold_keys(page, plan):
     for step in plan:
         name, seconds = step.split(":")
         key, code = KEYS[name]
+        before = await page.eval("JSON.stringify(lockstep.own())")
         await page.call("Input.dispatchKeyEvent", type="rawKeyDown", key=key, code=key, windowsVirtualKeyCode=code)
         await asyncio.sleep(float(seconds))
         await page.call("Input.dispatchKeyEvent", type="keyUp", key=key, code=key, windowsVirtualKeyCode=code)
+        after = await page.eval("JSON.stringify(lockstep.own())")
+        own_track.append([name, json.loads(before or "null"), json.loads(after or "null")])
 
 
 async def run(args, port):
@@ -109,11 +115,16 @@ async def run(args, port):
                 break
             await asyncio.sleep(0.2)
         if keys_task:
-            keys_task.cancel()
+            try:
+                await asyncio.wait_for(keys_task, 30)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                pass
         result["exit"] = state["exit"] if state else None
         result["figures"] = json.loads(await page.eval("JSON.stringify(lockstep.figures)") or "null")
         result["hashes"] = await page.eval("lockstep.hashes()") or ""
         result["slowed"] = await page.eval("lockstep.slowed || null")
+        result["key_to_drawn_ms"] = await page.eval("lockstep.key_to_drawn_ms") or []
+        result["own_disc"] = own_track
         if args.bench:
             result["bench"] = await page.eval(f"JSON.stringify(lockstep.bench({args.bench}))")
             result["bench"] = json.loads(result["bench"]) if result["bench"] else None

@@ -64,7 +64,7 @@ session() {
   "$BIN/lockstep-client" --connect "127.0.0.1:$((base + 2))" --name native --bot 3 --predict 8 --fps 60 \
       --hash-log "$dir/native.log" --summary "$dir/native.json" "${native[@]}" 2>"$dir/native.err" &
   c+=($!); PIDS+=($!)
-  /usr/bin/python3 "$HERE/browser.py" "$scheme://127.0.0.1:$((base + 3))/?name=web&bot=7&$query$fragment" --out "$dir/page.json" \
+  /usr/bin/python3 "$HERE/browser.py" "$scheme://127.0.0.1:$((base + 3))/?name=web&$query$fragment" --out "$dir/page.json" \
       --timeout 90 "$@" >"$dir/browser.out" 2>"$dir/browser.err" || { cat "$dir/browser.err"; fail "$name: browser.py failed"; }
   SERVER_PID=$s CLIENT_PIDS=("${c[@]}")
   wait $s; SERVER_EXIT=$?
@@ -79,7 +79,7 @@ PY
 
 # 1. A session at 40 ms and 2 % loss; from tick 600 the page serves its session once a second for
 #    3 s, as a hidden tab's throttled timer does (no animation frames).
-session play 1500 "slow_at=600&slow_for=3" --screenshot "$WORK/play/shot.png" --screenshot-at 400
+session play 1500 "bot=7&slow_at=600&slow_for=3" --screenshot "$WORK/play/shot.png" --screenshot-at 400
 D=$WORK/play
 [ "$SERVER_EXIT" = 0 ] || fail "play: the server exited $SERVER_EXIT"
 json_check "$D/page.json" 'd["exit"] == 0' "the browser's client ended cleanly"
@@ -140,7 +140,8 @@ echo "ok: the canvas shows the browser player's disc, the three others' and the 
 
 # 2. A desync injected into the browser player is caught and localized as a native one's, in a
 #    session of connect tokens over wss:// (and ENet's sealing for the native players).
-TOKENS=1 session desync 600 "desync=250"
+#    The page is steered by real key events here (no bot): thrust moves the player's own disc.
+TOKENS=1 session desync 600 "desync=250" --keys "Up:1.2,Left:0.3,Down:1.2"
 D=$WORK/desync
 json_check "$D/server.json" 'len(d["desyncs"]) == 1 and d["desyncs"][0]["tick"] == 250 and d["desyncs"][0]["name"] == "web"' "the server caught the browser's desync at tick 250, naming it alone"
 R=$(ls "$D"/desync-250-*.json 2>/dev/null | head -1)
@@ -149,6 +150,7 @@ json_check "$R" 'd["tick"] == 250 and d["where"] == "entity" and d["entity"] is 
 json_check "$R" 'd["server_value"]["bits"] != d["client_value"]["bits"]' "the report has both exact values"
 json_check "$D/page.json" 'd["figures"]["desynced"]' "the browser's client was told it diverged"
 for n in bot1 bot2 native; do json_check "$D/$n.json" 'not d["desynced"]' "$n was not blamed"; done
+json_check "$D/page.json" 'all(((c["x"] - a["x"]) ** 2 + (c["y"] - a["y"]) ** 2) ** 0.5 > 1 for k, a, c in d["own_disc"] if k in ("Up", "Down")) and len(d["own_disc"]) == 3' "the keys steered the player's disc"
 json_check "$D/server.json" 'd["sealed"] and d["websocket"]["upgraded"] >= 1 and [s for s in d["seats"] if s["name"] == "web"]' "the browser joined a token server through wss://"
 echo "ok: the browser's desync at 250 was caught and localized to entity $(json_get "$R" 'd["entity"]') field $(json_get "$R" 'd["field"]')"
 echo "PASS"

@@ -47,11 +47,23 @@ var Module = {};
   const hud = document.getElementById("hud");
   const ctx = canvas.getContext("2d");
   // What tests and people read: the figures, the end, and the per-tick hashes the client logged.
-  const lockstep = (window.lockstep = { options, exit: -1, figures: null, frames: 0 });
+  const lockstep = (window.lockstep = { options, exit: -1, figures: null, frames: 0, key_to_drawn_ms: [] });
+  // Key to screen as the page sees it: from a key event to the end of the first frame drawn after
+  // it (that frame samples the key into the input and, predicting, steps and draws it); the
+  // browser shows that frame at its next vsync.
+  let keys_waiting = [];
   lockstep.hashes = function () {
     try { return Module.FS.readFile("/hashes.log", { encoding: "utf8" }); } catch (e) { return ""; }
   };
-  lockstep.bench = function (ticks) { return JSON.parse(Module.UTF8ToString(Module._ls_bench_step_str(ticks))); };
+  // The local player's disc in world units, from the latest frame's shapes (drawn in its colour).
+  lockstep.own = function () {
+    const n = Module._ls_shape_count(), base = Module._ls_shapes() >> 2, f = Module.HEAPF32;
+    for (let i = 0; i < n; ++i) {
+      const o = base + i * 7;
+      if (f[o] === 0 && f[o + 5] === 0xffc828) return { x: f[o + 1], y: f[o + 2] };
+    }
+    return null;
+  };
 
   function draw() {
     const dpr = window.devicePixelRatio || 1;
@@ -94,6 +106,11 @@ var Module = {};
     const code = Module._ls_frame();
     lockstep.frames++;
     draw();
+    if (keys_waiting.length) {
+      const now = performance.now();
+      for (const t of keys_waiting) lockstep.key_to_drawn_ms.push(now - t);
+      keys_waiting = [];
+    }
     const now = performance.now();
     if (now - last_hud > 250 || code >= 0) {
       last_hud = now;
@@ -136,7 +153,13 @@ var Module = {};
        token, token.length]);
     if (code !== 0) { hud.textContent = "cannot start: see the console"; lockstep.exit = code; return; }
     lockstep.bench = (ticks) => JSON.parse(Module.ccall("ls_bench_step", "string", ["string", "number"], [options.sim, ticks]));
-    addEventListener("keydown", (e) => { const k = keyOf(e); if (k >= 0) { Module._ls_key(k, 1); e.preventDefault(); } });
+    addEventListener("keydown", (e) => {
+      const k = keyOf(e);
+      if (k < 0) return;
+      Module._ls_key(k, 1);
+      e.preventDefault();
+      if (!e.repeat) keys_waiting.push(e.timeStamp);
+    });
     addEventListener("keyup", (e) => { const k = keyOf(e); if (k >= 0) { Module._ls_key(k, 0); e.preventDefault(); } });
     addEventListener("pagehide", () => Module._ls_leave());
     requestAnimationFrame(animate);

@@ -127,7 +127,11 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
                                   {"flooding", d.flooding_cut},
                                   {"backlog", d.backlog_cut},
                                   {"before_request", d.closed_before_request}}},
-                     {"play_dropped", d.play_dropped}};
+                     {"play_dropped", d.play_dropped},
+                     {"traffic", {{"bytes_sent", d.traffic.bytes_sent},
+                                  {"bytes_received", d.traffic.bytes_received},
+                                  {"messages_sent", d.traffic.packets_sent},
+                                  {"messages_received", d.traffic.packets_received}}}};
   }
   return Json{{"ticks", s.executed_tick()},
               {"final_hash", hash_hex(settled_hash)},

@@ -225,7 +225,9 @@ class WsDoor final : public Transport {
   [[nodiscard]] bool owns(const NetPeer* peer) const override { return dynamic_cast<const WsLink*>(peer) != nullptr; }
   [[nodiscard]] DoorStats door_stats() const override {
     std::lock_guard lock(mutex_);
-    return stats_;
+    DoorStats out = stats_;
+    out.traffic = traffic_;
+    return out;
   }
 
   // Called under the mutex: the link's connection is closed with `code` and `reason` on the

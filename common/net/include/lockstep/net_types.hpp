@@ -54,6 +54,9 @@ struct DoorStats {
   std::uint64_t backlog_cut = 0;          ///< closed for not reading what it was sent
   std::uint64_t play_dropped = 0;         ///< play messages not queued to a peer that had a backlog
   std::uint64_t closed_before_request = 0;  ///< closed before a complete request (slow or idle)
+  /// The door's own traffic: WebSocket messages and their frame headers (add the TCP/IP headers
+  /// of the segments that carry them for the bytes on the wire). Also in the host's traffic().
+  NetTraffic traffic;
 };
 
 }  // namespace lockstep
