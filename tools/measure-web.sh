@@ -34,12 +34,13 @@ native_row = json.load(open(f"{w}/bench.json"))["rows"][0]
 f, b = page["figures"], page["bench"]
 keys = sorted(page["key_to_drawn_ms"])
 def pct(xs, p): return xs[min(len(xs) - 1, int(len(xs) * p))] if xs else float("nan")
-ticks = server["ticks"]
-door = server["websocket"]["traffic"]
-ws_up = (door["bytes_received"] + 52 * door["messages_received"]) / ticks
-ws_down = (door["bytes_sent"] + 52 * door["messages_sent"]) / ticks
-both_up, both_down = server["wire_bytes_per_client_tick"]["up"] * 2, server["wire_bytes_per_client_tick"]["down"] * 2
-enet_up, enet_down = both_up - ws_up, both_down - ws_down
+native = json.load(open(f"{w}/native.json"))
+# Each side as its client counts it, per executed tick: the page's WebSocket messages with their
+# frame headers and 52 bytes of TCP/IPv4 header (with timestamps) a message, the native client's
+# UDP payloads with 28 bytes of UDP/IPv4 header a datagram. TCP's acknowledgements are not counted.
+ws_up = (f["bytes"]["sent"] + 52 * f["messages"]["sent"]) / f["tick"]
+ws_down = (f["bytes"]["received"] + 52 * f["messages"]["received"]) / f["tick"]
+enet_up, enet_down = native["wire_bytes_per_tick"]["up"], native["wire_bytes_per_tick"]["down"]
 native_us = native_row["value"]
 native_hash = native_row["note"].split()[-1]
 print(f"browser: exit {page['exit']}, {f['tick']} ticks, {f['ticks_per_second']:.2f} ticks/s (the session's pace: {server['ticks_per_second']:.2f})")

@@ -200,6 +200,7 @@ EMSCRIPTEN_KEEPALIVE const char* ls_figures() {
     j["lead_ms"] = static_cast<double>(f.lead_ns) / 1e6;
     j["inputs_filled"] = f.inputs_filled;
     j["bytes"] = {{"sent", traffic.bytes_sent}, {"received", traffic.bytes_received}};
+    j["messages"] = {{"sent", traffic.packets_sent}, {"received", traffic.packets_received}};
     j["hash"] = hash_hex(s.last_hash());
     j["desynced"] = s.desynced();
     j["finished"] = g.client->finished();

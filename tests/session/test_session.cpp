@@ -411,6 +411,42 @@ TEST_SUITE("session/loopback") {
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);
   }
 
+  TEST_CASE("a client served once a second for 6 s still sends every hash: it keeps its seat and its hashes all match") {
+    // A browser tab in the background: its timer runs about once a second, and each run executes
+    // the hundred-odd frames that came meanwhile. One play message a run carries 32 hashes; the
+    // rest go in messages of their own, so the server's acknowledgement of its hashes never stops
+    // at one that was never sent (and it is not dropped for hash silence).
+    ServerConfig cfg;
+    cfg.players = 2;
+    cfg.last_tick = 1200;
+    cfg.world = arena_world(1, 50, cfg.players);
+    Session s(cfg);
+    s.add_client(client_named("steady"), 1);
+    s.add_client(client_named("hidden"), 2);
+    std::int64_t slow_from = 0, next_run = 0;
+    int slow_runs = 0;
+    const auto update = s.parts.back().update;
+    s.parts.back().update = [&, update](std::int64_t now) {
+      if (slow_from == 0 && s.server->executed_tick() >= 100) slow_from = now;
+      if (slow_from == 0 || now >= slow_from + 6 * kSeconds) return update(now);
+      if (now < next_run) return next_run;
+      next_run = now + kSeconds;
+      ++slow_runs;
+      update(now);
+      return next_run;
+    };
+    REQUIRE(s.run(60 * kSeconds));
+    CHECK(slow_runs >= 6);
+    CHECK(s.server->exit_code() == 0);
+    CHECK(s.server->stats().hash_silences == 0);
+    CHECK(s.server->stats().kicked == 0);
+    CHECK(s.server->stats().filled_inputs >= 100);  // its late inputs were filled meanwhile
+    CHECK(s.clients[1]->exit_code() == 0);
+    CHECK(s.server->seats()[1].hashes_checked == 1200);
+    CHECK(s.traces[1]->hashes == s.server_trace.hashes);
+    CHECK(s.traces[0]->hashes == s.server_trace.hashes);
+  }
+
   TEST_CASE("a spectator steps the same frames and reports matching hashes") {
     ServerConfig cfg;
     cfg.players = 1;

@@ -186,9 +186,16 @@ Json client_summary(const ClientSession& s, const FrameFigures& frames) {
   const double tps = st.last_exec_ns > st.first_exec_ns ? static_cast<double>(st.executed_ticks - 1) * 1e9 /
                                                               static_cast<double>(st.last_exec_ns - st.first_exec_ns)
                                                         : 0.0;
+  // This client's own wire cost per executed tick: UDP payloads and 28 bytes of IPv4+UDP header
+  // per datagram.
+  const NetTraffic h = s.traffic();
+  const double ticks = std::max<double>(1.0, static_cast<double>(s.executed_tick()));
+  const double up = (static_cast<double>(h.bytes_sent) + 28.0 * static_cast<double>(h.packets_sent)) / ticks;
+  const double down = (static_cast<double>(h.bytes_received) + 28.0 * static_cast<double>(h.packets_received)) / ticks;
   return Json{{"tick", s.executed_tick()},
               {"final_hash", hash_hex(s.last_hash())},
               {"exit", s.exit_code()},
+              {"wire_bytes_per_tick", {{"up", round_to(up, 1)}, {"down", round_to(down, 1)}}},
               {"desynced", s.desynced()},  // the server said this client diverged
               {"end", s.end_message()},
               {"refused", st.refusal.empty() ? Json(nullptr) : Json(st.refusal)},
