@@ -1,5 +1,6 @@
 #include "tcp.hpp"
 
+#include <fcntl.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -28,6 +29,7 @@ std::int64_t resend_after(const FaultConfig& f) { return 2 * f.delay_ns + 2 * f.
 struct Chunk {
   std::int64_t due;
   std::vector<std::uint8_t> bytes;
+  std::size_t sent = 0;  // written so far (a non-blocking write may take part of it)
 };
 
 // One direction of one connection: chunks read from `from`, written to `to` when due, in order.
@@ -66,7 +68,8 @@ Json relay_tcp(const FaultConfig& cfg, int listener, const sockaddr_in& server, 
         if (!p->queue.empty()) due = std::min(due, p->queue.front().due);
       }
     const std::int64_t now0 = monotonic_ns();
-    const int wait_ms = due == INT64_MAX ? 100 : static_cast<int>(std::clamp<std::int64_t>((due - now0) / 1'000'000, 0, 100));
+    // At least 1 ms: a chunk that is due but meets a full socket waits without spinning.
+    const int wait_ms = due == INT64_MAX ? 100 : static_cast<int>(std::clamp<std::int64_t>((due - now0) / 1'000'000, 1, 100));
     ::poll(fds.data(), fds.size(), wait_ms);
     const std::int64_t now = monotonic_ns();
     if (fds[0].revents & POLLIN) {
@@ -77,6 +80,9 @@ Json relay_tcp(const FaultConfig& cfg, int listener, const sockaddr_in& server, 
           const int one = 1;
           setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
           setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          // Writes never block the relay: what a full socket does not take waits for the next round.
+          fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK);
+          fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK);
           auto conn = std::make_unique<Connection>();
           conn->client = c;
           conn->server = s;
@@ -114,16 +120,21 @@ Json relay_tcp(const FaultConfig& cfg, int listener, const sockaddr_in& server, 
         }
         ++i;
         while (!p->queue.empty() && p->queue.front().due <= now) {
-          const auto& b = p->queue.front().bytes;
-          if (send(p->to, b.data(), b.size(), MSG_NOSIGNAL) < 0) {
-            c->done = true;
+          Chunk& chunk = p->queue.front();
+          const ssize_t wrote = send(p->to, chunk.bytes.data() + chunk.sent, chunk.bytes.size() - chunk.sent, MSG_NOSIGNAL);
+          if (wrote < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK) c->done = true;
             break;
           }
+          chunk.sent += static_cast<std::size_t>(wrote);
+          if (chunk.sent < chunk.bytes.size()) break;
           p->queue.pop_front();
         }
-        if (p->read_closed && p->queue.empty()) c->done = true;  // one side closed and all it sent is through
       }
     }
+    // A side that closed ends the connection once what it sent and what was sent to it are through.
+    for (auto& c : conns)
+      if ((c->up->read_closed || c->down->read_closed) && c->up->queue.empty() && c->down->queue.empty()) c->done = true;
     for (auto& c : conns)
       if (c->done) {
         close(c->client);

@@ -207,7 +207,8 @@ EMSCRIPTEN_KEEPALIVE const char* ls_figures() {
     j["exit_code"] = g.client->finished() ? g.client->exit_code() : -1;
     j["end_message"] = g.client->finished() ? g.client->end_message() : "";
   }
-  g.text = j.dump();
+  // The end message is the server's text: bytes that are not UTF-8 are replaced, never thrown on.
+  g.text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return g.text.c_str();
 }
 

@@ -68,9 +68,11 @@ class WebTransport final : public Transport {
     }
   }
   NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) override {
-    if (link_.socket) {
+    if (link_.socket) {  // a new connection: the old one closed, and nothing of it delivered
+      link_.close(1000, "reconnecting");
       emscripten_websocket_delete(link_.socket);
       link_ = WebLink{};
+      events_.clear();
     }
     link_.url = std::string(g_secure ? "wss://" : "ws://") + host + ":" + std::to_string(port) + "/";
     EmscriptenWebSocketCreateAttributes attributes;

@@ -7,13 +7,15 @@
 source "$(dirname "$0")/lib.sh" "$1"
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$WORK/web" && echo '<!doctype html><title>door</title>' >"$WORK/web/index.html"
-"$BIN/lockstep-server" --port "$PORT" --bind 127.0.0.1 --players 2 --ticks 2000 --websocket-port $((PORT + 1)) \
+# All addresses: the per-address bound is checked from this machine's own address (loopback is exempt).
+OTHER=$(hostname -I 2>/dev/null | awk '{print $1}')
+"$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 2000 --websocket-port $((PORT + 1)) \
     --web-root "$WORK/web" --join-timeout 3 --hash-log "$WORK/server.log" --summary "$WORK/server.json" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
 sleep 0.3
 start_bot a 1 --summary "$WORK/a.json"; A=$BOT_PID
 start_bot b 2 --summary "$WORK/b.json"; B=$BOT_PID
-/usr/bin/python3 "$HERE/websocket_abuse.py" 127.0.0.1 $((PORT + 1)) "$WORK/abuse.json" >"$WORK/abuse.out" 2>"$WORK/abuse.err" \
+/usr/bin/python3 "$HERE/websocket_abuse.py" 127.0.0.1 $((PORT + 1)) "$WORK/abuse.json" $OTHER >"$WORK/abuse.out" 2>"$WORK/abuse.err" \
   || { cat "$WORK/abuse.err"; fail "websocket_abuse.py failed"; }
 expect_exit $A 0 "bot a"
 expect_exit $B 0 "bot b"
@@ -23,7 +25,12 @@ cmp -s "$WORK/server.log" "$WORK/a.log" && cmp -s "$WORK/server.log" "$WORK/b.lo
 for n in a b; do json_check "$WORK/$n.json" 'd["inputs_filled"] == 0' "$n was held back by the hostile peers"; done
 echo "ok: the native players' 2000 ticks were untouched"
 X=$WORK/abuse.json
-json_check "$X" 'd["per_address_open"] == 8' "the door kept 8 connections from one address open"
+if [ -n "$OTHER" ]; then
+  json_check "$X" 'd["per_address_open"] == 8' "the door kept 8 connections from one address ($OTHER) open"
+else
+  echo "note: no address besides loopback here: the per-address bound is not checked"
+fi
+json_check "$X" 'd["loopback_open"] == 10' "loopback is exempt from the per-address bound"
 json_check "$X" 'd["text"]["code"] == 1003' "a text message was refused with 1003"
 json_check "$X" 'd["oversized"]["code"] == 1009' "an oversized message was refused with 1009"
 json_check "$X" 'd["oversized_in_fragments"]["code"] == 1009' "an oversized message in fragments was refused with 1009"
@@ -33,7 +40,7 @@ json_check "$X" 'd["flood"]["reason"] != "not closed"' "a flood was cut"
 json_check "$X" 'd["no_subprotocol"]["code"] is None' "an upgrade without the lockstep protocol was refused"
 json_check "$X" '2 <= d["pings_without_end"]["seconds"] <= 8' "a peer that only pinged was closed at the join timeout"
 json_check "$X" 'all(t is not None and t <= 9 for t in d["slow_loris_seconds"])' "slow-loris handshakes were cut within the handshake time"
-json_check "$WORK/server.json" 'd["websocket"]["refused"]["text"] >= 1 and d["websocket"]["refused"]["oversized"] >= 2 and d["websocket"]["refused"]["protocol"] >= 1 and d["websocket"]["refused"]["address"] >= 4 and d["websocket"]["refused"]["before_request"] >= 3' "the door counted every refusal"
+json_check "$WORK/server.json" 'd["websocket"]["refused"]["text"] >= 1 and d["websocket"]["refused"]["oversized"] >= 2 and d["websocket"]["refused"]["protocol"] >= 1 and d["websocket"]["refused"]["address"] >= (4 if "'"$OTHER"'" else 0) and d["websocket"]["refused"]["before_request"] >= 3' "the door counted every refusal"
 json_check "$WORK/server.json" 'd["drops"].get("malformed", 0) >= 1' "the session dropped the small fragmented message as malformed"
 echo "ok: every hostile peer was refused with its reason and counted"
 

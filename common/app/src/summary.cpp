@@ -122,6 +122,7 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
                      {"refused", {{"address", d.refused_address},
                                   {"full", d.refused_full},
                                   {"protocol", d.refused_protocol},
+                                  {"malformed", d.malformed},
                                   {"text", d.text_refused},
                                   {"oversized", d.oversized_refused},
                                   {"flooding", d.flooding_cut},

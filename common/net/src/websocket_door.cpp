@@ -9,7 +9,6 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -20,6 +19,8 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -39,6 +40,7 @@ struct PeerAddress {
   std::uint16_t port = 0;
   std::uint32_t ip = 0;
   bool ok = false;
+  bool loopback = false;
 };
 PeerAddress address_of(int fd) {
   PeerAddress a;
@@ -71,7 +73,22 @@ PeerAddress address_of(int fd) {
   }
   a.text = text;
   a.ok = true;
+  a.loopback = (ntohl(a.ip) >> 24) == 127;
   return a;
+}
+
+// Whether a Sec-WebSocket-Protocol header's comma-separated list names "lockstep" itself.
+bool names_subprotocol(std::string_view list) {
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view name = list.substr(0, comma);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (name == kSubprotocol) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
 }
 
 std::size_t frame_header_bytes(std::size_t payload, bool masked) {
@@ -105,6 +122,8 @@ class WsLink final : public NetPeer {
   std::deque<std::vector<std::uint8_t>> out;  // LWS_PRE bytes, the channel, the message
   std::size_t out_bytes = 0;
   bool close_now = false, close_when_sent = false;
+  std::int64_t close_by = 0;  // a close not done by then (the peer reads nothing) is done without its frame
+  std::uint64_t generation = 0;  // which connection of this handle: events of an earlier one are dropped
   lws_close_status close_code = LWS_CLOSE_STATUS_NORMAL;
   std::string close_reason;
   std::uint32_t ip_ = 0;
@@ -124,6 +143,7 @@ class WsLink final : public NetPeer {
 struct InEvent {
   NetEvent::Type type;
   WsLink* link;
+  std::uint64_t generation = 0;
   std::uint8_t channel = 0;
   std::vector<std::uint8_t> bytes;
   std::int64_t arrived_ns = 0;
@@ -163,15 +183,21 @@ class WsDoor final : public Transport {
       InEvent ev = std::move(in_.front());
       in_.pop_front();
       WsLink* link = ev.link;
+      if (ev.generation != link->generation) continue;  // an earlier connection's, on a handle used again
       if (ev.type == NetEvent::Type::Receive) link->waiting_bytes -= std::min(link->waiting_bytes, ev.bytes.size());
-      if (!link->for_session) continue;  // the session let it go: what was still on its way is dropped
+      if (ev.type == NetEvent::Type::Disconnect) {
+        // Queued only while the session held the link; it is free once the session is done with
+        // this event, whether or not the session let the link go meanwhile (then no event is owed).
+        const bool owed = link->for_session;
+        link->for_session = false;
+        released_.push_back(link);
+        if (!owed) continue;
+      }
+      if (!link->for_session && ev.type != NetEvent::Type::Disconnect) continue;  // let go: what was on its way is dropped
       NetEvent out;
       out.type = ev.type;
       out.peer = link;
-      if (ev.type == NetEvent::Type::Disconnect) {
-        link->for_session = false;
-        if (!link->wsi) released_.push_back(link);
-      } else if (ev.type == NetEvent::Type::Receive) {
+      if (ev.type == NetEvent::Type::Receive) {
         auto* held = new std::vector<std::uint8_t>(std::move(ev.bytes));
         out.channel = ev.channel;
         out.data = *held;
@@ -193,6 +219,8 @@ class WsDoor final : public Transport {
       ++stats_.backlog_cut;
       LOCKSTEP_LOG_WARN("closing WebSocket peer %s: %zu bytes sent to it wait unread", link->address_.c_str(), link->out_bytes);
       close_link(*link, LWS_CLOSE_STATUS_POLICY_VIOLATION, "not reading what it is sent");
+      link->out.clear();
+      link->out_bytes = 0;
       return;
     }
     std::vector<std::uint8_t> frame(LWS_PRE + 1 + bytes.size());
@@ -233,11 +261,15 @@ class WsDoor final : public Transport {
   // Called under the mutex: the link's connection is closed with `code` and `reason` on the
   // door's thread.
   void close_link(WsLink& link, lws_close_status code, const char* reason) {
+    if (!link.close_now) {
+      link.close_code = code;
+      link.close_reason = reason;
+    }
     link.close_now = true;
-    link.close_code = code;
-    link.close_reason = reason;
+    link.close_by = monotonic_ns() + kCloseWithin;
     dirty_ = true;
   }
+  static constexpr std::int64_t kCloseWithin = 2'000'000'000;  // a close frame, or a peer's unsent rest, waits this long at most
   void request_service() { lws_cancel_service(context_); }
   std::mutex& mutex() const { return mutex_; }
 
@@ -286,17 +318,19 @@ class WsDoor final : public Transport {
 
 void WsLink::disconnect_later() {
   std::lock_guard lock(door_->mutex());
+  if (close_now || close_when_sent) return;  // already closing: a close at once stays one
   close_when_sent = true;
-  door_->close_link(*this, LWS_CLOSE_STATUS_NORMAL, "");
-  close_now = false;  // after what is queued
+  close_by = monotonic_ns() + 5'000'000'000;  // what is queued gets this long to go out
 }
 void WsLink::disconnect_now() {
+  WsDoor* door;
   {
     std::lock_guard lock(door_->mutex());
+    door = door_;
     for_session = false;  // no event follows
     door_->close_link(*this, LWS_CLOSE_STATUS_GOINGAWAY, "closed by the server");
   }
-  door_->request_service();
+  door->request_service();
 }
 bool WsLink::told_all() const {
   std::lock_guard lock(door_->mutex());
@@ -331,7 +365,8 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
         ++stats_.refused_full;
         return 1;
       }
-      if (a.ok && per_address_[a.text] >= kDoorConnectionsPerAddress) {
+      // Loopback is exempt: behind a TLS proxy on the same machine every browser comes from it.
+      if (a.ok && !a.loopback && per_address_[a.text] >= kDoorConnectionsPerAddress) {
         ++stats_.refused_address;
         return 1;
       }
@@ -365,7 +400,7 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       char wanted[64] = "";
       std::lock_guard lock(mutex_);
       if (auto it = open_.find(wsi); it != open_.end()) it->second.requested = true;
-      if (lws_hdr_copy(wsi, wanted, sizeof wanted, WSI_TOKEN_PROTOCOL) <= 0 || std::strstr(wanted, kSubprotocol) == nullptr) {
+      if (lws_hdr_copy(wsi, wanted, sizeof wanted, WSI_TOKEN_PROTOCOL) <= 0 || !names_subprotocol(wanted)) {
         ++stats_.refused_protocol;
         return 1;
       }
@@ -378,7 +413,9 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       if (!free_.empty()) {
         link = free_.back();
         free_.pop_back();
+        const std::uint64_t generation = link->generation + 1;
         *link = WsLink(this);
+        link->generation = generation;
       } else {
         links_.push_back(std::make_unique<WsLink>(this));
         link = links_.back().get();
@@ -390,7 +427,7 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       link->heard = monotonic_ns();
       *slot = link;
       ++stats_.upgraded;
-      push({NetEvent::Type::Connect, link, 0, {}, link->heard});
+      push({NetEvent::Type::Connect, link, link->generation, 0, {}, link->heard});
       lws_set_timer_usecs(wsi, kPingEveryUs);
       break;
     }
@@ -402,7 +439,7 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       link->wsi = nullptr;
       link->out.clear();
       link->out_bytes = 0;
-      if (link->for_session) push({NetEvent::Type::Disconnect, link, 0, {}, monotonic_ns()});
+      if (link->for_session) push({NetEvent::Type::Disconnect, link, link->generation, 0, {}, monotonic_ns()});
       else free_.push_back(link);
       break;
     }
@@ -438,8 +475,15 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       if (!slot || !*slot) break;
       std::lock_guard lock(mutex_);
       WsLink& link = **slot;
-      if (monotonic_ns() - link.heard > std::int64_t{link.backstop_ms} * 1'000'000)
+      const std::int64_t now = monotonic_ns();
+      if (now - link.heard > std::int64_t{link.backstop_ms} * 1'000'000)
         close_link(link, LWS_CLOSE_STATUS_GOINGAWAY, "silent past the backstop");
+      // A peer that reads nothing never lets the socket be written, so a close (or the rest of
+      // what it was sent) cannot go out: past its time the connection is dropped without it.
+      if ((link.close_now || link.close_when_sent) && now > link.close_by) {
+        lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+        break;
+      }
       link.ping_due = true;
       lws_callback_on_writable(wsi);
       lws_set_timer_usecs(wsi, kPingEveryUs);
@@ -483,11 +527,12 @@ int WsDoor::on_receive(lws* wsi, WsLink& link, const std::uint8_t* data, std::si
   traffic_.bytes_received += n + frame_header_bytes(n, true);
   ++traffic_.packets_received;
   if (n < 2 || link.in[0] >= kChannelCount)
-    return refuse(wsi, link, stats_.refused_protocol, LWS_CLOSE_STATUS_POLICY_VIOLATION, "a message without a channel");
+    return refuse(wsi, link, stats_.malformed, LWS_CLOSE_STATUS_POLICY_VIOLATION, "a message without a channel");
   if (link.waiting_bytes + n > limits_.max_waiting_bytes)
     return refuse(wsi, link, stats_.flooding_cut, LWS_CLOSE_STATUS_POLICY_VIOLATION, "over the bytes that may wait");
   link.waiting_bytes += n - 1;
-  push({NetEvent::Type::Receive, &link, link.in[0], std::vector<std::uint8_t>(link.in.begin() + 1, link.in.end()), now});
+  push({NetEvent::Type::Receive, &link, link.generation, link.in[0],
+        std::vector<std::uint8_t>(link.in.begin() + 1, link.in.end()), now});
   link.in.clear();
   return 0;
 }
@@ -593,72 +638,6 @@ bool WsDoor::start(Error* error) {
   return true;
 }
 
-// Two transports as one.
-class TransportPair final : public Transport {
- public:
-  TransportPair(std::unique_ptr<Transport> a, std::unique_ptr<Transport> b) : a_(std::move(a)), b_(std::move(b)) {
-    epoll_ = epoll_create1(EPOLL_CLOEXEC);
-    for (Transport* t : {a_.get(), b_.get()})
-      if (t->fd() >= 0) {
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.ptr = t;
-        epoll_ctl(epoll_, EPOLL_CTL_ADD, t->fd(), &ev);
-      }
-  }
-  ~TransportPair() override {
-    if (epoll_ >= 0) close(epoll_);
-  }
-  NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) override {
-    return a_->connect(host, port, error);
-  }
-  NetEvent poll() override {
-    // Turn about, so a flood on one side never starves the other.
-    first_ = !first_;
-    Transport* x = first_ ? a_.get() : b_.get();
-    Transport* y = first_ ? b_.get() : a_.get();
-    NetEvent ev = x->poll();
-    if (ev.type != NetEvent::Type::None) return ev;
-    return y->poll();
-  }
-  void send(NetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) override {
-    of(peer).send(peer, channel, bytes);
-  }
-  void flush() override {
-    a_->flush();
-    b_->flush();
-  }
-  [[nodiscard]] int fd() const override { return epoll_; }
-  [[nodiscard]] bool reliable_in_flight() const override { return a_->reliable_in_flight() || b_->reliable_in_flight(); }
-  [[nodiscard]] std::int64_t heard_ns(const NetPeer* peer) const override { return of(peer).heard_ns(peer); }
-  [[nodiscard]] std::uint16_t port() const override { return a_->port(); }
-  [[nodiscard]] NetTraffic traffic() const override {
-    NetTraffic x = a_->traffic();
-    const NetTraffic y = b_->traffic();
-    x.bytes_sent += y.bytes_sent;
-    x.bytes_received += y.bytes_received;
-    x.packets_sent += y.packets_sent;
-    x.packets_received += y.packets_received;
-    x.datagrams_refused += y.datagrams_refused;
-    return x;
-  }
-  void authenticate(NetPeer* peer, const DatagramKeys& keys, bool speaks_first) override {
-    of(peer).authenticate(peer, keys, speaks_first);
-  }
-  [[nodiscard]] std::uint64_t handshakes_cut() const override { return a_->handshakes_cut() + b_->handshakes_cut(); }
-  [[nodiscard]] bool owns(const NetPeer* peer) const override { return a_->owns(peer) || b_->owns(peer); }
-  [[nodiscard]] std::uint16_t websocket_port() const override {
-    return b_->websocket_port() ? b_->websocket_port() : a_->websocket_port();
-  }
-  [[nodiscard]] DoorStats door_stats() const override { return b_->websocket_port() ? b_->door_stats() : a_->door_stats(); }
-
- private:
-  Transport& of(const NetPeer* peer) const { return b_->owns(peer) ? *b_ : *a_; }
-  std::unique_ptr<Transport> a_, b_;
-  int epoll_ = -1;
-  bool first_ = false;
-};
-
 }  // namespace
 
 std::unique_ptr<Transport> listen_websocket(const WebSocketDoorConfig& config, const TransportLimits& limits,
@@ -668,8 +647,5 @@ std::unique_ptr<Transport> listen_websocket(const WebSocketDoorConfig& config, c
   return door;
 }
 
-std::unique_ptr<Transport> join_transports(std::unique_ptr<Transport> first, std::unique_ptr<Transport> second) {
-  return std::make_unique<TransportPair>(std::move(first), std::move(second));
-}
 
 }  // namespace lockstep

@@ -240,6 +240,7 @@ void ClientSession::Impl::join_from(std::unique_ptr<Simulation> loaded, std::int
   history->record(*sim);
   last_hash = hashes.put(s) = sim->hash();
   hash_ack = s;
+  hashes_sent = s;
   joining = false;
   LOCKSTEP_LOG_INFO("loaded the session's state at tick %u (%llu bytes, hash %s, %lld us)", s,
                     static_cast<unsigned long long>(stats.snapshot_bytes), hash_hex(last_hash).c_str(),
@@ -272,6 +273,7 @@ void ClientSession::Impl::resync_from(std::unique_ptr<Simulation> loaded, std::u
   hashes.put(s) = sim->hash();
   epoch = with_epoch;
   hash_ack = s;
+  hashes_sent = std::min(hashes_sent, s);  // the ticks after it run again, their hashes anew
   desynced = false;
   ++stats.resyncs;
   // Frames after the snapshot that were executed on the diverged state run again.

@@ -106,7 +106,11 @@ std::int64_t ClientSession::Impl::update(std::int64_t now) {
   }
   check_connection(now);
   if (server) {
-    const PeerNet net = peer_net(server);
+    PeerNet net = peer_net(server);
+    // A transport that measures no round trip (a browser's WebSocket: the page cannot ping) has
+    // the join's: the JoinRequest to the Welcome, over the same path.
+    if (net.rtt_us == 0 && join_sent_at > 0 && welcome_at > join_sent_at)
+      net.rtt_us = static_cast<std::uint32_t>(std::min<std::int64_t>((welcome_at - join_sent_at) / 1000, 10'000'000));
     stats.rtt_ms = net.rtt_us / 1000;
     stats.rtt_var_ms = net.rtt_var_us / 1000;
     stats.loss = down_loss.loss();

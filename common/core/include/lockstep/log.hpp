@@ -15,7 +15,9 @@ enum class LogLevel { Debug = 0, Info = 1, Warn = 2, Error = 3 };
 LOCKSTEP_API void log_setup(const char* program, LogLevel level = LogLevel::Info);
 LOCKSTEP_API void log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 /// Where lines go: `sink(level, line, user)` for every line at or above the level set, from the
-/// thread that logs; nullptr restores stderr. The line has no program name and no newline.
+/// thread that logs; nullptr restores stderr. The line has no program name and no newline. Threads
+/// that log besides the caller's: Client::start_service's, and a server's WebSocket door's
+/// (ServerConfig::websocket_port), so a sink for those must take lines from two threads at once.
 using LogSink = void (*)(LogLevel level, const char* line, void* user);
 LOCKSTEP_API void set_log_sink(LogSink sink, void* user);
 /// Sends stdout (the machine-readable summary) to `path` when it is not empty; false (logged) if it cannot.

@@ -45,9 +45,10 @@ struct DoorStats {
   std::uint64_t connections = 0;          ///< TCP connections accepted
   std::uint64_t upgraded = 0;             ///< of those, WebSocket connections handed to the session
   std::uint64_t pages_served = 0;         ///< HTTP requests for the web root
-  std::uint64_t refused_address = 0;      ///< over the open connections one address may hold
+  std::uint64_t refused_address = 0;      ///< over the open connections one address may hold (loopback exempt)
   std::uint64_t refused_full = 0;         ///< over the open connections the door holds
   std::uint64_t refused_protocol = 0;     ///< an upgrade without the "lockstep" subprotocol
+  std::uint64_t malformed = 0;            ///< closed for a message without a channel byte, or of channel >= 2
   std::uint64_t text_refused = 0;         ///< closed for a text message (1003)
   std::uint64_t oversized_refused = 0;    ///< closed for a message over the size bound (1009)
   std::uint64_t flooding_cut = 0;         ///< closed for sending over the message rate

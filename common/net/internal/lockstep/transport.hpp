@@ -154,6 +154,10 @@ class Network {
 /// ENet over UDP: Transport::listen and Transport::client.
 Network& udp_network();
 
+/// One transport over two (transport_pair.cpp): events from both in turn, each peer's sends to
+/// the transport that owns it (Transport::owns), fd() ready when either is; port() is the first's.
+std::unique_ptr<Transport> join_transports(std::unique_ptr<Transport> first, std::unique_ptr<Transport> second);
+
 /// Peer helpers. Sending to, disconnecting or naming a null peer (an in-process test peer) is a no-op.
 inline void peer_disconnect_later(NetPeer* peer) {
   if (peer) peer->disconnect_later();

@@ -1,7 +1,7 @@
 // The WebSocket door (docs/PROTOCOL.md §17): browsers reach the same session as ENet peers, over
 // one TCP stream each, with the same protocol messages as binary WebSocket messages. A transport
 // of its own (libwebsockets, on a thread of its own), joined to the ENet one with
-// join_transports() so the session sees one transport and one set of peers.
+// join_transports() (transport.hpp) so the session sees one transport and one set of peers.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,9 @@ struct WebSocketDoorConfig {
 };
 
 /// Bounds of the door, beside TransportLimits' message size and waiting bytes.
-inline constexpr std::size_t kDoorConnectionsPerAddress = 8;  ///< open at once, from one address
+/// Open at once from one address; loopback is exempt (behind a TLS proxy on the same machine
+/// every browser comes from it).
+inline constexpr std::size_t kDoorConnectionsPerAddress = 8;
 inline constexpr unsigned kDoorHandshakeSeconds = 5;          ///< to send a complete upgrade request
 /// Play messages to a peer are dropped (as a datagram would be lost) while this much waits to be
 /// written to it: a hidden tab or a slow link falls behind alone.
@@ -38,9 +40,5 @@ inline constexpr std::uint32_t kDoorMessagesPerSecond = 2000;
 /// port is taken, a certificate does not load, or the folder does not exist.
 std::unique_ptr<Transport> listen_websocket(const WebSocketDoorConfig& config, const TransportLimits& limits,
                                             Error* error);
-
-/// One transport over two: events from both, each peer's sends to the transport that owns it,
-/// fd() ready when either is. port() is the first's.
-std::unique_ptr<Transport> join_transports(std::unique_ptr<Transport> first, std::unique_ptr<Transport> second);
 
 }  // namespace lockstep
