@@ -87,12 +87,19 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
   Json refusals = Json::object();
   for (std::size_t r = 0; r < st.refusals.size(); ++r)
     if (st.refusals[r] != 0) refusals[wire::EnumNameRefuseReason(static_cast<wire::RefuseReason>(r))] = st.refusals[r];
-  // Wire cost per client per tick: ENet's counters are UDP payloads; add 28 bytes of IPv4+UDP
-  // header per datagram for the bytes on the wire.
+  // Wire cost per client per tick: ENet's counters are UDP payloads, to which 28 bytes of IPv4+UDP
+  // header per datagram are added; the WebSocket door's are its messages with their frame
+  // headers, to which 52 bytes of TCP/IPv4 header (with timestamps) per message are added.
   const NetTraffic h = s.traffic();
+  const NetTraffic door = s.door_stats().traffic;
+  // (The host's counters hold the door's too.)
+  const auto wire = [](std::uint64_t all_bytes, std::uint64_t all_packets, std::uint64_t door_messages) {
+    return static_cast<double>(all_bytes) + 28.0 * static_cast<double>(all_packets - door_messages) +
+           52.0 * static_cast<double>(door_messages);
+  };
   const double client_ticks = static_cast<double>(st.ticks) * std::max<std::uint32_t>(1, s.peak_peers());
-  const double up = (static_cast<double>(h.bytes_received) + 28.0 * static_cast<double>(h.packets_received)) / client_ticks;
-  const double down = (static_cast<double>(h.bytes_sent) + 28.0 * static_cast<double>(h.packets_sent)) / client_ticks;
+  const double up = wire(h.bytes_received, h.packets_received, door.packets_received) / client_ticks;
+  const double down = wire(h.bytes_sent, h.packets_sent, door.packets_sent) / client_ticks;
   const double run_s = static_cast<double>(st.last_tick_ns - st.first_tick_ns) / 1e9;
   const double steady_s = static_cast<double>(st.last_tick_ns - st.steady_tick_ns) / 1e9;
   const double steady_tps =
