@@ -7,8 +7,6 @@
 #include <emscripten/emscripten.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,17 +42,13 @@ class CanvasRenderer final : public render::Renderer {
     }
     width_ = width;
     height_ = height;
-    hud_ = hud;
-    ++frames_;
   }
   render::Keys poll_keys(std::int64_t) override { return keys_; }
   void end() override {}
 
   std::vector<float> flat_;
   float width_ = 0, height_ = 0;
-  render::Hud hud_;
   render::Keys keys_;
-  std::uint64_t frames_ = 0;
 };
 
 struct Web {
@@ -64,11 +58,8 @@ struct Web {
   CanvasRenderer* canvas = nullptr;
   HashLogWriter hash_log;
   std::string text;  // the last string handed to the page
-  std::int64_t started = 0;
   Tick first_tick = 0;
   std::int64_t first_tick_at = 0;
-  std::int64_t step_ns = 0;
-  std::uint64_t steps = 0;
   bool over = false;
 };
 Web g;
@@ -136,8 +127,7 @@ EMSCRIPTEN_KEEPALIVE int ls_start(const char* host, int port, int secure, const 
   front_cfg.module = g.module;
   front_cfg.drawing = true;  // every frame the page asks for, at requestAnimationFrame's rate
   front_cfg.frame_period_ns = 0;
-  g.started = monotonic_ns();
-  g.front = std::make_unique<ClientFront>(*g.client, std::move(canvas), front_cfg, g.started);
+  g.front = std::make_unique<ClientFront>(*g.client, std::move(canvas), front_cfg, monotonic_ns());
   return 0;
 }
 

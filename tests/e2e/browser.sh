@@ -97,42 +97,15 @@ json_check "$D/server.json" 'd["ticks_per_second_after_2s"] > 97' "the session k
 for n in bot1 bot2 native; do json_check "$D/$n.json" 'd["inputs_filled"] <= 15' "$n was not held back by the slow tab"; done
 json_check "$D/tcp.json" 'd["connections"] >= 3 and d["up"]["lost"] + d["down"]["lost"] > 0' "the browser's TCP met losses"
 # The screenshot shows the discs: the local player's yellow and the others' blue, on the dark field.
-python3 - "$D/shot.png" <<'PY' || fail "play: the screenshot shows no discs"
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n"
-pos, idat, w = 8, b"", 0
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b"IHDR":
-        w, h, depth, colour = struct.unpack(">IIBB", body[:10])
-        assert depth == 8 and colour in (2, 6), (depth, colour)
-        bpp = 3 if colour == 2 else 4
-    elif kind == b"IDAT":
-        idat += body
-    pos += 12 + n
-raw = zlib.decompress(idat)
-stride = w * bpp
-prev = bytearray(stride)
+python3 - "$D/shot.png" "$HERE" <<'PY' || fail "play: the screenshot shows no discs"
+import sys
+sys.path.insert(0, sys.argv[2])
+import page_png as png
 yellow = blue = grey = 0
-for y in range(h):
-    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    for i in range(stride):
-        a = line[i - bpp] if i >= bpp else 0
-        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-        if f == 1: line[i] = (line[i] + a) & 255
-        elif f == 2: line[i] = (line[i] + b) & 255
-        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
-        elif f == 4:
-            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    for x in range(0, stride, bpp):
-        r, g, bl = line[x], line[x + 1], line[x + 2]
-        if (r, g, bl) == (255, 200, 40): yellow += 1
-        elif (r, g, bl) == (80, 170, 255): blue += 1
-        elif (r, g, bl) == (150, 160, 175): grey += 1
-    prev = line
+for row in png.rgb_rows(sys.argv[1]):
+    yellow += row.count((255, 200, 40))
+    blue += row.count((80, 170, 255))
+    grey += row.count((150, 160, 175))
 print(f"screenshot: {yellow} yellow, {blue} blue, {grey} grey pixels")
 assert yellow > 200 and blue > 600 and grey > 2000, (yellow, blue, grey)
 PY

@@ -165,20 +165,11 @@ view_page() {
   local drawn
   drawn=$(grep -o 'data-drawn-pixels="[0-9]*"' "$WORK/$name.dom" | grep -o '[0-9]*')
   [ "${drawn:-0}" -gt 100 ] || fail "the world drawing of $page is blank ($drawn pixels drawn)"
-  /usr/bin/python3 - "$WORK/$name.png" <<'PY' || fail "the screenshot of $page is blank"
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-assert data[:8] == b"\x89PNG\r\n\x1a\n"
-pos, idat, width = 8, b"", 0
-while pos < len(data):
-    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + n]
-    if kind == b"IHDR":
-        width = struct.unpack(">I", body[:4])[0]
-    if kind == b"IDAT":
-        idat += body
-    pos += 12 + n
-raw = zlib.decompress(idat)
+  /usr/bin/python3 - "$WORK/$name.png" "$(dirname "${BASH_SOURCE[0]}")" <<'PY' || fail "the screenshot of $page is blank"
+import sys
+sys.path.insert(0, sys.argv[2])
+import page_png as png
+width, _, _, _, raw = png.read(sys.argv[1])
 # Rows of filtered bytes: a blank page filters to a few distinct values; a drawn one to many.
 sys.exit(0 if len(set(raw)) > 64 and width > 0 else 1)
 PY
