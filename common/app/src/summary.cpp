@@ -25,6 +25,14 @@ Json seats_json(const std::vector<protocol::SeatStatus>& seats) {
   return out;
 }
 
+// Bytes on the wire of `bytes` of payload in `packets` messages, `door_messages` of them the
+// WebSocket door's: 28 bytes of IPv4+UDP header per ENet datagram, 52 of TCP/IPv4 (with
+// timestamps) per WebSocket message.
+double wire_bytes(std::uint64_t bytes, std::uint64_t packets, std::uint64_t door_messages = 0) {
+  return static_cast<double>(bytes) + 28.0 * static_cast<double>(packets - door_messages) +
+         52.0 * static_cast<double>(door_messages);
+}
+
 }  // namespace
 
 Json seat_json(const protocol::SeatStatus& p) {
@@ -87,19 +95,12 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
   Json refusals = Json::object();
   for (std::size_t r = 0; r < st.refusals.size(); ++r)
     if (st.refusals[r] != 0) refusals[wire::EnumNameRefuseReason(static_cast<wire::RefuseReason>(r))] = st.refusals[r];
-  // Wire cost per client per tick: ENet's counters are UDP payloads, to which 28 bytes of IPv4+UDP
-  // header per datagram are added; the WebSocket door's are its messages with their frame
-  // headers, to which 52 bytes of TCP/IPv4 header (with timestamps) per message are added.
+  // Wire cost per client per tick. The host's counters hold the WebSocket door's messages too.
   const NetTraffic h = s.traffic();
   const NetTraffic door = s.door_stats().traffic;
-  // (The host's counters hold the door's too.)
-  const auto wire = [](std::uint64_t all_bytes, std::uint64_t all_packets, std::uint64_t door_messages) {
-    return static_cast<double>(all_bytes) + 28.0 * static_cast<double>(all_packets - door_messages) +
-           52.0 * static_cast<double>(door_messages);
-  };
   const double client_ticks = static_cast<double>(st.ticks) * std::max<std::uint32_t>(1, s.peak_peers());
-  const double up = wire(h.bytes_received, h.packets_received, door.packets_received) / client_ticks;
-  const double down = wire(h.bytes_sent, h.packets_sent, door.packets_sent) / client_ticks;
+  const double up = wire_bytes(h.bytes_received, h.packets_received, door.packets_received) / client_ticks;
+  const double down = wire_bytes(h.bytes_sent, h.packets_sent, door.packets_sent) / client_ticks;
   const double run_s = static_cast<double>(st.last_tick_ns - st.first_tick_ns) / 1e9;
   const double steady_s = static_cast<double>(st.last_tick_ns - st.steady_tick_ns) / 1e9;
   const double steady_tps =
@@ -194,12 +195,11 @@ Json client_summary(const ClientSession& s, const FrameFigures& frames) {
   const double tps = st.last_exec_ns > st.first_exec_ns ? static_cast<double>(st.executed_ticks - 1) * 1e9 /
                                                               static_cast<double>(st.last_exec_ns - st.first_exec_ns)
                                                         : 0.0;
-  // This client's own wire cost per executed tick: UDP payloads and 28 bytes of IPv4+UDP header
-  // per datagram.
+  // This client's own wire cost per executed tick (its datagrams).
   const NetTraffic h = s.traffic();
   const double ticks = std::max<double>(1.0, static_cast<double>(s.executed_tick()));
-  const double up = (static_cast<double>(h.bytes_sent) + 28.0 * static_cast<double>(h.packets_sent)) / ticks;
-  const double down = (static_cast<double>(h.bytes_received) + 28.0 * static_cast<double>(h.packets_received)) / ticks;
+  const double up = wire_bytes(h.bytes_sent, h.packets_sent) / ticks;
+  const double down = wire_bytes(h.bytes_received, h.packets_received) / ticks;
   return Json{{"tick", s.executed_tick()},
               {"final_hash", hash_hex(s.last_hash())},
               {"exit", s.exit_code()},
