@@ -11,7 +11,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "lockstep/clock.hpp"
@@ -42,6 +44,87 @@ std::vector<std::uint8_t> wire(std::uint32_t check) {
 // holding the seed 11 22 33 44, and a connection key of the bytes 0..31.
 const char* const kDatagram = "800082831122334488898a8b8c8d8e8f909192939495969798999a9b9c9d9e9fa0a1a2a3a4a5a6a7";
 
+
+// A relay between a client and a server transport on loopback, as an attacker on the path sees
+// them: it forwards every datagram both ways, keeps what it learns (the connection id of the
+// CONNECT, each side's peer field) and can send either side a datagram of its own from the
+// address that side expects.
+struct PathRelay {
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in server{}, client{};
+  bool have_client = false;
+  std::uint32_t connect_id = 0;
+  std::uint16_t to_client_peer = 0, to_server_peer = 0;  // peer fields, flags cleared, session bits kept
+
+  explicit PathRelay(std::uint16_t server_port) {
+    sockaddr_in any{};
+    any.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.1", &any.sin_addr);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof any) == 0);
+    server = any;
+    server.sin_port = htons(server_port);
+  }
+  ~PathRelay() { close(fd); }
+  PathRelay(const PathRelay&) = delete;
+  PathRelay& operator=(const PathRelay&) = delete;
+  std::uint16_t port() const {
+    sockaddr_in a{};
+    socklen_t n = sizeof a;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &n);
+    return ntohs(a.sin_port);
+  }
+  static std::uint16_t peer_field(const std::uint8_t* d) {
+    return static_cast<std::uint16_t>(((d[0] << 8) | d[1]) & ~(int{ENET_PROTOCOL_HEADER_FLAG_SENT_TIME} | int{ENET_PROTOCOL_HEADER_FLAG_COMPRESSED}));
+  }
+  void pump() {
+    std::uint8_t buf[2048];
+    sockaddr_in from{};
+    socklen_t n = sizeof from;
+    for (ssize_t got; (got = recvfrom(fd, buf, sizeof buf, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &n)) > 0; n = sizeof from) {
+      const bool from_server = from.sin_port == server.sin_port;
+      if (!from_server && !have_client) {
+        client = from;
+        have_client = true;
+        std::memcpy(&connect_id, buf + testing::kConnectAt + offsetof(ENetProtocolConnect, connectID), sizeof connect_id);
+      }
+      if (got >= 2) (from_server ? to_client_peer : to_server_peer) = peer_field(buf);
+      const sockaddr_in& to = from_server ? client : server;
+      sendto(fd, buf, static_cast<std::size_t>(got), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    }
+  }
+  // A play message of its own (an unsequenced command on channel 1, group `group`) with the
+  // keyless check of the connection, which ENet would take on a connection without keys.
+  void forge(bool to_server, std::uint16_t group) {
+    const std::uint16_t peer = to_server ? to_server_peer : to_client_peer;
+    std::vector<std::uint8_t> d = {static_cast<std::uint8_t>(peer >> 8), static_cast<std::uint8_t>(peer), 0, 0, 0, 0,
+                                   static_cast<std::uint8_t>(int{ENET_PROTOCOL_COMMAND_SEND_UNSEQUENCED} | int{ENET_PROTOCOL_COMMAND_FLAG_UNSEQUENCED}),
+                                   1, 0, 0, static_cast<std::uint8_t>(group >> 8), static_cast<std::uint8_t>(group), 0, 4, 'f', 'a', 'k', 'e'};
+    testing::put_check(d, connect_id);
+    const sockaddr_in& to = to_server ? server : client;
+    sendto(fd, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+  }
+};
+
+// Runs both transports and the relay for `ms`, and returns the payloads each side received.
+struct Heard {
+  std::vector<std::string> server, client;
+  NetPeer *server_peer = nullptr, *client_peer = nullptr;
+};
+void run(Transport& server, Transport& client, PathRelay& relay, int ms, Heard& heard) {
+  for (const std::int64_t until = monotonic_ns() + std::int64_t{ms} * 1'000'000; monotonic_ns() < until;) {
+    for (auto* t : {&server, &client}) {
+      for (NetEvent ev = t->poll(); ev.type != NetEvent::Type::None; ev = t->poll()) {
+        if (ev.type == NetEvent::Type::Connect) (t == &server ? heard.server_peer : heard.client_peer) = ev.peer;
+        if (ev.type == NetEvent::Type::Receive)
+          (t == &server ? heard.server : heard.client).emplace_back(ev.data.begin(), ev.data.end());
+      }
+      t->flush();
+    }
+    relay.pump();
+    pollfd p[3] = {{server.fd(), POLLIN, 0}, {client.fd(), POLLIN, 0}, {relay.fd, POLLIN, 0}};
+    ::poll(p, 3, 1);
+  }
+}
 }  // namespace
 
 TEST_SUITE("net/datagram_check") {
@@ -107,5 +190,69 @@ TEST_SUITE("net/datagram_check") {
     CHECK(exchange(d) == 1);
     CHECK(server->traffic().datagrams_refused == 1);
     close(fd);
+  }
+  // The table of §1.1 on real sockets, through an attacker on the path who writes play messages
+  // with the keyless check: the client takes none once it has its keys; the server takes them
+  // until the client's first keyed datagram has checked, then none.
+  TEST_CASE("a client with its keys takes no keyless datagram, and the server takes them until a keyed one checks") {
+    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
+    REQUIRE(server);
+    auto client = Transport::client(TransportLimits{}, nullptr);
+    REQUIRE(client);
+    PathRelay relay(server->port());
+    REQUIRE(client->connect("127.0.0.1", relay.port(), nullptr));
+    Heard heard;
+    run(*server, *client, relay, 300, heard);
+    REQUIRE(heard.server_peer);
+    REQUIRE(heard.client_peer);
+    REQUIRE(relay.connect_id != 0);
+
+    // Before any keys, both sides take the keyless form: the forgeries are delivered.
+    relay.forge(/*to_server=*/false, 10);
+    relay.forge(/*to_server=*/true, 10);
+    run(*server, *client, relay, 100, heard);
+    CHECK(heard.client == std::vector<std::string>{"fake"});
+    CHECK(heard.server == std::vector<std::string>{"fake"});
+
+    // The challenge has gone: the server has the keys, the client derives them next and speaks first.
+    DatagramKeys server_keys, client_keys;
+    server_keys.send.fill(1);
+    server_keys.receive.fill(2);
+    client_keys.send = server_keys.receive;
+    client_keys.receive = server_keys.send;
+    server->authenticate(heard.server_peer, server_keys, /*speaks_first=*/false);
+    client->authenticate(heard.client_peer, client_keys, /*speaks_first=*/true);
+    const std::uint64_t client_refused = client->traffic().datagrams_refused;
+    relay.forge(/*to_server=*/false, 20);  // the server has not heard a keyed datagram yet
+    relay.forge(/*to_server=*/true, 20);
+    for (const std::int64_t until = monotonic_ns() + 100'000'000; monotonic_ns() < until;) {  // nothing sent yet
+      for (auto* t : {server.get(), client.get()})
+        for (NetEvent ev = t->poll(); ev.type != NetEvent::Type::None; ev = t->poll())
+          if (ev.type == NetEvent::Type::Receive) (t == server.get() ? heard.server : heard.client).emplace_back(ev.data.begin(), ev.data.end());
+      relay.pump();
+      ::poll(nullptr, 0, 1);
+    }
+    CHECK(heard.client.size() == 1);  // refused: the client takes keyed datagrams only
+    CHECK(client->traffic().datagrams_refused >= client_refused + 1);  // and any keyless ping of the server
+    CHECK(heard.server.size() == 2);  // taken: the client may not have its keys yet
+
+    // The client's first keyed datagram checks: from then on the server takes no keyless one,
+    // and what each side sends keyed arrives.
+    const std::uint8_t hello[] = {'k', 'e', 'y', 'e', 'd'};
+    client->send(heard.client_peer, Channel::Play, hello);
+    run(*server, *client, relay, 200, heard);
+    REQUIRE(heard.server.size() == 3);
+    CHECK(heard.server.back() == "keyed");
+    server->send(heard.server_peer, Channel::Play, hello);  // keyed now (the server had sent nothing it needed to)
+    run(*server, *client, relay, 200, heard);
+    REQUIRE(heard.client.size() == 2);
+    CHECK(heard.client.back() == "keyed");
+    const std::uint64_t server_refused = server->traffic().datagrams_refused;
+    relay.forge(/*to_server=*/true, 30);
+    relay.forge(/*to_server=*/false, 30);
+    run(*server, *client, relay, 100, heard);
+    CHECK(heard.server.size() == 3);
+    CHECK(heard.client.size() == 2);
+    CHECK(server->traffic().datagrams_refused >= server_refused + 1);
   }
 }

@@ -160,7 +160,11 @@ class EnetTransport final : public Transport {
   void authenticate(NetPeer* peer, const DatagramKeys& keys, bool speaks_first) override {
     if (!peer) return;
     const std::size_t i = static_cast<EnetLink*>(peer)->index;
-    auth_[i] = {keys, host_->peers[i].connectID, true, speaks_first, false};
+    // The side that speaks first (the client) takes keyed datagrams only from now on: the server
+    // sends it nothing it needs in the clear after the challenge, and a keyless datagram would be
+    // one an attacker could have written (§1.1). The other side takes either until it has checked
+    // a keyed one.
+    auth_[i] = {keys, host_->peers[i].connectID, true, speaks_first, speaks_first};
   }
   [[nodiscard]] bool reliable_in_flight() const override {
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
@@ -354,7 +358,7 @@ class EnetTransport final : public Transport {
   struct Auth {
     DatagramKeys keys;
     enet_uint32 connect_id = 0;  // the connection they belong to: the slot may hold a later one
-    bool set = false, speak_keyed = false, heard_keyed = false;
+    bool set = false, speak_keyed = false, keyed_only = false;
   };
   bool keyed(std::size_t i) const { return auth_[i].set && auth_[i].connect_id == host_->peers[i].connectID; }
 
@@ -373,8 +377,8 @@ class EnetTransport final : public Transport {
     if (peer && keyed(id)) {
       Auth& a = auth_[id];
       ok = keyed_check(a.keys.receive, d) == field;
-      if (ok) a.heard_keyed = a.speak_keyed = true;
-      else if (!a.heard_keyed) ok = keyless_check(d) == field;  // not yet keyed from that side
+      if (ok) a.keyed_only = a.speak_keyed = true;
+      else if (!a.keyed_only) ok = keyless_check(d) == field;  // not yet keyed from that side
     } else {
       ok = keyless_check(d) == field;
     }
