@@ -4,6 +4,7 @@
 # steps run there: the module's own ctest (lockstep-synctest), a synctest by hand, a hosted
 # session of two bot clients with equal hash logs and a verified replay, a golden replay
 # recorded and verified. Any step that stops working fails the test.
+E2E_TIMEOUT=380  # it builds projects against an install: ctest allows 400 s
 source "$(dirname "$0")/lib.sh" "$1"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 PREFIX="$WORK/prefix"

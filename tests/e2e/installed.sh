@@ -7,6 +7,7 @@
 # and two installed lockstep-clients on the orbits module, one through lockstep-netsim at 40 ms
 # with loss, hash-equal to the end and recorded; and a C and a C++ program built against the
 # package (CMake targets and pkg-config) that step worlds through the C API and the C++ layers.
+E2E_TIMEOUT=380  # it builds projects against an install: ctest allows 400 s
 source "$(dirname "$0")/lib.sh" "$1"
 BUILD=$(cd "$BIN/.." && pwd)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
