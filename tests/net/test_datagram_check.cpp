@@ -255,4 +255,35 @@ TEST_SUITE("net/datagram_check") {
     CHECK(heard.client.size() == 2);
     CHECK(server->traffic().datagrams_refused >= server_refused + 1);
   }
+  // ENet's disconnect at once, from a server that has not yet heard the client's keys in use (it
+  // makes room among pending connections, or closes one that missed its join timeout), is keyless:
+  // the client with its keys still takes that one datagram and hears the close at once.
+  TEST_CASE("a client with its keys hears at once a server that closes its connection before hearing them") {
+    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
+    REQUIRE(server);
+    auto client = Transport::client(TransportLimits{}, nullptr);
+    REQUIRE(client);
+    PathRelay relay(server->port());
+    REQUIRE(client->connect("127.0.0.1", relay.port(), nullptr));
+    Heard heard;
+    run(*server, *client, relay, 300, heard);
+    REQUIRE(heard.server_peer);
+    REQUIRE(heard.client_peer);
+    DatagramKeys server_keys, client_keys;
+    server_keys.send.fill(1);
+    server_keys.receive.fill(2);
+    client_keys.send = server_keys.receive;
+    client_keys.receive = server_keys.send;
+    server->authenticate(heard.server_peer, server_keys, /*speaks_first=*/false);
+    client->authenticate(heard.client_peer, client_keys, /*speaks_first=*/true);
+    heard.server_peer->disconnect_now();
+    bool closed = false;
+    for (const std::int64_t until = monotonic_ns() + 300'000'000; monotonic_ns() < until && !closed;) {
+      for (NetEvent ev = client->poll(); ev.type != NetEvent::Type::None; ev = client->poll())
+        closed = closed || ev.type == NetEvent::Type::Disconnect;
+      relay.pump();
+      ::poll(nullptr, 0, 1);
+    }
+    CHECK(closed);
+  }
 }
