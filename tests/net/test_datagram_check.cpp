@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,33 @@ void run(Transport& server, Transport& client, PathRelay& relay, int ms, Heard& 
     ::poll(p, 3, 1);
   }
 }
+
+// A server and a client transport connected through a PathRelay, each side's peer at hand.
+struct RelayedPair {
+  std::unique_ptr<Transport> server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
+  std::unique_ptr<Transport> client = Transport::client(TransportLimits{}, nullptr);
+  PathRelay relay{server ? server->port() : std::uint16_t{0}};
+  Heard heard;
+
+  RelayedPair() {
+    REQUIRE(server);
+    REQUIRE(client);
+    REQUIRE(client->connect("127.0.0.1", relay.port(), nullptr));
+    run(*server, *client, relay, 300, heard);
+    REQUIRE(heard.server_peer);
+    REQUIRE(heard.client_peer);
+  }
+  // The challenge has gone: the server has the keys; the client derives them next and speaks first.
+  void authenticate() {
+    DatagramKeys server_keys, client_keys;
+    server_keys.send.fill(1);
+    server_keys.receive.fill(2);
+    client_keys.send = server_keys.receive;
+    client_keys.receive = server_keys.send;
+    server->authenticate(heard.server_peer, server_keys, /*speaks_first=*/false);
+    client->authenticate(heard.client_peer, client_keys, /*speaks_first=*/true);
+  }
+};
 }  // namespace
 
 TEST_SUITE("net/datagram_check") {
@@ -195,16 +223,8 @@ TEST_SUITE("net/datagram_check") {
   // with the keyless check: the client takes none once it has its keys; the server takes them
   // until the client's first keyed datagram has checked, then none.
   TEST_CASE("a client with its keys takes no keyless datagram, and the server takes them until a keyed one checks") {
-    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
-    REQUIRE(server);
-    auto client = Transport::client(TransportLimits{}, nullptr);
-    REQUIRE(client);
-    PathRelay relay(server->port());
-    REQUIRE(client->connect("127.0.0.1", relay.port(), nullptr));
-    Heard heard;
-    run(*server, *client, relay, 300, heard);
-    REQUIRE(heard.server_peer);
-    REQUIRE(heard.client_peer);
+    RelayedPair pair;
+    auto& [server, client, relay, heard] = pair;
     REQUIRE(relay.connect_id != 0);
 
     // Before any keys, both sides take the keyless form: the forgeries are delivered.
@@ -214,14 +234,7 @@ TEST_SUITE("net/datagram_check") {
     CHECK(heard.client == std::vector<std::string>{"fake"});
     CHECK(heard.server == std::vector<std::string>{"fake"});
 
-    // The challenge has gone: the server has the keys, the client derives them next and speaks first.
-    DatagramKeys server_keys, client_keys;
-    server_keys.send.fill(1);
-    server_keys.receive.fill(2);
-    client_keys.send = server_keys.receive;
-    client_keys.receive = server_keys.send;
-    server->authenticate(heard.server_peer, server_keys, /*speaks_first=*/false);
-    client->authenticate(heard.client_peer, client_keys, /*speaks_first=*/true);
+    pair.authenticate();
     const std::uint64_t client_refused = client->traffic().datagrams_refused;
     relay.forge(/*to_server=*/false, 20);  // the server has not heard a keyed datagram yet
     relay.forge(/*to_server=*/true, 20);
@@ -259,23 +272,9 @@ TEST_SUITE("net/datagram_check") {
   // makes room among pending connections, or closes one that missed its join timeout), is keyless:
   // the client with its keys still takes that one datagram and hears the close at once.
   TEST_CASE("a client with its keys hears at once a server that closes its connection before hearing them") {
-    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
-    REQUIRE(server);
-    auto client = Transport::client(TransportLimits{}, nullptr);
-    REQUIRE(client);
-    PathRelay relay(server->port());
-    REQUIRE(client->connect("127.0.0.1", relay.port(), nullptr));
-    Heard heard;
-    run(*server, *client, relay, 300, heard);
-    REQUIRE(heard.server_peer);
-    REQUIRE(heard.client_peer);
-    DatagramKeys server_keys, client_keys;
-    server_keys.send.fill(1);
-    server_keys.receive.fill(2);
-    client_keys.send = server_keys.receive;
-    client_keys.receive = server_keys.send;
-    server->authenticate(heard.server_peer, server_keys, /*speaks_first=*/false);
-    client->authenticate(heard.client_peer, client_keys, /*speaks_first=*/true);
+    RelayedPair pair;
+    auto& [server, client, relay, heard] = pair;
+    pair.authenticate();
     heard.server_peer->disconnect_now();
     bool closed = false;
     for (const std::int64_t until = monotonic_ns() + 300'000'000; monotonic_ns() < until && !closed;) {

@@ -160,11 +160,12 @@ class EnetTransport final : public Transport {
   void authenticate(NetPeer* peer, const DatagramKeys& keys, bool speaks_first) override {
     if (!peer) return;
     const std::size_t i = static_cast<EnetLink*>(peer)->index;
-    // The side that speaks first (the client) takes keyed datagrams only from now on, but for a
-    // lone DISCONNECT until the other side is heard keyed: the server sends nothing else it needs
-    // in the clear after the challenge, and a keyless message would be one an attacker could have
-    // written (§1.1). The other side takes either until it has checked a keyed datagram.
-    auth_[i] = {keys, host_->peers[i].connectID, true, speaks_first, speaks_first, false};
+    // A side that speaks keyed takes keyed datagrams only. The side that speaks first (the client)
+    // does from now on, but for a lone DISCONNECT until the other side is heard keyed: the server
+    // sends nothing else it needs in the clear after the challenge, and a keyless message would be
+    // one an attacker could have written (§1.1). The other side takes either until it has checked
+    // a keyed datagram, and speaks keyed from then on.
+    auth_[i] = {keys, host_->peers[i].connectID, true, speaks_first, false};
   }
   [[nodiscard]] bool reliable_in_flight() const override {
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
@@ -358,7 +359,7 @@ class EnetTransport final : public Transport {
   struct Auth {
     DatagramKeys keys;
     enet_uint32 connect_id = 0;  // the connection they belong to: the slot may hold a later one
-    bool set = false, speak_keyed = false, keyed_only = false, heard_keyed = false;
+    bool set = false, speak_keyed = false, heard_keyed = false;
   };
   // A datagram of one DISCONNECT command and nothing else (ENet's disconnect at once: its queues,
   // acknowledgements included, are dropped first), its check field at `at`.
@@ -384,10 +385,10 @@ class EnetTransport final : public Transport {
     if (peer && keyed(id)) {
       Auth& a = auth_[id];
       ok = keyed_check(a.keys.receive, d) == field;
-      if (ok) a.heard_keyed = a.keyed_only = a.speak_keyed = true;
+      if (ok) a.heard_keyed = a.speak_keyed = true;
       // Not yet keyed from that side; or the server closing a connection whose keyed datagrams
       // it has not heard yet (its pending places full, its join timeout), which goes keyless.
-      else if (!a.keyed_only || (!a.heard_keyed && lone_disconnect(d, at))) ok = keyless_check(d) == field;
+      else if (!a.speak_keyed || (!a.heard_keyed && lone_disconnect(d, at))) ok = keyless_check(d) == field;
     } else {
       ok = keyless_check(d) == field;
     }
