@@ -40,7 +40,7 @@ class EnetLink final : public NetPeer {
   std::size_t index = 0;
   EnetTransport* owner = nullptr;
 
-  void disconnect_later() override { enet_peer_disconnect_later(peer, 0); }
+  void disconnect_later() override;  // queued: the owner sends it at the end of its round
   void disconnect_now() override;  // sends at once: the owner checks the datagram
   void reset() override { enet_peer_reset(peer); }
   [[nodiscard]] bool told_all() const override {
@@ -118,12 +118,33 @@ class EnetTransport final : public Transport {
     return link(peer);
   }
 
+  // One service of ENet reads the socket until it is empty (or kReceiveBatch datagrams) and queues
+  // what it read; the calls after it take the queued events without touching the socket again
+  // (no empty read, no second walk over every peer slot), and the round ends when the queue is
+  // empty. A service that stopped reading early (at a connection's or a disconnection's event,
+  // or a full batch) is served again before the round ends. What the caller queued during the
+  // round goes out at its end, as the next service would have sent it.
   NetEvent poll() override {
     NetEvent out;
     ENetEvent ev;
-    const int r = serve([&] { return enet_host_service(host_, &ev, 0); });
-    tend();
-    if (r <= 0) return out;
+    int r = 0;
+    if (draining_) {
+      r = serve([&] { return enet_host_check_events(host_, &ev); });
+      if (r <= 0) {
+        draining_ = false;
+        if (queued_) flush();
+        return out;
+      }
+    } else {
+      read_in_service_ = 0;
+      r = serve([&] { return enet_host_service(host_, &ev, 0); });
+      tend();
+      if (r <= 0) {
+        queued_ = false;  // the service sent it
+        return out;
+      }
+      draining_ = ev.type == ENET_EVENT_TYPE_RECEIVE && read_in_service_ > 0 && read_in_service_ < kReceiveBatch;
+    }
     out.peer = link(ev.peer);
     switch (ev.type) {
       case ENET_EVENT_TYPE_CONNECT:
@@ -152,11 +173,14 @@ class EnetTransport final : public Transport {
     ENetPacket* packet = enet_packet_create(bytes.data(), bytes.size(), flags);
     if (enet_peer_send(static_cast<EnetLink*>(peer)->peer, static_cast<enet_uint8>(channel), packet) != 0)
       enet_packet_destroy(packet);
+    queued_ = true;
   }
 
   void flush() override {
     serve([&] { enet_host_flush(host_); });
+    queued_ = false;
   }
+  void queued() { queued_ = true; }
   void authenticate(NetPeer* peer, const DatagramKeys& keys, bool speaks_first) override {
     if (!peer) return;
     const std::size_t i = static_cast<EnetLink*>(peer)->index;
@@ -268,7 +292,9 @@ class EnetTransport final : public Transport {
   static thread_local EnetTransport* serving;
   static int ENET_CALLBACK on_datagram(ENetHost* host, ENetEvent*) {
     EnetTransport* self = serving;
-    if (!self || self->host_ != host || host->receivedDataLength < 2) return 0;
+    if (!self || self->host_ != host) return 0;
+    ++self->read_in_service_;
+    if (host->receivedDataLength < 2) return 0;
     const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
     const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
     if (id != ENET_PROTOCOL_MAXIMUM_PEER_ID && id >= host->peerCount) return 0;  // ENet drops it
@@ -433,6 +459,7 @@ class EnetTransport final : public Transport {
   static constexpr enet_uint32 kNeverMs = 3'600'000;      // a half-open answer's own timer: never
   static constexpr std::int64_t kHalfOpenLimitMs = 5000;  // a client gives up on one after 3 s
   static constexpr enet_uint32 kTendEveryMs = 10;
+  static constexpr std::size_t kReceiveBatch = 256;  // ENet reads at most this many datagrams in one service
   // ENet's answer to a connection request: its header with the sent time and the check, and the command.
   static constexpr std::size_t kVerifyBytes = 2 * sizeof(enet_uint16) + kCheckBytes + sizeof(ENetProtocolVerifyConnect);
 
@@ -446,9 +473,17 @@ class EnetTransport final : public Transport {
   std::vector<std::int64_t> heard_;    // by ENet peer index: the latest datagram's arrival, stamped or read
   std::vector<Auth> auth_;             // by ENet peer index: the datagram keys
   enet_uint32 checked_field_ = 0;      // the check field of the datagram check_received passed
+  bool draining_ = false;              // events the last service queued are being taken (see poll())
+  bool queued_ = false;                // something was queued to send since the last service or flush
+  std::size_t read_in_service_ = 0;    // datagrams the current service has read
   std::uint64_t datagrams_refused_ = 0;
   std::array<std::uint8_t, ENET_PROTOCOL_MAXIMUM_MTU> outgoing_{};  // a datagram being sent, in one piece
 };
+
+void EnetLink::disconnect_later() {
+  enet_peer_disconnect_later(peer, 0);
+  owner->queued();
+}
 
 void EnetLink::disconnect_now() {
   owner->serve([&] { enet_peer_disconnect_now(peer, 0); });

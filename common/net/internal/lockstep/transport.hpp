@@ -103,6 +103,8 @@ class Transport {
   /// Starts connecting to host:port; nullptr when the address does not resolve.
   virtual NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) = 0;
   /// Returns the next event without blocking (and sends what is queued); Type::None when there is none.
+  /// Call it until it returns None: the events one read of the socket brought come first, without
+  /// reading it again, and None ends that round; the next call reads the socket anew.
   virtual NetEvent poll() = 0;
   /// Queues `bytes` to `peer` on `channel`; reliability follows the channel.
   virtual void send(NetPeer* peer, Channel channel, std::span<const std::uint8_t> bytes) = 0;
