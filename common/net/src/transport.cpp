@@ -235,6 +235,10 @@ class EnetTransport final : public Transport {
     const std::int64_t now = monotonic_ns();
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
       ENetPeer& p = host_->peers[i];
+      if (p.state == ENET_PEER_STATE_DISCONNECTED) {  // most slots, most of the time
+        half_open_since_[i] = 0;
+        continue;
+      }
       if (p.state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT) {
         if (half_open_since_[i] == 0) {  // new: its request paid for the first answer
           half_open_since_[i] = now;
@@ -248,7 +252,7 @@ class EnetTransport final : public Transport {
         continue;
       }
       half_open_since_[i] = 0;
-      if (p.state == ENET_PEER_STATE_DISCONNECTED || enet_list_empty(&p.sentReliableCommands)) continue;
+      if (enet_list_empty(&p.sentReliableCommands)) continue;
       const enet_uint32 cap = std::clamp<enet_uint32>(2 * (p.roundTripTime + 4 * p.roundTripTimeVariance),
                                                       kResendFloorMs, kResendCeilingMs);
       bool changed = false;
