@@ -3,6 +3,8 @@
 // core; their clients run in one lockstep-bench-load process on the other core. Then the same
 // count of lockstep-bench-relay processes moves packets of the same sizes for raw clients.
 // Each server and relay reports the CPU it used per tick while ticks ran, and its tick lateness.
+// Relay mode's CPU is set against the bare relay's from a further run with both fleets on the
+// server core at once, each with its own load process.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/wait.h>
@@ -65,22 +67,35 @@ struct FleetResult {
   std::string error;
 };
 
-/// Runs `sessions` servers (or relays, when up/down payload sizes are given) and their clients.
-/// With busy_poll the load process spins on its core; a smoke run, sharing the machine with
-/// other tests, leaves it off.
-FleetResult run_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessions, std::uint32_t ticks, bool relay,
-                      int up_payload, int down_payload, bool busy_poll, const std::string& token_key = "",
-                      const std::string& game_file = "") {
+/// A fleet of `sessions` servers (or relays, when up/down payload sizes are given) and the load
+/// process of their clients, started and not yet waited for. Fleets with different `lane`s can
+/// run at once: each has its own ports and files.
+struct Fleet {
+  std::vector<pid_t> servers;
+  pid_t loader = -1;
+  fs::path dir;
+  std::string prefix;
+  std::uint32_t sessions = 0;
+};
+
+/// Starts a fleet. With busy_poll the load process spins on its core; a smoke run, sharing the
+/// machine with other tests, leaves it off.
+Fleet start_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessions, std::uint32_t ticks, bool relay,
+                  int up_payload, int down_payload, bool busy_poll, const std::string& token_key = "",
+                  const std::string& game_file = "", int lane = 0) {
   constexpr std::uint32_t kPlayers = 4;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const int server_cpu = cpus >= 2 ? 0 : -1, load_cpu = cpus >= 2 ? 1 : -1;
   // Below Linux's ephemeral range (32768 and up), so no client socket can hold a server's port,
   // and above the end-to-end tests' ports (20000-27999), so a smoke run beside them cannot collide.
-  const auto base_port = static_cast<std::uint16_t>(28000 + (getpid() % 17) * 256);
-  std::vector<pid_t> servers;
-  for (std::uint32_t s = 0; s < sessions; ++s) fs::remove(dir / ("summary-" + std::to_string(s)));
+  const auto base_port = static_cast<std::uint16_t>(28000 + (getpid() % 17) * 256 + lane * 128);
+  Fleet f;
+  f.dir = dir;
+  f.prefix = "lane" + std::to_string(lane) + "-";
+  f.sessions = sessions;
+  for (std::uint32_t s = 0; s < sessions; ++s) fs::remove(dir / (f.prefix + "summary-" + std::to_string(s)));
   for (std::uint32_t s = 0; s < sessions; ++s) {
-    const std::string port = std::to_string(base_port + s), summary = (dir / ("summary-" + std::to_string(s))).string();
+    const std::string port = std::to_string(base_port + s), summary = (dir / (f.prefix + "summary-" + std::to_string(s))).string();
     std::vector<std::string> argv;
     if (relay)
       argv = {(bin / "lockstep-bench-relay").string(), "--port", port, "--players", std::to_string(kPlayers), "--ticks",
@@ -90,7 +105,7 @@ FleetResult run_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t se
               std::to_string(ticks), "--summary", summary};
     if (!token_key.empty()) argv.insert(argv.end(), {"--token-key", token_key});
     if (!game_file.empty()) argv.insert(argv.end(), {"--relay", game_file});  // lockstep-server without the simulation
-    servers.push_back(spawn(argv, server_cpu, (dir / ("server-" + std::to_string(s) + ".log")).string()));
+    f.servers.push_back(spawn(argv, server_cpu, (dir / (f.prefix + "server-" + std::to_string(s) + ".log")).string()));
   }
   usleep(200'000 + 2'000 * sessions);  // let every server bind before its clients knock
   std::vector<std::string> load{(bin / "lockstep-bench-load").string(), "--base-port", std::to_string(base_port),
@@ -98,37 +113,49 @@ FleetResult run_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t se
   if (busy_poll) load.push_back("--busy-poll");
   if (relay) load.insert(load.end(), {"--raw", std::to_string(up_payload)});
   if (!token_key.empty()) load.insert(load.end(), {"--token-key", token_key});
-  const pid_t loader = spawn(load, load_cpu, (dir / "load.log").string());
+  f.loader = spawn(load, load_cpu, (dir / (f.prefix + "load.log")).string());
+  return f;
+}
 
+/// Waits for a fleet and reads its servers' summaries.
+FleetResult finish_fleet(const Fleet& f) {
+  constexpr std::uint32_t kPlayers = 4;
   FleetResult r;
   int status = 0;
   bool all_ok = true;
-  for (pid_t p : servers) {
+  for (pid_t p : f.servers) {
     waitpid(p, &status, 0);
     all_ok = all_ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
-  waitpid(loader, &status, 0);
+  waitpid(f.loader, &status, 0);
   all_ok = all_ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   std::vector<double> p99;
   double cpu = 0;
-  for (std::uint32_t s = 0; s < sessions; ++s) {
-    std::ifstream in(dir / ("summary-" + std::to_string(s)));
+  for (std::uint32_t s = 0; s < f.sessions; ++s) {
+    std::ifstream in(f.dir / (f.prefix + "summary-" + std::to_string(s)));
     std::stringstream text;
     text << in.rdbuf();
     const std::string t = text.str();
     all_ok = all_ok && !t.empty();
     cpu += json_number(t, "/cpu_us_per_tick");
     p99.push_back(json_number(t, "/lateness_us/p99"));
-    r.up += json_number(t, "/wire_bytes_per_client_tick/up") / sessions;
-    r.down += json_number(t, "/wire_bytes_per_client_tick/down") / sessions;
+    r.up += json_number(t, "/wire_bytes_per_client_tick/up") / f.sessions;
+    r.down += json_number(t, "/wire_bytes_per_client_tick/down") / f.sessions;
   }
   std::sort(p99.begin(), p99.end());
-  r.cpu_us_per_client_tick = cpu / (static_cast<double>(sessions) * kPlayers);
-  r.worst_p99_us = p99.back();
-  r.median_p99_us = p99[p99.size() / 2];
+  r.cpu_us_per_client_tick = cpu / (static_cast<double>(f.sessions) * kPlayers);
+  r.worst_p99_us = p99.empty() ? 0 : p99.back();
+  r.median_p99_us = p99.empty() ? 0 : p99[p99.size() / 2];
   r.ok = all_ok && cpu > 0;
-  if (!all_ok) r.error = "a process failed; logs in " + dir.string();
+  if (!all_ok) r.error = "a process failed; logs in " + f.dir.string();
   return r;
+}
+
+/// Runs one fleet alone.
+FleetResult run_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessions, std::uint32_t ticks, bool relay,
+                      int up_payload, int down_payload, bool busy_poll, const std::string& token_key = "",
+                      const std::string& game_file = "") {
+  return finish_fleet(start_fleet(bin, dir, sessions, ticks, relay, up_payload, down_payload, busy_poll, token_key, game_file));
 }
 
 std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 0) {
@@ -159,14 +186,17 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
   // 2 ms or less.
   std::uint32_t held_ours = 0, held_relay_mode = 0, held_bare = 0;
   // Each count runs ours, ours in relay mode and the bare relay, side by side, `reps` times;
-  // medians are reported. A run of 128 sessions takes about 25 s, so at most 3 repetitions.
-  const int reps = opt.quick ? 1 : std::min(opt.repetitions, 3);
+  // medians are reported. A run of 128 sessions takes about 25 s, so at most 3 repetitions when
+  // 128 is among the counts; up to 7 for smaller ones (--sessions), the ratio's runs vary by 10 %.
+  const bool large = *std::max_element(counts.begin(), counts.end()) > 16;
+  const int reps = opt.quick ? 1 : std::min(opt.repetitions, large ? 3 : 7);
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v.empty() ? 0.0 : v[v.size() / 2];
   };
   for (std::uint32_t n : counts) {
     std::vector<double> cpu, relay_cpu, ratio, worst, mid, relay_worst, rm_cpu, rm_ratio, rm_worst;
+    std::vector<double> pair_rm_cpu, pair_bare_cpu, pair_ratio;  // relay mode and the bare relay at once
     FleetResult ours, relay, relay_mode;
     bool ok = true;
     for (int rep = 0; rep < reps; ++rep) {
@@ -177,9 +207,23 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
       const int up = std::max(8, static_cast<int>(ours.up - 40)), down = std::max(8, static_cast<int>(ours.down - 40));
       relay = run_fleet(bin, dir, n, ticks, true, up, down, !opt.quick);
       relay_mode = run_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, "", game_file);
-      if (!ours.ok || !relay.ok || !relay_mode.ok) {
+      // Relay mode's CPU against the bare relay's, both fleets on the server core at once, so
+      // that both meet the same neighbours, caches and machine: runs minutes apart on this VM
+      // differ by more than the gap being measured. Each fleet has its own load process. Which
+      // starts first alternates: the tick clocks' phases follow the start, and the server that
+      // wakes first after the core idles pays for waking it.
+      Fleet a, b;
+      if (rep % 2 == 0) {
+        a = start_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, "", game_file, /*lane=*/0);
+        b = start_fleet(bin, dir, n, ticks, true, up, down, !opt.quick, "", "", /*lane=*/1);
+      } else {
+        b = start_fleet(bin, dir, n, ticks, true, up, down, !opt.quick, "", "", /*lane=*/1);
+        a = start_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, "", game_file, /*lane=*/0);
+      }
+      const FleetResult pair_rm = finish_fleet(a), pair_bare = finish_fleet(b);
+      if (!ours.ok || !relay.ok || !relay_mode.ok || !pair_rm.ok || !pair_bare.ok) {
         std::fprintf(stderr, "lockstep-bench: server row at %u sessions: %s\n", n,
-                     (!ours.ok ? ours : !relay.ok ? relay : relay_mode).error.c_str());
+                     (!ours.ok ? ours : !relay.ok ? relay : !relay_mode.ok ? relay_mode : !pair_rm.ok ? pair_rm : pair_bare).error.c_str());
         failed = true;
         ok = false;
         g_section_failed = true;
@@ -193,15 +237,22 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
       rm_cpu.push_back(relay_mode.cpu_us_per_client_tick);
       rm_ratio.push_back(relay.cpu_us_per_client_tick > 0 ? relay_mode.cpu_us_per_client_tick / relay.cpu_us_per_client_tick : 0);
       rm_worst.push_back(relay_mode.worst_p99_us);
+      pair_rm_cpu.push_back(pair_rm.cpu_us_per_client_tick);
+      pair_bare_cpu.push_back(pair_bare.cpu_us_per_client_tick);
+      pair_ratio.push_back(pair_bare.cpu_us_per_client_tick > 0 ? pair_rm.cpu_us_per_client_tick / pair_bare.cpu_us_per_client_tick : 0);
     }
     if (ok && median(worst) <= 2000) held_ours = n;
     if (ok && median(rm_worst) <= 2000) held_relay_mode = n;
     if (ok && median(relay_worst) <= 2000) held_bare = n;
-    const double rm = median(rm_ratio);
+    const double rm = median(pair_ratio);
+    const auto [pair_lo, pair_hi] = std::minmax_element(pair_ratio.begin(), pair_ratio.end());
     rows.push_back({"server", "relay-mode server CPU per client-tick, " + std::to_string(n) + " sessions (no simulation)",
-                    median(rm_cpu), "us", median(relay_cpu), "bare ENet relay", "<= 1.05x", ok && rm <= 1.05,
-                    fmt("ratio %.2fx; lateness p99 of the worst server %.0f us; bytes up/down %.0f/%.0f", rm,
-                        median(rm_worst), relay_mode.up, relay_mode.down) +
+                    median(pair_rm_cpu), "us", median(pair_bare_cpu), "bare ENet relay", "<= 1.05x", ok && rm <= 1.05,
+                    fmt("ratio %.3fx, both fleets on the core at once (%.0f sessions each; runs ranged %.3f-%.3f)", rm, static_cast<double>(n),
+                        *pair_lo, *pair_hi) +
+                        fmt("; run apart %.2f against %.2f us, %.3fx", median(rm_cpu), median(relay_cpu), median(rm_ratio)) +
+                        fmt("; lateness p99 of the worst server %.0f us; bytes up/down %.0f/%.0f", median(rm_worst),
+                            relay_mode.up, relay_mode.down) +
                         fmt("; the simulating server %.2f us", median(cpu)) +
                         (reps > 1 ? fmt("; medians of %.0f runs", reps) : std::string())});
     const double r = median(ratio);
