@@ -3,6 +3,7 @@
 #include <enet/enet.h>
 
 #include <linux/sockios.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <algorithm>
 #include <cstdlib>
@@ -110,6 +111,7 @@ class EnetTransport final : public Transport {
       if (error) *error = "cannot start a connection";
       return nullptr;
     }
+    queued_ = true;  // the request goes at the end of the round at the latest
     // ENet assumes a 500 ms round trip until its first measurement, so a lost request would wait
     // 500 ms, then 1 s, before it goes again. The request is resent after 200 ms, then every
     // 400 ms (see tend()), until an answer comes; the first acknowledgement replaces the guess.
@@ -122,8 +124,9 @@ class EnetTransport final : public Transport {
   // what it read; the calls after it take the queued events without touching the socket again
   // (no empty read, no second walk over every peer slot), and the round ends when the queue is
   // empty. A service that stopped reading early (at a connection's or a disconnection's event,
-  // or a full batch) is served again before the round ends. What the caller queued during the
-  // round goes out at its end, as the next service would have sent it.
+  // or a full batch), or that left datagrams in the socket (ENet stops at an empty one, and
+  // more may have come meanwhile), is served again before the round ends. What the caller queued
+  // during the round goes out at its end, as the next service would have sent it.
   NetEvent poll() override {
     NetEvent out;
     ENetEvent ev;
@@ -132,10 +135,18 @@ class EnetTransport final : public Transport {
       r = serve([&] { return enet_host_check_events(host_, &ev); });
       if (r <= 0) {
         draining_ = false;
-        if (queued_) flush();
-        return out;
+        // ENet stops reading at an empty datagram as if the socket were empty, and anyone can
+        // send one: what waits behind it is read now, not at the next wake.
+        if (!readable()) {
+          if (queued_) {
+            flush();
+            flush();  // a connection closing once its data is out sends its DISCONNECT in the next pass
+          }
+          return out;
+        }
       }
-    } else {
+    }
+    if (!draining_) {
       read_in_service_ = 0;
       r = serve([&] { return enet_host_service(host_, &ev, 0); });
       tend();
@@ -181,6 +192,10 @@ class EnetTransport final : public Transport {
     queued_ = false;
   }
   void queued() { queued_ = true; }
+  [[nodiscard]] bool readable() const {
+    pollfd p{static_cast<int>(host_->socket), POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
+  }
   void authenticate(NetPeer* peer, const DatagramKeys& keys, bool speaks_first) override {
     if (!peer) return;
     const std::size_t i = static_cast<EnetLink*>(peer)->index;
@@ -485,7 +500,7 @@ class EnetTransport final : public Transport {
 };
 
 void EnetLink::disconnect_later() {
-  enet_peer_disconnect_later(peer, 0);
+  owner->serve([&] { enet_peer_disconnect_later(peer, 0); });  // may send at once: the owner checks the datagram
   owner->queued();
 }
 
