@@ -59,6 +59,8 @@ int spawn(const std::vector<std::string>& argv, int cpu, const std::string& log)
 
 namespace {
 
+constexpr std::uint32_t kPlayers = 4;  // players in each session of a fleet
+
 struct FleetResult {
   bool ok = false;
   double cpu_us_per_client_tick = 0;  ///< summed over processes, divided by players
@@ -83,7 +85,6 @@ struct Fleet {
 Fleet start_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessions, std::uint32_t ticks, bool relay,
                   int up_payload, int down_payload, bool busy_poll, const std::string& token_key = "",
                   const std::string& game_file = "", int lane = 0) {
-  constexpr std::uint32_t kPlayers = 4;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const int server_cpu = cpus >= 2 ? 0 : -1, load_cpu = cpus >= 2 ? 1 : -1;
   // Below Linux's ephemeral range (32768 and up), so no client socket can hold a server's port,
@@ -119,7 +120,6 @@ Fleet start_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessio
 
 /// Waits for a fleet and reads its servers' summaries.
 FleetResult finish_fleet(const Fleet& f) {
-  constexpr std::uint32_t kPlayers = 4;
   FleetResult r;
   int status = 0;
   bool all_ok = true;
@@ -212,15 +212,10 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
       // differ by more than the gap being measured. Each fleet has its own load process. Which
       // starts first alternates: the tick clocks' phases follow the start, and the server that
       // wakes first after the core idles pays for waking it.
-      Fleet a, b;
-      if (rep % 2 == 0) {
-        a = start_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, "", game_file, /*lane=*/0);
-        b = start_fleet(bin, dir, n, ticks, true, up, down, !opt.quick, "", "", /*lane=*/1);
-      } else {
-        b = start_fleet(bin, dir, n, ticks, true, up, down, !opt.quick, "", "", /*lane=*/1);
-        a = start_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, "", game_file, /*lane=*/0);
-      }
-      const FleetResult pair_rm = finish_fleet(a), pair_bare = finish_fleet(b);
+      Fleet pair[2];  // [0] relay mode, [1] the bare relay; lane = index
+      for (const int lane : {rep % 2, 1 - rep % 2})
+        pair[lane] = start_fleet(bin, dir, n, ticks, lane == 1, up, down, !opt.quick, "", lane == 0 ? game_file : "", lane);
+      const FleetResult pair_rm = finish_fleet(pair[0]), pair_bare = finish_fleet(pair[1]);
       if (!ours.ok || !relay.ok || !relay_mode.ok || !pair_rm.ok || !pair_bare.ok) {
         std::fprintf(stderr, "lockstep-bench: server row at %u sessions: %s\n", n,
                      (!ours.ok ? ours : !relay.ok ? relay : !relay_mode.ok ? relay_mode : !pair_rm.ok ? pair_rm : pair_bare).error.c_str());
