@@ -2,16 +2,22 @@
 
 #include <enet/enet.h>
 
+#include <arpa/inet.h>
 #include <linux/sockios.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <algorithm>
+#include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "lockstep/clock.hpp"
 #include "lockstep/datagram_check.hpp"
+#include "lockstep/socket_batch.hpp"
 
 namespace lockstep {
 namespace {
@@ -75,7 +81,7 @@ class EnetLink final : public NetPeer {
 class EnetTransport final : public Transport {
  public:
   explicit EnetTransport(ENetHost* host)
-      : host_(host), half_open_since_(host->peerCount, 0), handshake_credit_(host->peerCount, 0), links_(host->peerCount), arrival_(host->peerCount, 0),
+      : host_(host), batch_(static_cast<int>(host->socket)), half_open_since_(host->peerCount, 0), handshake_credit_(host->peerCount, 0), links_(host->peerCount),
         heard_(host->peerCount, 0), auth_(host->peerCount) {
     host_->intercept = &EnetTransport::on_datagram;
     host_->checksum = &EnetTransport::datagram_check;
@@ -88,15 +94,86 @@ class EnetTransport final : public Transport {
   ~EnetTransport() override { enet_host_destroy(host_); }
 
   // Runs `f` (an ENet call that may send or receive) with this transport as the one whose
-  // datagrams the hooks check.
+  // datagrams the hooks check and whose socket is read and written in batches; what `f` sent
+  // goes out when it returns.
   template <class F>
   auto serve(F&& f) {
     struct Guard {
+      EnetTransport* self;
       EnetTransport* before;
-      ~Guard() { serving = before; }
-    } guard{serving};
+      ~Guard() {
+        serving = before;
+        self->batch_.write();
+      }
+    } guard{this, serving};
     serving = this;
     return f();
+  }
+
+  // ENet's two socket calls (see the end of this file), for the socket of the transport being
+  // served: datagrams come from its batch, each with its kernel stamp, and go to its queue.
+  static int socket_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, std::size_t count) {
+    EnetTransport* self = serving;
+    if (!self || self->host_->socket != socket || count != 1 || !address) return plain_receive(socket, address, buffers, count);
+    SocketBatch::Datagram d;
+    for (;;) {
+      const int r = self->batch_.next(&d);
+      if (r <= 0) return r;
+      if (d.bytes.size() <= buffers[0].dataLength) break;  // always: ENet's buffer is its largest MTU
+    }
+    std::memcpy(buffers[0].data, d.bytes.data(), d.bytes.size());
+    address->host = d.from.sin_addr.s_addr;
+    address->port = ntohs(d.from.sin_port);
+    self->reading_arrival_ = d.arrived_ns;
+    return static_cast<int>(d.bytes.size());
+  }
+  static int socket_send(ENetSocket socket, const ENetAddress* address, const ENetBuffer* buffers, std::size_t count) {
+    EnetTransport* self = serving;
+    if (self && self->host_->socket == socket && address) {
+      sockaddr_in to{};
+      to.sin_family = AF_INET;
+      to.sin_port = htons(address->port);
+      to.sin_addr.s_addr = address->host;
+      std::size_t total = 0;
+      for (std::size_t b = 0; b < count; ++b) total += buffers[b].dataLength;
+      if (self->batch_.queue(to, {reinterpret_cast<const iovec*>(buffers), count})) return static_cast<int>(total);
+    }
+    return plain_send(socket, address, buffers, count);
+  }
+  // ENet's own socket calls, for every other socket (unix.c: one datagram a call).
+  static int plain_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, std::size_t count) {
+    msghdr h{};
+    sockaddr_in from{};
+    if (address) {
+      h.msg_name = &from;
+      h.msg_namelen = sizeof from;
+    }
+    h.msg_iov = reinterpret_cast<iovec*>(buffers);
+    h.msg_iovlen = count;
+    const ssize_t n = recvmsg(socket, &h, MSG_NOSIGNAL);
+    if (n < 0) return errno == EWOULDBLOCK || errno == EAGAIN ? 0 : -1;
+    if (h.msg_flags & MSG_TRUNC) return -1;
+    if (address) {
+      address->host = from.sin_addr.s_addr;
+      address->port = ntohs(from.sin_port);
+    }
+    return static_cast<int>(n);
+  }
+  static int plain_send(ENetSocket socket, const ENetAddress* address, const ENetBuffer* buffers, std::size_t count) {
+    msghdr h{};
+    sockaddr_in to{};
+    if (address) {
+      to.sin_family = AF_INET;
+      to.sin_port = htons(address->port);
+      to.sin_addr.s_addr = address->host;
+      h.msg_name = &to;
+      h.msg_namelen = sizeof to;
+    }
+    h.msg_iov = const_cast<iovec*>(reinterpret_cast<const iovec*>(buffers));
+    h.msg_iovlen = count;
+    const ssize_t n = sendmsg(socket, &h, MSG_NOSIGNAL);
+    if (n < 0) return errno == EWOULDBLOCK || errno == EAGAIN ? 0 : -1;
+    return static_cast<int>(n);
   }
 
   NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) override {
@@ -131,6 +208,11 @@ class EnetTransport final : public Transport {
     NetEvent out;
     ENetEvent ev;
     int r = 0;
+    stamp_messages();  // of the last datagram the service before read
+    if (!in_round_) {
+      in_round_ = true;
+      batch_.begin_round();
+    }
     if (draining_) {
       r = serve([&] { return enet_host_check_events(host_, &ev); });
       if (r <= 0) {
@@ -142,16 +224,21 @@ class EnetTransport final : public Transport {
             flush();
             flush();  // a connection closing once its data is out sends its DISCONNECT in the next pass
           }
+          in_round_ = false;
           return out;
         }
       }
     }
     if (!draining_) {
-      read_in_service_ = 0;
-      r = serve([&] { return enet_host_service(host_, &ev, 0); });
-      tend();
+      do {  // datagrams read into the batch are taken in this round: the socket no longer shows them
+        read_in_service_ = 0;
+        r = serve([&] { return enet_host_service(host_, &ev, 0); });
+        stamp_messages();
+        tend();
+      } while (r <= 0 && batch_.pending());
       if (r <= 0) {
         queued_ = false;  // the service sent it
+        in_round_ = false;
         return out;
       }
       draining_ = ev.type == ENET_EVENT_TYPE_RECEIVE && read_in_service_ > 0 && read_in_service_ < kReceiveBatch;
@@ -171,7 +258,7 @@ class EnetTransport final : public Transport {
         out.channel = ev.channelID;
         out.holder = {ev.packet, [](void* p) { enet_packet_destroy(static_cast<ENetPacket*>(p)); }};
         out.data = {ev.packet->data, ev.packet->dataLength};
-        out.arrived_ns = arrival_[static_cast<std::size_t>(ev.peer - host_->peers)];
+        out.arrived_ns = ev.packet->userData ? arrivals_[(reinterpret_cast<std::uintptr_t>(ev.packet->userData) - 1) % kArrivals] : 0;
         break;
       default: break;
     }
@@ -192,7 +279,11 @@ class EnetTransport final : public Transport {
     queued_ = false;
   }
   void queued() { queued_ = true; }
+  // Datagrams wait to be taken: in the batch, or in the socket unless a read found it empty in
+  // this round (one that came since waits for the next round, as its wake shows it).
   [[nodiscard]] bool readable() const {
+    if (batch_.pending()) return true;
+    if (batch_.drained()) return false;
     pollfd p{static_cast<int>(host_->socket), POLLIN, 0};
     return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
   }
@@ -225,9 +316,29 @@ class EnetTransport final : public Transport {
     return a.port;
   }
   [[nodiscard]] std::uint64_t handshakes_cut() const override { return handshakes_cut_; }
+
+  // One service reads many datagrams, and a peer may have sent several of them, before its events
+  // are taken: each message is given the arrival of the datagram it came in (of the datagram that
+  // completed it, for a reliable message that waited for an earlier one). ENet queues a peer's
+  // messages for delivery as it reads each datagram, so the messages at the end of the peer's
+  // queue without a stamp are the ones the datagram just read brought. A packet's user data holds
+  // its place in a ring of arrivals.
+  void stamp_messages() {
+    if (stamping_.peer < 0) return;
+    ENetList& queue = host_->peers[static_cast<std::size_t>(stamping_.peer)].dispatchedCommands;
+    const std::uint64_t at = next_arrival_++;
+    arrivals_[at % kArrivals] = stamping_.arrived;
+    for (ENetListIterator it = enet_list_previous(enet_list_end(&queue)); it != enet_list_end(&queue); it = enet_list_previous(it)) {
+      ENetPacket* packet = reinterpret_cast<ENetIncomingCommand*>(it)->packet;
+      if (!packet || packet->userData) break;
+      packet->userData = reinterpret_cast<void*>(static_cast<std::uintptr_t>(at % kArrivals) + 1);
+    }
+    stamping_.peer = -1;
+  }
   [[nodiscard]] NetTraffic traffic() const override {
+    const SocketBatch::Counts& c = batch_.counts();
     return {host_->totalSentData, host_->totalReceivedData, host_->totalSentPackets, host_->totalReceivedPackets,
-            datagrams_refused_};
+            datagrams_refused_, c.reads, c.writes};
   }
 
  private:
@@ -337,15 +448,17 @@ class EnetTransport final : public Transport {
     if (from.host != host->receivedAddress.host || from.port != host->receivedAddress.port) return 0;  // ENet drops it
     if (host->peers[id].state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT)  // its acknowledgement was lost
       self->answer_again(id, host->receivedDataLength);
-    timespec ts{};
-    if (ioctl(host->socket, SIOCGSTAMPNS, &ts) != 0) {
-      self->arrival_[id] = 0;  // unknown (the first datagrams, before the kernel stamps them): read time is used
-      self->heard_[id] = monotonic_ns();
-      return 0;
+    // The stamp came with the datagram from the batch; a datagram ENet read itself (where the
+    // library binds its socket calls internally, so that ours are never called) is asked for it.
+    std::int64_t arrived = std::exchange(self->reading_arrival_, -1);
+    if (arrived < 0) {
+      timespec ts{};
+      // Socket timestamps are on the realtime clock; carry this one over to the monotonic clock.
+      arrived = ioctl(host->socket, SIOCGSTAMPNS, &ts) == 0 ? to_ns(ts) - (clock_ns(CLOCK_REALTIME) - monotonic_ns()) : 0;
     }
-    // Socket timestamps are on the realtime clock; carry this one over to the monotonic clock.
-    self->arrival_[id] = to_ns(ts) - (clock_ns(CLOCK_REALTIME) - monotonic_ns());
-    self->heard_[id] = self->arrival_[id];
+    self->heard_[id] = arrived != 0 ? arrived : monotonic_ns();
+    self->stamp_messages();  // of the datagram before this one
+    self->stamping_ = {id, arrived};
     return 0;  // ENet goes on to handle the datagram as usual
   }
 
@@ -483,12 +596,21 @@ class EnetTransport final : public Transport {
   static constexpr std::size_t kVerifyBytes = 2 * sizeof(enet_uint16) + kCheckBytes + sizeof(ENetProtocolVerifyConnect);
 
   ENetHost* host_;
+  SocketBatch batch_;                    // the socket, read and written in batches
+  std::int64_t reading_arrival_ = -1;    // the stamp of the datagram ENet is reading, from the batch (-1: none)
+  bool in_round_ = false;                // poll() is in a round (it has not returned None since it began)
   enet_uint32 tended_ms_ = 0;
   std::vector<std::int64_t> half_open_since_;  // by ENet peer index: when first seen half-open (0: not)
   std::vector<std::size_t> handshake_credit_;  // by ENet peer index: bytes a half-open requester sent, not yet answered
   std::uint64_t handshakes_cut_ = 0;
   std::vector<EnetLink> links_;        // by ENet peer index
-  std::vector<std::int64_t> arrival_;  // by ENet peer index: the latest datagram's kernel stamp (0: none)
+  static constexpr std::size_t kArrivals = 1024;  // more than the messages that wait to be taken
+  std::array<std::int64_t, kArrivals> arrivals_{};  // arrivals of datagrams, by packet user data (stamp_messages)
+  std::uint64_t next_arrival_ = 0;
+  struct {
+    std::int64_t peer = -1;  // ENet peer index of the datagram read last, whose messages are not yet stamped
+    std::int64_t arrived = 0;
+  } stamping_;
   std::vector<std::int64_t> heard_;    // by ENet peer index: the latest datagram's arrival, stamped or read
   std::vector<Auth> auth_;             // by ENet peer index: the datagram keys
   enet_uint32 checked_field_ = 0;      // the check field of the datagram check_received passed
@@ -560,3 +682,16 @@ Network& udp_network() {
 }
 
 }  // namespace lockstep
+
+// ENet's socket layer calls these two through its library's symbol table, so the definitions here
+// take their place in every program this library is part of (as a program's own malloc takes the
+// C library's). For the socket of a transport being served they read and write in batches
+// (socket_batch.hpp); for every other socket they do what ENet's own do.
+static_assert(sizeof(ENetBuffer) == sizeof(iovec) && offsetof(ENetBuffer, data) == offsetof(iovec, iov_base) &&
+              offsetof(ENetBuffer, dataLength) == offsetof(iovec, iov_len));
+extern "C" __attribute__((visibility("default"))) int enet_socket_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, size_t count) {
+  return lockstep::EnetTransport::socket_receive(socket, address, buffers, count);
+}
+extern "C" __attribute__((visibility("default"))) int enet_socket_send(ENetSocket socket, const ENetAddress* address, const ENetBuffer* buffers, size_t count) {
+  return lockstep::EnetTransport::socket_send(socket, address, buffers, count);
+}

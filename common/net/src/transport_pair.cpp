@@ -55,6 +55,8 @@ class TransportPair final : public Transport {
     x.packets_sent += y.packets_sent;
     x.packets_received += y.packets_received;
     x.datagrams_refused += y.datagrams_refused;
+    x.socket_reads += y.socket_reads;
+    x.socket_writes += y.socket_writes;
     return x;
   }
   void authenticate(NetPeer* peer, const DatagramKeys& keys, bool speaks_first) override {

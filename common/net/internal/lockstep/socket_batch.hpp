@@ -1,0 +1,83 @@
+// A UDP socket read and written in batches, with the kernel's receive timestamps.
+//
+// A server's round reads one datagram from each player and writes one to each. Read and written
+// one system call at a time (as ENet's own socket layer does), that is two calls a player, and one
+// more to ask the kernel when each datagram arrived. Here one recvmmsg reads every datagram waiting,
+// each with its receive timestamp, and the datagrams queued during a round go out in one sendmmsg.
+// The transport hands ENet the datagrams one at a time from the batch (transport.cpp).
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace lockstep {
+
+class SocketBatch {
+ public:
+  /// The largest datagram taken or sent (ENet's largest MTU); longer ones are dropped and counted.
+  static constexpr std::size_t kMaxDatagram = 4096;
+  static constexpr std::size_t kReadBatch = 32;   // datagrams one recvmmsg takes
+  static constexpr std::size_t kWriteBatch = 32;  // datagrams queued before they go out anyway
+
+  struct Datagram {
+    std::span<const std::uint8_t> bytes;
+    sockaddr_in from{};
+    std::int64_t arrived_ns = 0;  // monotonic; 0: the kernel gave no timestamp
+  };
+  struct Counts {
+    std::uint64_t reads = 0, datagrams_read = 0;      // recvmmsg calls, and the datagrams they took
+    std::uint64_t writes = 0, datagrams_written = 0;  // sendmmsg calls, and the datagrams they sent
+    std::uint64_t dropped_in = 0;   // empty or longer than kMaxDatagram: never handed on
+    std::uint64_t dropped_out = 0;  // the kernel refused them (a full buffer, an unreachable address)
+  };
+
+  /// Turns on receive timestamps (SO_TIMESTAMPNS) for `fd`, which stays the caller's.
+  explicit SocketBatch(int fd);
+  SocketBatch(const SocketBatch&) = delete;
+  SocketBatch& operator=(const SocketBatch&) = delete;
+
+  /// A new round: the socket is read again when the batch is used up.
+  void begin_round() { drained_ = false; }
+  /// The next datagram: 1 and `out` set, 0 when none is waiting (the batch is used up and the
+  /// socket was empty at its last read in this round), -1 on a socket error. `out.bytes` stays
+  /// valid until the next call.
+  int next(Datagram* out);
+  /// Datagrams read from the socket and not yet taken.
+  [[nodiscard]] bool pending() const { return taken_ < count_; }
+  /// The socket was found empty in this round (and nothing is pending).
+  [[nodiscard]] bool drained() const { return drained_ && !pending(); }
+
+  /// Queues one datagram, gathered from `parts`, to `to`: false (nothing queued) when it is longer
+  /// than kMaxDatagram. A full queue is written first.
+  bool queue(const sockaddr_in& to, std::span<const iovec> parts);
+  /// Writes every queued datagram.
+  void write();
+  [[nodiscard]] bool queued() const { return !out_.empty(); }
+
+  [[nodiscard]] const Counts& counts() const { return counts_; }
+
+ private:
+  bool read();
+
+  int fd_;
+  bool drained_ = false;
+  std::size_t count_ = 0, taken_ = 0;
+  std::vector<std::uint8_t> in_bytes_;  // kReadBatch slots of kMaxDatagram
+  std::vector<sockaddr_in> in_from_;
+  std::vector<std::uint32_t> in_length_;
+  std::vector<std::int64_t> in_arrived_;
+  std::vector<std::uint8_t> out_bytes_;  // kWriteBatch slots of kMaxDatagram
+  struct Out {
+    sockaddr_in to;
+    std::size_t length;
+  };
+  std::vector<Out> out_;
+  Counts counts_;
+};
+
+}  // namespace lockstep

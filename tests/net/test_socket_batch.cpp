@@ -1,0 +1,169 @@
+// The UDP socket read and written in batches (common/net/src/socket_batch.cpp), on real sockets,
+// and the transport that hands ENet its datagrams from it: one read takes every datagram waiting,
+// each with the kernel's receive stamp, and what a round sends goes out in one write.
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockstep/clock.hpp"
+#include "lockstep/socket_batch.hpp"
+#include "lockstep/transport.hpp"
+
+using namespace lockstep;
+
+namespace {
+
+// A UDP socket bound to 127.0.0.1 on a free port.
+struct Udp {
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in at{};
+  Udp() {
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(fd, reinterpret_cast<const sockaddr*>(&at), sizeof at) == 0);
+    socklen_t n = sizeof at;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&at), &n);
+  }
+  ~Udp() { close(fd); }
+  void send_to(const Udp& other, const std::vector<std::uint8_t>& bytes) const {
+    REQUIRE(sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<const sockaddr*>(&other.at), sizeof other.at) ==
+            static_cast<ssize_t>(bytes.size()));
+  }
+  std::vector<std::uint8_t> receive() const {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 1000) <= 0) return {};
+    std::vector<std::uint8_t> b(8192);
+    const ssize_t n = recv(fd, b.data(), b.size(), 0);
+    b.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return b;
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("net/socket_batch") {
+  TEST_CASE("one read takes every datagram waiting, in order and stamped; empty and oversized ones are dropped") {
+    Udp a, b;
+    SocketBatch batch(b.fd);
+    const std::int64_t before = monotonic_ns();
+    const std::vector<std::uint8_t> first{1, 2, 3}, second{4}, third(SocketBatch::kMaxDatagram, 7);
+    a.send_to(b, first);
+    usleep(5'000);
+    a.send_to(b, {});  // empty: ENet would stop reading at it
+    a.send_to(b, second);
+    a.send_to(b, std::vector<std::uint8_t>(SocketBatch::kMaxDatagram + 1, 9));  // too long for any MTU
+    usleep(5'000);
+    a.send_to(b, third);
+    usleep(20'000);
+    const std::int64_t after = monotonic_ns();
+
+    batch.begin_round();
+    std::vector<SocketBatch::Datagram> got;
+    std::vector<std::vector<std::uint8_t>> bytes;
+    SocketBatch::Datagram d;
+    while (batch.next(&d) == 1) {
+      got.push_back(d);
+      bytes.emplace_back(d.bytes.begin(), d.bytes.end());
+    }
+    REQUIRE(bytes.size() == 3);
+    CHECK(bytes[0] == first);
+    CHECK(bytes[1] == second);
+    CHECK(bytes[2] == third);
+    CHECK(got[0].from.sin_port == a.at.sin_port);
+    CHECK(batch.counts().reads == 1);  // all of them in one call, which found the socket empty after them
+    CHECK(batch.counts().datagrams_read == 5);
+    CHECK(batch.counts().dropped_in == 2);
+    // The kernel's stamps: when each arrived, not when it was read (all at once, after `after`).
+    for (const auto& g : got) {
+      CHECK(g.arrived_ns >= before - 1'000'000);  // the clocks are carried over to within a millisecond
+      CHECK(g.arrived_ns <= after + 1'000'000);
+    }
+    CHECK(got[1].arrived_ns - got[0].arrived_ns >= 4'000'000);
+    CHECK(got[2].arrived_ns - got[1].arrived_ns >= 4'000'000);
+
+    // The socket was found empty: the round asks it nothing more; a new round reads it again.
+    CHECK(batch.next(&d) == 0);
+    CHECK(batch.counts().reads == 1);
+    CHECK(batch.drained());
+    a.send_to(b, first);
+    usleep(5'000);
+    CHECK(batch.next(&d) == 0);  // waits for the next round
+    batch.begin_round();
+    REQUIRE(batch.next(&d) == 1);
+    CHECK(std::vector<std::uint8_t>(d.bytes.begin(), d.bytes.end()) == first);
+    CHECK(batch.counts().reads == 2);
+  }
+
+  TEST_CASE("datagrams queued go out in one write, each whole and to its own address") {
+    Udp from, x, y;
+    SocketBatch batch(from.fd);
+    const std::vector<std::uint8_t> head{1, 2}, body{3, 4, 5};
+    const iovec parts[] = {{const_cast<std::uint8_t*>(head.data()), head.size()},
+                           {const_cast<std::uint8_t*>(body.data()), body.size()}};
+    REQUIRE(batch.queue(x.at, parts));
+    REQUIRE(batch.queue(y.at, std::span<const iovec>(parts, 1)));
+    REQUIRE(batch.queue(x.at, std::span<const iovec>(parts + 1, 1)));
+    std::vector<std::uint8_t> too_long(SocketBatch::kMaxDatagram + 1);
+    const iovec long_part{too_long.data(), too_long.size()};
+    CHECK_FALSE(batch.queue(x.at, std::span<const iovec>(&long_part, 1)));
+    CHECK(batch.queued());
+    CHECK(batch.counts().writes == 0);  // nothing goes before write()
+    batch.write();
+    CHECK_FALSE(batch.queued());
+    CHECK(batch.counts().writes == 1);
+    CHECK(batch.counts().datagrams_written == 3);
+    CHECK(x.receive() == std::vector<std::uint8_t>{1, 2, 3, 4, 5});
+    CHECK(x.receive() == body);
+    CHECK(y.receive() == head);
+  }
+
+  TEST_CASE("a transport's round reads its socket once, and each message carries the stamp of its arrival") {
+    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
+    REQUIRE(server);
+    std::string error;
+    auto client = Transport::client(TransportLimits{}, &error);
+    REQUIRE(client);
+    NetPeer* to_server = client->connect("127.0.0.1", server->port(), &error);
+    REQUIRE(to_server);
+    bool connected = false;
+    for (const std::int64_t until = monotonic_ns() + 3'000'000'000; !connected && monotonic_ns() < until;) {
+      while (server->poll().type != NetEvent::Type::None) {
+      }
+      for (NetEvent ev = client->poll(); ev.type != NetEvent::Type::None; ev = client->poll())
+        connected = connected || ev.type == NetEvent::Type::Connect;
+      usleep(1000);
+    }
+    REQUIRE(connected);
+    for (int i = 0; i < 20; ++i) {  // the server's side of the handshake settles
+      while (server->poll().type != NetEvent::Type::None) {
+      }
+      usleep(1000);
+    }
+    const NetTraffic client_before = client->traffic(), server_before = server->traffic();
+    for (std::uint8_t i = 0; i < 3; ++i) {
+      client->send(to_server, Channel::Play, std::vector<std::uint8_t>{i});
+      client->flush();  // one datagram each, one write each
+      usleep(10'000);
+    }
+    usleep(20'000);
+    std::vector<std::int64_t> arrived;
+    for (NetEvent ev = server->poll(); ev.type != NetEvent::Type::None; ev = server->poll())
+      if (ev.type == NetEvent::Type::Receive) arrived.push_back(ev.arrived_ns);
+    REQUIRE(arrived.size() == 3);
+    // ENet's datagrams came through the batch (ENet's socket calls are this library's): the three
+    // were read by one call, and the round ended without another.
+    CHECK(server->traffic().socket_reads - server_before.socket_reads == 1);
+    CHECK(client->traffic().socket_writes - client_before.socket_writes == 3);
+    CHECK(arrived[0] > 0);
+    CHECK(arrived[1] - arrived[0] >= 8'000'000);  // read at once, stamped 10 ms apart
+    CHECK(arrived[2] - arrived[1] >= 8'000'000);
+  }
+}
