@@ -1,7 +1,5 @@
 #include "lockstep/socket_batch.hpp"
 
-#include <sys/socket.h>
-
 #include <cerrno>
 #include <cstring>
 
@@ -15,62 +13,79 @@ SocketBatch::SocketBatch(int fd)
       in_from_(kReadBatch),
       in_length_(kReadBatch),
       in_arrived_(kReadBatch),
-      out_bytes_(kWriteBatch * kMaxDatagram) {
+      in_iov_(kReadBatch),
+      in_control_(kReadBatch),
+      in_msgs_(kReadBatch),
+      out_bytes_(kWriteBatch * kMaxDatagram),
+      out_to_(kWriteBatch),
+      out_iov_(kWriteBatch),
+      out_msgs_(kWriteBatch) {
   const int on = 1;
   setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);  // without it, datagrams come unstamped
-  out_.reserve(kWriteBatch);
+  for (std::size_t i = 0; i < kReadBatch; ++i) {
+    in_iov_[i] = {in_bytes_.data() + i * kMaxDatagram, kMaxDatagram};
+    msghdr& h = in_msgs_[i].msg_hdr;
+    h.msg_name = &in_from_[i];
+    h.msg_iov = &in_iov_[i];
+    h.msg_iovlen = 1;
+    h.msg_control = in_control_[i].bytes;
+  }
+  for (std::size_t i = 0; i < kWriteBatch; ++i) {
+    out_iov_[i].iov_base = out_bytes_.data() + i * kMaxDatagram;
+    msghdr& h = out_msgs_[i].msg_hdr;
+    h.msg_name = &out_to_[i];
+    h.msg_namelen = sizeof(sockaddr_in);
+    h.msg_iov = &out_iov_[i];
+    h.msg_iovlen = 1;
+  }
 }
 
 bool SocketBatch::read() {
-  mmsghdr msgs[kReadBatch];
-  iovec iov[kReadBatch];
-  alignas(cmsghdr) unsigned char control[kReadBatch][CMSG_SPACE(sizeof(timespec))];
-  std::memset(msgs, 0, sizeof msgs);
-  for (std::size_t i = 0; i < kReadBatch; ++i) {
-    iov[i] = {in_bytes_.data() + i * kMaxDatagram, kMaxDatagram};
-    msgs[i].msg_hdr.msg_name = &in_from_[i];
-    msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-    msgs[i].msg_hdr.msg_iov = &iov[i];
-    msgs[i].msg_hdr.msg_iovlen = 1;
-    msgs[i].msg_hdr.msg_control = control[i];
-    msgs[i].msg_hdr.msg_controllen = sizeof control[i];
+  // The kernel writes the lengths of the headers it fills in; only those are made ready again.
+  for (std::size_t i = 0; i < last_read_; ++i) {
+    msghdr& h = in_msgs_[i].msg_hdr;
+    h.msg_namelen = sizeof(sockaddr_in);
+    h.msg_controllen = sizeof(Control);
+    h.msg_flags = 0;
   }
-  const int n = recvmmsg(fd_, msgs, kReadBatch, MSG_DONTWAIT, nullptr);
+  const int n = recvmmsg(fd_, in_msgs_.data(), kReadBatch, MSG_DONTWAIT, nullptr);
   ++counts_.reads;
   count_ = taken_ = 0;
   if (n < 0) {
+    last_read_ = 0;
     drained_ = errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
     return drained_;
   }
+  last_read_ = static_cast<std::size_t>(n);
   // Socket stamps are on the realtime clock; they are carried over to the monotonic clock.
-  const std::int64_t realtime_ahead = clock_ns(CLOCK_REALTIME) - monotonic_ns();
-  for (int i = 0; i < n; ++i) {
-    const msghdr& h = msgs[i].msg_hdr;
-    const std::uint32_t length = msgs[i].msg_len;
+  const std::int64_t realtime_ahead = n > 0 ? clock_ns(CLOCK_REALTIME) - monotonic_ns() : 0;
+  for (std::size_t i = 0; i < last_read_; ++i) {
+    msghdr& h = in_msgs_[i].msg_hdr;
+    const std::uint32_t length = in_msgs_[i].msg_len;
     if (length == 0 || (h.msg_flags & MSG_TRUNC) != 0 || h.msg_namelen != sizeof(sockaddr_in) ||
-        in_from_[static_cast<std::size_t>(i)].sin_family != AF_INET) {
+        in_from_[i].sin_family != AF_INET) {
       ++counts_.dropped_in;  // nothing a peer sends: ENet would stop reading at an empty one
       continue;
     }
     std::int64_t arrived = 0;
-    for (const cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&h), const_cast<cmsghdr*>(c)))
+    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
       if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
         timespec ts;
         std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
         arrived = to_ns(ts) - realtime_ahead;
       }
-    // Kept in place, in order: slot i holds datagram i.
-    if (count_ != static_cast<std::size_t>(i)) {
-      std::memcpy(in_bytes_.data() + count_ * kMaxDatagram, in_bytes_.data() + static_cast<std::size_t>(i) * kMaxDatagram, length);
-      in_from_[count_] = in_from_[static_cast<std::size_t>(i)];
+    // Kept in order, without gaps: slot count_ holds the next datagram taken.
+    if (count_ != i) {
+      std::memcpy(in_bytes_.data() + count_ * kMaxDatagram, in_bytes_.data() + i * kMaxDatagram, length);
+      in_from_[count_] = in_from_[i];
     }
     in_length_[count_] = length;
     in_arrived_[count_] = arrived;
     ++count_;
   }
-  counts_.datagrams_read += static_cast<std::uint64_t>(n);
+  counts_.datagrams_read += last_read_;
   // Fewer than asked for: the socket was empty when read.
-  drained_ = static_cast<std::size_t>(n) < kReadBatch;
+  drained_ = last_read_ < kReadBatch;
   return true;
 }
 
@@ -90,33 +105,24 @@ bool SocketBatch::queue(const sockaddr_in& to, std::span<const iovec> parts) {
   std::size_t length = 0;
   for (const iovec& p : parts) length += p.iov_len;
   if (length > kMaxDatagram) return false;
-  if (out_.size() == kWriteBatch) write();
-  std::uint8_t* at = out_bytes_.data() + out_.size() * kMaxDatagram;
+  if (out_count_ == kWriteBatch) write();
+  const std::size_t i = out_count_++;
+  auto* at = static_cast<std::uint8_t*>(out_iov_[i].iov_base);
   for (const iovec& p : parts) {
     std::memcpy(at, p.iov_base, p.iov_len);
     at += p.iov_len;
   }
-  out_.push_back({to, length});
+  out_iov_[i].iov_len = length;
+  out_to_[i] = to;
   return true;
 }
 
 void SocketBatch::write() {
-  if (out_.empty()) return;
-  mmsghdr msgs[kWriteBatch];
-  iovec iov[kWriteBatch];
-  std::memset(msgs, 0, sizeof msgs);
-  for (std::size_t i = 0; i < out_.size(); ++i) {
-    iov[i] = {out_bytes_.data() + i * kMaxDatagram, out_[i].length};
-    msgs[i].msg_hdr.msg_name = &out_[i].to;
-    msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_in);
-    msgs[i].msg_hdr.msg_iov = &iov[i];
-    msgs[i].msg_hdr.msg_iovlen = 1;
-  }
   // sendmmsg stops at the first datagram the kernel refuses; that one is dropped, as a lost
   // datagram would be (ENet resends what must arrive), and the rest go on.
   std::size_t from = 0;
-  while (from < out_.size()) {
-    const int n = sendmmsg(fd_, msgs + from, static_cast<unsigned>(out_.size() - from), MSG_NOSIGNAL);
+  while (from < out_count_) {
+    const int n = sendmmsg(fd_, out_msgs_.data() + from, static_cast<unsigned>(out_count_ - from), MSG_NOSIGNAL);
     ++counts_.writes;
     if (n < 0 && errno == EINTR) continue;
     if (n > 0) {
@@ -127,7 +133,7 @@ void SocketBatch::write() {
     ++counts_.dropped_out;
     ++from;
   }
-  out_.clear();
+  out_count_ = 0;
 }
 
 }  // namespace lockstep

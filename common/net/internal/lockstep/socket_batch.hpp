@@ -8,6 +8,7 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <cstddef>
@@ -57,26 +58,34 @@ class SocketBatch {
   bool queue(const sockaddr_in& to, std::span<const iovec> parts);
   /// Writes every queued datagram.
   void write();
-  [[nodiscard]] bool queued() const { return !out_.empty(); }
+  [[nodiscard]] bool queued() const { return out_count_ > 0; }
 
   [[nodiscard]] const Counts& counts() const { return counts_; }
 
  private:
   bool read();
 
+  struct Control {
+    alignas(cmsghdr) unsigned char bytes[CMSG_SPACE(sizeof(timespec))];
+  };
+
   int fd_;
   bool drained_ = false;
   std::size_t count_ = 0, taken_ = 0;
+  std::size_t last_read_ = kReadBatch;  // headers the last read filled in, to be made ready again
+  // The system calls' headers point into these buffers once and for all (set in the constructor).
   std::vector<std::uint8_t> in_bytes_;  // kReadBatch slots of kMaxDatagram
   std::vector<sockaddr_in> in_from_;
   std::vector<std::uint32_t> in_length_;
   std::vector<std::int64_t> in_arrived_;
+  std::vector<iovec> in_iov_;
+  std::vector<Control> in_control_;
+  std::vector<mmsghdr> in_msgs_;
   std::vector<std::uint8_t> out_bytes_;  // kWriteBatch slots of kMaxDatagram
-  struct Out {
-    sockaddr_in to;
-    std::size_t length;
-  };
-  std::vector<Out> out_;
+  std::vector<sockaddr_in> out_to_;
+  std::vector<iovec> out_iov_;
+  std::vector<mmsghdr> out_msgs_;
+  std::size_t out_count_ = 0;
   Counts counts_;
 };
 
