@@ -69,7 +69,7 @@ void await_stamping(const Udp& a, const Udp& b, SocketBatch& batch) {
 }  // namespace
 
 TEST_SUITE("net/socket_batch") {
-  TEST_CASE("one read takes every datagram waiting, in order and stamped; empty and oversized ones are dropped") {
+  TEST_CASE("one read takes every datagram waiting, in order and stamped, and drops empty and oversized ones") {
     Udp a, b;
     SocketBatch batch(b.fd);
     await_stamping(a, b, batch);
