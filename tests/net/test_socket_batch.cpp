@@ -186,6 +186,19 @@ TEST_SUITE("net/socket_batch") {
     CHECK(arrived[0] > 0);
     CHECK(arrived[1] - arrived[0] >= 8'000'000);  // read at once, stamped 10 ms apart
     CHECK(arrived[2] - arrived[1] >= 8'000'000);
+
+    // A round that reads a single datagram: its message, handed out by the service that read it,
+    // carries its arrival too.
+    client->send(to_server, Channel::Play, std::vector<std::uint8_t>{7});
+    client->flush();
+    usleep(20'000);
+    const std::int64_t read_at = monotonic_ns();
+    std::vector<std::int64_t> single;
+    for (NetEvent ev = server->poll(); ev.type != NetEvent::Type::None; ev = server->poll())
+      if (ev.type == NetEvent::Type::Receive) single.push_back(ev.arrived_ns);
+    REQUIRE(single.size() == 1);
+    CHECK(single[0] > 0);
+    CHECK(single[0] < read_at - 10'000'000);  // when it came, not when it was read
   }
 
   TEST_CASE("a program's own ENet host beside a transport works as with ENet's own socket calls") {

@@ -92,6 +92,11 @@ bool SocketBatch::read() {
 int SocketBatch::next(Datagram* out) {
   while (!pending()) {
     if (drained_) return 0;
+    if (reads_in_round_ == kReadsPerRound) {
+      drained_ = true;  // not empty, perhaps: the rest waits for the next round
+      return 0;
+    }
+    ++reads_in_round_;
     if (!read()) return -1;
   }
   const std::size_t i = taken_++;

@@ -115,6 +115,7 @@ class EnetTransport final : public Transport {
   static int socket_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, std::size_t count) {
     EnetTransport* self = serving;
     if (!self || self->host_->socket != socket || count != 1 || !address) return plain_receive(socket, address, buffers, count);
+    self->stamp_messages();  // of the datagram before: ENet has queued its messages by now
     SocketBatch::Datagram d;
     for (;;) {
       const int r = self->batch_.next(&d);
@@ -233,6 +234,10 @@ class EnetTransport final : public Transport {
       do {  // datagrams read into the batch are taken in this round: the socket no longer shows them
         read_in_service_ = 0;
         r = serve([&] { return enet_host_service(host_, &ev, 0); });
+        // The service hands out the first message at once: one from the datagram read last is
+        // off the peer's queue before stamp_messages() can see it.
+        if (r > 0 && ev.type == ENET_EVENT_TYPE_RECEIVE && !ev.packet->userData && stamping_.peer == ev.peer - host_->peers)
+          ev.packet->userData = reinterpret_cast<void*>(static_cast<std::uintptr_t>(remember_arrival(stamping_.arrived)) + 1);
         stamp_messages();
         tend();
       } while (r <= 0 && batch_.pending());
@@ -323,15 +328,19 @@ class EnetTransport final : public Transport {
   // messages for delivery as it reads each datagram, so the messages at the end of the peer's
   // queue without a stamp are the ones the datagram just read brought. A packet's user data holds
   // its place in a ring of arrivals.
+  std::uint64_t remember_arrival(std::int64_t arrived) {
+    const std::uint64_t at = next_arrival_++ % kArrivals;
+    arrivals_[at] = arrived;
+    return at;
+  }
   void stamp_messages() {
     if (stamping_.peer < 0) return;
     ENetList& queue = host_->peers[static_cast<std::size_t>(stamping_.peer)].dispatchedCommands;
-    const std::uint64_t at = next_arrival_++;
-    arrivals_[at % kArrivals] = stamping_.arrived;
+    const std::uint64_t at = remember_arrival(stamping_.arrived);
     for (ENetListIterator it = enet_list_previous(enet_list_end(&queue)); it != enet_list_end(&queue); it = enet_list_previous(it)) {
       ENetPacket* packet = reinterpret_cast<ENetIncomingCommand*>(it)->packet;
       if (!packet || packet->userData) break;
-      packet->userData = reinterpret_cast<void*>(static_cast<std::uintptr_t>(at % kArrivals) + 1);
+      packet->userData = reinterpret_cast<void*>(static_cast<std::uintptr_t>(at) + 1);
     }
     stamping_.peer = -1;
   }

@@ -43,7 +43,13 @@ class SocketBatch {
   SocketBatch& operator=(const SocketBatch&) = delete;
 
   /// A new round: the socket is read again when the batch is used up.
-  void begin_round() { drained_ = false; }
+  void begin_round() {
+    drained_ = false;
+    reads_in_round_ = 0;
+  }
+  /// Reads one round makes at most: a flood that keeps the socket full (even of datagrams that
+  /// are all dropped) ends the round, and the next wake starts another.
+  static constexpr std::size_t kReadsPerRound = 8;
   /// The next datagram: 1 and `out` set, 0 when none is waiting (the batch is used up and the
   /// socket was empty at its last read in this round), -1 on a socket error. `out.bytes` stays
   /// valid until the next call.
@@ -71,6 +77,7 @@ class SocketBatch {
 
   int fd_;
   bool drained_ = false;
+  std::size_t reads_in_round_ = 0;
   std::size_t count_ = 0, taken_ = 0;
   std::size_t last_read_ = kReadBatch;  // headers the last read filled in, to be made ready again
   // The system calls' headers point into these buffers once and for all (set in the constructor).
