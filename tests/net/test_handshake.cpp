@@ -21,6 +21,7 @@
 #include "lockstep/clock.hpp"
 #include "lockstep/datagram_check.hpp"
 #include "lockstep/transport.hpp"
+#include "net/connected_transports.hpp"
 #include "net/enet_wire.hpp"
 
 using namespace lockstep;
@@ -151,27 +152,10 @@ TEST_SUITE("net/handshake") {
 // (anyone can send one) must still come in the same round, not at the next wake.
 TEST_SUITE("net/poll") {
   TEST_CASE("one round of poll() takes every datagram waiting, past an empty one") {
-    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
-    REQUIRE(server);
-    std::string error;
-    auto client = Transport::client(TransportLimits{}, &error);
-    REQUIRE(client);
-    NetPeer* to_server = client->connect("127.0.0.1", server->port(), &error);
-    REQUIRE(to_server);
-    bool connected = false;
-    for (const std::int64_t until = monotonic_ns() + 3'000'000'000; !connected && monotonic_ns() < until;) {
-      for (NetEvent ev = server->poll(); ev.type != NetEvent::Type::None; ev = server->poll()) {
-      }
-      for (NetEvent ev = client->poll(); ev.type != NetEvent::Type::None; ev = client->poll())
-        connected = connected || ev.type == NetEvent::Type::Connect;
-      usleep(1000);
-    }
-    REQUIRE(connected);
-    for (int i = 0; i < 20; ++i) {  // the server's side of the handshake settles
-      while (server->poll().type != NetEvent::Type::None) {
-      }
-      usleep(1000);
-    }
+    ConnectedTransports pair;
+    Transport* server = pair.server.get();
+    Transport* client = pair.client.get();
+    NetPeer* to_server = pair.to_server;
     RawSocket raw("127.0.0.75", server->port());
     const std::vector<std::uint8_t> a{1, 2, 3}, b{4, 5, 6};
     client->send(to_server, Channel::Play, a);

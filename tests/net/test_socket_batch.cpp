@@ -18,6 +18,7 @@
 #include "lockstep/datagram_check.hpp"
 #include "lockstep/socket_batch.hpp"
 #include "lockstep/transport.hpp"
+#include "net/connected_transports.hpp"
 
 using namespace lockstep;
 
@@ -147,27 +148,10 @@ TEST_SUITE("net/socket_batch") {
   }
 
   TEST_CASE("a transport's round reads its socket once, and each message carries the stamp of its arrival") {
-    auto server = Transport::listen("127.0.0.1", 0, 8, TransportLimits{}, nullptr);
-    REQUIRE(server);
-    std::string error;
-    auto client = Transport::client(TransportLimits{}, &error);
-    REQUIRE(client);
-    NetPeer* to_server = client->connect("127.0.0.1", server->port(), &error);
-    REQUIRE(to_server);
-    bool connected = false;
-    for (const std::int64_t until = monotonic_ns() + 3'000'000'000; !connected && monotonic_ns() < until;) {
-      while (server->poll().type != NetEvent::Type::None) {
-      }
-      for (NetEvent ev = client->poll(); ev.type != NetEvent::Type::None; ev = client->poll())
-        connected = connected || ev.type == NetEvent::Type::Connect;
-      usleep(1000);
-    }
-    REQUIRE(connected);
-    for (int i = 0; i < 20; ++i) {  // the server's side of the handshake settles
-      while (server->poll().type != NetEvent::Type::None) {
-      }
-      usleep(1000);
-    }
+    testing::ConnectedTransports pair;
+    Transport* server = pair.server.get();
+    Transport* client = pair.client.get();
+    NetPeer* to_server = pair.to_server;
     const NetTraffic client_before = client->traffic(), server_before = server->traffic();
     for (std::uint8_t i = 0; i < 3; ++i) {
       client->send(to_server, Channel::Play, std::vector<std::uint8_t>{i});

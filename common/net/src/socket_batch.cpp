@@ -58,7 +58,7 @@ bool SocketBatch::read() {
   }
   last_read_ = static_cast<std::size_t>(n);
   // Socket stamps are on the realtime clock; they are carried over to the monotonic clock.
-  const std::int64_t realtime_ahead = n > 0 ? clock_ns(CLOCK_REALTIME) - monotonic_ns() : 0;
+  const std::int64_t realtime_ahead = n > 0 ? realtime_ahead_ns() : 0;
   for (std::size_t i = 0; i < last_read_; ++i) {
     msghdr& h = in_msgs_[i].msg_hdr;
     const std::uint32_t length = in_msgs_[i].msg_len;

@@ -30,6 +30,19 @@ void ensure_enet() {
   });
 }
 
+// ENet's address (host in network order, port in host order) and the socket API's.
+sockaddr_in to_sockaddr(const ENetAddress& a) {
+  sockaddr_in s{};
+  s.sin_family = AF_INET;
+  s.sin_port = htons(a.port);
+  s.sin_addr.s_addr = a.host;
+  return s;
+}
+void to_enet(const sockaddr_in& s, ENetAddress* a) {
+  a->host = s.sin_addr.s_addr;
+  a->port = ntohs(s.sin_port);
+}
+
 void apply_limits(ENetHost* host, const TransportLimits& limits) {
   host->maximumPacketSize = limits.max_packet_bytes;
   host->maximumWaitingData = limits.max_waiting_bytes;
@@ -123,21 +136,17 @@ class EnetTransport final : public Transport {
       if (d.bytes.size() <= buffers[0].dataLength) break;  // always: ENet's buffer is its largest MTU
     }
     std::memcpy(buffers[0].data, d.bytes.data(), d.bytes.size());
-    address->host = d.from.sin_addr.s_addr;
-    address->port = ntohs(d.from.sin_port);
+    to_enet(d.from, address);
     self->reading_arrival_ = d.arrived_ns;
     return static_cast<int>(d.bytes.size());
   }
   static int socket_send(ENetSocket socket, const ENetAddress* address, const ENetBuffer* buffers, std::size_t count) {
     EnetTransport* self = serving;
     if (self && self->host_->socket == socket && address) {
-      sockaddr_in to{};
-      to.sin_family = AF_INET;
-      to.sin_port = htons(address->port);
-      to.sin_addr.s_addr = address->host;
       std::size_t total = 0;
       for (std::size_t b = 0; b < count; ++b) total += buffers[b].dataLength;
-      if (self->batch_.queue(to, {reinterpret_cast<const iovec*>(buffers), count})) return static_cast<int>(total);
+      if (self->batch_.queue(to_sockaddr(*address), {reinterpret_cast<const iovec*>(buffers), count}))
+        return static_cast<int>(total);
     }
     return plain_send(socket, address, buffers, count);
   }
@@ -154,19 +163,14 @@ class EnetTransport final : public Transport {
     const ssize_t n = recvmsg(socket, &h, MSG_NOSIGNAL);
     if (n < 0) return errno == EWOULDBLOCK || errno == EAGAIN ? 0 : -1;
     if (h.msg_flags & MSG_TRUNC) return -1;
-    if (address) {
-      address->host = from.sin_addr.s_addr;
-      address->port = ntohs(from.sin_port);
-    }
+    if (address) to_enet(from, address);
     return static_cast<int>(n);
   }
   static int plain_send(ENetSocket socket, const ENetAddress* address, const ENetBuffer* buffers, std::size_t count) {
     msghdr h{};
     sockaddr_in to{};
     if (address) {
-      to.sin_family = AF_INET;
-      to.sin_port = htons(address->port);
-      to.sin_addr.s_addr = address->host;
+      to = to_sockaddr(*address);
       h.msg_name = &to;
       h.msg_namelen = sizeof to;
     }
@@ -234,11 +238,7 @@ class EnetTransport final : public Transport {
       do {  // datagrams read into the batch are taken in this round: the socket no longer shows them
         read_in_service_ = 0;
         r = serve([&] { return enet_host_service(host_, &ev, 0); });
-        // The service hands out the first message at once: one from the datagram read last is
-        // off the peer's queue before stamp_messages() can see it.
-        if (r > 0 && ev.type == ENET_EVENT_TYPE_RECEIVE && !ev.packet->userData && stamping_.peer == ev.peer - host_->peers)
-          ev.packet->userData = reinterpret_cast<void*>(static_cast<std::uintptr_t>(remember_arrival(stamping_.arrived)) + 1);
-        stamp_messages();
+        stamp_messages(r > 0 && ev.type == ENET_EVENT_TYPE_RECEIVE ? &ev : nullptr);
         tend();
       } while (r <= 0 && batch_.pending());
       if (r <= 0) {
@@ -263,7 +263,7 @@ class EnetTransport final : public Transport {
         out.channel = ev.channelID;
         out.holder = {ev.packet, [](void* p) { enet_packet_destroy(static_cast<ENetPacket*>(p)); }};
         out.data = {ev.packet->data, ev.packet->dataLength};
-        out.arrived_ns = ev.packet->userData ? arrivals_[(reinterpret_cast<std::uintptr_t>(ev.packet->userData) - 1) % kArrivals] : 0;
+        out.arrived_ns = arrival_of(*ev.packet);
         break;
       default: break;
     }
@@ -284,8 +284,9 @@ class EnetTransport final : public Transport {
     queued_ = false;
   }
   void queued() { queued_ = true; }
-  // Datagrams wait to be taken: in the batch, or in the socket unless a read found it empty in
-  // this round (one that came since waits for the next round, as its wake shows it).
+  // Datagrams wait to be taken in this round: in the batch, or in the socket unless the round
+  // reads no more (a read found it empty, or the round's reads are spent: what waits, or came
+  // since, is taken in the next round, which the socket's readiness wakes).
   [[nodiscard]] bool readable() const {
     if (batch_.pending()) return true;
     if (batch_.drained()) return false;
@@ -326,23 +327,26 @@ class EnetTransport final : public Transport {
   // are taken: each message is given the arrival of the datagram it came in (of the datagram that
   // completed it, for a reliable message that waited for an earlier one). ENet queues a peer's
   // messages for delivery as it reads each datagram, so the messages at the end of the peer's
-  // queue without a stamp are the ones the datagram just read brought. A packet's user data holds
-  // its place in a ring of arrivals.
-  std::uint64_t remember_arrival(std::int64_t arrived) {
-    const std::uint64_t at = next_arrival_++ % kArrivals;
-    arrivals_[at] = arrived;
-    return at;
-  }
-  void stamp_messages() {
+  // queue without a stamp are the ones the datagram just read brought; when the service that
+  // read it hands out its first message (`taken`, a receive event), that one has already left the
+  // queue. A packet's user data holds its place (plus one) in a ring of arrivals.
+  void stamp_messages(const ENetEvent* taken = nullptr) {
     if (stamping_.peer < 0) return;
-    ENetList& queue = host_->peers[static_cast<std::size_t>(stamping_.peer)].dispatchedCommands;
-    const std::uint64_t at = remember_arrival(stamping_.arrived);
+    const std::uint64_t at = next_arrival_++ % kArrivals;
+    arrivals_[at] = stamping_.arrived;
+    void* const tag = reinterpret_cast<void*>(static_cast<std::uintptr_t>(at) + 1);
+    ENetPeer& peer = host_->peers[static_cast<std::size_t>(stamping_.peer)];
+    if (taken && taken->peer == &peer && !taken->packet->userData) taken->packet->userData = tag;
+    ENetList& queue = peer.dispatchedCommands;
     for (ENetListIterator it = enet_list_previous(enet_list_end(&queue)); it != enet_list_end(&queue); it = enet_list_previous(it)) {
       ENetPacket* packet = reinterpret_cast<ENetIncomingCommand*>(it)->packet;
       if (!packet || packet->userData) break;
-      packet->userData = reinterpret_cast<void*>(static_cast<std::uintptr_t>(at) + 1);
+      packet->userData = tag;
     }
     stamping_.peer = -1;
+  }
+  [[nodiscard]] std::int64_t arrival_of(const ENetPacket& packet) const {
+    return packet.userData ? arrivals_[(reinterpret_cast<std::uintptr_t>(packet.userData) - 1) % kArrivals] : 0;
   }
   [[nodiscard]] NetTraffic traffic() const override {
     const SocketBatch::Counts& c = batch_.counts();
@@ -432,6 +436,9 @@ class EnetTransport final : public Transport {
   static int ENET_CALLBACK on_datagram(ENetHost* host, ENetEvent*) {
     EnetTransport* self = serving;
     if (!self || self->host_ != host) return 0;
+    // The stamp came with the datagram from the batch; a datagram ENet read itself (where the
+    // library binds its socket calls internally, so that ours are never called) is asked for it.
+    const std::int64_t from_batch = std::exchange(self->reading_arrival_, -1);
     ++self->read_in_service_;
     if (host->receivedDataLength < 2) return 0;
     const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
@@ -457,13 +464,10 @@ class EnetTransport final : public Transport {
     if (from.host != host->receivedAddress.host || from.port != host->receivedAddress.port) return 0;  // ENet drops it
     if (host->peers[id].state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT)  // its acknowledgement was lost
       self->answer_again(id, host->receivedDataLength);
-    // The stamp came with the datagram from the batch; a datagram ENet read itself (where the
-    // library binds its socket calls internally, so that ours are never called) is asked for it.
-    std::int64_t arrived = std::exchange(self->reading_arrival_, -1);
+    std::int64_t arrived = from_batch;
     if (arrived < 0) {
       timespec ts{};
-      // Socket timestamps are on the realtime clock; carry this one over to the monotonic clock.
-      arrived = ioctl(host->socket, SIOCGSTAMPNS, &ts) == 0 ? to_ns(ts) - (clock_ns(CLOCK_REALTIME) - monotonic_ns()) : 0;
+      arrived = ioctl(host->socket, SIOCGSTAMPNS, &ts) == 0 ? to_ns(ts) - realtime_ahead_ns() : 0;
     }
     self->heard_[id] = arrived != 0 ? arrived : monotonic_ns();
     self->stamp_messages();  // of the datagram before this one

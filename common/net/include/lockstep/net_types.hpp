@@ -37,8 +37,9 @@ struct NetTraffic {
   /// without the connection's key once it was in use, or late ones of a connection that has
   /// ended and whose slot a new one holds. Dropped before ENet read them.
   std::uint64_t datagrams_refused = 0;
-  /// System calls that read and wrote the UDP socket, each for every datagram waiting or queued
-  /// (recvmmsg, sendmmsg); 0 for a transport that is not a UDP socket.
+  /// System calls that read and wrote the UDP socket, each for many datagrams (recvmmsg, up to
+  /// 32 of those waiting; sendmmsg, those a round queued); 0 for a transport that is not a UDP
+  /// socket, and where ENet reads and writes its socket itself (docs/GUIDE.md).
   std::uint64_t socket_reads = 0, socket_writes = 0;
 };
 

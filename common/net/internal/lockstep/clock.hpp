@@ -25,6 +25,9 @@ inline std::int64_t clock_ns(clockid_t clock) {
 
 /// CLOCK_MONOTONIC in nanoseconds.
 std::int64_t monotonic_ns();
+/// How far CLOCK_REALTIME is ahead of CLOCK_MONOTONIC now: a stamp on the realtime clock (the
+/// kernel's socket timestamps) less this is on the monotonic clock.
+inline std::int64_t realtime_ahead_ns() { return clock_ns(CLOCK_REALTIME) - monotonic_ns(); }
 /// CPU time this process has used (all threads), nanoseconds.
 std::int64_t process_cpu_ns();
 

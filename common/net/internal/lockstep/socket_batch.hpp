@@ -24,6 +24,9 @@ class SocketBatch {
   static constexpr std::size_t kMaxDatagram = 4096;
   static constexpr std::size_t kReadBatch = 32;   // datagrams one recvmmsg takes
   static constexpr std::size_t kWriteBatch = 32;  // datagrams queued before they go out anyway
+  /// Reads one round makes at most: a flood that keeps the socket full (even of datagrams that
+  /// are all dropped) ends the round, and the next wake starts another.
+  static constexpr std::size_t kReadsPerRound = 8;
 
   struct Datagram {
     std::span<const std::uint8_t> bytes;
@@ -47,16 +50,15 @@ class SocketBatch {
     drained_ = false;
     reads_in_round_ = 0;
   }
-  /// Reads one round makes at most: a flood that keeps the socket full (even of datagrams that
-  /// are all dropped) ends the round, and the next wake starts another.
-  static constexpr std::size_t kReadsPerRound = 8;
-  /// The next datagram: 1 and `out` set, 0 when none is waiting (the batch is used up and the
-  /// socket was empty at its last read in this round), -1 on a socket error. `out.bytes` stays
+  /// The next datagram: 1 and `out` set, 0 when none is waiting for this round (the batch is used
+  /// up, and the socket was empty at its last read or the round's reads are spent), -1 on a
+  /// socket error. `out.bytes` stays
   /// valid until the next call.
   int next(Datagram* out);
   /// Datagrams read from the socket and not yet taken.
   [[nodiscard]] bool pending() const { return taken_ < count_; }
-  /// The socket was found empty in this round (and nothing is pending).
+  /// The round reads no more: the socket was found empty, or its reads are spent (and nothing is
+  /// pending).
   [[nodiscard]] bool drained() const { return drained_ && !pending(); }
 
   /// Queues one datagram, gathered from `parts`, to `to`: false (nothing queued) when it is longer
