@@ -130,7 +130,7 @@ json_check "$RP" 'd["where"] == "entity" and d["field"] == "vel" and "first diff
 # the C function, and not once one byte is changed.
 [ -s "$WORK/posted.json" ] || fail "the result was not posted to the webhook: $(grep webhook "$WORK/server.err")"
 [ "$(cat "$WORK/posts.count")" = 2 ] || fail "the webhook was not tried again after its 500 ($(cat "$WORK/posts.count") posts)"
-json_check "$WORK/posted.json" 'd["format"] == "lockstep-result/1" and not d["disputed"] and len(d["result"]) == 16 and d["relay"] and d["ticks"] == 1500' \
+json_check "$WORK/posted.json" 'd["format"] == "lockstep-result/2" and not d["disputed"] and len(d["result"]) == 16 and d["relay"] and d["ticks"] == 1500' \
   "the posted result is not a settled one"
 json_check "$WORK/posted.json" 'sorted(s["name"] for s in d["seats"] if s["reported"] and s["agreed"]) == ["cgame", "pygame"]' \
   "the result does not name the two games that reported it"

@@ -348,7 +348,8 @@ TEST_SUITE("session/server_parts") {
     r.settled_tick = 1500;
     r.final_hash = 0x1234;
     r.issued_at = 1'700'000'000;
-    r.seats = {{0, "ann", 11, true, true}, {1, "bob", 12, true, true}, {2, "cat", 0, false, false}};
+    r.seats = {{0, "ann", 11, true, true, true, {1, 2, 3}}, {1, "bob", 12, true, true, true, {1, 2, 3}},
+               {2, "cat", 0, false, false, false, {}}};
     r.result = {1, 2, 3};
     const SecretKey token_key{5};
     const SecretKey key = result_key_from(token_key);
@@ -362,7 +363,9 @@ TEST_SUITE("session/server_parts") {
     REQUIRE(parse_result(json_text(result_json(r)), &back, &error));
     CHECK(verify_result(back, key));
     // Each field is covered.
-    std::vector<SessionResult> changed(8, r);
+    CHECK(back.seats[1].claim == r.seats[1].claim);
+    CHECK(back.seats[2].present == false);
+    std::vector<SessionResult> changed(10, r);
     changed[0].protocol_id ^= 1;
     changed[1].ticks ^= 1;
     changed[2].final_hash ^= 1;
@@ -371,8 +374,10 @@ TEST_SUITE("session/server_parts") {
     changed[5].seats[2].reported = true;
     changed[6].result.back() ^= 1;
     changed[7].seats[0].name = "amy";
+    changed[8].seats[2].present = true;
+    changed[9].seats[0].claim.back() ^= 1;
     for (const auto& c : changed) CHECK_FALSE(verify_result(c, key));
-    for (const std::string bad : {"{}", R"({"format": "lockstep-result/1"})", "[1]"}) {
+    for (const std::string bad : {"{}", R"({"format": "lockstep-result/1"})", R"({"format": "lockstep-result/2"})", "[1]"}) {
       CAPTURE(bad);
       CHECK_FALSE(parse_result(bad, &back, &error));
     }

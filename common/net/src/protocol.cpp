@@ -267,18 +267,22 @@ Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool
                 wire::CreateDesyncDetail(fbb, tick, level, first, available, hv, vv).Union());
 }
 
+Bytes snapshot_chunk(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::uint32_t total, std::uint32_t offset,
+                     std::span<const std::uint8_t> data, bool join, std::uint32_t request, bool compare) {
+  FlatBufferBuilder fbb(data.size() + 128);
+  const auto dv = fbb.CreateVector(data.data(), data.size());
+  return finish(fbb, wire::Body::Snapshot,
+                wire::CreateSnapshot(fbb, tick, epoch, hash, total, offset, dv, join, request, compare).Union());
+}
+
 std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state,
                             bool join, std::uint32_t request, bool compare) {
   std::vector<Bytes> out;
   std::size_t offset = 0;
   do {
     const std::size_t n = std::min(kSnapshotChunkBytes, state.size() - offset);
-    FlatBufferBuilder fbb(n + 128);
-    const auto dv = fbb.CreateVector(state.data() + offset, n);
-    out.push_back(finish(fbb, wire::Body::Snapshot,
-                         wire::CreateSnapshot(fbb, tick, epoch, hash, static_cast<std::uint32_t>(state.size()),
-                                              static_cast<std::uint32_t>(offset), dv, join, request, compare)
-                             .Union()));
+    out.push_back(snapshot_chunk(tick, epoch, hash, static_cast<std::uint32_t>(state.size()),
+                                 static_cast<std::uint32_t>(offset), state.subspan(offset, n), join, request, compare));
     offset += n;
   } while (offset < state.size());
   return out;

@@ -151,6 +151,10 @@ void ClientSession::Impl::on_state_request(const wire::StateRequest& m) {
     hash = scratch->hash();
     if (cfg.inject_forged_states && !state_scratch.empty()) state_scratch[state_scratch.size() / 2] ^= 0x01;
   }
+  if (cfg.inject_trickled_states && !state_scratch.empty()) {
+    trickle = Trickle{m.tick(), m.request(), hash, static_cast<std::uint32_t>(state_scratch.size()), INT64_MIN / 2};
+    return;  // the chunks go out from update(), empty
+  }
   for (const auto& chunk : protocol::snapshot(m.tick(), epoch, hash, state_scratch, /*join=*/false, m.request()))
     send(Channel::Control, chunk);
   ++stats.states_served;

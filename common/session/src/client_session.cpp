@@ -97,6 +97,12 @@ std::int64_t ClientSession::Impl::update(std::int64_t now) {
     return executed < intake.received() ? now : now + 10'000'000;
   }
   if (phase == Phase::Running) sample(now);
+  if (trickle && server && now - trickle->sent_at >= 2'000'000'000) {  // test hook: inject_trickled_states
+    send(Channel::Control, protocol::snapshot_chunk(trickle->tick, epoch, trickle->hash, trickle->total, 0, {}, false,
+                                                    trickle->request));
+    transport->flush();
+    trickle->sent_at = now;
+  }
   // Waiting for the session to start: a heartbeat, as the server sends one (ENet's own pings
   // stop while a reliable message is being resent).
   if (phase == Phase::Joined && server && now - last_sent >= kLobbyBeatNs) {

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,14 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   bool stream_admitted = false;      // joined with a connect token through the WebSocket door (§17)
   std::vector<std::uint8_t> seal_scratch, send_scratch;
   std::vector<std::uint8_t> state_scratch;  // a saved state asked for by the server (relay mode)
+  struct Trickle {  // test hook (ClientConfig::inject_trickled_states): the answer being trickled
+    Tick tick;
+    std::uint32_t request;
+    std::uint64_t hash;
+    std::uint32_t total;
+    std::int64_t sent_at;
+  };
+  std::optional<Trickle> trickle;
   std::vector<std::uint8_t> result;         // the game's result (set_result), sent once joined
   bool result_set = false;
   Phase phase = Phase::Connecting;

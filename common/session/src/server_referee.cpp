@@ -372,32 +372,47 @@ void ServerSession::Impl::settle_result() {
   std::tie(r.settled_tick, r.final_hash) = latest_settled();
   r.issued_at = unix_now();
   r.relay = relay();
-  // The reported results, grouped: a group of more than half of the reporting players settles it.
-  std::vector<std::pair<std::vector<std::uint8_t>, std::size_t>> groups;
-  std::size_t reporters = 0;
+  // Settled by the seats, not by those who reported: a claim settles the result when the seats
+  // that played to the end and made it are more than half of all the seats. A seat that left
+  // before the end has no say unless every seat makes the same claim. Anything less is disputed:
+  // no bytes are chosen for it, and every seat's claim is in the document.
   for (std::size_t i = 0; i < slots.size(); ++i) {
     const Slot& s = slots[i];
     if (!s.taken) continue;
-    r.seats.push_back({static_cast<std::uint32_t>(i), s.name, s.bound ? s.client_id : 0, s.result_reported, false});
-    if (!s.result_reported) continue;
-    ++reporters;
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == s.result; });
-    if (it == groups.end()) groups.emplace_back(s.result, 1);
-    else ++it->second;
+    SessionResult::Seat seat;
+    seat.slot = static_cast<std::uint32_t>(i);
+    seat.name = s.name;
+    seat.client_id = s.bound ? s.client_id : 0;
+    seat.reported = s.result_reported;
+    seat.present = s.present || s.return_pending;
+    if (s.result_reported) seat.claim = s.result;
+    r.seats.push_back(std::move(seat));
   }
-  std::size_t largest = 0;
-  for (std::size_t g = 1; g < groups.size(); ++g)
-    if (groups[g].second > groups[largest].second) largest = g;  // ties: the lowest slot's group
-  if (!groups.empty()) {
-    r.result = groups[largest].first;
-    r.disputed = 2 * groups[largest].second <= reporters;
-    for (auto& seat : r.seats)
-      seat.agreed = !r.disputed && seat.reported && slots[seat.slot].result == r.result;
+  const std::size_t reporters = static_cast<std::size_t>(
+      std::count_if(r.seats.begin(), r.seats.end(), [](const SessionResult::Seat& s) { return s.reported; }));
+  const bool unanimous = !r.seats.empty() && reporters == r.seats.size() &&
+                         std::all_of(r.seats.begin(), r.seats.end(), [&](const auto& s) { return s.claim == r.seats[0].claim; });
+  if (unanimous) {
+    r.result = r.seats[0].claim;
+  } else if (reporters > 0) {
+    r.disputed = true;
+    for (const auto& seat : r.seats) {
+      if (!seat.reported || !seat.present) continue;
+      const auto backers = std::count_if(r.seats.begin(), r.seats.end(), [&](const SessionResult::Seat& o) {
+        return o.reported && o.present && o.claim == seat.claim;
+      });
+      if (2 * static_cast<std::size_t>(backers) > r.seats.size()) {
+        r.result = seat.claim;
+        r.disputed = false;
+        break;
+      }
+    }
   }
+  for (auto& seat : r.seats) seat.agreed = !r.disputed && seat.reported && seat.claim == r.result;
   if (result_key) sign_result(r, *result_key);
   if (reporters > 0)
     LOCKSTEP_LOG_INFO("the session's result: %zu of %zu players reported, %s%s", reporters, r.seats.size(),
-                      r.disputed ? "disputed (no strict majority agrees)" : "settled by majority",
+                      r.disputed ? "disputed (no claim holds a strict majority of the seats)" : "settled by the seats",
                       r.mac ? "; authenticated" : "; unsigned (no token or result key)");
   result = std::move(r);
 }

@@ -16,6 +16,11 @@ constexpr std::int64_t kFetchPatienceNs = 3'000'000'000;  // a source silent thi
                                                           // its last chunk, is passed over
 constexpr std::int64_t kSettleWaitNs = 1'000'000'000;     // without a majority of all voters yet, the missing
                                                           // hashes are waited for at least this long
+constexpr std::int64_t kNotHeldPauseNs = 100'000'000;   // after a "not held", the next request waits this long
+                                                          // (or the source's round trip, if longer)
+constexpr std::int64_t kSourceBenchNs = 15'000'000'000;   // a source passed over is not asked again for this long
+constexpr std::int64_t kMinSourceBytesPerSecond = 64 * 1024;  // a whole answer's slowest honest pace: a source
+                                                              // slower than this is passed over as a trickle
 constexpr Tick kSourceSearchTicks = 200;                  // settled ticks searched back for one a source holds
 constexpr Tick kResyncReach = 128;                        // a resync state at most this old is forwarded: half
                                                           // the frames a client keeps to play on from it
@@ -135,13 +140,25 @@ bool ServerSession::Impl::serve_from_keyframe(Peer& p, std::int64_t now) {
   return true;
 }
 
+// Whether q may be asked for its state of tick t for f: a voter (a spectator only where
+// spectators vote) that reported the tick's settled hash, is not the fetch's target, has never
+// sent a wrong state, is not passed over for silence, and has not said it no longer holds t.
+bool ServerSession::Impl::may_source(const StateFetch& f, const Peer& q, Tick t, std::int64_t now) const {
+  if (q.id == f.target || q.closing || q.role == Role::Pending || (q.role == Role::Spectator && !cfg.spectators_vote))
+    return false;
+  if (q.audit.wrong_state || q.audit.resyncing || q.audit.verifying || now < q.audit.source_benched_until) return false;
+  if (std::find(f.asked.begin(), f.asked.end(), q.id) != f.asked.end()) return false;
+  return std::none_of(f.not_held.begin(), f.not_held.end(),
+                      [&](const StateFetch::NotHeld& n) { return n.peer == q.id && t <= n.tick; });
+}
+
+// Asks the nearest source for the newest settled tick it may hold. False when the fetch has
+// sent all its requests (ServerSession::kMaxRequestsPerFetch) or no peer may be asked now.
 bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
-  // Every request its own id: the rest of an answer that was passed over is told from the new one.
-  f.request = next_request++;
-  if (next_request == 0) next_request = 1;
   f.source = 0;
   f.bytes.clear();
   f.total = 0;
+  if (f.requests >= ServerSession::kMaxRequestsPerFetch) return false;
   const Tick newest = f.want != 0 ? f.want : consensus.decided_through();
   const Tick searched = f.want != 0 ? 1 : kSourceSearchTicks;  // a comparison needs its own tick
   for (int round = 0; round < 2; ++round) {
@@ -151,30 +168,44 @@ bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
       Peer* best = nullptr;
       for (const auto& [id, h] : consensus.votes(t)) {
         const auto it = peers.find(id);
-        if (h != settled || id == f.target || it == peers.end()) continue;
-        Peer& q = it->second;
-        if (q.closing || q.role == Role::Pending || q.audit.wrong_state || q.audit.resyncing || q.audit.verifying ||
-            std::find(f.asked.begin(), f.asked.end(), id) != f.asked.end())
-          continue;
-        if (!best || rtt_ns(q) < rtt_ns(*best)) best = &q;
+        if (h != settled || it == peers.end() || !may_source(f, it->second, t, now)) continue;
+        if (!best || rtt_ns(it->second) < rtt_ns(*best)) best = &it->second;
       }
       if (!best) continue;
+      // Every request its own id: the rest of an answer that was passed over is told from the new one.
+      f.request = next_request++;
+      if (next_request == 0) next_request = 1;
       f.tick = t;
       f.hash = settled;
       f.source = best->id;
       f.asked_at = now;
+      f.answer_due = INT64_MAX;  // set from the answer's size when its first chunk comes
       f.asked.push_back(best->id);
+      ++f.requests;
       ++stats.states_requested;
       send(*best, Channel::Control, protocol::state_request(t, f.request));
       transport->flush();
       static constexpr const char* kFor[] = {"a join", "a resync", "a desynced peer to compare with", "the session's keyframe"};
-      LOCKSTEP_LOG_INFO("relay: asked %s for its state of tick %u (settled hash %s) for %s", label(*best).c_str(), t,
-                        hash_hex(settled).c_str(), kFor[static_cast<int>(f.purpose)]);
+      LOCKSTEP_LOG_INFO("relay: asked %s for its state of tick %u (settled hash %s) for %s (request %u of at most %u)",
+                        label(*best).c_str(), t, hash_hex(settled).c_str(), kFor[static_cast<int>(f.purpose)], f.requests,
+                        ServerSession::kMaxRequestsPerFetch);
       return true;
     }
     f.asked.clear();  // every source was asked once: those that did not send a wrong state may be asked again
   }
   return false;
+}
+
+// Whether p's message is a chunk of an answer the server asked p for: those do not count toward
+// its message rate (a state of many chunks is the server's own doing).
+bool ServerSession::Impl::asked_for(const Peer& p, std::span<const std::uint8_t> data) const {
+  if (!relay() || fetches.empty()) return false;
+  const wire::Message* m = protocol::decode(data, nullptr, protocol::kMaxDetailMessageBytes);
+  if (!m || m->body_type() != wire::Body::Snapshot) return false;
+  const std::uint32_t request = m->body_as_Snapshot()->request();
+  return request != 0 && std::any_of(fetches.begin(), fetches.end(), [&](const StateFetch& f) {
+           return f.source == p.id && f.request == request;
+         });
 }
 
 // A player's saved state, in chunks on the reliable channel: bounded by the protocol's snapshot
@@ -190,6 +221,8 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
   }
   StateFetch& f = *it;
   const std::size_t n = m.data() ? m.data()->size() : 0;
+  // An answer asked for: not counted toward the peer's message rate.
+  p.entry.allowance = std::min(cfg.message_burst, p.entry.allowance + 1.0);
   auto wrong = [&](const char* why) {
     ++stats.states_forged;
     p.audit.wrong_state = true;
@@ -197,21 +230,28 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
     if (!ask_for_state(f, now)) LOCKSTEP_LOG_INFO("relay: no other peer holds tick %u's settled state yet", f.tick);
   };
   if (m.tick() != f.tick) return wrong("another tick");
-  if (m.offset() == 0) {
+  if (m.offset() == 0 && f.total == 0) {
     f.bytes.clear();
     f.total = m.total_size();
-    if (f.total == 0) {  // no longer held: another tick or another peer
+    if (f.total == 0) {  // no longer held: another tick or another peer, after a pause
       ++stats.states_not_held;
+      f.not_held.push_back({p.id, f.tick});
+      f.source = 0;
+      f.retry_at = now + std::max(kNotHeldPauseNs, rtt_ns(p));
       LOCKSTEP_LOG_INFO("relay: %s no longer holds tick %u", label(p).c_str(), f.tick);
-      ask_for_state(f, now);
       return;
     }
     f.bytes.reserve(f.total);
+    // The whole answer is due at the slowest honest pace; a trickle is passed over then.
+    f.answer_due = now + std::max(kFetchPatienceNs, 8 * rtt_ns(p)) +
+                   static_cast<std::int64_t>(f.total) * 1'000'000'000 / kMinSourceBytesPerSecond;
   } else if (m.offset() != f.bytes.size() || m.total_size() != f.total) {
     return wrong("chunks out of place");
   }
-  if (n > 0) f.bytes.insert(f.bytes.end(), m.data()->begin(), m.data()->end());
-  f.asked_at = now;  // it is answering: patience counts from its newest chunk
+  if (n > 0) {
+    f.bytes.insert(f.bytes.end(), m.data()->begin(), m.data()->end());
+    f.asked_at = now;  // it is answering: patience counts from its newest chunk with bytes
+  }
   if (f.bytes.size() < f.total) return;
   if (hash_bytes(f.bytes) != f.hash) return wrong("its bytes do not hash to the settled value");
   // A resync's state that took so long that the peer can no longer play on from it (it holds the
@@ -284,59 +324,85 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
                     label(p).c_str(), f.tick, source.c_str(), f.bytes.size(), hash_hex(f.hash).c_str(), static_cast<long long>((now - f.started_at) / 1'000'000));
 }
 
-// A fetch's source that went away or takes too long is passed over (f.source 0 again).
+// A fetch's source that went away, fell silent or trickles is passed over (f.source 0 again),
+// counted as unanswered, and not asked for any state for a while.
 void ServerSession::Impl::pass_over_silent_source(StateFetch& f, std::int64_t now) {
   if (f.source == 0) return;
   const auto source = peers.find(f.source);
   const bool gone = source == peers.end() || source->second.closing;
   // Over a lossy path ENet may take seconds to deliver the request: patience counts from then.
-  if (!gone && peer_sending(source->second.link)) f.asked_at = now;
-  if (gone || now - f.asked_at > std::max(kFetchPatienceNs, 8 * rtt_ns(source->second))) {
-    ++stats.states_unanswered;
-    LOCKSTEP_LOG_WARN("relay: %s did not send its state of tick %u in time; asking another peer",
-                      gone ? "a peer that left" : label(source->second).c_str(), f.tick);
-    f.source = 0;
-  }
+  if (!gone && f.total == 0 && peer_sending(source->second.link)) f.asked_at = now;
+  const bool silent = gone || now - f.asked_at > std::max(kFetchPatienceNs, 8 * rtt_ns(source->second));
+  if (!silent && now <= f.answer_due) return;
+  ++stats.states_unanswered;
+  if (!gone) source->second.audit.source_benched_until = now + kSourceBenchNs;
+  LOCKSTEP_LOG_WARN("relay: %s did not send its state of tick %u in time (%zu of %u bytes); asking another peer",
+                    gone ? "a peer that left" : label(source->second).c_str(), f.tick, f.bytes.size(), f.total);
+  f.source = 0;
+  f.bytes.clear();
+  f.total = 0;
 }
 
-// Sources that went away or take too long are passed over; a peer no source can serve within
-// the join timeout is dropped (its state would be nobody's settled one).
+// Ends fetches[i] unserved: a keyframe waits for the next interval, a comparison is reported as
+// not localized, and a peer waiting to join or to be resynced is dropped with `why`.
+void ServerSession::Impl::fail_fetch(std::size_t i, const std::string& why, std::int64_t now) {
+  const StateFetch f = std::move(fetches[i]);
+  fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
+  if (f.purpose == StateFetch::Purpose::Keyframe) {
+    LOCKSTEP_LOG_WARN("relay: no keyframe this interval: %s", why.c_str());
+    return;
+  }
+  const auto target = peers.find(f.target);
+  if (target == peers.end() || target->second.closing) return;
+  Peer& p = target->second;
+  if (f.purpose == StateFetch::Purpose::Compare) {
+    if (p.audit.locating) locate_failed(p, why, now);
+    return;
+  }
+  p.audit.resyncing = false;
+  kick(p, why);
+}
+
+// Every fetch ends within its deadline, served or not: the join timeout for the whole of it
+// (the probe timeout for a comparison no source is sending), or as soon as it has sent every
+// request it may; meanwhile sources that went away, fell silent or trickle are passed over, and
+// after a "not held" the next is asked once the pause is over.
 void ServerSession::Impl::check_fetches(std::int64_t now) {
+  const std::string ms = std::to_string(cfg.join_timeout_ns / 1'000'000);
   for (std::size_t i = 0; i < fetches.size();) {
     StateFetch& f = fetches[i];
-    if (f.purpose == StateFetch::Purpose::Keyframe) {  // no target: another source is asked, or it waits
-      pass_over_silent_source(f, now);
-      if (f.source == 0 && (now - f.started_at > cfg.join_timeout_ns || !ask_for_state(f, now))) {
-        fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));  // at the next interval
+    const bool for_keyframe = f.purpose == StateFetch::Purpose::Keyframe;  // no target
+    if (!for_keyframe) {
+      const auto target = peers.find(f.target);
+      if (target == peers.end() || target->second.closing) {
+        fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
         continue;
       }
-      ++i;
-      continue;
-    }
-    const auto target = peers.find(f.target);
-    if (target == peers.end() || target->second.closing) {
-      fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
-      continue;
+      if (f.purpose == StateFetch::Purpose::Compare && !target->second.audit.locating) {
+        fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
     }
     pass_over_silent_source(f, now);
-    if (f.source == 0 && f.purpose == StateFetch::Purpose::Compare &&
-        (now - f.started_at > cfg.probe_timeout_ns || !target->second.audit.locating)) {
-      // The tick's state is gone from every majority peer, or the report is no longer waiting.
-      Peer& p = target->second;
-      fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
-      if (p.audit.locating) locate_failed(p, "no majority peer sent its state of the tick in time", now);
+    if (now - f.started_at > cfg.join_timeout_ns) {
+      fail_fetch(i, "no peer sent a state that hashes to the settled one within " + ms + " ms", now);
       continue;
     }
-    if (f.source == 0) {
-      if (now - f.started_at > cfg.join_timeout_ns) {
-        Peer& p = target->second;
-        p.audit.resyncing = false;
-        fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
-        kick(p, "no peer sent a state that hashes to the settled one within " +
-                    std::to_string(cfg.join_timeout_ns / 1'000'000) + " ms");
+    if (f.source == 0 && f.purpose == StateFetch::Purpose::Compare && now - f.started_at > cfg.probe_timeout_ns) {
+      fail_fetch(i, "no majority peer sent its state of the tick in time", now);
+      continue;
+    }
+    if (f.source == 0 && now >= f.retry_at && !ask_for_state(f, now)) {
+      if (f.requests >= ServerSession::kMaxRequestsPerFetch) {
+        fail_fetch(i, "no peer sent a state that hashes to the settled one in " + std::to_string(f.requests) +
+                          " requests (" + std::to_string(f.not_held.size()) + " no longer held the tick)", now);
         continue;
       }
-      ask_for_state(f, now);
+      if (for_keyframe) {  // no voter holds one now: at the next interval
+        fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      f.retry_at = now + kNotHeldPauseNs;  // nobody to ask now: look again shortly
     }
     ++i;
   }

@@ -158,7 +158,8 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   p.entry.allowance = std::min(cfg.message_burst,
                          p.entry.allowance + static_cast<double>(now - p.entry.allowance_at) * 1e-9 * cfg.max_messages_per_second);
   p.entry.allowance_at = now;
-  if ((p.entry.allowance -= 1.0) < 0.0)
+  // Chunks of a state the server asked for are refunded once read (on_state_answer).
+  if ((p.entry.allowance -= 1.0) < 0.0 && !asked_for(p, data))
     return kick(p, "sent more than " + std::to_string(static_cast<long long>(std::min(cfg.max_messages_per_second, 1e15))) + " messages a second");
   p.entry.last_received = now;
   protocol::DecodeError err;

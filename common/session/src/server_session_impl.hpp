@@ -96,6 +96,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     bool split = false;          // relay mode: its desync's tick had no strict majority (nobody is resynced)
     bool resyncing = false;      // relay mode: a peer's state is being fetched for it; no voter meanwhile
     bool wrong_state = false;    // relay mode: sent a state that did not hash to the settled value; never asked again
+    std::int64_t source_benched_until = 0;  // relay mode: passed over as a source for silence or a trickle;
+                                            // not asked for a state again before then
     // Relay mode: a desync report waiting for the peer's own localization against the majority's state.
     bool locating = false;
     DesyncReport located;
@@ -153,10 +155,19 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     Tick tick = 0;                // the state asked for, and its settled hash
     std::uint64_t hash = 0;
     std::uint32_t source = 0;     // the peer asked (0: none yet)
-    std::int64_t asked_at = 0, started_at = 0;
+    std::int64_t asked_at = 0;    // when the source was asked, or last sent state bytes
+    std::int64_t answer_due = 0;  // when the source's whole answer is due (at the latest)
+    std::int64_t started_at = 0;
+    std::int64_t retry_at = 0;    // no request before then (a pause after a "not held")
+    std::uint32_t requests = 0;   // StateRequests sent, at most ServerSession::kMaxRequestsPerFetch
     std::uint32_t total = 0;      // the answer's size, as its first chunk says
     std::vector<std::uint8_t> bytes;
     std::vector<std::uint32_t> asked;  // every peer asked for this target so far
+    struct NotHeld {
+      std::uint32_t peer;
+      Tick tick;  // that peer holds neither this tick nor any older one
+    };
+    std::vector<NotHeld> not_held;
   };
 
   ServerConfig cfg;
@@ -375,6 +386,9 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// A localization that cannot be had (or the session ends): the report goes as it is.
   void locate_failed(Peer& p, const std::string& note, std::int64_t now);
   bool ask_for_state(StateFetch& f, std::int64_t now);
+  bool may_source(const StateFetch& f, const Peer& q, Tick t, std::int64_t now) const;
+  void fail_fetch(std::size_t i, const std::string& why, std::int64_t now);
+  bool asked_for(const Peer& p, std::span<const std::uint8_t> data) const;
   void on_state_answer(Peer& p, const wire::Snapshot& m, std::int64_t now);
   void deliver_state(StateFetch& f, std::int64_t now);
   void check_fetches(std::int64_t now);

@@ -32,6 +32,9 @@ struct LOCKSTEP_API SessionResult {
     std::uint64_t client_id = 0;   ///< its connect token's (0: joined without one)
     bool reported = false;         ///< its game reported a result
     bool agreed = false;           ///< ... the settled one
+    bool present = false;          ///< it played to the session's end (a seat that left has no say
+                                   ///< unless every seat agrees)
+    std::vector<std::uint8_t> claim;  ///< the result its game reported (empty: none)
   };
   std::uint64_t protocol_id = 0;
   std::uint32_t ticks = 0;           ///< the session's last executed tick
@@ -39,8 +42,8 @@ struct LOCKSTEP_API SessionResult {
   std::uint64_t final_hash = 0;      ///< its settled hash
   std::uint64_t issued_at = 0;       ///< Unix seconds
   std::vector<Seat> seats;           ///< in slot order
-  std::vector<std::uint8_t> result;  ///< the majority's bytes (the largest group's when disputed)
-  bool disputed = false;             ///< no strict majority of the reporting players agreed
+  std::vector<std::uint8_t> result;  ///< the settled bytes (empty when disputed: see each seat's claim)
+  bool disputed = false;             ///< no claim held a strict majority of all the seats
   bool relay = false;                ///< settled without the simulation (relay mode)
   std::optional<std::array<std::uint8_t, 32>> mac;  ///< unset: the server had no key
 };
@@ -54,7 +57,7 @@ LOCKSTEP_API void sign_result(SessionResult& r, const SecretKey& key);
 /// Whether r.mac is the MAC of r under `key` (compared in constant time).
 LOCKSTEP_API bool verify_result(const SessionResult& r, const SecretKey& key);
 
-/// {"format": "lockstep-result/1", ...}: hashes and bytes in hex, the MAC as "mac" (null unsigned).
+/// {"format": "lockstep-result/2", ...}: hashes and bytes in hex, the MAC as "mac" (null unsigned).
 LOCKSTEP_API Json result_json(const SessionResult& r);
 /// Reads a result (untrusted text, at most 64 KiB); false with a sentence in `error`.
 LOCKSTEP_API bool parse_result(std::string_view text, SessionResult* out, std::string* error);

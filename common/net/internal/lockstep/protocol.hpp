@@ -77,6 +77,9 @@ Bytes desync_detail(Tick tick, wire::ProbeLevel level, std::uint32_t first, bool
 /// `compare`: relay mode's majority state, sent to a desynced peer to compare with its own.
 std::vector<Bytes> snapshot(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::span<const std::uint8_t> state,
                             bool join, std::uint32_t request = 0, bool compare = false);
+/// One Snapshot message: `data` at `offset` of a state of `total` bytes.
+Bytes snapshot_chunk(Tick tick, std::uint32_t epoch, std::uint64_t hash, std::uint32_t total, std::uint32_t offset,
+                     std::span<const std::uint8_t> data, bool join, std::uint32_t request = 0, bool compare = false);
 /// A desynced peer's own localization (relay mode): `r`'s tick, where, entity, and its
 /// server_fields (the reference's values) beside client_fields (its own).
 Bytes desync_located(const DesyncReport& r, bool available, std::int64_t first_byte);

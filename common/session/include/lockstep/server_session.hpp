@@ -196,6 +196,9 @@ struct LOCKSTEP_API Departure {
 
 class LOCKSTEP_API ServerSession {
  public:
+  /// Relay mode: StateRequests one state fetch (a join, a resync, a comparison, a keyframe) may
+  /// send in all, "not held" answers and silent sources included, before it gives up.
+  static constexpr std::uint32_t kMaxRequestsPerFetch = 6;
   /// Binds the socket. nullptr with `error` set when the config is invalid (Usage) or the port
   /// cannot be bound (Runtime).
   static std::unique_ptr<ServerSession> create(const ServerConfig& config, Error* error);
