@@ -96,6 +96,10 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--on-desync", o.on_desync,
                  "after reporting a desync: keep going (exit 3 at the end), stop with exit 3, or resync the client")
       ->check(CLI::IsMember({"report", "stop", "resync"}))->capture_default_str();
+  app.add_option("--max-resyncs", cfg.max_resyncs,
+                 "with --on-desync resync: drop a player that diverges again after this many resyncs, with the reason "
+                 "(0: no limit)")
+      ->check(CLI::Range(0, 1000000))->capture_default_str();
   app.add_flag("--allow-late-join", cfg.allow_late_join,
                "admit new players into a vacated slot of a running session through a verified snapshot");
   app.add_option("--silent-drop-ms", o.silent_ms, "drop a player that sends nothing for this long")->check(finite())

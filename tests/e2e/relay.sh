@@ -10,7 +10,8 @@
 #    the forged state is caught and another peer's forwarded, and the C game plays on resynced. Then the C
 #    game is killed and rejoins from a peer's state. Every settled hash equals every honest
 #    player's, to the last tick.
-#    The two games report the match's result: settled by majority, authenticated, posted to a
+#    The two games report the match's result, two of the four seats: disputed (a claim settles only
+#    with more than half of all the seats), with both claims in it, authenticated, posted to a
 #    backend's endpoint (tried again after a 500), verified, and refused once a byte is changed.
 # 2. A 1v1 through netsim with one side perturbed: no strict majority, both reported, nobody
 #    resynced; its result webhook's endpoint hangs and the session is none the worse.
@@ -125,21 +126,22 @@ json_check "$RP" 'd["name"] == "cgame" and "cgame" in d["odd_one_out"] and len(d
 json_check "$RP" 'd["where"] == "entity" and d["field"] == "vel" and "first differ at byte" in d["note"]' \
   "the report does not name the C game's entity and field"
 
-# The result: the C and the Python game reported the same bytes, settled by majority; posted to the
+# The result: the C and the Python game reported the same bytes, two seats of four, so disputed with
+# both claims and no bytes chosen (PROTOCOL.md §16); posted to the
 # endpoint (after a 500), written to --result and put in the summary; authentic by the CLI and by
 # the C function, and not once one byte is changed.
 [ -s "$WORK/posted.json" ] || fail "the result was not posted to the webhook: $(grep webhook "$WORK/server.err")"
 [ "$(cat "$WORK/posts.count")" = 2 ] || fail "the webhook was not tried again after its 500 ($(cat "$WORK/posts.count") posts)"
-json_check "$WORK/posted.json" 'd["format"] == "lockstep-result/2" and not d["disputed"] and len(d["result"]) == 16 and d["relay"] and d["ticks"] == 1500' \
-  "the posted result is not a settled one"
-json_check "$WORK/posted.json" 'sorted(s["name"] for s in d["seats"] if s["reported"] and s["agreed"]) == ["cgame", "pygame"]' \
-  "the result does not name the two games that reported it"
+json_check "$WORK/posted.json" 'd["format"] == "lockstep-result/2" and d["disputed"] and d["result"] == "" and d["relay"] and d["ticks"] == 1500' \
+  "the posted result is not disputed with two claims of four seats"
+json_check "$WORK/posted.json" 'sorted(s["name"] for s in d["seats"] if s["reported"] and len(s["claim"]) == 16 and s["present"] and not s["agreed"]) == ["cgame", "pygame"] and len({s["claim"] for s in d["seats"] if s["reported"]}) == 1' \
+  "the result does not carry the two games' claims"
 [ "$(json_get "$WORK/result.json" 'd["mac"]')" = "$(json_get "$WORK/posted.json" 'd["mac"]')" ] || fail "--result differs from the posted result"
 json_check "$WORK/server.json" 'd["result"]["mac"] is not None and d["result"]["final_hash"] == d["final_hash"]' \
   "the summary's result is unsigned or its final hash is not the settled one"
 "$BIN/lockstep-token" verify-result --result-key --key "$WORK/result.key" "$WORK/posted.json" >"$WORK/verify.out" 2>&1 ||
   fail "lockstep-token verify-result refused the posted result: $(cat "$WORK/verify.out")"
-sed 's/"disputed":false/"disputed":true/' "$WORK/posted.json" >"$WORK/tampered.json"
+sed 's/"disputed":true/"disputed":false/' "$WORK/posted.json" >"$WORK/tampered.json"
 cmp -s "$WORK/posted.json" "$WORK/tampered.json" && fail "the tampering did not change the result"
 "$BIN/lockstep-token" verify-result --result-key --key "$WORK/result.key" "$WORK/tampered.json" >/dev/null 2>&1
 [ $? = 3 ] || fail "lockstep-token verify-result took a changed result"

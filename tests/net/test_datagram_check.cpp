@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -284,5 +285,65 @@ TEST_SUITE("net/datagram_check") {
       ::poll(nullptr, 0, 1);
     }
     CHECK(closed);
+  }
+
+  // A client made again with the connection id of the one before it (ENet's own ids repeat
+  // within a second) on the slot the old connection held: the server once answered its CONNECT
+  // keyed under the old connection's keys, which the new client cannot check, and it was shut
+  // out until it gave up. A new connection never inherits a slot's old keys.
+  TEST_CASE("a new connection that brings the id of the slot's last one does not inherit its keys") {
+    auto server = Transport::listen("127.0.0.1", 0, 1, TransportLimits{}, nullptr);
+    REQUIRE(server);
+    TransportLimits same;
+    same.connect_id_seed = 0x5eed;
+    NetPeer* server_side = nullptr;
+    std::vector<std::string> heard;
+    // Polls both for `ms`, or until `done()`.
+    auto pump = [&](Transport& client, int ms, const std::function<bool()>& done) {
+      for (const std::int64_t until = monotonic_ns() + ms * 1'000'000LL; !done() && monotonic_ns() < until;) {
+        for (NetEvent ev = server->poll(); ev.type != NetEvent::Type::None; ev = server->poll()) {
+          if (ev.type == NetEvent::Type::Connect) server_side = ev.peer;
+          if (ev.type == NetEvent::Type::Receive) heard.emplace_back(ev.data.begin(), ev.data.end());
+        }
+        for (NetEvent ev = client.poll(); ev.type != NetEvent::Type::None; ev = client.poll()) {
+        }
+        ::poll(nullptr, 0, 1);
+      }
+      return done();
+    };
+    std::string error;
+    {
+      auto first = Transport::client(same, &error);
+      REQUIRE(first);
+      NetPeer* to_server = first->connect("127.0.0.1", server->port(), &error);
+      REQUIRE(to_server);
+      REQUIRE(pump(*first, 2000, [&] { return server_side != nullptr; }));
+      DatagramKeys server_keys, client_keys;
+      server_keys.send.fill(3);
+      server_keys.receive.fill(4);
+      client_keys.send = server_keys.receive;
+      client_keys.receive = server_keys.send;
+      server->authenticate(server_side, server_keys, /*speaks_first=*/false);
+      first->authenticate(to_server, client_keys, /*speaks_first=*/true);
+      const std::uint8_t hello[] = {'k', 'e', 'y', 'e', 'd'};
+      first->send(to_server, Channel::Play, hello);
+      first->flush();
+      REQUIRE(pump(*first, 1000, [&] { return !heard.empty(); }));  // heard keyed: the server speaks keyed now
+      // The server closes the connection at once (a crash it noticed): the slot holds none.
+      server_side->disconnect_now();
+      server_side = nullptr;
+    }
+    auto second = Transport::client(same, &error);  // the same connection id
+    REQUIRE(second);
+    REQUIRE(second->connect("127.0.0.1", server->port(), &error));
+    bool connected = false;
+    for (const std::int64_t until = monotonic_ns() + 1'500'000'000; !connected && monotonic_ns() < until;) {
+      while (server->poll().type != NetEvent::Type::None) {
+      }
+      for (NetEvent ev = second->poll(); ev.type != NetEvent::Type::None; ev = second->poll())
+        connected = connected || ev.type == NetEvent::Type::Connect;
+      ::poll(nullptr, 0, 1);
+    }
+    CHECK(connected);
   }
 }

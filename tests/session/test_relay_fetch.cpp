@@ -107,4 +107,37 @@ TEST_SUITE("session/relay_fetch") {
     CHECK(s.traces[3]->hashes.rbegin()->first == 1500);
     for (const auto& [t, h] : s.traces[3]->hashes) REQUIRE_MESSAGE(h == s.server_trace.hashes[t], "spectator at tick " << t);
   }
+
+  // A player whose state is right but whose reported hashes are wrong was reported and resynced
+  // about 9 times a second to the session's end. After ServerConfig::max_resyncs it is dropped
+  // with the reason, and its reports end with it: bounded files and memory for any match.
+  TEST_CASE("a player that diverges again after every resync is dropped after max_resyncs, in both server modes") {
+    for (const bool relay : {false, true}) {
+      CAPTURE(relay);
+      ServerConfig cfg = relay_server(3, 1500);
+      if (!relay) cfg.relay.reset();
+      cfg.on_desync = OnDesync::Resync;
+      cfg.max_resyncs = 3;
+      Session s(cfg);
+      s.add_client(client_named("one"), 1);
+      s.add_client(client_named("two"), 2);
+      ClientConfig liar = client_named("liar");
+      liar.inject_wrong_hashes_from = 200;
+      s.add_client(liar, 3);
+      REQUIRE(s.run(60 * kSeconds));
+      const ServerStats& st = s.server->stats();
+      CHECK(s.server->executed_tick() == 1500);
+      CHECK(st.resyncs == 3);
+      CHECK(s.server->reports().size() <= 4);
+      CHECK(s.clients[2]->exit_code() == 4);  // dropped
+      bool named = false;
+      for (const Departure& d : s.server->departures())
+        if (d.name == "liar") named = d.reason.find("after 3 resyncs") != std::string::npos;
+      CHECK(named);
+      for (std::size_t i = 0; i < 2; ++i) {
+        CHECK(s.clients[i]->exit_code() == 0);  // the desyncs were the liar's; never dropped
+        CHECK(s.traces[i]->hashes.rbegin()->first == 1500);
+      }
+    }
+  }
 }

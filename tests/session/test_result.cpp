@@ -57,7 +57,7 @@ TEST_SUITE("session/result") {
     CHECK_FALSE(r.seats[1].agreed);
   }
 
-  TEST_CASE("two of three seats settle the result; the third's claim stays in the document") {
+  TEST_CASE("two of three seats settle the result, and the third's claim stays in the document") {
     const SessionResult r = play({"A", "A", "B"});
     CHECK_FALSE(r.disputed);
     CHECK(r.result == bytes("A"));

@@ -1,6 +1,7 @@
 #include "lockstep/transport.hpp"
 
 #include <enet/enet.h>
+#include <sodium.h>
 
 #include <arpa/inet.h>
 #include <linux/sockios.h>
@@ -490,6 +491,10 @@ class EnetTransport final : public Transport {
   // A connection id is the key to a connection's datagram keys when a datagram is sent
   // (datagram_check), so a request that names the id of another source's connection is refused
   // (false: ENet never reads it). Ids are random: an honest client that meets one tries again.
+  //
+  // The new connection takes a slot that holds none (DISCONNECTED): whatever keys a connection
+  // before it had there are forgotten first, so a new connection never inherits them, even one
+  // that brings the same id.
   bool on_connect_request(const ENetAddress& from, enet_uint32 connect_id, std::size_t bytes) {
     const std::int64_t now = monotonic_ns();
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
@@ -498,6 +503,8 @@ class EnetTransport final : public Transport {
           (p.address.host != from.host || p.address.port != from.port))
         return false;
     }
+    for (std::size_t i = 0; i < host_->peerCount; ++i)
+      if (host_->peers[i].state == ENET_PEER_STATE_DISCONNECTED) auth_[i] = Auth{};
     std::size_t free = 0, oldest = host_->peerCount;
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
       const ENetPeer& p = host_->peers[i];
@@ -677,6 +684,10 @@ std::unique_ptr<Transport> Transport::client(const TransportLimits& limits, std:
     return nullptr;
   }
   apply_limits(host, limits);
+  // Connection ids from a random start (docs/PROTOCOL.md §1.1): ENet's own repeats within a second.
+  host->randomSeed = limits.connect_id_seed != 0 ? limits.connect_id_seed
+                     : sodium_init() >= 0       ? randombytes_random()
+                                                : host->randomSeed;
   return std::make_unique<EnetTransport>(host);
 }
 

@@ -304,7 +304,8 @@ bool ClientSession::Impl::execute_next(std::int64_t now) {
   if (cfg.after_step) cfg.after_step(t, *sim);
   last_hash = sim->hash();
   history->record(*sim);
-  hashes.put(t) = last_hash;
+  // Test hook: the state stays right, the hash reported of it is wrong.
+  hashes.put(t) = cfg.inject_wrong_hashes_from != 0 && t >= cfg.inject_wrong_hashes_from ? last_hash ^ 1 : last_hash;
   executed = t;
   intake.release(t);
   if (hash_log) hash_log->write(t, last_hash);

@@ -289,7 +289,14 @@ void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act)
                     now);
         break;
       case OnDesync::Resync:
-        if (!pr.split) resync(p, now);  // with no majority there is no state to resync to
+        if (pr.split) break;  // with no majority there is no state to resync to
+        if (cfg.max_resyncs != 0 && p.audit.resyncs >= cfg.max_resyncs) {
+          kick(p, "it diverged again after " + std::to_string(p.audit.resyncs) +
+                      " resyncs: its rules or its machine differ from the majority's");
+          break;
+        }
+        ++p.audit.resyncs;
+        resync(p, now);
         break;
     }
   }

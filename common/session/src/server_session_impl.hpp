@@ -93,6 +93,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::uint32_t epoch = 0;     // resyncs sent; hashes from older epochs are stale
     std::int64_t resync_at = 0;  // when the last resync snapshot went out
     std::uint32_t resync_tries = 0;  // snapshots sent since its last hash of the current epoch
+    std::uint32_t resyncs = 0;       // resyncs started for it (ServerConfig::max_resyncs)
     bool split = false;          // relay mode: its desync's tick had no strict majority (nobody is resynced)
     bool resyncing = false;      // relay mode: a peer's state is being fetched for it; no voter meanwhile
     bool wrong_state = false;    // relay mode: sent a state that did not hash to the settled value; never asked again

@@ -15,6 +15,10 @@ namespace lockstep {
 struct TransportLimits {
   std::size_t max_packet_bytes = 64 * 1024;      ///< larger incoming packets are refused by ENet
   std::size_t max_waiting_bytes = 256 * 1024;    ///< per-peer buffered incoming data
+  /// A client's connection ids count up from this (0: from a random start, drawn from the
+  /// system's random source). ENet's own start is the host's address and the current second, so
+  /// a client made again in the same second would repeat its id.
+  std::uint32_t connect_id_seed = 0;
 };
 
 /// One player's network figures (see SeatStatus in schemas/messages.fbs).

@@ -49,6 +49,8 @@ struct LOCKSTEP_API ClientConfig {
   Tick inject_desync_at = 0;            ///< test hook: flip the lowest bit of one stored value right after this tick
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
   bool inject_forged_states = false;     ///< test hook: flip a byte of every saved state a relay server asks for
+  Tick inject_wrong_hashes_from = 0;     ///< test hook: report every hash from this tick on with its lowest bit
+                                         ///< flipped (the state itself stays right)
   bool inject_trickled_states = false;   ///< test hook: answer a relay server's state request with its size and
                                          ///< then an empty chunk every 2 s, never a byte of the state
   LeadConfig lead;                      ///< how far ahead of the tick clock to sample (lead_config.hpp)

@@ -53,6 +53,10 @@ struct LOCKSTEP_API ServerConfig {
   WorldParams world;               ///< the module's settings bytes; world.players is set from `players`
   std::string token;               ///< the join secret (--token; not a connect token), "" = none required
   OnDesync on_desync = OnDesync::Report;
+  /// With OnDesync::Resync: a player or spectator that diverges again after this many resyncs is
+  /// dropped with the reason (its rules or its machine differ from the majority's), so that its
+  /// reports and resyncs end. 0: no limit.
+  std::uint32_t max_resyncs = 10;
   /// Wait at most this long past a tick's deadline for a late input, then fill it. Clients set
   /// their lead so their inputs arrive before the deadline; this only absorbs a stray one.
   std::int64_t input_grace_ns = 20'000'000;
