@@ -40,7 +40,7 @@ struct Options {
   ServerConfig cfg;
   std::uint32_t ticks = 0;
   std::string on_desync = "report";
-  double grace_ms = 20, silent_ms = 5000, hash_silence_ms = 5000;
+  double grace_ms = 20, silent_ms = 5000, play_silence_ms = 0, hash_silence_ms = 5000;
   std::string hash_log_path, record_path, summary_path, status_of;
   std::uint32_t keyframe_seconds = kDefaultKeyframeInterval / kTickRate;
   std::string token_key, status_key, result_key, result_path, result_webhook;
@@ -104,6 +104,10 @@ void declare_options(CLI::App& app, Options& o) {
                "admit new players into a vacated slot of a running session through a verified snapshot");
   app.add_option("--silent-drop-ms", o.silent_ms, "drop a player that sends nothing for this long")->check(finite())
       ->check(CLI::Range(100.0, 600000.0))->capture_default_str();
+  app.add_option("--play-silence-ms", o.play_silence_ms,
+                 "drop a player in play from which no message has come for this long (a player sends every tick); "
+                 "its seat is vacant at once for its rejoin or a late joiner (0: --silent-drop-ms)")
+      ->check(finite())->check(CLI::Range(0.0, 600000.0))->capture_default_str();
   app.add_option("--hash-silence-ms", o.hash_silence_ms,
                  "drop a player whose state hashes stop arriving for this long (reported as hash silence)")
       ->check(finite())->check(CLI::Range(500.0, 600000.0))->capture_default_str();
@@ -274,6 +278,7 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   if (cfg.relay) cfg.relay_keyframe_interval = o.keyframe_seconds * kTickRate;
   cfg.input_grace_ns = static_cast<std::int64_t>(o.grace_ms * 1e6);
   cfg.silent_drop_ns = static_cast<std::int64_t>(o.silent_ms * 1e6);
+  cfg.play_silence_ns = static_cast<std::int64_t>(o.play_silence_ms * 1e6);
   cfg.hash_silence_ns = static_cast<std::int64_t>(o.hash_silence_ms * 1e6);
   if (!o.result_webhook.empty() && o.result_webhook.rfind("http://", 0) != 0 && o.result_webhook.rfind("https://", 0) != 0) {
     LOCKSTEP_LOG_ERROR("--result-webhook wants an http:// or https:// URL, got '%s'", o.result_webhook.c_str());

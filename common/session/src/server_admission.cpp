@@ -308,20 +308,26 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
     case JoinDecision::Kind::Refuse: return refuse(p, d.reason, d.detail);
     case JoinDecision::Kind::Spectate: return seat_spectator(p, q.name, now);
     case JoinDecision::Kind::Seat: return seat_in_lobby(p, d.slot, q.name);
-    case JoinDecision::Kind::LateJoin: return admit_running(p, d.slot, q.name, /*rejoin=*/false, now);
-    case JoinDecision::Kind::Rejoin: {
+    case JoinDecision::Kind::LateJoin:
+      close_old_holder(d.slot, p, "a late joiner takes its seat");
+      return admit_running(p, d.slot, q.name, /*rejoin=*/false, now);
+    case JoinDecision::Kind::Rejoin:
       // The old connection may not have timed out yet: the holder of the secret wins.
-      const Slot& s = slots[d.slot];
-      if (s.peer_id != p.id) {
-        if (const auto old = peers.find(s.peer_id); old != peers.end()) {
-          LOCKSTEP_LOG_INFO("player %zu (%s) is back; closing its old connection", d.slot, s.name.c_str());
-          peer_disconnect_now(old->second.link);
-          peers.erase(old);
-        }
-      }
+      close_old_holder(d.slot, p, "it is back");
       return admit_running(p, d.slot, q.name, /*rejoin=*/true, now);
-    }
   }
+}
+
+// The connection that held `slot` before p, still open or on its way out, is closed at once
+// (no event follows), so that it can never touch the seat again.
+void ServerSession::Impl::close_old_holder(std::size_t slot, const Peer& p, const char* why) {
+  const Slot& s = slots[slot];
+  if (s.peer_id == p.id) return;
+  const auto old = peers.find(s.peer_id);
+  if (old == peers.end()) return;
+  LOCKSTEP_LOG_INFO("player %zu (%s): %s; closing its old connection", slot, s.name.c_str(), why);
+  peer_disconnect_now(old->second.link);
+  peers.erase(old);
 }
 
 void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::int64_t now) {
@@ -419,9 +425,12 @@ void ServerSession::Impl::free_slot(std::size_t slot) {
   broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(slot), next_tick, why));
 }
 
-// A slot a late joiner may take: nobody holds it and it is out of the session.
+// A slot a late joiner may take: out of the session, and its connection gone or on its way out
+// (dropped or left: ENet may take 30 s to close a dead peer's, which holds the seat no longer).
 bool ServerSession::Impl::vacant(const Slot& s) const {
-  return !s.taken || (!s.present && !s.return_pending && peers.count(s.peer_id) == 0);
+  if (!s.taken) return true;
+  const auto holder = peers.find(s.peer_id);
+  return !s.present && !s.return_pending && (holder == peers.end() || holder->second.closing);
 }
 
 void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes) {

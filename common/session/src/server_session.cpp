@@ -101,10 +101,11 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
     // A joined peer from which nothing at all has arrived for the silence bound, not even ENet's
     // acknowledgements, is gone; in play a player is held to more: its messages must keep coming.
     const bool gone = p.link && now - std::max(p.connected_at, transport->heard_ns(p.link)) > cfg.silent_drop_ns;
+    const std::int64_t play_silence = cfg.play_silence_ns > 0 ? cfg.play_silence_ns : cfg.silent_drop_ns;
     const bool mute = phase == Phase::Running && p.role == Role::Player &&
-                      now - slots[static_cast<std::size_t>(p.slot)].last_heard > cfg.silent_drop_ns;
+                      now - slots[static_cast<std::size_t>(p.slot)].last_heard > play_silence;
     if (gone || mute) {
-      kick(p, "silent for " + std::to_string(cfg.silent_drop_ns / 1'000'000) + " ms");
+      kick(p, "silent for " + std::to_string((gone ? cfg.silent_drop_ns : play_silence) / 1'000'000) + " ms");
       continue;
     }
     // A player in play must report its state hashes: one whose hashes stop is reported and dropped.

@@ -320,6 +320,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void free_slot(std::size_t slot);
   void on_leave(Peer& p, const wire::Leave& m);
   [[nodiscard]] bool vacant(const Slot& s) const;
+  void close_old_holder(std::size_t slot, const Peer& p, const char* why);
   void on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes);
 
   // ---- server_ticks.cpp: inputs, frames, stepping ----

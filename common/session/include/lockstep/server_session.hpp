@@ -82,8 +82,12 @@ struct LOCKSTEP_API ServerConfig {
   /// A player whose state hashes stop arriving for this long (while it is in play) is reported
   /// and dropped: desync detection does not depend on a client's good will.
   std::int64_t hash_silence_ns = 5'000'000'000;
-  std::int64_t silent_drop_ns = 5'000'000'000;  ///< a player whose messages stop (in play), or a peer from
-                                                ///< which nothing arrives, for this long is dropped
+  std::int64_t silent_drop_ns = 5'000'000'000;  ///< a peer from which nothing arrives (not even ENet's
+                                                ///< acknowledgements) for this long is dropped
+  /// A player in play sends every tick: one from which no message has come for this long (a crash,
+  /// a pulled cable) is dropped, and its seat is vacant at once for its rejoin or a late joiner.
+  /// 0: silent_drop_ns.
+  std::int64_t play_silence_ns = 0;
   double max_messages_per_second = 400;  ///< per peer, sustained; a peer above it is dropped
   double message_burst = 800;            ///< per peer, messages it may send at once
   std::uint32_t max_bad_messages = 100;  ///< malformed or unexpected messages a peer may send before it is dropped
