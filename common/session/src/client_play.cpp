@@ -61,7 +61,16 @@ void ClientSession::Impl::on_server_play(const protocol::ServerPlay& m, std::int
       ++stats.frames_received;
     }
   });
-  if (newest) clock.frames_arrived(now, m.first_tick + static_cast<Tick>(m.frame_count()) - 1, m.clock_shift);
+  // Every message with frames times the server's clock, whether or not its frames were new here:
+  // a joiner catching up takes only old frames, while the newest ones (too far ahead for its
+  // buffer) are what tell the time. An old or repeated message only gives a later origin, which
+  // the clock's minimum passes over.
+  (void)newest;
+  if (m.frame_count() > 0) {
+    const Tick last = m.first_tick + static_cast<Tick>(m.frame_count()) - 1;
+    clock.frames_arrived(now, last, m.clock_shift);
+    newest_frame_seen = std::max(newest_frame_seen, last);
+  }
   if (held_resync && held_resync->tick() <= intake.received()) resync_from(std::move(held_resync), held_epoch, now);
 }
 
@@ -292,6 +301,11 @@ void ClientSession::Impl::resync_from(std::unique_ptr<Simulation> loaded, std::u
 bool ClientSession::Impl::execute_next(std::int64_t now) {
   if (!sim || executed >= intake.received()) return false;
   if (cfg.last_tick != 0 && executed >= cfg.last_tick) return false;
+  // Never so far past the server's hash acknowledgement that a hash it has not taken leaves the
+  // ring before it can go again (the server would wait for it to the hash silence): a client
+  // catching up waits for the acknowledgement instead, so it gains at most a ring a round trip.
+  // (In steady play the acknowledgement trails by a round trip, far less than the ring.)
+  if (hash_ack != 0 && executed + 1 > hash_ack + static_cast<Tick>(kRing - protocol::kMaxWindow)) return false;
   const Tick t = executed + 1;
   const InputFrame& f = intake.at(t);
   if (cfg.on_confirmed) cfg.on_confirmed(f);
@@ -330,9 +344,10 @@ void ClientSession::Impl::sample(std::int64_t now) {
     if (now - clock.due_at(sample_tick) > 32 * kTickNs)  // far behind: resume at the present
       sample_tick = static_cast<Tick>(std::max<std::int64_t>(0, (now - clock.origin()) / kTickNs - clock.shift()));
     const Tick target = sample_tick + input_delay;
-    // Never run far ahead of the frames actually received: if the server's clock slowed, the
-    // local estimate of it is early for a while, and inputs past the server's window are lost.
-    if (target > intake.received() + input_delay + kMaxSampleAhead) {
+    // Never run far ahead of the frames the server has sent: if its clock slowed, the local
+    // estimate of it is early for a while, and inputs past the server's window are lost. (The
+    // newest frame seen, not the newest taken: a joiner catching up samples at the present.)
+    if (target > std::max(intake.received(), newest_frame_seen) + input_delay + kMaxSampleAhead) {
       sample_held = true;
       break;
     }

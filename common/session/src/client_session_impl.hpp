@@ -29,7 +29,7 @@ namespace lockstep {
 struct LOCKSTEP_LOCAL ClientSession::Impl {
   static constexpr std::size_t kRing = FrameIntake::kRing;  // inputs and hashes kept by tick
   static constexpr int kMaxFramesPerUpdate = 4;   // catch-up frames executed before the socket is serviced again
-  static constexpr Tick kMaxSampleAhead = 200;    // ticks of sampling ahead of the received frames (> the lead limit)
+  static constexpr Tick kMaxSampleAhead = 200;    // ticks of sampling ahead of the newest frame seen (> the lead limit)
   static constexpr std::int64_t kLobbyBeatNs = 100'000'000;  // heartbeats while the lobby waits
 
   ClientConfig cfg;
@@ -51,6 +51,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
     std::uint32_t total;
     std::int64_t sent_at;
   };
+  Tick newest_frame_seen = 0;  // the newest frame tick in any ServerPlay, taken or not (a joiner catching up takes old ones)
   std::optional<Trickle> trickle;
   std::vector<std::uint8_t> result;         // the game's result (set_result), sent once joined
   bool result_set = false;

@@ -65,13 +65,29 @@ void ServerSession::Impl::send_frames(std::int64_t now) {
     const auto window = static_cast<Tick>(protocol::kMaxWindow);
     const Tick newest_from = executed() >= window ? std::max(from, executed() - window + 1) : from;
     send_range(p, newest_from, executed());
-    const std::int64_t rtt_ns = p.link ? std::int64_t{peer_rtt_ms(p.link)} * 1'000'000 : 0;
-    if (newest_from > from && p.stream.frame_gap.due(now, p.stream.frame_ack_moved, rtt_ns))
-      send_range(p, from, std::min<Tick>(executed(), from + window - 1));
+    if (newest_from > from) catch_up(p, from, newest_from, now);
   }
 }
 
-void ServerSession::Impl::send_range(Peer& p, Tick from, Tick to) {
+// A peer more than a window behind (a joiner from an old state, a client back from a stall) is
+// streamed the frames after its acknowledgement, ahead of the newest ones: up to kMessages
+// windows a tick, at most kAhead frames past the acknowledgement in flight (a sliding window:
+// the stream goes on as the acknowledgement moves). When the acknowledgement stands still for a
+// round trip and more, a frame of the stream was lost in every copy: it starts over from the
+// acknowledgement (GapResend). It gains kAhead frames a round trip on the session, so a joiner
+// catches up at any latency: one window a stall gained less than the session moved at 80 ms.
+void ServerSession::Impl::catch_up(Peer& p, Tick from, Tick newest_from, std::int64_t now) {
+  constexpr int kMessages = 2;
+  constexpr Tick kAhead = 4 * static_cast<Tick>(protocol::kMaxWindow);  // well inside a client's frame buffer
+  Tick& next = p.stream.catch_up_next;
+  const std::int64_t rtt_ns = p.link ? std::int64_t{peer_rtt_ms(p.link)} * 1'000'000 : 0;
+  if (next <= from || next > from + kAhead || p.stream.frame_gap.due(now, p.stream.frame_ack_moved, rtt_ns)) next = from;
+  for (int m = 0; m < kMessages && next < newest_from && next < from + kAhead; ++m)
+    next = send_range(p, next, std::min<Tick>(newest_from - 1, next + static_cast<Tick>(protocol::kMaxWindow) - 1)) + 1;
+}
+
+// Sends frames from..to (fewer when their commands are many) in one message; the last tick sent.
+Tick ServerSession::Impl::send_range(Peer& p, Tick from, Tick to) {
   // Frames with many commands are spread over several messages: past the first frame, at most
   // kPlayCommandBudget bytes of commands go in one.
   batch_scratch.clear();
@@ -83,6 +99,7 @@ void ServerSession::Impl::send_range(Peer& p, Tick from, Tick to) {
     batch_scratch.push_back(&f);
   }
   send(p, Channel::Play, play_for(p, batch_scratch));
+  return batch_scratch.empty() ? from : batch_scratch.back()->tick;
 }
 
 std::span<const std::uint8_t> ServerSession::Impl::play_for(Peer& p, std::span<const InputFrame* const> batch) {

@@ -74,6 +74,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     Tick frame_ack = 0;          // all frames up to here received by the client
     std::int64_t frame_ack_moved = 0;
     GapResend frame_gap;         // frames lost in every copy go out again
+    Tick catch_up_next = 0;      // a peer far behind: the next frame its catch-up stream sends
     Tick base_from = 1;          // frames from here on were sent to it as frames (not in a snapshot):
                                  // those it acknowledged may serve as the base of a ServerPlay
     std::uint32_t plays_sent = 0;  // ServerPlays sent: every kRefreshEvery-th goes without base, with slack
@@ -342,7 +343,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void send_start(Peer& p, std::int64_t now, Channel channel = Channel::Control);
   void send_snapshot(Peer& p, bool join);
   void send_frames(std::int64_t now);
-  void send_range(Peer& p, Tick from, Tick to);
+  Tick send_range(Peer& p, Tick from, Tick to);
+  void catch_up(Peer& p, Tick from, Tick newest_from, std::int64_t now);
   /// The peer's ServerPlay of `batch`; the bytes stay valid until the next call.
   [[nodiscard]] std::span<const std::uint8_t> play_for(Peer& p, std::span<const InputFrame* const> batch);
   [[nodiscard]] const protocol::EncodedFrames& encoded_window(std::span<const InputFrame* const> batch, const InputFrame* base);
