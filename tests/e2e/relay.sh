@@ -106,6 +106,9 @@ json_check "$WORK/server.json" 'd["joins_running"] == 1 and d["verified"] == 1 a
 json_check "$WORK/server.json" 'd["relay"]["states"]["forged"] >= 1 and d["relay"]["states"]["forwarded"] >= 2' \
   "the forged state was not caught, or the states were not forwarded from another peer"
 grep -q "forger) sent a wrong state" "$WORK/server.err" || fail "the server did not name the forging peer"
+forged=$(grep -l '"where": *"forged state"' "$WORK"/desync-*.json 2>/dev/null | head -1)
+[ -n "$forged" ] || fail "no report file for the forged state"
+json_check "$forged" '"forger" in d["odd_one_out"] and "not the settled one" in d["note"]' "the forged state's report does not name the forger"
 # Keyframes from the voters every 2 s, each checked against the settled hash: the rejoin was
 # served from the latest one, no peer asked; the recording holds them and verifies from one.
 json_check "$WORK/server.json" 'd["relay"]["states"]["keyframes"] >= 4 and d["relay"]["states"]["joins_from_keyframe"] == 1' \

@@ -38,13 +38,19 @@ json_check "$X" 'd["oversized_in_fragments"]["code"] == 1009' "an oversized mess
 # from a peer that has not joined) or the door's message rate.
 json_check "$X" 'd["flood"]["reason"] != "not closed"' "a flood was cut"
 json_check "$X" 'd["no_subprotocol"]["code"] is None' "an upgrade without the lockstep protocol was refused"
+json_check "$X" 'd["other_subprotocols"]["code"] is None and d["other_subprotocols"]["reason"] != "not closed"' "an upgrade naming other protocols only was refused"
 json_check "$X" '2 <= d["pings_without_end"]["seconds"] <= 8' "a peer that only pinged was closed at the join timeout"
+json_check "$X" 'd["fragmented_small"]["reason"] != "not closed" and d["fragmented_small"]["seconds"] <= 1.5' "a peer not joined that sent a malformed message was not closed at once"
 json_check "$X" 'all(t is not None and t <= 9 for t in d["slow_loris_seconds"])' "slow-loris handshakes were cut within the handshake time"
 json_check "$WORK/server.json" 'd["websocket"]["refused"]["text"] >= 1 and d["websocket"]["refused"]["oversized"] >= 2 and d["websocket"]["refused"]["protocol"] >= 1 and d["websocket"]["refused"]["address"] >= (4 if "'"$OTHER"'" else 0) and d["websocket"]["refused"]["before_request"] >= 3' "the door counted every refusal"
 json_check "$WORK/server.json" 'd["drops"].get("malformed", 0) >= 1' "the session dropped the small fragmented message as malformed"
 echo "ok: every hostile peer was refused with its reason and counted"
 
 # The door over TLS: a self-signed certificate; wss:// takes the protocol, https:// serves the page.
+# A link in the web root to a file outside it is not followed (counted); one to a file inside is.
+echo 'secret outside the web root' >"$WORK/secret.txt"
+ln -s "$WORK/secret.txt" "$WORK/web/leak.txt"
+ln -s index.html "$WORK/web/inside.html"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
     >/dev/null 2>&1 || fail "openssl could not make a certificate"
 "$BIN/lockstep-server" --port $((PORT + 2)) --bind 127.0.0.1 --players 1 --websocket-port $((PORT + 3)) \
@@ -59,6 +65,13 @@ ctx = ssl.create_default_context()
 ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
 page = urllib.request.urlopen(f"https://127.0.0.1:{port}/", context=ctx).read()
 assert b"door" in page, page
+assert b"door" in urllib.request.urlopen(f"https://127.0.0.1:{port}/inside.html", context=ctx).read()
+try:
+    leaked = urllib.request.urlopen(f"https://127.0.0.1:{port}/leak.txt", context=ctx).read()
+except Exception:
+    leaked = b""
+assert b"secret" not in leaked, "a link out of the web root was followed"
+
 async def main():
     async with websockets.connect(f"wss://127.0.0.1:{port}/", subprotocols=["lockstep"], ssl=ctx) as ws:
         assert ws.subprotocol == "lockstep"
@@ -71,6 +84,7 @@ asyncio.run(main())
 print("ok: wss:// and https:// on the TLS port, plain ws:// refused there")
 PY
 kill -INT $T; wait $T
+json_check "$WORK/tls.json" 'd["websocket"]["refused"]["outside_root"] >= 1' "the request for a file outside the web root was not counted"
 # Connect tokens through plain ws:// off loopback are refused at start: a token could be read on the way.
 "$BIN/lockstep-token" keygen --out "$WORK/token.key" >/dev/null || fail "lockstep-token keygen"
 "$BIN/lockstep-server" --port $((PORT + 4)) --players 1 --websocket-port $((PORT + 5)) --token-key "$WORK/token.key" \

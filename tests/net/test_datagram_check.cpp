@@ -346,4 +346,37 @@ TEST_SUITE("net/datagram_check") {
     }
     CHECK(connected);
   }
+
+  // Every datagram a host drops unread is counted by kind: empty, larger than any ENet sends,
+  // naming a peer slot the host does not have, and failing the check.
+  TEST_CASE("datagrams dropped unread are counted by kind") {
+    auto server = Transport::listen("127.0.0.1", 0, 2, TransportLimits{}, nullptr);
+    REQUIRE(server);
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(server->port());
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    auto send = [&](const std::vector<std::uint8_t>& d) {
+      REQUIRE(::sendto(fd, d.data(), d.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) ==
+              static_cast<ssize_t>(d.size()));
+    };
+    const NetTraffic before = server->traffic();
+    for (int i = 0; i < 3; ++i) send({});
+    for (int i = 0; i < 2; ++i) send(std::vector<std::uint8_t>(9000, 7));
+    send({0x00, 0x40, 0, 0, 0, 0, 1, 2});  // peer slot 64 of a 2-slot host
+    send({0x0f, 0xff, 1, 2, 3, 4, 5, 6, 7, 8});  // no peer yet, a check that fails
+    for (const std::int64_t until = monotonic_ns() + 300'000'000; monotonic_ns() < until;) {
+      while (server->poll().type != NetEvent::Type::None) {
+      }
+      ::poll(nullptr, 0, 2);
+    }
+    ::close(fd);
+    const NetTraffic after = server->traffic();
+    CHECK(after.datagrams_empty - before.datagrams_empty == 3);
+    CHECK(after.datagrams_oversized - before.datagrams_oversized == 2);
+    CHECK(after.datagrams_unknown - before.datagrams_unknown == 1);
+    CHECK(after.datagrams_refused - before.datagrams_refused == 1);
+  }
 }

@@ -129,7 +129,7 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
                      {"pages_served", d.pages_served},
                      {"refused", {{"address", d.refused_address},
                                   {"full", d.refused_full},
-                                  {"protocol", d.refused_protocol},
+                                  {"protocol", d.refused_protocol}, {"outside_root", d.refused_outside_root},
                                   {"malformed", d.malformed},
                                   {"text", d.text_refused},
                                   {"oversized", d.oversized_refused},
@@ -173,6 +173,10 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"sealed", s.config().token_key.has_value() || s.config().token_key_later},
               {"sealed_dropped", {{"forged", st.sealed_forged}, {"replayed", st.sealed_replayed}}},
               {"datagrams_refused", h.datagrams_refused},  // failed the datagram check (PROTOCOL.md §1.1)
+              {"datagrams_dropped", {{"refused", h.datagrams_refused},  // every datagram dropped unread, by kind
+                                     {"empty", h.datagrams_empty},
+                                     {"oversized", h.datagrams_oversized},
+                                     {"unknown_connection", h.datagrams_unknown}}},
               {"replies_withheld", st.replies_withheld},
               {"pending_refused", st.pending_refused},
               {"pending_evicted", st.pending_evicted},

@@ -62,9 +62,12 @@ bool SocketBatch::read() {
   for (std::size_t i = 0; i < last_read_; ++i) {
     msghdr& h = in_msgs_[i].msg_hdr;
     const std::uint32_t length = in_msgs_[i].msg_len;
-    if (length == 0 || (h.msg_flags & MSG_TRUNC) != 0 || h.msg_namelen != sizeof(sockaddr_in) ||
-        in_from_[i].sin_family != AF_INET) {
-      ++counts_.dropped_in;  // nothing a peer sends: ENet would stop reading at an empty one
+    if ((h.msg_flags & MSG_TRUNC) != 0) {
+      ++counts_.oversized_in;  // larger than any datagram ENet sends
+      continue;
+    }
+    if (length == 0 || h.msg_namelen != sizeof(sockaddr_in) || in_from_[i].sin_family != AF_INET) {
+      ++counts_.empty_in;  // nothing a peer sends: ENet would stop reading at an empty one
       continue;
     }
     std::int64_t arrived = 0;

@@ -352,7 +352,7 @@ class EnetTransport final : public Transport {
   [[nodiscard]] NetTraffic traffic() const override {
     const SocketBatch::Counts& c = batch_.counts();
     return {host_->totalSentData, host_->totalReceivedData, host_->totalSentPackets, host_->totalReceivedPackets,
-            datagrams_refused_, c.reads, c.writes};
+            datagrams_refused_, c.reads, c.writes, c.empty_in, c.oversized_in, datagrams_unknown_};
   }
 
  private:
@@ -441,10 +441,16 @@ class EnetTransport final : public Transport {
     // library binds its socket calls internally, so that ours are never called) is asked for it.
     const std::int64_t from_batch = std::exchange(self->reading_arrival_, -1);
     ++self->read_in_service_;
-    if (host->receivedDataLength < 2) return 0;
+    if (host->receivedDataLength < 2) {
+      ++self->datagrams_unknown_;
+      return 1;  // no header: nothing ENet could read
+    }
     const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
     const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
-    if (id != ENET_PROTOCOL_MAXIMUM_PEER_ID && id >= host->peerCount) return 0;  // ENet drops it
+    if (id != ENET_PROTOCOL_MAXIMUM_PEER_ID && id >= host->peerCount) {
+      ++self->datagrams_unknown_;
+      return 1;  // a peer slot this host does not have: ENet would drop it
+    }
     if (!self->check_received(id)) {
       ++self->datagrams_refused_;
       return 1;  // dropped before ENet reads any of it
@@ -462,7 +468,10 @@ class EnetTransport final : public Transport {
       return 0;
     }
     const ENetAddress& from = host->peers[id].address;
-    if (from.host != host->receivedAddress.host || from.port != host->receivedAddress.port) return 0;  // ENet drops it
+    if (from.host != host->receivedAddress.host || from.port != host->receivedAddress.port) {
+      ++self->datagrams_unknown_;
+      return 0;  // ENet drops it (and may count it as its own)
+    }
     if (host->peers[id].state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT)  // its acknowledgement was lost
       self->answer_again(id, host->receivedDataLength);
     std::int64_t arrived = from_batch;
@@ -638,6 +647,7 @@ class EnetTransport final : public Transport {
   bool queued_ = false;                // something was queued to send since the last service or flush
   std::size_t read_in_service_ = 0;    // datagrams the current service has read
   std::uint64_t datagrams_refused_ = 0;
+  std::uint64_t datagrams_unknown_ = 0;  // naming no connection of this host
   std::array<std::uint8_t, ENET_PROTOCOL_MAXIMUM_MTU> outgoing_{};  // a datagram being sent, in one piece
 };
 

@@ -55,6 +55,9 @@ class TransportPair final : public Transport {
     x.packets_sent += y.packets_sent;
     x.packets_received += y.packets_received;
     x.datagrams_refused += y.datagrams_refused;
+    x.datagrams_empty += y.datagrams_empty;
+    x.datagrams_oversized += y.datagrams_oversized;
+    x.datagrams_unknown += y.datagrams_unknown;
     x.socket_reads += y.socket_reads;
     x.socket_writes += y.socket_writes;
     return x;

@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdlib>
+
 #include <atomic>
 #include <cstring>
 #include <deque>
@@ -161,6 +164,7 @@ class WsDoor final : public Transport {
   }
 
   bool start(Error* error);
+  [[nodiscard]] bool inside_web_root(const char* uri, std::size_t len) const;
 
   NetPeer* connect(const std::string&, std::uint16_t, std::string* error) override {
     if (error) *error = "the WebSocket door only listens";
@@ -292,6 +296,7 @@ class WsDoor final : public Transport {
   int on_writable(lws* wsi, WsLink& link);
 
   WebSocketDoorConfig cfg_;
+  std::string web_root_real_;  // the web root with every link resolved: no file outside it is served
   TransportLimits limits_;
   lws_context* context_ = nullptr;
   std::uint16_t port_ = 0;
@@ -391,9 +396,15 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       break;
     }
     case LWS_CALLBACK_FILTER_HTTP_CONNECTION: {
+      const bool page = lws_hdr_total_length(wsi, WSI_TOKEN_UPGRADE) == 0;
+      const bool inside = !page || inside_web_root(static_cast<const char*>(in), len);
       std::lock_guard lock(mutex_);
       if (auto it = open_.find(wsi); it != open_.end()) it->second.requested = true;
-      if (lws_hdr_total_length(wsi, WSI_TOKEN_UPGRADE) == 0) ++stats_.pages_served;
+      if (!inside) {
+        ++stats_.refused_outside_root;
+        return 1;
+      }
+      if (page) ++stats_.pages_served;
       break;
     }
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
@@ -576,6 +587,20 @@ int WsDoor::on_writable(lws* wsi, WsLink& link) {
   return 0;
 }
 
+// Whether the file a page request names (its URI path, which libwebsockets has already cleaned
+// of '..') resolves inside the web root: a link in the root that leads out of it is not followed.
+// A file that does not exist is left to the mount to answer (404).
+bool WsDoor::inside_web_root(const char* uri, std::size_t len) const {
+  if (web_root_real_.empty() || !uri) return true;
+  std::string path = cfg_.web_root + "/" + std::string(uri, strnlen(uri, len));
+  if (path.back() == '/') path += "index.html";
+  char resolved[PATH_MAX];
+  if (!realpath(path.c_str(), resolved)) return true;
+  const std::string_view r(resolved);
+  return r == web_root_real_ || (r.size() > web_root_real_.size() && r.substr(0, web_root_real_.size()) == web_root_real_ &&
+                                 r[web_root_real_.size()] == '/');
+}
+
 bool WsDoor::start(Error* error) {
   auto fail = [&](const std::string& why) {
     if (error) *error = {ErrorKind::Usage, why, "websocket"};
@@ -586,6 +611,9 @@ bool WsDoor::start(Error* error) {
     struct stat st {};
     if (stat(cfg_.web_root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
       return fail("--web-root: '" + cfg_.web_root + "' is not a folder");
+    char resolved[PATH_MAX];
+    if (!realpath(cfg_.web_root.c_str(), resolved)) return fail("--web-root: '" + cfg_.web_root + "' cannot be resolved");
+    web_root_real_ = resolved;
   }
   event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (event_fd_ < 0) return fail("cannot make an eventfd");

@@ -226,7 +226,20 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
   auto wrong = [&](const char* why) {
     ++stats.states_forged;
     p.audit.wrong_state = true;
-    LOCKSTEP_LOG_ERROR("relay: %s sent a wrong state of tick %u (%s); it is not asked again", label(p).c_str(), f.tick, why);
+    // Reported as a desync is, in a file of its own that names the forger (and the exit is 3).
+    DesyncReport r;
+    r.tick = f.tick;
+    r.slot = p.role == Role::Player ? p.slot : -1;
+    r.name = p.name;
+    r.server_hash = f.hash;
+    r.where = "forged state";
+    r.odd_one_out = label(p);
+    r.note = "relay mode: " + label(p) + " sent a state of tick " + std::to_string(f.tick) + " that is not the settled one (" +
+             why + "); it was not forwarded, and the peer is never asked for a state again";
+    std::string error;
+    const std::string path = write_report(r, cfg.desync_dir, &error);
+    LOCKSTEP_LOG_ERROR("relay: %s sent a wrong state of tick %u (%s); it is not asked again; report %s", label(p).c_str(),
+                       f.tick, why, path.empty() ? error.c_str() : path.c_str());
     if (!ask_for_state(f, now)) LOCKSTEP_LOG_INFO("relay: no other peer holds tick %u's settled state yet", f.tick);
   };
   if (m.tick() != f.tick) return wrong("another tick");

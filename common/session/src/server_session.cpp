@@ -235,6 +235,13 @@ void ServerSession::Impl::drop(Peer& p, DropReason r, const char* detail) {
   // clock is early; they are dropped and counted but do not count toward a kick.
   if (r != DropReason::InputTooFarAhead && ++p.entry.bad > cfg.max_bad_messages && !p.closing)
     kick(p, "sent too many malformed or unexpected messages");
+  // A connection through the WebSocket door that has not joined and sends what no client would
+  // is closed at once: on a stream only the peer itself writes, so it is not a client, and its
+  // place among the pending connections goes to the next. (A datagram could be anyone's.)
+  const bool undecodable = r == DropReason::TooLarge || r == DropReason::Malformed || r == DropReason::FieldOutOfRange ||
+                           r == DropReason::WrongChannel;
+  if (undecodable && p.role == Role::Pending && peer_stream(p.link) && !p.closing)
+    kick(p, std::string("sent a malformed message before joining (") + to_string(r) + ")");
   if (drop_worth_logging(n))
     LOCKSTEP_LOG_WARN("dropped a message from %s (%s): %s%s [%llu so far]", peer_address(p.link).c_str(),
                       p.name.empty() ? "not joined" : p.name.c_str(), to_string(r), detail,
@@ -350,7 +357,7 @@ void ServerSession::Impl::end_session(wire::EndReason reason, const std::string&
   transport->flush();
   phase = Phase::Closing;
   phase_deadline = now + cfg.close_timeout_ns;
-  if (reason == wire::EndReason::Desync || stats.desyncs > 0) exit = 3;
+  if (reason == wire::EndReason::Desync || stats.desyncs > 0 || stats.states_forged > 0) exit = 3;
   for (const auto& [id, p] : peers)
     if (p.role == Role::Player && p.audit.hashes.ack() < executed())
       LOCKSTEP_LOG_WARN("player %d (%s): hashes checked only up to tick %u of %u: not counted as in sync", p.slot,

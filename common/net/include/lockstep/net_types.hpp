@@ -45,6 +45,11 @@ struct NetTraffic {
   /// 32 of those waiting; sendmmsg, those a round queued); 0 for a transport that is not a UDP
   /// socket, and where ENet reads and writes its socket itself (docs/GUIDE.md).
   std::uint64_t socket_reads = 0, socket_writes = 0;
+  /// Datagrams dropped unread, by kind, beside datagrams_refused: empty ones, ones larger than any
+  /// ENet sends (both taken off the socket and counted in the batched reads only), and ones that
+  /// name no connection of this host (a peer slot it does not have, or one held from another
+  /// address).
+  std::uint64_t datagrams_empty = 0, datagrams_oversized = 0, datagrams_unknown = 0;
 };
 
 /// The WebSocket door's counters (docs/PROTOCOL.md §17): connections taken, and the ones refused
@@ -56,6 +61,7 @@ struct DoorStats {
   std::uint64_t refused_address = 0;      ///< over the open connections one address may hold (loopback exempt)
   std::uint64_t refused_full = 0;         ///< over the open connections the door holds
   std::uint64_t refused_protocol = 0;     ///< an upgrade without the "lockstep" subprotocol
+  std::uint64_t refused_outside_root = 0; ///< a page request for a file that resolves outside the web root (a link)
   std::uint64_t malformed = 0;            ///< closed for a message without a channel byte, or of channel >= 2
   std::uint64_t text_refused = 0;         ///< closed for a text message (1003)
   std::uint64_t oversized_refused = 0;    ///< closed for a message over the size bound (1009)

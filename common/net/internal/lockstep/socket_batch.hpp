@@ -36,7 +36,8 @@ class SocketBatch {
   struct Counts {
     std::uint64_t reads = 0, datagrams_read = 0;      // recvmmsg calls, and the datagrams they took
     std::uint64_t writes = 0, datagrams_written = 0;  // sendmmsg calls, and the datagrams they sent
-    std::uint64_t dropped_in = 0;   // empty or longer than kMaxDatagram: never handed on
+    std::uint64_t empty_in = 0;     // empty (or not IPv4): never handed on (ENet would stop reading at one)
+    std::uint64_t oversized_in = 0; // longer than kMaxDatagram: never handed on
     std::uint64_t dropped_out = 0;  // the kernel refused them (a full buffer, an unreachable address)
   };
 
