@@ -4,9 +4,6 @@
 // an honest player is never dropped for answering what the server asked of it.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <string>
 
 #include "lockstep/arena.hpp"
@@ -15,6 +12,7 @@
 #include "lockstep/games.hpp"
 #include "lockstep/server_session.hpp"
 #include "lockstep/faults.hpp"
+#include "support/report_dir.hpp"
 #include "support/session_harness.hpp"
 
 using namespace lockstep;
@@ -25,12 +23,7 @@ using lockstep::testing::Session;
 namespace {
 
 // Where the tests' desync reports go, removed at the end of the run.
-struct ReportDir {
-  std::filesystem::path path = std::filesystem::temp_directory_path() / ("lockstep-relay-fetch-" + std::to_string(::getpid()));
-  ReportDir() { std::filesystem::create_directories(path); }
-  ~ReportDir() { std::filesystem::remove_all(path); }
-};
-const ReportDir reports;
+const lockstep::testing::ReportDir reports("relay-fetch");
 
 // A relay server of the arena for `players`, until `last_tick`, that reports desyncs.
 ServerConfig relay_server(std::uint32_t players, Tick last_tick) {

@@ -26,6 +26,7 @@
 #include "lockstep/summary.hpp"
 #include "lockstep/transport.hpp"
 #include "support/loop.hpp"
+#include "support/report_dir.hpp"
 #include "support/session_harness.hpp"
 #include "support/lossy_link.hpp"
 #include "support/ticks.hpp"
@@ -35,20 +36,9 @@ using lockstep::testing::Driven;
 using lockstep::testing::drive;
 using lockstep::testing::Session;
 using lockstep::testing::client_named;
+using lockstep::testing::ReportDir;
 
 namespace {
-
-// A fresh directory for a test's desync reports, removed with it.
-struct ReportDir {
-  std::filesystem::path path;
-  explicit ReportDir(const std::string& tag)
-      : path(std::filesystem::temp_directory_path() / ("lockstep-" + tag + "-" + std::to_string(::getpid()))) {
-    std::filesystem::create_directories(path);
-  }
-  ~ReportDir() { std::filesystem::remove_all(path); }
-  ReportDir(const ReportDir&) = delete;
-  ReportDir& operator=(const ReportDir&) = delete;
-};
 
 // A server of `players` until `last_tick` that answers a desync with `on_desync`, its reports in `dir`.
 ServerConfig desync_server(std::uint32_t players, Tick last_tick, OnDesync on_desync, const ReportDir& dir) {
