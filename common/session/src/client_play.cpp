@@ -44,6 +44,16 @@ void ClientSession::Impl::on_start(const wire::SessionStart& m, std::int64_t now
 
 void ClientSession::Impl::on_server_play(const protocol::ServerPlay& m, std::int64_t now) {
   if (phase != Phase::Running && phase != Phase::Leaving) return;
+  // Every message with frames times the server's clock, whether or not its frames are taken here,
+  // and while the state is still on its way: a joiner's Start says only that tick 0 is past, and
+  // once its state is in it takes only old frames while the newest ones (too far ahead for its
+  // buffer) are what tell the time. An old or repeated message only gives a later origin, which
+  // the clock's minimum passes over.
+  if (m.frame_count() > 0) {
+    const Tick last = m.first_tick + static_cast<Tick>(m.frame_count()) - 1;
+    clock.frames_arrived(now, last, m.clock_shift);
+    newest_frame_seen = std::max(newest_frame_seen, last);
+  }
   if (joining) return;  // frames count only after the snapshot
   if (m.frame_count() > 0) down_loss.saw(m.first_tick + static_cast<Tick>(m.frame_count()) - 1);
   clock.shifted(m.clock_shift);
@@ -54,23 +64,9 @@ void ClientSession::Impl::on_server_play(const protocol::ServerPlay& m, std::int
     hash_ack_moved = now;
   }
   const std::uint32_t input_size = sim ? sim->input_size() : 0;
-  bool newest = false;
   protocol::read_frames(m, players, input_size, [&](const InputFrame& f) {
-    if (intake.wants(f.tick, executed) && intake.add(f, executed)) {
-      newest = true;
-      ++stats.frames_received;
-    }
+    if (intake.wants(f.tick, executed) && intake.add(f, executed)) ++stats.frames_received;
   });
-  // Every message with frames times the server's clock, whether or not its frames were new here:
-  // a joiner catching up takes only old frames, while the newest ones (too far ahead for its
-  // buffer) are what tell the time. An old or repeated message only gives a later origin, which
-  // the clock's minimum passes over.
-  (void)newest;
-  if (m.frame_count() > 0) {
-    const Tick last = m.first_tick + static_cast<Tick>(m.frame_count()) - 1;
-    clock.frames_arrived(now, last, m.clock_shift);
-    newest_frame_seen = std::max(newest_frame_seen, last);
-  }
   if (held_resync && held_resync->tick() <= intake.received()) resync_from(std::move(held_resync), held_epoch, now);
 }
 

@@ -328,8 +328,13 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
   }
   p.stream.base_from = f.tick + 1;
   for (const auto& chunk : protocol::snapshot(f.tick, p.audit.epoch, f.hash, f.bytes, join)) send(p, Channel::Control, chunk);
-  if (join && f.tick < executed())
-    send_range(p, f.tick + 1, std::min<Tick>(executed(), f.tick + static_cast<Tick>(protocol::kMaxWindow)));
+  if (join && f.tick < executed()) {
+    // The newest frames first, with the state: they tell the joiner the session's time before
+    // it samples its first input (the frames after the state alone would put it in the past).
+    const auto window = static_cast<Tick>(protocol::kMaxWindow);
+    if (executed() - f.tick > window) send_range(p, executed() - window + 1, executed());
+    send_range(p, f.tick + 1, std::min<Tick>(executed(), f.tick + window));
+  }
   transport->flush();
   stats.last_snapshot_bytes = static_cast<std::int64_t>(f.bytes.size());
   ++stats.states_forwarded;
