@@ -67,11 +67,11 @@ TEST_SUITE("session/relay_fetch") {
     }
   }
 
-  // A player next to the server answers every state request with the state's size and then an
-  // empty chunk every 2 s. Each chunk once renewed its patience, so a spectator's join waited on
-  // it to the session's end, uncounted. Now patience counts from the last chunk with bytes: it is
-  // passed over after 3 s, counted, benched, and the spectator is served by another player.
-  TEST_CASE("a source that trickles empty chunks is passed over and counted, and the joiner is served by another") {
+  // A player next to the server answers every state request with one byte of the state every 2 s.
+  // Each chunk once renewed its patience, so a spectator's join waited on it to the session's end,
+  // uncounted. Now a source must bring its answer at the slowest honest pace (64 KiB/s) once its
+  // patience is past: it is passed over, counted, benched, and another player serves the spectator.
+  TEST_CASE("a source that trickles its state is passed over and counted, and the joiner is served by another") {
     ServerConfig cfg = relay_server(3, 1500);
     Session s(cfg);
     lockstep::FaultConfig far;

@@ -157,8 +157,8 @@ void ClientSession::Impl::on_state_request(const wire::StateRequest& m) {
     if (cfg.inject_forged_states && !state_scratch.empty()) state_scratch[state_scratch.size() / 2] ^= 0x01;
   }
   if (cfg.inject_trickled_states && !state_scratch.empty()) {
-    trickle = Trickle{m.tick(), m.request(), hash, static_cast<std::uint32_t>(state_scratch.size()), INT64_MIN / 2};
-    return;  // the chunks go out from update(), empty
+    trickle = Trickle{m.tick(), m.request(), hash, state_scratch, 0, INT64_MIN / 2};
+    return;  // the chunks go out from update(), a byte each
   }
   for (const auto& chunk : protocol::snapshot(m.tick(), epoch, hash, state_scratch, /*join=*/false, m.request()))
     send(Channel::Control, chunk);
@@ -301,7 +301,10 @@ bool ClientSession::Impl::execute_next(std::int64_t now) {
   // ring before it can go again (the server would wait for it to the hash silence): a client
   // catching up waits for the acknowledgement instead, so it gains at most a ring a round trip.
   // (In steady play the acknowledgement trails by a round trip, far less than the ring.)
-  if (hash_ack != 0 && executed + 1 > hash_ack + static_cast<Tick>(kRing - protocol::kMaxWindow)) return false;
+  // (Not once the session has ended: no acknowledgement comes any more, and the frames it has
+  // are executed to the end.)
+  if (!end_after_frames && hash_ack != 0 && executed + 1 > hash_ack + static_cast<Tick>(kRing - protocol::kMaxWindow))
+    return false;
   const Tick t = executed + 1;
   const InputFrame& f = intake.at(t);
   if (cfg.on_confirmed) cfg.on_confirmed(f);

@@ -97,10 +97,13 @@ std::int64_t ClientSession::Impl::update(std::int64_t now) {
     return executed < intake.received() ? now : now + 10'000'000;
   }
   if (phase == Phase::Running) sample(now);
-  if (trickle && server && now - trickle->sent_at >= 2'000'000'000) {  // test hook: inject_trickled_states
-    send(Channel::Control, protocol::snapshot_chunk(trickle->tick, epoch, trickle->hash, trickle->total, 0, {}, false,
-                                                    trickle->request));
+  if (trickle && server && trickle->sent < trickle->state.size() && now - trickle->sent_at >= 2'000'000'000) {
+    // Test hook (inject_trickled_states): one byte of the state every 2 s.
+    send(Channel::Control, protocol::snapshot_chunk(trickle->tick, epoch, trickle->hash,
+                                                    static_cast<std::uint32_t>(trickle->state.size()), trickle->sent,
+                                                    {trickle->state.data() + trickle->sent, 1}, false, trickle->request));
     transport->flush();
+    ++trickle->sent;
     trickle->sent_at = now;
   }
   // Waiting for the session to start: a heartbeat, as the server sends one (ENet's own pings

@@ -48,7 +48,8 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
     Tick tick;
     std::uint32_t request;
     std::uint64_t hash;
-    std::uint32_t total;
+    std::vector<std::uint8_t> state;
+    std::uint32_t sent;  // bytes sent so far
     std::int64_t sent_at;
   };
   Tick newest_frame_seen = 0;  // the newest frame tick in any ServerPlay, taken or not (a joiner catching up takes old ones)

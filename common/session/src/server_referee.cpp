@@ -391,7 +391,7 @@ void ServerSession::Impl::settle_result() {
     seat.name = s.name;
     seat.client_id = s.bound ? s.client_id : 0;
     seat.reported = s.result_reported;
-    seat.present = s.present || s.return_pending;
+    seat.present = (s.present && !s.leaving) || s.return_pending;  // dropped or left in the last update: not
     if (s.result_reported) seat.claim = s.result;
     r.seats.push_back(std::move(seat));
   }

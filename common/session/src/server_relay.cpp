@@ -179,7 +179,7 @@ bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
       f.hash = settled;
       f.source = best->id;
       f.asked_at = now;
-      f.answer_due = INT64_MAX;  // set from the answer's size when its first chunk comes
+      f.first_chunk_at = 0;
       f.asked.push_back(best->id);
       ++f.requests;
       ++stats.states_requested;
@@ -202,9 +202,10 @@ bool ServerSession::Impl::asked_for(const Peer& p, std::span<const std::uint8_t>
   if (!relay() || fetches.empty()) return false;
   const wire::Message* m = protocol::decode(data, nullptr, protocol::kMaxDetailMessageBytes);
   if (!m || m->body_type() != wire::Body::Snapshot) return false;
-  const std::uint32_t request = m->body_as_Snapshot()->request();
-  return request != 0 && std::any_of(fetches.begin(), fetches.end(), [&](const StateFetch& f) {
-           return f.source == p.id && f.request == request;
+  const wire::Snapshot& s = *m->body_as_Snapshot();
+  const bool bytes = s.data() && s.data()->size() > 0;
+  return s.request() != 0 && std::any_of(fetches.begin(), fetches.end(), [&](const StateFetch& f) {
+           return f.source == p.id && f.request == s.request() && (bytes || (s.offset() == 0 && f.total == 0));
          });
 }
 
@@ -221,8 +222,11 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
   }
   StateFetch& f = *it;
   const std::size_t n = m.data() ? m.data()->size() : 0;
-  // An answer asked for: not counted toward the peer's message rate.
-  p.entry.allowance = std::min(cfg.message_burst, p.entry.allowance + 1.0);
+  // A chunk of an answer asked for that brings the answer on (its first, or one with bytes) is not
+  // counted toward the peer's message rate (asked_for lets it past the limit): a state of many
+  // chunks is the server's own doing, while empty chunks are nobody's answer.
+  const bool first = m.offset() == 0 && f.total == 0;
+  if (first || n > 0) p.entry.allowance = std::min(cfg.message_burst, p.entry.allowance + 1.0);
   auto wrong = [&](const char* why) {
     ++stats.states_forged;
     p.audit.wrong_state = true;
@@ -243,7 +247,7 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
     if (!ask_for_state(f, now)) LOCKSTEP_LOG_INFO("relay: no other peer holds tick %u's settled state yet", f.tick);
   };
   if (m.tick() != f.tick) return wrong("another tick");
-  if (m.offset() == 0 && f.total == 0) {
+  if (first) {
     f.bytes.clear();
     f.total = m.total_size();
     if (f.total == 0) {  // no longer held: another tick or another peer, after a pause
@@ -255,12 +259,12 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
       return;
     }
     f.bytes.reserve(f.total);
-    // The whole answer is due at the slowest honest pace; a trickle is passed over then.
-    f.answer_due = now + std::max(kFetchPatienceNs, 8 * rtt_ns(p)) +
-                   static_cast<std::int64_t>(f.total) * 1'000'000'000 / kMinSourceBytesPerSecond;
+    f.first_chunk_at = now;  // from here the answer must come at the slowest honest pace
   } else if (m.offset() != f.bytes.size() || m.total_size() != f.total) {
     return wrong("chunks out of place");
   }
+  // Every chunk of a state that is held carries bytes (protocol::snapshot): an empty one is no answer.
+  if (n == 0 && f.total > 0) return wrong("an empty chunk");
   if (n > 0) {
     f.bytes.insert(f.bytes.end(), m.data()->begin(), m.data()->end());
     f.asked_at = now;  // it is answering: patience counts from its newest chunk with bytes
@@ -350,8 +354,13 @@ void ServerSession::Impl::pass_over_silent_source(StateFetch& f, std::int64_t no
   const bool gone = source == peers.end() || source->second.closing;
   // Over a lossy path ENet may take seconds to deliver the request: patience counts from then.
   if (!gone && f.total == 0 && peer_sending(source->second.link)) f.asked_at = now;
-  const bool silent = gone || now - f.asked_at > std::max(kFetchPatienceNs, 8 * rtt_ns(source->second));
-  if (!silent && now <= f.answer_due) return;
+  const std::int64_t patience = gone ? 0 : std::max(kFetchPatienceNs, 8 * rtt_ns(source->second));
+  const bool silent = gone || now - f.asked_at > patience;
+  // A trickle: past its patience, fewer bytes than the slowest honest pace would have brought.
+  const std::int64_t pacing = f.first_chunk_at != 0 ? now - f.first_chunk_at - patience : 0;
+  const bool slow = pacing > 0 && static_cast<double>(f.bytes.size()) <
+                                      static_cast<double>(pacing) * 1e-9 * static_cast<double>(kMinSourceBytesPerSecond);
+  if (!silent && !slow) return;
   ++stats.states_unanswered;
   if (!gone) source->second.audit.source_benched_until = now + kSourceBenchNs;
   LOCKSTEP_LOG_WARN("relay: %s did not send its state of tick %u in time (%zu of %u bytes); asking another peer",
@@ -359,6 +368,7 @@ void ServerSession::Impl::pass_over_silent_source(StateFetch& f, std::int64_t no
   f.source = 0;
   f.bytes.clear();
   f.total = 0;
+  f.first_chunk_at = 0;
 }
 
 // Ends fetches[i] unserved: a keyframe waits for the next interval, a comparison is reported as
@@ -366,6 +376,11 @@ void ServerSession::Impl::pass_over_silent_source(StateFetch& f, std::int64_t no
 void ServerSession::Impl::fail_fetch(std::size_t i, const std::string& why, std::int64_t now) {
   const StateFetch f = std::move(fetches[i]);
   fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
+  // A source still answering at the deadline did not answer in time: counted, and not asked soon.
+  if (const auto source = f.source != 0 ? peers.find(f.source) : peers.end(); source != peers.end()) {
+    ++stats.states_unanswered;
+    source->second.audit.source_benched_until = now + kSourceBenchNs;
+  }
   if (f.purpose == StateFetch::Purpose::Keyframe) {
     LOCKSTEP_LOG_WARN("relay: no keyframe this interval: %s", why.c_str());
     return;

@@ -158,7 +158,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::uint64_t hash = 0;
     std::uint32_t source = 0;     // the peer asked (0: none yet)
     std::int64_t asked_at = 0;    // when the source was asked, or last sent state bytes
-    std::int64_t answer_due = 0;  // when the source's whole answer is due (at the latest)
+    std::int64_t first_chunk_at = 0;  // when the source's first chunk came (0: none yet)
     std::int64_t started_at = 0;
     std::int64_t retry_at = 0;    // no request before then (a pause after a "not held")
     std::uint32_t requests = 0;   // StateRequests sent, at most ServerSession::kMaxRequestsPerFetch

@@ -51,8 +51,8 @@ struct LOCKSTEP_API ClientConfig {
   bool inject_forged_states = false;     ///< test hook: flip a byte of every saved state a relay server asks for
   Tick inject_wrong_hashes_from = 0;     ///< test hook: report every hash from this tick on with its lowest bit
                                          ///< flipped (the state itself stays right)
-  bool inject_trickled_states = false;   ///< test hook: answer a relay server's state request with its size and
-                                         ///< then an empty chunk every 2 s, never a byte of the state
+  bool inject_trickled_states = false;   ///< test hook: answer a relay server's state request with one byte of
+                                         ///< the state every 2 s
   LeadConfig lead;                      ///< how far ahead of the tick clock to sample (lead_config.hpp)
   /// Keep trying to connect and join this long: a new ENet connection every connect_retry_ns
   /// until connected, and again when the server has not said a word on a connection twice that
