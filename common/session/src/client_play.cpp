@@ -49,13 +49,13 @@ void ClientSession::Impl::on_server_play(const protocol::ServerPlay& m, std::int
   // once its state is in it takes only old frames while the newest ones (too far ahead for its
   // buffer) are what tell the time. An old or repeated message only gives a later origin, which
   // the clock's minimum passes over.
+  const Tick last = m.first_tick + static_cast<Tick>(m.frame_count()) - 1;
   if (m.frame_count() > 0) {
-    const Tick last = m.first_tick + static_cast<Tick>(m.frame_count()) - 1;
     clock.frames_arrived(now, last, m.clock_shift);
     newest_frame_seen = std::max(newest_frame_seen, last);
   }
   if (joining) return;  // frames count only after the snapshot
-  if (m.frame_count() > 0) down_loss.saw(m.first_tick + static_cast<Tick>(m.frame_count()) - 1);
+  if (m.frame_count() > 0) down_loss.saw(last);
   clock.shifted(m.clock_shift);
   input_ack = std::max(input_ack, std::min(m.input_ack, last_input));
   take_slack(m);

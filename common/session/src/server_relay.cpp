@@ -155,9 +155,7 @@ bool ServerSession::Impl::may_source(const StateFetch& f, const Peer& q, Tick t,
 // Asks the nearest source for the newest settled tick it may hold. False when the fetch has
 // sent all its requests (ServerSession::kMaxRequestsPerFetch) or no peer may be asked now.
 bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
-  f.source = 0;
-  f.bytes.clear();
-  f.total = 0;
+  f.forget_source();
   if (f.requests >= ServerSession::kMaxRequestsPerFetch) return false;
   const Tick newest = f.want != 0 ? f.want : consensus.decided_through();
   const Tick searched = f.want != 0 ? 1 : kSourceSearchTicks;  // a comparison needs its own tick
@@ -179,7 +177,6 @@ bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
       f.hash = settled;
       f.source = best->id;
       f.asked_at = now;
-      f.first_chunk_at = 0;
       f.asked.push_back(best->id);
       ++f.requests;
       ++stats.states_requested;
@@ -203,9 +200,9 @@ bool ServerSession::Impl::asked_for(const Peer& p, std::span<const std::uint8_t>
   const wire::Message* m = protocol::decode(data, nullptr, protocol::kMaxDetailMessageBytes);
   if (!m || m->body_type() != wire::Body::Snapshot) return false;
   const wire::Snapshot& s = *m->body_as_Snapshot();
-  const bool bytes = s.data() && s.data()->size() > 0;
+  const std::size_t n = s.data() ? s.data()->size() : 0;
   return s.request() != 0 && std::any_of(fetches.begin(), fetches.end(), [&](const StateFetch& f) {
-           return f.source == p.id && f.request == s.request() && (bytes || (s.offset() == 0 && f.total == 0));
+           return f.source == p.id && f.request == s.request() && f.advanced_by(s.offset(), n);
          });
 }
 
@@ -226,7 +223,7 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
   // counted toward the peer's message rate (asked_for lets it past the limit): a state of many
   // chunks is the server's own doing, while empty chunks are nobody's answer.
   const bool first = m.offset() == 0 && f.total == 0;
-  if (first || n > 0) p.entry.allowance = std::min(cfg.message_burst, p.entry.allowance + 1.0);
+  if (f.advanced_by(m.offset(), n)) p.entry.allowance = std::min(cfg.message_burst, p.entry.allowance + 1.0);
   auto wrong = [&](const char* why) {
     ++stats.states_forged;
     p.audit.wrong_state = true;
@@ -365,10 +362,7 @@ void ServerSession::Impl::pass_over_silent_source(StateFetch& f, std::int64_t no
   if (!gone) source->second.audit.source_benched_until = now + kSourceBenchNs;
   LOCKSTEP_LOG_WARN("relay: %s did not send its state of tick %u in time (%zu of %u bytes); asking another peer",
                     gone ? "a peer that left" : label(source->second).c_str(), f.tick, f.bytes.size(), f.total);
-  f.source = 0;
-  f.bytes.clear();
-  f.total = 0;
-  f.first_chunk_at = 0;
+  f.forget_source();
 }
 
 // Ends fetches[i] unserved: a keyframe waits for the next interval, a comparison is reported as
@@ -401,7 +395,6 @@ void ServerSession::Impl::fail_fetch(std::size_t i, const std::string& why, std:
 // request it may; meanwhile sources that went away, fell silent or trickle are passed over, and
 // after a "not held" the next is asked once the pause is over.
 void ServerSession::Impl::check_fetches(std::int64_t now) {
-  const std::string ms = std::to_string(cfg.join_timeout_ns / 1'000'000);
   for (std::size_t i = 0; i < fetches.size();) {
     StateFetch& f = fetches[i];
     const bool for_keyframe = f.purpose == StateFetch::Purpose::Keyframe;  // no target
@@ -418,7 +411,8 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
     }
     pass_over_silent_source(f, now);
     if (now - f.started_at > cfg.join_timeout_ns) {
-      fail_fetch(i, "no peer sent a state that hashes to the settled one within " + ms + " ms", now);
+      fail_fetch(i, "no peer sent a state that hashes to the settled one within " +
+                        std::to_string(cfg.join_timeout_ns / 1'000'000) + " ms", now);
       continue;
     }
     if (f.source == 0 && f.purpose == StateFetch::Purpose::Compare && now - f.started_at > cfg.probe_timeout_ns) {

@@ -170,6 +170,15 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
       Tick tick;  // that peer holds neither this tick nor any older one
     };
     std::vector<NotHeld> not_held;
+    /// No source any more: the answer so far is dropped.
+    void forget_source() {
+      source = 0;
+      bytes.clear();
+      total = 0;
+      first_chunk_at = 0;
+    }
+    /// Whether a chunk at `offset` with `n` bytes brings the answer on: its first, or one with bytes.
+    [[nodiscard]] bool advanced_by(std::uint32_t offset, std::size_t n) const { return n > 0 || (offset == 0 && total == 0); }
   };
 
   ServerConfig cfg;
