@@ -38,15 +38,20 @@ struct Pipe {
   FaultModel faults;
   std::deque<Chunk> queue;
   std::int64_t last_due = 0;
-  bool read_closed = false;
+  bool read_closed = false;  // `from` sent its end (or failed): nothing more comes
+  bool finished = false;     // everything read has been written (or `to` takes nothing more)
   Pipe(int f, int t, const FaultConfig& cfg, std::uint64_t stream) : from(f), to(t), faults(cfg, stream) {}
 };
 
 struct Connection {
   int client, server;
   std::unique_ptr<Pipe> up, down;
+  std::int64_t half_closed_at = 0;  // when the first direction finished
   bool done = false;
 };
+
+// How long a connection with one direction finished waits for the other's end.
+constexpr std::int64_t kLingerNs = 5'000'000'000;
 
 struct Counters {
   std::uint64_t bytes = 0, chunks = 0, lost = 0;
@@ -64,7 +69,7 @@ Json relay_tcp(const FaultConfig& cfg, int listener, const sockaddr_in& server, 
     std::int64_t due = INT64_MAX;
     for (const auto& c : conns)
       for (Pipe* p : {c->up.get(), c->down.get()}) {
-        fds.push_back({p->from, static_cast<short>(p->read_closed ? 0 : POLLIN), 0});
+        fds.push_back({p->read_closed ? -1 : p->from, POLLIN, 0});  // a closed side is not polled (its hang-up would spin)
         if (!p->queue.empty()) due = std::min(due, p->queue.front().due);
       }
     const std::int64_t now0 = monotonic_ns();
@@ -103,7 +108,9 @@ Json relay_tcp(const FaultConfig& cfg, int listener, const sockaddr_in& server, 
         Counters& n = p == c->up.get() ? up : down;
         if (i < fds.size() && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
           const ssize_t got = recv(p->from, buf.data(), buf.size(), MSG_DONTWAIT);
-          if (got > 0) {
+          if (got > 0 && p->finished) {
+            // Nothing more goes to a side that has gone: what still comes for it is read and dropped.
+          } else if (got > 0) {
             const Fate fate = p->faults.next();
             std::int64_t at = now + fate.hold_ns[0];
             if (fate.lost) {
@@ -119,22 +126,34 @@ Json relay_tcp(const FaultConfig& cfg, int listener, const sockaddr_in& server, 
           }
         }
         ++i;
-        while (!p->queue.empty() && p->queue.front().due <= now) {
+        while (!p->finished && !p->queue.empty() && p->queue.front().due <= now) {
           Chunk& chunk = p->queue.front();
           const ssize_t wrote = send(p->to, chunk.bytes.data() + chunk.sent, chunk.bytes.size() - chunk.sent, MSG_NOSIGNAL);
           if (wrote < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK) c->done = true;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {  // `to` is gone: this direction ends here
+              p->queue.clear();
+              p->finished = true;
+            }
             break;
           }
           chunk.sent += static_cast<std::size_t>(wrote);
           if (chunk.sent < chunk.bytes.size()) break;
           p->queue.pop_front();
         }
+        // A side's end reaches the other side after everything it sent before it, as a half
+        // close: the other direction goes on until its own end. (Closing both sockets at the first
+        // end, or when a write to a side that has gone fails, would drop what is still on its way
+        // the other way: the last messages before a server's close, say.)
+        if (!p->finished && p->read_closed && p->queue.empty()) {
+          shutdown(p->to, SHUT_WR);
+          p->finished = true;
+        }
+        if (p->finished && c->half_closed_at == 0) c->half_closed_at = now;
       }
     }
-    // A side that closed ends the connection once what it sent and what was sent to it are through.
     for (auto& c : conns)
-      if ((c->up->read_closed || c->down->read_closed) && c->up->queue.empty() && c->down->queue.empty()) c->done = true;
+      if ((c->up->finished && c->down->finished) || (c->half_closed_at != 0 && now - c->half_closed_at > kLingerNs))
+        c->done = true;
     for (auto& c : conns)
       if (c->done) {
         close(c->client);
