@@ -90,7 +90,8 @@ class UdpRelay {
 
   [[nodiscard]] Json summary() const {
     auto dir = [](const FaultRelay::Counters& c) {
-      return Json{{"in", c.in}, {"out", c.out}, {"lost", c.lost}, {"duplicated", c.duplicated}, {"reordered", c.reordered}};
+      return Json{{"in", c.in}, {"out", c.out}, {"lost", c.lost}, {"duplicated", c.duplicated}, {"reordered", c.reordered},
+                  {"late", c.late}, {"max_late_ms", static_cast<double>(c.max_late_ns) / 1e6}};
     };
     netsim::Attacker::Counters up, down;
     for (std::size_t i = 0; i < attackers_.size(); ++i) {

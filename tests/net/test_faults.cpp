@@ -84,4 +84,18 @@ TEST_SUITE("net/faults") {
     for (int i = 0; i < 5; ++i) small.push(FaultRelay::Direction::Up, 0, b, 0);
     CHECK(small.up().lost == 2);
   }
+
+  TEST_CASE("the relay counts what it hands out more than 10 ms after it was due: its own process held up") {
+    FaultRelay relay(FaultConfig{0, 0, 0, 20'000'000, 0, 1}, 1, 100);
+    REQUIRE(relay.add_flow().has_value());
+    const std::uint8_t b[1] = {1};
+    relay.push(FaultRelay::Direction::Up, 0, b, 0);          // due at 20 ms
+    relay.push(FaultRelay::Direction::Down, 0, b, 15'000'000);  // due at 35 ms
+    relay.update(25'000'000, [](const FaultRelay::Datagram&) {});  // 5 ms late: on time
+    relay.update(60'000'000, [](const FaultRelay::Datagram&) {});  // 25 ms late
+    CHECK(relay.up().late == 0);
+    CHECK(relay.up().max_late_ns == 5'000'000);
+    CHECK(relay.down().late == 1);
+    CHECK(relay.down().max_late_ns == 25'000'000);
+  }
 }

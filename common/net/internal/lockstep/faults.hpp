@@ -4,6 +4,7 @@
 // the same seed and the same datagrams give the same faults.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -68,7 +69,12 @@ class FaultRelay {
   enum class Direction { Up, Down };  ///< client -> server, server -> client
   struct Counters {
     std::uint64_t in = 0, out = 0, lost = 0, duplicated = 0, reordered = 0;
+    /// Handed out more than kLateNs after they were due: the relay's own process was held up (a
+    /// busy machine), so the path was slower than its fault model. Tests discount these.
+    std::uint64_t late = 0;
+    std::int64_t max_late_ns = 0;
   };
+  static constexpr std::int64_t kLateNs = 10'000'000;
   struct Datagram {
     Direction direction = Direction::Up;
     std::size_t flow = 0;
@@ -123,7 +129,11 @@ class FaultRelay {
   std::int64_t update(std::int64_t now, const std::function<void(const Datagram&)>& deliver) {
     while (!queue_.empty() && queue_.top().due <= now) {
       const Datagram& d = queue_.top().datagram;
-      ++(d.direction == Direction::Up ? up_ : down_).out;
+      Counters& c = d.direction == Direction::Up ? up_ : down_;
+      ++c.out;
+      const std::int64_t late = now - queue_.top().due;
+      if (late > kLateNs) ++c.late;
+      c.max_late_ns = std::max(c.max_late_ns, late);
       deliver(d);
       queue_.pop();
     }
