@@ -1,0 +1,61 @@
+/* lockstep's math for simulations: the same bits on every machine, compiler and language.
+ *
+ * libm's functions differ by library, version and even CPU (glibc picks its sinf by whether the
+ * CPU has AVX2 and FMA), so a simulation that calls them can disagree between two honest players.
+ * These do not: each is computed with IEEE-754 binary64 additions, multiplications, divisions and
+ * square roots only (exactly rounded everywhere), integer arithmetic and tables compiled in, with
+ * no FMA contraction, no x87 and no choice by CPU; the library is compiled with
+ * -ffp-contract=off whatever the game's own flags are.
+ *
+ * binary32 (float) functions are correctly rounded: the result is the float nearest to the exact
+ * value (ties to even), so they agree with any other correctly rounded library (CORE-MATH, glibc
+ * 2.41's new float functions, MPFR rounded to binary32) and not only with themselves.
+ *   - sin cos sincos tan asin acos atan exp exp2 log log2: correctly rounded over the whole domain,
+ *     checked against MPFR for every one of the 2^32 inputs (tools/detmath-exhaustive, its figures
+ *     in docs/DETMATH.md), with a sampled check and the hard cases in the test suite.
+ *   - hypot sqrt fmod floor ceil round trunc fmin fmax: correctly rounded or exact by construction.
+ *   - atan2 pow: identical everywhere, at most 1 ulp from the exact value and correctly rounded
+ *     except where the evaluation falls within 2^-49 of a rounding boundary (about one input in
+ *     2^22; see docs/DETMATH.md).
+ * Special values follow C99 Annex F: NaN in gives NaN out (quiet), sin(+-0) = +-0, log(0) = -inf,
+ * log(x < 0) = NaN, exp(-inf) = +0, huge arguments of sin/cos/tan are reduced exactly (no range
+ * limit), pow(x, +-0) = 1 for every x, hypot(+-inf, NaN) = +inf. fmin/fmax return the number when
+ * one argument is NaN, and order -0 below +0. round() rounds half away from zero.
+ */
+#ifndef LOCKSTEP_DETMATH_H
+#define LOCKSTEP_DETMATH_H
+
+#include "lockstep/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+LOCKSTEP_API float lockstep_sinf(float x);
+LOCKSTEP_API float lockstep_cosf(float x);
+LOCKSTEP_API void lockstep_sincosf(float x, float* sin_out, float* cos_out);
+LOCKSTEP_API float lockstep_tanf(float x);
+LOCKSTEP_API float lockstep_asinf(float x);
+LOCKSTEP_API float lockstep_acosf(float x);
+LOCKSTEP_API float lockstep_atanf(float x);
+LOCKSTEP_API float lockstep_atan2f(float y, float x);
+LOCKSTEP_API float lockstep_expf(float x);
+LOCKSTEP_API float lockstep_exp2f(float x);
+LOCKSTEP_API float lockstep_logf(float x);
+LOCKSTEP_API float lockstep_log2f(float x);
+LOCKSTEP_API float lockstep_powf(float x, float y);
+LOCKSTEP_API float lockstep_hypotf(float x, float y);
+LOCKSTEP_API float lockstep_sqrtf(float x);
+LOCKSTEP_API float lockstep_fmodf(float x, float y);
+LOCKSTEP_API float lockstep_floorf(float x);
+LOCKSTEP_API float lockstep_ceilf(float x);
+LOCKSTEP_API float lockstep_roundf(float x);
+LOCKSTEP_API float lockstep_truncf(float x);
+LOCKSTEP_API float lockstep_fminf(float x, float y);
+LOCKSTEP_API float lockstep_fmaxf(float x, float y);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOCKSTEP_DETMATH_H */

@@ -1,0 +1,586 @@
+// lockstep's math (lockstep/detmath.h): binary32 functions correctly rounded and identical on every
+// machine. Each is evaluated in binary64 with +, -, *, / and sqrt only (IEEE-754 rounds them
+// exactly the same everywhere), integer arithmetic, and tables compiled in. The result y carries
+// a relative error below 2^-50 (Taylor series on short intervals, arguments reduced exactly or
+// with one rounding); round() below returns the float y rounds to when every value within
+// 2^-49 |y| of y rounds to it too, which is then the correctly rounded result. Otherwise (about one
+// input in 2^22) the exact value may lie on either side of a rounding boundary: for one-argument
+// functions the answer is in a table made with MPFR by tools/detmath-exhaustive, which also checks
+// every other input against MPFR; hypot decides its boundary cases exactly.
+//
+// This file must be compiled with -ffp-contract=off and without -ffast-math (the library's
+// determinism flags); nothing here calls libm.
+#include "lockstep/detmath.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+#include "detmath_constants.inc"
+
+__extension__ typedef unsigned __int128 u128;  // GCC and Clang on every target lockstep builds for
+__extension__ typedef __int128 i128;
+
+struct Hard {
+  std::uint32_t x, r;  // an input's bits and its correctly rounded result's
+};
+
+#include "detmath_hard_cases.inc"
+
+#ifdef LOCKSTEP_DETMATH_PROBE
+// tools/detmath-exhaustive: whether the last call fell back on its table.
+thread_local bool g_fell_back = false;
+#endif
+
+std::uint32_t bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+float from_bits(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+std::uint64_t bits(double d) {
+  std::uint64_t u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+double from_bits(std::uint64_t u) {
+  double d;
+  std::memcpy(&d, &u, sizeof d);
+  return d;
+}
+double fabs_d(double x) { return from_bits(static_cast<std::uint64_t>(bits(x) & 0x7fffffffffffffffULL)); }
+/// 2^n as a double, for -1022 <= n <= 1023.
+double pow2(int n) { return from_bits(static_cast<std::uint64_t>(n + 1023) << 52); }
+float quiet(float x) { return x + x; }  // NaN in, quiet NaN out
+const float kInf = from_bits(std::uint32_t{0x7f800000u});
+const float kNaN = from_bits(std::uint32_t{0x7fc00000u});
+
+/// The float y rounds to, when that is sure to be the exact value's too; else `table`'s entry for x.
+template <std::size_t N>
+float round(double y, float x, const Hard (&table)[N]) {
+  const float r = static_cast<float>(y);
+  const double e = fabs_d(y) * 0x1p-49;
+  if (static_cast<float>(y - e) == r && static_cast<float>(y + e) == r) return r;
+#ifdef LOCKSTEP_DETMATH_PROBE
+  g_fell_back = true;
+#endif
+  const std::uint32_t key = bits(x);
+  std::size_t lo = 0, hi = N - 1;  // the last entry is a sentinel
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (table[mid].x < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < N - 1 && table[lo].x == key ? from_bits(table[lo].r) : r;
+}
+
+// --- sin, cos, tan -----------------------------------------------------------------------------
+
+/// |x| reduced modulo pi/2, exactly: |x| = (4n + q) pi/2 + r with |r| <= pi/4, for any finite
+/// |x| >= pi/4. |x| * 2/pi is formed in integers from 160 bits of 2/pi (the window that matters
+/// for x's exponent), so r keeps more than 60 significant bits however close |x| is to a
+/// multiple of pi/2; it is returned rounded once to a double.
+double reduce(std::uint32_t ux, int* q) {
+  const int ex = static_cast<int>(ux >> 23) - 150;  // |x| = m 2^ex
+  const std::uint64_t m = (ux & 0x7fffffu) | 0x800000u;
+  // Words of 2/pi before k0 only add multiples of 4 to |x| 2/pi.
+  const int k0 = ex >= 34 ? (ex - 34) / 32 + 1 : 0;
+  std::uint32_t p[6];  // m times words k0..k0+4, most significant first
+  std::uint64_t carry = 0;
+  for (int j = 4; j >= 0; --j) {
+    const std::uint64_t t = m * kTwoOverPiBits[k0 + j] + carry;
+    p[j + 1] = static_cast<std::uint32_t>(t);
+    carry = t >> 32;
+  }
+  p[0] = static_cast<std::uint32_t>(carry);
+  // p is the 192-bit product with `sh` bits below its binary point (127 <= sh <= 184); T is its
+  // 128 bits from 2 integer bits down, as a fixed-point number of 126 fraction bits.
+  const int sh = 32 * (k0 + 5) - ex;
+  const u128 hi = (static_cast<u128>((std::uint64_t{p[0]} << 32) | p[1]) << 64) |
+                               ((std::uint64_t{p[2]} << 32) | p[3]);
+  const std::uint64_t lo = (std::uint64_t{p[4]} << 32) | p[5];
+  const int left = 190 - sh;  // 6..63
+  const u128 t = (hi << left) | (lo >> (64 - left));
+  *q = static_cast<int>(t >> 126) + static_cast<int>((t >> 125) & 1);
+  // The fraction as a signed fixed-point number in [-1/2, 1/2), 2^-128 a unit.
+  const auto s = static_cast<i128>(t << 2);
+  const bool negative = s < 0;
+  u128 a = negative ? static_cast<u128>(-s) : static_cast<u128>(s);
+  if (a == 0) return 0.0;
+  int shift = 0;
+  while (!(a >> 127)) {  // normalize: the leading one to bit 127
+    a <<= 1;
+    ++shift;
+  }
+  // The top 64 bits, rounded once to a double, then scaled by 2^-(64 + shift) exactly.
+  const double f = static_cast<double>(static_cast<std::uint64_t>(a >> 64)) * pow2(-64 - shift);
+  const double r = f * kPiOver2Hi + f * kPiOver2Lo;
+  return negative ? -r : r;
+}
+
+double sin_poly(double r) {  // sin(r), |r| <= pi/4
+  const double r2 = r * r;
+  double p = -kSinC[8];
+  p = p * r2 + kSinC[7];
+  p = p * r2 - kSinC[6];
+  p = p * r2 + kSinC[5];
+  p = p * r2 - kSinC[4];
+  p = p * r2 + kSinC[3];
+  p = p * r2 - kSinC[2];
+  p = p * r2 + kSinC[1];
+  p = p * r2 - kSinC[0];
+  return r + r * r2 * p;
+}
+
+double cos_poly(double r) {  // cos(r), |r| <= pi/4: 1 - r^2/2 + r^4 (1/4! - r^2/6! + ...)
+  const double r2 = r * r;
+  double p = -kCosC[8];
+  p = p * r2 + kCosC[7];
+  p = p * r2 - kCosC[6];
+  p = p * r2 + kCosC[5];
+  p = p * r2 - kCosC[4];
+  p = p * r2 + kCosC[3];
+  p = p * r2 - kCosC[2];
+  p = p * r2 + kCosC[1];
+  return (1.0 - r2 * kCosC[0]) + r2 * r2 * p;
+}
+
+/// |x| = (4n + q) pi/2 + r: r and q (mod 4).
+double reduced(float x, int* q) {
+  const std::uint32_t ux = bits(x) & 0x7fffffffu;
+  if (ux < 0x3f490fdbu) {  // |x| < pi/4
+    *q = 0;
+    return static_cast<double>(from_bits(ux));
+  }
+  return reduce(ux, q);
+}
+
+double sin_of(float x, int q, double r) {  // sin(|x|) from its reduction, signed as x
+  const double s = (q & 1) ? cos_poly(r) : sin_poly(r);
+  const bool neg = ((q & 2) != 0) != (bits(x) >> 31 != 0);
+  return neg ? -s : s;
+}
+double cos_of(int q, double r) {
+  const double c = (q & 1) ? sin_poly(r) : cos_poly(r);
+  return ((q + 1) & 2) ? -c : c;
+}
+
+// --- atan, asin, acos --------------------------------------------------------------------------
+
+/// atan(a) for a >= 0 (a may be +inf): a > 1 through pi/2 - atan(1/a); on [0, 1] from the nearest
+/// i/16, atan(a) = atan(i/16) + atan(t), t = (a - i/16) / (1 + a i/16), |t| < 1/30.
+double atan_pos(double a) {
+  const bool inverted = a > 1.0;
+  if (inverted) a = 1.0 / a;
+  const int i = static_cast<int>(a * 16.0 + 0.5);
+  const double c = i * 0.0625;
+  const double t = (a - c) / (1.0 + a * c);
+  const double t2 = t * t;
+  double p = -kAtanC[5];
+  p = p * t2 + kAtanC[4];
+  p = p * t2 - kAtanC[3];
+  p = p * t2 + kAtanC[2];
+  p = p * t2 - kAtanC[1];
+  p = p * t2 + kAtanC[0];
+  const double at = kAtanTable[i] + (t - t * t2 * p);
+  return inverted ? (kPiOver2Hi - at) + kPiOver2Lo : at;
+}
+
+// --- exp, exp2, log, log2 ----------------------------------------------------------------------
+
+/// 2^(k/64) e^r for |r| <= ln(2)/128 (a little more is fine), with k in the double's range.
+double exp_scaled(int k, double r) {
+  double p = kExpC[5];
+  p = p * r + kExpC[4];
+  p = p * r + kExpC[3];
+  p = p * r + kExpC[2];
+  p = p * r + kExpC[1];
+  p = p * r + kExpC[0];
+  const double e = 1.0 + (r + r * r * p);
+  const int j = k & 63;
+  return kExp2Table[j] * e * pow2((k - j) / 64);
+}
+
+int round_to_int(double z) { return static_cast<int>(z < 0 ? z - 0.5 : z + 0.5); }
+
+/// log(m) for m in [sqrt(1/2), sqrt(2)]: 2 atanh(s), s = (m - 1)/(m + 1), |s| < 0.172.
+double log_mantissa(double m) {
+  const double s = (m - 1.0) / (m + 1.0);
+  const double s2 = s * s;
+  double p = kLogC[10];
+  for (int k = 9; k >= 0; --k) p = p * s2 + kLogC[k];
+  return 2.0 * s + s * s2 * p;
+}
+
+/// x > 0 finite as m 2^e, m in [sqrt(1/2), sqrt(2)).
+double split_log(float x, int* e) {
+  std::uint32_t u = bits(x);
+  int ex = static_cast<int>(u >> 23);
+  if (ex == 0) {  // subnormal: normalize
+    int shift = 0;
+    while (!(u & 0x800000u)) {
+      u <<= 1;
+      ++shift;
+    }
+    ex = 1 - shift;
+  }
+  std::uint32_t mant = u & 0x7fffffu;
+  int e2 = ex - 127;
+  if (mant > 0x3504f3u) {  // m > sqrt(2): halve it
+    ++e2;
+    mant |= 0x3f000000u;  // exponent of [1/2, 1)
+  } else {
+    mant |= 0x3f800000u;  // [1, 2)
+  }
+  *e = e2;
+  return static_cast<double>(from_bits(mant));
+}
+
+// --- fmod ----------------------------------------------------------------------------------------
+
+float fmod_exact(float x, float y) {
+  std::uint32_t ux = bits(x), uy = bits(y);
+  const std::uint32_t sx = ux & 0x80000000u;
+  ux &= 0x7fffffffu;
+  uy &= 0x7fffffffu;
+  if (uy == 0 || ux >= 0x7f800000u || uy > 0x7f800000u) return (uy > 0x7f800000u || ux > 0x7f800000u) ? quiet(x + y) : kNaN;
+  if (ux < uy) return x;  // |x| < |y| (or y infinite)
+  int ex = static_cast<int>(ux >> 23), ey = static_cast<int>(uy >> 23);
+  // Mantissas as integers with their implicit bit; subnormals normalized.
+  auto mantissa = [](std::uint32_t u, int& e) {
+    if (e == 0) {
+      e = 1;
+      while (!(u & 0x800000u)) {
+        u <<= 1;
+        --e;
+      }
+      return u & 0xffffffu;
+    }
+    return (u & 0x7fffffu) | 0x800000u;
+  };
+  std::uint32_t mx = mantissa(ux, ex), my = mantissa(uy, ey);
+  for (; ex > ey; --ex) {  // long division, one bit of the quotient at a time
+    if (mx >= my) mx -= my;
+    mx <<= 1;
+  }
+  if (mx >= my) mx -= my;
+  if (mx == 0) return from_bits(sx);  // a zero with x's sign
+  while (!(mx & 0x800000u)) {
+    mx <<= 1;
+    --ex;
+  }
+  std::uint32_t r;
+  if (ex > 0) r = (mx & 0x7fffffu) | (static_cast<std::uint32_t>(ex) << 23);
+  else r = mx >> (1 - ex);  // subnormal: exact, the low bits shifted out are zeros
+  return from_bits(r | sx);
+}
+
+// --- hypot ---------------------------------------------------------------------------------------
+
+/// The float nearest sqrt(a2 + b2) (a2, b2 exact squares, not both 0), decided exactly at
+/// rounding boundaries: a2 + b2 is compared with the square of the midpoint on each side of the
+/// candidate (25 bits, so its square is exact).
+float hypot_exact(double a2, double b2) {
+  const double s = a2 + b2;
+  const double bb = s - a2, err = (a2 - (s - bb)) + (b2 - bb);  // s + err = a2 + b2 exactly
+  auto above = [&](double mid) {  // the sign of a2 + b2 - mid^2
+    const double m2 = mid * mid;
+    if (s > 2 * m2 || m2 > 2 * s) return s > m2 ? 1 : -1;
+    const double v = (s - m2) + err;  // s - m2 exact (within a factor of 2): the sign is exact
+    return v > 0 ? 1 : (v < 0 ? -1 : 0);
+  };
+  float f = static_cast<float>(__builtin_sqrt(s));
+  for (int i = 0; i < 2; ++i) {  // the candidate is at most one float off
+    const std::uint32_t u = bits(f);
+    const double fd = f == kInf ? 0x1p128 : static_cast<double>(f);  // inf stands for 2^128
+    const double up = f == kInf ? 0x1p129 : (u == 0x7f7fffffu ? 0x1p128 : static_cast<double>(from_bits(u + 1)));
+    const double down = f == kInf ? 0x1.fffffep127 : static_cast<double>(from_bits(u - 1));
+    const int hi = above((fd + up) / 2), lo = above((fd + down) / 2);
+    double to = fd;
+    if (hi > 0 || (hi == 0 && (u & 1))) to = up;
+    else if (lo < 0 || (lo == 0 && (u & 1))) to = down;
+    else break;
+    f = to >= 0x1p128 ? kInf : static_cast<float>(to);
+  }
+  return f;
+}
+
+}  // namespace
+
+extern "C" {
+
+float lockstep_sinf(float x) {
+  if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) return x - x;  // NaN for NaN and +-inf
+  int q;
+  const double r = reduced(x, &q);
+  return round(sin_of(x, q, r), x, kHardSin);
+}
+
+float lockstep_cosf(float x) {
+  if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) return x - x;
+  int q;
+  const double r = reduced(x, &q);
+  return round(cos_of(q, r), x, kHardCos);
+}
+
+void lockstep_sincosf(float x, float* sin_out, float* cos_out) {
+  if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) {
+    *sin_out = *cos_out = x - x;
+    return;
+  }
+  int q;
+  const double r = reduced(x, &q);
+  *sin_out = round(sin_of(x, q, r), x, kHardSin);
+  *cos_out = round(cos_of(q, r), x, kHardCos);
+}
+
+float lockstep_tanf(float x) {
+  if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) return x - x;
+  int q;
+  const double r = reduced(x, &q);
+  double t = (q & 1) ? -cos_poly(r) / sin_poly(r) : sin_poly(r) / cos_poly(r);
+  if (bits(x) >> 31) t = -t;
+  return round(t, x, kHardTan);
+}
+
+float lockstep_atanf(float x) {
+  const std::uint32_t ax = bits(x) & 0x7fffffffu;
+  if (ax > 0x7f800000u) return quiet(x);
+  const double a = atan_pos(static_cast<double>(from_bits(ax)));
+  return round(bits(x) >> 31 ? -a : a, x, kHardAtan);
+}
+
+float lockstep_asinf(float x) {
+  const std::uint32_t ax = bits(x) & 0x7fffffffu;
+  if (ax > 0x7f800000u) return quiet(x);
+  if (ax > 0x3f800000u) return kNaN;  // |x| > 1
+  const double a = from_bits(ax);
+  // asin(a) = atan(a / sqrt((1 - a)(1 + a))); 1 - a and 1 + a are exact.
+  const double r = atan_pos(a / __builtin_sqrt((1.0 - a) * (1.0 + a)));
+  return round(bits(x) >> 31 ? -r : r, x, kHardAsin);
+}
+
+float lockstep_acosf(float x) {
+  const std::uint32_t ax = bits(x) & 0x7fffffffu;
+  if (ax > 0x7f800000u) return quiet(x);
+  if (ax > 0x3f800000u) return kNaN;
+  const double v = from_bits(bits(x));
+  // acos(v) = 2 atan(sqrt((1 - v)/(1 + v))); v = -1 gives 2 atan(inf) = pi.
+  return round(2.0 * atan_pos(__builtin_sqrt((1.0 - v) / (1.0 + v))), x, kHardAcos);
+}
+
+float lockstep_atan2f(float y, float x) {
+  const std::uint32_t ay = bits(y) & 0x7fffffffu, ax = bits(x) & 0x7fffffffu;
+  if (ay > 0x7f800000u || ax > 0x7f800000u) return quiet(x + y);
+  const bool yneg = bits(y) >> 31 != 0, xneg = bits(x) >> 31 != 0;
+  const double pi = 2 * kPiOver2Hi, pi_lo = 2 * kPiOver2Lo;
+  double r;
+  if (ay == 0) {  // +-0 or +-pi by x's sign (the sign of zero included)
+    r = xneg ? pi : 0.0;
+  } else if (ax == 0 || (ay == 0x7f800000u && ax != 0x7f800000u)) {
+    r = kPiOver2Hi;
+  } else if (ay == 0x7f800000u) {  // both infinite
+    r = xneg ? 3 * kPiOver2Hi / 2 : kPiOver2Hi / 2;
+  } else if (ax == 0x7f800000u) {
+    r = xneg ? pi : 0.0;
+  } else {
+    const double a = from_bits(ay), b = from_bits(ax);
+    const double t = atan_pos(a / b);  // the quotient of two floats: one rounding
+    r = xneg ? (pi - t) + pi_lo : t;
+  }
+  // r is for |y|: the sign is y's (atan2(-0, -x) = -pi too).
+  const double v = yneg ? -r : r;
+  const float f = static_cast<float>(v);
+  return f;
+}
+
+float lockstep_expf(float x) {
+  const std::uint32_t ax = bits(x) & 0x7fffffffu;
+  if (ax > 0x7f800000u) return quiet(x);
+  if (x > 100.0f) return kInf;
+  if (x < -104.0f) return 0.0f;  // below 2^-150 (and exp(-inf) = +0)
+  const double v = x;
+  const int k = round_to_int(v * k64OverLn2);
+  const double r = (v - k * kLn2Over64Hi) - k * kLn2Over64Lo;
+  return round(exp_scaled(k, r), x, kHardExp);
+}
+
+float lockstep_exp2f(float x) {
+  const std::uint32_t ax = bits(x) & 0x7fffffffu;
+  if (ax > 0x7f800000u) return quiet(x);
+  if (x >= 128.0f) return kInf;
+  if (x < -151.0f) return 0.0f;
+  const double v = x;
+  const int k = round_to_int(v * 64.0);
+  const double r = (v - k * 0.015625) * kLn2;
+  return round(exp_scaled(k, r), x, kHardExp2);
+}
+
+float lockstep_logf(float x) {
+  const std::uint32_t u = bits(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return quiet(x);
+  if ((u & 0x7fffffffu) == 0) return -kInf;
+  if (u >> 31) return kNaN;
+  if (u == 0x7f800000u) return x;
+  int e;
+  const double m = split_log(x, &e);
+  const double y = (e * kLn2Hi + log_mantissa(m)) + e * kLn2Lo;
+  return round(y, x, kHardLog);
+}
+
+float lockstep_log2f(float x) {
+  const std::uint32_t u = bits(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return quiet(x);
+  if ((u & 0x7fffffffu) == 0) return -kInf;
+  if (u >> 31) return kNaN;
+  if (u == 0x7f800000u) return x;
+  int e;
+  const double m = split_log(x, &e);
+  const double l = log_mantissa(m);
+  const double y = e + (l * kInvLn2Hi + l * kInvLn2Lo);
+  return round(y, x, kHardLog2);
+}
+
+float lockstep_powf(float x, float y) {
+  const std::uint32_t ux = bits(x), uy = bits(y);
+  const std::uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
+  if (ay == 0) return 1.0f;                   // x^0 = 1, even for NaN
+  if (ux == 0x3f800000u) return 1.0f;         // 1^y = 1, even for NaN
+  if (ax > 0x7f800000u || ay > 0x7f800000u) return quiet(x + y);
+  // y's kind: 0 not an integer, 1 odd integer, 2 even integer.
+  int kind = 0;
+  {
+    const int ey = static_cast<int>(ay >> 23) - 127;
+    if (ey >= 24) kind = 2;
+    else if (ey >= 0) {
+      const std::uint32_t frac_mask = 0x7fffffu >> ey;
+      if ((ay & frac_mask) == 0) kind = ((ay >> (23 - ey)) & 1) ? 1 : 2;
+    }
+  }
+  const bool yneg = uy >> 31 != 0;
+  if (ay == 0x7f800000u) {  // y = +-inf
+    if (ax == 0x3f800000u) return 1.0f;  // (-1)^+-inf
+    return (ax > 0x3f800000u) != yneg ? kInf : 0.0f;
+  }
+  const bool xneg = ux >> 31 != 0;
+  const bool odd_neg = xneg && kind == 1;  // the result takes x's sign
+  if (ax == 0 || ax == 0x7f800000u) {  // x = +-0 or +-inf
+    const bool big = (ax == 0) == yneg;  // 0^-y and inf^+y are infinite
+    const float r = big ? kInf : 0.0f;
+    return odd_neg ? -r : r;
+  }
+  if (xneg && kind == 0) return kNaN;  // a negative number to a non-integer power
+  // |x|^y = 2^(y log2|x|), log2|x| as a double-double so that y log2|x| keeps ~2^-60.
+  int e;
+  const double m = split_log(from_bits(ax), &e);
+  const double num = m - 1.0, den = m + 1.0;
+  const double s = num / den;
+  // s's remainder: num - s den exactly, with den split in halves (Dekker) so each product is exact.
+  const double sp = s * 134217729.0, s_hi = sp - (sp - s), s_lo = s - s_hi;
+  const double dp = den * 134217729.0, d_hi = dp - (dp - den), d_lo = den - d_hi;
+  const double prod = s * den;
+  const double prod_err = ((s_hi * d_hi - prod) + s_hi * d_lo + s_lo * d_hi) + s_lo * d_lo;
+  const double s_rem = ((num - prod) - prod_err) / den;  // s + s_rem = num / den to ~2^-104
+  const double s2 = s * s;
+  double p = kLogC[10];
+  for (int k = 9; k >= 0; --k) p = p * s2 + kLogC[k];
+  const double tail = 2.0 * s_rem + s * s2 * p;  // log(m) = 2s + tail
+  // log2|x| = e + (2s + tail) / ln 2, as hi + lo.
+  const double ls = 2.0 * s;
+  const double lp = ls * kInvLn2Hi;
+  const double lsp = ls * 134217729.0, ls_hi = lsp - (lsp - ls), ls_lo = ls - ls_hi;
+  const double ip = kInvLn2Hi * 134217729.0, i_hi = ip - (ip - kInvLn2Hi), i_lo = kInvLn2Hi - i_hi;
+  const double lp_err = ((ls_hi * i_hi - lp) + ls_hi * i_lo + ls_lo * i_hi) + ls_lo * i_lo;
+  const double rest = lp_err + ls * kInvLn2Lo + tail * kInvLn2Hi;
+  const double h0 = e + lp;  // two-sum: h0 + e0 = e + lp exactly
+  const double hb = h0 - e, e0 = (e - (h0 - hb)) + (lp - hb);
+  const double l_hi = h0 + (rest + e0);
+  const double l_lo = (rest + e0) - (l_hi - h0);
+  // y log2|x| as hi + lo (y has 24 bits, l_hi split in halves: the product's error is exact).
+  const double yd = y;
+  const double t = yd * l_hi;
+  const double yp = yd * 134217729.0, y_hi = yp - (yp - yd), y_lo = yd - y_hi;
+  const double lhp = l_hi * 134217729.0, lh_hi = lhp - (lhp - l_hi), lh_lo = l_hi - lh_hi;
+  const double t_err = ((y_hi * lh_hi - t) + y_hi * lh_lo + y_lo * lh_hi) + y_lo * lh_lo;
+  const double t_lo = t_err + yd * l_lo;
+  float f;
+  if (t > 129.0) f = kInf;
+  else if (t < -151.0) f = 0.0f;
+  else {
+    const int k = round_to_int(t * 64.0);
+    const double r = ((t - k * 0.015625) + t_lo) * kLn2;
+    f = static_cast<float>(exp_scaled(k, r));
+  }
+  return odd_neg ? -f : f;
+}
+
+float lockstep_hypotf(float x, float y) {
+  const std::uint32_t ax = bits(x) & 0x7fffffffu, ay = bits(y) & 0x7fffffffu;
+  if (ax == 0x7f800000u || ay == 0x7f800000u) return kInf;
+  if (ax > 0x7f800000u || ay > 0x7f800000u) return quiet(x + y);
+  if (ax == 0 && ay == 0) return 0.0f;
+  const double a = from_bits(ax), b = from_bits(ay);
+  return hypot_exact(a * a, b * b);
+}
+
+float lockstep_sqrtf(float x) { return __builtin_sqrtf(x); }
+
+float lockstep_fmodf(float x, float y) { return fmod_exact(x, y); }
+
+float lockstep_truncf(float x) {
+  const std::uint32_t u = bits(x);
+  const int e = static_cast<int>((u >> 23) & 0xff) - 127;
+  if (e >= 23) return e == 128 && (u & 0x7fffffu) ? quiet(x) : x;  // integral, inf or NaN
+  if (e < 0) return from_bits(u & 0x80000000u);                     // |x| < 1: a signed zero
+  return from_bits(u & ~(0x7fffffu >> e));
+}
+
+float lockstep_floorf(float x) {
+  const float t = lockstep_truncf(x);
+  return (bits(x) >> 31) && t != x ? t - 1.0f : t;
+}
+
+float lockstep_ceilf(float x) {
+  const float t = lockstep_truncf(x);  // keeps x's sign: ceil(-0.5) = -0
+  return !(bits(x) >> 31) && t != x ? t + 1.0f : t;
+}
+
+float lockstep_roundf(float x) {
+  const std::uint32_t u = bits(x);
+  const int e = static_cast<int>((u >> 23) & 0xff) - 127;
+  if (e >= 23) return e == 128 && (u & 0x7fffffu) ? quiet(x) : x;
+  if (e < -1) return from_bits(u & 0x80000000u);                    // |x| < 1/2: a signed zero
+  if (e == -1) return from_bits((u & 0x80000000u) | 0x3f800000u);  // [1/2, 1): +-1
+  // Half a unit added at the units bit, then the fraction cut: ties go away from zero (a carry
+  // into the exponent is the next power of two, as it should be).
+  return from_bits((u + (0x400000u >> e)) & ~(0x7fffffu >> e));
+}
+
+float lockstep_fminf(float x, float y) {
+  if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return (bits(y) & 0x7fffffffu) > 0x7f800000u ? quiet(x) : y;
+  if ((bits(y) & 0x7fffffffu) > 0x7f800000u) return x;
+  if (x == y) return (bits(x) >> 31) ? x : y;  // -0 below +0
+  return x < y ? x : y;
+}
+
+float lockstep_fmaxf(float x, float y) {
+  if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return (bits(y) & 0x7fffffffu) > 0x7f800000u ? quiet(x) : y;
+  if ((bits(y) & 0x7fffffffu) > 0x7f800000u) return x;
+  if (x == y) return (bits(x) >> 31) ? y : x;
+  return x > y ? x : y;
+}
+
+#ifdef LOCKSTEP_DETMATH_PROBE
+int lockstep_detmath_fell_back() {
+  const bool f = g_fell_back;
+  g_fell_back = false;
+  return f;
+}
+#endif
+
+}  // extern "C"

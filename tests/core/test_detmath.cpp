@@ -1,0 +1,166 @@
+// lockstep's math (lockstep/detmath.h): the special values of C99 Annex F, exact results, and
+// agreement with glibc's binary64 functions rounded once wherever that rounding is sure. (The
+// check against MPFR is lockstep-detmath-check: detmath/sampled here, --exhaustive by hand.)
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+
+#include "lockstep/detmath.h"
+
+namespace {
+
+std::uint32_t bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+float from_bits(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+bool same(float a, float b) { return bits(a) == bits(b) || (std::isnan(a) && std::isnan(b)); }
+
+/// glibc's binary64 f(x) rounded to binary32, when no value within 2^-50 of it rounds otherwise.
+bool sure_reference(double d, float* out) {
+  if (!std::isfinite(d) || d == 0.0) return false;
+  const double e = std::fabs(d) * 0x1p-50;
+  *out = static_cast<float>(d);
+  return static_cast<float>(d - e) == *out && static_cast<float>(d + e) == *out;
+}
+
+}  // namespace
+
+TEST_SUITE("core/detmath") {
+  TEST_CASE("special values follow C99 Annex F") {
+    const float inf = INFINITY, nan = NAN;
+    CHECK(same(lockstep_sinf(-0.0f), -0.0f));
+    CHECK(same(lockstep_tanf(-0.0f), -0.0f));
+    CHECK(same(lockstep_atanf(-0.0f), -0.0f));
+    CHECK(same(lockstep_asinf(-0.0f), -0.0f));
+    CHECK(std::isnan(lockstep_sinf(inf)));
+    CHECK(std::isnan(lockstep_cosf(-inf)));
+    CHECK(std::isnan(lockstep_tanf(nan)));
+    CHECK(std::isnan(lockstep_asinf(1.0000001f)));
+    CHECK(std::isnan(lockstep_acosf(-1.0000001f)));
+    CHECK(same(lockstep_acosf(1.0f), 0.0f));
+    CHECK(same(lockstep_expf(-inf), 0.0f));
+    CHECK(same(lockstep_expf(inf), inf));
+    CHECK(same(lockstep_expf(89.0f), inf));
+    CHECK(same(lockstep_exp2f(-151.0f), 0.0f));
+    CHECK(same(lockstep_exp2f(-149.0f), 0x1p-149f));
+    CHECK(same(lockstep_logf(0.0f), -inf));
+    CHECK(same(lockstep_logf(-0.0f), -inf));
+    CHECK(std::isnan(lockstep_logf(-1.0f)));
+    CHECK(same(lockstep_logf(inf), inf));
+    CHECK(same(lockstep_logf(1.0f), 0.0f));
+    CHECK(same(lockstep_log2f(0x1p-149f), -149.0f));
+    CHECK(same(lockstep_atan2f(-0.0f, -1.0f), -lockstep_atan2f(0.0f, -1.0f)));
+    CHECK(same(lockstep_atan2f(0.0f, -0.0f), lockstep_atan2f(0.0f, -1.0f)));
+    CHECK(same(lockstep_atan2f(-0.0f, 0.0f), -0.0f));
+    CHECK(same(lockstep_powf(nan, 0.0f), 1.0f));
+    CHECK(same(lockstep_powf(1.0f, nan), 1.0f));
+    CHECK(same(lockstep_powf(-1.0f, inf), 1.0f));
+    CHECK(same(lockstep_powf(-0.0f, -3.0f), -inf));
+    CHECK(same(lockstep_powf(-0.0f, 3.0f), -0.0f));
+    CHECK(same(lockstep_powf(-0.0f, 2.0f), 0.0f));
+    CHECK(same(lockstep_powf(-inf, 3.0f), -inf));
+    CHECK(same(lockstep_powf(0.5f, inf), 0.0f));
+    CHECK(std::isnan(lockstep_powf(-2.0f, 0.5f)));
+    CHECK(same(lockstep_hypotf(inf, nan), inf));
+    CHECK(same(lockstep_hypotf(nan, -inf), inf));
+    CHECK(std::isnan(lockstep_hypotf(nan, 1.0f)));
+    CHECK(std::isnan(lockstep_fmodf(1.0f, 0.0f)));
+    CHECK(std::isnan(lockstep_fmodf(inf, 1.0f)));
+    CHECK(same(lockstep_fmodf(-0.0f, 1.0f), -0.0f));
+    CHECK(same(lockstep_fmodf(3.0f, inf), 3.0f));
+    CHECK(same(lockstep_fminf(nan, 2.0f), 2.0f));
+    CHECK(same(lockstep_fmaxf(2.0f, nan), 2.0f));
+    CHECK(same(lockstep_fminf(0.0f, -0.0f), -0.0f));
+    CHECK(same(lockstep_fmaxf(-0.0f, 0.0f), 0.0f));
+  }
+
+  TEST_CASE("exact results are exact") {
+    CHECK(lockstep_log2f(8.0f) == 3.0f);
+    CHECK(lockstep_exp2f(10.0f) == 1024.0f);
+    CHECK(lockstep_exp2f(-3.0f) == 0.125f);
+    CHECK(lockstep_powf(2.0f, 10.0f) == 1024.0f);
+    CHECK(lockstep_powf(-3.0f, 3.0f) == -27.0f);
+    CHECK(lockstep_powf(9.0f, 0.5f) == 3.0f);
+    CHECK(lockstep_powf(0.25f, -1.5f) == 8.0f);
+    CHECK(lockstep_hypotf(3.0f, 4.0f) == 5.0f);
+    CHECK(lockstep_hypotf(-5.0f, 12.0f) == 13.0f);
+    CHECK(lockstep_hypotf(0x1p-149f, 0.0f) == 0x1p-149f);
+    CHECK(lockstep_hypotf(0x1.fffffep127f, 0x1.fffffep127f) == INFINITY);
+    CHECK(lockstep_hypotf(0x1p127f, 0x1p127f) == 0x1.6a09e6p127f);
+    CHECK(lockstep_fmodf(5.5f, 2.0f) == 1.5f);
+    CHECK(lockstep_fmodf(-5.5f, 2.0f) == -1.5f);
+    CHECK(lockstep_fmodf(1e30f, 3.0f) == std::fmod(1e30f, 3.0f));
+    CHECK(lockstep_fmodf(0x1p-140f, 0x1p-148f) == 0.0f);
+    CHECK(lockstep_fmodf(0x1.8p-140f, 0x1p-141f) == std::fmod(0x1.8p-140f, 0x1p-141f));
+    CHECK(lockstep_sqrtf(2.0f) == std::sqrt(2.0f));
+    CHECK(lockstep_roundf(2.5f) == 3.0f);
+    CHECK(lockstep_roundf(-2.5f) == -3.0f);
+    CHECK(lockstep_roundf(0.49999997f) == 0.0f);
+    CHECK(lockstep_roundf(0.5f) == 1.0f);
+    CHECK(lockstep_roundf(8388607.5f) == 8388608.0f);
+    CHECK(same(lockstep_roundf(-0.3f), -0.0f));
+    CHECK(lockstep_floorf(-0.5f) == -1.0f);
+    CHECK(same(lockstep_floorf(-0.0f), -0.0f));
+    CHECK(same(lockstep_ceilf(-0.5f), -0.0f));
+    CHECK(lockstep_ceilf(1.25f) == 2.0f);
+    CHECK(lockstep_truncf(-1.75f) == -1.0f);
+    CHECK(lockstep_floorf(16777215.0f) == 16777215.0f);
+  }
+
+  TEST_CASE("agrees with glibc's binary64 functions rounded once, wherever that rounding is sure") {
+    struct F {
+      const char* name;
+      float (*ours)(float);
+      double (*ref)(double);
+      float lo, hi;  // the range of the uniform sample (a second sample takes random bits)
+    };
+    const F fs[] = {{"sin", lockstep_sinf, ::sin, -100.0f, 100.0f},   {"cos", lockstep_cosf, ::cos, -100.0f, 100.0f},
+                    {"tan", lockstep_tanf, ::tan, -10.0f, 10.0f},     {"asin", lockstep_asinf, ::asin, -1.0f, 1.0f},
+                    {"acos", lockstep_acosf, ::acos, -1.0f, 1.0f},    {"atan", lockstep_atanf, ::atan, -40.0f, 40.0f},
+                    {"exp", lockstep_expf, ::exp, -100.0f, 88.0f},    {"exp2", lockstep_exp2f, ::exp2, -149.0f, 127.0f},
+                    {"log", lockstep_logf, ::log, 0.0f, 1000.0f},     {"log2", lockstep_log2f, ::log2, 0.0f, 1000.0f}};
+    std::mt19937 rng(7);
+    for (const F& f : fs) {
+      CAPTURE(f.name);
+      std::uniform_real_distribution<float> in(f.lo, f.hi);
+      int checked = 0;
+      for (int i = 0; i < 40000; ++i) {
+        const float x = i % 2 ? in(rng) : from_bits(static_cast<std::uint32_t>(rng()));
+        float want;
+        if (!sure_reference(f.ref(x), &want)) continue;
+        ++checked;
+        if (!same(f.ours(x), want)) {
+          CAPTURE(x);
+          CHECK(bits(f.ours(x)) == bits(want));
+        }
+      }
+      CHECK(checked > 15000);
+    }
+    // Huge arguments are reduced exactly: glibc's binary64 sin of a float is correct there too.
+    for (const float x : {1e10f, 3.4e38f, 0x1.921fb6p+0f, 1.5707963e+15f, 7.2e27f}) {
+      float want;
+      if (sure_reference(::sin(x), &want)) CHECK(bits(lockstep_sinf(x)) == bits(want));
+      if (sure_reference(::cos(x), &want)) CHECK(bits(lockstep_cosf(x)) == bits(want));
+    }
+  }
+
+  TEST_CASE("sincos gives sin's and cos's results") {
+    std::mt19937 rng(3);
+    for (int i = 0; i < 20000; ++i) {
+      const float x = from_bits(static_cast<std::uint32_t>(rng()));
+      float s, c;
+      lockstep_sincosf(x, &s, &c);
+      CHECK(same(s, lockstep_sinf(x)));
+      CHECK(same(c, lockstep_cosf(x)));
+    }
+  }
+}
