@@ -40,6 +40,7 @@ inline bool g_section_failed = false;
 double median_ns(int reps, const std::function<void()>& fn);
 
 void run_sim(const Options& opt, std::vector<Row>& rows);
+void run_math(const Options& opt, std::vector<Row>& rows);
 void run_pacer(const Options& opt, std::vector<Row>& rows);
 void run_net(const Options& opt, std::vector<Row>& rows);
 void run_replay(const Options& opt, std::vector<Row>& rows);

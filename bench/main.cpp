@@ -34,11 +34,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("lockstep-bench ") + lockstep::kVersion);
   Options opt;
   std::string json_path;
-  std::vector<std::string> sections{"pacer", "sim", "net", "replay", "server", "latency"};
+  std::vector<std::string> sections{"pacer", "sim", "math", "net", "replay", "server", "latency"};
   app.add_option("--repetitions", opt.repetitions, "repetitions per figure (median reported)")->check(lockstep::cli::unsigned_number())->check(CLI::Range(1, 1000));
   app.add_flag("--quick", opt.quick, "smoke run: small sizes, one repetition");
   app.add_option("--json", json_path, "also write the table as JSON to this file");
-  app.add_option("--only", sections, "sections to run")->check(CLI::IsMember({"pacer", "sim", "net", "replay", "server", "latency", "seal", "web"}));
+  app.add_option("--only", sections, "sections to run")->check(CLI::IsMember({"pacer", "sim", "math", "net", "replay", "server", "latency", "seal", "web"}));
   app.add_option("--svg", opt.svg_path, "write the pacer lateness plot (SVG) here");
   app.add_option("--latency-svg", opt.latency_svg_path, "write the latency section's plot (SVG) here");
   app.add_option("--wire-svg", opt.wire_svg_path, "write the net section's plot of wire bytes against players (SVG) here");
@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lockstep-bench: running %s ...\n", s.c_str());
     if (s == "pacer") run_pacer(opt, rows);
     if (s == "sim") run_sim(opt, rows);
+    if (s == "math") run_math(opt, rows);
     if (s == "net") run_net(opt, rows);
     if (s == "replay") run_replay(opt, rows);
     if (s == "server") run_server(opt, rows);

@@ -36,6 +36,37 @@ public sealed class MonoPInvokeCallbackAttribute : Attribute {
 
 namespace Lockstep {
 
+/// lockstep's math (lockstep/detmath.h): binary32 functions with the same bits on every machine, as
+/// the C, C++ and Python games' calls. System.Math and MathF call the runtime's libm (or its JIT's
+/// intrinsics), which differ by platform: a simulation calls these instead. Mono without
+/// -O=float32 keeps float intermediates in double precision: round each one with an explicit
+/// (float) cast (docs/EMBEDDING.md, "Floats in C# and Python").
+public static class DetMath {
+  const string Lib = "lockstep_net";
+  [DllImport(Lib, EntryPoint = "lockstep_sinf")] public static extern float Sin(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_cosf")] public static extern float Cos(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_tanf")] public static extern float Tan(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_asinf")] public static extern float Asin(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_acosf")] public static extern float Acos(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_atanf")] public static extern float Atan(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_expf")] public static extern float Exp(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_exp2f")] public static extern float Exp2(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_logf")] public static extern float Log(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_log2f")] public static extern float Log2(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_sqrtf")] public static extern float Sqrt(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_floorf")] public static extern float Floor(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_ceilf")] public static extern float Ceil(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_roundf")] public static extern float Round(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_truncf")] public static extern float Trunc(float x);
+  [DllImport(Lib, EntryPoint = "lockstep_atan2f")] public static extern float Atan2(float y, float x);
+  [DllImport(Lib, EntryPoint = "lockstep_powf")] public static extern float Pow(float x, float y);
+  [DllImport(Lib, EntryPoint = "lockstep_hypotf")] public static extern float Hypot(float x, float y);
+  [DllImport(Lib, EntryPoint = "lockstep_fmodf")] public static extern float Fmod(float x, float y);
+  [DllImport(Lib, EntryPoint = "lockstep_fminf")] public static extern float Fmin(float x, float y);
+  [DllImport(Lib, EntryPoint = "lockstep_fmaxf")] public static extern float Fmax(float x, float y);
+  [DllImport(Lib, EntryPoint = "lockstep_sincosf")] public static extern void SinCos(float x, out float sin, out float cos);
+}
+
 public enum EventKind : uint { Joined = 1, Started, PlayerJoined, PlayerLeft, Desync, Resynced, Kicked, Ended }
 
 /// A call the library refused: Code is its lockstep_result, Message its sentence.

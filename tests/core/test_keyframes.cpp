@@ -125,7 +125,7 @@ TEST_SUITE("core/keyframes") {
   TEST_CASE("a replay of format 3 (no keyframes) still reads, and ranged reads of it start from tick 0") {
     Replay golden;
     std::string detail;
-    REQUIRE(read_replay(LOCKSTEP_GOLDEN_DIR "/golden.replay", &golden, &detail, {2000, 0}) == ReplayError::None);
+    REQUIRE(read_replay(LOCKSTEP_GOLDEN_DIR "/format3.replay", &golden, &detail, {2000, 0}) == ReplayError::None);
     CHECK(golden.header.format_version == 3);
     CHECK(golden.keyframe_ticks.empty());
     CHECK(golden.frames_from == 0);

@@ -201,8 +201,8 @@ TEST_SUITE("games/arena") {
   TEST_CASE("the simulation's sin and cos are accurate from -pi to pi") {
     for (int i = -1000; i <= 1000; ++i) {
       const double x = i * 3.14159265358979 / 1000.0;
-      CHECK(std::fabs(detmath::sin(static_cast<float>(x)) - std::sin(x)) < 2e-6);
-      CHECK(std::fabs(detmath::cos(static_cast<float>(x)) - std::cos(x)) < 2e-6);
+      CHECK(std::fabs(detmath::sin(static_cast<float>(x)) - std::sin(x)) < 1e-6);
+      CHECK(std::fabs(detmath::cos(static_cast<float>(x)) - std::cos(x)) < 1e-6);
     }
   }
 }

@@ -1,6 +1,9 @@
-// Deterministic math for the simulation: only + - * / and sqrt, which IEEE-754 rounds exactly
-// the same everywhere. libm's sin/cos differ between libraries and versions, so these are ours.
+// Angles for the built-in games, over lockstep's math (lockstep/detmath.h): only + - * / and
+// functions that give the same bits everywhere. libm's sin/cos differ between libraries,
+// versions and CPUs.
 #pragma once
+
+#include "lockstep/detmath.h"
 
 namespace lockstep::detmath {
 
@@ -20,23 +23,8 @@ constexpr float lerp_angle(float a, float b, float t) {
   return wrap_angle(a + wrap_angle(b - a) * t);
 }
 
-/// sin(x) for x in [-pi, pi]; absolute error below 1e-6. Folds into [-pi/2, pi/2], then an
-/// odd Taylor polynomial of degree 11 in Horner form (fixed evaluation order, no FMA).
-constexpr float sin(float x) {
-  if (x > kHalfPi) x = kPi - x;
-  if (x < -kHalfPi) x = -kPi - x;
-  const float x2 = x * x;
-  float p = -2.5052108385441718775e-8f;
-  p = p * x2 + 2.7557319223985890653e-6f;
-  p = p * x2 - 1.9841269841269841270e-4f;
-  p = p * x2 + 8.3333333333333333333e-3f;
-  p = p * x2 - 1.6666666666666666667e-1f;
-  return x + x * x2 * p;
-}
-
-/// cos(x) for x in [-pi, pi], through sin.
-constexpr float cos(float x) {
-  return sin(wrap_angle(x + kHalfPi));
-}
+/// sin and cos: lockstep's correctly rounded ones (lockstep/detmath.h), for any x.
+inline float sin(float x) { return lockstep_sinf(x); }
+inline float cos(float x) { return lockstep_cosf(x); }
 
 }  // namespace lockstep::detmath
