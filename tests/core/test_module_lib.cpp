@@ -19,6 +19,10 @@ TEST_SUITE("core/module-lib") {
     CHECK(error.find("not a lockstep module") != std::string::npos);
     CHECK(load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers_abi99.so", &error) == nullptr);
     CHECK(error.find("speaks module ABI version 99") != std::string::npos);
+    CHECK(load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers_uncovered_typo.so", &error) == nullptr);
+    CHECK_MESSAGE(error.find("its UNCOVERED list names \"box2d\", which is no library it links (it links none besides") !=
+                      std::string::npos,
+                  error);
     const Module* m = load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers.so", &error);
     REQUIRE_MESSAGE(m != nullptr, error);
     CHECK(m->name == "walkers");

@@ -4,8 +4,9 @@
 # kind by kind with the function each is in (exit 3); --allow drops a kind; a clean module
 # (walkers) passes (exit 0); the C module that calls sin is caught in its step; bad usage is 2.
 # Then what a physics engine brings: aarch64 code (objects and libraries), a library the module
-# needs (Debian's Box2D), a stripped library, a symbol or a function allowed by name, and the JSON
-# and JUnit reports that say what was allowed.
+# needs (Debian's Box2D), a stripped library, a symbol or a function allowed by name (or only in one
+# library, which must be among those read), FMA counted by function, and the JSON and JUnit
+# reports that say what was allowed.
 source "$(dirname "$0")/lib.sh" "$1"
 LINT="$BIN/lockstep-lint"
 [ -x "$LINT" ] || fail "$LINT is missing"
@@ -79,6 +80,39 @@ python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["ok"] and 
 grep -q 'failures="0"' "$WORK/arm.xml" && grep -q 'allowed by --allow-symbol sinf' "$WORK/arm.xml" || fail "the JUnit report: $(cat "$WORK/arm.xml")"
 "$LINT" --allow-symbol sinf "$WORK/libarm.so" >/dev/null 2>&1; [ $? = 3 ] || fail "allowing sinf alone must leave the fmadd"
 echo "ok: a symbol and a function allowed by name, and said so in the text, JSON and JUnit reports"
+
+# Allowances scoped to a library: sinf allowed in libbox2d is not allowed in the game's own code.
+cat >"$WORK/own.cpp" <<'CPP'
+#include <box2d/box2d.h>
+#include <cmath>
+extern "C" float turn(float a) { b2World w(b2Vec2(0, -10)); w.Step(0.01f, 8, 3); return std::sin(a) + w.GetGravity().y; }
+CPP
+g++ -O2 -fPIC -shared "$WORK/own.cpp" -o "$WORK/libown.so" -lbox2d || fail "cannot build the module with its own sinf"
+box2d_allows=(--allow-symbol libbox2d:sinf --allow-symbol libbox2d:cosf --allow-symbol libbox2d.so.2:sincosf
+              --allow-function 'libbox2d:b2Rope::*' --allow-function 'libbox2d:b2Timer::*')
+"$LINT" "${box2d_allows[@]}" "$WORK/libphys.so" >"$WORK/scoped.out" 2>&1 || fail "Box2D's calls allowed in libbox2d: $(cat "$WORK/scoped.out")"
+grep -q 'allowed by --allow-symbol libbox2d:sinf: libm: sinf in b2World::SolveTOI' "$WORK/scoped.out" ||
+  fail "the scoped allowance is not named: $(grep allowed "$WORK/scoped.out" | head -3)"
+"$LINT" "${box2d_allows[@]}" "$WORK/libown.so" >"$WORK/own.out" 2>&1; rc=$?
+[ $rc = 3 ] && grep -q 'libown.so: libm: sinf in turn' "$WORK/own.out" ||
+  fail "the game's own sinf must not pass under an allowance for libbox2d (exit $rc): $(grep -v allowed "$WORK/own.out")"
+"$LINT" --allow-symbol libbox2d-typo:sinf "$WORK/libphys.so" >/dev/null 2>"$WORK/typo.err"; rc=$?
+[ $rc = 2 ] && grep -q 'names the library libbox2d-typo, which is none of the files read' "$WORK/typo.err" ||
+  fail "an allowance for a library not read must be an error (exit $rc): $(cat "$WORK/typo.err")"
+"$LINT" --allow-symbol cbrtf "$WORK/libarm.so" >/dev/null 2>"$WORK/unused.err"
+grep -q 'note: --allow-symbol cbrtf let nothing through' "$WORK/unused.err" || fail "an unused allowance is not named: $(cat "$WORK/unused.err")"
+echo "ok: allowances scoped to a library; the game's own sinf still fails; a library not read is an error, an unused allowance named"
+
+# FMA findings summarized by function with counts before the detail.
+printf 'float a(float x, float y, float z) { return x * y + z; }
+float b(float x, float y) { return x * y + x * x + y * y; }
+' >"$WORK/fma.c"
+aarch64-linux-gnu-gcc -O2 -ffp-contract=fast -fPIC -shared "$WORK/fma.c" -o "$WORK/libfma.so" || fail "cannot cross-build libfma.so"
+"$LINT" "$WORK/libfma.so" >"$WORK/fma.out" 2>&1
+head -1 "$WORK/fma.out" | grep -Eq '^lockstep-lint: [0-9]+ FMA instructions, by function:$' &&
+  grep -Eq '^ +2  b in ' "$WORK/fma.out" && grep -Eq '^ +1  a in ' "$WORK/fma.out" ||
+  fail "the FMA summary: $(cat "$WORK/fma.out")"
+echo "ok: FMA instructions summarized by function, with counts, first"
 
 # A stripped library: a static function's finding is in an unknown function, not its neighbour's.
 printf 'static __attribute__((noinline)) float spin(float x) { return __builtin_sinf(x) * x; }\nfloat first(float x) { return x + 1; }\nfloat second(float x) { return spin(x) + 1; }\n' >"$WORK/strip.c"

@@ -36,6 +36,10 @@
 #ifndef WALKERS_RULES
 #define WALKERS_RULES 1
 #endif
+#ifdef WALKERS_UNCOVERED
+/* What lockstep_add_module(... UNCOVERED <names>) writes: here a name that matches no library. */
+__attribute__((visibility("default"))) const char lockstep_uncovered_libraries[] = WALKERS_UNCOVERED;
+#endif
 #ifdef LOCKSTEP_BUILD_ID
 #define WALKERS_BUILD_ID LOCKSTEP_BUILD_ID
 #else

@@ -354,6 +354,31 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::s
   }
   if (strtab == 0) return out;
   if (strtab < lm->l_addr) strtab += lm->l_addr;  // where the dynamic section keeps offsets
+  // Every name the module opts out of must match a library it links: a name that matches none
+  // ("box2d" for libbox2d.so.2) would leave the library it meant in the fingerprint unnoticed.
+  if (opt_out) {
+    std::string_view list(opt_out);
+    std::string links;
+    for (const ElfW(Xword) off : needed) {
+      const char* soname = reinterpret_cast<const char*>(strtab + off);
+      if (!is_runtime(soname)) links += (links.empty() ? "" : ", ") + std::string(soname);
+    }
+    while (!list.empty()) {
+      const std::size_t end = std::min(list.find(';'), list.size());
+      const std::string item(list.substr(0, end));
+      list.remove_prefix(std::min(list.size(), end + 1));
+      if (item.empty()) continue;
+      bool matched = false;
+      for (const ElfW(Xword) off : needed) matched = matched || uncovered(reinterpret_cast<const char*>(strtab + off), item);
+      if (!matched) {
+        *error = "its UNCOVERED list names \"" + item + "\", which is no library it links (" +
+                 (links.empty() ? std::string("it links none besides the C and C++ runtimes")
+                                : "it links " + links + "; name the soname or its start, as \"libbox2d\" for libbox2d.so.2") +
+                 ")";
+        return {};
+      }
+    }
+  }
   for (const ElfW(Xword) off : needed) {
     const std::string soname(reinterpret_cast<const char*>(strtab + off));
     if (is_runtime(soname)) continue;
