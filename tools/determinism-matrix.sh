@@ -31,16 +31,22 @@
 #                   missing, as root: "libbox2d-dev"
 #   --module-refused-on  a configuration (aarch64-gcc-O2) whose build of the module's libraries
 #                   differs from the recording's, so verify must refuse the replay there
+#   --json FILE     also write every leg's result (ok, fail, refused as expected, skipped, with
+#                   why) and where each failing leg parts, as JSON
+#   --junit FILE    the same as a JUnit report: one test case per leg and replay
 set -uo pipefail
 ROOT=build-matrix
 MOD_SRC=() MOD_TARGET=() MOD_REPLAY=() MOD_PACKAGES=() MOD_REFUSED=()
 REPLAYS=()
+JSON="" JUNIT=""
 ONLY=" "  # --only CONFIG: run these configurations alone (a developer's quick look; CI runs them all)
 last() { echo $((${#MOD_SRC[@]} - 1)); }
 while [ $# -gt 0 ]; do
   case $1 in
     --root) ROOT=$2; shift 2 ;;
     --only) ONLY+="$2 "; shift 2 ;;
+    --json) JSON=$2; shift 2 ;;
+    --junit) JUNIT=$2; shift 2 ;;
     --module-source) MOD_SRC+=("$(cd "$2" && pwd)") || exit 2; MOD_TARGET+=(""); MOD_REPLAY+=(""); MOD_PACKAGES+=("")
                      MOD_REFUSED+=(" "); shift 2 ;;
     --module-target|--module-replay|--module-packages|--module-refused-on)
@@ -121,23 +127,28 @@ mismatch() {  # mismatch NAME DIR RUNNER REPLAY MODULE OUTPUT [OPTIONS]: remembe
   tick=$(sed -n 's/^MISMATCH at tick \([0-9]*\):.*/\1/p' <<<"$6" | head -1)
   [ -n "$tick" ] && mismatches+=("$1|$2|$3|$4|$5|$tick|${7:-}")
 }
+results=()  # "leg<TAB>subject<TAB>status<TAB>detail": every leg's outcome, for --json and --junit
+record() { results+=("$1"$'\t'"$2"$'\t'"$3"$'\t'"${4//$'\n'/ }"); }
 for c in "${CONFIGS[@]}"; do
   IFS='|' read -r name cxx flags toolchain runner <<<"$c"
   [ "$ONLY" = " " ] || [ "${ONLY#* $name }" != "$ONLY" ] || continue
   if [ "${name#*+}" != "$name" ] && [ "$(uname -m)" = x86_64 ] && ! grep -qw avx2 /proc/cpuinfo; then
-    echo "matrix: skip $name: this CPU has no AVX2, so glibc already takes its baseline paths in ${name%%+*}"; continue
+    echo "matrix: skip $name: this CPU has no AVX2, so glibc already takes its baseline paths in ${name%%+*}"
+    record "$name" "*" skipped "this CPU has no AVX2, so glibc already takes its baseline paths in ${name%%+*}"; continue
   fi
   ran=$((ran + 1))
   dir="$ROOT/${name%%+*}"
   args=(-S . -B "$dir" -G Ninja -DLOCKSTEP_CORE_ONLY=ON -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=$flags")
   if [ -n "$toolchain" ]; then args+=("-DCMAKE_TOOLCHAIN_FILE=$toolchain"); else args+=("-DCMAKE_CXX_COMPILER=$cxx"); fi
   if ! cmake "${args[@]}" >"$ROOT/$name.configure.log" 2>&1 || ! cmake --build "$dir" -j 2 >"$ROOT/$name.build.log" 2>&1; then
-    echo "matrix: FAIL $name: build failed (see $ROOT/$name.build.log)"; tail -5 "$ROOT/$name.build.log"; failed=1; continue
+    echo "matrix: FAIL $name: build failed (see $ROOT/$name.build.log)"; tail -5 "$ROOT/$name.build.log"; failed=1
+    record "$name" "build" fail "the build failed: $(tail -3 "$ROOT/$name.build.log")"; continue
   fi
   for replay in "${REPLAYS[@]}"; do
     out=$($runner "$dir/bin/lockstep-replay" verify "$replay" 2>&1); rc=$?
-    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"; passed+=("$replay|$dir|$runner|")
-    else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; mismatch "$name" "$dir" "$runner" "$replay" "" "$out"; fi
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"; passed+=("$replay|$dir|$runner|"); record "$name" "${replay#"$PWD"/}" ok "$out"
+    else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; mismatch "$name" "$dir" "$runner" "$replay" "" "$out"
+      record "$name" "${replay#"$PWD"/}" fail "exit $rc: $out"; fi
   done
   for k in "${!MOD_SRC[@]}"; do
     # A team's module, built by its own project against this configuration's install.
@@ -154,7 +165,8 @@ for c in "${CONFIGS[@]}"; do
        ! cmake "${margs[@]}" >"$ROOT/$name.$target.log" 2>&1 ||
        ! cmake --build "$mdir" -j 2 --target "$target" >>"$ROOT/$name.$target.log" 2>&1; then
       echo "matrix: FAIL $name: the module $target did not build (see $ROOT/$name.$target.log)"
-      tail -5 "$ROOT/$name.$target.log"; failed=1; continue
+      tail -5 "$ROOT/$name.$target.log"; failed=1
+      record "$name" "module $target" fail "the module did not build: $(grep -m3 -i 'error' "$ROOT/$name.$target.log")"; continue
     fi
     so=$(find "$mdir" -name "lib$target.so" -o -name "$target.so" | head -1)
     out=$($runner "$dir/bin/lockstep-replay" --sim-lib "$so" verify "$mreplay" 2>&1); rc=$?
@@ -164,16 +176,20 @@ for c in "${CONFIGS[@]}"; do
       why=$(sed -n 's/.*refused: \(.* is another build\).*/\1/p' <<<"$out" | head -1)
       if [ $rc = 2 ] && [ -n "$why" ]; then
         echo "matrix: ok   $name ($cxx $flags): module $target refused, as expected here: $why than the recording's"
+        record "$name" "module $target" refused_as_expected "$why than the recording's"
         anyout=$($runner "$dir/bin/lockstep-replay" --sim-lib "$so" --any-build verify "$mreplay" 2>&1)
         mismatch "$name" "$dir" "$runner" "$mreplay" "$so" "$anyout" --any-build
       else
         echo "matrix: FAIL $name ($cxx $flags): module $target should be refused here (another build of a library), exit $rc: $out"; failed=1
+        record "$name" "module $target" fail "should be refused here (another build of a library), exit $rc: $out"
       fi
       continue
     fi
     if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $target: $out"; passed+=("$mreplay|$dir|$runner|$so")
+      record "$name" "module $target" ok "$out"
     else
       echo "matrix: FAIL $name ($cxx $flags): module $target, exit $rc: $out"; failed=1
+      record "$name" "module $target" fail "exit $rc: $out"
       mismatch "$name" "$dir" "$runner" "$mreplay" "$so" "$out"
     fi
   done
@@ -181,6 +197,7 @@ for c in "${CONFIGS[@]}"; do
   objdump=objdump; [ -n "$toolchain" ] && objdump=aarch64-linux-gnu-objdump
   tools/determinism-lint.sh "$dir" "$objdump" | sed "s/^/matrix: $name: /" || failed=1
 done
+parts=()  # "leg<TAB>replay<TAB>tick<TAB>where": where each failing leg parts from one that agrees
 # Each mismatch localized: the build that parted writes its state at that tick, and a build that
 # reproduces the replay compares it with its own, naming the entity and field.
 for m in "${mismatches[@]}"; do
@@ -198,7 +215,48 @@ for m in "${mismatches[@]}"; do
           sed -n 's/.*error: //p' | sed 's/ (this build vs .*)$//' | head -1)
   [ -n "$where" ] || { echo "matrix: $name: $(basename "$refdir") could not compare its state at tick $tick"; continue; }
   echo "matrix: $name parts from $(basename "$refdir") on ${replay#"$PWD"/} at $where ($(basename "$refdir")'s value first)"
+  parts+=("$name"$'\t'"${replay#"$PWD"/}"$'\t'"$tick"$'\t'"$where")
 done
+json_str() { local v=$1; v=${v//\\/\\\\}; v=${v//\"/\\\"}; v=${v//$'\t'/ }; printf '"%s"' "$v"; }
+xml_str() { local v=$1; v=${v//&/&amp;}; v=${v//</&lt;}; v=${v//>/&gt;}; v=${v//\"/&quot;}; printf '%s' "$v"; }
+if [ -n "$JSON" ]; then
+  {
+    printf '{"tool":"determinism-matrix","ok":%s,"legs":[' "$([ $failed = 0 ] && echo true || echo false)"
+    sep=""
+    for r in "${results[@]+"${results[@]}"}"; do
+      IFS=$'\t' read -r leg subject status detail <<<"$r"
+      printf '%s\n {"leg":%s,"subject":%s,"status":%s,"detail":%s}' "$sep" "$(json_str "$leg")" "$(json_str "$subject")" \
+        "$(json_str "$status")" "$(json_str "$detail")"; sep=","
+    done
+    printf '],\n "parts":['
+    sep=""
+    for r in "${parts[@]+"${parts[@]}"}"; do
+      IFS=$'\t' read -r leg replay tick where <<<"$r"
+      printf '%s\n {"leg":%s,"replay":%s,"tick":%s,"where":%s}' "$sep" "$(json_str "$leg")" "$(json_str "$replay")" "$tick" "$(json_str "$where")"
+      sep=","
+    done
+    printf ']}\n'
+  } >"$JSON" || { echo "matrix: FAIL: cannot write $JSON"; failed=1; }
+fi
+if [ -n "$JUNIT" ]; then
+  {
+    nfail=0; for r in "${results[@]+"${results[@]}"}"; do IFS=$'\t' read -r _ _ status _ <<<"$r"; [ "$status" = fail ] && nfail=$((nfail + 1)); done
+    printf '<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="determinism-matrix" tests="%d" failures="%d">\n' "${#results[@]}" "$nfail"
+    for r in "${results[@]+"${results[@]}"}"; do
+      IFS=$'\t' read -r leg subject status detail <<<"$r"
+      where=""
+      for pt in "${parts[@]+"${parts[@]}"}"; do IFS=$'\t' read -r pl pr _ pw <<<"$pt"; [ "$pl" = "$leg" ] && [ "$pr" = "$subject" ] && where=" Parts at $pw."; done
+      printf '  <testcase classname="%s" name="%s">' "$(xml_str "$leg")" "$(xml_str "$subject")"
+      case $status in
+        fail) printf '<failure message="%s">%s</failure>' "$(xml_str "${detail:0:200}")" "$(xml_str "$detail$where")" ;;
+        skipped) printf '<skipped message="%s"/>' "$(xml_str "$detail")" ;;
+        *) printf '<system-out>%s</system-out>' "$(xml_str "$status: $detail")" ;;
+      esac
+      printf '</testcase>\n'
+    done
+    printf '</testsuite>\n'
+  } >"$JUNIT" || { echo "matrix: FAIL: cannot write $JUNIT"; failed=1; }
+fi
 if [ $ran = 0 ]; then echo "matrix: FAIL: no configuration ran (--only names one of: $(for c in "${CONFIGS[@]}"; do printf '%s ' "${c%%|*}"; done))"; exit 1; fi
 if [ $failed = 0 ]; then echo "PASS: $ran builds, one per-tick hash trace per replay${MOD_TARGET[*]:+, and modules ${MOD_TARGET[*]}}"; else echo "FAIL: the builds disagree"; fi
 exit $failed
