@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -79,16 +80,8 @@ const Two kTwos[] = {
     {"hypot", lockstep_hypotf, mpfr_hypot, true},  {"fmod", lockstep_fmodf, mpfr_fmod, true},
 };
 
-std::uint32_t bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-float from_bits(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
+float from_bits(std::uint32_t u) { return std::bit_cast<float>(u); }
 
 /// MPFR's correctly rounded binary32 result (subnormals included).
 struct Reference {

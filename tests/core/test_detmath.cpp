@@ -3,6 +3,7 @@
 // check against MPFR is lockstep-detmath-check: detmath/sampled here, --exhaustive by hand.)
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,16 +13,8 @@
 
 namespace {
 
-std::uint32_t bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-float from_bits(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
+float from_bits(std::uint32_t u) { return std::bit_cast<float>(u); }
 bool same(float a, float b) { return bits(a) == bits(b) || (std::isnan(a) && std::isnan(b)); }
 
 /// glibc's binary64 f(x) rounded to binary32, when no value within 2^-50 of it rounds otherwise.
@@ -81,6 +74,24 @@ TEST_SUITE("core/detmath") {
     CHECK(same(lockstep_fmaxf(2.0f, nan), 2.0f));
     CHECK(same(lockstep_fminf(0.0f, -0.0f), -0.0f));
     CHECK(same(lockstep_fmaxf(-0.0f, 0.0f), 0.0f));
+  }
+
+  TEST_CASE("every NaN result is the one quiet NaN 0x7fc00000, whatever the input NaN") {
+    const float payload = from_bits(0x7fa00001u), negative = from_bits(0xffc00000u), inf = INFINITY;
+    for (const float r : {lockstep_sinf(inf), lockstep_cosf(-inf), lockstep_tanf(payload), lockstep_sinf(negative),
+                          lockstep_asinf(2.0f), lockstep_acosf(negative), lockstep_atanf(payload), lockstep_expf(negative),
+                          lockstep_exp2f(payload), lockstep_logf(-1.0f), lockstep_log2f(negative), lockstep_sqrtf(-1.0f),
+                          lockstep_sqrtf(negative), lockstep_fmodf(1.0f, 0.0f), lockstep_fmodf(payload, 1.0f),
+                          lockstep_floorf(negative), lockstep_ceilf(payload), lockstep_roundf(negative), lockstep_truncf(payload),
+                          lockstep_fminf(negative, payload), lockstep_fmaxf(payload, negative), lockstep_atan2f(payload, 1.0f),
+                          lockstep_powf(-2.0f, 0.5f), lockstep_powf(negative, 2.0f), lockstep_hypotf(negative, 1.0f)}) {
+      CHECK(bits(r) == 0x7fc00000u);
+    }
+    float s, c;
+    lockstep_sincosf(negative, &s, &c);
+    CHECK(bits(s) == 0x7fc00000u);
+    CHECK(bits(c) == 0x7fc00000u);
+    CHECK(same(lockstep_sqrtf(-0.0f), -0.0f));
   }
 
   TEST_CASE("exact results are exact") {

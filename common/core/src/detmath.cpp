@@ -12,8 +12,8 @@
 // determinism flags); nothing here calls libm.
 #include "lockstep/detmath.h"
 
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 namespace {
 
@@ -33,31 +33,18 @@ struct Hard {
 thread_local bool g_fell_back = false;
 #endif
 
-std::uint32_t bits(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-float from_bits(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-std::uint64_t bits(double d) {
-  std::uint64_t u;
-  std::memcpy(&u, &d, sizeof u);
-  return u;
-}
-double from_bits(std::uint64_t u) {
-  double d;
-  std::memcpy(&d, &u, sizeof d);
-  return d;
-}
+// __builtin_bit_cast, not std::bit_cast: emscripten's C++ library has no <bit> cast.
+std::uint32_t bits(float f) { return __builtin_bit_cast(std::uint32_t, f); }
+float from_bits(std::uint32_t u) { return __builtin_bit_cast(float, u); }
+std::uint64_t bits(double d) { return __builtin_bit_cast(std::uint64_t, d); }
+double from_bits(std::uint64_t u) { return __builtin_bit_cast(double, u); }
 double fabs_d(double x) { return from_bits(static_cast<std::uint64_t>(bits(x) & 0x7fffffffffffffffULL)); }
 /// 2^n as a double, for -1022 <= n <= 1023.
 double pow2(int n) { return from_bits(static_cast<std::uint64_t>(n + 1023) << 52); }
-float quiet(float x) { return x + x; }  // NaN in, quiet NaN out
 const float kInf = from_bits(std::uint32_t{0x7f800000u});
+// Every NaN result: one bit pattern, whatever the input's. The CPUs' own NaNs differ (x86's
+// inf - inf is 0xffc00000, aarch64's 0x7fc00000; wasm leaves it open), and a NaN's bits end up in
+// a hashed state as any other float's.
 const float kNaN = from_bits(std::uint32_t{0x7fc00000u});
 
 /// The float y rounds to, when that is sure to be the exact value's too; else `table`'s entry for x.
@@ -123,31 +110,22 @@ double reduce(std::uint32_t ux, int* q) {
   return negative ? -r : r;
 }
 
-double sin_poly(double r) {  // sin(r), |r| <= pi/4
+/// c[first] - c[first+1] x + c[first+2] x^2 - ... +- c[last] x^(last-first), by Horner from the top
+/// (the series below alternate in sign).
+double alternating(const double* c, int first, int last, double x) {
+  double p = (last - first) % 2 ? -c[last] : c[last];
+  for (int k = last - 1; k >= first; --k) p = p * x + ((k - first) % 2 ? -c[k] : c[k]);
+  return p;
+}
+
+double sin_poly(double r) {  // sin(r), |r| <= pi/4: r - r^3 (1/3! - r^2/5! + ...)
   const double r2 = r * r;
-  double p = -kSinC[8];
-  p = p * r2 + kSinC[7];
-  p = p * r2 - kSinC[6];
-  p = p * r2 + kSinC[5];
-  p = p * r2 - kSinC[4];
-  p = p * r2 + kSinC[3];
-  p = p * r2 - kSinC[2];
-  p = p * r2 + kSinC[1];
-  p = p * r2 - kSinC[0];
-  return r + r * r2 * p;
+  return r - r * r2 * alternating(kSinC, 0, 8, r2);
 }
 
 double cos_poly(double r) {  // cos(r), |r| <= pi/4: 1 - r^2/2 + r^4 (1/4! - r^2/6! + ...)
   const double r2 = r * r;
-  double p = -kCosC[8];
-  p = p * r2 + kCosC[7];
-  p = p * r2 - kCosC[6];
-  p = p * r2 + kCosC[5];
-  p = p * r2 - kCosC[4];
-  p = p * r2 + kCosC[3];
-  p = p * r2 - kCosC[2];
-  p = p * r2 + kCosC[1];
-  return (1.0 - r2 * kCosC[0]) + r2 * r2 * p;
+  return (1.0 - r2 * kCosC[0]) + r2 * r2 * alternating(kCosC, 1, 8, r2);
 }
 
 /// |x| = (4n + q) pi/2 + r: r and q (mod 4).
@@ -181,13 +159,7 @@ double atan_pos(double a) {
   const double c = i * 0.0625;
   const double t = (a - c) / (1.0 + a * c);
   const double t2 = t * t;
-  double p = -kAtanC[5];
-  p = p * t2 + kAtanC[4];
-  p = p * t2 - kAtanC[3];
-  p = p * t2 + kAtanC[2];
-  p = p * t2 - kAtanC[1];
-  p = p * t2 + kAtanC[0];
-  const double at = kAtanTable[i] + (t - t * t2 * p);
+  const double at = kAtanTable[i] + (t - t * t2 * alternating(kAtanC, 0, 5, t2));
   return inverted ? (kPiOver2Hi - at) + kPiOver2Lo : at;
 }
 
@@ -209,12 +181,17 @@ double exp_scaled(int k, double r) {
 int round_to_int(double z) { return static_cast<int>(z < 0 ? z - 0.5 : z + 0.5); }
 
 /// log(m) for m in [sqrt(1/2), sqrt(2)]: 2 atanh(s), s = (m - 1)/(m + 1), |s| < 0.172.
+/// 2/3 + 2/5 s2 + 2/7 s2^2 + ...: 2 atanh(s) = 2s + s^3 log_series(s^2).
+double log_series(double s2) {
+  double p = kLogC[10];
+  for (int k = 9; k >= 0; --k) p = p * s2 + kLogC[k];
+  return p;
+}
+
 double log_mantissa(double m) {
   const double s = (m - 1.0) / (m + 1.0);
   const double s2 = s * s;
-  double p = kLogC[10];
-  for (int k = 9; k >= 0; --k) p = p * s2 + kLogC[k];
-  return 2.0 * s + s * s2 * p;
+  return 2.0 * s + s * s2 * log_series(s2);
 }
 
 /// x > 0 finite as m 2^e, m in [sqrt(1/2), sqrt(2)).
@@ -248,7 +225,7 @@ float fmod_exact(float x, float y) {
   const std::uint32_t sx = ux & 0x80000000u;
   ux &= 0x7fffffffu;
   uy &= 0x7fffffffu;
-  if (uy == 0 || ux >= 0x7f800000u || uy > 0x7f800000u) return (uy > 0x7f800000u || ux > 0x7f800000u) ? quiet(x + y) : kNaN;
+  if (uy == 0 || ux >= 0x7f800000u || uy > 0x7f800000u) return kNaN;
   if (ux < uy) return x;  // |x| < |y| (or y infinite)
   int ex = static_cast<int>(ux >> 23), ey = static_cast<int>(uy >> 23);
   // Mantissas as integers with their implicit bit; subnormals normalized.
@@ -315,14 +292,14 @@ float hypot_exact(double a2, double b2) {
 extern "C" {
 
 float lockstep_sinf(float x) {
-  if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) return x - x;  // NaN for NaN and +-inf
+  if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) return kNaN;  // for NaN and +-inf
   int q;
   const double r = reduced(x, &q);
   return round(sin_of(x, q, r), x, kHardSin);
 }
 
 float lockstep_cosf(float x) {
-  if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) return x - x;
+  if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) return kNaN;
   int q;
   const double r = reduced(x, &q);
   return round(cos_of(q, r), x, kHardCos);
@@ -330,7 +307,7 @@ float lockstep_cosf(float x) {
 
 void lockstep_sincosf(float x, float* sin_out, float* cos_out) {
   if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) {
-    *sin_out = *cos_out = x - x;
+    *sin_out = *cos_out = kNaN;
     return;
   }
   int q;
@@ -340,7 +317,7 @@ void lockstep_sincosf(float x, float* sin_out, float* cos_out) {
 }
 
 float lockstep_tanf(float x) {
-  if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) return x - x;
+  if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) return kNaN;
   int q;
   const double r = reduced(x, &q);
   double t = (q & 1) ? -cos_poly(r) / sin_poly(r) : sin_poly(r) / cos_poly(r);
@@ -350,14 +327,14 @@ float lockstep_tanf(float x) {
 
 float lockstep_atanf(float x) {
   const std::uint32_t ax = bits(x) & 0x7fffffffu;
-  if (ax > 0x7f800000u) return quiet(x);
+  if (ax > 0x7f800000u) return kNaN;
   const double a = atan_pos(static_cast<double>(from_bits(ax)));
   return round(bits(x) >> 31 ? -a : a, x, kHardAtan);
 }
 
 float lockstep_asinf(float x) {
   const std::uint32_t ax = bits(x) & 0x7fffffffu;
-  if (ax > 0x7f800000u) return quiet(x);
+  if (ax > 0x7f800000u) return kNaN;
   if (ax > 0x3f800000u) return kNaN;  // |x| > 1
   const double a = from_bits(ax);
   // asin(a) = atan(a / sqrt((1 - a)(1 + a))); 1 - a and 1 + a are exact.
@@ -367,7 +344,7 @@ float lockstep_asinf(float x) {
 
 float lockstep_acosf(float x) {
   const std::uint32_t ax = bits(x) & 0x7fffffffu;
-  if (ax > 0x7f800000u) return quiet(x);
+  if (ax > 0x7f800000u) return kNaN;
   if (ax > 0x3f800000u) return kNaN;
   const double v = from_bits(bits(x));
   // acos(v) = 2 atan(sqrt((1 - v)/(1 + v))); v = -1 gives 2 atan(inf) = pi.
@@ -376,7 +353,7 @@ float lockstep_acosf(float x) {
 
 float lockstep_atan2f(float y, float x) {
   const std::uint32_t ay = bits(y) & 0x7fffffffu, ax = bits(x) & 0x7fffffffu;
-  if (ay > 0x7f800000u || ax > 0x7f800000u) return quiet(x + y);
+  if (ay > 0x7f800000u || ax > 0x7f800000u) return kNaN;
   const bool yneg = bits(y) >> 31 != 0, xneg = bits(x) >> 31 != 0;
   const double pi = 2 * kPiOver2Hi, pi_lo = 2 * kPiOver2Lo;
   double r;
@@ -401,7 +378,7 @@ float lockstep_atan2f(float y, float x) {
 
 float lockstep_expf(float x) {
   const std::uint32_t ax = bits(x) & 0x7fffffffu;
-  if (ax > 0x7f800000u) return quiet(x);
+  if (ax > 0x7f800000u) return kNaN;
   if (x > 100.0f) return kInf;
   if (x < -104.0f) return 0.0f;  // below 2^-150 (and exp(-inf) = +0)
   const double v = x;
@@ -412,7 +389,7 @@ float lockstep_expf(float x) {
 
 float lockstep_exp2f(float x) {
   const std::uint32_t ax = bits(x) & 0x7fffffffu;
-  if (ax > 0x7f800000u) return quiet(x);
+  if (ax > 0x7f800000u) return kNaN;
   if (x >= 128.0f) return kInf;
   if (x < -151.0f) return 0.0f;
   const double v = x;
@@ -423,7 +400,7 @@ float lockstep_exp2f(float x) {
 
 float lockstep_logf(float x) {
   const std::uint32_t u = bits(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return quiet(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return kNaN;
   if ((u & 0x7fffffffu) == 0) return -kInf;
   if (u >> 31) return kNaN;
   if (u == 0x7f800000u) return x;
@@ -435,7 +412,7 @@ float lockstep_logf(float x) {
 
 float lockstep_log2f(float x) {
   const std::uint32_t u = bits(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return quiet(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return kNaN;
   if ((u & 0x7fffffffu) == 0) return -kInf;
   if (u >> 31) return kNaN;
   if (u == 0x7f800000u) return x;
@@ -451,7 +428,7 @@ float lockstep_powf(float x, float y) {
   const std::uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
   if (ay == 0) return 1.0f;                   // x^0 = 1, even for NaN
   if (ux == 0x3f800000u) return 1.0f;         // 1^y = 1, even for NaN
-  if (ax > 0x7f800000u || ay > 0x7f800000u) return quiet(x + y);
+  if (ax > 0x7f800000u || ay > 0x7f800000u) return kNaN;
   // y's kind: 0 not an integer, 1 odd integer, 2 even integer.
   int kind = 0;
   {
@@ -487,9 +464,7 @@ float lockstep_powf(float x, float y) {
   const double prod_err = ((s_hi * d_hi - prod) + s_hi * d_lo + s_lo * d_hi) + s_lo * d_lo;
   const double s_rem = ((num - prod) - prod_err) / den;  // s + s_rem = num / den to ~2^-104
   const double s2 = s * s;
-  double p = kLogC[10];
-  for (int k = 9; k >= 0; --k) p = p * s2 + kLogC[k];
-  const double tail = 2.0 * s_rem + s * s2 * p;  // log(m) = 2s + tail
+  const double tail = 2.0 * s_rem + s * s2 * log_series(s2);  // log(m) = 2s + tail
   // log2|x| = e + (2s + tail) / ln 2, as hi + lo.
   const double ls = 2.0 * s;
   const double lp = ls * kInvLn2Hi;
@@ -522,20 +497,20 @@ float lockstep_powf(float x, float y) {
 float lockstep_hypotf(float x, float y) {
   const std::uint32_t ax = bits(x) & 0x7fffffffu, ay = bits(y) & 0x7fffffffu;
   if (ax == 0x7f800000u || ay == 0x7f800000u) return kInf;
-  if (ax > 0x7f800000u || ay > 0x7f800000u) return quiet(x + y);
+  if (ax > 0x7f800000u || ay > 0x7f800000u) return kNaN;
   if (ax == 0 && ay == 0) return 0.0f;
   const double a = from_bits(ax), b = from_bits(ay);
   return hypot_exact(a * a, b * b);
 }
 
-float lockstep_sqrtf(float x) { return __builtin_sqrtf(x); }
+float lockstep_sqrtf(float x) { return x >= 0.0f ? __builtin_sqrtf(x) : kNaN; }  // -0 included
 
 float lockstep_fmodf(float x, float y) { return fmod_exact(x, y); }
 
 float lockstep_truncf(float x) {
   const std::uint32_t u = bits(x);
   const int e = static_cast<int>((u >> 23) & 0xff) - 127;
-  if (e >= 23) return e == 128 && (u & 0x7fffffu) ? quiet(x) : x;  // integral, inf or NaN
+  if (e >= 23) return e == 128 && (u & 0x7fffffu) ? kNaN : x;  // integral, inf or NaN
   if (e < 0) return from_bits(u & 0x80000000u);                     // |x| < 1: a signed zero
   return from_bits(u & ~(0x7fffffu >> e));
 }
@@ -553,7 +528,7 @@ float lockstep_ceilf(float x) {
 float lockstep_roundf(float x) {
   const std::uint32_t u = bits(x);
   const int e = static_cast<int>((u >> 23) & 0xff) - 127;
-  if (e >= 23) return e == 128 && (u & 0x7fffffu) ? quiet(x) : x;
+  if (e >= 23) return e == 128 && (u & 0x7fffffu) ? kNaN : x;
   if (e < -1) return from_bits(u & 0x80000000u);                    // |x| < 1/2: a signed zero
   if (e == -1) return from_bits((u & 0x80000000u) | 0x3f800000u);  // [1/2, 1): +-1
   // Half a unit added at the units bit, then the fraction cut: ties go away from zero (a carry
@@ -562,14 +537,14 @@ float lockstep_roundf(float x) {
 }
 
 float lockstep_fminf(float x, float y) {
-  if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return (bits(y) & 0x7fffffffu) > 0x7f800000u ? quiet(x) : y;
+  if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return (bits(y) & 0x7fffffffu) > 0x7f800000u ? kNaN : y;
   if ((bits(y) & 0x7fffffffu) > 0x7f800000u) return x;
   if (x == y) return (bits(x) >> 31) ? x : y;  // -0 below +0
   return x < y ? x : y;
 }
 
 float lockstep_fmaxf(float x, float y) {
-  if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return (bits(y) & 0x7fffffffu) > 0x7f800000u ? quiet(x) : y;
+  if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return (bits(y) & 0x7fffffffu) > 0x7f800000u ? kNaN : y;
   if ((bits(y) & 0x7fffffffu) > 0x7f800000u) return x;
   if (x == y) return (bits(x) >> 31) ? y : x;
   return x > y ? x : y;

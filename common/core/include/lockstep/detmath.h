@@ -17,7 +17,9 @@
  *   - atan2 pow: identical everywhere, at most 1 ulp from the exact value and correctly rounded
  *     except where the evaluation falls within 2^-49 of a rounding boundary (about one input in
  *     2^22; see docs/DETMATH.md).
- * Special values follow C99 Annex F: NaN in gives NaN out (quiet), sin(+-0) = +-0, log(0) = -inf,
+ * Special values follow C99 Annex F, and every NaN result is the one quiet NaN 0x7fc00000, whatever
+ * the input NaN's sign and payload (CPUs make different NaNs, and a NaN's bits are hashed as any
+ * float's): sin(+-0) = +-0, log(0) = -inf,
  * log(x < 0) = NaN, exp(-inf) = +0, huge arguments of sin/cos/tan are reduced exactly (no range
  * limit), pow(x, +-0) = 1 for every x, hypot(+-inf, NaN) = +inf. fmin/fmax return the number when
  * one argument is NaN, and order -0 below +0. round() rounds half away from zero.
