@@ -88,8 +88,7 @@ double reduce(std::uint32_t ux, int* q) {
   // p is the 192-bit product with `sh` bits below its binary point (127 <= sh <= 184); T is its
   // 128 bits from 2 integer bits down, as a fixed-point number of 126 fraction bits.
   const int sh = 32 * (k0 + 5) - ex;
-  const u128 hi = (static_cast<u128>((std::uint64_t{p[0]} << 32) | p[1]) << 64) |
-                               ((std::uint64_t{p[2]} << 32) | p[3]);
+  const u128 hi = (static_cast<u128>((std::uint64_t{p[0]} << 32) | p[1]) << 64) | ((std::uint64_t{p[2]} << 32) | p[3]);
   const std::uint64_t lo = (std::uint64_t{p[4]} << 32) | p[5];
   const int left = 190 - sh;  // 6..63
   const u128 t = (hi << left) | (lo >> (64 - left));
