@@ -33,8 +33,9 @@ SRC="$HERE/../../common/core"
 build_other() {  # build_other NAME CC CXX FLAGS...: the vectors program from source, into $WORK/NAME
   local name=$1 cc=$2 cxx=$3; shift 3
   "$cxx" "$@" -std=c++20 -ffp-contract=off -fno-math-errno -I"$SRC/include" -c "$SRC/src/detmath.cpp" -o "$WORK/$name-detmath.o" &&
+    "$cxx" "$@" -std=c++20 -ffp-contract=off -fno-math-errno -I"$SRC/include" -c "$SRC/src/detmath_exact.cpp" -o "$WORK/$name-exact.o" &&
     "$cc" "$@" -ffp-contract=off -I"$SRC/include" -c "$HERE/../embed/detmath_vectors.c" -o "$WORK/$name-vectors.o" &&
-    "$cxx" "$@" ${LINK_FLAGS:-} "$WORK/$name-vectors.o" "$WORK/$name-detmath.o" -o "$WORK/$name"
+    "$cxx" "$@" ${LINK_FLAGS:-} "$WORK/$name-vectors.o" "$WORK/$name-detmath.o" "$WORK/$name-exact.o" -o "$WORK/$name"
 }
 if command -v clang++ >/dev/null; then
   build_other native clang clang++ -O3 -march=native || fail "the clang -O3 -march=native build failed"

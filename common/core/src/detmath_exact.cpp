@@ -1,0 +1,143 @@
+// lockstep's math (lockstep/detmath.h), the functions that are exact or decided exactly: sqrt,
+// fmod, floor, ceil, round, trunc, fmin and fmax in integers or with one IEEE operation, and hypot,
+// whose rounding boundaries are compared exactly. Like detmath.cpp, compiled with -ffp-contract=off
+// and without -ffast-math, calling nothing from libm.
+#include <cstdint>
+
+#include "detmath_bits.hpp"
+#include "lockstep/detmath.h"
+
+namespace {
+
+using namespace lockstep::detmath_bits;
+
+// --- fmod ----------------------------------------------------------------------------------------
+
+float fmod_exact(float x, float y) {
+  std::uint32_t ux = bits(x), uy = bits(y);
+  const std::uint32_t sx = ux & 0x80000000u;
+  ux &= 0x7fffffffu;
+  uy &= 0x7fffffffu;
+  if (uy == 0 || ux >= 0x7f800000u || uy > 0x7f800000u) return kNaN;
+  if (ux < uy) return x;  // |x| < |y| (or y infinite)
+  int ex = static_cast<int>(ux >> 23), ey = static_cast<int>(uy >> 23);
+  // Mantissas as integers with their implicit bit; subnormals normalized.
+  auto mantissa = [](std::uint32_t u, int& e) {
+    if (e == 0) {
+      e = 1;
+      while (!(u & 0x800000u)) {
+        u <<= 1;
+        --e;
+      }
+      return u & 0xffffffu;
+    }
+    return (u & 0x7fffffu) | 0x800000u;
+  };
+  std::uint32_t mx = mantissa(ux, ex), my = mantissa(uy, ey);
+  for (; ex > ey; --ex) {  // long division, one bit of the quotient at a time
+    if (mx >= my) mx -= my;
+    mx <<= 1;
+  }
+  if (mx >= my) mx -= my;
+  if (mx == 0) return from_bits(sx);  // a zero with x's sign
+  while (!(mx & 0x800000u)) {
+    mx <<= 1;
+    --ex;
+  }
+  std::uint32_t r;
+  if (ex > 0) r = (mx & 0x7fffffu) | (static_cast<std::uint32_t>(ex) << 23);
+  else r = mx >> (1 - ex);  // subnormal: exact, the low bits shifted out are zeros
+  return from_bits(r | sx);
+}
+
+// --- hypot ---------------------------------------------------------------------------------------
+
+/// The float nearest sqrt(a2 + b2) (a2, b2 exact squares, not both 0), decided exactly at
+/// rounding boundaries: a2 + b2 is compared with the square of the midpoint on each side of the
+/// candidate (25 bits, so its square is exact).
+float hypot_exact(double a2, double b2) {
+  const double s = a2 + b2;
+  const double bb = s - a2, err = (a2 - (s - bb)) + (b2 - bb);  // s + err = a2 + b2 exactly
+  auto above = [&](double mid) {  // the sign of a2 + b2 - mid^2
+    const double m2 = mid * mid;
+    if (s > 2 * m2 || m2 > 2 * s) return s > m2 ? 1 : -1;
+    const double v = (s - m2) + err;  // s - m2 exact (within a factor of 2): the sign is exact
+    return v > 0 ? 1 : (v < 0 ? -1 : 0);
+  };
+  float f = static_cast<float>(__builtin_sqrt(s));
+  for (int i = 0; i < 2; ++i) {  // the candidate is at most one float off
+    const std::uint32_t u = bits(f);
+    const double fd = f == kInf ? 0x1p128 : static_cast<double>(f);  // inf stands for 2^128
+    const double up = f == kInf ? 0x1p129 : (u == 0x7f7fffffu ? 0x1p128 : static_cast<double>(from_bits(u + 1)));
+    const double down = f == kInf ? 0x1.fffffep127 : static_cast<double>(from_bits(u - 1));
+    const int hi = above((fd + up) / 2), lo = above((fd + down) / 2);
+    double to = fd;
+    if (hi > 0 || (hi == 0 && (u & 1))) to = up;
+    else if (lo < 0 || (lo == 0 && (u & 1))) to = down;
+    else break;
+    f = to >= 0x1p128 ? kInf : static_cast<float>(to);
+  }
+  return f;
+}
+
+}  // namespace
+
+extern "C" {
+
+float lockstep_hypotf(float x, float y) {
+  const std::uint32_t ax = bits(x) & 0x7fffffffu, ay = bits(y) & 0x7fffffffu;
+  if (ax == 0x7f800000u || ay == 0x7f800000u) return kInf;
+  if (ax > 0x7f800000u || ay > 0x7f800000u) return kNaN;
+  if (ax == 0 && ay == 0) return 0.0f;
+  const double a = from_bits(ax), b = from_bits(ay);
+  return hypot_exact(a * a, b * b);
+}
+
+float lockstep_sqrtf(float x) { return x >= 0.0f ? __builtin_sqrtf(x) : kNaN; }  // -0 included
+
+float lockstep_fmodf(float x, float y) { return fmod_exact(x, y); }
+
+float lockstep_truncf(float x) {
+  const std::uint32_t u = bits(x);
+  const int e = static_cast<int>((u >> 23) & 0xff) - 127;
+  if (e >= 23) return e == 128 && (u & 0x7fffffu) ? kNaN : x;  // integral, inf or NaN
+  if (e < 0) return from_bits(u & 0x80000000u);                     // |x| < 1: a signed zero
+  return from_bits(u & ~(0x7fffffu >> e));
+}
+
+float lockstep_floorf(float x) {
+  const float t = lockstep_truncf(x);
+  return (bits(x) >> 31) && t != x ? t - 1.0f : t;
+}
+
+float lockstep_ceilf(float x) {
+  const float t = lockstep_truncf(x);  // keeps x's sign: ceil(-0.5) = -0
+  return !(bits(x) >> 31) && t != x ? t + 1.0f : t;
+}
+
+float lockstep_roundf(float x) {
+  const std::uint32_t u = bits(x);
+  const int e = static_cast<int>((u >> 23) & 0xff) - 127;
+  if (e >= 23) return e == 128 && (u & 0x7fffffu) ? kNaN : x;
+  if (e < -1) return from_bits(u & 0x80000000u);                    // |x| < 1/2: a signed zero
+  if (e == -1) return from_bits((u & 0x80000000u) | 0x3f800000u);  // [1/2, 1): +-1
+  // Half a unit added at the units bit, then the fraction cut: ties go away from zero (a carry
+  // into the exponent is the next power of two, as it should be).
+  return from_bits((u + (0x400000u >> e)) & ~(0x7fffffu >> e));
+}
+
+float lockstep_fminf(float x, float y) {
+  if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return (bits(y) & 0x7fffffffu) > 0x7f800000u ? kNaN : y;
+  if ((bits(y) & 0x7fffffffu) > 0x7f800000u) return x;
+  if (x == y) return (bits(x) >> 31) ? x : y;  // -0 below +0
+  return x < y ? x : y;
+}
+
+float lockstep_fmaxf(float x, float y) {
+  if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return (bits(y) & 0x7fffffffu) > 0x7f800000u ? kNaN : y;
+  if ((bits(y) & 0x7fffffffu) > 0x7f800000u) return x;
+  if (x == y) return (bits(x) >> 31) ? y : x;
+  return x > y ? x : y;
+}
+
+}  // extern "C"
