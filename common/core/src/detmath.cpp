@@ -169,6 +169,25 @@ double exp_scaled(int k, double r) {
 
 int round_to_int(double z) { return static_cast<int>(z < 0 ? z - 0.5 : z + 0.5); }
 
+/// a b - p exactly, for p the rounded product a * b: each factor split in halves (Dekker), so
+/// that every partial product is exact.
+double product_error(double a, double b, double p) {
+  const double ap = a * 134217729.0, a_hi = ap - (ap - a), a_lo = a - a_hi;
+  const double bp = b * 134217729.0, b_hi = bp - (bp - b), b_lo = b - b_hi;
+  return ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo;
+}
+
+/// log's and log2's answers for x <= 0, NaN and +inf, in *out; false for the finite x > 0 left.
+bool log_special(float x, float* out) {
+  const std::uint32_t u = bits(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) *out = kNaN;
+  else if ((u & 0x7fffffffu) == 0) *out = -kInf;
+  else if (u >> 31) *out = kNaN;
+  else if (u == 0x7f800000u) *out = x;
+  else return false;
+  return true;
+}
+
 /// log(m) for m in [sqrt(1/2), sqrt(2)]: 2 atanh(s), s = (m - 1)/(m + 1), |s| < 0.172.
 /// 2/3 + 2/5 s2 + 2/7 s2^2 + ...: 2 atanh(s) = 2s + s^3 log_series(s^2).
 double log_series(double s2) {
@@ -319,11 +338,7 @@ float lockstep_exp2f(float x) {
 }
 
 float lockstep_logf(float x) {
-  const std::uint32_t u = bits(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return kNaN;
-  if ((u & 0x7fffffffu) == 0) return -kInf;
-  if (u >> 31) return kNaN;
-  if (u == 0x7f800000u) return x;
+  if (float special; log_special(x, &special)) return special;
   int e;
   const double m = split_log(x, &e);
   const double y = (e * kLn2Hi + log_mantissa(m)) + e * kLn2Lo;
@@ -331,11 +346,7 @@ float lockstep_logf(float x) {
 }
 
 float lockstep_log2f(float x) {
-  const std::uint32_t u = bits(x);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return kNaN;
-  if ((u & 0x7fffffffu) == 0) return -kInf;
-  if (u >> 31) return kNaN;
-  if (u == 0x7f800000u) return x;
+  if (float special; log_special(x, &special)) return special;
   int e;
   const double m = split_log(x, &e);
   const double l = log_mantissa(m);
@@ -377,31 +388,25 @@ float lockstep_powf(float x, float y) {
   const double m = split_log(from_bits(ax), &e);
   const double num = m - 1.0, den = m + 1.0;
   const double s = num / den;
-  // s's remainder: num - s den exactly, with den split in halves (Dekker) so each product is exact.
-  const double sp = s * 134217729.0, s_hi = sp - (sp - s), s_lo = s - s_hi;
-  const double dp = den * 134217729.0, d_hi = dp - (dp - den), d_lo = den - d_hi;
+  // s's remainder: num - s den exactly.
   const double prod = s * den;
-  const double prod_err = ((s_hi * d_hi - prod) + s_hi * d_lo + s_lo * d_hi) + s_lo * d_lo;
+  const double prod_err = product_error(s, den, prod);
   const double s_rem = ((num - prod) - prod_err) / den;  // s + s_rem = num / den to ~2^-104
   const double s2 = s * s;
   const double tail = 2.0 * s_rem + s * s2 * log_series(s2);  // log(m) = 2s + tail
   // log2|x| = e + (2s + tail) / ln 2, as hi + lo.
   const double ls = 2.0 * s;
   const double lp = ls * kInvLn2Hi;
-  const double lsp = ls * 134217729.0, ls_hi = lsp - (lsp - ls), ls_lo = ls - ls_hi;
-  const double ip = kInvLn2Hi * 134217729.0, i_hi = ip - (ip - kInvLn2Hi), i_lo = kInvLn2Hi - i_hi;
-  const double lp_err = ((ls_hi * i_hi - lp) + ls_hi * i_lo + ls_lo * i_hi) + ls_lo * i_lo;
+  const double lp_err = product_error(ls, kInvLn2Hi, lp);
   const double rest = lp_err + ls * kInvLn2Lo + tail * kInvLn2Hi;
   const double h0 = e + lp;  // two-sum: h0 + e0 = e + lp exactly
   const double hb = h0 - e, e0 = (e - (h0 - hb)) + (lp - hb);
   const double l_hi = h0 + (rest + e0);
   const double l_lo = (rest + e0) - (l_hi - h0);
-  // y log2|x| as hi + lo (y has 24 bits, l_hi split in halves: the product's error is exact).
+  // y log2|x| as hi + lo (the product's error exact).
   const double yd = y;
   const double t = yd * l_hi;
-  const double yp = yd * 134217729.0, y_hi = yp - (yp - yd), y_lo = yd - y_hi;
-  const double lhp = l_hi * 134217729.0, lh_hi = lhp - (lhp - l_hi), lh_lo = l_hi - lh_hi;
-  const double t_err = ((y_hi * lh_hi - t) + y_hi * lh_lo + y_lo * lh_hi) + y_lo * lh_lo;
+  const double t_err = product_error(yd, l_hi, t);
   const double t_lo = t_err + yd * l_lo;
   float f;
   if (t > 129.0) f = kInf;
