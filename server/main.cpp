@@ -3,6 +3,8 @@
 
 #include "lockstep/cli.hpp"
 
+#include <arpa/inet.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -71,6 +73,21 @@ void declare_options(CLI::App& app, Options& o) {
   app.add_option("--tls-cert", cfg.tls_cert, "PEM certificate for the WebSocket door: wss:// and https://")
       ->check(CLI::ExistingFile);
   app.add_option("--tls-key", cfg.tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
+  app.add_option("--websocket-handshakes", cfg.websocket_handshakes,
+                 "unfinished WebSocket handshakes held at once (default 1024); when full, a new connection "
+                 "takes the place of the oldest")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--trusted-proxy", cfg.trusted_proxies,
+                 "an address (IP) of a proxy in front of the WebSocket door, as a TLS proxy on this machine: "
+                 "its connections are held to the per-address bound by X-Forwarded-For (repeat for more)")
+      ->check(CLI::Validator(
+          [](const std::string& ip) {
+            unsigned char buf[16];
+            return inet_pton(AF_INET, ip.c_str(), buf) == 1 || inet_pton(AF_INET6, ip.c_str(), buf) == 1
+                       ? std::string()
+                       : "not an IPv4 or IPv6 address: " + ip;
+          },
+          "IP"));
   app.add_option("--players", cfg.players, "player slots; the session starts when all are joined")->check(unsigned_number())
       ->check(CLI::Range(1, kMaxPlayers))->capture_default_str();
   app.add_option("--ticks", o.ticks, "stop cleanly after this tick (0: run until stopped)")->check(unsigned_number())->capture_default_str();

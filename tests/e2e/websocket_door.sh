@@ -42,7 +42,7 @@ json_check "$X" 'd["other_subprotocols"]["code"] is None and d["other_subprotoco
 json_check "$X" '2 <= d["pings_without_end"]["seconds"] <= 8' "a peer that only pinged was closed at the join timeout"
 json_check "$X" 'd["fragmented_small"]["reason"] != "not closed" and d["fragmented_small"]["seconds"] <= 1.5' "a peer not joined that sent a malformed message was not closed at once"
 json_check "$X" 'all(t is not None and t <= 9 for t in d["slow_loris_seconds"])' "slow-loris handshakes were cut within the handshake time"
-json_check "$WORK/server.json" 'd["websocket"]["refused"]["text"] >= 1 and d["websocket"]["refused"]["oversized"] >= 2 and d["websocket"]["refused"]["protocol"] >= 1 and d["websocket"]["refused"]["address"] >= (4 if "'"$OTHER"'" else 0) and d["websocket"]["refused"]["before_request"] >= 3' "the door counted every refusal"
+json_check "$WORK/server.json" 'd["websocket"]["refused"]["text"] >= 1 and d["websocket"]["refused"]["oversized"] >= 2 and d["websocket"]["refused"]["protocol"] >= 2 and d["websocket"]["refused"]["address"] >= (4 if "'"$OTHER"'" else 0) and d["websocket"]["refused"]["before_request"] >= 3' "the door counted every refusal"
 json_check "$WORK/server.json" 'd["drops"].get("malformed", 0) >= 1' "the session dropped the small fragmented message as malformed"
 echo "ok: every hostile peer was refused with its reason and counted"
 

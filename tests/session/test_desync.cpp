@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
@@ -37,7 +38,15 @@ TEST_SUITE("session/desync") {
     const char* fields[] = {"x", "y", "vx", "vy"};
     Rng rng = Rng::seeded(2024);
     std::map<Tick, std::uint64_t> plan;
-    for (int i = 0; i < 200; ++i) plan[static_cast<Tick>(60 + i * 20 + rng.below(5))] = rng.below(n * 4);
+    // Each in a place (entity and field) of its own: the server folds a peer's divergences in one
+    // place into one report per episode (session/relay_fetch), and each of these is a finding.
+    std::set<std::uint64_t> places;
+    for (int i = 0; i < 200; ++i) {
+      std::uint64_t selector;
+      do selector = rng.below(n * 4);
+      while (!places.insert(selector % n * 4 + selector / n).second);
+      plan[static_cast<Tick>(60 + i * 20 + rng.below(5))] = selector;
+    }
     const Tick last = plan.rbegin()->first + 60;
 
     const auto dir = std::filesystem::temp_directory_path() / ("lockstep-desync-" + std::to_string(::getpid()));

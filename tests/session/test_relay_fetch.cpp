@@ -4,6 +4,7 @@
 // an honest player is never dropped for answering what the server asked of it.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "lockstep/arena.hpp"
@@ -121,7 +122,10 @@ TEST_SUITE("session/relay_fetch") {
       const ServerStats& st = s.server->stats();
       CHECK(s.server->executed_tick() == 1500);
       CHECK(st.resyncs == 3);
-      CHECK(s.server->reports().size() <= 4);
+      // One report for the liar's whole episode, its divergences counted in it.
+      REQUIRE(s.server->reports().size() == 1);
+      CHECK(s.server->reports()[0].name == "liar");
+      CHECK(s.server->reports()[0].episode_divergences == 4);
       CHECK(s.clients[2]->exit_code() == 4);  // dropped
       bool named = false;
       for (const Departure& d : s.server->departures())
@@ -131,6 +135,39 @@ TEST_SUITE("session/relay_fetch") {
         CHECK(s.clients[i]->exit_code() == 0);  // the desyncs were the liar's; never dropped
         CHECK(s.traces[i]->hashes.rbegin()->first == 1500);
       }
+    }
+  }
+
+  // Without a resync limit the same player is resynced to the session's end: one report file,
+  // whatever the match's length, with every divergence counted in it (537 files in 57 s before).
+  TEST_CASE("a player resynced without a limit gets one report for its episode, in both server modes") {
+    for (const bool relay : {false, true}) {
+      CAPTURE(relay);
+      const lockstep::testing::ReportDir dir(relay ? "episode-relay" : "episode");
+      ServerConfig cfg = relay_server(3, 1500);
+      if (!relay) cfg.relay.reset();
+      cfg.desync_dir = dir.path.string();
+      cfg.on_desync = OnDesync::Resync;
+      cfg.max_resyncs = 0;
+      Session s(cfg);
+      s.add_client(client_named("one"), 1);
+      s.add_client(client_named("two"), 2);
+      ClientConfig liar = client_named("liar");
+      liar.inject_wrong_hashes_from = 200;
+      s.add_client(liar, 3);
+      REQUIRE(s.run(60 * kSeconds));
+      const ServerStats& st = s.server->stats();
+      CHECK(s.server->executed_tick() == 1500);
+      CHECK(st.resyncs >= 5);
+      REQUIRE(s.server->reports().size() == 1);
+      const DesyncReport& r = s.server->reports()[0];
+      CHECK(r.episode_divergences >= st.resyncs);
+      CHECK(r.episode_last_tick > r.tick);
+      CHECK(st.desyncs_in_episodes + 1 == r.episode_divergences);
+      std::size_t files = 0;
+      for (const auto& e : std::filesystem::directory_iterator(dir.path))
+        files += e.path().filename().string().rfind("desync-", 0) == 0 && e.path().extension() == ".json";
+      CHECK(files == 1);
     }
   }
 }

@@ -136,6 +136,9 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
                                   {"flooding", d.flooding_cut},
                                   {"backlog", d.backlog_cut},
                                   {"before_request", d.closed_before_request}}},
+                     {"handshakes", {{"evicted", d.handshakes_evicted},
+                                     {"timed_out", d.handshakes_timed_out},
+                                     {"peak", d.handshakes_peak}}},
                      {"play_dropped", d.play_dropped},
                      {"traffic", {{"bytes_sent", d.traffic.bytes_sent},
                                   {"bytes_received", d.traffic.bytes_received},
@@ -188,6 +191,9 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"state_history_ticks", st.state_history_ticks},
               {"resyncs", st.resyncs},
               {"resyncs_not_taken", st.resyncs_not_taken},
+              {"desync_reports", {{"written", s.reports().size()},
+                                  {"divergences_in_episodes", st.desyncs_in_episodes},
+                                  {"unwritten", st.reports_unwritten}}},
               {"cpu_us_per_tick", round_to(cpu_us_per_tick, 2)}};
 }
 

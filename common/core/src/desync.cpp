@@ -258,7 +258,9 @@ Json report_json(const DesyncReport& r) {
               {"votes", votes},
               {"probe_bytes", r.probe_bytes},
               {"state_bytes", r.state_bytes},
-              {"note", r.note}};
+              {"note", r.note},
+              {"episode", {{"divergences", r.episode_divergences},
+                           {"last_tick", std::max(r.episode_last_tick, r.tick)}}}};
 }
 
 std::string write_report(const DesyncReport& r, const std::string& dir, std::string* error) {

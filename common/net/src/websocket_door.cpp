@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <deque>
@@ -71,6 +73,35 @@ PeerAddress address_of(int fd) {
       inet_ntop(AF_INET6, &in->sin6_addr, text, sizeof text);
     }
     a.port = ntohs(in->sin6_port);
+  } else {
+    return a;
+  }
+  a.text = text;
+  a.ok = true;
+  a.loopback = (ntohl(a.ip) >> 24) == 127;
+  return a;
+}
+
+// The address a trusted proxy names last in X-Forwarded-For ("client, proxy1, ..." : the last is
+// the one that proxy saw), as address_of() gives it; not ok when the header holds no address.
+PeerAddress forwarded_address(std::string_view list) {
+  PeerAddress a;
+  const std::size_t comma = list.rfind(',');
+  std::string_view last = comma == std::string_view::npos ? list : list.substr(comma + 1);
+  while (!last.empty() && last.front() == ' ') last.remove_prefix(1);
+  while (!last.empty() && last.back() == ' ') last.remove_suffix(1);
+  if (last.empty() || last.size() >= INET6_ADDRSTRLEN) return a;
+  const std::string text(last);
+  in_addr v4{};
+  in6_addr v6{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    a.ip = v4.s_addr;
+  } else if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
+    for (int i = 0; i < 16; i += 4) {
+      std::uint32_t w;
+      std::memcpy(&w, v6.s6_addr + i, 4);
+      a.ip ^= w;
+    }
   } else {
     return a;
   }
@@ -293,6 +324,13 @@ class WsDoor final : public Transport {
     return -1;
   }
   int on_receive(lws* wsi, WsLink& link, const std::uint8_t* data, std::size_t len);
+  bool take_request(lws* wsi);
+  [[nodiscard]] bool trusted(const std::string& address) const {
+    return std::find(cfg_.trusted_proxies.begin(), cfg_.trusted_proxies.end(), address) != cfg_.trusted_proxies.end();
+  }
+  void evict_oldest_handshake();
+  void close_handshake(lws* wsi);
+  static void sweep(lws_sorted_usec_list_t* sul);
   int on_writable(lws* wsi, WsLink& link);
 
   WebSocketDoorConfig cfg_;
@@ -310,12 +348,25 @@ class WsDoor final : public Transport {
   bool dirty_ = false;
   NetTraffic traffic_;
   DoorStats stats_;
-  struct Open {  // an open TCP connection (the door thread's own)
+  // An open TCP connection (under the mutex). Until it is upgraded it is a handshake, held to
+  // the handshake budget and time; `address` is what it counts toward in per_address_ ("" = none:
+  // loopback, or a trusted proxy's until its request names the browser).
+  struct Open {
     std::string address;
-    bool requested = false;
+    std::int64_t since_ns = 0;
+    std::uint64_t seq = 0;  // its place in handshake_order_
+    bool requested = false, upgraded = false, closing = false, proxied = false;
+    PeerAddress forwarded;  // from X-Forwarded-For, when a trusted proxy's
   };
   std::map<lws*, Open> open_;
   std::map<std::string, std::uint32_t> per_address_;
+  std::deque<std::pair<lws*, std::uint64_t>> handshake_order_;  // oldest first; stale entries skipped
+  std::uint64_t next_seq_ = 0;
+  std::size_t handshakes_ = 0, upgraded_open_ = 0;
+  struct Sweep {
+    lws_sorted_usec_list_t sul;  // first: the callback gets its address
+    WsDoor* door;
+  } sweep_{{}, this};
   lws_protocols protocols_[2]{};
   lws_http_mount mount_{};
   lws_protocol_vhost_options wasm_type_{}, js_type_{};
@@ -366,14 +417,18 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
     case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: {
       const PeerAddress a = address_of(static_cast<int>(reinterpret_cast<std::intptr_t>(in)));
       std::lock_guard lock(mutex_);
-      if (open_.size() >= cfg_.max_peers) {
+      if (upgraded_open_ >= cfg_.max_peers) {
         ++stats_.refused_full;
         return 1;
       }
-      // Loopback is exempt: behind a TLS proxy on the same machine every browser comes from it.
-      if (a.ok && !a.loopback && per_address_[a.text] >= kDoorConnectionsPerAddress) {
-        ++stats_.refused_address;
-        return 1;
+      // A trusted proxy's connections are counted by the browser's address once their request
+      // names it; loopback (not a trusted proxy) is exempt.
+      if (a.ok && !a.loopback && !trusted(a.text)) {
+        const auto it = per_address_.find(a.text);
+        if (it != per_address_.end() && it->second >= kDoorConnectionsPerAddress) {
+          ++stats_.refused_address;
+          return 1;
+        }
       }
       return 0;
     }
@@ -381,25 +436,40 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       const PeerAddress a = address_of(lws_get_socket_fd(wsi));
       if (!a.ok) break;  // the listening socket
       std::lock_guard lock(mutex_);
-      open_[wsi] = {a.text, false};
-      ++per_address_[a.text];
+      Open& o = open_[wsi];
+      o = Open{};
+      o.since_ns = monotonic_ns();
+      o.seq = ++next_seq_;
+      o.proxied = trusted(a.text);
+      if (!a.loopback && !o.proxied) {
+        o.address = a.text;
+        ++per_address_[a.text];
+      }
+      handshake_order_.emplace_back(wsi, o.seq);
+      ++handshakes_;
       ++stats_.connections;
+      // The budget is full: the oldest unfinished handshake makes room (it had the most time).
+      if (handshakes_ > cfg_.max_handshakes) evict_oldest_handshake();
+      stats_.handshakes_peak = std::max<std::uint64_t>(stats_.handshakes_peak, handshakes_);
       break;
     }
     case LWS_CALLBACK_WSI_DESTROY: {
       std::lock_guard lock(mutex_);
       const auto it = open_.find(wsi);
       if (it == open_.end()) break;
-      if (!it->second.requested) ++stats_.closed_before_request;
-      if (--per_address_[it->second.address] == 0) per_address_.erase(it->second.address);
+      const Open& o = it->second;
+      if (!o.requested) ++stats_.closed_before_request;
+      if (!o.address.empty() && --per_address_[o.address] == 0) per_address_.erase(o.address);
+      if (o.upgraded) --upgraded_open_;
+      else if (!o.closing) --handshakes_;
       open_.erase(it);
       break;
     }
     case LWS_CALLBACK_FILTER_HTTP_CONNECTION: {
       const bool page = lws_hdr_total_length(wsi, WSI_TOKEN_UPGRADE) == 0;
       const bool inside = !page || inside_web_root(static_cast<const char*>(in), len);
+      if (!take_request(wsi)) return 1;
       std::lock_guard lock(mutex_);
-      if (auto it = open_.find(wsi); it != open_.end()) it->second.requested = true;
       if (!inside) {
         ++stats_.refused_outside_root;
         return 1;
@@ -407,10 +477,21 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       if (page) ++stats_.pages_served;
       break;
     }
-    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
-      char wanted[64] = "";
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: {
+      // Before libwebsockets matches the subprotocol (a list without "lockstep" would be closed
+      // without a callback, uncounted): the request is whole here.
+      if (!take_request(wsi)) return -1;
+      char wanted[256] = "";
       std::lock_guard lock(mutex_);
-      if (auto it = open_.find(wsi); it != open_.end()) it->second.requested = true;
+      if (lws_hdr_copy(wsi, wanted, sizeof wanted, WSI_TOKEN_PROTOCOL) <= 0 || !names_subprotocol(wanted)) {
+        ++stats_.refused_protocol;
+        return -1;
+      }
+      return 0;
+    }
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
+      char wanted[256] = "";
+      std::lock_guard lock(mutex_);
       if (lws_hdr_copy(wsi, wanted, sizeof wanted, WSI_TOKEN_PROTOCOL) <= 0 || !names_subprotocol(wanted)) {
         ++stats_.refused_protocol;
         return 1;
@@ -418,8 +499,18 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       return 0;
     }
     case LWS_CALLBACK_ESTABLISHED: {
-      const PeerAddress a = address_of(lws_get_socket_fd(wsi));
+      PeerAddress a = address_of(lws_get_socket_fd(wsi));
       std::lock_guard lock(mutex_);
+      if (auto it = open_.find(wsi); it != open_.end()) {
+        Open& o = it->second;
+        if (o.forwarded.ok) a = o.forwarded;
+        if (!o.upgraded) {
+          if (!o.closing) --handshakes_;
+          o.upgraded = true;
+          o.closing = false;
+          ++upgraded_open_;
+        }
+      }
       WsLink* link;
       if (!free_.empty()) {
         link = free_.back();
@@ -587,6 +678,80 @@ int WsDoor::on_writable(lws* wsi, WsLink& link) {
   return 0;
 }
 
+// A connection's request is whole (an upgrade or a page): it is no longer held to the handshake
+// time. A trusted proxy's is counted from here by the browser's address, X-Forwarded-For's last;
+// false when that address already holds its bound (the connection is refused).
+bool WsDoor::take_request(lws* wsi) {
+  char header[512] = "";
+  const int n = lws_hdr_copy(wsi, header, sizeof header, WSI_TOKEN_X_FORWARDED_FOR);
+  std::lock_guard lock(mutex_);
+  const auto it = open_.find(wsi);
+  if (it == open_.end()) return true;
+  Open& o = it->second;
+  o.requested = true;
+  if (!o.proxied || !o.address.empty()) return true;
+  // A keep-alive connection's later requests keep the address of its first.
+  o.forwarded = n > 0 ? forwarded_address(std::string_view(header, static_cast<std::size_t>(n))) : PeerAddress{};
+  if (!o.forwarded.ok) return true;  // the proxy named nobody: counted as itself, exempt as loopback
+  auto& count = per_address_[o.forwarded.text];
+  if (count >= kDoorConnectionsPerAddress) {
+    ++stats_.refused_address;
+    return false;
+  }
+  ++count;
+  o.address = o.forwarded.text;
+  return true;
+}
+
+// Closes an unfinished handshake (under the mutex, on the door's thread): it stops counting
+// toward the budget now and is destroyed by libwebsockets on its next round.
+void WsDoor::close_handshake(lws* wsi) {
+  Open& o = open_[wsi];
+  if (o.upgraded || o.closing) return;
+  o.closing = true;
+  --handshakes_;
+  lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+void WsDoor::evict_oldest_handshake() {
+  while (!handshake_order_.empty()) {
+    const auto [wsi, seq] = handshake_order_.front();
+    handshake_order_.pop_front();
+    const auto it = open_.find(wsi);
+    if (it == open_.end() || it->second.seq != seq || it->second.upgraded || it->second.closing) continue;
+    close_handshake(wsi);
+    ++stats_.handshakes_evicted;
+    return;
+  }
+}
+
+// Every 100 ms: handshakes past their time are closed, 5 s normally and 1 s while more than half
+// the budget is taken, whatever libwebsockets' own timeouts (which a byte at a time renews) say.
+void WsDoor::sweep(lws_sorted_usec_list_t* sul) {
+  WsDoor* door = reinterpret_cast<Sweep*>(sul)->door;
+  {
+    std::lock_guard lock(door->mutex_);
+    const std::int64_t now = monotonic_ns();
+    const unsigned seconds = door->handshakes_ * 2 > door->cfg_.max_handshakes ? kDoorHandshakeSecondsUnderPressure
+                                                                                : kDoorHandshakeSeconds;
+    const std::int64_t due = now - std::int64_t{seconds} * 1'000'000'000;
+    auto& order = door->handshake_order_;
+    std::deque<std::pair<lws*, std::uint64_t>> kept;
+    for (const auto& [wsi, seq] : order) {
+      const auto it = door->open_.find(wsi);
+      if (it == door->open_.end() || it->second.seq != seq || it->second.upgraded || it->second.closing) continue;
+      if (!it->second.requested && it->second.since_ns < due) {
+        door->close_handshake(wsi);
+        ++door->stats_.handshakes_timed_out;
+        continue;
+      }
+      kept.emplace_back(wsi, seq);
+    }
+    order.swap(kept);
+  }
+  lws_sul_schedule(door->context_, 0, sul, &WsDoor::sweep, 100 * LWS_US_PER_MS);
+}
+
 // Whether the file a page request names (its URI path, which libwebsockets has already cleaned
 // of '..') resolves inside the web root: a link in the root that leads out of it is not followed.
 // A file that does not exist is left to the mount to answer (404).
@@ -614,6 +779,21 @@ bool WsDoor::start(Error* error) {
     char resolved[PATH_MAX];
     if (!realpath(cfg_.web_root.c_str(), resolved)) return fail("--web-root: '" + cfg_.web_root + "' cannot be resolved");
     web_root_real_ = resolved;
+  }
+  // Every handshake in the budget is a descriptor: the soft limit is raised to fit them (up to
+  // the hard one), or the budget shrinks to what fits beside the session's own.
+  const std::size_t wanted = cfg_.max_peers + cfg_.max_handshakes + 256;
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < wanted) {
+    files.rlim_cur = std::min<rlim_t>(files.rlim_max, wanted);
+    setrlimit(RLIMIT_NOFILE, &files);
+    getrlimit(RLIMIT_NOFILE, &files);
+    if (files.rlim_cur < wanted) {
+      const std::size_t fits = files.rlim_cur > cfg_.max_peers + 256 + 16 ? files.rlim_cur - cfg_.max_peers - 256 : 16;
+      LOCKSTEP_LOG_WARN("the WebSocket door holds %zu handshakes at once, not %zu: %llu open files allowed (ulimit -n)",
+                        fits, cfg_.max_handshakes, static_cast<unsigned long long>(files.rlim_cur));
+      cfg_.max_handshakes = fits;
+    }
   }
   event_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (event_fd_ < 0) return fail("cannot make an eventfd");
@@ -644,7 +824,7 @@ bool WsDoor::start(Error* error) {
   info.uid = -1;
   info.timeout_secs = kDoorHandshakeSeconds;
   info.timeout_secs_ah_idle = kDoorHandshakeSeconds;
-  info.fd_limit_per_thread = static_cast<unsigned>(cfg_.max_peers + 16);
+  info.fd_limit_per_thread = static_cast<unsigned>(cfg_.max_peers + cfg_.max_handshakes + 32);
   info.options = LWS_SERVER_OPTION_DISABLE_IPV6;
   if (!cfg_.tls_cert.empty()) {
     info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
@@ -660,6 +840,7 @@ bool WsDoor::start(Error* error) {
   const int port = vhost ? lws_get_vhost_listen_port(vhost) : -1;
   if (port <= 0) return fail("the WebSocket door did not open a port");
   port_ = static_cast<std::uint16_t>(port);
+  lws_sul_schedule(context_, 0, &sweep_.sul, &WsDoor::sweep, 100 * LWS_US_PER_MS);
   thread_ = std::thread([this] {
     while (!stopping_) lws_service(context_, 0);
   });

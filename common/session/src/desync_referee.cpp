@@ -70,8 +70,35 @@ std::vector<DesyncReferee::Pending> DesyncReferee::take_ready(std::int64_t now, 
   return ready;
 }
 
+const DesyncReport& DesyncReferee::repeat(std::uint32_t peer, Tick t, std::int64_t now, const std::string& dir) {
+  Episode& e = episodes_.at(peer);
+  e.last_ns = now;
+  DesyncReport& r = reports_[e.report];
+  ++r.episode_divergences;
+  r.episode_last_tick = std::max(r.episode_last_tick, t);
+  // Logged when the count doubles: a peer diverging for a whole match leaves a few lines.
+  if ((r.episode_divergences & (r.episode_divergences - 1)) == 0)
+    LOCKSTEP_LOG_ERROR("desync at tick %u: %s diverged again, %u times since tick %u; counted in its report", t,
+                       r.name.c_str(), r.episode_divergences, r.tick);
+  std::string error;
+  if (write_report(r, dir, &error).empty()) LOCKSTEP_LOG_ERROR("desync report: %s", error.c_str());
+  return r;
+}
+
 const DesyncReport& DesyncReferee::record(DesyncReport r, const std::string& dir, const std::string& bundle_path) {
   decide(r);
+  r.episode_last_tick = r.tick;
+  if (reports_.size() >= kMaxReports) {
+    // Files and memory bounded for any match: the report is logged and counted, not kept.
+    if (unwritten_++ == 0)
+      LOCKSTEP_LOG_ERROR("desync reports: %zu written; later ones are counted, not written", kMaxReports);
+    LOCKSTEP_LOG_ERROR("desync at tick %u of %s: not written (%llu unwritten)", r.tick, r.name.c_str(),
+                       static_cast<unsigned long long>(unwritten_));
+    overflow_ = std::move(r);
+    last_kept_ = false;
+    return overflow_;
+  }
+  last_kept_ = true;
   r.bundle_file = bundle_path;
   if (!r.odd_one_out.empty()) {
     std::size_t voters = 0;

@@ -66,8 +66,30 @@ class DesyncReferee {
   /// and keeps it; returns the kept report. `bundle_path`: the bundle written beside it, named in
   /// the report ("" for none).
   const DesyncReport& record(DesyncReport r, const std::string& dir, const std::string& bundle_path = "");
-  /// A desync found (before it is localized).
-  void note(DesyncEvent e) { events_.push_back(std::move(e)); }
+
+  /// One report per episode: peer `peer`'s divergences found in the same place (where, entity,
+  /// field) within kEpisodeGapNs of the one before belong to the report the first made; one in
+  /// another place is a finding of its own. Whether `r`, found at `now`, continues an episode.
+  static constexpr std::int64_t kEpisodeGapNs = 30'000'000'000;
+  [[nodiscard]] bool continues_episode(std::uint32_t peer, const DesyncReport& r, std::int64_t now) const {
+    const auto it = episodes_.find(peer);
+    return it != episodes_.end() && now - it->second.last_ns < kEpisodeGapNs && it->second.place == place_of(r);
+  }
+  /// Starts an episode of `peer` at `now` with the report recorded last.
+  void open_episode(std::uint32_t peer, std::int64_t now) {
+    if (last_kept_) episodes_[peer] = {reports_.size() - 1, now, place_of(reports_.back())};
+  }
+  /// Folds a divergence of tick t into the peer's open episode (continues_episode() is true):
+  /// its report counts it and is written again under `dir`. Returns that report.
+  const DesyncReport& repeat(std::uint32_t peer, Tick t, std::int64_t now, const std::string& dir);
+  /// Reports written at most; later ones are counted (unwritten()) and logged once.
+  static constexpr std::size_t kMaxReports = 256;
+  [[nodiscard]] std::uint64_t unwritten() const { return unwritten_; }
+  /// A desync found (before it is localized); the first kMaxEvents are kept.
+  static constexpr std::size_t kMaxEvents = 4096;
+  void note(DesyncEvent e) {
+    if (events_.size() < kMaxEvents) events_.push_back(std::move(e));
+  }
 
   /// The reports written so far, in the order they were completed.
   [[nodiscard]] const std::vector<DesyncReport>& reports() const { return reports_; }
@@ -86,6 +108,18 @@ class DesyncReferee {
   std::vector<Pending> pending_;
   std::vector<DesyncReport> reports_;
   std::vector<DesyncEvent> events_;
+  struct Episode {
+    std::size_t report = 0;  // in reports_
+    std::int64_t last_ns = 0;
+    std::string place;       // place_of() its report
+  };
+  static std::string place_of(const DesyncReport& r) {
+    return r.where + "/" + std::to_string(r.entity) + "/" + (r.server_fields.empty() ? "" : r.server_fields[0].name);
+  }
+  std::map<std::uint32_t, Episode> episodes_;  // by peer id
+  std::uint64_t unwritten_ = 0;
+  DesyncReport overflow_;  // the last report past kMaxReports (returned, not kept)
+  bool last_kept_ = false;  // whether record() kept its report
 };
 
 }  // namespace lockstep

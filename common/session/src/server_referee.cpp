@@ -266,7 +266,7 @@ void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act)
        referee.take_ready(now, wait_ns, force, [this](Tick t) { return votes_in(t); })) {
     if (!pr.kick_reason.empty())
       pr.report.note += (pr.report.note.empty() ? "" : "; ") + std::string("found after a join snapshot");
-    record_report(pr.report, std::move(pr.states));
+    record_report(pr.report, std::move(pr.states), pr.peer_id, now);
     if (!act) continue;
     const auto found = peers.find(pr.peer_id);
     if (found == peers.end() || found->second.closing) continue;
@@ -303,11 +303,22 @@ void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act)
 }
 
 // Decided by majority, written and kept by the referee; the game hears of it as an event.
-void ServerSession::Impl::record_report(DesyncReport r, std::vector<BundleState> states) {
+void ServerSession::Impl::record_report(DesyncReport r, std::vector<BundleState> states, std::uint32_t peer,
+                                        std::int64_t now) {
+  if (referee.continues_episode(peer, r, now)) {  // the same peer again: counted in its episode's report
+    const DesyncReport& kept = referee.repeat(peer, r.tick, now, cfg.desync_dir);
+    ++stats.desyncs_in_episodes;
+    emit(SessionEvent::Kind::Desync, r.tick, r.slot, r.name,
+         "diverged again (" + std::to_string(kept.episode_divergences) + " times since tick " + std::to_string(kept.tick) + ")",
+         3);
+    return;
+  }
   DesyncReport decided = r;
   referee.decide(decided);
   const std::string bundle = write_desync_bundle(decided, std::move(states));
   const DesyncReport& kept = referee.record(std::move(r), cfg.desync_dir, bundle);
+  referee.open_episode(peer, now);
+  stats.reports_unwritten = referee.unwritten();
   std::string detail = kept.where == "entity" && !kept.server_fields.empty()
                            ? "entity " + std::to_string(kept.entity) + " field " + kept.server_fields[0].name
                            : kept.where + (kept.note.empty() ? "" : ": " + kept.note);

@@ -484,6 +484,8 @@ std::unique_ptr<ServerSession> ServerSession::create_on(Network& network, const 
     door.tls_cert = config.tls_cert;
     door.tls_key = config.tls_key;
     door.max_peers = config.players + config.max_spectators + 16;
+    if (config.websocket_handshakes) door.max_handshakes = config.websocket_handshakes;
+    door.trusted_proxies = config.trusted_proxies;
     auto ws = listen_websocket(door, config.limits, &err);
     if (!ws) return fail(err.kind, err.detail, "websocket_port");
     if (config.tls_cert.empty() && !loopback)

@@ -370,7 +370,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void queue_report(Peer& p, std::int64_t now);
   [[nodiscard]] bool votes_in(Tick t) const;
   void settle_reports(std::int64_t now, bool force, bool act);
-  void record_report(DesyncReport r, std::vector<BundleState> states = {});
+  void record_report(DesyncReport r, std::vector<BundleState> states, std::uint32_t peer, std::int64_t now);
   std::vector<BundleState> bundle_states(Tick t);
   std::string write_desync_bundle(const DesyncReport& decided, std::vector<BundleState> states);
   /// Bundles a session writes at most: a peer that keeps diverging (and being resynced) fills no

@@ -98,6 +98,10 @@ struct LOCKSTEP_API DesyncReport {
   std::string odd_one_out;
   /// The hashes of this tick and who reported each: "server" or "player N (name)".
   std::vector<std::pair<std::uint64_t, std::vector<std::string>>> votes;
+  /// One report per episode: a peer that diverges again within a while of its last divergence
+  /// (after a resync, say) is counted here, not reported anew. 1 = this divergence alone.
+  std::uint32_t episode_divergences = 1;
+  Tick episode_last_tick = 0;  ///< the tick of the episode's latest divergence (= tick when alone)
 };
 
 /// Where two states of one world differ, found from their own entity hashes and fields: a desync

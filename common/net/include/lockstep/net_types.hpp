@@ -58,7 +58,7 @@ struct DoorStats {
   std::uint64_t connections = 0;          ///< TCP connections accepted
   std::uint64_t upgraded = 0;             ///< of those, WebSocket connections handed to the session
   std::uint64_t pages_served = 0;         ///< HTTP requests for the web root
-  std::uint64_t refused_address = 0;      ///< over the open connections one address may hold (loopback exempt)
+  std::uint64_t refused_address = 0;      ///< over the open connections one address may hold
   std::uint64_t refused_full = 0;         ///< over the open connections the door holds
   std::uint64_t refused_protocol = 0;     ///< an upgrade without the "lockstep" subprotocol
   std::uint64_t refused_outside_root = 0; ///< a page request for a file that resolves outside the web root (a link)
@@ -69,6 +69,10 @@ struct DoorStats {
   std::uint64_t backlog_cut = 0;          ///< closed for not reading what it was sent
   std::uint64_t play_dropped = 0;         ///< play messages not queued to a peer that had a backlog
   std::uint64_t closed_before_request = 0;  ///< closed before a complete request (slow or idle)
+  /// Unfinished handshakes closed to make room for a new connection (the oldest first), and ones
+  /// closed for taking longer than the handshake time (5 s, 1 s while the budget is half taken).
+  std::uint64_t handshakes_evicted = 0, handshakes_timed_out = 0;
+  std::uint64_t handshakes_peak = 0;      ///< the most unfinished handshakes open at once
   /// The door's own traffic: WebSocket messages and their frame headers (add the TCP/IP headers
   /// of the segments that carry them for the bytes on the wire). Also in the host's traffic().
   NetTraffic traffic;

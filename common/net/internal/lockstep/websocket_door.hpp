@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lockstep/error.hpp"
 #include "lockstep/net_types.hpp"
@@ -14,20 +15,30 @@
 
 namespace lockstep {
 
+/// Bounds of the door, beside TransportLimits' message size and waiting bytes.
+/// Open at once from one address. Loopback is exempt unless it is a trusted proxy (then each
+/// browser behind it is held to the bound by its X-Forwarded-For address).
+inline constexpr std::size_t kDoorConnectionsPerAddress = 8;
+inline constexpr unsigned kDoorHandshakeSeconds = 5;          ///< to send a complete upgrade request
+/// ... while more than half the handshake budget is taken: a crowd of slow handshakes is cut fast.
+inline constexpr unsigned kDoorHandshakeSecondsUnderPressure = 1;
+inline constexpr std::size_t kDoorHandshakes = 1024;          ///< the default handshake budget
 /// Where and how the door listens.
 struct WebSocketDoorConfig {
   std::string bind;         ///< "" = all addresses
   std::uint16_t port = 0;   ///< 0 = any free port
   std::string web_root;     ///< a folder served over HTTP(S) on the same port ("" = none)
   std::string tls_cert, tls_key;  ///< PEM files: wss:// and https:// (both or neither)
-  std::size_t max_peers = 64;     ///< open connections, handshakes included
+  std::size_t max_peers = 64;     ///< upgraded WebSocket connections the door holds at once
+  /// Connections not yet upgraded (TCP or TLS handshakes, upgrade requests on their way, page
+  /// requests): a budget of their own, so that upgraded players always have room. When it is
+  /// full, a new connection takes the place of the oldest unfinished one.
+  std::size_t max_handshakes = kDoorHandshakes;
+  /// Addresses of proxies in front of the door (a TLS proxy on the same machine, say): their
+  /// connections are held to the per-address bound by the last address of X-Forwarded-For.
+  std::vector<std::string> trusted_proxies;
 };
 
-/// Bounds of the door, beside TransportLimits' message size and waiting bytes.
-/// Open at once from one address; loopback is exempt (behind a TLS proxy on the same machine
-/// every browser comes from it).
-inline constexpr std::size_t kDoorConnectionsPerAddress = 8;
-inline constexpr unsigned kDoorHandshakeSeconds = 5;          ///< to send a complete upgrade request
 /// Play messages to a peer are dropped (as a datagram would be lost) while this much waits to be
 /// written to it: a hidden tab or a slow link falls behind alone.
 inline constexpr std::size_t kDoorPlayBacklogBytes = 64 * 1024;

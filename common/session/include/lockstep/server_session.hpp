@@ -138,6 +138,12 @@ struct LOCKSTEP_API ServerConfig {
   /// folder, is served over HTTP on the same port (the browser client's page and its wasm).
   std::optional<std::uint16_t> websocket_port;
   std::string web_root, tls_cert, tls_key;
+  /// Unfinished handshakes the door holds at once (0: its default, kDoorHandshakes); when full, a
+  /// new connection takes the place of the oldest.
+  std::size_t websocket_handshakes = 0;
+  /// Proxies in front of the door (addresses, as "127.0.0.1"): their connections are held to
+  /// the per-address bound by the browser's address, the last one of X-Forwarded-For.
+  std::vector<std::string> trusted_proxies;
 };
 
 /// Why an incoming message was dropped. Every drop is counted; the first few of each kind are logged.
@@ -166,6 +172,9 @@ struct LOCKSTEP_API ServerStats {
                                        ///< replaced by a new one from the same source, or still half-open after 5 s
   std::uint64_t status_public = 0, status_full = 0;  ///< status replies without and with names and figures
   std::uint64_t resyncs = 0;         ///< snapshots sent to desynced clients
+  /// Desync reports: divergences folded into their peer's episode report (not reported anew),
+  /// and reports past the session's bound of files (DesyncReferee::kMaxReports), counted only.
+  std::uint64_t desyncs_in_episodes = 0, reports_unwritten = 0;
   std::uint64_t resyncs_not_taken = 0;  ///< resync snapshots a client still had not loaded long after
   std::uint64_t joins_running = 0;   ///< rejoins and late joins admitted with a snapshot
   std::uint64_t verified = 0;        ///< of those, verified by a matching hash
