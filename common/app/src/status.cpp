@@ -41,6 +41,9 @@ protocol::Status read_status(const wire::StatusReply& reply) {
       st.seats.push_back(std::move(seat));
     }
   st.full = r->seats() != nullptr;  // a public reply carries no seats vector at all
+  if (const auto* d = r->dropped())
+    st.dropped = {d->refused(), d->empty(), d->oversized(), d->unknown_connection(), d->socket_buffer_full(),
+                  d->websocket_refused()};
   return st;
 }
 

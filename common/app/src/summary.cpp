@@ -67,7 +67,13 @@ Json status_json(const protocol::Status& st) {
               {"protocol_version", st.protocol_version},
               {"fingerprint", hash_hex(st.fingerprint)},
               {"last_tick", st.last_tick},
-              {"seats", seats_json(st.seats)}};
+              {"seats", seats_json(st.seats)},
+              {"datagrams_dropped", {{"refused", st.dropped.refused},
+                                     {"empty", st.dropped.empty},
+                                     {"oversized", st.dropped.oversized},
+                                     {"unknown_connection", st.dropped.unknown_connection},
+                                     {"socket_buffer_full", st.dropped.socket_buffer_full}}},
+              {"websocket_refused", st.dropped.websocket_refused}};
 }
 
 Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
@@ -179,7 +185,8 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"datagrams_dropped", {{"refused", h.datagrams_refused},  // every datagram dropped unread, by kind
                                      {"empty", h.datagrams_empty},
                                      {"oversized", h.datagrams_oversized},
-                                     {"unknown_connection", h.datagrams_unknown}}},
+                                     {"unknown_connection", h.datagrams_unknown},
+                                     {"socket_buffer_full", h.datagrams_overflowed}}},
               {"replies_withheld", st.replies_withheld},
               {"pending_refused", st.pending_refused},
               {"pending_evicted", st.pending_evicted},

@@ -335,9 +335,13 @@ Bytes status_reply(const Status& st) {
                                            s.latency_p99_us, s.hashes_checked));
   }
   const auto sv = fbb.CreateVector(seats);
+  const Status::Drops& d = st.dropped;
+  const auto dropped = wire::CreateDatagramDrops(fbb, d.refused, d.empty, d.oversized, d.unknown_connection,
+                                                 d.socket_buffer_full, d.websocket_refused);
   return finish(fbb, wire::Body::StatusReply,
                 wire::CreateStatusReply(fbb, ph, st.tick, st.players, st.joined, st.active, st.spectators, st.desyncs,
-                                        st.lateness_p99_us, sv, st.protocol_version, st.fingerprint, st.last_tick)
+                                        st.lateness_p99_us, sv, st.protocol_version, st.fingerprint, st.last_tick, 0,
+                                        dropped)
                     .Union());
 }
 

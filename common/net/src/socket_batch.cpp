@@ -22,6 +22,7 @@ SocketBatch::SocketBatch(int fd)
       out_msgs_(kWriteBatch) {
   const int on = 1;
   setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);  // without it, datagrams come unstamped
+  setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);     // the kernel's drops, told with each datagram
   for (std::size_t i = 0; i < kReadBatch; ++i) {
     in_iov_[i] = {in_bytes_.data() + i * kMaxDatagram, kMaxDatagram};
     msghdr& h = in_msgs_[i].msg_hdr;
@@ -62,6 +63,17 @@ bool SocketBatch::read() {
   for (std::size_t i = 0; i < last_read_; ++i) {
     msghdr& h = in_msgs_[i].msg_hdr;
     const std::uint32_t length = in_msgs_[i].msg_len;
+    std::int64_t arrived = 0;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        timespec ts;
+        std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+        arrived = to_ns(ts) - realtime_ahead;
+      } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+        std::uint32_t dropped;
+        std::memcpy(&dropped, CMSG_DATA(c), sizeof dropped);
+        counts_.overflowed_in = dropped;  // the socket's count since it was opened (wraps at 2^32)
+      }
     if ((h.msg_flags & MSG_TRUNC) != 0) {
       ++counts_.oversized_in;  // larger than any datagram ENet sends
       continue;
@@ -70,13 +82,6 @@ bool SocketBatch::read() {
       ++counts_.empty_in;  // nothing a peer sends: ENet would stop reading at an empty one
       continue;
     }
-    std::int64_t arrived = 0;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-        timespec ts;
-        std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
-        arrived = to_ns(ts) - realtime_ahead;
-      }
     // Kept in order, without gaps: slot count_ holds the next datagram taken.
     if (count_ != i) {
       std::memcpy(in_bytes_.data() + count_ * kMaxDatagram, in_bytes_.data() + i * kMaxDatagram, length);
@@ -97,6 +102,7 @@ int SocketBatch::next(Datagram* out) {
     if (drained_) return 0;
     if (reads_in_round_ == kReadsPerRound) {
       drained_ = true;  // not empty, perhaps: the rest waits for the next round
+      spent_ = true;
       return 0;
     }
     ++reads_in_round_;

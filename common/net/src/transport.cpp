@@ -23,6 +23,8 @@
 namespace lockstep {
 namespace {
 
+constexpr int kServerReceiveBuffer = 8 * 1024 * 1024;  // bytes of datagrams the server's socket holds
+
 void ensure_enet() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -304,6 +306,7 @@ class EnetTransport final : public Transport {
     // a keyed datagram, and speaks keyed from then on.
     auth_[i] = {keys, host_->peers[i].connectID, true, speaks_first, false};
   }
+  [[nodiscard]] bool backlogged() const override { return batch_.spent(); }
   [[nodiscard]] bool reliable_in_flight() const override {
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
       const ENetPeer& p = host_->peers[i];
@@ -352,7 +355,7 @@ class EnetTransport final : public Transport {
   [[nodiscard]] NetTraffic traffic() const override {
     const SocketBatch::Counts& c = batch_.counts();
     return {host_->totalSentData, host_->totalReceivedData, host_->totalSentPackets, host_->totalReceivedPackets,
-            datagrams_refused_, c.reads, c.writes, c.empty_in, c.oversized_in, datagrams_unknown_};
+            datagrams_refused_, c.reads, c.writes, c.empty_in, c.oversized_in, datagrams_unknown_, c.overflowed_in};
   }
 
  private:
@@ -677,6 +680,12 @@ std::unique_ptr<Transport> Transport::listen(const std::string& bind, std::uint1
     return nullptr;
   }
   apply_limits(host, limits);
+  // A server's socket buffers more than ENet's 256 KiB: a flood of large datagrams fills that in
+  // a few of them, and every player's datagram behind it is dropped by the kernel uncounted.
+  // As root the system's bound (net.core.rmem_max) does not apply.
+  const int rcvbuf = kServerReceiveBuffer;
+  if (setsockopt(static_cast<int>(host->socket), SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof rcvbuf) != 0)
+    setsockopt(static_cast<int>(host->socket), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
   return std::make_unique<EnetTransport>(host);
 }
 

@@ -45,6 +45,7 @@ class TransportPair final : public Transport {
   }
   [[nodiscard]] int fd() const override { return epoll_; }
   [[nodiscard]] bool reliable_in_flight() const override { return a_->reliable_in_flight() || b_->reliable_in_flight(); }
+  [[nodiscard]] bool backlogged() const override { return a_->backlogged() || b_->backlogged(); }
   [[nodiscard]] std::int64_t heard_ns(const NetPeer* peer) const override { return of(peer).heard_ns(peer); }
   [[nodiscard]] std::uint16_t port() const override { return a_->port(); }
   [[nodiscard]] NetTraffic traffic() const override {
@@ -58,6 +59,7 @@ class TransportPair final : public Transport {
     x.datagrams_empty += y.datagrams_empty;
     x.datagrams_oversized += y.datagrams_oversized;
     x.datagrams_unknown += y.datagrams_unknown;
+    x.datagrams_overflowed += y.datagrams_overflowed;
     x.socket_reads += y.socket_reads;
     x.socket_writes += y.socket_writes;
     return x;

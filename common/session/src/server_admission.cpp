@@ -449,7 +449,13 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
   st.protocol_version = kProtocolVersion;
   st.fingerprint = join_fingerprint;
   st.last_tick = cfg.last_tick;
-  // Names and figures go to a holder of the status key, sealed; to anyone only on a server with
+  const NetTraffic h = transport->traffic();
+  const DoorStats door = transport->door_stats();
+  st.dropped = {h.datagrams_refused, h.datagrams_empty, h.datagrams_oversized, h.datagrams_unknown,
+                h.datagrams_overflowed,
+                door.refused_address + door.refused_full + door.refused_protocol + door.refused_outside_root +
+                    door.malformed + door.text_refused + door.oversized_refused + door.flooding_cut + door.backlog_cut +
+                    door.closed_before_request};  // Names and figures go to a holder of the status key, sealed; to anyone only on a server with
   // no keys at all (a LAN). A reply to an unproven asker is never larger than its request (§11).
   bool keyed = false;
   if (cfg.status_key && m.key_proof()) {

@@ -288,7 +288,9 @@ std::int64_t ServerSession::Impl::run_ticks(std::int64_t now) {
   const std::int64_t deadline = pacer.next_deadline();
   if (ran == kMaxTicksPerUpdate) return now;
   if (now >= deadline) return deadline + cfg.input_grace_ns;  // waiting for late inputs: read them as they come
-  receive_can_wait = quiet();
+  // Under a flood the round's reads are spent with datagrams still waiting: the socket is
+  // watched, and read again at once, so players' datagrams are not lost behind the flood's.
+  receive_can_wait = quiet() && !transport->backlogged();
   if (next_tick == 1) return std::min(deadline, repeat_start(now));
   return deadline;
 }

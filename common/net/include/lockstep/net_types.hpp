@@ -50,6 +50,9 @@ struct NetTraffic {
   /// name no connection of this host (a peer slot it does not have, or one held from another
   /// address).
   std::uint64_t datagrams_empty = 0, datagrams_oversized = 0, datagrams_unknown = 0;
+  /// Datagrams the kernel dropped before they were read, the socket's buffer full (a flood
+  /// faster than the server reads; SO_RXQ_OVFL). Players' datagrams may be among them.
+  std::uint64_t datagrams_overflowed = 0;
 };
 
 /// The WebSocket door's counters (docs/PROTOCOL.md §17): connections taken, and the ones refused

@@ -109,6 +109,11 @@ struct Status {
   std::uint64_t fingerprint = 0;
   Tick last_tick = 0;
   bool full = true;  ///< names and figures included (false: a public reply, §11)
+  /// Datagrams dropped unread, by kind (DatagramDrops in messages.fbs); full replies only.
+  struct Drops {
+    std::uint64_t refused = 0, empty = 0, oversized = 0, unknown_connection = 0, socket_buffer_full = 0,
+                  websocket_refused = 0;
+  } dropped;
 };
 Bytes status_reply(const Status& s);
 /// What anyone may know (phase, seats, version, fingerprint); `sealed`: the full reply for a key holder.

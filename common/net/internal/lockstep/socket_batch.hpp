@@ -39,6 +39,9 @@ class SocketBatch {
     std::uint64_t empty_in = 0;     // empty (or not IPv4): never handed on (ENet would stop reading at one)
     std::uint64_t oversized_in = 0; // longer than kMaxDatagram: never handed on
     std::uint64_t dropped_out = 0;  // the kernel refused them (a full buffer, an unreachable address)
+    /// Datagrams the kernel dropped before they could be read, the socket's buffer full (as
+    /// SO_RXQ_OVFL last told: it is told with the datagrams read after the drops).
+    std::uint64_t overflowed_in = 0;
   };
 
   /// Turns on receive timestamps (SO_TIMESTAMPNS) for `fd`, which stays the caller's.
@@ -49,8 +52,12 @@ class SocketBatch {
   /// A new round: the socket is read again when the batch is used up.
   void begin_round() {
     drained_ = false;
+    spent_ = false;
     reads_in_round_ = 0;
   }
+  /// The round ended with its reads spent, not with the socket found empty: datagrams may still
+  /// wait (a flood), and the next round should come at once rather than at the next tick.
+  [[nodiscard]] bool spent() const { return spent_; }
   /// The next datagram: 1 and `out` set, 0 when none is waiting for this round (the batch is used
   /// up, and the socket was empty at its last read or the round's reads are spent), -1 on a
   /// socket error. `out.bytes` stays
@@ -75,11 +82,12 @@ class SocketBatch {
   bool read();
 
   struct Control {
-    alignas(cmsghdr) unsigned char bytes[CMSG_SPACE(sizeof(timespec))];
+    alignas(cmsghdr) unsigned char bytes[CMSG_SPACE(sizeof(timespec)) + CMSG_SPACE(sizeof(std::uint32_t))];
   };
 
   int fd_;
   bool drained_ = false;
+  bool spent_ = false;
   std::size_t reads_in_round_ = 0;
   std::size_t count_ = 0, taken_ = 0;
   std::size_t last_read_ = kReadBatch;  // headers the last read filled in, to be made ready again

@@ -115,6 +115,10 @@ class Transport {
   /// True while a peer is connecting or disconnecting, or reliable data waits to be sent or
   /// acknowledged: then the transport needs serving promptly to make progress.
   [[nodiscard]] virtual bool reliable_in_flight() const = 0;
+  /// True when the last service left datagrams on the socket unread (its round's reads were spent,
+  /// as under a flood): the caller should serve it again as soon as it is readable, not sleep to
+  /// its next tick, or the kernel's buffer fills and drops players' datagrams with the flood's.
+  [[nodiscard]] virtual bool backlogged() const { return false; }
   /// When the latest datagram from `peer`'s address arrived (monotonic ns; 0: none yet). Any
   /// datagram counts, the transport's own pings and acknowledgements too: the peer is alive and
   /// serving its socket, even while it has nothing of its own to say (a server waiting in the lobby).
