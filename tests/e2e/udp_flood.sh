@@ -38,4 +38,9 @@ json_check "$WORK/server.json" 'd["datagrams_dropped"]["empty"] > 0 and d["datag
 json_check "$WORK/server.json" "d['datagrams_dropped']['socket_buffer_full'] < 0.5 * $SENT" "the kernel dropped most of the flood: the server did not keep reading"
 json_check "$WORK/status.json" 'd["full"] and d["datagrams_dropped"]["empty"] > 0 and d["datagrams_dropped"]["oversized"] > 0' \
   "the status reply does not count the flood's datagrams"
+# Logged once a window (10 s), not once a datagram, with the flood's busiest source.
+LINES=$(grep -c "datagrams dropped unread" "$WORK/server.err")
+[ "$LINES" -ge 1 ] && [ "$LINES" -le 3 ] || fail "the flood was logged in $LINES lines, not once a window"
+grep "datagrams dropped unread" "$WORK/server.err" | grep -q "the most from 127\.0\.1\." || fail "the flood's log line does not name a source"
+grep "datagrams dropped unread" "$WORK/server.err" | head -n 1
 echo "PASS"

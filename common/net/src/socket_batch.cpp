@@ -76,10 +76,12 @@ bool SocketBatch::read() {
       }
     if ((h.msg_flags & MSG_TRUNC) != 0) {
       ++counts_.oversized_in;  // larger than any datagram ENet sends
+      drop_sources_.note(in_from_[i].sin_addr.s_addr);
       continue;
     }
     if (length == 0 || h.msg_namelen != sizeof(sockaddr_in) || in_from_[i].sin_family != AF_INET) {
       ++counts_.empty_in;  // nothing a peer sends: ENet would stop reading at an empty one
+      drop_sources_.note(in_from_[i].sin_addr.s_addr);
       continue;
     }
     // Kept in order, without gaps: slot count_ holds the next datagram taken.

@@ -18,6 +18,7 @@
 
 #include "lockstep/clock.hpp"
 #include "lockstep/datagram_check.hpp"
+#include "lockstep/busiest_sources.hpp"
 #include "lockstep/socket_batch.hpp"
 
 namespace lockstep {
@@ -307,6 +308,14 @@ class EnetTransport final : public Transport {
     auth_[i] = {keys, host_->peers[i].connectID, true, speaks_first, false};
   }
   [[nodiscard]] bool backlogged() const override { return batch_.spent(); }
+  std::string take_drop_sources() override {
+    const BusiestSources& best =
+        drop_sources_.busiest().second >= batch_.drop_sources().busiest().second ? drop_sources_ : batch_.drop_sources();
+    std::string text = best.describe();
+    drop_sources_.clear();
+    batch_.clear_drop_sources();
+    return text;
+  }
   [[nodiscard]] bool reliable_in_flight() const override {
     for (std::size_t i = 0; i < host_->peerCount; ++i) {
       const ENetPeer& p = host_->peers[i];
@@ -446,16 +455,19 @@ class EnetTransport final : public Transport {
     ++self->read_in_service_;
     if (host->receivedDataLength < 2) {
       ++self->datagrams_unknown_;
+      self->drop_sources_.note(host->receivedAddress.host);
       return 1;  // no header: nothing ENet could read
     }
     const auto raw = static_cast<std::uint16_t>((host->receivedData[0] << 8) | host->receivedData[1]);
     const std::uint16_t id = raw & ~(ENET_PROTOCOL_HEADER_FLAG_MASK | ENET_PROTOCOL_HEADER_SESSION_MASK);
     if (id != ENET_PROTOCOL_MAXIMUM_PEER_ID && id >= host->peerCount) {
       ++self->datagrams_unknown_;
+      self->drop_sources_.note(host->receivedAddress.host);
       return 1;  // a peer slot this host does not have: ENet would drop it
     }
     if (!self->check_received(id)) {
       ++self->datagrams_refused_;
+      self->drop_sources_.note(host->receivedAddress.host);
       return 1;  // dropped before ENet reads any of it
     }
     if (id == ENET_PROTOCOL_MAXIMUM_PEER_ID) {  // no peer yet: a connection request, or garbage
@@ -473,6 +485,7 @@ class EnetTransport final : public Transport {
     const ENetAddress& from = host->peers[id].address;
     if (from.host != host->receivedAddress.host || from.port != host->receivedAddress.port) {
       ++self->datagrams_unknown_;
+      self->drop_sources_.note(host->receivedAddress.host);
       return 0;  // ENet drops it (and may count it as its own)
     }
     if (host->peers[id].state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT)  // its acknowledgement was lost
@@ -650,6 +663,7 @@ class EnetTransport final : public Transport {
   bool queued_ = false;                // something was queued to send since the last service or flush
   std::size_t read_in_service_ = 0;    // datagrams the current service has read
   std::uint64_t datagrams_refused_ = 0;
+  BusiestSources drop_sources_;  // of the datagrams dropped since take_drop_sources()
   std::uint64_t datagrams_unknown_ = 0;  // naming no connection of this host
   std::array<std::uint8_t, ENET_PROTOCOL_MAXIMUM_MTU> outgoing_{};  // a datagram being sent, in one piece
 };

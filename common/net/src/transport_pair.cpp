@@ -46,6 +46,10 @@ class TransportPair final : public Transport {
   [[nodiscard]] int fd() const override { return epoll_; }
   [[nodiscard]] bool reliable_in_flight() const override { return a_->reliable_in_flight() || b_->reliable_in_flight(); }
   [[nodiscard]] bool backlogged() const override { return a_->backlogged() || b_->backlogged(); }
+  std::string take_drop_sources() override {
+    std::string a = a_->take_drop_sources(), b = b_->take_drop_sources();
+    return a.empty() ? b : a;
+  }
   [[nodiscard]] std::int64_t heard_ns(const NetPeer* peer) const override { return of(peer).heard_ns(peer); }
   [[nodiscard]] std::uint16_t port() const override { return a_->port(); }
   [[nodiscard]] NetTraffic traffic() const override {

@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "lockstep/busiest_sources.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/log.hpp"
 
@@ -319,6 +320,7 @@ class WsDoor final : public Transport {
   }
   int refuse(lws* wsi, WsLink& link, std::uint64_t& counter, lws_close_status code, const char* why) {
     ++counter;
+    cut_sources_.note(link.ip_);
     LOCKSTEP_LOG_WARN("closing WebSocket peer %s: %s", link.address_.c_str(), why);
     lws_close_reason(wsi, code, reinterpret_cast<unsigned char*>(const_cast<char*>(why)), std::strlen(why));
     return -1;
@@ -355,6 +357,7 @@ class WsDoor final : public Transport {
     std::string address;
     std::int64_t since_ns = 0;
     std::uint64_t seq = 0;  // its place in handshake_order_
+    std::uint32_t ip = 0;   // the peer's (IPv4, or IPv6 folded), for the log of what was cut
     bool requested = false, upgraded = false, closing = false, proxied = false;
     PeerAddress forwarded;  // from X-Forwarded-For, when a trusted proxy's
   };
@@ -363,6 +366,17 @@ class WsDoor final : public Transport {
   std::deque<std::pair<lws*, std::uint64_t>> handshake_order_;  // oldest first; stale entries skipped
   std::uint64_t next_seq_ = 0;
   std::size_t handshakes_ = 0, upgraded_open_ = 0;
+  // Connections refused or cut, logged once a window (kCutNoteNs) with their busiest source.
+  static constexpr std::int64_t kCutNoteNs = 10'000'000'000;
+  BusiestSources cut_sources_;
+  std::int64_t cut_noted_at_ = 0;
+  std::uint64_t cut_noted_ = 0;
+  [[nodiscard]] std::uint64_t cut_total() const {
+    const DoorStats& d = stats_;
+    return d.refused_address + d.refused_full + d.refused_protocol + d.refused_outside_root + d.malformed +
+           d.text_refused + d.oversized_refused + d.flooding_cut + d.backlog_cut + d.handshakes_evicted +
+           d.handshakes_timed_out;
+  }
   struct Sweep {
     lws_sorted_usec_list_t sul;  // first: the callback gets its address
     WsDoor* door;
@@ -419,6 +433,7 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       std::lock_guard lock(mutex_);
       if (upgraded_open_ >= cfg_.max_peers) {
         ++stats_.refused_full;
+        cut_sources_.note(a.ip);
         return 1;
       }
       // A trusted proxy's connections are counted by the browser's address once their request
@@ -427,6 +442,7 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
         const auto it = per_address_.find(a.text);
         if (it != per_address_.end() && it->second >= kDoorConnectionsPerAddress) {
           ++stats_.refused_address;
+          cut_sources_.note(a.ip);
           return 1;
         }
       }
@@ -441,6 +457,7 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       o.since_ns = monotonic_ns();
       o.seq = ++next_seq_;
       o.proxied = trusted(a.text);
+      o.ip = a.ip;
       if (!a.loopback && !o.proxied) {
         o.address = a.text;
         ++per_address_[a.text];
@@ -696,6 +713,7 @@ bool WsDoor::take_request(lws* wsi) {
   auto& count = per_address_[o.forwarded.text];
   if (count >= kDoorConnectionsPerAddress) {
     ++stats_.refused_address;
+    cut_sources_.note(o.forwarded.ip);
     return false;
   }
   ++count;
@@ -710,6 +728,7 @@ void WsDoor::close_handshake(lws* wsi) {
   if (o.upgraded || o.closing) return;
   o.closing = true;
   --handshakes_;
+  cut_sources_.note(o.forwarded.ok ? o.forwarded.ip : o.ip);
   lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
@@ -748,6 +767,22 @@ void WsDoor::sweep(lws_sorted_usec_list_t* sul) {
       kept.emplace_back(wsi, seq);
     }
     order.swap(kept);
+    if (now - door->cut_noted_at_ >= kCutNoteNs) {
+      const std::uint64_t total = door->cut_total();
+      if (total > door->cut_noted_ && door->cut_noted_at_ != 0) {
+        const std::string sources = door->cut_sources_.describe();
+        LOCKSTEP_LOG_WARN("WebSocket door: %llu connections refused or cut in the last %lld s (%zu handshakes open, "
+                          "%llu evicted and %llu timed out so far)%s%s",
+                          static_cast<unsigned long long>(total - door->cut_noted_),
+                          static_cast<long long>((now - door->cut_noted_at_) / 1'000'000'000), door->handshakes_,
+                          static_cast<unsigned long long>(door->stats_.handshakes_evicted),
+                          static_cast<unsigned long long>(door->stats_.handshakes_timed_out),
+                          sources.empty() ? "" : "; ", sources.c_str());
+      }
+      door->cut_noted_ = total;
+      door->cut_noted_at_ = now;
+      door->cut_sources_.clear();
+    }
   }
   lws_sul_schedule(door->context_, 0, sul, &WsDoor::sweep, 100 * LWS_US_PER_MS);
 }

@@ -58,6 +58,7 @@ std::int64_t ServerSession::Impl::update(std::int64_t now) {
     if (phase == Phase::Finished) return now;
   }
   stats.handshakes_cut = transport->handshakes_cut();
+  note_drops(now);
   check_peers(now);
   if (stop_requested && phase != Phase::Closing && phase != Phase::Finished)
     end_session(wire::EndReason::Stopped, "stopped by the operator", now);
@@ -79,6 +80,29 @@ std::int64_t ServerSession::Impl::update(std::int64_t now) {
     case Phase::Finished: return now + 1'000'000'000;
   }
   return now;
+}
+
+// A flood is logged once a window (kDropNoteNs), with what was dropped and its busiest source,
+// not once a datagram.
+void ServerSession::Impl::note_drops(std::int64_t now) {
+  if (now - drops_noted_at < kDropNoteNs) return;
+  const std::int64_t window = drops_noted_at == 0 ? 0 : now - drops_noted_at;
+  drops_noted_at = now;
+  const NetTraffic h = transport->traffic();
+  const std::array<std::uint64_t, 5> counts{h.datagrams_refused, h.datagrams_empty, h.datagrams_oversized,
+                                            h.datagrams_unknown, h.datagrams_overflowed};
+  std::array<std::uint64_t, 5> d{};
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) total += d[i] = counts[i] - std::min(counts[i], drops_noted[i]);
+  drops_noted = counts;
+  const std::string sources = transport->take_drop_sources();
+  if (total == 0 || window == 0) return;
+  LOCKSTEP_LOG_WARN("%llu datagrams dropped unread in the last %lld s (failed check %llu, empty %llu, oversized %llu, "
+                    "unknown connection %llu, socket buffer full %llu)%s%s",
+                    static_cast<unsigned long long>(total), static_cast<long long>(window / 1'000'000'000),
+                    static_cast<unsigned long long>(d[0]), static_cast<unsigned long long>(d[1]),
+                    static_cast<unsigned long long>(d[2]), static_cast<unsigned long long>(d[3]),
+                    static_cast<unsigned long long>(d[4]), sources.empty() ? "" : "; ", sources.c_str());
 }
 
 // Timeouts: connections that never join, peers gone silent, players whose hashes stop, probes

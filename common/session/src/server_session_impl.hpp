@@ -229,6 +229,10 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   Pacer pacer;  // only its schedule is used here; waiting is the caller's
   std::int64_t phase_deadline = 0;
   std::int64_t last_resend = 0;
+  // Datagrams dropped unread: one log line per window with the counts and the busiest source.
+  static constexpr std::int64_t kDropNoteNs = 10'000'000'000;
+  std::int64_t drops_noted_at = 0;
+  std::array<std::uint64_t, 5> drops_noted{};  // refused, empty, oversized, unknown, socket buffer full
   std::int64_t last_overload_log = 0;
   std::int64_t last_start_send = INT64_MIN / 2;
   std::int64_t final_acks_from = 0;  // when every final hash was in (0: not yet)
@@ -252,6 +256,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   // ---- server_session.cpp: the phase machine ----
   std::int64_t update(std::int64_t now);
   void check_peers(std::int64_t now);
+  void note_drops(std::int64_t now);
   std::int64_t run_lobby(std::int64_t now);
   std::int64_t run_ticks(std::int64_t now);
   std::int64_t run_draining(std::int64_t now);

@@ -16,6 +16,8 @@
 #include <span>
 #include <vector>
 
+#include "lockstep/busiest_sources.hpp"
+
 namespace lockstep {
 
 class SocketBatch {
@@ -58,6 +60,9 @@ class SocketBatch {
   /// The round ended with its reads spent, not with the socket found empty: datagrams may still
   /// wait (a flood), and the next round should come at once rather than at the next tick.
   [[nodiscard]] bool spent() const { return spent_; }
+  /// The sources of the empty and oversized datagrams dropped since clear_drop_sources().
+  [[nodiscard]] const BusiestSources& drop_sources() const { return drop_sources_; }
+  void clear_drop_sources() { drop_sources_.clear(); }
   /// The next datagram: 1 and `out` set, 0 when none is waiting for this round (the batch is used
   /// up, and the socket was empty at its last read or the round's reads are spent), -1 on a
   /// socket error. `out.bytes` stays
@@ -88,6 +93,7 @@ class SocketBatch {
   int fd_;
   bool drained_ = false;
   bool spent_ = false;
+  BusiestSources drop_sources_;
   std::size_t reads_in_round_ = 0;
   std::size_t count_ = 0, taken_ = 0;
   std::size_t last_read_ = kReadBatch;  // headers the last read filled in, to be made ready again

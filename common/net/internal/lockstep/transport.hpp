@@ -119,6 +119,9 @@ class Transport {
   /// as under a flood): the caller should serve it again as soon as it is readable, not sleep to
   /// its next tick, or the kernel's buffer fills and drops players' datagrams with the flood's.
   [[nodiscard]] virtual bool backlogged() const { return false; }
+  /// "the most from ADDRESS (at least N)" of the datagrams dropped unread since the last call
+  /// ("" when none stands out), and a new window begins: for one log line a window.
+  virtual std::string take_drop_sources() { return ""; }
   /// When the latest datagram from `peer`'s address arrived (monotonic ns; 0: none yet). Any
   /// datagram counts, the transport's own pings and acknowledgements too: the peer is alive and
   /// serving its socket, even while it has nothing of its own to say (a server waiting in the lobby).
