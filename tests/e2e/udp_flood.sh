@@ -41,6 +41,6 @@ json_check "$WORK/status.json" 'd["full"] and d["datagrams_dropped"]["empty"] > 
 # Logged once a window (10 s), not once a datagram, with the flood's busiest source.
 LINES=$(grep -c "datagrams dropped unread" "$WORK/server.err")
 [ "$LINES" -ge 1 ] && [ "$LINES" -le 3 ] || fail "the flood was logged in $LINES lines, not once a window"
-grep "datagrams dropped unread" "$WORK/server.err" | grep -q "the most from 127\.0\.1\." || fail "the flood's log line does not name a source"
+grep "datagrams dropped unread" "$WORK/server.err" | grep -qE "(the most from|from many sources,) 127\.0\.1\." || fail "the flood's log line does not name a source"
 grep "datagrams dropped unread" "$WORK/server.err" | head -n 1
 echo "PASS"

@@ -42,13 +42,17 @@ class BusiestSources {
       if (s.count > best.second) best = {s.ip, s.count};
     return best;
   }
-  /// "the most from 1.2.3.4 (at least N)", or "" when no source stands out.
+  /// "the most from 1.2.3.4 (at least N of T)" when the busiest source's count (a lower bound) is
+  /// at least a 2(kSlots+1)-th of the window's total, else "from many sources, 1.2.3.4 among
+  /// them" (no one source stands out); "" for none.
   [[nodiscard]] std::string describe() const {
     const auto [ip, count] = busiest();
     if (count == 0) return "";
     char text[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &ip, text, sizeof text);
-    return "the most from " + std::string(text) + " (at least " + std::to_string(count) + ")";
+    if (count * 2 * (kSlots + 1) < total_) return "from many sources, " + std::string(text) + " among them";
+    return "the most from " + std::string(text) + " (at least " + std::to_string(count) + " of " +
+           std::to_string(total_) + ")";
   }
   void clear() { *this = BusiestSources(); }
 
