@@ -174,3 +174,12 @@ width, _, _, _, raw = png.read(sys.argv[1])
 sys.exit(0 if len(set(raw)) > 64 and width > 0 else 1)
 PY
 }
+# expect_window_log FILE PATTERN SOURCE_RE: an attack is logged once a window (10 s) in FILE, in
+# one to three lines matching PATTERN, each naming a source matching SOURCE_RE.
+expect_window_log() {
+  local file=$1 pattern=$2 source=$3 lines
+  lines=$(grep -c "$pattern" "$file")
+  [ "$lines" -ge 1 ] && [ "$lines" -le 3 ] || fail "'$pattern' was logged in $lines lines, not once a window"
+  grep "$pattern" "$file" | grep -qE "(the most from|from many sources,) $source" || fail "'$pattern' names no source"
+  grep "$pattern" "$file" | head -n 1
+}

@@ -38,6 +38,26 @@ ServerConfig relay_server(std::uint32_t players, Tick last_tick) {
   return cfg;
 }
 
+// Two honest players and "liar", whose state is right but whose reported hashes are wrong from
+// tick 200, in a 1500-tick session that resyncs desyncs at most `max_resyncs` times (0: no
+// limit), with the simulation on the server or in relay mode; run to its end.
+void run_liar_session(Session& s) {
+  s.add_client(client_named("one"), 1);
+  s.add_client(client_named("two"), 2);
+  ClientConfig liar = client_named("liar");
+  liar.inject_wrong_hashes_from = 200;
+  s.add_client(liar, 3);
+  REQUIRE(s.run(60 * kSeconds));
+  CHECK(s.server->executed_tick() == 1500);
+}
+ServerConfig liar_server(bool relay, std::uint32_t max_resyncs) {
+  ServerConfig cfg = relay_server(3, 1500);
+  if (!relay) cfg.relay.reset();
+  cfg.on_desync = OnDesync::Resync;
+  cfg.max_resyncs = max_resyncs;
+  return cfg;
+}
+
 }  // namespace
 
 TEST_SUITE("session/relay_fetch") {
@@ -108,19 +128,9 @@ TEST_SUITE("session/relay_fetch") {
   TEST_CASE("a player that diverges again after every resync is dropped after max_resyncs, in both server modes") {
     for (const bool relay : {false, true}) {
       CAPTURE(relay);
-      ServerConfig cfg = relay_server(3, 1500);
-      if (!relay) cfg.relay.reset();
-      cfg.on_desync = OnDesync::Resync;
-      cfg.max_resyncs = 3;
-      Session s(cfg);
-      s.add_client(client_named("one"), 1);
-      s.add_client(client_named("two"), 2);
-      ClientConfig liar = client_named("liar");
-      liar.inject_wrong_hashes_from = 200;
-      s.add_client(liar, 3);
-      REQUIRE(s.run(60 * kSeconds));
+      Session s(liar_server(relay, 3));
+      run_liar_session(s);
       const ServerStats& st = s.server->stats();
-      CHECK(s.server->executed_tick() == 1500);
       CHECK(st.resyncs == 3);
       // One report for the liar's whole episode, its divergences counted in it.
       REQUIRE(s.server->reports().size() == 1);
@@ -144,20 +154,11 @@ TEST_SUITE("session/relay_fetch") {
     for (const bool relay : {false, true}) {
       CAPTURE(relay);
       const lockstep::testing::ReportDir dir(relay ? "episode-relay" : "episode");
-      ServerConfig cfg = relay_server(3, 1500);
-      if (!relay) cfg.relay.reset();
+      ServerConfig cfg = liar_server(relay, 0);
       cfg.desync_dir = dir.path.string();
-      cfg.on_desync = OnDesync::Resync;
-      cfg.max_resyncs = 0;
       Session s(cfg);
-      s.add_client(client_named("one"), 1);
-      s.add_client(client_named("two"), 2);
-      ClientConfig liar = client_named("liar");
-      liar.inject_wrong_hashes_from = 200;
-      s.add_client(liar, 3);
-      REQUIRE(s.run(60 * kSeconds));
+      run_liar_session(s);
       const ServerStats& st = s.server->stats();
-      CHECK(s.server->executed_tick() == 1500);
       CHECK(st.resyncs >= 5);
       REQUIRE(s.server->reports().size() == 1);
       const DesyncReport& r = s.server->reports()[0];

@@ -48,6 +48,25 @@ struct PeerAddress {
   bool ok = false;
   bool loopback = false;
 };
+// 32 bits of an IPv6 address for the session: its four words folded.
+std::uint32_t fold(const in6_addr& a) {
+  std::uint32_t ip = 0;
+  for (int i = 0; i < 16; i += 4) {
+    std::uint32_t w;
+    std::memcpy(&w, a.s6_addr + i, 4);
+    ip ^= w;
+  }
+  return ip;
+}
+
+// `a` with its text, ok, and loopback set from its ip.
+PeerAddress named(PeerAddress a, std::string text) {
+  a.text = std::move(text);
+  a.ok = true;
+  a.loopback = (ntohl(a.ip) >> 24) == 127;
+  return a;
+}
+
 PeerAddress address_of(int fd) {
   PeerAddress a;
   sockaddr_storage ss{};
@@ -61,26 +80,18 @@ PeerAddress address_of(int fd) {
     a.port = ntohs(in->sin_port);
   } else if (ss.ss_family == AF_INET6) {
     const auto* in = reinterpret_cast<const sockaddr_in6*>(&ss);
-    const std::uint8_t* b = in->sin6_addr.s6_addr;
     if (IN6_IS_ADDR_V4MAPPED(&in->sin6_addr)) {
-      std::memcpy(&a.ip, b + 12, 4);
-      inet_ntop(AF_INET, b + 12, text, sizeof text);
+      std::memcpy(&a.ip, in->sin6_addr.s6_addr + 12, 4);
+      inet_ntop(AF_INET, in->sin6_addr.s6_addr + 12, text, sizeof text);
     } else {
-      for (int i = 0; i < 16; i += 4) {
-        std::uint32_t w;
-        std::memcpy(&w, b + i, 4);
-        a.ip ^= w;
-      }
+      a.ip = fold(in->sin6_addr);
       inet_ntop(AF_INET6, &in->sin6_addr, text, sizeof text);
     }
     a.port = ntohs(in->sin6_port);
   } else {
     return a;
   }
-  a.text = text;
-  a.ok = true;
-  a.loopback = (ntohl(a.ip) >> 24) == 127;
-  return a;
+  return named(a, text);
 }
 
 // The address a trusted proxy names last in X-Forwarded-For ("client, proxy1, ..." : the last is
@@ -92,24 +103,13 @@ PeerAddress forwarded_address(std::string_view list) {
   while (!last.empty() && last.front() == ' ') last.remove_prefix(1);
   while (!last.empty() && last.back() == ' ') last.remove_suffix(1);
   if (last.empty() || last.size() >= INET6_ADDRSTRLEN) return a;
-  const std::string text(last);
+  std::string text(last);
   in_addr v4{};
   in6_addr v6{};
-  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) {
-    a.ip = v4.s_addr;
-  } else if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
-    for (int i = 0; i < 16; i += 4) {
-      std::uint32_t w;
-      std::memcpy(&w, v6.s6_addr + i, 4);
-      a.ip ^= w;
-    }
-  } else {
-    return a;
-  }
-  a.text = text;
-  a.ok = true;
-  a.loopback = (ntohl(a.ip) >> 24) == 127;
-  return a;
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1) a.ip = v4.s_addr;
+  else if (inet_pton(AF_INET6, text.c_str(), &v6) == 1) a.ip = fold(v6);
+  else return a;
+  return named(a, std::move(text));
 }
 
 // Whether a Sec-WebSocket-Protocol header's comma-separated list names "lockstep" itself.
