@@ -180,12 +180,12 @@ TEST_SUITE("core/formats") {
       HashLogWriter w;
       REQUIRE(w.open(p.string()));
       w.write(1, 0x0123456789abcdefull);
-      w.write(4294967295u, 0);
+      w.write(7, 0xffffffffffffffffull);
     }
     {
       HashLogWriter w;
       REQUIRE(w.open(p.string(), /*append=*/true));
-      w.write(7, 0xffffffffffffffffull);
+      w.write(4294967295u, 0);
     }
     std::ifstream in(p);
     std::vector<TickHash> read;
@@ -194,7 +194,7 @@ TEST_SUITE("core/formats") {
       REQUIRE_MESSAGE(th.has_value(), line);
       read.push_back(*th);
     }
-    CHECK(read == std::vector<TickHash>{{1, 0x0123456789abcdefull}, {4294967295u, 0}, {7, 0xffffffffffffffffull}});
+    CHECK(read == std::vector<TickHash>{{1, 0x0123456789abcdefull}, {7, 0xffffffffffffffffull}, {4294967295u, 0}});
     fs::remove(p);
     for (const char* bad : {"", "1", "1 0123456789abcde", "1 0123456789abcdef0", "1 0123456789ABCDEF", " 1 0123456789abcdef",
                             "x 0123456789abcdef", "4294967296 0123456789abcdef", "1  123456789abcdef"}) {
@@ -203,6 +203,43 @@ TEST_SUITE("core/formats") {
     }
     HashLogWriter nowhere;
     CHECK_FALSE(nowhere.open("/nonexistent-dir/x.log"));
+  }
+
+  // A client that loads an older state and steps again (a relay-mode resync from a peer's state)
+  // writes ticks again: each tick stays in the log once, with its last hash.
+  TEST_CASE("the hash log holds each tick once: a tick written again replaces its line and those after it") {
+    const fs::path p = temp_file("rewritten.log");
+    auto read_back = [&] {
+      std::ifstream in(p);
+      std::vector<TickHash> read;
+      for (std::string line; std::getline(in, line);) read.push_back(parse_hash_line(line).value());
+      return read;
+    };
+    {
+      HashLogWriter w;
+      REQUIRE(w.open(p.string()));
+      for (Tick t = 1; t <= 10; ++t) w.write(t, t);
+      for (Tick t = 6; t <= 12; ++t) w.write(t, 100 + t);  // back to 6: 6..10 again, then on
+      w.write(20, 20);  // a jump ahead (a state of a later tick loaded)
+      w.write(15, 115);  // inside the gap: 20 goes, 15 follows 12
+      CHECK(w.unreplaced() == 0);
+    }
+    std::vector<TickHash> want;
+    for (Tick t = 1; t <= 5; ++t) want.push_back({t, t});
+    for (Tick t = 6; t <= 12; ++t) want.push_back({t, 100u + t});
+    want.push_back({15, 115});
+    CHECK(read_back() == want);
+    {
+      HashLogWriter w;  // a rejoin appends, and may go back too
+      REQUIRE(w.open(p.string(), /*append=*/true));
+      w.write(12, 212);
+      w.write(13, 213);
+    }
+    want.pop_back();
+    want.back() = {12, 212};
+    want.push_back({13, 213});
+    CHECK(read_back() == want);
+    fs::remove(p);
   }
 
   TEST_CASE("hexadecimal: every byte value round-trips, either case reads, odd lengths and other digits do not") {

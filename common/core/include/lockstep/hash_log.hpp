@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@ struct LOCKSTEP_API TickHash {
 };
 
 /// Writes a hash log to a file it owns; lines are flushed at least once a second of ticks.
+/// Each tick is in the file once, with the hash it was written with last: a tick written again
+/// (a client that loads an older state and steps again, as a relay-mode resync may) replaces
+/// its line and the lines after it, while it is among the last kRecent lines.
 class LOCKSTEP_API HashLogWriter {
  public:
   HashLogWriter() = default;
@@ -26,14 +30,22 @@ class LOCKSTEP_API HashLogWriter {
   HashLogWriter(const HashLogWriter&) = delete;
   HashLogWriter& operator=(const HashLogWriter&) = delete;
 
-  /// Opens `path`, truncating it unless `append`; false with errno set when it cannot.
+  static constexpr std::size_t kRecent = 8192;  ///< lines a tick written again can replace
+
+  /// Opens `path`, truncating it unless `append` (then its last kRecent lines can be replaced
+  /// too); false with errno set when it cannot.
   bool open(const std::string& path, bool append = false);
   [[nodiscard]] bool is_open() const { return file_ != nullptr; }
   void write(Tick tick, std::uint64_t hash);
   void close();
+  /// Ticks written again that were older than the last kRecent lines: appended, not replaced.
+  [[nodiscard]] std::uint64_t unreplaced() const { return unreplaced_; }
 
  private:
   std::FILE* file_ = nullptr;
+  std::deque<std::pair<Tick, long>> recent_;  // the last lines' ticks and where each begins
+  long end_ = 0;                               // the file's length, written lines included
+  std::uint64_t unreplaced_ = 0;
 };
 
 /// Formats one line without the newline.
