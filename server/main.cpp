@@ -36,6 +36,11 @@
 using namespace lockstep;
 
 namespace {
+/// The session finished, but its result never reached --result-webhook.
+constexpr int kExitResultUndelivered = 5;
+}  // namespace
+
+namespace {
 
 // Everything the command line says; durations in milliseconds until host() converts them.
 struct Options {
@@ -372,7 +377,15 @@ int serve(Options o, const std::string& module_name, const std::string& settings
       LOCKSTEP_LOG_WARN("agones: could not set the %s annotation", kAgonesResultAnnotation);
   }
   if (agones) agones->shutdown();
-  if (webhook) webhook->finish();
+  // A result the backend never got: the session's own outcome (a desync, a lost connection) says
+  // more and stays; otherwise the server ends with exit 5 and says so.
+  bool undelivered = false;
+  if (webhook && !webhook->finish()) {
+    undelivered = true;
+    LOCKSTEP_LOG_ERROR("the session's result was not delivered to --result-webhook %s: every try failed (see above); "
+                       "it is in the summary%s",
+                       o.result_webhook.c_str(), o.result_path.empty() ? "" : " and in --result");
+  }
   const ServerStats& st = session->stats();
   LOCKSTEP_LOG_INFO("done at tick %u: lateness p50 %.0f us, p99 %.0f us; %llu inputs filled, %llu messages dropped",
                     session->executed_tick(), st.lateness.percentile_us(50), st.lateness.percentile_us(99),
@@ -380,7 +393,7 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   if (!redirect_summary(o.summary_path)) return 1;
   std::printf("%s\n", json_text(server_summary(*session, play_cpu.us_per_tick())).c_str());
   std::fflush(stdout);
-  return session->exit_code();
+  return undelivered && session->exit_code() == 0 ? kExitResultUndelivered : session->exit_code();
 }
 
 }  // namespace
@@ -390,7 +403,8 @@ int main(int argc, char** argv) {
   CLI::App app{"lockstep-server: hosts one deterministic lockstep session. It relays input frames at 100 Hz, steps its\n"
                "own copy of the simulation and compares every client's per-tick state hash with its own (or, with\n"
                "--relay, runs no simulation and settles every tick by the players' majority).\n"
-               "Exit codes: 0 finished, 1 runtime failure, 2 bad usage, 3 desync detected, 4 connection failure."};
+               "Exit codes: 0 finished, 1 runtime failure, 2 bad usage, 3 desync detected, 4 connection failure,\n"
+               "5 the result was not delivered to --result-webhook (the session itself finished)."};
   app.set_version_flag("--version", std::string("lockstep-server ") + kVersion + " (protocol " +
                                         std::to_string(kProtocolVersion) + ")");
   return lockstep::cli::main_with<Options>(app, argc, argv, declare_options, [](Options o) {

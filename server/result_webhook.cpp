@@ -2,6 +2,7 @@
 #include "result_webhook.hpp"
 
 #include <curl/curl.h>
+#include <sodium.h>
 
 #include <chrono>
 
@@ -10,6 +11,18 @@
 namespace lockstep {
 
 ResultWebhook::~ResultWebhook() { finish(); }
+
+std::string ResultWebhook::idempotency_key(const std::string& json) {
+  unsigned char digest[16];
+  crypto_generichash(digest, sizeof digest, reinterpret_cast<const unsigned char*>(json.data()), json.size(), nullptr, 0);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string key;
+  for (const unsigned char b : digest) {
+    key += kHex[b >> 4];
+    key += kHex[b & 15];
+  }
+  return key;
+}
 
 void ResultWebhook::post(std::string json) {
   if (thread_.joinable()) return;
@@ -28,10 +41,12 @@ void ResultWebhook::run(std::string json) {
     return;
   }
   long pause_ms = config_.first_pause_ms;
+  const std::string key = idempotency_key(json);
   for (int attempt = 1; attempt <= config_.tries; ++attempt) {
     CURL* curl = curl_easy_init();
     if (!curl) break;
     curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+    headers = curl_slist_append(headers, ("Idempotency-Key: " + key).c_str());
     curl_easy_setopt(curl, CURLOPT_URL, config_.url.c_str());
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, json.c_str());

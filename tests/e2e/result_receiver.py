@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """A backend's result endpoint for the tests: answers the first POST with 500 (the server must try
-again) and the later ones with 200, keeping the body of the first one it took as OUT_DIR/posted.json.
+again) and the later ones with 200, keeping the body of the first one it took as OUT_DIR/posted.json
+and every POST's Idempotency-Key header, one a line, in OUT_DIR/keys.txt.
 
 Usage: result_receiver.py PORT OUT_DIR (runs until killed)
 """
@@ -16,6 +17,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(min(int(self.headers.get("Content-Length", "0")), 1 << 20))
         posts.append(body)
+        with open(out / "keys.txt", "a") as keys:
+            keys.write(self.headers.get("Idempotency-Key", "") + "\n")
         (out / "posts.count").write_text(str(len(posts)))
         if len(posts) == 1:
             self.send_response(500)
