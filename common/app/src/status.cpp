@@ -42,8 +42,10 @@ protocol::Status read_status(const wire::StatusReply& reply) {
     }
   st.full = r->seats() != nullptr;  // a public reply carries no seats vector at all
   if (const auto* d = r->dropped())
-    st.dropped = {d->refused(), d->empty(), d->oversized(), d->unknown_connection(), d->socket_buffer_full(),
-                  d->websocket_refused()};
+    st.dropped = {d->refused(),          d->empty(),           d->oversized(),       d->unknown_connection(),
+                  d->socket_buffer_full(), d->websocket_refused(), d->messages_dropped(), d->kicked(),
+                  d->pending_refused(),  d->pending_evicted(),  d->handshakes_cut(),   d->replies_withheld(),
+                  d->states_unanswered(), d->states_forged()};
   return st;
 }
 

@@ -73,7 +73,15 @@ Json status_json(const protocol::Status& st) {
                                      {"oversized", st.dropped.oversized},
                                      {"unknown_connection", st.dropped.unknown_connection},
                                      {"socket_buffer_full", st.dropped.socket_buffer_full}}},
-              {"websocket_refused", st.dropped.websocket_refused}};
+              {"websocket_refused", st.dropped.websocket_refused},
+              {"refused_and_dropped", {{"messages_dropped", st.dropped.messages_dropped},
+                                       {"kicked", st.dropped.kicked},
+                                       {"pending_refused", st.dropped.pending_refused},
+                                       {"pending_evicted", st.dropped.pending_evicted},
+                                       {"handshakes_cut", st.dropped.handshakes_cut},
+                                       {"replies_withheld", st.dropped.replies_withheld},
+                                       {"states_unanswered", st.dropped.states_unanswered},
+                                       {"states_forged", st.dropped.states_forged}}}};
 }
 
 Json server_summary(const ServerSession& s, double cpu_us_per_tick) {

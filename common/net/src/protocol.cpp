@@ -337,7 +337,9 @@ Bytes status_reply(const Status& st) {
   const auto sv = fbb.CreateVector(seats);
   const Status::Drops& d = st.dropped;
   const auto dropped = wire::CreateDatagramDrops(fbb, d.refused, d.empty, d.oversized, d.unknown_connection,
-                                                 d.socket_buffer_full, d.websocket_refused);
+                                                 d.socket_buffer_full, d.websocket_refused, d.messages_dropped, d.kicked,
+                                                 d.pending_refused, d.pending_evicted, d.handshakes_cut,
+                                                 d.replies_withheld, d.states_unanswered, d.states_forged);
   return finish(fbb, wire::Body::StatusReply,
                 wire::CreateStatusReply(fbb, ph, st.tick, st.players, st.joined, st.active, st.spectators, st.desyncs,
                                         st.lateness_p99_us, sv, st.protocol_version, st.fingerprint, st.last_tick, 0,

@@ -113,6 +113,8 @@ struct Status {
   struct Drops {
     std::uint64_t refused = 0, empty = 0, oversized = 0, unknown_connection = 0, socket_buffer_full = 0,
                   websocket_refused = 0;
+    std::uint64_t messages_dropped = 0, kicked = 0, pending_refused = 0, pending_evicted = 0, handshakes_cut = 0,
+                  replies_withheld = 0, states_unanswered = 0, states_forged = 0;
   } dropped;
 };
 Bytes status_reply(const Status& s);
