@@ -36,11 +36,9 @@
 using namespace lockstep;
 
 namespace {
+
 /// The session finished, but its result never reached --result-webhook.
 constexpr int kExitResultUndelivered = 5;
-}  // namespace
-
-namespace {
 
 // Everything the command line says; durations in milliseconds until host() converts them.
 struct Options {

@@ -362,6 +362,9 @@ class WsDoor final : public Transport {
     PeerAddress forwarded;  // from X-Forwarded-For, when a trusted proxy's
   };
   std::map<lws*, Open> open_;
+  // The connection a handshake_order_ entry names while it is still an unfinished handshake;
+  // null for a stale entry (gone, its handle reused, upgraded, or being closed).
+  [[nodiscard]] const Open* live_handshake(lws* wsi, std::uint64_t seq) const;
   std::map<std::string, std::uint32_t> per_address_;
   std::deque<std::pair<lws*, std::uint64_t>> handshake_order_;  // oldest first; stale entries skipped
   std::uint64_t next_seq_ = 0;
@@ -372,10 +375,7 @@ class WsDoor final : public Transport {
   std::int64_t cut_noted_at_ = 0;
   std::uint64_t cut_noted_ = 0;
   [[nodiscard]] std::uint64_t cut_total() const {
-    const DoorStats& d = stats_;
-    return d.refused_address + d.refused_full + d.refused_protocol + d.refused_outside_root + d.malformed +
-           d.text_refused + d.oversized_refused + d.flooding_cut + d.backlog_cut + d.handshakes_evicted +
-           d.handshakes_timed_out;
+    return stats_.refused() + stats_.handshakes_evicted + stats_.handshakes_timed_out;
   }
   struct Sweep {
     lws_sorted_usec_list_t sul;  // first: the callback gets its address
@@ -732,12 +732,17 @@ void WsDoor::close_handshake(lws* wsi) {
   lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
+const WsDoor::Open* WsDoor::live_handshake(lws* wsi, std::uint64_t seq) const {
+  const auto it = open_.find(wsi);
+  if (it == open_.end() || it->second.seq != seq || it->second.upgraded || it->second.closing) return nullptr;
+  return &it->second;
+}
+
 void WsDoor::evict_oldest_handshake() {
   while (!handshake_order_.empty()) {
     const auto [wsi, seq] = handshake_order_.front();
     handshake_order_.pop_front();
-    const auto it = open_.find(wsi);
-    if (it == open_.end() || it->second.seq != seq || it->second.upgraded || it->second.closing) continue;
+    if (!live_handshake(wsi, seq)) continue;
     close_handshake(wsi);
     ++stats_.handshakes_evicted;
     return;
@@ -757,9 +762,9 @@ void WsDoor::sweep(lws_sorted_usec_list_t* sul) {
     auto& order = door->handshake_order_;
     std::deque<std::pair<lws*, std::uint64_t>> kept;
     for (const auto& [wsi, seq] : order) {
-      const auto it = door->open_.find(wsi);
-      if (it == door->open_.end() || it->second.seq != seq || it->second.upgraded || it->second.closing) continue;
-      if (!it->second.requested && it->second.since_ns < due) {
+      const Open* o = door->live_handshake(wsi, seq);
+      if (!o) continue;
+      if (!o->requested && o->since_ns < due) {
         door->close_handshake(wsi);
         ++door->stats_.handshakes_timed_out;
         continue;

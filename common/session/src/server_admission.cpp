@@ -451,13 +451,13 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
   st.last_tick = cfg.last_tick;
   const NetTraffic h = transport->traffic();
   const DoorStats door = transport->door_stats();
-  st.dropped = {h.datagrams_refused, h.datagrams_empty, h.datagrams_oversized, h.datagrams_unknown,
-                h.datagrams_overflowed,
-                door.refused_address + door.refused_full + door.refused_protocol + door.refused_outside_root +
-                    door.malformed + door.text_refused + door.oversized_refused + door.flooding_cut + door.backlog_cut +
-                    door.closed_before_request,
-                stats.total_drops(), stats.kicked, stats.pending_refused, stats.pending_evicted,
-                transport->handshakes_cut(), stats.replies_withheld, stats.states_unanswered, stats.states_forged};  // Names and figures go to a holder of the status key, sealed; to anyone only on a server with
+  st.dropped = {h.datagrams_refused,     h.datagrams_empty,  h.datagrams_oversized,
+                h.datagrams_unknown,     h.datagrams_overflowed,
+                door.refused() + door.closed_before_request,
+                stats.total_drops(),     stats.kicked,       stats.pending_refused,
+                stats.pending_evicted,   stats.handshakes_cut, stats.replies_withheld,
+                stats.states_unanswered, stats.states_forged};
+  // Names and figures go to a holder of the status key, sealed; to anyone only on a server with
   // no keys at all (a LAN). A reply to an unproven asker is never larger than its request (§11).
   bool keyed = false;
   if (cfg.status_key && m.key_proof()) {

@@ -171,7 +171,11 @@ void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome
 
 void ServerSession::Impl::queue_report(Peer& p, std::int64_t now) {
   const Tick t = p.audit.probe.report().tick;
-  std::vector<BundleState> states = cfg.desync_bundles && bundles_written < kMaxBundles ? bundle_states(t) : std::vector<BundleState>{};
+  // A divergence that continues its peer's episode is counted in that report, without a bundle:
+  // its states are not serialized for nothing.
+  const bool bundled = cfg.desync_bundles && bundles_written < kMaxBundles &&
+                       !referee.continues_episode(p.id, p.audit.probe.report(), now);
+  std::vector<BundleState> states = bundled ? bundle_states(t) : std::vector<BundleState>{};
   if (p.audit.probe_pinned) simulation->unpin(t);
   p.audit.probe_pinned = false;
   referee.queue({p.id, p.audit.probe.report(), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false),

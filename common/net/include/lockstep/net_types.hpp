@@ -76,6 +76,11 @@ struct DoorStats {
   /// closed for taking longer than the handshake time (5 s, 1 s while the budget is half taken).
   std::uint64_t handshakes_evicted = 0, handshakes_timed_out = 0;
   std::uint64_t handshakes_peak = 0;      ///< the most unfinished handshakes open at once
+  /// Connections refused or closed for a reason above (refused_* to backlog_cut), all together.
+  [[nodiscard]] std::uint64_t refused() const {
+    return refused_address + refused_full + refused_protocol + refused_outside_root + malformed + text_refused +
+           oversized_refused + flooding_cut + backlog_cut;
+  }
   /// The door's own traffic: WebSocket messages and their frame headers (add the TCP/IP headers
   /// of the segments that carry them for the bytes on the wire). Also in the host's traffic().
   NetTraffic traffic;
