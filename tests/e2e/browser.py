@@ -102,7 +102,7 @@ async def run(args, port):
             tick = tick.get("tick", 0)
             if state and state["exit"] >= 0:
                 break
-            if args.keys and keys_task is None and tick > 100:
+            if args.keys and keys_task is None and tick > 40:
                 keys_task = asyncio.create_task(hold_keys(page, args.keys.split(",")))
             if not screenshot_done and tick > args.screenshot_at:
                 shot = await page.call("Page.captureScreenshot", format="png")
