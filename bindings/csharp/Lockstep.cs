@@ -93,6 +93,9 @@ public sealed class Event {
 
 /// A game that owns its state (mode b): the hosted module's identity, and its one state saved,
 /// loaded and stepped on lockstep's request. Fields: kind 0 f32, 1 f64, 2 u32, 3 u64 (bits).
+/// Without garbage: the Frame given to Step and the arrays given to TickOf, EntityCount and Fields
+/// are lent for the call and reused; Save's array is copied at once, so a game may return the
+/// same buffer every time. Load's array is the game's to keep.
 public abstract class Game {
   public string Name = "";
   public uint Version = 1;
@@ -121,6 +124,10 @@ public sealed class ClientOptions {
   public long ConnectTimeoutMs = 20000, PlayoutMaxMs = 150;
   public uint Predict;
   public byte[] ConnectToken;
+  public double StepBudgetMs;    // 0: adaptive (lockstep_session.h, config.step_budget_us)
+  /// Every line the library logs (level 0 debug .. 3 error) instead of stderr; null: stderr. One
+  /// sink per process: the client created last sets it.
+  public Action<int, string> Log;
 }
 
 [StructLayout(LayoutKind.Sequential)]
@@ -135,11 +142,12 @@ public struct Stats {
   public uint Predict, PredictedTick;
   public ulong PredictedTicks, Rebuilds, VerifiedPredictions, Mispredictions;
   public ulong GameSteps, GameSaves, GameLoads, GameReused;
+  public double StepBudgetMs, StepCostUs, FrameMs;
 }
 
 internal static class Native {
   const string Lib = "lockstep_net";
-  public const uint ApiVersion = 2;
+  public const uint ApiVersion = 3;
 
   [StructLayout(LayoutKind.Sequential)] public struct Command { public uint Slot, Size; public IntPtr Bytes; }
   [StructLayout(LayoutKind.Sequential)]
@@ -156,6 +164,7 @@ internal static class Native {
   [UnmanagedFunctionPointer(CallingConvention.Cdecl)] public delegate UIntPtr SaveFn(IntPtr user, IntPtr outp, UIntPtr cap);
   [UnmanagedFunctionPointer(CallingConvention.Cdecl)] public delegate int LoadFn(IntPtr user, IntPtr bytes, UIntPtr n);
   [UnmanagedFunctionPointer(CallingConvention.Cdecl)] public delegate uint TickFn(IntPtr user, IntPtr state, UIntPtr n);
+  [UnmanagedFunctionPointer(CallingConvention.Cdecl)] public delegate void LogFn(IntPtr user, int level, IntPtr line);
   [UnmanagedFunctionPointer(CallingConvention.Cdecl)] public delegate UIntPtr FieldsFn(IntPtr user, IntPtr state, UIntPtr n, uint entity, IntPtr outp, UIntPtr cap);
 
   [StructLayout(LayoutKind.Sequential)]
@@ -181,6 +190,7 @@ internal static class Native {
     public uint Predict;
     public IntPtr ConnectToken;
     public UIntPtr ConnectTokenLen;
+    public long StepBudgetUs;
   }
   [StructLayout(LayoutKind.Sequential)]
   public struct EventC {
@@ -211,6 +221,10 @@ internal static class Native {
   [DllImport(Lib)] public static extern double lockstep_client_alpha(IntPtr client, long nowNs);
   [DllImport(Lib)] public static extern double lockstep_client_predicted_alpha(IntPtr client, long nowNs);
   [DllImport(Lib)] public static extern int lockstep_client_stats_get(IntPtr client, ref Stats stats);
+  [DllImport(Lib)] public static extern void lockstep_client_presented(IntPtr client, long nowNs);
+  [DllImport(Lib)] public static extern IntPtr lockstep_client_error(IntPtr client);
+  [DllImport(Lib)] public static extern void lockstep_client_callback_failed(IntPtr client, byte[] why);
+  [DllImport(Lib)] public static extern void lockstep_client_start_service(IntPtr client);
   [DllImport(Lib)] public static extern int lockstep_client_finished(IntPtr client);
   [DllImport(Lib)] public static extern int lockstep_client_exit_code(IntPtr client);
   [DllImport(Lib)] public static extern void lockstep_client_leave(IntPtr client);
@@ -226,7 +240,17 @@ internal static class Native {
   public static void CheckLayout() {
     lock (checkLock) {
       if (checkedLayout) return;
-      if (lockstep_api_version() != ApiVersion)
+      uint linked;
+      try {
+        linked = lockstep_api_version();
+      } catch (DllNotFoundException e) {
+        throw new DllNotFoundException(string.Format(
+            "lockstep: cannot load lib{0}.so (with liblockstep_core.so beside it): the runtime looked beside the program " +
+            "({1}), in LD_LIBRARY_PATH ({2}) and the system's library paths; under Mono a dllmap or MONO_PATH may point " +
+            "elsewhere. Install lockstep, or put both libraries beside the program ({3})",
+            Lib, AppDomain.CurrentDomain.BaseDirectory, Environment.GetEnvironmentVariable("LD_LIBRARY_PATH") ?? "unset", e.Message), e);
+      }
+      if (linked != ApiVersion)
         throw new LockstepException(1, string.Format("the library speaks C API version {0}, this binding {1}", lockstep_api_version(), ApiVersion));
       Check(typeof(Command), "lockstep_command", new[] {"Slot", "slot", "Size", "size", "Bytes", "bytes"});
       Check(typeof(FrameC), "lockstep_frame", new[] {"Tick", "tick", "Present", "present", "Filled", "filled", "Players", "players",
@@ -240,7 +264,7 @@ internal static class Native {
                                                              "LastTick", "last_tick", "Module", "module", "Game", "game", "Log", "log",
                                                              "LogUser", "log_user", "HashLog", "hash_log", "ConnectTimeoutMs", "connect_timeout_ms",
                                                              "PlayoutMaxMs", "playout_max_ms", "Predict", "predict", "ConnectToken", "connect_token",
-                                                             "ConnectTokenLen", "connect_token_len"});
+                                                             "ConnectTokenLen", "connect_token_len", "StepBudgetUs", "step_budget_us"});
       Check(typeof(EventC), "lockstep_event", new[] {"Kind", "kind", "Tick", "tick", "Slot", "slot", "Code", "code", "Name", "name", "Detail", "detail"});
       Check(typeof(Stats), "lockstep_client_stats", new[] {"StructSize", "struct_size", "Tick", "tick", "Slot", "slot", "RttMs", "rtt_ms",
                                                            "JitterMs", "jitter_ms", "Loss", "loss", "LeadMs", "lead_ms", "PlayoutMs", "playout_ms",
@@ -249,7 +273,8 @@ internal static class Native {
                                                            "InputToScreenP99Ms", "input_to_screen_p99_ms", "Predict", "predict", "PredictedTick", "predicted_tick",
                                                            "PredictedTicks", "predicted_ticks", "Rebuilds", "rebuilds", "VerifiedPredictions", "verified_predictions",
                                                            "Mispredictions", "mispredictions", "GameSteps", "game_steps", "GameSaves", "game_saves",
-                                                           "GameLoads", "game_loads", "GameReused", "game_reused"});
+                                                           "GameLoads", "game_loads", "GameReused", "game_reused", "StepBudgetMs", "step_budget_ms",
+                                                           "StepCostUs", "step_cost_us", "FrameMs", "frame_ms"});
       checkedLayout = true;
     }
   }
@@ -295,6 +320,8 @@ public sealed class Client : IDisposable {
   readonly List<IntPtr> strings = new List<IntPtr>();  // what the library may read after create
   readonly Game game;
   byte[] pendingSave;
+  Frame frame;   // lent to Step, reused
+  byte[] lent;   // lent to TickOf, EntityCount and Fields, reused
   readonly Dictionary<string, IntPtr> fieldNames = new Dictionary<string, IntPtr>();
   Stats stats;
   Native.EventC ev;
@@ -309,6 +336,8 @@ public sealed class Client : IDisposable {
   static readonly Native.TickFn TickCb = TickC;
   static readonly Native.TickFn CountCb = CountC;
   static readonly Native.FieldsFn FieldsCb = FieldsC;
+  static readonly Native.LogFn LogCb = LogC;
+  static Action<int, string> logSink;  // the log callback's target: the client created last with one
 
   /// The clock every nowNs argument is on (CLOCK_MONOTONIC, ns).
   public static long NowNs() { return Native.lockstep_now_ns(); }
@@ -349,6 +378,12 @@ public sealed class Client : IDisposable {
     c.ConnectTimeoutMs = o.ConnectTimeoutMs;
     c.PlayoutMaxMs = o.PlayoutMaxMs;
     c.Predict = o.Predict;
+    if (o.StepBudgetMs < 0) throw new LockstepException(1, "StepBudgetMs must be 0 (adaptive) or positive");
+    c.StepBudgetUs = (long)Math.Round(o.StepBudgetMs * 1000);
+    if (o.Log != null) {
+      logSink = o.Log;
+      c.Log = Marshal.GetFunctionPointerForDelegate(LogCb);
+    }
     if (o.ConnectToken != null) {
       IntPtr t = Marshal.AllocHGlobal(Math.Max(1, o.ConnectToken.Length));
       Marshal.Copy(o.ConnectToken, 0, t, o.ConnectToken.Length);
@@ -458,23 +493,31 @@ public sealed class Client : IDisposable {
   /// Handles the network, samples input, executes frames; returns when it next has work (ns).
   public long Update(long nowNs) { return Native.lockstep_client_update(H(), nowNs); }
 
+  // A refused call: the library's sentence for it.
+  void Check(int r) {
+    if (r != 0) throw new LockstepException(r, Native.Text(Native.lockstep_client_error(H())));
+  }
+
   public void SetInput(byte[] input) {
     if (input == null) throw new ArgumentNullException("input");
-    if (Native.lockstep_client_set_input(H(), input, (UIntPtr)input.Length) != 0)
-      throw new LockstepException(1, string.Format("input is {0} bytes; the game's input size is smaller", input.Length));
+    Check(Native.lockstep_client_set_input(H(), input, (UIntPtr)input.Length));
   }
 
   public void AddCommand(byte[] command) {
     if (command == null) throw new ArgumentNullException("command");
-    if (Native.lockstep_client_add_command(H(), command, (UIntPtr)command.Length) != 0)
-      throw new LockstepException(1, string.Format("a command is 1..512 bytes and at most 64 wait (this one: {0} bytes)", command.Length));
+    Check(Native.lockstep_client_add_command(H(), command, (UIntPtr)command.Length));
   }
 
   public void SetResult(byte[] result) {
     if (result == null) throw new ArgumentNullException("result");
-    if (Native.lockstep_client_set_result(H(), result, (UIntPtr)result.Length) != 0)
-      throw new LockstepException(1, string.Format("a result is 0..256 bytes (this one: {0})", result.Length));
+    Check(Native.lockstep_client_set_result(H(), result, (UIntPtr)result.Length));
   }
+
+  /// The frame drawn last was presented at nowNs: own input to screen is counted to here.
+  public void Presented(long nowNs) { Native.lockstep_client_presented(H(), nowNs); }
+
+  /// A thread that updates the client at every tick (for loops slower than 100 Hz); Dispose stops it.
+  public void StartService() { Native.lockstep_client_start_service(H()); }
 
   /// The events since the last call, oldest first.
   public List<Event> PollEvents() {
@@ -494,7 +537,7 @@ public sealed class Client : IDisposable {
 
   public Stats Stats {
     get {
-      if (Native.lockstep_client_stats_get(H(), ref stats) != 0) throw new LockstepException(1, "stats: the library refused the struct");
+      Check(Native.lockstep_client_stats_get(H(), ref stats));
       return stats;
     }
   }
@@ -528,6 +571,15 @@ public sealed class Client : IDisposable {
     return b;
   }
 
+  // A state's bytes lent to TickOf, EntityCount or Fields for the call: one array per client,
+  // reused while states keep their size.
+  byte[] Lent(IntPtr p, UIntPtr n) {
+    int len = (int)n.ToUInt64();
+    if (lent == null || lent.Length != len) lent = new byte[len];
+    if (len > 0) Marshal.Copy(p, lent, 0, len);
+    return lent;
+  }
+
   delegate T Body<T>(Client c);
   static T Guard<T>(IntPtr user, T failed, Body<T> body) {
     Client c = Of(user);
@@ -536,7 +588,20 @@ public sealed class Client : IDisposable {
       return body(c);
     } catch (Exception e) {  // ends this client's session, never the process
       c.CallbackError = e;
+      // The reason, for the Ended event and the other players (a session-less CompareGame has no handle).
+      if (c.handle != IntPtr.Zero)
+        Native.lockstep_client_callback_failed(c.handle, Encoding.UTF8.GetBytes(e.GetType().Name + ": " + e.Message + "\0"));
       return failed;
+    }
+  }
+
+  [AOT.MonoPInvokeCallback(typeof(Native.LogFn))]
+  static void LogC(IntPtr user, int level, IntPtr line) {
+    var sink = logSink;
+    if (sink == null) return;
+    try {
+      sink(level, Native.Text(line));
+    } catch (Exception) {  // a sink that throws loses its line, never the process
     }
   }
 
@@ -549,12 +614,23 @@ public sealed class Client : IDisposable {
   static int StepC(IntPtr user, IntPtr frame) {
     return Guard(user, 1, c => {
       var f = (Native.FrameC)Marshal.PtrToStructure(frame, typeof(Native.FrameC));
-      var fr = new Frame { Tick = f.Tick, Present = f.Present, Filled = f.Filled, Players = f.Players,
-                           Inputs = new byte[f.Players][], CommandSlots = new uint[f.CommandCount], Commands = new byte[f.CommandCount][] };
-      for (int p = 0; p < f.Players; ++p) {
-        fr.Inputs[p] = new byte[f.InputSize];
-        if (f.InputSize > 0) Marshal.Copy(new IntPtr(f.Inputs.ToInt64() + p * f.InputSize), fr.Inputs[p], 0, (int)f.InputSize);
+      // One Frame per client, lent to Step for the call: its arrays are reused while the players,
+      // input size and command count stay (no allocation per step).
+      Frame fr = c.frame;
+      if (fr == null || fr.Inputs.Length != f.Players || (f.Players > 0 && fr.Inputs[0].Length != f.InputSize)) {
+        fr = c.frame = new Frame { Inputs = new byte[f.Players][] };
+        for (int p = 0; p < f.Players; ++p) fr.Inputs[p] = new byte[f.InputSize];
       }
+      if (fr.Commands == null || fr.Commands.Length != f.CommandCount) {
+        fr.CommandSlots = new uint[f.CommandCount];
+        fr.Commands = new byte[f.CommandCount][];
+      }
+      fr.Tick = f.Tick;
+      fr.Present = f.Present;
+      fr.Filled = f.Filled;
+      fr.Players = f.Players;
+      for (int p = 0; p < f.Players; ++p)
+        if (f.InputSize > 0) Marshal.Copy(new IntPtr(f.Inputs.ToInt64() + p * f.InputSize), fr.Inputs[p], 0, (int)f.InputSize);
       int size = Marshal.SizeOf(typeof(Native.Command));
       for (int i = 0; i < f.CommandCount; ++i) {
         var cmd = (Native.Command)Marshal.PtrToStructure(new IntPtr(f.Commands.ToInt64() + i * size), typeof(Native.Command));
@@ -588,18 +664,18 @@ public sealed class Client : IDisposable {
 
   [AOT.MonoPInvokeCallback(typeof(Native.TickFn))]
   static uint TickC(IntPtr user, IntPtr state, UIntPtr n) {
-    return Guard(user, 0u, c => c.game.TickOf(Bytes(state, n)));
+    return Guard(user, 0u, c => c.game.TickOf(c.Lent(state, n)));
   }
 
   [AOT.MonoPInvokeCallback(typeof(Native.TickFn))]
   static uint CountC(IntPtr user, IntPtr state, UIntPtr n) {
-    return Guard(user, 0u, c => c.game.EntityCount(Bytes(state, n)));
+    return Guard(user, 0u, c => c.game.EntityCount(c.Lent(state, n)));
   }
 
   [AOT.MonoPInvokeCallback(typeof(Native.FieldsFn))]
   static UIntPtr FieldsC(IntPtr user, IntPtr state, UIntPtr n, uint entity, IntPtr outp, UIntPtr cap) {
     return Guard(user, UIntPtr.Zero, c => {
-      var values = c.game.Fields(Bytes(state, n), entity);
+      var values = c.game.Fields(c.Lent(state, n), entity);
       if (values == null) return UIntPtr.Zero;
       if ((ulong)values.Count <= cap.ToUInt64()) {
         int size = Marshal.SizeOf(typeof(Native.Field));

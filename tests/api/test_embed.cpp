@@ -3,6 +3,7 @@
 // call's answer to bad arguments (C and C++).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <string>
@@ -28,6 +29,41 @@ ClientOptions client_options(std::uint16_t port, const std::string& name) {
   o.input_size = ArenaInput::kBytes;
   return o;
 }
+
+// The arena with a step that costs what the test says (busy, as a slow game's step is): for the
+// adaptive step budget and prediction depth.
+std::atomic<std::int64_t> g_step_cost_ns{0};
+class SlowArena final : public Simulation {
+ public:
+  explicit SlowArena(std::unique_ptr<Simulation> inner) : inner_(std::move(inner)) {}
+  Tick tick() const override { return inner_->tick(); }
+  void step(const InputFrame& frame) override {
+    const std::int64_t until = monotonic_ns() + g_step_cost_ns.load();
+    while (monotonic_ns() < until) {
+    }
+    inner_->step(frame);
+  }
+  std::uint32_t input_size() const override { return inner_->input_size(); }
+  void serialize(std::vector<std::uint8_t>& out) const override { inner_->serialize(out); }
+  bool deserialize(std::span<const std::uint8_t> bytes) override { return inner_->deserialize(bytes); }
+  std::uint64_t hash() const override { return inner_->hash(); }
+  std::uint32_t entity_count() const override { return inner_->entity_count(); }
+  std::uint64_t entity_hash(std::uint32_t e) const override { return inner_->entity_hash(e); }
+  std::vector<FieldValue> entity_fields(std::uint32_t e) const override { return inner_->entity_fields(e); }
+  std::vector<FieldValue> global_fields() const override { return inner_->global_fields(); }
+  std::unique_ptr<Simulation> clone() const override { return std::make_unique<SlowArena>(inner_->clone()); }
+  void assign(const Simulation& other) override { inner_->assign(*dynamic_cast<const SlowArena&>(other).inner_); }
+  std::uint64_t fingerprint() const override { return inner_->fingerprint(); }
+  void draw(const Simulation& prev, float alpha, DrawList& out) const override {
+    inner_->draw(*dynamic_cast<const SlowArena&>(prev).inner_, alpha, out);
+  }
+  float width() const override { return inner_->width(); }
+  float height() const override { return inner_->height(); }
+  void perturb(std::uint64_t selector) override { inner_->perturb(selector); }
+
+ private:
+  std::unique_ptr<Simulation> inner_;
+};
 
 }  // namespace
 
@@ -126,6 +162,70 @@ TEST_SUITE("api/embed") {
     CHECK(slow->exit_code() == 0);
     CHECK(slow->figures().tick == 300);
     CHECK(host->session().stats().filled_inputs == 0);
+  }
+
+  TEST_CASE("the adaptive step budget: prediction follows the step's cost down and back up; input to screen counts to the frame presented") {
+    ServerConfig cfg;
+    cfg.port = 0;
+    cfg.players = 2;
+    cfg.last_tick = 700;
+    cfg.world = arena_world(5, 20, 2);
+    cfg.factory = make_arena;
+    cfg.start_delay_ns = 50'000'000;
+    Error err;
+    auto host = Host::create(cfg, &err);
+    REQUIRE_MESSAGE(host, err.detail);
+    g_step_cost_ns = 0;
+    auto slow_options = [&](const std::string& name) {
+      ClientOptions o = client_options(host->port(), name);
+      o.session.factory = [](const WorldParams& w) -> std::unique_ptr<Simulation> { return std::make_unique<SlowArena>(make_arena(w)); };
+      o.predict = 40;
+      return o;
+    };
+    auto a = Client::create(slow_options("ann"), &err);
+    REQUIRE_MESSAGE(a, err.detail);
+    auto b = Client::create(slow_options("bob"), &err);
+    REQUIRE_MESSAGE(b, err.detail);
+    std::uint32_t slow_depth = 1000;
+    double slow_budget_ms = 0;
+    auto game = [&](Client& c, std::int64_t present_after_ns) {
+      return lockstep::testing::Driven{[&c, present_after_ns, &slow_depth, &slow_budget_ms](std::int64_t now) {
+                                          (void)c.update(now);
+                                          const std::uint8_t input[2] = {100, static_cast<std::uint8_t>(now / 300'000'000)};
+                                          c.set_input(input);
+                                          (void)c.predicted_alpha(now);  // a drawn frame
+                                          if (present_after_ns > 0) c.presented(now + present_after_ns);
+                                          const ClientFigures f = c.figures();
+                                          // Steps of 2 ms from tick 150 to 350: the depth follows them down.
+                                          g_step_cost_ns = f.tick >= 150 && f.tick < 350 ? 2'000'000 : 0;
+                                          if (f.tick >= 300 && f.tick < 350) {
+                                            slow_depth = std::min(slow_depth, f.predict);
+                                            slow_budget_ms = static_cast<double>(f.step_budget_ns) / 1e6;
+                                          }
+                                          return now + 16'666'666;  // a 60 Hz game loop
+                                        },
+                                        [] { return -1; }};
+    };
+    std::vector<lockstep::testing::Driven> parts{
+        {[&](std::int64_t now) { return host->update(now); }, [&] { return host->session().fd(); }},
+        game(*a, 0), game(*b, 30'000'000)};
+    REQUIRE(drive(parts, [&] { return host->finished() && a->finished() && b->finished(); }, 60'000'000'000LL));
+    g_step_cost_ns = 0;
+    CHECK(a->exit_code() == 0);
+    CHECK(b->exit_code() == 0);
+    const ClientFigures fa = a->figures(), fb = b->figures();
+    // The budget is the game's frame (60 Hz), and 2 ms steps afford about 8 of them.
+    CHECK(fa.frame_ns == doctest::Approx(16'666'666).epsilon(0.1));
+    CHECK(slow_budget_ms == doctest::Approx(16.7).epsilon(0.1));
+    CHECK(slow_depth <= 10);
+    CHECK(fa.predict == 40);  // back to the most once steps are cheap again
+    CHECK(fb.predict == 40);
+    // Own input on screen: predicted at once, so one frame later when the game does not say when
+    // it presents (a), and 30 ms later when it says so (b).
+    CHECK(fa.input_to_screen_p50_ms >= 15.0);
+    CHECK(fa.input_to_screen_p50_ms <= 17.0 + 10.0);
+    CHECK(fb.input_to_screen_p50_ms >= 30.0);
+    CHECK(fb.input_to_screen_p50_ms <= 30.0 + 10.0);
   }
 
   TEST_CASE("bad arguments get a result and a sentence, never a crash") {
@@ -231,6 +331,62 @@ TEST_SUITE("api/embed") {
     CHECK(st.predicted_tick == 0);
     CHECK(st.game_steps == 0);
     lockstep_client_destroy(client);
+  }
+
+  TEST_CASE("C: structs grow: API version 2's sizes are read and written as far as they go, the rest takes its defaults") {
+    // API version 2 shipped lockstep_client_config at 144 bytes and lockstep_client_stats at 176
+    // (x86-64 and aarch64): a game built against that header passes those sizes.
+    static_assert(sizeof(void*) == 8, "the sizes below are LP64's");
+    char error[256] = "";
+    const lockstep_module* arena = nullptr;
+    REQUIRE(lockstep_module_builtin("arena", &arena, error, sizeof error) == LOCKSTEP_OK);
+    lockstep_client_config config;
+    std::memset(&config, 0x5A, sizeof config);  // bytes past an older struct's end are not the caller's
+    lockstep_client_config_init(&config, 144);
+    CHECK(config.struct_size == 144);
+    CHECK(config.step_budget_us == 0x5A5A5A5A5A5A5A5ALL);  // init wrote the caller's 144 bytes only
+    config.module = arena;
+    config.port = 1;
+    lockstep_client* client = nullptr;
+    REQUIRE_MESSAGE(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_OK, error);
+    lockstep_client_stats st;
+    std::memset(&st, 0xAB, sizeof st);
+    st.struct_size = 176;
+    REQUIRE(lockstep_client_stats_get(client, &st) == LOCKSTEP_OK);
+    CHECK(st.struct_size == 176);
+    CHECK(st.game_reused == 0);  // the last field API version 2 knew
+    std::uint8_t past[sizeof st - 176];
+    std::memcpy(past, reinterpret_cast<const std::uint8_t*>(&st) + 176, sizeof past);
+    for (std::uint8_t b : past) CHECK(b == 0xAB);  // nothing written past the caller's struct
+    // Today's size: the new fields, the adaptive budget (8 ms before any frame) among them.
+    st.struct_size = sizeof st;
+    REQUIRE(lockstep_client_stats_get(client, &st) == LOCKSTEP_OK);
+    CHECK(st.step_budget_ms == doctest::Approx(8.0));
+    // Sizes that are no header's: refused, each with a sentence saying which side is newer.
+    st.struct_size = 100;
+    CHECK(lockstep_client_stats_get(client, &st) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(lockstep_client_error(client)).find("stats.struct_size is 100; this library (API version 3) takes 176..") !=
+          std::string::npos);
+    CHECK(std::string(lockstep_client_error(client)).find("older than API version 2") != std::string::npos);
+    st.struct_size = sizeof st + 8;
+    CHECK(lockstep_client_stats_get(client, &st) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(lockstep_client_error(client)).find("newer lockstep header than this library") != std::string::npos);
+    CHECK(lockstep_client_stats_get(client, nullptr) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(lockstep_client_error(client)).find("out must not be NULL") != std::string::npos);
+    const std::uint8_t too_long[80] = {};
+    CHECK(lockstep_client_set_input(client, too_long, sizeof too_long) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(lockstep_client_error(client)).find("80 bytes") != std::string::npos);
+    lockstep_client_destroy(client);
+    // A config of 143 bytes is no header's; a budget out of range is named.
+    lockstep_client_config_defaults(&config);
+    config.module = arena;
+    config.struct_size = 143;
+    CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("config.struct_size is 143; this library (API version 3) takes 144..") != std::string::npos);
+    config.struct_size = sizeof config;
+    config.step_budget_us = -1;
+    CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
+    CHECK(std::string(error).find("step_budget_us") != std::string::npos);
   }
 
   TEST_CASE("C: a backend mints a token with lockstep_token_mint and a game joins a sealed Host with it") {

@@ -114,6 +114,11 @@ int main(int argc, char** argv) {
     secret[strcspn(secret, "\n")] = '\0';
   }
   g.scratch = g.t->create(NULL, 0, 1);
+  /* The header this game was built against, and the library it runs on (tests/embed/api_v2 builds
+   * it against API version 2's). */
+  fprintf(stderr, "c_player: built against LOCKSTEP_API_VERSION %u (config %u bytes, stats %u bytes), linked %u\n",
+          (unsigned)LOCKSTEP_API_VERSION, (unsigned)sizeof(lockstep_client_config), (unsigned)sizeof(lockstep_client_stats),
+          (unsigned)lockstep_api_version());
 
   lockstep_game callbacks;
   lockstep_game_defaults(&callbacks);
@@ -149,6 +154,7 @@ int main(int argc, char** argv) {
   uint8_t input[64];
   const lockstep_command_sink sink = {NULL, add_nothing};
   unsigned long long draws = 0, draws_not_predicted = 0, draws_ahead = 0;
+  uint32_t lowest_depth = predict;  /* after the first 3 s */
   while (!lockstep_client_finished(client)) {
     const int64_t now = now_ns();
     int64_t wake = lockstep_client_update(client, now);
@@ -167,7 +173,11 @@ int main(int argc, char** argv) {
     }
     lockstep_client_stats st;
     st.struct_size = sizeof st;
-    lockstep_client_stats_get(client, &st);
+    if (lockstep_client_stats_get(client, &st) != LOCKSTEP_OK) {
+      fprintf(stderr, "c_player: lockstep_client_stats_get refused a struct of %u bytes\n", (unsigned)sizeof st);
+      return 1;
+    }
+    if (predict > 0 && st.tick > 300 && st.predict < lowest_depth) lowest_depth = st.predict;
     memset(input, 0, sizeof input);
     g.t->bot(seed, st.tick, input, &sink);
     lockstep_client_set_input(client, input, g.t->input_size);
@@ -201,9 +211,9 @@ int main(int argc, char** argv) {
     const double confirmed = st.tick > 0 ? (double)st.tick : 1.0;
     fprintf(stderr,
             "c_player: prediction: %llu draws, %llu not of the predicted world, %llu ahead of the confirmed one; "
-            "input to screen p50 %.1f ms p99 %.1f ms; depth %u, %llu rebuilds, %llu of %llu predictions wrong; "
+            "input to screen p50 %.1f ms p99 %.1f ms; depth %u (lowest %u), %llu rebuilds, %llu of %llu predictions wrong; "
             "per confirmed tick: %.2f steps, %.2f saves, %.3f loads, %.2f reused\n",
-            draws, draws_not_predicted, draws_ahead, st.input_to_screen_p50_ms, st.input_to_screen_p99_ms, st.predict,
+            draws, draws_not_predicted, draws_ahead, st.input_to_screen_p50_ms, st.input_to_screen_p99_ms, st.predict, lowest_depth,
             (unsigned long long)st.rebuilds, (unsigned long long)st.mispredictions,
             (unsigned long long)st.verified_predictions, (double)st.game_steps / confirmed,
             (double)st.game_saves / confirmed, (double)st.game_loads / confirmed, (double)st.game_reused / confirmed);

@@ -172,12 +172,14 @@ static class Program {
       } catch (Lockstep.LockstepException) {
       }
       long draws = 0, notPredicted = 0, ahead = 0;
+      uint lowestDepth = predict;  // after the first 3 s
       var input = new byte[2];
       while (!client.Finished) {
         long now = Lockstep.Client.NowNs();
         client.Update(now);
         foreach (var e in client.PollEvents()) Console.Error.WriteLine("cs_player: event " + (uint)e.Kind + " " + e);
         var st = client.Stats;
+        if (predict > 0 && st.Tick > 300) lowestDepth = Math.Min(lowestDepth, st.Predict);
         ulong h = Walkers.Mix(unchecked(seed * 31 + st.Tick / 50));
         input[0] = unchecked((byte)(sbyte)((long)(h % 61) - 30));
         client.SetInput(input);
@@ -202,9 +204,9 @@ static class Program {
         double n = Math.Max(1, s.Tick);
         Console.Error.WriteLine(string.Format(System.Globalization.CultureInfo.InvariantCulture,
             "cs_player: prediction: {0} draws, {1} not of the predicted world, {2} ahead of the confirmed one; input to screen p50 {3:F1} ms p99 {4:F1} ms; " +
-            "depth {5}, {6} rebuilds, {7} of {8} predictions wrong; per confirmed tick: {9:F2} steps, {10:F2} saves, {11:F3} loads, {12:F2} reused",
+            "depth {5} (lowest {13}), {6} rebuilds, {7} of {8} predictions wrong; per confirmed tick: {9:F2} steps, {10:F2} saves, {11:F3} loads, {12:F2} reused",
             draws, notPredicted, ahead, s.InputToScreenP50Ms, s.InputToScreenP99Ms, s.Predict, s.Rebuilds, s.Mispredictions,
-            s.VerifiedPredictions, s.GameSteps / n, s.GameSaves / n, s.GameLoads / n, s.GameReused / n));
+            s.VerifiedPredictions, s.GameSteps / n, s.GameSaves / n, s.GameLoads / n, s.GameReused / n, lowestDepth));
       }
       return code;
     }

@@ -154,6 +154,7 @@ def main():
     game = WalkersGame(int(build_id, 16), perturb_at, raise_at)
     client = lockstep.Client(host, int(port), name, game=game, hash_log=hash_log, predict=predict)
     draws = [0, 0, 0]  # drawn, not of the predicted world, ahead of the confirmed one
+    lowest_depth = predict  # after the first 3 s
     while not client.finished:
         now = time.monotonic_ns()
         client.update(now)
@@ -163,6 +164,8 @@ def main():
             client.set_result(game.result)
             game.result = None
         st = client.stats
+        if predict and st.tick > 300:
+            lowest_depth = min(lowest_depth, st.predict)
         h = mix((seed * 31 + st.tick // 50) & M64)
         client.set_input(bytes([((h % 61) - 30) & 0xFF, 0]))
         if predict:  # where a game would draw: its own state, which must be the predicted world
@@ -184,7 +187,7 @@ def main():
         n = max(st.tick, 1)
         print(f"py_player: prediction: {draws[0]} draws, {draws[1]} not of the predicted world, {draws[2]} ahead of the "
               f"confirmed one; input to screen p50 {st.input_to_screen_p50_ms:.1f} ms p99 {st.input_to_screen_p99_ms:.1f} ms; "
-              f"depth {st.predict}, {st.rebuilds} rebuilds, {st.mispredictions} of {st.verified_predictions} predictions "
+              f"depth {st.predict} (lowest {lowest_depth}), {st.rebuilds} rebuilds, {st.mispredictions} of {st.verified_predictions} predictions "
               f"wrong; per confirmed tick: {st.game_steps / n:.2f} steps, {st.game_saves / n:.2f} saves, "
               f"{st.game_loads / n:.3f} loads, {st.game_reused / n:.2f} reused", file=sys.stderr)
     client.close()

@@ -30,7 +30,7 @@ import time
 __all__ = ["Client", "Game", "Module", "Error", "EventKind", "Event", "module_builtin", "module_load",
            "compare_game", "bisect_game", "api_version", "version", "protocol_version"]
 
-API_VERSION = 2  # LOCKSTEP_API_VERSION this binding speaks
+API_VERSION = 3  # LOCKSTEP_API_VERSION this binding speaks
 
 
 class Error(ValueError):
@@ -82,7 +82,8 @@ class _Config(C.Structure):
                 ("token", C.c_char_p), ("spectate", C.c_int), ("rejoin_secret", C.c_char_p), ("last_tick", C.c_uint32),
                 ("module", C.c_void_p), ("game", C.POINTER(_Game)), ("log", _LOG), ("log_user", C.c_void_p),
                 ("hash_log", C.c_char_p), ("connect_timeout_ms", C.c_int64), ("playout_max_ms", C.c_int64),
-                ("predict", C.c_uint32), ("connect_token", _U8P), ("connect_token_len", C.c_size_t)]
+                ("predict", C.c_uint32), ("connect_token", _U8P), ("connect_token_len", C.c_size_t),
+                ("step_budget_us", C.c_int64)]
 
 
 class _Event(C.Structure):
@@ -98,7 +99,8 @@ class _Stats(C.Structure):
                 ("input_to_screen_p99_ms", C.c_double), ("predict", C.c_uint32), ("predicted_tick", C.c_uint32),
                 ("predicted_ticks", C.c_uint64), ("rebuilds", C.c_uint64), ("verified_predictions", C.c_uint64),
                 ("mispredictions", C.c_uint64), ("game_steps", C.c_uint64), ("game_saves", C.c_uint64),
-                ("game_loads", C.c_uint64), ("game_reused", C.c_uint64)]
+                ("game_loads", C.c_uint64), ("game_reused", C.c_uint64), ("step_budget_ms", C.c_double),
+                ("step_cost_us", C.c_double), ("frame_ms", C.c_double)]
 
 
 _STRUCTS = {"lockstep_command": _Command, "lockstep_frame": _Frame, "lockstep_field": _Field, "lockstep_game": _Game,
@@ -136,6 +138,8 @@ def _load():
         "lockstep_client_alpha": (C.c_double, [C.c_void_p, C.c_int64]),
         "lockstep_client_predicted_alpha": (C.c_double, [C.c_void_p, C.c_int64]),
         "lockstep_client_stats_get": (C.c_int, [C.c_void_p, C.POINTER(_Stats)]),
+        "lockstep_client_presented": (None, [C.c_void_p, C.c_int64]),
+        "lockstep_client_error": (C.c_char_p, [C.c_void_p]),
         "lockstep_client_finished": (C.c_int, [C.c_void_p]), "lockstep_client_exit_code": (C.c_int, [C.c_void_p]),
         "lockstep_client_leave": (None, [C.c_void_p]),
         "lockstep_compare_game": (C.c_int, [C.c_void_p, C.POINTER(_Game), _U8P, C.c_size_t, C.c_uint32, C.c_char_p,
@@ -259,6 +263,8 @@ class Game:
     input_size (the hosted module's identity; Module gives them). lockstep calls:
       reset(settings: bytes, players: int)   build tick 0 of that world
       step(frame: Frame)                      step the state by one frame (frame.tick says which)
+        (reset and step fail by raising, or by returning False or a nonzero int: the session ends
+        with exit code 1 and the reason in its ENDED event)
       save() -> bytes                         the canonical serialization (the hash is of these bytes)
       load(state: bytes) -> bool              replace the state (untrusted bytes); False if not one
       tick_of(state: bytes) -> int            the tick saved bytes are at
@@ -320,13 +326,15 @@ class _GameBinding:
                     return default
             return call
 
+        def failed(r):
+            # False, or a nonzero int (C's convention), is a failure; None and True are not.
+            return r is False or (type(r) is int and r != 0)
+
         def reset(_, settings, n, players):
-            game.reset(C.string_at(settings, n) if n else b"", players)
-            return 0
+            return 1 if failed(game.reset(C.string_at(settings, n) if n else b"", players)) else 0
 
         def step(_, frame):
-            r = game.step(Frame(frame.contents))
-            return 1 if r is False else 0
+            return 1 if failed(game.step(Frame(frame.contents))) else 0
 
         saved = [None]
 
@@ -380,7 +388,7 @@ class Client:
 
     def __init__(self, host="127.0.0.1", port=7777, name="player", *, module=None, game=None, token=None,
                  spectate=False, rejoin_secret=None, last_tick=0, hash_log=None, connect_timeout_ms=20000,
-                 playout_max_ms=150, predict=0, connect_token=None, log=None):
+                 playout_max_ms=150, predict=0, connect_token=None, log=None, step_budget_ms=0):
         self._handle = None
         cfg = _Config()
         _lib.lockstep_client_config_init(C.byref(cfg), C.sizeof(_Config))
@@ -395,6 +403,7 @@ class Client:
         cfg.spectate, cfg.rejoin_secret, cfg.last_tick = 1 if spectate else 0, text(rejoin_secret), int(last_tick)
         cfg.hash_log = text(os.fsdecode(hash_log)) if hash_log is not None else None
         cfg.connect_timeout_ms, cfg.playout_max_ms, cfg.predict = int(connect_timeout_ms), int(playout_max_ms), int(predict)
+        cfg.step_budget_us = int(round(float(step_budget_ms) * 1000))  # 0: adaptive
         if (module is None) == (game is None):
             raise Error(1, "module or game: exactly one must be set")
         self._binding = None
@@ -434,26 +443,34 @@ class Client:
         """Handles the network, samples input, executes frames; returns when it next has work (ns)."""
         return _lib.lockstep_client_update(self._h(), time.monotonic_ns() if now_ns is None else int(now_ns))
 
+    def _check(self, r):
+        if r:
+            raise Error(r, _lib.lockstep_client_error(self._h()).decode(errors="replace"))
+
     def set_input(self, data):
         buf, n = _bytes_arg(data, "input")
-        if _lib.lockstep_client_set_input(self._h(), buf, n):
-            raise Error(1, "input is %d bytes; the game's input size is smaller" % n)
+        self._check(_lib.lockstep_client_set_input(self._h(), buf, n))
 
     def add_command(self, data):
         buf, n = _bytes_arg(data, "command")
-        if _lib.lockstep_client_add_command(self._h(), buf, n):
-            raise Error(1, "a command is 1..512 bytes and at most 64 wait (this one: %d bytes)" % n)
+        self._check(_lib.lockstep_client_add_command(self._h(), buf, n))
 
     def set_result(self, data):
         buf, n = _bytes_arg(data, "result")
-        if _lib.lockstep_client_set_result(self._h(), buf, n):
-            raise Error(1, "a result is 0..256 bytes (this one: %d)" % n)
+        self._check(_lib.lockstep_client_set_result(self._h(), buf, n))
+
+    def presented(self, now_ns=None):
+        """The frame drawn last was presented now: own input to screen is counted to here."""
+        _lib.lockstep_client_presented(self._h(), time.monotonic_ns() if now_ns is None else int(now_ns))
 
     def events(self):
         """The events since the last call, oldest first."""
         out = []
         while _lib.lockstep_client_poll_event(self._h(), C.byref(self._event)):
-            out.append(Event(self._event))
+            e = Event(self._event)
+            if e.kind == 8 and self.callback_error is not None:  # ENDED by the exception a Game method raised
+                e.detail += " (the game raised %r)" % (self.callback_error,)
+            out.append(e)
         return out
 
     def alpha(self, now_ns=None):
@@ -465,8 +482,7 @@ class Client:
     @property
     def stats(self):
         """lockstep_client_stats as an object with the same field names (a fresh copy each time)."""
-        if _lib.lockstep_client_stats_get(self._h(), C.byref(self._stats)):
-            raise Error(1, "stats: the library refused the struct")
+        self._check(_lib.lockstep_client_stats_get(self._h(), C.byref(self._stats)))
         s = _Stats.from_buffer_copy(self._stats)
         return s
 

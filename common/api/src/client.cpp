@@ -19,6 +19,21 @@ constexpr std::size_t kCatchUpFrames = 25;        // this far behind, frames are
 constexpr std::size_t kMaxPendingCommands = 64;   // commands waiting for ticks to take them
 constexpr std::size_t kRing = 512;                // ticks of own inputs, sample times and predicted hashes kept
 constexpr Tick kSteadyTicks = 200;
+constexpr std::size_t kStepCostSamples = 32;     // updates whose cost per step the depth follows
+constexpr std::size_t kFrameSamples = 16;        // intervals between drawn frames the budget follows
+constexpr std::int64_t kBudgetMinNs = 8'000'000;   // the adaptive step budget's least (and the one before any frame)
+constexpr std::int64_t kBudgetMaxNs = 50'000'000;  // and its most
+constexpr std::size_t kMaxAwaitingPresent = 4096;  // sample times waiting for the game's presented()
+
+// A ring of the last `cap` samples, and their median.
+std::int64_t add_and_median(std::vector<std::int64_t>& ring, std::size_t& at, std::size_t cap, std::int64_t sample) {
+  if (ring.size() < cap) ring.push_back(sample);
+  else ring[at++ % cap] = sample;
+  std::vector<std::int64_t> sorted = ring;
+  const auto mid = sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2);
+  std::nth_element(sorted.begin(), mid, sorted.end());
+  return *mid;
+}
 }  // namespace
 
 /// This player's input of each sampled tick and when it was sampled, and the frame and hash the
@@ -57,6 +72,10 @@ std::unique_ptr<Client> Client::create(ClientOptions options, Error* error) {
     confirmed->latest = f.tick;
   };
   options.session.keep_previous = true;
+  if (options.step_budget_ns < 0) {
+    if (error) *error = {ErrorKind::Usage, "step_budget_ns must be 0 (adaptive) or positive", "step_budget_ns"};
+    return nullptr;
+  }
   if (options.predict > 200) {
     if (error) *error = {ErrorKind::Usage, "predict must be 0..200 ticks", "predict"};
     return nullptr;
@@ -155,22 +174,58 @@ std::int64_t Client::playout_time(Tick t) const { return session_->tick_due_ns(t
 // Frames whose playout time has come (all of them when far behind), within the step budget.
 void Client::step_due(std::int64_t now_ns) {
   if (!session_->simulation()) return;
-  const std::int64_t started = monotonic_ns();
+  const std::int64_t started = monotonic_ns(), budget = step_budget();
+  std::uint32_t stepped = 0;
   while (session_->frames_buffered() > 0) {
     const Tick next = session_->executed_tick() + 1;
     if (session_->frames_buffered() < kCatchUpFrames && playout_time(next) > now_ns) break;
     if (!session_->execute_next(now_ns)) break;
-    if (monotonic_ns() - started > options_.step_budget_ns) {
+    ++stepped;
+    if (monotonic_ns() - started > budget) {
       // Over budget with frames left: stepping costs more than real time here. Said at most every 5 s.
       if (session_->frames_buffered() > kCatchUpFrames && now_ns - last_behind_report_ > 5'000'000'000) {
         last_behind_report_ = now_ns;
         LOCKSTEP_LOG_WARN("cannot keep up: %zu confirmed frames wait at tick %u (the step budget is %.1f ms a pass)",
-                          session_->frames_buffered(), session_->executed_tick(),
-                          static_cast<double>(options_.step_budget_ns) / 1e6);
+                          session_->frames_buffered(), session_->executed_tick(), static_cast<double>(budget) / 1e6);
       }
       break;
     }
   }
+  // Without prediction the confirmed steps are the cost the budget is measured by; with it, the
+  // predicted world's (in a game that owns its state, confirmed steps mostly reuse its saves).
+  if (stepped > 0 && options_.predict == 0) note_step_cost(monotonic_ns() - started, stepped);
+}
+
+// Set, or adaptive: a frame of the game's, or what re-simulating the predicted world's lead (and a
+// quarter more) costs at the measured step cost, whichever is more, within 8..50 ms.
+std::int64_t Client::step_budget() const {
+  if (options_.step_budget_ns > 0) return options_.step_budget_ns;
+  std::int64_t budget = frame_ns_ > 0 ? frame_ns_ : kBudgetMinNs;
+  if (options_.predict > 0 && step_cost_ns_ > 0) {
+    const Tick sampled = session_->last_sampled(), base = session_->executed_tick();
+    const std::int64_t lead = sampled > base ? std::min<std::int64_t>(sampled - base, options_.predict) : 0;
+    budget = std::max(budget, step_cost_ns_ * (lead + lead / 4 + 1));
+  }
+  return std::clamp(budget, kBudgetMinNs, kBudgetMaxNs);
+}
+
+void Client::note_step_cost(std::int64_t spent_ns, std::uint32_t steps) {
+  step_cost_ns_ = add_and_median(step_costs_, step_costs_at_, kStepCostSamples, std::max<std::int64_t>(1, spent_ns / steps));
+}
+
+// The prediction depth the budget affords at the measured step cost, between 1 and `predict`.
+void Client::fit_depth() {
+  if (options_.predict == 0 || step_cost_ns_ <= 0) return;
+  const std::int64_t budget = step_budget();
+  const auto fits = static_cast<std::uint32_t>(std::clamp<std::int64_t>(budget / step_cost_ns_, 1, options_.predict));
+  if (fits == depth_) return;
+  if (now_ - last_depth_report_ > 5'000'000'000 || fits == options_.predict) {
+    last_depth_report_ = now_;
+    LOCKSTEP_LOG_WARN("prediction %s %u ticks: a step costs %.3f ms and the step budget is %.1f ms",
+                      fits < depth_ ? "lowered to" : "raised to", fits, static_cast<double>(step_cost_ns_) / 1e6,
+                      static_cast<double>(budget) / 1e6);
+  }
+  depth_ = fits;
 }
 
 void Client::set_input_source(InputSource source) {
@@ -209,6 +264,7 @@ void Client::predict(std::int64_t now_ns) {
   (void)now_ns;
   const Simulation* verified = session_->simulation();
   if (depth_ == 0 || !verified || session_->slot() < 0 || !confirmed_source_) return;
+  fit_depth();
   if (confirmed_source_->latest == 0) return;  // nothing confirmed yet to repeat
   const InputFrame* latest = confirmed_source_->frames.find(confirmed_source_->latest);
   if (!latest) return;
@@ -242,7 +298,9 @@ void Client::predict(std::int64_t now_ns) {
   }
   InputFrame f;
   const auto slot = static_cast<std::uint32_t>(session_->slot());
+  std::uint32_t stepped = 0;
   while (predicted_->tick() < target) {
+    ++stepped;
     const Tick t = predicted_->tick() + 1;
     f.reset(t, confirmed.players, confirmed.input_size);
     f.present = confirmed.present | (1u << slot);
@@ -261,12 +319,8 @@ void Client::predict(std::int64_t now_ns) {
   }
   const std::int64_t spent = monotonic_ns() - started;
   counters_.predict_ns += spent;
-  // Re-simulation has the step budget: a client whose rebuild overruns it predicts less.
-  if (spent > options_.step_budget_ns && depth_ > 1) {
-    --depth_;
-    LOCKSTEP_LOG_WARN("re-simulating took %.1f ms: prediction lowered to %u ticks", static_cast<double>(spent) / 1e6,
-                      depth_);
-  }
+  // Re-simulation has the step budget: the depth follows what a step costs (fit_depth).
+  if (stepped > 0) note_step_cost(spent, stepped);
 }
 
 const Simulation* Client::predicted() const {
@@ -295,6 +349,9 @@ double Client::predicted_alpha(std::int64_t now_ns, bool drawn) {
 // Own input to screen: every own tick up to the one now shown, from its sampling to this frame;
 // steady state only, from 2 s after the first sampled tick (as the server's figures count).
 void Client::note_drawn(Tick shown, std::int64_t now_ns) {
+  if (last_drawn_at_ > 0 && now_ns > last_drawn_at_)
+    frame_ns_ = add_and_median(frame_intervals_, frame_intervals_at_, kFrameSamples, now_ns - last_drawn_at_);
+  last_drawn_at_ = now_ns;
   const Tick first = session_->first_sampled();
   if (first == 0 || shown < first + kSteadyTicks) {
     shown_ = std::max(shown_, shown);
@@ -304,9 +361,20 @@ void Client::note_drawn(Tick shown, std::int64_t now_ns) {
   for (Tick t = std::max<Tick>(shown_ + 1, oldest); t <= shown; ++t) {
     const Rings::Sample* own = rings_->own.find(t);
     if (!own || own->sampled_at == 0) continue;
-    screen_latency_.add_us((now_ns - own->sampled_at) / 1000);
+    if (!presents_) {
+      screen_latency_.add_us((now_ns + frame_ns_ - own->sampled_at) / 1000);  // presented a frame later
+    } else if (awaiting_present_.size() < kMaxAwaitingPresent) {
+      awaiting_present_.push_back(own->sampled_at);
+    }
   }
   shown_ = std::max(shown_, shown);
+}
+
+void Client::presented(std::int64_t now_ns) {
+  std::lock_guard lock(mutex_);
+  presents_ = true;
+  for (const std::int64_t sampled_at : awaiting_present_) screen_latency_.add_us((now_ns - sampled_at) / 1000);
+  awaiting_present_.clear();
 }
 
 double Client::alpha(std::int64_t now_ns, bool drawn) {
@@ -353,6 +421,9 @@ ClientFigures Client::figures() const {
   f.verified_predictions = counters_.verified_predictions;
   f.mispredictions = counters_.mispredictions;
   f.predict_ns = counters_.predict_ns;
+  f.step_budget_ns = step_budget();
+  f.step_cost_ns = step_cost_ns_;
+  f.frame_ns = frame_ns_;
   if (screen_latency_.count() > 0) {
     f.input_to_screen_p50_ms = screen_latency_.percentile_us(50) / 1e3;
     f.input_to_screen_p99_ms = screen_latency_.percentile_us(99) / 1e3;

@@ -30,8 +30,9 @@ struct GameContext {
   std::uint64_t holder_version = 0;
   std::uint64_t next_version = 1;
   std::string failure;
+  std::string reason;  // a binding's word on why its callback failed (lockstep_client_callback_failed)
   void fail(const std::string& why) {
-    if (failure.empty()) failure = why;
+    if (failure.empty()) failure = reason.empty() ? why : why + ": " + reason;
   }
   // With prediction: the steps taken ahead of the confirmed tick, by tick (GGPO's saved frames).
   // A world stepping tick T from a state with the same hash and size, by the same frame, takes the
@@ -45,6 +46,8 @@ struct GameContext {
   };
   bool keep_steps = false;
   std::map<Tick, Stepped> stepped;
+  // reused: steps of the confirmed world that took a predicted step's save; a re-simulation of the
+  // predicted world (GameSimulation::mark_predicted) taking one is not counted.
   std::uint64_t steps = 0, saves = 0, loads = 0, reused = 0;
   // Forgets the steps up to `tick` (confirmed: never taken again).
   void confirmed(Tick tick) { stepped.erase(stepped.begin(), stepped.upper_bound(tick)); }
@@ -72,6 +75,8 @@ class GameSimulation final : public Simulation {
     return true;
   }
 
+  // This instance is the predicted world (the C API marks it after each update).
+  void mark_predicted() const { predicted_world_ = true; }
   // The game holds this instance from now on.
   void mark_held() { ctx_->holder_version = version_; }
   [[nodiscard]] bool holds_me() const { return ctx_->holder_version == version_; }
@@ -87,7 +92,7 @@ class GameSimulation final : public Simulation {
       bytes_ = it->second.bytes;  // stepped before, from this state by this frame: the same bytes
       tick_ = frame.tick;
       version_ = ctx_->next_version++;
-      ++ctx_->reused;
+      if (!predicted_world_) ++ctx_->reused;
       return;
     }
     if (!holds_me()) {
@@ -188,6 +193,7 @@ class GameSimulation final : public Simulation {
   std::uint64_t version_ = 0;
   mutable std::uint64_t hash_ = 0, hashed_version_ = 0;  // hash() of bytes_ at version hashed_version_
   Tick tick_ = 0;
+  mutable bool predicted_world_ = false;  // a role, not a state: not copied by assign()
   std::vector<lockstep_command> commands_;
 };
 
@@ -196,7 +202,11 @@ class GameSimulation final : public Simulation {
 inline WorldFactory game_factory(const std::shared_ptr<GameContext>& ctx) {
   return [ctx](const WorldParams& world) -> std::unique_ptr<Simulation> {
     const lockstep_game& g = ctx->game;
-    if (g.reset(g.user, world.settings.data(), world.settings.size(), world.players) != 0) return nullptr;
+    if (const int r = g.reset(g.user, world.settings.data(), world.settings.size(), world.players); r != 0) {
+      ctx->fail("the game's reset() returned " + std::to_string(r) + " for " + std::to_string(world.players) +
+                " players and " + std::to_string(world.settings.size()) + " bytes of settings");
+      return nullptr;
+    }
     std::vector<std::uint8_t> bytes;
     if (!GameSimulation::save(*ctx, &bytes)) return nullptr;
     auto sim = std::make_unique<GameSimulation>(ctx, std::move(bytes), world.players,

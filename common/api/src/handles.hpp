@@ -26,17 +26,24 @@ inline lockstep_result fail(lockstep_result r, const std::string& why, char* err
 }
 
 /// Versioned structs (lockstep_session.h): the caller's struct_size says how much of the struct
-/// its header knows. Reads that much of `in` over `out`, which holds the defaults; false with a
-/// sentence when struct_size is below `first_size` (the layout's first version) or larger than
-/// this library's struct.
+/// its header knows. `first_size` is the struct's size at API version 2, where struct_size began;
+/// every size from there to this library's is a header of some version (fields only grow at the
+/// end). The sentence when struct_size is none of those, saying which side is newer.
+inline std::string versioned_size_refusal(std::size_t n, std::size_t first_size, std::size_t size, const char* what) {
+  const std::string range = std::to_string(first_size) + (first_size == size ? "" : ".." + std::to_string(size));
+  std::string why = std::string(what) + ".struct_size is " + std::to_string(n) + "; this library (API version " +
+                    std::to_string(LOCKSTEP_API_VERSION) + ") takes " + range;
+  if (n > size) return why + ": the game was built against a newer lockstep header than this library; link a newer lockstep";
+  if (n == 0) return why + ": the struct was never set up; fill it with its _defaults() or _init() call first";
+  return why + ": that is no lockstep header's size (older than API version 2, or not set with the _defaults() call)";
+}
+/// Reads struct_size bytes of `in` over `out`, which holds the defaults (the fields an older header
+/// lacks keep them); false with a sentence when struct_size is out of range.
 template <class T>
 bool read_versioned(const T& in, T* out, std::size_t first_size, const char* what, std::string* why) {
   const std::size_t n = in.struct_size;
   if (n < first_size || n > sizeof(T)) {
-    *why = std::string(what) + ".struct_size is " + std::to_string(n) + "; this library takes " + std::to_string(first_size) +
-           (first_size == sizeof(T) ? "" : ".." + std::to_string(sizeof(T))) +
-           (n > sizeof(T) ? " (the game was built against a newer lockstep header)"
-                          : " (set it with the struct's _defaults() call, or to sizeof the struct)");
+    *why = versioned_size_refusal(n, first_size, sizeof(T), what);
     return false;
   }
   std::memcpy(static_cast<void*>(out), &in, n);
@@ -51,11 +58,14 @@ void init_versioned(T defaults, T* out, std::size_t size) {
   defaults.struct_size = static_cast<std::uint32_t>(size);
   std::memcpy(static_cast<void*>(out), &defaults, std::min(size, sizeof(T)));
 }
-/// Writes `in` into `*out` up to out->struct_size, within the same bounds.
+/// Writes `in` into `*out` up to out->struct_size, within the same bounds (false with a sentence).
 template <class T>
-bool write_versioned(const T& in, T* out, std::size_t first_size) {
+bool write_versioned(const T& in, T* out, std::size_t first_size, const char* what, std::string* why) {
   const std::size_t n = out->struct_size;
-  if (n < first_size || n > sizeof(T)) return false;
+  if (n < first_size || n > sizeof(T)) {
+    *why = versioned_size_refusal(n, first_size, sizeof(T), what);
+    return false;
+  }
   std::memcpy(static_cast<void*>(out), &in, n);
   out->struct_size = static_cast<std::uint32_t>(n);
   return true;

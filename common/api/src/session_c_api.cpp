@@ -3,6 +3,7 @@
 #include "lockstep/lockstep_session.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -24,6 +25,12 @@ namespace lockstep {
 namespace {
 
 using c_api::fail;
+
+// The versioned structs' sizes at API version 2 (lockstep_session.h): the fields added since begin
+// there. On LP64 (x86-64, aarch64) they are 144 and 176, the sizes API version 2 shipped.
+constexpr std::size_t kConfigV2 = offsetof(lockstep_client_config, step_budget_us);
+constexpr std::size_t kStatsV2 = offsetof(lockstep_client_stats, step_budget_ms);
+static_assert(sizeof(void*) != 8 || (kConfigV2 == 144 && kStatsV2 == 176), "API version 2's sizes moved");
 
 void copy_text(char* out, std::size_t cap, const std::string& s) {
   const std::size_t n = std::min(s.size(), cap - 1);
@@ -50,7 +57,16 @@ struct lockstep_client {
   std::deque<SessionEvent> events;
   std::vector<std::string> roster;  // names by slot, for telling a rejoin from a join
   bool failure_reported = false;
+  mutable std::string error;  // lockstep_client_error: the last failed call's sentence
 };
+
+namespace {
+// A failed call on a client: its sentence for lockstep_client_error.
+lockstep_result refuse(const lockstep_client* client, std::string why) {
+  client->error = std::move(why);
+  return LOCKSTEP_ERROR_ARGUMENT;
+}
+}  // namespace
 
 extern "C" {
 
@@ -75,7 +91,7 @@ lockstep_result lockstep_client_create(const lockstep_client_config* given, lock
   lockstep_client_config config_copy;
   lockstep_client_config_defaults(&config_copy);
   std::string bad;
-  if (!c_api::read_versioned(*given, &config_copy, sizeof(lockstep_client_config), "config", &bad))
+  if (!c_api::read_versioned(*given, &config_copy, kConfigV2, "config", &bad))
     return fail(LOCKSTEP_ERROR_ARGUMENT, bad, error, error_cap);
   const lockstep_client_config* config = &config_copy;
   if ((config->module == nullptr) == (config->game == nullptr))
@@ -83,6 +99,8 @@ lockstep_result lockstep_client_create(const lockstep_client_config* given, lock
   if (config->connect_timeout_ms <= 0 || config->playout_max_ms < 0)
     return fail(LOCKSTEP_ERROR_ARGUMENT, "connect_timeout_ms must be positive and playout_max_ms at least 0", error,
                 error_cap);
+  if (config->step_budget_us < 0 || config->step_budget_us > 1'000'000)
+    return fail(LOCKSTEP_ERROR_ARGUMENT, "step_budget_us must be 0 (adaptive) or 1..1000000", error, error_cap);
   ClientOptions o;
   ClientConfig& c = o.session;
   c.host = config->host ? config->host : "127.0.0.1";
@@ -103,6 +121,7 @@ lockstep_result lockstep_client_create(const lockstep_client_config* given, lock
   }
   o.playout_max_ns = config->playout_max_ms * 1'000'000;
   o.predict = config->predict;
+  o.step_budget_ns = config->step_budget_us * 1000;
   auto handle = std::make_unique<lockstep_client>();
   if (config->module) {
     c.factory = config->module->module->create;
@@ -155,7 +174,10 @@ int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns) {
   if (client->game) {
     // Mode (b) with prediction: the game's state is the predicted world when the update returns
     // (lockstep_session.h); steps at or before the confirmed tick are never taken again.
-    if (const auto* p = dynamic_cast<const GameSimulation*>(client->client->predicted())) p->hold();
+    if (const auto* p = dynamic_cast<const GameSimulation*>(client->client->predicted())) {
+      p->mark_predicted();
+      p->hold();
+    }
     client->game->confirmed(client->client->session().executed_tick());
   }
   // A game callback that failed ends the session here, with the reason.
@@ -164,24 +186,40 @@ int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns) {
     client->client->session().abort(1, "the game's callback failed: " + client->game->failure);
     client->client->update(now_ns);
   }
-  for (SessionEvent& e : client->client->take_events()) client->events.push_back(std::move(e));
+  for (SessionEvent& e : client->client->take_events()) {
+    // A session the game's callback ended (a reset that failed ends it before any play): its reason.
+    if (e.kind == SessionEvent::Kind::Ended && client->game && !client->game->failure.empty() &&
+        e.detail.find(client->game->failure) == std::string::npos)
+      e.detail = "the game's callback failed: " + client->game->failure + " (" + e.detail + ")";
+    client->events.push_back(std::move(e));
+  }
   while (client->events.size() > 1024) client->events.pop_front();
   return wake;
 }
 
 lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n) {
-  if (!client || (!input && n > 0)) return LOCKSTEP_ERROR_ARGUMENT;
-  return client->client->set_input({input, n}) ? LOCKSTEP_OK : LOCKSTEP_ERROR_ARGUMENT;
+  if (!client) return LOCKSTEP_ERROR_ARGUMENT;
+  if (!input && n > 0) return refuse(client, "lockstep_client_set_input: input is NULL with n > 0");
+  if (!client->client->set_input({input, n}))
+    return refuse(client, "lockstep_client_set_input: " + std::to_string(n) + " bytes, more than the game's input size");
+  return LOCKSTEP_OK;
 }
 
 lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n) {
-  if (!client || !bytes) return LOCKSTEP_ERROR_ARGUMENT;
-  return client->client->add_command({bytes, n}) ? LOCKSTEP_OK : LOCKSTEP_ERROR_ARGUMENT;
+  if (!client) return LOCKSTEP_ERROR_ARGUMENT;
+  if (!bytes) return refuse(client, "lockstep_client_add_command: bytes is NULL");
+  if (!client->client->add_command({bytes, n}))
+    return refuse(client, "lockstep_client_add_command: a command is 1..512 bytes and at most 64 wait (" +
+                              std::to_string(n) + " bytes given)");
+  return LOCKSTEP_OK;
 }
 
 lockstep_result lockstep_client_set_result(lockstep_client* client, const uint8_t* bytes, size_t n) {
-  if (!client || (!bytes && n > 0)) return LOCKSTEP_ERROR_ARGUMENT;
-  return client->client->set_result({bytes, n}) ? LOCKSTEP_OK : LOCKSTEP_ERROR_ARGUMENT;
+  if (!client) return LOCKSTEP_ERROR_ARGUMENT;
+  if (!bytes && n > 0) return refuse(client, "lockstep_client_set_result: bytes is NULL with n > 0");
+  if (!client->client->set_result({bytes, n}))
+    return refuse(client, "lockstep_client_set_result: a result is at most 256 bytes (" + std::to_string(n) + " given)");
+  return LOCKSTEP_OK;
 }
 
 int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out) {
@@ -211,8 +249,20 @@ double lockstep_client_alpha(lockstep_client* client, int64_t now_ns) {
   return client ? client->client->alpha(now_ns) : 1.0;
 }
 
+void lockstep_client_presented(lockstep_client* client, int64_t now_ns) {
+  if (client) client->client->presented(now_ns);
+}
+
+const char* lockstep_client_error(const lockstep_client* client) { return client ? client->error.c_str() : ""; }
+
+void lockstep_client_callback_failed(lockstep_client* client, const char* why) {
+  if (!client || !client->game || !why || !client->game->reason.empty()) return;
+  client->game->reason.assign(why, strnlen(why, 200));
+}
+
 lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out) {
-  if (!client || !out) return LOCKSTEP_ERROR_ARGUMENT;
+  if (!client) return LOCKSTEP_ERROR_ARGUMENT;
+  if (!out) return refuse(client, "lockstep_client_stats_get: out must not be NULL");
   const ClientFigures f = client->client->figures();
   lockstep_client_stats st{};
   st.tick = f.tick;
@@ -242,7 +292,12 @@ lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockste
     st.game_loads = client->game->loads;
     st.game_reused = client->game->reused;
   }
-  return c_api::write_versioned(st, out, sizeof(lockstep_client_stats)) ? LOCKSTEP_OK : LOCKSTEP_ERROR_ARGUMENT;
+  st.step_budget_ms = static_cast<double>(f.step_budget_ns) / 1e6;
+  st.step_cost_us = static_cast<double>(f.step_cost_ns) / 1e3;
+  st.frame_ms = static_cast<double>(f.frame_ns) / 1e6;
+  std::string why;
+  if (!c_api::write_versioned(st, out, kStatsV2, "stats", &why)) return refuse(client, "lockstep_client_stats_get: " + why);
+  return LOCKSTEP_OK;
 }
 
 const void* lockstep_client_state(const lockstep_client* client) {

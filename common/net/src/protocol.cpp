@@ -369,11 +369,16 @@ Bytes connect_challenge(std::span<const std::uint8_t> nonce) {
   return finish(fbb, wire::Body::ConnectChallenge, wire::CreateConnectChallenge(fbb, n).Union());
 }
 
-bool valid_name(std::string_view name) {
-  if (name.empty() || name.size() > kMaxNameBytes) return false;
-  for (char c : name)
+namespace {
+bool printable(std::string_view text, std::size_t most) {
+  if (text.empty() || text.size() > most) return false;
+  for (char c : text)
     if (c < 0x20 || c > 0x7e) return false;
   return true;
 }
+}  // namespace
+
+bool valid_name(std::string_view name) { return printable(name, kMaxNameBytes); }
+bool valid_reason(std::string_view reason) { return printable(reason, kMaxReasonBytes); }
 
 }  // namespace lockstep::protocol

@@ -63,11 +63,21 @@ void ClientSession::Impl::send(Channel channel, const protocol::Bytes& bytes) {
 
 void ClientSession::Impl::end(int code, const std::string& why) {
   if (phase == Phase::Ended) return;
+  const Phase phase_before = phase;
   phase = Phase::Ended;
   exit = code;
   message = why;
   emit({SessionEvent::Kind::Ended, executed, slot, "", why, code});
   if (server) {
+    // A failure of this client's own (exit 1: its game's callback, its module): the other players
+    // hear why this player leaves instead of a bare disconnect.
+    if (code == 1 && (phase_before == Phase::Joined || phase_before == Phase::Running)) {
+      std::string reason = why.substr(0, protocol::kMaxReasonBytes);
+      for (char& c : reason)
+        if (c < 0x20 || c > 0x7e) c = ' ';  // a reason is printable ASCII (an exception's newlines)
+      send(Channel::Control, protocol::leave(reason));
+      transport->flush();
+    }
     peer_disconnect_now(server);
     transport->flush();
     server = nullptr;
@@ -396,6 +406,10 @@ void ClientSession::Impl::on_welcome(const wire::Welcome& m) {
     for (const auto* seat : *m.roster())
       if (seat->slot() < roster_names.size() && seat->name()) roster_names[seat->slot()] = seat->name()->str().substr(0, 32);
   emit({SessionEvent::Kind::Joined, 0, slot, cfg.name, secret, 0});
+  // The players seated before us, as if we had seen them join: a late joiner knows their names.
+  for (std::size_t i = 0; i < roster_names.size(); ++i)
+    if (static_cast<std::int32_t>(i) != slot && !roster_names[i].empty())
+      emit({SessionEvent::Kind::PlayerJoined, 0, static_cast<std::int32_t>(i), roster_names[i], "", 0});
   sim = cfg.factory(world);
   if (!sim) return end(1, "this client's simulation module cannot build the server's world settings");
   if (m.world_fingerprint() != 0 && sim->fingerprint() != m.world_fingerprint())

@@ -244,7 +244,7 @@ void ServerSession::Impl::on_leave(Peer& p, const wire::Leave& m) {
   Slot& s = slots[static_cast<std::size_t>(p.slot)];
   const auto* why = m.reason();
   s.leaving = true;
-  s.leave_reason = why && protocol::valid_name(why->string_view()) ? "left (" + why->str() + ")" : "left";
+  s.leave_reason = why && protocol::valid_reason(why->string_view()) ? "left (" + why->str() + ")" : "left";
   if (phase != Phase::Lobby) return;
   LOCKSTEP_LOG_INFO("player %d (%s) %s", p.slot, p.name.c_str(), s.leave_reason.c_str());
   free_slot(static_cast<std::size_t>(p.slot));

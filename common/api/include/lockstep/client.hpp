@@ -15,6 +15,15 @@
 // the update returns, the game draws and services its window, and the next update steps on; a
 // client that stays behind says `cannot keep up: N confirmed frames wait at tick T` at most every
 // 5 s. A slow machine thus slows only itself, never into a spiral, and never the session.
+//
+// The budget is adaptive unless the game sets it: one frame interval of the game's own (the median
+// of the last 16 intervals between drawn frames), or, when predicting, what re-simulating the
+// predicted world's lead and a quarter more costs at the game's measured step cost (the median of
+// the last 32 updates' cost per step), whichever is more, within 8..50 ms. So a 60 Hz game may
+// spend a frame re-simulating after a misprediction, and a game with costly steps (a Python one at
+// 250 ms, whose world runs 50 ticks ahead) the time its rollback takes, as GGPO's does. The
+// prediction depth is the budget's worth of steps, never above `predict`, and back up as soon as
+// steps get cheaper again (a busy machine lowers it for a while, not for good).
 #pragma once
 
 #include <cstdint>
@@ -42,9 +51,10 @@ struct LOCKSTEP_API ClientOptions {
   /// its spread between 0.5 and 2 ms).
   std::int64_t playout_min_ns = 0;
   std::int64_t playout_max_ns = 150'000'000;
-  /// The longest a game's update may spend stepping frames before it returns (the spiral-of-death
-  /// guard); frames left over are stepped on the next update.
-  std::int64_t step_budget_ns = 8'000'000;
+  /// The longest a game's update may spend stepping frames and re-simulating the predicted world
+  /// before it returns (the spiral-of-death guard); frames left over are stepped on the next
+  /// update. 0: adaptive (above).
+  std::int64_t step_budget_ns = 0;
   /// Prediction (0: lockstep only): the most ticks the predicted world runs ahead of the
   /// verified one. The verified world is stepped, hashed, reported and probed as without it.
   std::uint32_t predict = 0;
@@ -71,6 +81,9 @@ struct LOCKSTEP_API ClientFigures {
   std::uint64_t verified_predictions = 0;   ///< confirmed ticks that had been predicted ...
   std::uint64_t mispredictions = 0;         ///< ... and of those, ones whose predicted hash was wrong
   std::int64_t predict_ns = 0;              ///< time spent predicting, all told
+  std::int64_t step_budget_ns = 0;          ///< the step budget now (set, or adaptive)
+  std::int64_t step_cost_ns = 0;            ///< one step's measured cost, recent median (0: none measured yet)
+  std::int64_t frame_ns = 0;                ///< the game's frame interval, recent median of drawn frames (0: unknown)
 };
 
 class LOCKSTEP_API Client {
@@ -104,6 +117,11 @@ class LOCKSTEP_API Client {
   /// The blend factor for a frame drawn at `now_ns`, 0..1: previous() to current(). `drawn`:
   /// count this call as a drawn frame in the figures (false for a second query of one frame).
   double alpha(std::int64_t now_ns, bool drawn = true);
+  /// The game presented the frame it drew last at `now_ns` (its swap or present returned). Own
+  /// input to screen is counted to this time from the first call on; without it, to one frame
+  /// interval after the frame's alpha() or predicted_alpha() (the next vsync of a loop that
+  /// presents every frame it draws).
+  void presented(std::int64_t now_ns);
   /// The current confirmed state and the one before it (nullptr before the welcome). Valid until
   /// the next update().
   [[nodiscard]] const Simulation* current() const;
@@ -157,6 +175,9 @@ class LOCKSTEP_API Client {
   std::int64_t playout_time(Tick t) const;
   void predict(std::int64_t now_ns);
   void note_drawn(Tick shown, std::int64_t now_ns);
+  void note_step_cost(std::int64_t spent_ns, std::uint32_t steps);
+  [[nodiscard]] std::int64_t step_budget() const;
+  void fit_depth();
 
   ClientOptions options_;
   std::unique_ptr<ClientSession> session_;
@@ -185,6 +206,14 @@ class LOCKSTEP_API Client {
   bool said_depth_ = false;
   std::int64_t last_behind_report_ = INT64_MIN / 2;
   ClientFigures counters_;
+  // The adaptive step budget and depth (above): recent samples, oldest overwritten first.
+  std::vector<std::int64_t> step_costs_, frame_intervals_;
+  std::size_t step_costs_at_ = 0, frame_intervals_at_ = 0;
+  std::int64_t step_cost_ns_ = 0, frame_ns_ = 0, last_drawn_at_ = 0;
+  std::int64_t last_depth_report_ = INT64_MIN / 2;
+  // Own input to screen with presentation: sample times of the ticks the last drawn frames showed.
+  bool presents_ = false;
+  std::vector<std::int64_t> awaiting_present_;
   std::thread service_;
   bool service_stop_ = false;
 };

@@ -37,7 +37,9 @@
 extern "C" {
 #endif
 
-#define LOCKSTEP_API_VERSION 2u /* 2: structs carry struct_size; the log callback takes user first */
+#define LOCKSTEP_API_VERSION 3u /* 2: structs carry struct_size; the log callback takes user first.
+                                 * 3: config.step_budget_us, the stats' step budget, step cost and
+                                 *    frame interval, lockstep_client_presented, lockstep_client_error */
 
 typedef enum lockstep_result {
   LOCKSTEP_OK = 0,

@@ -29,10 +29,11 @@
  *
  * Versioned structs (ggponet.h's and Box2D's pattern): every struct passed in or filled starts
  * with struct_size, which its *_init() call sets (C: the *_defaults() macro, which passes sizeof;
- * an output struct: the caller, to sizeof the struct). A
- * library newer than the game's header reads and writes only the fields the game knows; the
- * others keep their defaults. A library older than the header refuses a struct larger than it
- * knows (LOCKSTEP_ERROR_ARGUMENT, naming the struct).
+ * an output struct: the caller, to sizeof the struct). Structs only grow, at their end, and each
+ * field added says since which LOCKSTEP_API_VERSION. A library newer than the game's header reads
+ * and writes only the fields the game knows (any struct_size from API version 2's on); the others
+ * keep their defaults. A library older than the header refuses a struct larger than it knows
+ * (LOCKSTEP_ERROR_ARGUMENT, with a sentence naming the struct and saying which side is newer).
  *
  * Ownership: a lockstep_client is the caller's from lockstep_client_create until
  * lockstep_client_destroy. Strings and buffers passed in are read during the call only (the
@@ -109,6 +110,11 @@ typedef struct lockstep_client_config {
    * for an equal share of connect_timeout_ms, until one welcomes the player. */
   const uint8_t* connect_token;
   size_t connect_token_len;
+  /* Since LOCKSTEP_API_VERSION 3 (a struct_size of 144, API version 2's, leaves it 0). */
+  /* The longest one update may spend stepping frames and re-simulating the predicted world before
+   * it returns, microseconds. 0 (the default): adaptive, from the game's measured step cost and
+   * frame interval (docs/EMBEDDING.md, "The step budget"). */
+  int64_t step_budget_us;
 } lockstep_client_config;
 
 /* The defaults above, and struct_size, into the first struct_size bytes of *config (a binding
@@ -148,8 +154,10 @@ typedef struct lockstep_client_stats {
   uint64_t inputs_filled;    /* our inputs the server filled (late or lost) */
   uint64_t frames_drawn, frames_clamped;  /* alpha queries counted as frames, and those at alpha 1 */
   uint64_t hash;             /* of the executed tick */
-  /* Own input to screen: from a tick's input being sampled to the first drawn frame showing that
-   * tick (the predicted one when predicting), milliseconds, over the session. */
+  /* Own input to screen: from a tick's input being sampled to the presentation of the first drawn
+   * frame showing that tick (the predicted one when predicting), milliseconds, over the session.
+   * Presented: when the game says so (lockstep_client_presented), else one frame interval after
+   * the frame was drawn (its alpha queried), the next vsync of a loop that presents each frame. */
   double input_to_screen_p50_ms, input_to_screen_p99_ms;
   /* Prediction (config.predict > 0). */
   uint32_t predict;          /* the depth now (lowered when re-simulating cannot keep up) */
@@ -161,6 +169,10 @@ typedef struct lockstep_client_stats {
    * step's save, taken without any callback. Per confirmed tick with right predictions: one step,
    * one save, no load. */
   uint64_t game_steps, game_saves, game_loads, game_reused;
+  /* Since LOCKSTEP_API_VERSION 3 (a struct_size of 176, API version 2's, is filled to game_reused). */
+  double step_budget_ms;     /* the step budget now (config.step_budget_us, or the adaptive one) */
+  double step_cost_us;       /* the measured cost of one step (mode b: callbacks included), recent mean */
+  double frame_ms;           /* the game's frame interval as lockstep sees it (between drawn frames) */
 } lockstep_client_stats;
 
 /* The clock every now_ns argument is on: CLOCK_MONOTONIC in nanoseconds (a binding whose
@@ -187,8 +199,21 @@ LOCKSTEP_API lockstep_result lockstep_client_set_result(lockstep_client* client,
 LOCKSTEP_API int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out);
 /* The blend factor 0..1 for a frame drawn at now_ns (counted as a drawn frame). */
 LOCKSTEP_API double lockstep_client_alpha(lockstep_client* client, int64_t now_ns);
-/* Fills *out up to out->struct_size (set it to sizeof(lockstep_client_stats) first). */
+/* The game presented the frame it drew last (its swap or present call returned) at now_ns: own
+ * input to screen is then counted to this time instead of one frame after the draw (optional;
+ * call it after every present once called at all). Since LOCKSTEP_API_VERSION 3. */
+LOCKSTEP_API void lockstep_client_presented(lockstep_client* client, int64_t now_ns);
+/* Fills *out up to out->struct_size (set it to sizeof(lockstep_client_stats) first: any size from
+ * API version 2's on). LOCKSTEP_ERROR_ARGUMENT with lockstep_client_error() saying why. */
 LOCKSTEP_API lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out);
+/* From inside a game callback about to return a failure (mode b): why, in the game's words (a
+ * binding passes its exception's type and message; at most 200 bytes are kept). The session's end
+ * says it in the ENDED event, and the other players see it as the reason this player left. Since
+ * LOCKSTEP_API_VERSION 3. */
+LOCKSTEP_API void lockstep_client_callback_failed(lockstep_client* client, const char* why);
+/* The sentence of the last call on this client that failed ("" when none has), valid until the
+ * next call on it. Since LOCKSTEP_API_VERSION 3. */
+LOCKSTEP_API const char* lockstep_client_error(const lockstep_client* client);
 /* (a) The module's own state (the lockstep_sim* its table defines) and the one a tick before, for
  * drawing; NULL before the welcome or in mode (b). Valid until the next update. */
 LOCKSTEP_API const void* lockstep_client_state(const lockstep_client* client);

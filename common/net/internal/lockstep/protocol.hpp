@@ -194,5 +194,8 @@ void read_frames(const ServerPlay& m, std::uint32_t players, std::uint32_t input
 
 /// True when `name` is 1..kMaxNameBytes of printable ASCII.
 bool valid_name(std::string_view name);
+/// A Leave's reason: 1..kMaxReasonBytes printable ASCII (the other players read it).
+inline constexpr std::size_t kMaxReasonBytes = 200;
+bool valid_reason(std::string_view reason);
 
 }  // namespace lockstep::protocol
