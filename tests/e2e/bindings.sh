@@ -160,12 +160,12 @@ else
   CS=""; PIDS+=($!)
 fi
 expect_exit $P 1 "the Python game whose step raised"
-grep -q "event 8 tick .*the game's callback failed: the game's step() failed at tick 300" "$WORK/py.err" ||
+grep -q "event 8 tick .*the game's callback failed: the game's step() failed at tick 300: RuntimeError: the game broke at tick 300" "$WORK/py.err" ||
   fail "the Python game's ENDED event does not say its callback failed: $(grep event "$WORK/py.err" | tail -2)"
 grep -q "the game raised: RuntimeError('the game broke at tick 300')" "$WORK/py.err" || fail "the Python game's exception was not kept"
 if [ -n "$CS" ]; then
   expect_exit $CS 1 "the C# game whose Step threw"
-  grep -q "event 8 Ended .*the game's callback failed: the game's step() failed at tick 400" "$WORK/cs.err" ||
+  grep -q "event 8 Ended .*the game's callback failed: the game's step() failed at tick 400: InvalidOperationException: the game broke at tick 400" "$WORK/cs.err" ||
     fail "the C# game's Ended event does not say its callback failed: $(grep event "$WORK/cs.err" | tail -2)"
   grep -q "the game threw: the game broke at tick 400" "$WORK/cs.err" || fail "the C# game's exception was not kept"
   grep -q "refused as it should be: name" "$WORK/cs.err" || fail "the C# binding took a bad name: $(head -3 "$WORK/cs.err")"
@@ -174,4 +174,36 @@ expect_exit $B 0 bot
 expect_exit $S 0 server
 cmp "$WORK/server.log" "$WORK/bot.log" || fail "the bot's hashes differ"
 [ "$(tail -n1 "$WORK/server.log" | cut -d' ' -f1)" = 800 ] || fail "the session did not play on to 800"
+# The other players hear why: the game's own words as the reason its player left.
+grep -q "left (the game's callback failed: the game's step() failed at tick 300: RuntimeError: the game broke at tick 300)" "$WORK/bot.err" ||
+  fail "the bot was not told why the Python game left: $(grep -i 'pygame\|player 1\|player 2' "$WORK/bot.err" | tail -3)"
+if [ -n "$CS" ]; then
+  grep -q "left (the game's callback failed: the game's step() failed at tick 400: InvalidOperationException: the game broke at tick 400)" "$WORK/bot.err" ||
+    fail "the bot was not told why the C# game left: $(grep -i 'left\|disconnected' "$WORK/bot.err" | tail -3)"
+fi
+
+# A Python game whose reset fails by C's convention (returns 1) ends before playing, saying so.
+"$BIN/lockstep-server" --sim-lib "$LIB" --port $((PORT + 7)) --players 1 --ticks 300 2>"$WORK/server2.err" &
+S2=$!; PIDS+=($S2)
+sleep 0.3
+py_with_lib - "$PORT" "$BID" "$(dirname "$0")/../embed" <<'PY' || fail "a Python game whose reset returns 1"
+import sys, time
+sys.path.insert(0, sys.argv[3])
+import lockstep
+from py_player import WalkersGame
+class Unbuilt(WalkersGame):
+    def reset(self, settings, players):
+        return 1
+c = lockstep.Client("127.0.0.1", int(sys.argv[1]) + 7, "unbuilt", game=Unbuilt(int(sys.argv[2], 16), 0, 0))
+ended, deadline = None, time.monotonic() + 20
+while not c.finished and time.monotonic() < deadline:
+    c.update()
+    ended = next((e for e in c.events() if e.kind == 8), ended)
+    time.sleep(0.005)
+ended = next((e for e in c.events() if e.kind == 8), ended)
+assert c.finished and c.exit_code == 1, (c.finished, c.exit_code)
+assert ended and "the game's reset() returned 1 for 1 players" in ended.detail, ended
+print("ok: python: a reset that returns 1 ends the session:", ended.detail)
+PY
+kill $S2 2>/dev/null
 echo "PASS: the bindings refuse layouts not the library's, raise the language's errors with lockstep's sentence, and a game that fails ends only its own session"

@@ -3,6 +3,7 @@
 // ones, a window of them in flight, instead of one window a stall.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 
 #include "lockstep/arena.hpp"
@@ -68,6 +69,12 @@ TEST_SUITE("session/catch_up") {
                        << asked_at << ", started from tick " << first - 1 << ", was at the session's pace "
                        << caught_s << " s later (tick " << s.server->executed_tick() << "), " << rate << " ticks/s");
       CHECK(caught_s < 8.0);
+      // It knows who is seated: a PlayerJoined for each player already there, with the name.
+      std::set<std::string> seated;
+      for (const SessionEvent& e : s.clients[3]->take_events())
+        if (e.kind == SessionEvent::Kind::PlayerJoined) seated.insert(e.name);
+      CHECK(seated.count("one") == 1);
+      CHECK(seated.count("two") == 1);
       // Its own inputs are filled only until its first ones arrive, not while it catches up or after.
       const std::uint64_t filled_at_pace = s.server->stats().filled_inputs;
       REQUIRE(s.run(90 * kSeconds));

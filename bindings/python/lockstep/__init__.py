@@ -140,6 +140,7 @@ def _load():
         "lockstep_client_stats_get": (C.c_int, [C.c_void_p, C.POINTER(_Stats)]),
         "lockstep_client_presented": (None, [C.c_void_p, C.c_int64]),
         "lockstep_client_error": (C.c_char_p, [C.c_void_p]),
+        "lockstep_client_callback_failed": (None, [C.c_void_p, C.c_char_p]),
         "lockstep_client_finished": (C.c_int, [C.c_void_p]), "lockstep_client_exit_code": (C.c_int, [C.c_void_p]),
         "lockstep_client_leave": (None, [C.c_void_p]),
         "lockstep_compare_game": (C.c_int, [C.c_void_p, C.POINTER(_Game), _U8P, C.c_size_t, C.c_uint32, C.c_char_p,
@@ -311,6 +312,7 @@ class _GameBinding:
 
     def __init__(self, game):
         self.callback_error = None
+        self.client_handle = None  # set once the client exists (compare_game and bisect_game have none)
         keep = self.keep = []
         self.struct = self._callbacks(game, keep)
 
@@ -323,6 +325,9 @@ class _GameBinding:
                     return fn(*args)
                 except BaseException as e:  # ends this client's session, never the process
                     self.callback_error = e
+                    if self.client_handle:  # the reason, for the ENDED event and the other players
+                        _lib.lockstep_client_callback_failed(self.client_handle, (
+                            "%s: %s" % (type(e).__name__, e)).encode(errors="replace"))
                     return default
             return call
 
@@ -425,6 +430,8 @@ class Client:
         if r:
             _raise(r, err)
         self._handle = h
+        if self._binding:
+            self._binding.client_handle = h
         self._event = _Event()
         self._stats = _Stats()
         self._stats.struct_size = C.sizeof(_Stats)
@@ -468,8 +475,6 @@ class Client:
         out = []
         while _lib.lockstep_client_poll_event(self._h(), C.byref(self._event)):
             e = Event(self._event)
-            if e.kind == 8 and self.callback_error is not None:  # ENDED by the exception a Game method raised
-                e.detail += " (the game raised %r)" % (self.callback_error,)
             out.append(e)
         return out
 

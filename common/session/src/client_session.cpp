@@ -70,13 +70,18 @@ void ClientSession::Impl::end(int code, const std::string& why) {
   emit({SessionEvent::Kind::Ended, executed, slot, "", why, code});
   if (server) {
     // A failure of this client's own (exit 1: its game's callback, its module): the other players
-    // hear why this player leaves instead of a bare disconnect.
+    // hear why this player leaves instead of a bare disconnect. The Leave goes ahead of a graceful
+    // disconnect (ENet drops what a peer received but not yet handed out when a DISCONNECT comes
+    // with it); the seat leaves at the server's next tick either way.
     if (code == 1 && (phase_before == Phase::Joined || phase_before == Phase::Running)) {
       std::string reason = why.substr(0, protocol::kMaxReasonBytes);
       for (char& c : reason)
         if (c < 0x20 || c > 0x7e) c = ' ';  // a reason is printable ASCII (an exception's newlines)
       send(Channel::Control, protocol::leave(reason));
+      peer_disconnect_later(server);
       transport->flush();
+      server = nullptr;
+      return;
     }
     peer_disconnect_now(server);
     transport->flush();
