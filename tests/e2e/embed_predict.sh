@@ -96,4 +96,16 @@ need(loads * 1500 <= wrong + 5, "loads only after mispredictions")
 sys.exit(0 if ok else 1)
 PY
 done
+# The view from the first tick to the last: it moves within a few frames of STARTED (it sat at tick 0
+# for 0.72 s at 250 ms, until the first confirmed frame, then jumped 68 ticks), steps a few ticks a
+# frame at most, and never draws a tick past the session's last.
+view=$(grep "c_player: view:" "$WORK/c.err")
+echo "$view"
+python3 - "$view" $TICKS <<'PY' || fail "the C game's view does not run from the start to the end: $view"
+import re, sys
+m = re.search(r"first move ([\d.]+) ms after STARTED, largest jump (\d+) ticks, highest tick drawn (\d+)", sys.argv[1])
+first, jump, highest = float(m.group(1)), int(m.group(2)), int(m.group(3))
+ok = first <= 150 and jump <= 12 and highest <= int(sys.argv[2])
+sys.exit(0 if ok else 1)
+PY
 echo "PASS: predicting games (C, Python, C#) that own their state draw the predicted world, see their input within a tick and a frame at 250 ms, and stay hash-equal"

@@ -155,6 +155,8 @@ int main(int argc, char** argv) {
   const lockstep_command_sink sink = {NULL, add_nothing};
   unsigned long long draws = 0, draws_not_predicted = 0, draws_ahead = 0;
   uint32_t lowest_depth = predict;  /* after the first 3 s */
+  int64_t started_at = 0, first_move_ns = 0;
+  uint32_t last_shown = 0, largest_jump = 0, highest_shown = 0;
   while (!lockstep_client_finished(client)) {
     const int64_t now = now_ns();
     int64_t wake = lockstep_client_update(client, now);
@@ -162,6 +164,7 @@ int main(int argc, char** argv) {
     while (lockstep_client_poll_event(client, &e)) {
       fprintf(stderr, "c_player: event %u tick %u slot %d code %d %s %s\n", e.kind, e.tick, e.slot, e.code, e.name,
               e.detail);
+      if (e.kind == LOCKSTEP_EVENT_STARTED) started_at = now;
       if (e.kind == LOCKSTEP_EVENT_JOINED && secret_file) {
         FILE* f = fopen(secret_file, "w");
         if (f) fprintf(f, "%s\n", e.detail), fclose(f);
@@ -183,6 +186,15 @@ int main(int argc, char** argv) {
     lockstep_client_set_input(client, input, g.t->input_size);
     if (predict > 0) { /* where a game would draw: its own state, which must be the predicted world */
       (void)lockstep_client_predicted_alpha(client, now);
+      /* The view from the start to the end: when it first moves after STARTED, its largest step
+       * from one drawn frame to the next, and the highest tick it shows. */
+      if (g.state && started_at != 0) {
+        const uint32_t shown = st.predicted_tick;
+        if (shown > 0 && first_move_ns == 0) first_move_ns = now - started_at;
+        if (shown > last_shown && shown - last_shown > largest_jump) largest_jump = shown - last_shown;
+        if (shown > last_shown) last_shown = shown;
+        if (shown > highest_shown) highest_shown = shown;
+      }
       if (g.state && st.tick > 0) {
         ++draws;
         if (g.t->tick(g.state) != st.predicted_tick) ++draws_not_predicted;
@@ -217,6 +229,8 @@ int main(int argc, char** argv) {
             (unsigned long long)st.rebuilds, (unsigned long long)st.mispredictions,
             (unsigned long long)st.verified_predictions, (double)st.game_steps / confirmed,
             (double)st.game_saves / confirmed, (double)st.game_loads / confirmed, (double)st.game_reused / confirmed);
+    fprintf(stderr, "c_player: view: first move %.1f ms after STARTED, largest jump %u ticks, highest tick drawn %u\n",
+            (double)first_move_ns / 1e6, largest_jump, highest_shown);
   }
   lockstep_client_destroy(client);
   g.t->destroy(g.state);

@@ -265,12 +265,23 @@ void Client::predict(std::int64_t now_ns) {
   const Simulation* verified = session_->simulation();
   if (depth_ == 0 || !verified || session_->slot() < 0 || !confirmed_source_) return;
   fit_depth();
-  if (confirmed_source_->latest == 0) return;  // nothing confirmed yet to repeat
+  // Before the first confirmed frame (a round trip after the start) the others' inputs are
+  // predicted as none, everyone present: the view moves from the first sampled tick, and the first
+  // confirmed frame that differs rolls it back as any misprediction does.
+  InputFrame none;
   const InputFrame* latest = confirmed_source_->frames.find(confirmed_source_->latest);
+  if (confirmed_source_->latest == 0) {
+    const std::uint32_t players = std::min<std::uint32_t>(session_->players(), 32);
+    none.reset(0, players, options_.input_size);
+    none.present = players >= 32 ? ~0u : (1u << players) - 1;
+    latest = &none;
+  }
   if (!latest) return;
   const InputFrame& confirmed = *latest;
   const Tick base = session_->executed_tick(), sampled = session_->last_sampled();
-  const Tick target = std::min<Tick>(sampled, base + depth_);
+  // Never past the session's last tick: a view of ticks that will not be played would jump back.
+  Tick target = std::min<Tick>(sampled, base + depth_);
+  if (const Tick last = session_->last_tick(); last != 0) target = std::min(target, std::max(last, base));
   if (sampled > base + depth_ && !said_depth_) {
     said_depth_ = true;
     LOCKSTEP_LOG_INFO("prediction is %u ticks ahead of the verified tick, its limit: the view waits for confirmed "

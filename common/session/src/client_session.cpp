@@ -582,6 +582,11 @@ std::int32_t ClientSession::slot() const { return impl_->slot; }
 bool ClientSession::desynced() const { return impl_->desynced; }
 const std::string& ClientSession::rejoin_secret() const { return impl_->secret; }
 Tick ClientSession::joined_at() const { return impl_->joined_at; }
+std::uint32_t ClientSession::players() const { return impl_->world.players; }
+Tick ClientSession::last_tick() const {
+  const Tick session = impl_->session_last_tick, mine = impl_->cfg.last_tick;
+  return session == 0 ? mine : mine == 0 ? session : std::min(session, mine);
+}
 const ClientStats& ClientSession::stats() const { return impl_->stats; }
 NetTraffic ClientSession::traffic() const { return impl_->transport->traffic(); }
 

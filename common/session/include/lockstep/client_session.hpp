@@ -175,6 +175,11 @@ class LOCKSTEP_API ClientSession {
   [[nodiscard]] bool desynced() const;
   /// The secret that brings this player back into its slot after a lost connection ("" before the welcome).
   [[nodiscard]] const std::string& rejoin_secret() const;
+  /// The world's player slots (0 before the welcome).
+  [[nodiscard]] std::uint32_t players() const;
+  /// The last tick this client will execute: the session's (from the welcome) or its own
+  /// ClientConfig::last_tick, whichever comes first; 0: none.
+  [[nodiscard]] Tick last_tick() const;
   /// Tick of the snapshot this client joined from (0: it played from the start).
   [[nodiscard]] Tick joined_at() const;
   [[nodiscard]] const ClientStats& stats() const;
