@@ -143,6 +143,7 @@ def _load():
         "lockstep_client_callback_failed": (None, [C.c_void_p, C.c_char_p]),
         "lockstep_client_finished": (C.c_int, [C.c_void_p]), "lockstep_client_exit_code": (C.c_int, [C.c_void_p]),
         "lockstep_client_leave": (None, [C.c_void_p]),
+        "lockstep_client_start_service": (None, [C.c_void_p]),
         "lockstep_compare_game": (C.c_int, [C.c_void_p, C.POINTER(_Game), _U8P, C.c_size_t, C.c_uint32, C.c_char_p,
                                             C.c_size_t]),
         "lockstep_bisect_game": (C.c_int, [C.c_void_p, C.POINTER(_Game), C.c_char_p, C.c_int, C.c_char_p, C.c_size_t]),
@@ -501,6 +502,11 @@ class Client:
 
     def leave(self):
         _lib.lockstep_client_leave(self._h())
+
+    def start_service(self):
+        """A thread that updates the client at every tick (for loops slower than 100 Hz); close() stops it.
+        The game's methods then run on that thread, under the library's lock (docs/EMBEDDING.md, "Threads")."""
+        _lib.lockstep_client_start_service(self._h())
 
     def close(self):
         if self._handle:
