@@ -120,6 +120,10 @@ void declare_options(CLI::App& app, Options& o) {
                  "with --on-desync resync: drop a player that diverges again after this many resyncs, with the reason "
                  "(0: no limit)")
       ->check(CLI::Range(0, 1000000))->capture_default_str();
+  app.add_option("--collusion-after", cfg.collusion_episodes,
+                 "relay mode: report a player outvoted this many times by the same other players as possible collusion "
+                 "(0: never)")
+      ->check(CLI::Range(0, 1000000))->capture_default_str();
   app.add_flag("--allow-late-join", cfg.allow_late_join,
                "admit new players into a vacated slot of a running session through a verified snapshot");
   app.add_option("--silent-drop-ms", o.silent_ms, "drop a player that sends nothing for this long")->check(finite())

@@ -377,7 +377,7 @@ TEST_SUITE("session/server_parts") {
     changed[8].seats[2].present = true;
     changed[9].seats[0].claim.back() ^= 1;
     for (const auto& c : changed) CHECK_FALSE(verify_result(c, key));
-    for (const std::string bad : {"{}", R"({"format": "lockstep-result/1"})", R"({"format": "lockstep-result/2"})", "[1]"}) {
+    for (const std::string bad : {"{}", R"({"format": "lockstep-result/1"})", R"({"format": "lockstep-result/3"})", "[1]"}) {
       CAPTURE(bad);
       CHECK_FALSE(parse_result(bad, &back, &error));
     }

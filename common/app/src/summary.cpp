@@ -122,8 +122,18 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
   // The settled hash of the newest settled tick: the server's own, or in relay mode the voters'.
   const auto [settled_tick, settled_hash] = s.settled();
   Json relay = nullptr;
+  Json outvoted = Json::array();
+  for (const ServerSession::Outvoted& o : s.outvoted()) {
+    Json by = Json::array();
+    for (std::uint32_t i = 0; i < 32; ++i)
+      if (o.by_mask & (1u << i)) by.push_back(i);
+    outvoted.push_back(Json{{"slot", o.slot}, {"name", o.name}, {"times", o.times}, {"by", by}, {"by_times", o.by_times},
+                            {"collusion_suspected", o.suspected}});
+  }
   if (s.config().relay)
     relay = Json{{"ticks_settled", st.ticks_settled},
+                 {"outvoted", outvoted},
+                 {"collusion_suspected", st.collusion_suspected},
                  {"ticks_split", st.ticks_split},
                  {"ticks_unvoted", st.ticks_unvoted},
                  {"settled_tick", settled_tick},

@@ -259,6 +259,7 @@ Json report_json(const DesyncReport& r) {
               {"probe_bytes", r.probe_bytes},
               {"state_bytes", r.state_bytes},
               {"note", r.note},
+              {"collusion", r.collusion},
               {"episode", {{"divergences", r.episode_divergences},
                            {"last_tick", std::max(r.episode_last_tick, r.tick)}}}};
 }

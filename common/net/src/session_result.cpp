@@ -11,7 +11,7 @@
 namespace lockstep {
 
 namespace {
-constexpr const char* kFormat = "lockstep-result/2";
+constexpr const char* kFormat = "lockstep-result/3";
 
 void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
@@ -54,7 +54,9 @@ std::vector<std::uint8_t> result_signed_bytes(const SessionResult& r) {
     put_u32(out, s.slot);
     put_bytes(out, s.name);
     put_u64(out, s.client_id);
-    out.push_back(static_cast<std::uint8_t>((s.reported ? 1 : 0) | (s.agreed ? 2 : 0) | (s.present ? 4 : 0)));
+    out.push_back(static_cast<std::uint8_t>((s.reported ? 1 : 0) | (s.agreed ? 2 : 0) | (s.present ? 4 : 0) |
+                                            (s.collusion_suspected ? 8 : 0)));
+    put_u32(out, s.outvoted);
     put_bytes(out, std::string_view(reinterpret_cast<const char*>(s.claim.data()), s.claim.size()));
   }
   put_bytes(out, std::string_view(reinterpret_cast<const char*>(r.result.data()), r.result.size()));
@@ -79,7 +81,8 @@ Json result_json(const SessionResult& r) {
   Json seats = Json::array();
   for (const auto& s : r.seats)
     seats.push_back(Json{{"slot", s.slot}, {"name", s.name}, {"client_id", s.client_id}, {"reported", s.reported},
-                         {"agreed", s.agreed}, {"present", s.present}, {"claim", bytes_hex(s.claim)}});
+                         {"agreed", s.agreed}, {"present", s.present}, {"claim", bytes_hex(s.claim)},
+                         {"outvoted", s.outvoted}, {"collusion_suspected", s.collusion_suspected}});
   return Json{{"format", kFormat},
               {"protocol_id", r.protocol_id},
               {"ticks", r.ticks},
@@ -128,8 +131,13 @@ bool parse_result(std::string_view text, SessionResult* out, std::string* error)
     if (!s.is_object() || !s.contains("slot") || !s["slot"].is_number_unsigned() || s["slot"].get<std::uint64_t>() > 64 ||
         !s.contains("name") || !s["name"].is_string() || !s.contains("client_id") || !s["client_id"].is_number_unsigned() ||
         !s.contains("reported") || !s["reported"].is_boolean() || !s.contains("agreed") || !s["agreed"].is_boolean() ||
-        !s.contains("present") || !s["present"].is_boolean() || !s.contains("claim") || !s["claim"].is_string())
-      return fail("each seat needs \"slot\", \"name\", \"client_id\", \"reported\", \"agreed\", \"present\" and \"claim\"");
+        !s.contains("present") || !s["present"].is_boolean() || !s.contains("claim") || !s["claim"].is_string() ||
+        !s.contains("outvoted") || !s["outvoted"].is_number_unsigned() || s["outvoted"].get<std::uint64_t>() > UINT32_MAX ||
+        !s.contains("collusion_suspected") || !s["collusion_suspected"].is_boolean())
+      return fail("each seat needs \"slot\", \"name\", \"client_id\", \"reported\", \"agreed\", \"present\", \"claim\", "
+                  "\"outvoted\" and \"collusion_suspected\"");
+    seat.outvoted = s["outvoted"].get<std::uint32_t>();
+    seat.collusion_suspected = s["collusion_suspected"].get<bool>();
     if (!parse_bytes_hex(s["claim"].get<std::string>(), &seat.claim) || seat.claim.size() > kMaxResultBytes)
       return fail("a seat's \"claim\" must be at most " + std::to_string(kMaxResultBytes) + " bytes in hex");
     seat.present = s["present"].get<bool>();

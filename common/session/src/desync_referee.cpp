@@ -70,10 +70,12 @@ std::vector<DesyncReferee::Pending> DesyncReferee::take_ready(std::int64_t now, 
   return ready;
 }
 
-const DesyncReport& DesyncReferee::repeat(std::uint32_t peer, Tick t, std::int64_t now, const std::string& dir) {
+const DesyncReport& DesyncReferee::repeat(std::uint32_t peer, Tick t, std::int64_t now, const std::string& dir,
+                                          const std::string& collusion) {
   Episode& e = episodes_.at(peer);
   e.last_ns = now;
   DesyncReport& r = reports_[e.report];
+  if (!collusion.empty()) r.collusion = collusion;
   ++r.episode_divergences;
   r.episode_last_tick = std::max(r.episode_last_tick, t);
   // Logged when the count doubles: a peer diverging for a whole match leaves a few lines.

@@ -81,7 +81,9 @@ class DesyncReferee {
   }
   /// Folds a divergence of tick t into the peer's open episode (continues_episode() is true):
   /// its report counts it and is written again under `dir`. Returns that report.
-  const DesyncReport& repeat(std::uint32_t peer, Tick t, std::int64_t now, const std::string& dir);
+  /// (`collusion`: the peer's possible-collusion sentence, when there is one by now.)
+  const DesyncReport& repeat(std::uint32_t peer, Tick t, std::int64_t now, const std::string& dir,
+                             const std::string& collusion = "");
   /// Reports written at most; later ones are counted (unwritten()) and logged once.
   static constexpr std::size_t kMaxReports = 256;
   [[nodiscard]] std::uint64_t unwritten() const { return unwritten_; }

@@ -85,7 +85,12 @@ void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, st
                                        bool split) {
   ++stats.hashes_compared;
   if (!referee.labelled(p.id)) referee.set_label(p.id, label(p));
-  if (referee.vote(p.id, t, theirs, ours) && !split) return;
+  if (referee.vote(p.id, t, theirs, ours) && !split) {
+    p.audit.outvoted = false;  // back in step with the majority: its votes count again
+    return;
+  }
+  // Relay mode: a hash that lost to a settled majority; its votes no longer count (below).
+  if (relay() && !split && ours != 0) p.audit.outvoted = true;
   // Every divergent tick counts; the first of a divergence (again after a resync) is reported,
   // at most one report per peer every 100 ms.
   ++stats.divergent_ticks;
@@ -94,6 +99,7 @@ void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, st
   p.audit.last_report_at = now;
   if (p.role == Role::Spectator) ++stats.spectator_desyncs;
   else ++stats.desyncs;
+  if (relay() && !split && ours != 0 && p.role == Role::Player) note_outvoted(p, t, ours);
   referee.note(DesyncEvent{t, p.slot, p.name, ours, theirs});
   LOCKSTEP_LOG_ERROR("DESYNC at tick %u: %s %d (%s) reports %s, %s%s", t, p.role == Role::Player ? "player" : "spectator",
                      p.slot, p.name.c_str(), hash_hex(theirs).c_str(),
@@ -103,6 +109,32 @@ void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, st
   send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, theirs));
   if (split) p.audit.split = true;
   start_probe(p, t, ours, theirs, now);
+}
+
+// A player outvoted at the start of a divergence: by which players (the settled hash's voters), and
+// whether the same ones have done so collusion_episodes times. Two players sharing other rules
+// outvote an honest third every time, and resync it into their world: this cannot tell them from
+// an honest majority, but it can say that the same majority keeps winning against the same player.
+void ServerSession::Impl::note_outvoted(Peer& p, Tick t, std::uint64_t settled) {
+  std::uint32_t mask = 0;
+  for (const auto& [id, hash] : consensus.votes(t)) {
+    const auto it = peers.find(id);
+    if (hash == settled && it != peers.end() && it->second.role == Role::Player && it->second.slot >= 0 && it->second.slot < 32)
+      mask |= 1u << it->second.slot;
+  }
+  Slot& s = slots[static_cast<std::size_t>(p.slot)];
+  ++s.outvoted;
+  const std::uint32_t times = ++s.outvoted_by[mask];
+  if (cfg.collusion_episodes == 0 || times < cfg.collusion_episodes) return;
+  std::string by;
+  for (std::uint32_t i = 0, n = 0; i < 32; ++i)
+    if (mask & (1u << i)) by += std::string(n++ ? ", " : "") + std::to_string(i) + " (" + slots[i].name + ")";
+  p.audit.collusion = "player " + std::to_string(p.slot) + " (" + p.name + ") has been outvoted " + std::to_string(times) +
+                      " times by the same players, " + by + ": possible collusion (docs/GUIDE.md, \"Relay verdicts\")";
+  if (times == cfg.collusion_episodes) {
+    ++stats.collusion_suspected;
+    LOCKSTEP_LOG_WARN("relay: %s", p.audit.collusion.c_str());
+  }
 }
 
 // The state history covers the longest round trip of any peer, so that a desync is localized
@@ -122,6 +154,7 @@ void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::
   r.server_hash = ours;
   r.client_hash = theirs;
   r.replay_file = cfg.record_path;
+  r.collusion = p.audit.collusion;
   if (relay()) {
     // No state of its own: on a split tick the votes are all there is; otherwise the peer
     // compares its state with the majority's (server_relay.cpp), and the report waits for that.
@@ -310,7 +343,7 @@ void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act)
 void ServerSession::Impl::record_report(DesyncReport r, std::vector<BundleState> states, std::uint32_t peer,
                                         std::int64_t now) {
   if (referee.continues_episode(peer, r, now)) {  // the same peer again: counted in its episode's report
-    const DesyncReport& kept = referee.repeat(peer, r.tick, now, cfg.desync_dir);
+    const DesyncReport& kept = referee.repeat(peer, r.tick, now, cfg.desync_dir, r.collusion);
     ++stats.desyncs_in_episodes;
     emit(SessionEvent::Kind::Desync, r.tick, r.slot, r.name,
          "diverged again (" + std::to_string(kept.episode_divergences) + " times since tick " + std::to_string(kept.tick) + ")",
@@ -408,6 +441,10 @@ void ServerSession::Impl::settle_result() {
     seat.reported = s.result_reported;
     seat.present = (s.present && !s.leaving) || s.return_pending;  // dropped or left in the last update: not
     if (s.result_reported) seat.claim = s.result;
+    seat.outvoted = s.outvoted;
+    seat.collusion_suspected = cfg.collusion_episodes > 0 &&
+                               std::any_of(s.outvoted_by.begin(), s.outvoted_by.end(),
+                                           [&](const auto& by) { return by.second >= cfg.collusion_episodes; });
     r.seats.push_back(std::move(seat));
   }
   const std::size_t reporters = static_cast<std::size_t>(

@@ -27,7 +27,7 @@ constexpr Tick kResyncReach = 128;                        // a resync state at m
 }  // namespace
 
 bool ServerSession::Impl::votes(const Peer& p) const {
-  if (p.role == Role::Pending || p.closing || p.audit.verifying || p.audit.resyncing) return false;
+  if (p.role == Role::Pending || p.closing || p.audit.verifying || p.audit.resyncing || p.audit.outvoted) return false;
   return p.role == Role::Player || cfg.spectators_vote;
 }
 
@@ -326,6 +326,7 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
     consensus.forget(p.id);                // and its diverged ones of ticks not decided yet no longer do
     p.audit.desynced = false;
     p.audit.resyncing = false;
+    p.audit.outvoted = false;
   }
   p.stream.base_from = f.tick + 1;
   for (const auto& chunk : protocol::snapshot(f.tick, p.audit.epoch, f.hash, f.bytes, join)) send(p, Channel::Control, chunk);

@@ -560,6 +560,25 @@ NetTraffic ServerSession::traffic() const { return impl_->transport->traffic(); 
 const std::vector<DesyncEvent>& ServerSession::desyncs() const { return impl_->referee.events(); }
 const std::vector<DesyncReport>& ServerSession::reports() const { return impl_->referee.reports(); }
 const std::vector<Departure>& ServerSession::departures() const { return impl_->departures; }
+std::vector<ServerSession::Outvoted> ServerSession::outvoted() const {
+  std::vector<Outvoted> out;
+  for (std::size_t i = 0; i < impl_->slots.size(); ++i) {
+    const auto& s = impl_->slots[i];
+    if (s.outvoted == 0) continue;
+    Outvoted o;
+    o.slot = static_cast<std::uint32_t>(i);
+    o.name = s.name;
+    o.times = s.outvoted;
+    for (const auto& [mask, times] : s.outvoted_by)
+      if (times > o.by_times) {
+        o.by_mask = mask;
+        o.by_times = times;
+      }
+    o.suspected = impl_->cfg.collusion_episodes > 0 && o.by_times >= impl_->cfg.collusion_episodes;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
 std::vector<std::string> ServerSession::player_names() const {
   std::vector<std::string> names;
   for (const auto& s : impl_->slots) names.push_back(s.name);

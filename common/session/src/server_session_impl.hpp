@@ -97,6 +97,9 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::uint32_t resyncs = 0;       // resyncs started for it (ServerConfig::max_resyncs)
     bool split = false;          // relay mode: its desync's tick had no strict majority (nobody is resynced)
     bool resyncing = false;      // relay mode: a peer's state is being fetched for it; no voter meanwhile
+    bool outvoted = false;       // relay mode: its hash lost to a settled majority; no voter until a hash of
+                                 // its matches again or it is resynced (OpenFront's rule)
+    std::string collusion;       // relay mode: the possible-collusion sentence for its reports, or ""
     bool wrong_state = false;    // relay mode: sent a state that did not hash to the settled value; never asked again
     std::int64_t source_benched_until = 0;  // relay mode: passed over as a source for silence or a trickle;
                                             // not asked for a state again before then
@@ -144,6 +147,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     SeenLoss up_loss;             // its play messages that never came, counted by their newest input tick
     bool result_reported = false;  // its game reported a result (GameResult): the newest is kept
     std::vector<std::uint8_t> result;
+    std::uint32_t outvoted = 0;    // relay mode: divergences its hash lost to a settled majority ...
+    std::map<std::uint32_t, std::uint32_t> outvoted_by;  // ... by the majority's slots (a mask)
   };
 
   /// Relay mode: a saved state asked of a peer whose hash of its tick is the settled one, for a
@@ -367,6 +372,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now);
   bool verify(Peer& p, Tick t, std::uint64_t theirs, std::uint64_t ours, std::int64_t now);
   void compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::uint64_t ours, std::int64_t now, bool split = false);
+  void note_outvoted(Peer& p, Tick t, std::uint64_t settled);
   void fit_history();
   void start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs, std::int64_t now);
   void on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now);

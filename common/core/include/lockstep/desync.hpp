@@ -93,6 +93,9 @@ struct LOCKSTEP_API DesyncReport {
   std::string replay_file;         ///< the session's recording, if any
   std::string bundle_file;         ///< the desync bundle written beside the report, if any
   std::string note;
+  /// Relay mode: "slot 2 (carol) has been outvoted 3 times by slots 0 and 1: possible collusion",
+  /// when the same others outvoted this player that often; "" otherwise.
+  std::string collusion;
   /// Who is wrong, by majority of the peers that reported this tick (the server included):
   /// "server", "player N (name)", or "" when fewer than three voted or no group is a majority.
   std::string odd_one_out;

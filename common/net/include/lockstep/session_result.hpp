@@ -35,6 +35,11 @@ struct LOCKSTEP_API SessionResult {
     bool present = false;          ///< it played to the session's end (a seat that left has no say
                                    ///< unless every seat agrees)
     std::vector<std::uint8_t> claim;  ///< the result its game reported (empty: none)
+    /// Relay mode: divergences in which this seat's hash lost to a settled majority, and whether
+    /// the same other seats outvoted it ServerConfig's collusion threshold of times or more (an
+    /// honest player outvoted by players who share other rules looks exactly so).
+    std::uint32_t outvoted = 0;
+    bool collusion_suspected = false;
   };
   std::uint64_t protocol_id = 0;
   std::uint32_t ticks = 0;           ///< the session's last executed tick
@@ -57,7 +62,7 @@ LOCKSTEP_API void sign_result(SessionResult& r, const SecretKey& key);
 /// Whether r.mac is the MAC of r under `key` (compared in constant time).
 LOCKSTEP_API bool verify_result(const SessionResult& r, const SecretKey& key);
 
-/// {"format": "lockstep-result/2", ...}: hashes and bytes in hex, the MAC as "mac" (null unsigned).
+/// {"format": "lockstep-result/3", ...}: hashes and bytes in hex, the MAC as "mac" (null unsigned).
 LOCKSTEP_API Json result_json(const SessionResult& r);
 /// Reads a result (untrusted text, at most 64 KiB); false with a sentence in `error`.
 LOCKSTEP_API bool parse_result(std::string_view text, SessionResult* out, std::string* error);

@@ -57,6 +57,9 @@ struct LOCKSTEP_API ServerConfig {
   /// dropped with the reason (its rules or its machine differ from the majority's), so that its
   /// reports and resyncs end. 0: no limit.
   std::uint32_t max_resyncs = 10;
+  /// Relay mode: a player outvoted this many times by the same other players is reported as
+  /// possibly outvoted by collusion (the summary, its desync reports, the result). 0: never.
+  std::uint32_t collusion_episodes = 3;
   /// Wait at most this long past a tick's deadline for a late input, then fill it. Clients set
   /// their lead so their inputs arrive before the deadline; this only absorbs a stray one.
   std::int64_t input_grace_ns = 20'000'000;
@@ -175,6 +178,7 @@ struct LOCKSTEP_API ServerStats {
   /// Desync reports: divergences folded into their peer's episode report (not reported anew),
   /// and reports past the session's bound of files (DesyncReferee::kMaxReports), counted only.
   std::uint64_t desyncs_in_episodes = 0, reports_unwritten = 0;
+  std::uint64_t collusion_suspected = 0;  ///< relay mode: players found outvoted by the same others collusion_episodes times
   std::uint64_t resyncs_not_taken = 0;  ///< resync snapshots a client still had not loaded long after
   std::uint64_t joins_running = 0;   ///< rejoins and late joins admitted with a snapshot
   std::uint64_t verified = 0;        ///< of those, verified by a matching hash
@@ -272,6 +276,16 @@ class LOCKSTEP_API ServerSession {
   [[nodiscard]] const std::vector<DesyncEvent>& desyncs() const;
   /// Every player that went out of the running session, in order.
   [[nodiscard]] const std::vector<Departure>& departures() const;
+  /// Relay mode: every player whose hash lost to a settled majority, with how often and by whom.
+  struct Outvoted {
+    std::uint32_t slot = 0;
+    std::string name;
+    std::uint32_t times = 0;     ///< divergences its hash lost to a settled majority
+    std::uint32_t by_mask = 0;   ///< the slots (a mask) that outvoted it most often ...
+    std::uint32_t by_times = 0;  ///< ... and how often
+    bool suspected = false;      ///< by_times reached ServerConfig::collusion_episodes
+  };
+  [[nodiscard]] std::vector<Outvoted> outvoted() const;
   /// The localized reports written so far, in the order they were completed.
   [[nodiscard]] const std::vector<DesyncReport>& reports() const;
   /// Player names by slot ("" for a free slot).

@@ -1,0 +1,108 @@
+// Relay mode's verdicts against voters that are not honest or not in step (docs/GUIDE.md, "Relay
+// verdicts"): a player whose hash lost to the majority no longer votes until it is back in step,
+// and a player outvoted again and again by the same others is reported as possible collusion.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "lockstep/arena.hpp"
+#include "lockstep/client_session.hpp"
+#include "lockstep/game_description.hpp"
+#include "lockstep/games.hpp"
+#include "lockstep/server_session.hpp"
+#include "support/report_dir.hpp"
+#include "support/session_harness.hpp"
+
+using namespace lockstep;
+using lockstep::testing::client_named;
+using lockstep::testing::kSeconds;
+using lockstep::testing::Session;
+
+namespace {
+
+const lockstep::testing::ReportDir reports("relay-verdicts");
+
+ServerConfig relay_server(std::uint32_t players, Tick last_tick, OnDesync on_desync) {
+  ServerConfig cfg;
+  cfg.desync_dir = reports.path.string();
+  cfg.players = players;
+  cfg.last_tick = last_tick;
+  cfg.world = arena_world(3, 40, players);
+  cfg.relay = describe_module(default_module(), cfg.world).game;
+  cfg.on_desync = on_desync;
+  cfg.max_resyncs = 0;
+  return cfg;
+}
+
+// A player whose rules differ from the session's at every tick that is a multiple of `every`
+// (the same difference for every player built so: they agree with each other).
+ClientConfig other_rules(const std::string& name, Tick every) {
+  ClientConfig c = client_named(name);
+  c.after_step = [every](Tick t, Simulation& s) {
+    if (t % every == 0) s.perturb(t);
+  };
+  return c;
+}
+
+}  // namespace
+
+TEST_SUITE("session/relay_verdicts") {
+  // Two players with the same other rules outvote the honest third at every divergence and resync
+  // it into their world. Nothing can tell them from an honest majority, but the same majority
+  // winning against the same player again and again is reported: in the summary's figures, the
+  // player's desync report and the session's result.
+  TEST_CASE("a player outvoted three times by the same two is reported as possible collusion") {
+    Session s(relay_server(3, 1000, OnDesync::Resync));
+    s.add_client(client_named("honest"), 1);
+    s.add_client(other_rules("patched-a", 150), 2);
+    s.add_client(other_rules("patched-b", 150), 3);
+    REQUIRE(s.run(60 * kSeconds));
+    CHECK(s.server->executed_tick() == 1000);
+    const ServerStats& st = s.server->stats();
+    CHECK(st.collusion_suspected == 1);
+    const auto outvoted = s.server->outvoted();
+    REQUIRE(outvoted.size() == 1);
+    CHECK(outvoted[0].name == "honest");
+    CHECK(outvoted[0].times >= 3);
+    CHECK(outvoted[0].by_mask == 0b110u);  // slots 1 and 2, the patched players
+    CHECK(outvoted[0].suspected);
+    REQUIRE(!s.server->reports().empty());
+    const DesyncReport& r = s.server->reports().back();
+    CHECK(r.name == "honest");
+    CHECK(r.collusion.find("outvoted") != std::string::npos);
+    CHECK(r.collusion.find("1 (patched-a), 2 (patched-b)") != std::string::npos);
+    REQUIRE(s.server->result());
+    const SessionResult& result = *s.server->result();
+    REQUIRE(result.seats.size() == 3);
+    CHECK(result.seats[0].collusion_suspected);
+    CHECK(result.seats[0].outvoted >= 3);
+    CHECK(!result.seats[1].collusion_suspected);
+    CHECK(result.seats[1].outvoted == 0);
+  }
+
+  // A player that diverged at tick 200 and is not resynced (--on-desync report) stays out of step.
+  // When a second one diverges at tick 400, the two honest players' hash is still a strict majority
+  // of the voters that are in step: the ticks settle and the second is named. While the first one
+  // still voted, 2 of 4 was no majority and every tick from 400 on was split.
+  TEST_CASE("a player out of step with the majority no longer votes: the honest majority still settles") {
+    Session s(relay_server(4, 900, OnDesync::Report));
+    s.add_client(client_named("one"), 1);
+    s.add_client(client_named("two"), 2);
+    ClientConfig early = client_named("early");
+    early.inject_desync_at = 200;
+    s.add_client(early, 3);
+    ClientConfig later = client_named("later");
+    later.inject_desync_at = 400;
+    later.inject_selector = 777;
+    s.add_client(later, 4);
+    REQUIRE(s.run(60 * kSeconds));
+    CHECK(s.server->executed_tick() == 900);
+    const ServerStats& st = s.server->stats();
+    CHECK(st.ticks_split == 0);
+    CHECK(st.ticks_settled >= 890);
+    bool later_named = false;
+    for (const DesyncReport& r : s.server->reports())
+      if (r.name == "later") later_named = r.tick >= 400 && r.tick <= 402;
+    CHECK(later_named);
+  }
+}
