@@ -105,4 +105,34 @@ TEST_SUITE("session/relay_verdicts") {
       if (r.name == "later") later_named = r.tick >= 400 && r.tick <= 402;
     CHECK(later_named);
   }
+
+  // Every player's play datagrams to the server held 2.5 s while the server plays ticks 300 to 339
+  // (a stall on the server's side of the network that the connections' pings do not see, so the
+  // round trips stay short): those ticks are decided with no hash, past the 1 s wait. Their hashes then come and are votes after all: the ticks settle late, and a player that
+  // lied about ticks 320 and 321 only is named at tick 320. Before, such hashes were dropped,
+  // those ticks were never checked, and a difference confined to them was never seen.
+  TEST_CASE("ticks a stall left unvoted are settled when their hashes come, and checked") {
+    Session s(relay_server(3, 700, OnDesync::Report));
+    s.net.set_hold([&](const lockstep::testing::SimNetwork::Datagram& d) -> std::int64_t {
+      const Tick t = s.server->executed_tick();
+      const bool play = d.kind == lockstep::testing::SimNetwork::Datagram::Kind::Data;
+      return play && d.to_port == s.server->port() && t >= 300 && t < 450 ? 2'500'000'000 : 0;
+    });
+    s.add_client(client_named("one"), 1);
+    s.add_client(client_named("two"), 2);
+    ClientConfig liar = client_named("liar");
+    liar.inject_wrong_hashes_from = 320;  // its hashes of ticks 320 and 321 only are wrong (its state is right)
+    liar.inject_wrong_hashes_until = 321;
+    s.add_client(liar, 3);
+    REQUIRE(s.run(60 * kSeconds));
+    CHECK(s.server->executed_tick() == 700);
+    const ServerStats& st = s.server->stats();
+    MESSAGE("settled " << st.ticks_settled << " split " << st.ticks_split << " late " << st.ticks_settled_late << " filled " << st.filled_inputs << " silences " << st.hash_silences);
+    CHECK(st.ticks_settled_late > 10);
+    CHECK(st.ticks_unvoted == 0);
+    CHECK(st.ticks_settled + st.ticks_split == 700);
+    REQUIRE(!s.server->reports().empty());
+    CHECK(s.server->reports()[0].name == "liar");
+    CHECK(s.server->reports()[0].tick == 320);
+  }
 }

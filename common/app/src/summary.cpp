@@ -136,6 +136,7 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
                  {"collusion_suspected", st.collusion_suspected},
                  {"ticks_split", st.ticks_split},
                  {"ticks_unvoted", st.ticks_unvoted},
+                 {"ticks_settled_late", st.ticks_settled_late},
                  {"settled_tick", settled_tick},
                  {"states", {{"requested", st.states_requested},
                              {"forwarded", st.states_forwarded},

@@ -318,7 +318,9 @@ bool ClientSession::Impl::execute_next(std::int64_t now) {
   last_hash = sim->hash();
   history->record(*sim);
   // Test hook: the state stays right, the hash reported of it is wrong.
-  hashes.put(t) = cfg.inject_wrong_hashes_from != 0 && t >= cfg.inject_wrong_hashes_from ? last_hash ^ 1 : last_hash;
+  const bool lie = cfg.inject_wrong_hashes_from != 0 && t >= cfg.inject_wrong_hashes_from &&
+                   (cfg.inject_wrong_hashes_until == 0 || t <= cfg.inject_wrong_hashes_until);
+  hashes.put(t) = lie ? last_hash ^ 1 : last_hash;
   executed = t;
   intake.release(t);
   if (hash_log) hash_log->write(t, last_hash);

@@ -33,6 +33,7 @@ bool ServerSession::Impl::votes(const Peer& p) const {
 
 void ServerSession::Impl::take_vote(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
   if (t > consensus.decided_through()) return consensus.vote(p.id, t, theirs);
+  if (consensus.unvoted(t) && votes(p)) return late_vote(p, t, theirs, now);
   // Decided before this hash came: compared with the settled hash, as the server's own would be.
   std::uint64_t settled = 0;
   if (!consensus.settled_hash(t, &settled)) return;  // a split or unvoted tick: nothing to hold it to
@@ -68,12 +69,34 @@ void ServerSession::Impl::settle_ticks(std::int64_t now, bool force) {
   }
 }
 
+// A hash of a tick decided with none (a stall held every voter's past the wait): a vote after all.
+// Once more than half of the voters agree, or all have reported, the tick is decided again and
+// every hash of it compared, as at its time; its hash log line stays as it was (unvoted).
+void ServerSession::Impl::late_vote(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
+  consensus.vote(p.id, t, theirs);
+  std::vector<std::uint32_t> voters;
+  for (const auto& [id, q] : peers)
+    if (votes(q)) voters.push_back(id);
+  const bool all = std::all_of(voters.begin(), voters.end(), [&](std::uint32_t id) { return consensus.voted(id, t); });
+  if (!all && 2 * consensus.leading(t, voters) <= voters.size()) return;
+  --stats.ticks_unvoted;
+  ++stats.ticks_settled_late;
+  const TickConsensus::Verdict v = consensus.settle_late(t, voters);
+  compare_votes(t, v, voters, now);
+}
+
 void ServerSession::Impl::decide_tick(Tick t, const std::vector<std::uint32_t>& voters, std::int64_t now) {
   const TickConsensus::Verdict v = consensus.settle(t, voters);
+  record_tick(t, v.hash, v.settled);
+  compare_votes(t, v, voters, now);
+}
+
+// Every hash of tick t held to its verdict (a joiner's first one after its state, to verify it).
+void ServerSession::Impl::compare_votes(Tick t, const TickConsensus::Verdict& v, const std::vector<std::uint32_t>& voters,
+                                        std::int64_t now) {
   if (v.settled) ++stats.ticks_settled;
   else if (v.voters > 0) ++stats.ticks_split;
   else ++stats.ticks_unvoted;
-  record_tick(t, v.hash, v.settled);
   // (Comparing a hash never changes the votes: the span stays valid.)
   for (const auto& [id, theirs] : consensus.votes(t)) {
     const auto it = peers.find(id);

@@ -403,6 +403,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// Decides every executed tick whose votes are in (or waited long enough; all with `force`).
   void settle_ticks(std::int64_t now, bool force);
   void decide_tick(Tick t, const std::vector<std::uint32_t>& voters, std::int64_t now);
+  void late_vote(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now);
+  void compare_votes(Tick t, const TickConsensus::Verdict& v, const std::vector<std::uint32_t>& voters, std::int64_t now);
   /// Asks a peer for the newest settled state, for p to join from or resync to; for Compare, the
   /// settled state of tick `want`, for p to localize its divergence against.
   void serve_state(Peer& p, StateFetch::Purpose purpose, std::int64_t now, Tick want = 0);

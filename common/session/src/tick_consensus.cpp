@@ -63,6 +63,20 @@ std::size_t TickConsensus::leading(Tick t, std::span<const std::uint32_t> voters
   return most;
 }
 
+TickConsensus::Verdict TickConsensus::settle_late(Tick t, std::span<const std::uint32_t> voters) {
+  if (!unvoted(t)) return {};
+  --unvoted_count_;
+  const Tick decided = decided_;
+  const Verdict v = settle(t, voters);
+  decided_ = decided;
+  return v;
+}
+
+bool TickConsensus::unvoted(Tick t) const {
+  const TickRecord& r = ticks_[t % kHistory];
+  return r.tick == t && r.decided && r.voters == 0;
+}
+
 TickConsensus::Verdict TickConsensus::settle(Tick t, std::span<const std::uint32_t> voters) {
   TickRecord& r = ticks_[t % kHistory];
   if (r.tick != t) reset(r, t);

@@ -50,7 +50,8 @@ struct LOCKSTEP_API ClientConfig {
   std::uint64_t inject_selector = 12345;  ///< which float the hook perturbs
   bool inject_forged_states = false;     ///< test hook: flip a byte of every saved state a relay server asks for
   Tick inject_wrong_hashes_from = 0;     ///< test hook: report every hash from this tick on with its lowest bit
-                                         ///< flipped (the state itself stays right)
+                                         ///< flipped (the state itself stays right) ...
+  Tick inject_wrong_hashes_until = 0;    ///< ... up to this tick (0: to the end)
   bool inject_trickled_states = false;   ///< test hook: answer a relay server's state request with one byte of
                                          ///< the state every 2 s
   LeadConfig lead;                      ///< how far ahead of the tick clock to sample (lead_config.hpp)

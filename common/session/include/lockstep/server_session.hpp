@@ -178,7 +178,8 @@ struct LOCKSTEP_API ServerStats {
   /// Desync reports: divergences folded into their peer's episode report (not reported anew),
   /// and reports past the session's bound of files (DesyncReferee::kMaxReports), counted only.
   std::uint64_t desyncs_in_episodes = 0, reports_unwritten = 0;
-  std::uint64_t collusion_suspected = 0;  ///< relay mode: players found outvoted by the same others collusion_episodes times
+  std::uint64_t collusion_suspected = 0;
+  std::uint64_t ticks_settled_late = 0;  ///< relay mode: unvoted ticks (a stall) decided when their hashes came  ///< relay mode: players found outvoted by the same others collusion_episodes times
   std::uint64_t resyncs_not_taken = 0;  ///< resync snapshots a client still had not loaded long after
   std::uint64_t joins_running = 0;   ///< rejoins and late joins admitted with a snapshot
   std::uint64_t verified = 0;        ///< of those, verified by a matching hash

@@ -52,6 +52,13 @@ class TickConsensus {
   /// Whether tick t was decided without a strict majority of the voters that reported (none
   /// reported: not a split, only unvoted).
   [[nodiscard]] bool split(Tick t) const;
+  /// Whether tick t was decided with no voter's hash (a stall held them all past the wait), and is
+  /// still in the ring: its hashes may yet come, and settle it late.
+  [[nodiscard]] bool unvoted(Tick t) const;
+  /// Decides an unvoted tick again by the votes that came since (vote() takes them): settled or
+  /// split as settle() would, counted as such instead of unvoted. The ticks after it keep their
+  /// verdicts.
+  Verdict settle_late(Tick t, std::span<const std::uint32_t> voters);
   /// Ticks decided so far: with a strict majority, without one, and with no voter's hash.
   [[nodiscard]] std::uint64_t settled_count() const { return settled_count_; }
   [[nodiscard]] std::uint64_t split_count() const { return split_count_; }
