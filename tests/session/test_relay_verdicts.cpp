@@ -3,6 +3,7 @@
 // and a player outvoted again and again by the same others is reported as possible collusion.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 
 #include "lockstep/arena.hpp"
@@ -134,5 +135,39 @@ TEST_SUITE("session/relay_verdicts") {
     REQUIRE(!s.server->reports().empty());
     CHECK(s.server->reports()[0].name == "liar");
     CHECK(s.server->reports()[0].tick == 320);
+  }
+
+  // A 1v1 that disagrees has no majority: nobody is resynced and nobody is blamed. Each side
+  // compares its own state of the tick with the other side's (held to that side's own hash) and
+  // names the entity and field, with both values; before, both reports said only "no majority".
+  TEST_CASE("a 1v1 disagreement is localized to entity and field by both sides, without blame") {
+    Session s(relay_server(2, 600, OnDesync::Report));
+    s.add_client(client_named("ann"), 1);
+    ClientConfig bob = client_named("bob");
+    bob.inject_desync_at = 300;
+    s.add_client(bob, 2);
+    REQUIRE(s.run(60 * kSeconds));
+    CHECK(s.server->executed_tick() == 600);
+    REQUIRE(s.server->reports().size() == 2);
+    std::set<std::string> names;
+    for (const DesyncReport& r : s.server->reports()) {
+      CAPTURE(r.name);
+      CAPTURE(r.note);
+      names.insert(r.name);
+      CHECK(r.tick == 300);  // the hook flips a value right after executing tick 300
+      CHECK(r.odd_one_out.empty());
+      CHECK(r.where == "entity");
+      REQUIRE(!r.server_fields.empty());
+      CHECK(r.server_fields[0].name == r.client_fields[0].name);
+      CHECK(r.server_fields[0].bits != r.client_fields[0].bits);
+      CHECK(r.note.find("neither side is blamed") != std::string::npos);
+    }
+    CHECK(names == std::set<std::string>{"ann", "bob"});
+    // Each side's values are the other's reference: the same field, the two values swapped.
+    const DesyncReport &a = s.server->reports()[0], &b = s.server->reports()[1];
+    CHECK(a.entity == b.entity);
+    CHECK(a.server_fields[0].bits == b.client_fields[0].bits);
+    CHECK(a.client_fields[0].bits == b.server_fields[0].bits);
+    CHECK(s.server->stats().resyncs == 0);
   }
 }

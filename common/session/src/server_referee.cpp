@@ -159,8 +159,25 @@ void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::
     // No state of its own: on a split tick the votes are all there is; otherwise the peer
     // compares its state with the majority's (server_relay.cpp), and the report waits for that.
     if (p.audit.split) {
-      r.note = "relay mode: no strict majority of the voters settled this tick; every side is reported";
-      referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false), {}});
+      // No majority, no blame: each side localizes against another side's state of the tick (a
+      // voter with another hash), held to that side's own hash. With none to ask, the votes alone.
+      std::uint32_t other = 0;
+      for (const auto& [id, hash] : consensus.votes(t)) {
+        const auto it = peers.find(id);
+        if (id != p.id && hash != theirs && it != peers.end() && votes(it->second)) {
+          other = id;
+          break;
+        }
+      }
+      if (other == 0) {
+        r.note = "relay mode: no strict majority of the voters settled this tick; every side is reported";
+        referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false), {}});
+        return;
+      }
+      p.audit.locating = true;
+      p.audit.located = std::move(r);
+      p.audit.locate_sent_at = 0;
+      serve_state(p, StateFetch::Purpose::Compare, now, t, other);
       return;
     }
     p.audit.locating = true;

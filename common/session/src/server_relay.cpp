@@ -114,7 +114,8 @@ void ServerSession::Impl::compare_votes(Tick t, const TickConsensus::Verdict& v,
 
 // A state for p to join from or resync to: the newest settled tick's, from a peer that reported
 // the settled hash of it. It travels to p only after its bytes hash to that value.
-void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std::int64_t now, Tick want) {
+void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std::int64_t now, Tick want,
+                                      std::uint32_t from) {
   using P = StateFetch::Purpose;
   if (purpose == P::Join && serve_from_keyframe(p, now)) return;
   // A peer waits for one state to load and one to compare with at a time.
@@ -123,6 +124,7 @@ void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std:
   f.target = p.id;
   f.purpose = purpose;
   f.want = want;
+  f.from = from;
   f.started_at = now;
   if (purpose == P::Resync) p.audit.resyncing = true;
   // A joiner holds no frame yet: until its state arrives, frames go to it whole (it drops them).
@@ -180,6 +182,14 @@ bool ServerSession::Impl::may_source(const StateFetch& f, const Peer& q, Tick t,
 bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
   f.forget_source();
   if (f.requests >= ServerSession::kMaxRequestsPerFetch) return false;
+  if (f.from != 0) {  // a split tick: the other party's state, held to its own hash of the tick
+    const auto it = peers.find(f.from);
+    const auto votes = consensus.votes(f.want);
+    const auto vote = std::find_if(votes.begin(), votes.end(), [&](const auto& v) { return v.first == f.from; });
+    if (it == peers.end() || vote == votes.end() || !may_source(f, it->second, f.want, now)) return false;
+    request_state(f, it->second, f.want, vote->second, now);
+    return true;
+  }
   const Tick newest = f.want != 0 ? f.want : consensus.decided_through();
   const Tick searched = f.want != 0 ? 1 : kSourceSearchTicks;  // a comparison needs its own tick
   for (int round = 0; round < 2; ++round) {
@@ -193,27 +203,31 @@ bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
         if (!best || rtt_ns(it->second) < rtt_ns(*best)) best = &it->second;
       }
       if (!best) continue;
-      // Every request its own id: the rest of an answer that was passed over is told from the new one.
-      f.request = next_request++;
-      if (next_request == 0) next_request = 1;
-      f.tick = t;
-      f.hash = settled;
-      f.source = best->id;
-      f.asked_at = now;
-      f.asked.push_back(best->id);
-      ++f.requests;
-      ++stats.states_requested;
-      send(*best, Channel::Control, protocol::state_request(t, f.request));
-      transport->flush();
-      static constexpr const char* kFor[] = {"a join", "a resync", "a desynced peer to compare with", "the session's keyframe"};
-      LOCKSTEP_LOG_INFO("relay: asked %s for its state of tick %u (settled hash %s) for %s (request %u of at most %u)",
-                        label(*best).c_str(), t, hash_hex(settled).c_str(), kFor[static_cast<int>(f.purpose)], f.requests,
-                        ServerSession::kMaxRequestsPerFetch);
+      request_state(f, *best, t, settled, now);
       return true;
     }
     f.asked.clear();  // every source was asked once: those that did not send a wrong state may be asked again
   }
   return false;
+}
+
+void ServerSession::Impl::request_state(StateFetch& f, Peer& source, Tick t, std::uint64_t hash, std::int64_t now) {
+  // Every request its own id: the rest of an answer that was passed over is told from the new one.
+  f.request = next_request++;
+  if (next_request == 0) next_request = 1;
+  f.tick = t;
+  f.hash = hash;
+  f.source = source.id;
+  f.asked_at = now;
+  f.asked.push_back(source.id);
+  ++f.requests;
+  ++stats.states_requested;
+  send(source, Channel::Control, protocol::state_request(t, f.request));
+  transport->flush();
+  static constexpr const char* kFor[] = {"a join", "a resync", "a desynced peer to compare with", "the session's keyframe"};
+  LOCKSTEP_LOG_INFO("relay: asked %s for its state of tick %u (%s hash %s) for %s (request %u of at most %u)",
+                    label(source).c_str(), t, f.from != 0 ? "its own" : "settled", hash_hex(hash).c_str(),
+                    kFor[static_cast<int>(f.purpose)], f.requests, ServerSession::kMaxRequestsPerFetch);
 }
 
 // Whether p's message is a chunk of an answer the server asked p for: those do not count toward
@@ -475,6 +489,7 @@ void ServerSession::Impl::on_located(Peer& p, const wire::DesyncLocated& m, std:
     return drop(p, DropReason::UnexpectedMessage, " (an unasked desync localization)");
   DesyncReport r = std::move(p.audit.located);
   p.audit.locating = false;
+  const bool split = std::exchange(p.audit.split, false);
   r.probe_bytes += static_cast<std::uint64_t>(m.fields() ? m.fields()->size() * 24 : 0) + 64;
   if (!m.available()) {
     r.note = "relay mode: the peer no longer held its state of the tick to compare with the majority's";
@@ -489,20 +504,26 @@ void ServerSession::Impl::on_located(Peer& p, const wire::DesyncLocated& m, std:
         r.server_fields.push_back({name, kind, f->reference()});
         r.client_fields.push_back({name, kind, f->own()});
       }
-    r.note = "relay mode: localized by the peer's own rules against the majority's state of the tick (from " +
-             p.audit.locate_source + ", checked against the settled hash)" +
+    r.note = (split ? "relay mode: no strict majority, so neither side is blamed; localized by this peer's own rules "
+                      "against the other side's state of the tick (from " + p.audit.locate_source +
+                          ", checked against its own hash; the reference values are the other side's)"
+                    : "relay mode: localized by the peer's own rules against the majority's state of the tick (from " +
+                          p.audit.locate_source + ", checked against the settled hash)") +
              (m.first_byte() >= 0 ? "; the serialized states first differ at byte " + std::to_string(m.first_byte()) : "");
   }
-  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, false, {}});
+  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, split, {}});
 }
 
 void ServerSession::Impl::locate_failed(Peer& p, const std::string& note, std::int64_t now) {
   if (!p.audit.locating) return;
   p.audit.locating = false;
   DesyncReport r = std::move(p.audit.located);
-  r.note = "relay mode: not localized: " + note + "; the voters' majority names the odd one out";
+  const bool split = std::exchange(p.audit.split, false);
+  r.note = "relay mode: not localized: " + note +
+           (split ? "; no strict majority of the voters settled this tick: every side is reported"
+                  : "; the voters' majority names the odd one out");
   std::erase_if(fetches, [&](const StateFetch& f) { return f.target == p.id && f.purpose == StateFetch::Purpose::Compare; });
-  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, false, {}});
+  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, split, {}});
 }
 
 }  // namespace lockstep

@@ -159,6 +159,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::uint32_t target = 0;     // the peer it is for
     Purpose purpose = Purpose::Join;  // a join or rejoin, a resync, or a desynced peer's comparison
     Tick want = 0;                // the tick wanted (Compare), or 0: the newest settled
+    std::uint32_t from = 0;       // Compare on a split tick: this peer's state, held to its own hash of it
     Tick tick = 0;                // the state asked for, and its settled hash
     std::uint64_t hash = 0;
     std::uint32_t source = 0;     // the peer asked (0: none yet)
@@ -407,7 +408,9 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void compare_votes(Tick t, const TickConsensus::Verdict& v, const std::vector<std::uint32_t>& voters, std::int64_t now);
   /// Asks a peer for the newest settled state, for p to join from or resync to; for Compare, the
   /// settled state of tick `want`, for p to localize its divergence against.
-  void serve_state(Peer& p, StateFetch::Purpose purpose, std::int64_t now, Tick want = 0);
+  void serve_state(Peer& p, StateFetch::Purpose purpose, std::int64_t now, Tick want = 0, std::uint32_t from = 0);
+  /// Sends f's request for `source`'s state of tick t, which must hash to `hash`.
+  void request_state(StateFetch& f, Peer& source, Tick t, std::uint64_t hash, std::int64_t now);
   void on_located(Peer& p, const wire::DesyncLocated& m, std::int64_t now);
   /// A localization that cannot be had (or the session ends): the report goes as it is.
   void locate_failed(Peer& p, const std::string& note, std::int64_t now);
