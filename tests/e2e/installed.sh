@@ -76,7 +76,7 @@ PYPKG="$PREFIX/lib/python3/dist-packages"
 env -u LD_LIBRARY_PATH -u LOCKSTEP_LIBDIR PYTHONPATH="$PYPKG" python3 -c '
 import lockstep
 m = lockstep.module_builtin("arena")
-assert lockstep.api_version() == 2 and m.name == "arena" and m.input_size > 0
+assert lockstep.api_version() == 3 and m.name == "arena" and m.input_size > 0
 print("installed python binding:", lockstep.version(), m.name, m.version, m.input_size)' >"$WORK/installed-py.out" 2>&1 ||
   fail "the installed Python package: $(cat "$WORK/installed-py.out")"
 # C#: the binding's one source file, compiled with a game's own code against the prefix's library.
@@ -149,6 +149,20 @@ cc -o "$WORK/capi-pc" "$SRC/tests/package/consumer/capi.c" $(pkg-config --cflags
    -Wl,-rpath,"$PREFIX/lib" 2>"$WORK/pc.err" || fail "cc with pkg-config lockstep-core: $(cat "$WORK/pc.err")"
 "$WORK/capi-pc" >"$WORK/capi-pc.out" 2>&1 || fail "capi built with pkg-config: $(cat "$WORK/capi-pc.out")"
 cmp -s "$WORK/capi.out" "$WORK/capi-pc.out" || fail "the two builds of capi disagree: $(cat "$WORK/capi.out" "$WORK/capi-pc.out")"
+# pkg-config from the prefix alone (PKG_CONFIG_LIBDIR hides the system's .pc files: no other
+# package's is needed), and no -rpath of the caller's: the .pc file's run path finds the libraries.
+PC_ONLY="env PKG_CONFIG_LIBDIR=$PREFIX/lib/pkgconfig PKG_CONFIG_PATH="
+cc -o "$WORK/capi-pc-alone" "$SRC/tests/package/consumer/capi.c" $($PC_ONLY pkg-config --cflags --libs lockstep) \
+   2>"$WORK/pc-alone.err" || fail "cc with pkg-config lockstep from the prefix alone: $(cat "$WORK/pc-alone.err")"
+env -u LD_LIBRARY_PATH "$WORK/capi-pc-alone" >"$WORK/capi-pc-alone.out" 2>&1 ||
+  fail "capi built with the prefix's pkg-config alone did not start: $(cat "$WORK/capi-pc-alone.out")"
+cmp -s "$WORK/capi.out" "$WORK/capi-pc-alone.out" || fail "the pkg-config-alone build of capi disagrees"
+# ... and linked statically, with what --static adds.
+cc -o "$WORK/capi-static" "$SRC/tests/package/consumer/capi.c" -I"$PREFIX/include" "$PREFIX/lib/liblockstep_core.a" \
+   $($PC_ONLY pkg-config --static --libs-only-l lockstep-core | sed 's/-llockstep_core//') 2>"$WORK/pc-static.err" ||
+  fail "a static build with pkg-config --static lockstep-core: $(cat "$WORK/pc-static.err")"
+"$WORK/capi-static" >"$WORK/capi-static.out" 2>&1 || fail "the static capi: $(cat "$WORK/capi-static.out")"
+cmp -s "$WORK/capi.out" "$WORK/capi-static.out" || fail "the static build of capi disagrees"
 [ "$(pkg-config --modversion lockstep)" = "$("$PREFIX/bin/lockstep-server" --version | awk '{print $2}')" ] ||
   fail "pkg-config's version is not the executables'"
 pkg-config --cflags lockstep-module | grep -q -- '-ffp-contract=off' || fail "lockstep-module's flags lack -ffp-contract=off"
