@@ -49,6 +49,14 @@ install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/python/lockstep DESTINATION ${CMAKE_INSTALL_LIBDIR}/python3/dist-packages
         FILES_MATCHING PATTERN "*.py")
 install(FILES ${PROJECT_SOURCE_DIR}/bindings/csharp/Lockstep.cs DESTINATION ${CMAKE_INSTALL_DATADIR}/lockstep/csharp)
+# ... and as a pip-installable project (pyproject.toml), whose lockstep/_libdir.py names the library
+# folder of the prefix it is installed into (written at install time: cmake --install --prefix X).
+install(FILES ${PROJECT_SOURCE_DIR}/bindings/python/pyproject.toml ${PROJECT_SOURCE_DIR}/bindings/python/README.md
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lockstep/python)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/python/lockstep DESTINATION ${CMAKE_INSTALL_DATADIR}/lockstep/python
+        FILES_MATCHING PATTERN "*.py")
+install(CODE "file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/lockstep/python/lockstep/_libdir.py\"
+  \"# Written by lockstep's install: the library folder of the prefix this package came from.\\nLIBDIR = \\\"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}\\\"\\n\")")
 # The determinism lint of a module's compiled code (binutils at run time).
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/lockstep-lint DESTINATION ${CMAKE_INSTALL_BINDIR})
 

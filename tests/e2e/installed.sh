@@ -79,6 +79,31 @@ m = lockstep.module_builtin("arena")
 assert lockstep.api_version() == 3 and m.name == "arena" and m.input_size > 0
 print("installed python binding:", lockstep.version(), m.name, m.version, m.input_size)' >"$WORK/installed-py.out" 2>&1 ||
   fail "the installed Python package: $(cat "$WORK/installed-py.out")"
+# pip: the prefix's project (PREFIX/share/lockstep/python) installed into a fresh environment, and
+# a wheel built of it installed into another; each imports with no path set and finds the
+# prefix's libraries (lockstep/_libdir.py). Debian's Python, with its setuptools and wheel.
+PYPROJ="$PREFIX/share/lockstep/python"
+[ -f "$PYPROJ/pyproject.toml" ] || fail "the install has no pip-installable project at share/lockstep/python"
+check_venv() {  # VENV: imports lockstep from outside any source tree
+  (cd "$WORK" && env -u LD_LIBRARY_PATH -u LOCKSTEP_LIBDIR -u PYTHONPATH "$1/bin/python" -c '
+import lockstep, os
+m = lockstep.module_builtin("arena")
+assert lockstep.api_version() == 3 and m.name == "arena", lockstep.api_version()
+print("pip-installed binding:", lockstep.version(), os.path.dirname(lockstep.__file__))')
+}
+/usr/bin/python3 -m venv --system-site-packages "$WORK/venv-src" >"$WORK/pip.log" 2>&1 &&
+  "$WORK/venv-src/bin/pip" install --no-index --no-build-isolation "$PYPROJ" >>"$WORK/pip.log" 2>&1 ||
+  fail "pip install of the prefix's Python project: $(tail -5 "$WORK/pip.log")"
+check_venv "$WORK/venv-src" >"$WORK/venv-src.out" 2>&1 || fail "the pip-installed package: $(cat "$WORK/venv-src.out")"
+grep -q "venv-src/lib/python3[.0-9]*/site-packages/lockstep" "$WORK/venv-src.out" || fail "not the pip-installed copy: $(cat "$WORK/venv-src.out")"
+"$WORK/venv-src/bin/pip" wheel --no-index --no-build-isolation --no-deps -w "$WORK/dist" "$PYPROJ" >>"$WORK/pip.log" 2>&1 ||
+  fail "pip wheel of the prefix's Python project: $(tail -5 "$WORK/pip.log")"
+WHEEL=$(ls "$WORK"/dist/lockstep-*.whl 2>/dev/null | head -1)
+[ -n "$WHEEL" ] || fail "no wheel was built: $(ls "$WORK/dist")"
+/usr/bin/python3 -m venv --system-site-packages "$WORK/venv-whl" >>"$WORK/pip.log" 2>&1 &&
+  "$WORK/venv-whl/bin/pip" install --no-index "$WHEEL" >>"$WORK/pip.log" 2>&1 || fail "pip install of the wheel: $(tail -5 "$WORK/pip.log")"
+check_venv "$WORK/venv-whl" >"$WORK/venv-whl.out" 2>&1 || fail "the wheel's package: $(cat "$WORK/venv-whl.out")"
+echo "ok: pip: $(cat "$WORK/venv-src.out"); from $(basename "$WHEEL"): $(cat "$WORK/venv-whl.out")"
 # C#: the binding's one source file, compiled with a game's own code against the prefix's library.
 [ -f "$PREFIX/share/lockstep/csharp/Lockstep.cs" ] || fail "the install has no C# binding at share/lockstep/csharp/Lockstep.cs"
 if command -v mcs >/dev/null && command -v mono >/dev/null; then

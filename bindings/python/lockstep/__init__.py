@@ -109,7 +109,11 @@ _STRUCTS = {"lockstep_command": _Command, "lockstep_frame": _Frame, "lockstep_fi
 
 def _library_dirs():
     here = os.path.dirname(os.path.abspath(__file__))
-    dirs = [os.environ.get("LOCKSTEP_LIBDIR", ""), os.path.normpath(os.path.join(here, "..", "..", ".."))]
+    try:  # written by the install: the prefix's library folder, for a copy pip installed elsewhere
+        from ._libdir import LIBDIR as installed
+    except ImportError:
+        installed = ""
+    dirs = [os.environ.get("LOCKSTEP_LIBDIR", ""), installed, os.path.normpath(os.path.join(here, "..", "..", ".."))]
     return [d for d in dirs if d and os.path.exists(os.path.join(d, "liblockstep_net.so.0"))]
 
 
