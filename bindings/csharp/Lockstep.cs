@@ -230,6 +230,9 @@ internal static class Native {
   [DllImport(Lib)] public static extern void lockstep_client_leave(IntPtr client);
   [DllImport(Lib)] public static extern int lockstep_compare_game(IntPtr module, IntPtr game, byte[] settings, UIntPtr n, uint ticks,
                                                                   StringBuilder report, UIntPtr cap);
+  [DllImport(Lib)] public static extern int lockstep_game_trace_write(IntPtr game, byte[] settings, UIntPtr n, uint players, uint ticks,
+                                                                      byte[] path, StringBuilder report, UIntPtr cap);
+  [DllImport(Lib)] public static extern int lockstep_game_trace_compare(IntPtr game, byte[] path, StringBuilder report, UIntPtr cap);
   [DllImport(Lib)] public static extern int lockstep_bisect_game(IntPtr module, IntPtr game, byte[] replayPath, int linear,
                                                                  StringBuilder report, UIntPtr cap);
 
@@ -424,6 +427,46 @@ public sealed class Client : IDisposable {
       report = text.ToString();
       if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
       if (r != 0 && r != 6) throw new LockstepException(r, report);  // 6: LOCKSTEP_ERROR_STATE, a difference
+      return r == 0;
+    } finally {
+      holder.Free();
+    }
+  }
+
+  /// Two implementations of one game with no module: `game`'s saved state of every tick over
+  /// lockstep's seeded streams (1, 2 and `players` players, `ticks` ticks each) written to `path`,
+  /// for another implementation, in any language, to compare with (CompareTrace). Returns the report.
+  public static string TraceGame(Game game, string path, uint ticks = 600, uint players = 4, byte[] settings = null) {
+    Native.CheckLayout();
+    if (game == null || path == null) throw new ArgumentNullException(game == null ? "game" : "path");
+    var holder = new Client(game);
+    try {
+      var text = new StringBuilder(1024);
+      byte[] s = settings ?? new byte[0];
+      int r = Native.lockstep_game_trace_write(holder.GameStruct(), s, (UIntPtr)s.Length, players, ticks,
+                                               Encoding.UTF8.GetBytes(path + "\0"), text, (UIntPtr)1024);
+      string report = text.ToString();
+      if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
+      if (r != 0) throw new LockstepException(r, report);
+      return report;
+    } finally {
+      holder.Free();
+    }
+  }
+
+  /// `game` over the streams of the trace at `path` (TraceGame's, or another language's): true when
+  /// every tick's saved state equals the trace's; `report` names the first difference by variant,
+  /// tick, entity and field (both states read through this game's Fields).
+  public static bool CompareTrace(Game game, string path, out string report) {
+    Native.CheckLayout();
+    if (game == null || path == null) throw new ArgumentNullException(game == null ? "game" : "path");
+    var holder = new Client(game);
+    try {
+      var text = new StringBuilder(1024);
+      int r = Native.lockstep_game_trace_compare(holder.GameStruct(), Encoding.UTF8.GetBytes(path + "\0"), text, (UIntPtr)1024);
+      report = text.ToString();
+      if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
+      if (r != 0 && r != 6) throw new LockstepException(r, report);
       return r == 0;
     } finally {
       holder.Free();

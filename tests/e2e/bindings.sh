@@ -124,6 +124,40 @@ print("ok: python: lockstep.bisect_game finds a port drifting from tick 4321 at 
 open(sys.argv[4] + ".parted", "w").write(m.group(1))
 PY
 PY_PARTED=$(cat "$WORK/walkers.replay.parted")
+# Two implementations with no module at all (lockstep_game_trace_write / _compare): the C game
+# writes its trace over lockstep's streams; the Python and C# ports compare against it, equal as
+# written, and a port drifting from tick 137 is named at its first differing tick, entity and field.
+"$BIN/lockstep-c-player" --trace-write "$WORK/walkers.trace" >"$WORK/trace.out" 2>/dev/null ||
+  fail "the C game's trace: $(cat "$WORK/trace.out")"
+grep -q "3 variants, 400 ticks each" "$WORK/trace.out" || fail "the C game's trace: $(cat "$WORK/trace.out")"
+py_with_lib - "$WORK/walkers.trace" "$BID" "$(dirname "$0")/../embed" <<'PY' || fail "lockstep.compare_trace"
+import re, sys
+sys.path.insert(0, sys.argv[3])
+import lockstep
+from py_player import WalkersGame
+bid = int(sys.argv[2], 16)
+ok, report = lockstep.compare_trace(WalkersGame(bid, 0, 0), sys.argv[1])
+print("python against the C game's trace:", report)
+assert ok, report
+class Drifting(WalkersGame):
+    def step(self, frame):
+        super().step(frame)
+        if frame.tick >= 137 and self.world.vel[0] < 0:
+            self.world.vel[0] += 1
+ok, report = lockstep.compare_trace(Drifting(bid, 0, 0), sys.argv[1])
+m = re.search(r"tick (\d+): entity 0 field vel: 0x[0-9a-f]+ vs 0x[0-9a-f]+ \(trace vs this game\)", report)
+assert not ok and m and int(m.group(1)) >= 137, report
+try:
+    lockstep.compare_trace(WalkersGame(bid, 0, 0), sys.argv[3] + "/py_player.py")
+    raise SystemExit("a file that is no trace was taken")
+except lockstep.Error as e:
+    assert "not a lockstep game trace" in str(e), e
+# and the other way round: the Python port's trace, the same bytes as the C game's
+own = sys.argv[1] + ".py"
+lockstep.trace_game(WalkersGame(bid, 0, 0), own, ticks=400, players=4)
+assert open(own, "rb").read() == open(sys.argv[1], "rb").read(), "the Python port's trace differs from the C game's"
+print("ok: python: equal to the C game's trace, its own trace byte-equal to it; a port drifting from 137 named at tick", m.group(1))
+PY
 if cs_ready; then
   cs_with_lib "$BIN/cs_layout_check.exe" || fail "the C# binding's layout check"
   # The C# walkers beside the module: equal; drifting from tick 137, named there.
@@ -137,6 +171,12 @@ if cs_ready; then
   [ $rc = 3 ] && echo "$out" | grep -q "parted at tick $PY_PARTED: entity 0 field vel" \
     || fail "C# BisectGame of a drifting port (exit $rc), not at tick $PY_PARTED as in Python: $out"
   echo "ok: C#: BisectGame finds the port drifting from tick 4321 where Python's does"
+  out=$(cs_with_lib "$BIN/cs_player.exe" --compare-trace "$WORK/walkers.trace" "$BID") || fail "C# CompareTrace: $out"
+  echo "$out" | grep -q "equal: 3 variants" || fail "C# CompareTrace: $out"
+  out=$(cs_with_lib "$BIN/cs_player.exe" --compare-trace "$WORK/walkers.trace" "$BID" --drift-at 137); rc=$?
+  [ $rc = 3 ] && echo "$out" | grep -Eq "tick (13[7-9]|1[4-9][0-9]): entity 0 field vel: .* \(trace vs this game\)" ||
+    fail "C# CompareTrace of a drifting port (exit $rc): $out"
+  echo "ok: C#: CompareTrace against the C game's trace: equal as written; the drifting port named: ${out#cs_player: compare-trace: }"
 else
   echo "C#: skipped (needs Mono, and a build without AddressSanitizer)"
 fi

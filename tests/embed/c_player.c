@@ -93,7 +93,10 @@ static int add_nothing(void* ctx, const uint8_t* bytes, size_t n) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 6) {
+  /* c_player --trace-write FILE: the game's trace over lockstep's streams, for another
+   * implementation (C#, Python) to compare with (lockstep_game_trace_compare), with no module. */
+  const int trace_mode = argc == 3 && strcmp(argv[1], "--trace-write") == 0;
+  if (argc < 6 && !trace_mode) {
     fprintf(stderr, "usage: c_player HOST PORT NAME SEED HASH_LOG [--perturb-at T] [--secret-file F] [--rejoin-file F]\n");
     return 2;
   }
@@ -101,7 +104,7 @@ int main(int argc, char** argv) {
   const char *secret_file = NULL, *rejoin_file = NULL;
   char secret[256] = "";
   uint32_t predict = 0;
-  for (int i = 6; i + 1 < argc; i += 2) {
+  for (int i = 6; !trace_mode && i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--perturb-at") == 0) g.perturb_at = (uint32_t)strtoul(argv[i + 1], NULL, 10);
     else if (strcmp(argv[i], "--secret-file") == 0) secret_file = argv[i + 1];
     else if (strcmp(argv[i], "--rejoin-file") == 0) rejoin_file = argv[i + 1];
@@ -134,6 +137,17 @@ int main(int argc, char** argv) {
   callbacks.tick = tick;
   callbacks.entity_count = entity_count;
   callbacks.fields = fields;
+  if (trace_mode) {
+#if LOCKSTEP_API_VERSION >= 3
+    char report[1024];
+    const lockstep_result r = lockstep_game_trace_write(&callbacks, NULL, 0, 4, 400, argv[2], report, sizeof report);
+    printf("c_player: trace: %s\n", report);
+    return r == LOCKSTEP_OK ? 0 : 1;
+#else
+    fprintf(stderr, "c_player: --trace-write needs LOCKSTEP_API_VERSION 3\n");
+    return 2;
+#endif
+  }
   lockstep_client_config config;
   lockstep_client_config_defaults(&config);
   config.host = argv[1];

@@ -4,6 +4,7 @@
 // Usage: cs_player.exe HOST PORT NAME SEED HASH_LOG BUILD_ID [--predict N] [--raise-at T]
 //        cs_player.exe --compare MODULE.so [--drift-at T]
 //        cs_player.exe --bisect MODULE.so REPLAY [--drift-at T]
+//        cs_player.exe --compare-trace TRACE BUILD_ID [--drift-at T]
 // --compare runs this game beside the module (Lockstep.Client.CompareGame) and prints the report
 // (exit 0: equal, 3: they differ); --drift-at T rounds the damping the other way from tick T on.
 // --predict N predicts up to N ticks ahead on the game's one state: each frame it draws, the game
@@ -132,6 +133,16 @@ static class Program {
       string report;
       bool equal = Lockstep.Client.CompareGame(module, g, 400, out report);
       Console.WriteLine("cs_player: compare: " + report);
+      return equal ? 0 : 3;
+    }
+    // Two implementations with no module: this game against a trace another one wrote (C, Python).
+    if (args.Length >= 3 && args[0] == "--compare-trace") {
+      string hex = args[2].StartsWith("0x") ? args[2].Substring(2) : args[2];
+      var g = new WalkersGame(ulong.Parse(hex, System.Globalization.NumberStyles.HexNumber));
+      if (args.Length >= 5 && args[3] == "--drift-at") g.DriftAt = uint.Parse(args[4]);
+      string report;
+      bool equal = Lockstep.Client.CompareTrace(g, args[1], out report);
+      Console.WriteLine("cs_player: compare-trace: " + report);
       return equal ? 0 : 3;
     }
     if (args.Length >= 3 && args[0] == "--bisect") {

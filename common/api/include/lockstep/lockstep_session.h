@@ -252,6 +252,22 @@ LOCKSTEP_API lockstep_result lockstep_compare_game(const lockstep_module* module
 LOCKSTEP_API lockstep_result lockstep_bisect_game(const lockstep_module* module, const lockstep_game* game,
                                                   const char* replay_path, int linear, char* report, size_t report_cap);
 
+/* Two implementations of one game with no module (a C# port and a C game, say): one writes its
+ * trace, the other compares against it. lockstep_game_trace_write steps `game` over seeded input
+ * and command streams (their own, the same on every machine) for 1, 2 and `players` players,
+ * `ticks` ticks each, settings as the Welcome carries them, and writes every tick's save() bytes
+ * with the game's identity to `path`. lockstep_game_trace_compare replays the same streams on
+ * `game` and compares its save() with the trace's bytes at every tick: LOCKSTEP_OK when all are
+ * equal; LOCKSTEP_ERROR_STATE at the first difference, the report naming the identity, or the
+ * variant, tick, entity and field with both values (both states read through this game's fields
+ * callback), or the byte offset. A file that is not a whole trace: LOCKSTEP_ERROR_SETTINGS;
+ * one that cannot be opened: LOCKSTEP_ERROR_NOT_FOUND. Since LOCKSTEP_API_VERSION 3. */
+LOCKSTEP_API lockstep_result lockstep_game_trace_write(const lockstep_game* game, const uint8_t* settings, size_t n,
+                                                       uint32_t players, uint32_t ticks, const char* path, char* report,
+                                                       size_t report_cap);
+LOCKSTEP_API lockstep_result lockstep_game_trace_compare(const lockstep_game* game, const char* path, char* report,
+                                                         size_t report_cap);
+
 /* The size of one of this API's structs (field NULL), or the offset and size of one of its fields,
  * as this library was built: struct_name and field as the headers spell them ("lockstep_game",
  * "build_id"). For bindings to hold their own layouts to (the C# and Python bindings do at load):
