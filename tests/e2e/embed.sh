@@ -8,7 +8,8 @@
 # secret (a snapshot loaded by the game, verified). Everyone's hashes equal the server's outside
 # the divergence, to the last tick. The C game's first run is built against API version 2's
 # headers (lockstep-c-player-v2, tests/embed/api_v2): its smaller config and stats work on today's
-# library, the fields it lacks at their defaults; its rejoin is today's build.
+# library, the fields it lacks at their defaults; its rejoin is today's build, on lockstep's service
+# thread, its state under a lock of its own taken in the documented order.
 source "$(dirname "$0")/lib.sh" "$1"
 E2E_TIMEOUT=110
 walkers_games
@@ -29,7 +30,7 @@ B=$!; PIDS+=($B)
 C1=$!; PIDS+=($C1)
 start_py_game $((PORT + 3))
 P=$PY_PID
-rejoin_c_game $C1 $((PORT + 2))
+rejoin_c_game $C1 $((PORT + 2)) --service 1
 C2=$C2_PID
 expect_exit $C2 0 "the rejoined C game"
 expect_exit $P 0 "the Python game"

@@ -132,15 +132,15 @@ start_py_game() {
   PY_PID=$!
   PIDS+=($PY_PID)
 }
-# rejoin_c_game PID PORT: the C game "cgame" (pid PID, hash log $WORK/c1.log, its rejoin secret
-# kept in $WORK/secret) goes down at about tick 700 and comes back against PORT with its secret;
-# hash log $WORK/c2.log, pid C2_PID.
+# rejoin_c_game PID PORT [ARGS...]: the C game "cgame" (pid PID, hash log $WORK/c1.log, its rejoin
+# secret kept in $WORK/secret) goes down at about tick 700 and comes back against PORT with its
+# secret (and ARGS); hash log $WORK/c2.log, pid C2_PID.
 rejoin_c_game() {
   for _ in $(seq 600); do [ "$( (wc -l <"$WORK/c1.log") 2>/dev/null || echo 0)" -ge 700 ] && break; sleep 0.05; done
   kill -9 "$1"; wait "$1" 2>/dev/null
   [ -s "$WORK/secret" ] || fail "the C game did not keep its rejoin secret (JOINED event)"
   sleep 0.5
-  "$BIN/lockstep-c-player" 127.0.0.1 "$2" cgame 2 "$WORK/c2.log" --rejoin-file "$WORK/secret" 2>"$WORK/c2.err" &
+  "$BIN/lockstep-c-player" 127.0.0.1 "$2" cgame 2 "$WORK/c2.log" --rejoin-file "$WORK/secret" "${@:3}" 2>"$WORK/c2.err" &
   C2_PID=$!
   PIDS+=($C2_PID)
 }

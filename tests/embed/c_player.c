@@ -3,14 +3,18 @@
  * and lockstep sees it only through the callbacks. Its loop runs at its own rate with its own
  * clock. Usage:
  *   c_player HOST PORT NAME SEED HASH_LOG [--perturb-at T] [--secret-file F] [--rejoin-file F] [--predict N]
+ *            [--service 1]
+ *   c_player --trace-write FILE
  * --perturb-at flips one bit of the game's own state after tick T (the server must catch it and
  * resync); --secret-file keeps the rejoin secret; --rejoin-file comes back with one; --predict
  * predicts up to N ticks ahead (GGPO's model on the game's one state): after every update the
  * game checks that its own state is the predicted world's tick, and counts the frames it drew
- * that were not (there must be none). At tick 1000
+ * that were not (there must be none); --service 1 starts lockstep's service thread, the game's
+ * state then guarded by a lock of its own taken in the documented order. At tick 1000
  * it reports the match's result (a hash of its state, as the Python game does). Exits with the
  * session's exit code. */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +36,20 @@ typedef struct game {
 
 enum { RESULT_TICK = 1000 };
 
-static int reset(void* user, const uint8_t* settings, size_t n, uint32_t players) {
+/* --service: lockstep's service thread calls the callbacks, so the game's state has a lock of its
+ * own. The order is the library's lock, then the game's (docs/EMBEDDING.md, "Threads"): the
+ * callbacks take the game's lock inside the library's, and the loop never calls the client while
+ * it holds the game's. */
+static pthread_mutex_t game_lock = PTHREAD_MUTEX_INITIALIZER;
+static int use_lock = 0;
+static void lock_game(void) {
+  if (use_lock) pthread_mutex_lock(&game_lock);
+}
+static void unlock_game(void) {
+  if (use_lock) pthread_mutex_unlock(&game_lock);
+}
+
+static int reset_unlocked(void* user, const uint8_t* settings, size_t n, uint32_t players) {
   game* g = user;
   lockstep_sim* s = g->t->create(settings, n, players);
   if (!s) return 1;
@@ -40,7 +57,7 @@ static int reset(void* user, const uint8_t* settings, size_t n, uint32_t players
   g->state = s;
   return 0;
 }
-static int step(void* user, const lockstep_frame* frame) {
+static int step_unlocked(void* user, const lockstep_frame* frame) {
   game* g = user;
   g->t->step(g->state, frame);
   if (frame->tick == g->perturb_at && !g->perturbed) {
@@ -57,28 +74,72 @@ static int step(void* user, const lockstep_frame* frame) {
   }
   return 0;
 }
-static size_t save(void* user, uint8_t* out, size_t cap) {
+static size_t save_unlocked(void* user, uint8_t* out, size_t cap) {
   game* g = user;
   return g->t->serialize(g->state, out, cap);
 }
-static int load(void* user, const uint8_t* bytes, size_t n) {
+static int load_unlocked(void* user, const uint8_t* bytes, size_t n) {
   game* g = user;
   return g->t->deserialize(g->state, bytes, n) ? 0 : 1;
 }
 static const lockstep_sim* read_state(game* g, const uint8_t* bytes, size_t n) {
   return g->t->deserialize(g->scratch, bytes, n) ? g->scratch : NULL;
 }
-static uint32_t tick(void* user, const uint8_t* state, size_t n) {
+static uint32_t tick_unlocked(void* user, const uint8_t* state, size_t n) {
   const lockstep_sim* s = read_state(user, state, n);
   return s ? ((game*)user)->t->tick(s) : 0;
 }
-static uint32_t entity_count(void* user, const uint8_t* state, size_t n) {
+static uint32_t entity_count_unlocked(void* user, const uint8_t* state, size_t n) {
   const lockstep_sim* s = read_state(user, state, n);
   return s ? ((game*)user)->t->entity_count(s) : 0;
 }
-static size_t fields(void* user, const uint8_t* state, size_t n, uint32_t entity, lockstep_field* out, size_t cap) {
+static size_t fields_unlocked(void* user, const uint8_t* state, size_t n, uint32_t entity, lockstep_field* out, size_t cap) {
   const lockstep_sim* s = read_state(user, state, n);
   return s ? ((game*)user)->t->fields(s, entity, out, cap) : 0;
+}
+
+/* The callbacks lockstep calls: each under the game's lock (--service). */
+static int reset(void* user, const uint8_t* settings, size_t n, uint32_t players) {
+  lock_game();
+  const int r = reset_unlocked(user, settings, n, players);
+  unlock_game();
+  return r;
+}
+static int step(void* user, const lockstep_frame* frame) {
+  lock_game();
+  const int r = step_unlocked(user, frame);
+  unlock_game();
+  return r;
+}
+static size_t save(void* user, uint8_t* out, size_t cap) {
+  lock_game();
+  const size_t r = save_unlocked(user, out, cap);
+  unlock_game();
+  return r;
+}
+static int load(void* user, const uint8_t* bytes, size_t n) {
+  lock_game();
+  const int r = load_unlocked(user, bytes, n);
+  unlock_game();
+  return r;
+}
+static uint32_t tick(void* user, const uint8_t* state, size_t n) {
+  lock_game();
+  const uint32_t r = tick_unlocked(user, state, n);
+  unlock_game();
+  return r;
+}
+static uint32_t entity_count(void* user, const uint8_t* state, size_t n) {
+  lock_game();
+  const uint32_t r = entity_count_unlocked(user, state, n);
+  unlock_game();
+  return r;
+}
+static size_t fields(void* user, const uint8_t* state, size_t n, uint32_t entity, lockstep_field* out, size_t cap) {
+  lock_game();
+  const size_t r = fields_unlocked(user, state, n, entity, out, cap);
+  unlock_game();
+  return r;
 }
 
 static int64_t now_ns(void) {
@@ -109,6 +170,7 @@ int main(int argc, char** argv) {
     else if (strcmp(argv[i], "--secret-file") == 0) secret_file = argv[i + 1];
     else if (strcmp(argv[i], "--rejoin-file") == 0) rejoin_file = argv[i + 1];
     else if (strcmp(argv[i], "--predict") == 0) predict = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+    else if (strcmp(argv[i], "--service") == 0) use_lock = atoi(argv[i + 1]) != 0;
   }
   if (rejoin_file) {
     FILE* f = fopen(rejoin_file, "r");
@@ -165,6 +227,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "c_player: %s\n", error);
     return 2;
   }
+  if (use_lock) lockstep_client_start_service(client);
   uint8_t input[64];
   const lockstep_command_sink sink = {NULL, add_nothing};
   unsigned long long draws = 0, draws_not_predicted = 0, draws_ahead = 0;
@@ -184,10 +247,15 @@ int main(int argc, char** argv) {
         if (f) fprintf(f, "%s\n", e.detail), fclose(f);
       }
     }
-    if (g.result_ready == 1) { /* the game reports its result once it knows it */
-      lockstep_client_set_result(client, g.result, sizeof g.result);
+    uint8_t result[sizeof g.result];
+    lock_game(); /* what the loop reads of the game's state, under the game's lock alone ... */
+    const int result_ready = g.result_ready == 1;
+    if (result_ready) {
+      memcpy(result, g.result, sizeof result);
       g.result_ready = 2;
     }
+    unlock_game(); /* ... and the client called without it */
+    if (result_ready) lockstep_client_set_result(client, result, sizeof result); /* the game reports its result once it knows it */
     lockstep_client_stats st;
     st.struct_size = sizeof st;
     if (lockstep_client_stats_get(client, &st) != LOCKSTEP_OK) {
@@ -211,7 +279,10 @@ int main(int argc, char** argv) {
       }
       if (g.state && st.tick > 0) {
         ++draws;
-        if (g.t->tick(g.state) != st.predicted_tick) ++draws_not_predicted;
+        lock_game();
+        const uint32_t own_tick = g.t->tick(g.state);
+        unlock_game();
+        if (own_tick != st.predicted_tick) ++draws_not_predicted;
         if (st.predicted_tick > st.tick) ++draws_ahead;
       }
     } else {
