@@ -324,6 +324,7 @@ public sealed class Client : IDisposable {
   readonly Game game;
   byte[] pendingSave;
   Frame frame;   // lent to Step, reused
+  Dictionary<int, KeyValuePair<uint[], byte[][]>> commandsByCount;  // the frame's command arrays, by count
   byte[] lent;   // lent to TickOf, EntityCount and Fields, reused
   readonly Dictionary<string, IntPtr> fieldNames = new Dictionary<string, IntPtr>();
   Stats stats;
@@ -419,15 +420,23 @@ public sealed class Client : IDisposable {
   public static bool CompareGame(Module module, Game game, uint ticks, out string report, byte[] settings = null) {
     Native.CheckLayout();
     if (module == null || game == null) throw new ArgumentNullException(module == null ? "module" : "game");
+    byte[] s = settings ?? new byte[0];
+    return WithGame(game, (g, text) => Native.lockstep_compare_game(module.Handle, g, s, (UIntPtr)s.Length, ticks, text, (UIntPtr)1024),
+                    true, out report) == 0;
+  }
+
+  // call(the game's callbacks as a lockstep_game, a report buffer) on a client that holds only the
+  // game: its result, with the report. Throws unless LOCKSTEP_OK, or LOCKSTEP_ERROR_STATE (6, a
+  // difference) when `differOk`.
+  static int WithGame(Game game, Func<IntPtr, StringBuilder, int> call, bool differOk, out string report) {
     var holder = new Client(game);
     try {
       var text = new StringBuilder(1024);
-      byte[] s = settings ?? new byte[0];
-      int r = Native.lockstep_compare_game(module.Handle, holder.GameStruct(), s, (UIntPtr)s.Length, ticks, text, (UIntPtr)1024);
+      int r = call(holder.GameStruct(), text);
       report = text.ToString();
       if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
-      if (r != 0 && r != 6) throw new LockstepException(r, report);  // 6: LOCKSTEP_ERROR_STATE, a difference
-      return r == 0;
+      if (r != 0 && !(differOk && r == 6)) throw new LockstepException(r, report);
+      return r;
     } finally {
       holder.Free();
     }
@@ -439,19 +448,11 @@ public sealed class Client : IDisposable {
   public static string TraceGame(Game game, string path, uint ticks = 600, uint players = 4, byte[] settings = null) {
     Native.CheckLayout();
     if (game == null || path == null) throw new ArgumentNullException(game == null ? "game" : "path");
-    var holder = new Client(game);
-    try {
-      var text = new StringBuilder(1024);
-      byte[] s = settings ?? new byte[0];
-      int r = Native.lockstep_game_trace_write(holder.GameStruct(), s, (UIntPtr)s.Length, players, ticks,
-                                               Encoding.UTF8.GetBytes(path + "\0"), text, (UIntPtr)1024);
-      string report = text.ToString();
-      if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
-      if (r != 0) throw new LockstepException(r, report);
-      return report;
-    } finally {
-      holder.Free();
-    }
+    byte[] s = settings ?? new byte[0], file = Encoding.UTF8.GetBytes(path + "\0");
+    string report;
+    WithGame(game, (g, text) => Native.lockstep_game_trace_write(g, s, (UIntPtr)s.Length, players, ticks, file, text, (UIntPtr)1024),
+             false, out report);
+    return report;
   }
 
   /// `game` over the streams of the trace at `path` (TraceGame's, or another language's): true when
@@ -460,17 +461,8 @@ public sealed class Client : IDisposable {
   public static bool CompareTrace(Game game, string path, out string report) {
     Native.CheckLayout();
     if (game == null || path == null) throw new ArgumentNullException(game == null ? "game" : "path");
-    var holder = new Client(game);
-    try {
-      var text = new StringBuilder(1024);
-      int r = Native.lockstep_game_trace_compare(holder.GameStruct(), Encoding.UTF8.GetBytes(path + "\0"), text, (UIntPtr)1024);
-      report = text.ToString();
-      if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
-      if (r != 0 && r != 6) throw new LockstepException(r, report);
-      return r == 0;
-    } finally {
-      holder.Free();
-    }
+    byte[] file = Encoding.UTF8.GetBytes(path + "\0");
+    return WithGame(game, (g, text) => Native.lockstep_game_trace_compare(g, file, text, (UIntPtr)1024), true, out report) == 0;
   }
 
   /// Where `game` parts from `module` on a recorded session: `replay` (a .replay with keyframes, or a
@@ -481,18 +473,9 @@ public sealed class Client : IDisposable {
     Native.CheckLayout();
     if (module == null || game == null || replay == null)
       throw new ArgumentNullException(module == null ? "module" : game == null ? "game" : "replay");
-    var holder = new Client(game);
-    try {
-      var text = new StringBuilder(1024);
-      byte[] path = Encoding.UTF8.GetBytes(replay + "\0");
-      int r = Native.lockstep_bisect_game(module.Handle, holder.GameStruct(), path, linear ? 1 : 0, text, (UIntPtr)1024);
-      report = text.ToString();
-      if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
-      if (r != 0 && r != 6) throw new LockstepException(r, report);
-      return r == 0;
-    } finally {
-      holder.Free();
-    }
+    byte[] path = Encoding.UTF8.GetBytes(replay + "\0");
+    return WithGame(game, (g, text) => Native.lockstep_bisect_game(module.Handle, g, path, linear ? 1 : 0, text, (UIntPtr)1024),
+                    true, out report) == 0;
   }
 
   // The game's callbacks as a lockstep_game in unmanaged memory (freed with the client).
@@ -630,10 +613,7 @@ public sealed class Client : IDisposable {
     try {
       return body(c);
     } catch (Exception e) {  // ends this client's session, never the process
-      c.CallbackError = e;
-      // The reason, for the Ended event and the other players (a session-less CompareGame has no handle).
-      if (c.handle != IntPtr.Zero)
-        Native.lockstep_client_callback_failed(c.handle, Encoding.UTF8.GetBytes(e.GetType().Name + ": " + e.Message + "\0"));
+      c.Failed(e);
       return failed;
     }
   }
@@ -653,52 +633,100 @@ public sealed class Client : IDisposable {
     return Guard(user, 1, c => { c.game.Reset(Bytes(settings, n), players); return 0; });
   }
 
+  // The hot callbacks (Step, Save, TickOf: every tick) without a closure or a boxed struct: the
+  // frame's fields are read at their offsets, and a throw is caught here rather than in Guard.
+  static readonly int FrameTick = (int)Marshal.OffsetOf(typeof(Native.FrameC), "Tick"),
+                      FramePresent = (int)Marshal.OffsetOf(typeof(Native.FrameC), "Present"),
+                      FrameFilled = (int)Marshal.OffsetOf(typeof(Native.FrameC), "Filled"),
+                      FramePlayers = (int)Marshal.OffsetOf(typeof(Native.FrameC), "Players"),
+                      FrameInputSize = (int)Marshal.OffsetOf(typeof(Native.FrameC), "InputSize"),
+                      FrameInputs = (int)Marshal.OffsetOf(typeof(Native.FrameC), "Inputs"),
+                      FrameCommandCount = (int)Marshal.OffsetOf(typeof(Native.FrameC), "CommandCount"),
+                      FrameCommands = (int)Marshal.OffsetOf(typeof(Native.FrameC), "Commands"),
+                      CommandSlot = (int)Marshal.OffsetOf(typeof(Native.Command), "Slot"),
+                      CommandSize = (int)Marshal.OffsetOf(typeof(Native.Command), "Size"),
+                      CommandBytes = (int)Marshal.OffsetOf(typeof(Native.Command), "Bytes"),
+                      CommandStride = Marshal.SizeOf(typeof(Native.Command));
+
+  // The Frame lent to Step: one per client, its arrays reused while the players, the input size,
+  // the command count and each command's size stay.
+  Frame FrameOf(IntPtr frame) {
+    uint players = (uint)Marshal.ReadInt32(frame, FramePlayers), inputSize = (uint)Marshal.ReadInt32(frame, FrameInputSize);
+    int count = Marshal.ReadInt32(frame, FrameCommandCount);
+    Frame fr = this.frame;
+    if (fr == null || fr.Inputs.Length != players || (players > 0 && fr.Inputs[0].Length != inputSize)) {
+      fr = this.frame = new Frame { Inputs = new byte[players][] };
+      for (int p = 0; p < players; ++p) fr.Inputs[p] = new byte[inputSize];
+    }
+    if (fr.Commands == null || fr.Commands.Length != count) {
+      if (commandsByCount == null) commandsByCount = new Dictionary<int, KeyValuePair<uint[], byte[][]>>();
+      KeyValuePair<uint[], byte[][]> arrays;
+      if (!commandsByCount.TryGetValue(count, out arrays)) {
+        arrays = new KeyValuePair<uint[], byte[][]>(new uint[count], new byte[count][]);
+        commandsByCount[count] = arrays;
+      }
+      fr.CommandSlots = arrays.Key;
+      fr.Commands = arrays.Value;
+    }
+    fr.Tick = (uint)Marshal.ReadInt32(frame, FrameTick);
+    fr.Present = (uint)Marshal.ReadInt32(frame, FramePresent);
+    fr.Filled = (uint)Marshal.ReadInt32(frame, FrameFilled);
+    fr.Players = players;
+    IntPtr inputs = Marshal.ReadIntPtr(frame, FrameInputs);
+    for (int p = 0; p < players; ++p)
+      if (inputSize > 0) Marshal.Copy(new IntPtr(inputs.ToInt64() + p * inputSize), fr.Inputs[p], 0, (int)inputSize);
+    IntPtr commands = Marshal.ReadIntPtr(frame, FrameCommands);
+    for (int i = 0; i < count; ++i) {
+      IntPtr cmd = new IntPtr(commands.ToInt64() + i * CommandStride);
+      int size = Marshal.ReadInt32(cmd, CommandSize);
+      fr.CommandSlots[i] = (uint)Marshal.ReadInt32(cmd, CommandSlot);
+      if (fr.Commands[i] == null || fr.Commands[i].Length != size) fr.Commands[i] = new byte[size];
+      if (size > 0) Marshal.Copy(Marshal.ReadIntPtr(cmd, CommandBytes), fr.Commands[i], 0, size);
+    }
+    return fr;
+  }
+
+  // A throw from the game's method: kept, and its reason given to the library (Guard's catch).
+  void Failed(Exception e) {
+    CallbackError = e;
+    // The reason, for the Ended event and the other players (a session-less CompareGame has no handle).
+    if (handle != IntPtr.Zero)
+      Native.lockstep_client_callback_failed(handle, Encoding.UTF8.GetBytes(e.GetType().Name + ": " + e.Message + "\0"));
+  }
+
   [AOT.MonoPInvokeCallback(typeof(Native.StepFn))]
   static int StepC(IntPtr user, IntPtr frame) {
-    return Guard(user, 1, c => {
-      var f = (Native.FrameC)Marshal.PtrToStructure(frame, typeof(Native.FrameC));
-      // One Frame per client, lent to Step for the call: its arrays are reused while the players,
-      // input size and command count stay (no allocation per step).
-      Frame fr = c.frame;
-      if (fr == null || fr.Inputs.Length != f.Players || (f.Players > 0 && fr.Inputs[0].Length != f.InputSize)) {
-        fr = c.frame = new Frame { Inputs = new byte[f.Players][] };
-        for (int p = 0; p < f.Players; ++p) fr.Inputs[p] = new byte[f.InputSize];
-      }
-      if (fr.Commands == null || fr.Commands.Length != f.CommandCount) {
-        fr.CommandSlots = new uint[f.CommandCount];
-        fr.Commands = new byte[f.CommandCount][];
-      }
-      fr.Tick = f.Tick;
-      fr.Present = f.Present;
-      fr.Filled = f.Filled;
-      fr.Players = f.Players;
-      for (int p = 0; p < f.Players; ++p)
-        if (f.InputSize > 0) Marshal.Copy(new IntPtr(f.Inputs.ToInt64() + p * f.InputSize), fr.Inputs[p], 0, (int)f.InputSize);
-      int size = Marshal.SizeOf(typeof(Native.Command));
-      for (int i = 0; i < f.CommandCount; ++i) {
-        var cmd = (Native.Command)Marshal.PtrToStructure(new IntPtr(f.Commands.ToInt64() + i * size), typeof(Native.Command));
-        fr.CommandSlots[i] = cmd.Slot;
-        fr.Commands[i] = Bytes(cmd.Bytes, (UIntPtr)cmd.Size);
-      }
-      c.game.Step(fr);
+    Client c = Of(user);
+    if (c.CallbackError != null) return 1;
+    try {
+      c.game.Step(c.FrameOf(frame));
       return 0;
-    });
+    } catch (Exception e) {  // ends this client's session, never the process
+      c.Failed(e);
+      return 1;
+    }
   }
 
   [AOT.MonoPInvokeCallback(typeof(Native.SaveFn))]
   static UIntPtr SaveC(IntPtr user, IntPtr outp, UIntPtr cap) {
-    return Guard(user, UIntPtr.Zero, c => {
+    Client c = Of(user);
+    if (c.CallbackError != null) return UIntPtr.Zero;
+    try {
       // lockstep asks for the length first (cap 0), then for the bytes: one Save() for both.
       ulong capacity = cap.ToUInt64();
-      if (capacity == 0 || c.pendingSave == null) c.pendingSave = c.game.Save() ?? new byte[0];
+      if (capacity == 0 || c.pendingSave == null) c.pendingSave = c.game.Save() ?? Empty;
       byte[] b = c.pendingSave;
       if (capacity > 0) {
         c.pendingSave = null;
         if ((ulong)b.Length <= capacity && b.Length > 0) Marshal.Copy(b, 0, outp, b.Length);
       }
       return (UIntPtr)b.Length;
-    });
+    } catch (Exception e) {
+      c.Failed(e);
+      return UIntPtr.Zero;
+    }
   }
+  static readonly byte[] Empty = new byte[0];
 
   [AOT.MonoPInvokeCallback(typeof(Native.LoadFn))]
   static int LoadC(IntPtr user, IntPtr bytes, UIntPtr n) {
@@ -707,7 +735,14 @@ public sealed class Client : IDisposable {
 
   [AOT.MonoPInvokeCallback(typeof(Native.TickFn))]
   static uint TickC(IntPtr user, IntPtr state, UIntPtr n) {
-    return Guard(user, 0u, c => c.game.TickOf(c.Lent(state, n)));
+    Client c = Of(user);
+    if (c.CallbackError != null) return 0;
+    try {
+      return c.game.TickOf(c.Lent(state, n));
+    } catch (Exception e) {
+      c.Failed(e);
+      return 0;
+    }
   }
 
   [AOT.MonoPInvokeCallback(typeof(Native.TickFn))]

@@ -14,6 +14,7 @@
 #include "lockstep/host.hpp"
 #include "lockstep/lockstep_session.h"
 #include "lockstep/lockstep_token.h"
+#include "support/hooked_simulation.hpp"
 #include "support/loop.hpp"
 
 using namespace lockstep;
@@ -33,37 +34,15 @@ ClientOptions client_options(std::uint16_t port, const std::string& name) {
 // The arena with a step that costs what the test says (busy, as a slow game's step is): for the
 // adaptive step budget and prediction depth.
 std::atomic<std::int64_t> g_step_cost_ns{0};
-class SlowArena final : public Simulation {
- public:
-  explicit SlowArena(std::unique_ptr<Simulation> inner) : inner_(std::move(inner)) {}
-  Tick tick() const override { return inner_->tick(); }
-  void step(const InputFrame& frame) override {
+// The arena with a step busy for g_step_cost_ns first.
+std::unique_ptr<Simulation> slow_arena(const WorldParams& w) {
+  return std::make_unique<lockstep::testing::HookedSimulation>(make_arena(w), [](Simulation& inner, const InputFrame& f) {
     const std::int64_t until = monotonic_ns() + g_step_cost_ns.load();
     while (monotonic_ns() < until) {
     }
-    inner_->step(frame);
-  }
-  std::uint32_t input_size() const override { return inner_->input_size(); }
-  void serialize(std::vector<std::uint8_t>& out) const override { inner_->serialize(out); }
-  bool deserialize(std::span<const std::uint8_t> bytes) override { return inner_->deserialize(bytes); }
-  std::uint64_t hash() const override { return inner_->hash(); }
-  std::uint32_t entity_count() const override { return inner_->entity_count(); }
-  std::uint64_t entity_hash(std::uint32_t e) const override { return inner_->entity_hash(e); }
-  std::vector<FieldValue> entity_fields(std::uint32_t e) const override { return inner_->entity_fields(e); }
-  std::vector<FieldValue> global_fields() const override { return inner_->global_fields(); }
-  std::unique_ptr<Simulation> clone() const override { return std::make_unique<SlowArena>(inner_->clone()); }
-  void assign(const Simulation& other) override { inner_->assign(*dynamic_cast<const SlowArena&>(other).inner_); }
-  std::uint64_t fingerprint() const override { return inner_->fingerprint(); }
-  void draw(const Simulation& prev, float alpha, DrawList& out) const override {
-    inner_->draw(*dynamic_cast<const SlowArena&>(prev).inner_, alpha, out);
-  }
-  float width() const override { return inner_->width(); }
-  float height() const override { return inner_->height(); }
-  void perturb(std::uint64_t selector) override { inner_->perturb(selector); }
-
- private:
-  std::unique_ptr<Simulation> inner_;
-};
+    inner.step(f);
+  });
+}
 
 }  // namespace
 
@@ -164,7 +143,7 @@ TEST_SUITE("api/embed") {
     CHECK(host->session().stats().filled_inputs == 0);
   }
 
-  TEST_CASE("the adaptive step budget: prediction follows the step's cost down and back up; input to screen counts to the frame presented") {
+  TEST_CASE("the adaptive step budget: prediction follows the step's cost down and back up, and input to screen counts to the frame presented") {
     ServerConfig cfg;
     cfg.port = 0;
     cfg.players = 2;
@@ -178,7 +157,7 @@ TEST_SUITE("api/embed") {
     g_step_cost_ns = 0;
     auto slow_options = [&](const std::string& name) {
       ClientOptions o = client_options(host->port(), name);
-      o.session.factory = [](const WorldParams& w) -> std::unique_ptr<Simulation> { return std::make_unique<SlowArena>(make_arena(w)); };
+      o.session.factory = slow_arena;
       o.predict = 40;
       return o;
     };

@@ -124,6 +124,33 @@ sealed class WalkersGame : Lockstep.Game {
   }
 }
 
+// A game that allocates nothing per step: its state is one array stepped in place, and Save
+// returns that same array (the binding copies it at once). With it, what the garbage collector
+// sees over many steps is the binding's own allocation (cs_player.exe --alloc-check).
+sealed class CounterGame : Lockstep.Game {
+  readonly byte[] state = new byte[16];
+  public CounterGame() { Name = "counter"; Version = 1; BuildId = 1; InputSize = 2; }
+  public override void Reset(byte[] settings, uint players) { Array.Clear(state, 0, state.Length); }
+  public override void Step(Lockstep.Frame f) {
+    uint sum = 0;
+    for (int p = 0; p < f.Players; ++p) sum += f.Inputs[p][0];
+    for (int i = 0; i < f.Commands.Length; ++i) sum += (uint)f.Commands[i].Length;
+    Put(0, f.Tick);
+    Put(4, Get(4) * 31 + sum);
+  }
+  public override byte[] Save() { return state; }
+  public override bool Load(byte[] s) {
+    if (s.Length != state.Length) return false;
+    Buffer.BlockCopy(s, 0, state, 0, s.Length);
+    return true;
+  }
+  public override uint TickOf(byte[] s) { return s.Length >= 4 ? (uint)(s[0] | s[1] << 8 | s[2] << 16 | s[3] << 24) : 0; }
+  uint Get(int at) { return (uint)(state[at] | state[at + 1] << 8 | state[at + 2] << 16 | state[at + 3] << 24); }
+  void Put(int at, uint v) {
+    for (int i = 0; i < 4; ++i) state[at + i] = (byte)(v >> (8 * i));
+  }
+}
+
 static class Program {
   static int Main(string[] args) {
     if (args.Length >= 2 && args[0] == "--compare") {
@@ -134,6 +161,37 @@ static class Program {
       bool equal = Lockstep.Client.CompareGame(module, g, 400, out report);
       Console.WriteLine("cs_player: compare: " + report);
       return equal ? 0 : 3;
+    }
+    // The binding's allocation per step: a game that allocates nothing, traced over ticks x 3
+    // variants (1, 2 and 4 players) through the same callbacks a session uses.
+    if (args.Length >= 3 && args[0] == "--alloc-check") {
+      uint ticks = uint.Parse(args[2]);
+      var g = new CounterGame();
+      Lockstep.Client.TraceGame(g, args[1], 10, 4);  // warm: the binding's first-use checks, the JIT
+      int before = GC.CollectionCount(0);
+      long bytesBefore = GC.GetTotalMemory(false);
+      Lockstep.Client.TraceGame(g, args[1], ticks, 4);
+      Console.WriteLine(string.Format("cs_player: alloc-check: {0} steps, {1} gen-0 collections, {2} KiB more on the heap",
+                                      ticks * 3, GC.CollectionCount(0) - before, (GC.GetTotalMemory(false) - bytesBefore) / 1024));
+      return 0;
+    }
+    // The log sink: a client that joins (MODULE's server at PORT) logs it into the game's own sink.
+    if (args.Length >= 3 && args[0] == "--log-check") {
+      var lines = new List<string>();
+      var opts = new Lockstep.ClientOptions { Port = ushort.Parse(args[1]), Name = "logger", Module = Lockstep.Client.ModuleLoad(args[2]).Handle,
+                                              Log = (level, line) => { lock (lines) lines.Add(level + " " + line); } };
+      using (var c = new Lockstep.Client(opts)) {
+        long until = Lockstep.Client.NowNs() + 10000000000L;
+        bool left = false;
+        while (!c.Finished && Lockstep.Client.NowNs() < until) {
+          c.Update(Lockstep.Client.NowNs());
+          lock (lines) if (lines.Count > 0 && !left) { c.Leave(); left = true; }
+          Thread.Sleep(5);
+        }
+        Console.WriteLine(string.Format("cs_player: log-check: exit {0}, {1} lines into the sink; first: {2}", c.ExitCode, lines.Count,
+                                        lines.Count > 0 ? lines[0] : "none"));
+      }
+      return 0;
     }
     // Two implementations with no module: this game against a trace another one wrote (C, Python).
     if (args.Length >= 3 && args[0] == "--compare-trace") {

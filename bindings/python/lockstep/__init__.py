@@ -232,20 +232,27 @@ def module_load(path):
     return Module(h)
 
 
+def _with_game(game, call, differ_ok=True):
+    """call(game_struct, report_buffer) -> result, on `game`'s callbacks: (result, report). Raises
+    Error unless the result is LOCKSTEP_OK, or LOCKSTEP_ERROR_STATE (a difference) with differ_ok."""
+    binding = _GameBinding(game)
+    report = C.create_string_buffer(1024)
+    r = call(C.byref(binding.struct), report)
+    text = report.value.decode(errors="replace")
+    if binding.callback_error is not None:
+        text += " (the game raised %r)" % (binding.callback_error,)
+    if r != 0 and not (differ_ok and r == 6):  # LOCKSTEP_OK, LOCKSTEP_ERROR_STATE
+        raise Error(r, text)
+    return r, text
+
+
 def compare_game(module, game, ticks=600, settings=b""):
     """Two implementations of one game: `game` (a Game) beside `module` (the one the server hosts)
     over the synctest's variants and input streams, `ticks` ticks each. Returns (equal, report):
     report names the first difference by variant, tick, entity and field, or says they are equal.
     Raises Error for bad arguments."""
-    binding = _GameBinding(game)
     buf, n = _bytes_arg(settings, "settings")
-    report = C.create_string_buffer(1024)
-    r = _lib.lockstep_compare_game(module._handle, C.byref(binding.struct), buf, n, int(ticks), report, 1024)
-    text = report.value.decode(errors="replace")
-    if binding.callback_error is not None:
-        text += " (the game raised %r)" % (binding.callback_error,)
-    if r not in (0, 6):  # LOCKSTEP_OK, LOCKSTEP_ERROR_STATE
-        raise Error(r, text)
+    r, text = _with_game(game, lambda g, report: _lib.lockstep_compare_game(module._handle, g, buf, n, int(ticks), report, 1024))
     return r == 0, text
 
 
@@ -253,16 +260,9 @@ def trace_game(game, path, ticks=600, players=4, settings=b""):
     """Two implementations of one game with no module: writes `game`'s saved state of every tick
     over lockstep's seeded streams (1, 2 and `players` players, `ticks` ticks each) to `path`, for
     another implementation, in any language, to compare with (compare_trace). Returns the report."""
-    binding = _GameBinding(game)
     buf, n = _bytes_arg(settings, "settings")
-    report = C.create_string_buffer(1024)
-    r = _lib.lockstep_game_trace_write(C.byref(binding.struct), buf, n, int(players), int(ticks), os.fsencode(path),
-                                       report, 1024)
-    text = report.value.decode(errors="replace")
-    if binding.callback_error is not None:
-        text += " (the game raised %r)" % (binding.callback_error,)
-    if r:
-        raise Error(r, text)
+    r, text = _with_game(game, lambda g, report: _lib.lockstep_game_trace_write(
+        g, buf, n, int(players), int(ticks), os.fsencode(path), report, 1024), differ_ok=False)
     return text
 
 
@@ -271,14 +271,7 @@ def compare_trace(game, path):
     returns (equal, report); report names the first difference by variant, tick, entity and field
     (both states read through this game's fields), or says they are equal. Raises Error for bad
     arguments or a file that is not a trace."""
-    binding = _GameBinding(game)
-    report = C.create_string_buffer(1024)
-    r = _lib.lockstep_game_trace_compare(C.byref(binding.struct), os.fsencode(path), report, 1024)
-    text = report.value.decode(errors="replace")
-    if binding.callback_error is not None:
-        text += " (the game raised %r)" % (binding.callback_error,)
-    if r not in (0, 6):  # LOCKSTEP_OK, LOCKSTEP_ERROR_STATE
-        raise Error(r, text)
+    r, text = _with_game(game, lambda g, report: _lib.lockstep_game_trace_compare(g, os.fsencode(path), report, 1024))
     return r == 0, text
 
 
@@ -288,15 +281,8 @@ def bisect_game(module, game, replay, linear=False):
     stretch after it, searched for the first stretch where they part (linear: every stretch in
     order). Returns (equal, report): report names the tick, entity and field and the ticks
     simulated. Raises Error for bad arguments or a file that cannot be read."""
-    binding = _GameBinding(game)
-    report = C.create_string_buffer(1024)
-    r = _lib.lockstep_bisect_game(module._handle, C.byref(binding.struct), os.fsencode(replay), 1 if linear else 0,
-                                  report, 1024)
-    text = report.value.decode(errors="replace")
-    if binding.callback_error is not None:
-        text += " (the game raised %r)" % (binding.callback_error,)
-    if r not in (0, 6):  # LOCKSTEP_OK, LOCKSTEP_ERROR_STATE
-        raise Error(r, text)
+    r, text = _with_game(game, lambda g, report: _lib.lockstep_bisect_game(
+        module._handle, g, os.fsencode(replay), 1 if linear else 0, report, 1024))
     return r == 0, text
 
 

@@ -56,6 +56,14 @@ InputFrame stream_frame(std::uint32_t players, std::uint32_t input_size, Tick t,
   return f;
 }
 
+// Steps the game by tick t of the streams: false when its step() fails.
+bool step_stream(const lockstep_game& g, std::uint32_t players, Tick t, std::vector<std::vector<std::uint8_t>>& held) {
+  std::vector<lockstep_command> commands;
+  const InputFrame f = stream_frame(players, g.input_size, t, held);
+  const lockstep_frame cf = c_frame(f, &commands);
+  return g.step(g.user, &cf) == 0;
+}
+
 struct File {
   std::FILE* f = nullptr;
   ~File() {
@@ -167,14 +175,9 @@ extern "C" lockstep_result lockstep_game_trace_write(const lockstep_game* given,
       return fail(LOCKSTEP_ERROR_SETTINGS, "the game's reset() failed for " + std::to_string(p) + " players", report, report_cap);
     std::vector<std::vector<std::uint8_t>> held;
     for (Tick t = 0; t <= ticks; ++t) {
-      if (t > 0) {
-        std::vector<lockstep_command> commands;
-        const InputFrame f = stream_frame(p, g.input_size, t, held);
-        const lockstep_frame cf = c_frame(f, &commands);
-        if (g.step(g.user, &cf) != 0)
-          return fail(LOCKSTEP_ERROR_STATE, std::to_string(p) + " players, tick " + std::to_string(t) + ": the game's step() failed",
-                      report, report_cap);
-      }
+      if (t > 0 && !step_stream(g, p, t, held))
+        return fail(LOCKSTEP_ERROR_STATE, std::to_string(p) + " players, tick " + std::to_string(t) + ": the game's step() failed",
+                    report, report_cap);
       if (!GameSimulation::save(*ctx, &state) || state.size() > kMaxStateBytes)
         return fail(LOCKSTEP_ERROR_STATE, std::to_string(p) + " players, tick " + std::to_string(t) + ": " +
                                               (ctx->failure.empty() ? "a saved state over 64 MiB" : ctx->failure),
@@ -228,14 +231,9 @@ extern "C" lockstep_result lockstep_game_trace_compare(const lockstep_game* give
       return fail(LOCKSTEP_ERROR_STATE, variant + ": this game's reset() failed", report, report_cap);
     std::vector<std::vector<std::uint8_t>> held;
     for (Tick t = 0; t <= ticks; ++t) {
-      if (t > 0) {
-        std::vector<lockstep_command> commands;
-        const InputFrame f = stream_frame(players, g.input_size, t, held);
-        const lockstep_frame cf = c_frame(f, &commands);
-        if (g.step(g.user, &cf) != 0)
-          return fail(LOCKSTEP_ERROR_STATE, variant + ", tick " + std::to_string(t) + ": this game's step() failed", report,
-                      report_cap);
-      }
+      if (t > 0 && !step_stream(g, players, t, held))
+        return fail(LOCKSTEP_ERROR_STATE, variant + ", tick " + std::to_string(t) + ": this game's step() failed", report,
+                    report_cap);
       if (!get_bytes(in.f, kMaxStateBytes, &theirs))
         return fail(LOCKSTEP_ERROR_SETTINGS, damaged + " (" + variant + ", tick " + std::to_string(t) + ")", report, report_cap);
       if (!GameSimulation::save(*ctx, &ours))
