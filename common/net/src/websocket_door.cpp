@@ -360,6 +360,8 @@ class WsDoor final : public Transport {
     std::uint32_t ip = 0;   // the peer's (IPv4, or IPv6 folded), for the log of what was cut
     bool requested = false, upgraded = false, closing = false, proxied = false;
     PeerAddress forwarded;  // from X-Forwarded-For, when a trusted proxy's
+    PeerAddress peer;       // the socket's peer, as the connection came (over TLS the upgraded
+                            // connection's socket no longer answers for it)
   };
   std::map<lws*, Open> open_;
   // The connection a handshake_order_ entry names while it is still an unfinished handshake;
@@ -458,6 +460,7 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       o.seq = ++next_seq_;
       o.proxied = trusted(a.text);
       o.ip = a.ip;
+      o.peer = a;
       if (!a.loopback && !o.proxied) {
         o.address = a.text;
         ++per_address_[a.text];
@@ -516,10 +519,11 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       return 0;
     }
     case LWS_CALLBACK_ESTABLISHED: {
-      PeerAddress a = address_of(lws_get_socket_fd(wsi));
+      PeerAddress a = address_of(lws_get_socket_fd(lws_get_network_wsi(wsi)));  // the TCP connection's, under TLS too
       std::lock_guard lock(mutex_);
       if (auto it = open_.find(wsi); it != open_.end()) {
         Open& o = it->second;
+        if (!a.ok) a = o.peer;
         if (o.forwarded.ok) a = o.forwarded;
         if (!o.upgraded) {
           if (!o.closing) --handshakes_;
