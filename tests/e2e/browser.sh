@@ -125,6 +125,10 @@ json_check "$D/page.json" 'd["figures"]["desynced"]' "the browser's client was t
 for n in bot1 bot2 native; do json_check "$D/$n.json" 'not d["desynced"]' "$n was not blamed"; done
 json_check "$D/page.json" 'all(((c["x"] - a["x"]) ** 2 + (c["y"] - a["y"]) ** 2) ** 0.5 > 1 for k, a, c in d["own_disc"] if k in ("Up", "Down")) and len(d["own_disc"]) == 3' "the keys steered the player's disc"
 json_check "$D/server.json" 'd["sealed"] and d["websocket"]["upgraded"] >= 1 and [s for s in d["seats"] if s["name"] == "web"]' "the browser joined a token server through wss://"
+# The browser's seat loses nothing on its stream: its loss reads 0, not the share of ticks its one
+# message a frame does not end on (0.4 once).
+json_check "$D/server.json" '[s for s in d["seats"] if s["name"] == "web" and s["loss"] < 0.01]' \
+  "the browser's seat reports loss on a lossless stream: $(json_get "$D/server.json" '[s["loss"] for s in d["seats"] if s["name"] == "web"]')"
 grep -q "(web) joined from ws:127.0.0.1:[1-9]" "$D/server.err" ||
   fail "the server does not name the browser's address over wss:// (it logged ws::0 once): $(grep '(web) joined' "$D/server.err" | head -2)"
 echo "ok: the browser's desync at 250 was caught and localized to entity $(json_get "$R" 'd["entity"]') field $(json_get "$R" 'd["field"]')"

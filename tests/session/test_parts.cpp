@@ -137,6 +137,21 @@ TEST_SUITE("session/parts") {
       if (t % 20 != 0) every2.saw(t);
     CHECK(every2.lost() == 13);  // ticks 20, 40, ..., 260: judged once the window moved past them
     CHECK(every2.received() == 180);
+
+    // A browser on the WebSocket door: one message a 60 Hz frame, each carrying the ticks since its
+    // last (1 or 2). Counted by the newest tick alone, 40 % of a lossless stream's ticks read lost.
+    SeenLoss by_newest, by_range;
+    Tick sent = 0;
+    for (int frame = 1; frame <= 600; ++frame) {
+      const Tick upto = static_cast<Tick>(frame * 100 / 60);
+      if (upto <= sent) continue;
+      by_newest.saw(upto);
+      by_range.saw_range(sent + 1, upto);
+      sent = upto;
+    }
+    CHECK(by_newest.loss() > 0.3);
+    CHECK(by_range.lost() == 0);
+    CHECK(by_range.received() == sent);
   }
 
   TEST_CASE("a fingerprint refusal names the library whose build differs, and the join carries the list bounded") {

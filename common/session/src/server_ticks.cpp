@@ -16,8 +16,13 @@ constexpr Tick kSteadyTick = 2 * kTickRate;  // steady-state figures count from 
 void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m, std::int64_t now,
                                          std::int64_t arrived) {
   if (p.role == Role::Pending) return drop(p, DropReason::NotJoined);
-  if (m.input_count > 0 && p.slot >= 0 && static_cast<std::size_t>(p.slot) < slots.size())
-    slots[static_cast<std::size_t>(p.slot)].up_loss.saw(m.input_first_tick + m.input_count - 1);
+  if (m.input_count > 0 && p.slot >= 0 && static_cast<std::size_t>(p.slot) < slots.size()) {
+    SeenLoss& up = slots[static_cast<std::size_t>(p.slot)].up_loss;
+    const Tick newest = m.input_first_tick + m.input_count - 1;
+    // A stream (the WebSocket door) loses nothing: its one message a frame covers its ticks.
+    if (p.link && p.link->stream()) up.saw_range(m.input_first_tick, newest);
+    else up.saw(newest);
+  }
   // Frame ack: what the client has, used to choose which frames to send again.
   if (m.frame_ack > executed()) return drop(p, DropReason::FrameAckOutOfRange);
   if (m.frame_ack > p.stream.frame_ack) {

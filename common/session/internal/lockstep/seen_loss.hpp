@@ -4,6 +4,7 @@
 // 0.0002 while a relay dropped 5 % of the play messages. Pure: no clock, no sockets.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 
@@ -51,6 +52,16 @@ class SeenLoss {
       bits_ |= std::uint64_t{1} << pos;
       ++received_;
     }
+  }
+
+  /// A message that carries every tick from `first` to `newest` arrived on a stream that loses
+  /// nothing (a WebSocket peer sends once a frame of its own, so several ticks a message): every
+  /// due message in that range counts as seen. Gaps between such messages are lateness, not loss.
+  void saw_range(Tick first, Tick newest) {
+    if (newest < first) return;
+    const std::uint64_t last = newest / every_, lowest = first / every_;
+    const std::uint64_t from = last >= kWindow ? std::max(lowest, last - (kWindow - 1)) : lowest;
+    for (std::uint64_t slot = from; slot <= last; ++slot) saw(static_cast<Tick>(slot * every_));
   }
 
   [[nodiscard]] std::uint64_t received() const { return received_; }
