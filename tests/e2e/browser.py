@@ -125,6 +125,8 @@ async def run(args, port):
         result["slowed"] = await page.eval("lockstep.slowed || null")
         result["key_to_drawn_ms"] = await page.eval("lockstep.key_to_drawn_ms") or []
         result["own_disc"] = own_track
+        result["hud"] = await page.eval("document.getElementById('hud').textContent")
+        result["error"] = await page.eval("lockstep.error || null")
         if args.bench:
             result["bench"] = await page.eval(f"JSON.stringify(lockstep.bench({args.bench}))")
             result["bench"] = json.loads(result["bench"]) if result["bench"] else None

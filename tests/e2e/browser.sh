@@ -131,5 +131,17 @@ json_check "$D/server.json" '[s for s in d["seats"] if s["name"] == "web" and s[
   "the browser's seat reports loss on a lossless stream: $(json_get "$D/server.json" '[s["loss"] for s in d["seats"] if s["name"] == "web"]')"
 grep -q "(web) joined from ws:127.0.0.1:[1-9]" "$D/server.err" ||
   fail "the server does not name the browser's address over wss:// (it logged ws::0 once): $(grep '(web) joined' "$D/server.err" | head -2)"
+# A token that is not base64 is said on the page (it once left the page on "loading…" forever).
+B=$((PORT + 16))  # after the two sessions' ports (8 each), in this test's block of 20
+"$BIN/lockstep-server" --port "$B" --bind 127.0.0.1 --players 1 --websocket-port $((B + 1)) --web-root "$WEB" \
+    2>"$WORK/badtoken-server.err" &
+BS=$!; PIDS+=($BS)
+sleep 0.5
+/usr/bin/python3 "$HERE/browser.py" "http://127.0.0.1:$((B + 1))/?name=bad#token=%25%25not-base64" --out "$WORK/badtoken.json" \
+    --timeout 20 >/dev/null 2>"$WORK/badtoken.err" || fail "browser.py on a bad token: $(cat "$WORK/badtoken.err")"
+json_check "$WORK/badtoken.json" 'd["exit"] == 2 and "is not base64" in d["hud"] and not d.get("timed_out")' \
+  "a token that is not base64 is not said on the page: $(json_get "$WORK/badtoken.json" 'd["hud"]')"
+kill $BS 2>/dev/null
+echo "ok: a bad token on the page: $(json_get "$WORK/badtoken.json" 'd["hud"]')"
 echo "ok: the browser's desync at 250 was caught and localized to entity $(json_get "$R" 'd["entity"]') field $(json_get "$R" 'd["field"]')"
 echo "PASS"

@@ -29,10 +29,18 @@ var Module = {};
     slow_at: Number(q.get("slow_at") || 0),
     slow_for: Number(q.get("slow_for") || 0),
   };
+  // The connect token from the fragment; a token that is not base64 is said on the page, not left
+  // to stop the page on "loading" (atob throws on it).
   const in_fragment = location.hash.match(/[#&]token=([^&]*)/);
-  const token = in_fragment
-    ? Uint8Array.from(atob(decodeURIComponent(in_fragment[1]).replace(/\s+/g, "")), (c) => c.charCodeAt(0))
-    : new Uint8Array(0);
+  let token = new Uint8Array(0), token_error = "";
+  if (in_fragment) {
+    try {
+      token = Uint8Array.from(atob(decodeURIComponent(in_fragment[1]).replace(/\s+/g, "")), (c) => c.charCodeAt(0));
+    } catch (e) {
+      token_error = "the connect token in the address (#token=...) is not base64 " +
+        "(lockstep-token mint --format base64 writes one): " + e.message;
+    }
+  }
   // Keys to lockstep::Key: 0 up, 1 down, 2 left, 3 right, 4 space, 5 enter, 6.. letters a..z.
   function keyOf(e) {
     const named = { ArrowUp: 0, ArrowDown: 1, ArrowLeft: 2, ArrowRight: 3, " ": 4, Enter: 5 };
@@ -147,6 +155,12 @@ var Module = {};
   Module.print = (t) => console.log(t);
   Module.printErr = (t) => console.log(t);
   Module.onRuntimeInitialized = function () {
+    if (token_error) {
+      hud.textContent = "cannot join: " + token_error;
+      lockstep.error = token_error;
+      lockstep.exit = 2;
+      return;
+    }
     const code = Module.ccall("ls_start", "number",
       ["string", "number", "number", "string", "string", "number", "number", "number", "array", "number"],
       [options.host, options.port, secure ? 1 : 0, options.name, options.sim, options.predict, options.bot, options.desync,
