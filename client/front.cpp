@@ -16,22 +16,24 @@ ClientFront::ClientFront(Client& client, std::unique_ptr<render::Renderer> rende
 
 Wake ClientFront::update(std::int64_t now, bool stop_requested) {
   if (stop_requested) leave("stopped by the user");
+  // Frames at the frame rate on a schedule that never drifts (a late frame does not push the next
+  // one back); uncapped drawing follows the session's wakes instead of spinning.
+  bool draw_now = false;
+  if (client_.current() && cfg_.drawing) {
+    if (next_draw_ < 0) next_draw_ = now;
+    draw_now = cfg_.frame_period_ns <= 0 || now >= next_draw_;
+  }
+  // The frame's keys become the input before the session samples the ticks due now: a key pressed
+  // since the last frame is in this frame's ticks and, predicting, on screen in this frame (read
+  // after the update, it waited a frame).
+  if (draw_now) take_keys(now);
   const std::int64_t wake = client_.update(now);
   save_secret();
   std::int64_t draw_wake = INT64_MAX;
-  if (client_.current() && cfg_.drawing) {
-    // Frames at the frame rate on a schedule that never drifts (a late frame does not push the
-    // next one back); uncapped drawing follows the session's wakes instead of spinning.
-    if (cfg_.frame_period_ns <= 0) {
-      draw_frame(now);
-    } else {
-      if (next_draw_ < 0) next_draw_ = now;
-      if (now >= next_draw_) {
-        draw_frame(now);
-        next_draw_ += cfg_.frame_period_ns * ((now - next_draw_) / cfg_.frame_period_ns + 1);
-      }
-      draw_wake = next_draw_;
-    }
+  if (draw_now && client_.current()) draw_frame(now);
+  if (client_.current() && cfg_.drawing && cfg_.frame_period_ns > 0) {
+    if (draw_now) next_draw_ += cfg_.frame_period_ns * ((now - next_draw_) / cfg_.frame_period_ns + 1);
+    draw_wake = next_draw_;
   }
   if (now >= next_status_) status_line(now);
   return Wake{std::min({wake, draw_wake, next_status_})};
@@ -53,8 +55,26 @@ void ClientFront::save_secret() {
   if (!out) LOCKSTEP_LOG_WARN("cannot write --rejoin-file %s", cfg_.rejoin_file.c_str());
 }
 
-// One drawn frame: the latest keys become the input sampled on every tick until the next frame,
-// and the commands they issue go to the client once.
+// The latest keys become the input sampled on every tick until the next frame, and the commands
+// they issue go to the client once.
+void ClientFront::take_keys(std::int64_t now) {
+  if (!renderer_) return;
+  const bool predicted = client_.predicted() != nullptr;
+  const Simulation& current = predicted ? *client_.predicted() : *client_.current();
+  const render::Keys keys = renderer_->poll_keys(now);
+  keyboard_ = blank_tick(*cfg_.module);
+  Controls controls = keys.controls;
+  controls.world_width = current.width();
+  controls.world_height = current.height();
+  cfg_.module->from_controls(controls, memory_, &keyboard_);
+  keyboard_.input.resize(cfg_.module->input_size, 0);
+  client_.set_input(keyboard_.input);
+  for (std::size_t i = 0; i < keyboard_.commands.size(); ++i)
+    if (!client_.add_command(keyboard_.commands.at(i))) ++figures_.commands_dropped;  // over what a player may queue
+  if (keys.quit) leave("the player quit");
+}
+
+// One drawn frame of the world as the update left it.
 void ClientFront::draw_frame(std::int64_t now) {
   if (figures_.frames > 0 && cfg_.frame_period_ns > 0)
     figures_.jitter.add_us(std::llabs(now - last_frame_ - cfg_.frame_period_ns) / 1000);
@@ -67,17 +87,6 @@ void ClientFront::draw_frame(std::int64_t now) {
   const ClientSession& session = client_.session();
   const Simulation& current = predicted ? *client_.predicted() : *client_.current();
   const Simulation& previous = predicted ? *client_.predicted_previous() : *client_.previous();
-  const render::Keys keys = renderer_->poll_keys(now);
-  keyboard_ = blank_tick(*cfg_.module);
-  Controls controls = keys.controls;
-  controls.world_width = current.width();
-  controls.world_height = current.height();
-  cfg_.module->from_controls(controls, memory_, &keyboard_);
-  keyboard_.input.resize(cfg_.module->input_size, 0);
-  client_.set_input(keyboard_.input);
-  for (std::size_t i = 0; i < keyboard_.commands.size(); ++i)
-    if (!client_.add_command(keyboard_.commands.at(i))) ++figures_.commands_dropped;  // over what a player may queue
-  if (keys.quit) leave("the player quit");
   current.draw(previous, static_cast<float>(alpha), shapes_);
   const render::Hud hud{session.executed_tick(), shown_fps_,          alpha,
                         session.stats().rtt_ms,  session.frames_buffered(), session.last_hash(),

@@ -51,6 +51,7 @@ class ClientFront {
  private:
   void leave(const std::string& why);
   void save_secret();
+  void take_keys(std::int64_t now);
   void draw_frame(std::int64_t now);
   void status_line(std::int64_t now);
 };

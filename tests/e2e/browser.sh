@@ -143,5 +143,8 @@ json_check "$WORK/badtoken.json" 'd["exit"] == 2 and "is not base64" in d["hud"]
   "a token that is not base64 is not said on the page: $(json_get "$WORK/badtoken.json" 'd["hud"]')"
 kill $BS 2>/dev/null
 echo "ok: a bad token on the page: $(json_get "$WORK/badtoken.json" 'd["hud"]')"
+# The page's own key to screen (key event to the end of the first frame drawn after it): printed,
+# a figure, not a bound (a headless browser's frames are not a display's).
+echo "ok: key to drawn frame (page), ms: $(json_get "$D/page.json" 'sorted(d["key_to_drawn_ms"])')"
 echo "ok: the browser's desync at 250 was caught and localized to entity $(json_get "$R" 'd["entity"]') field $(json_get "$R" 'd["field"]')"
 echo "PASS"
