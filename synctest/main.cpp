@@ -140,6 +140,21 @@ Json libraries_json(std::span<const LibraryBuild> libraries) {
   return out;
 }
 
+// An attachment's path as the CI that reads the report finds it: GitLab resolves it relative to
+// $CI_PROJECT_DIR (and shows nothing for an absolute one, gitlab#330955), so under it the path is
+// written so; elsewhere (Jenkins' attachments plugin, a developer's machine) the absolute path.
+std::string attachment_path(const std::string& page) {
+  const char* root = std::getenv("CI_PROJECT_DIR");
+  if (!root || !*root) return page;
+  std::error_code ec;
+  const std::filesystem::path base = std::filesystem::weakly_canonical(root, ec);
+  const std::filesystem::path file = std::filesystem::weakly_canonical(page, ec);
+  if (ec) return page;
+  const std::filesystem::path rel = file.lexically_relative(base);
+  if (rel.empty() || *rel.begin() == "..") return page;  // outside the project: GitLab cannot serve it
+  return rel.generic_string();
+}
+
 bool write_junit(const std::string& path, const std::string& module, const std::vector<CheckResult>& results,
                  std::span<const LibraryBuild> libraries) {
   std::size_t failures = 0;
@@ -164,7 +179,7 @@ bool write_junit(const std::string& path, const std::string& module, const std::
       if (!r.page.empty()) text += "\nthe desync's page: " + r.page + "\nits bundle: " + r.bundle;
       out << "<failure message=\"" << xml(r.check + where) << "\">" << xml(text) << "</failure>";
       // The attachment convention of Jenkins and GitLab: the page is linked from the test's result.
-      if (!r.page.empty()) out << "<system-out>[[ATTACHMENT|" << xml(r.page) << "]]</system-out>";
+      if (!r.page.empty()) out << "<system-out>[[ATTACHMENT|" << xml(attachment_path(r.page)) << "]]</system-out>";
     }
     out << "</testcase>\n";
   }

@@ -12,6 +12,13 @@ R="$BIN/lockstep-replay"
 json_check "$WORK/synctest.json" 'any(c["check"] == "replay" and not c["ok"] and c["page"].endswith(".html") and c["bundle"].endswith(".bundle") for c in d["checks"])' "the report names no bundle and page"
 PAGE=$(json_get "$WORK/synctest.json" '[c for c in d["checks"] if c["check"] == "replay"][0]["page"]')
 grep -q "\[\[ATTACHMENT|$PAGE\]\]" "$WORK/synctest.xml" || fail "the JUnit report does not link the page"
+# Under GitLab (CI_PROJECT_DIR) the attachment is relative to the project, as GitLab resolves it.
+mkdir -p "$WORK/project"
+ABS_BIN=$(cd "$BIN" && pwd)
+(cd "$WORK/project" && CI_PROJECT_DIR="$WORK/project" "$ABS_BIN/lockstep-synctest" --sim-lib "$ABS_BIN/libwalkers_broken1.so" --players 2 \
+  --ticks 200 --bundle-dir "$WORK/project/desyncs" --junit "$WORK/project/synctest.xml" >/dev/null 2>&1)
+grep -Eq "\[\[ATTACHMENT\|desyncs/[^]/]+\.html\]\]" "$WORK/project/synctest.xml" ||
+  fail "under GitLab the attachment is not relative to CI_PROJECT_DIR: $(grep -o 'ATTACHMENT|[^]]*' "$WORK/project/synctest.xml")"
 view_page "$PAGE" synctest
 grep -q 'data-tick="1" data-entity="" data-field="pulse"' "$WORK/synctest.dom" \
   || fail "the synctest page does not name tick 1, field pulse: $(grep -o 'id="headline"[^>]*>[^<]*' "$WORK/synctest.dom")"
