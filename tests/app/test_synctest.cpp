@@ -7,6 +7,7 @@
 #include "lockstep/skirmish.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/synctest.hpp"
+#include "support/hooked_simulation.hpp"
 
 using namespace lockstep;
 
@@ -26,42 +27,15 @@ SyncTestConfig config(const Module& m, Tick ticks) {
 // A C++ simulation whose hash() ignores a field: the skirmish, with hash() taken over its
 // serialization minus the last 8 bytes (a unit's last field). Everything else is the skirmish's,
 // so only the hash check can see it.
-class HashIgnoresAField final : public Simulation {
- public:
-  explicit HashIgnoresAField(std::unique_ptr<Simulation> inner) : inner_(std::move(inner)) {}
-  Tick tick() const override { return inner_->tick(); }
-  void step(const InputFrame& f) override { inner_->step(f); }
-  std::uint32_t input_size() const override { return inner_->input_size(); }
-  void serialize(std::vector<std::uint8_t>& out) const override { inner_->serialize(out); }
-  bool deserialize(std::span<const std::uint8_t> b) override { return inner_->deserialize(b); }
-  std::uint64_t hash() const override {
-    std::vector<std::uint8_t> bytes;
-    inner_->serialize(bytes);
-    bytes.resize(bytes.size() - 8);
-    return hash_bytes(bytes);
-  }
-  std::uint32_t entity_count() const override { return inner_->entity_count(); }
-  std::uint64_t entity_hash(std::uint32_t e) const override { return inner_->entity_hash(e); }
-  std::vector<FieldValue> entity_fields(std::uint32_t e) const override { return inner_->entity_fields(e); }
-  std::vector<FieldValue> global_fields() const override { return inner_->global_fields(); }
-  std::unique_ptr<Simulation> clone() const override { return std::make_unique<HashIgnoresAField>(inner_->clone()); }
-  void assign(const Simulation& other) override {
-    inner_->assign(*static_cast<const HashIgnoresAField&>(other).inner_);
-  }
-  std::uint64_t fingerprint() const override { return inner_->fingerprint(); }
-  void draw(const Simulation& prev, float alpha, DrawList& out) const override {
-    inner_->draw(*static_cast<const HashIgnoresAField&>(prev).inner_, alpha, out);
-  }
-  float width() const override { return inner_->width(); }
-  float height() const override { return inner_->height(); }
-  void perturb(std::uint64_t selector) override { inner_->perturb(selector); }
-
- private:
-  std::unique_ptr<Simulation> inner_;
-};
-
 std::unique_ptr<Simulation> make_hash_ignores_a_field(const WorldParams& w) {
-  return std::make_unique<HashIgnoresAField>(skirmish_module().create(w));
+  return std::make_unique<lockstep::testing::HookedSimulation>(
+      skirmish_module().create(w), [](Simulation& inner, const InputFrame& f) { inner.step(f); }, 0,
+      [](const Simulation& inner) {
+        std::vector<std::uint8_t> bytes;
+        inner.serialize(bytes);
+        bytes.resize(bytes.size() - 8);
+        return hash_bytes(bytes);
+      });
 }
 
 }  // namespace
