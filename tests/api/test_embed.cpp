@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
@@ -205,6 +206,68 @@ TEST_SUITE("api/embed") {
     CHECK(fa.input_to_screen_p50_ms <= 17.0 + 10.0);
     CHECK(fb.input_to_screen_p50_ms >= 30.0);
     CHECK(fb.input_to_screen_p50_ms <= 30.0 + 10.0);
+  }
+
+  // The figure a game reads against what the game itself sees: at 30, 60 and 144 frames a second,
+  // every tick this player sampled, from the update that sampled it to the presentation of the
+  // first frame that shows it (the game presents each frame at the next vsync, a frame after its
+  // draw). Reported with presented() and without it (then the library adds one frame), the
+  // figure must be the game's own, within a millisecond at the median.
+  TEST_CASE("own input to screen as reported equals what the game measures, at 30, 60 and 144 fps") {
+    for (const int fps : {30, 60, 144}) {
+      for (const bool tells : {true, false}) {
+        CAPTURE(fps);
+        CAPTURE(tells);
+        ServerConfig cfg;
+        cfg.port = 0;
+        cfg.players = 1;
+        cfg.last_tick = 500;
+        cfg.world = arena_world(5, 20, 1);
+        cfg.factory = make_arena;
+        cfg.start_delay_ns = 50'000'000;
+        Error err;
+        auto host = Host::create(cfg, &err);
+        REQUIRE_MESSAGE(host, err.detail);
+        ClientOptions o = client_options(host->port(), "me");
+        o.predict = 16;
+        auto c = Client::create(o, &err);
+        REQUIRE_MESSAGE(c, err.detail);
+        const std::int64_t period = 1'000'000'000 / fps;
+        std::map<Tick, std::int64_t> sampled_at;  // by the game: the update after which each tick was sampled
+        Tick sampled = 0, shown = 0;
+        Histogram measured;
+        auto loop = lockstep::testing::Driven{[&](std::int64_t now) {
+                                                 (void)c->update(now);
+                                                 for (Tick t = sampled + 1; t <= c->session().last_sampled(); ++t) sampled_at[t] = now;
+                                                 sampled = std::max(sampled, c->session().last_sampled());
+                                                 const std::uint8_t input[2] = {100, static_cast<std::uint8_t>(now / 100'000'000)};
+                                                 c->set_input(input);
+                                                 (void)c->predicted_alpha(now);  // the frame drawn now ...
+                                                 const std::int64_t present = now + period;  // ... presented at the next vsync
+                                                 if (tells) c->presented(present);
+                                                 const Tick on_screen = c->predicted() ? c->predicted()->tick() : 0;
+                                                 for (Tick t = shown + 1; t <= on_screen; ++t)
+                                                   // From 2 s after the first sampled tick, as the figure counts (steady play).
+                                                   if (const auto it = sampled_at.find(t);
+                                                       it != sampled_at.end() && c->session().first_sampled() != 0 &&
+                                                       t >= c->session().first_sampled() + 200)
+                                                     measured.add_us((present - it->second) / 1000);
+                                                 shown = std::max(shown, on_screen);
+                                                 return now + period;
+                                               },
+                                               [] { return -1; }};
+        std::vector<lockstep::testing::Driven> parts{
+            {[&](std::int64_t now) { return host->update(now); }, [&] { return host->session().fd(); }}, loop};
+        REQUIRE(drive(parts, [&] { return host->finished() && c->finished(); }, 60'000'000'000LL));
+        const ClientFigures f = c->figures();
+        const double game_p50 = measured.percentile_us(50) / 1e3;
+        MESSAGE(fps << " fps, " << std::string(tells ? "presented() called" : "no presented()") << ": reported p50 "
+                    << f.input_to_screen_p50_ms << " ms p99 " << f.input_to_screen_p99_ms << " ms; the game measured p50 "
+                    << game_p50 << " ms p99 " << measured.percentile_us(99) / 1e3 << " ms");
+        REQUIRE(measured.count() > 100);
+        CHECK(std::abs(f.input_to_screen_p50_ms - game_p50) <= 1.0);
+      }
+    }
   }
 
   TEST_CASE("bad arguments get a result and a sentence, never a crash") {
