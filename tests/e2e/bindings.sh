@@ -127,7 +127,7 @@ PY_PARTED=$(cat "$WORK/walkers.replay.parted")
 # Two implementations with no module at all (lockstep_game_trace_write / _compare): the C game
 # writes its trace over lockstep's streams; the Python and C# ports compare against it, equal as
 # written, and a port drifting from tick 137 is named at its first differing tick, entity and field.
-"$BIN/lockstep-c-player" --trace-write "$WORK/walkers.trace" >"$WORK/trace.out" 2>/dev/null ||
+"$BIN/lockstep-c-player" --trace-write "$WORK/walkers.trace" >"$WORK/trace.out" 2>"$WORK/trace.err" ||
   fail "the C game's trace: $(cat "$WORK/trace.out")"
 grep -q "3 variants, 400 ticks each" "$WORK/trace.out" || fail "the C game's trace: $(cat "$WORK/trace.out")"
 py_with_lib - "$WORK/walkers.trace" "$BID" "$(dirname "$0")/../embed" <<'PY' || fail "lockstep.compare_trace"

@@ -204,6 +204,8 @@ int main(int argc, char** argv) {
     char report[1024];
     const lockstep_result r = lockstep_game_trace_write(&callbacks, NULL, 0, 4, 400, argv[2], report, sizeof report);
     printf("c_player: trace: %s\n", report);
+    if (g.state) g.t->destroy(g.state);
+    g.t->destroy(g.scratch);
     return r == LOCKSTEP_OK ? 0 : 1;
 #else
     fprintf(stderr, "c_player: --trace-write needs LOCKSTEP_API_VERSION 3\n");
