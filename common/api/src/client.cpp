@@ -219,11 +219,17 @@ void Client::fit_depth() {
   const std::int64_t budget = step_budget();
   const auto fits = static_cast<std::uint32_t>(std::clamp<std::int64_t>(budget / step_cost_ns_, 1, options_.predict));
   if (fits == depth_) return;
-  if (now_ - last_depth_report_ > 5'000'000'000 || fits == options_.predict) {
+  // Said when it falls below three quarters of the most (at most every 5 s), and once when it is
+  // back at the most: a depth that wavers by a tick near its limit says nothing.
+  if (fits < depth_ && 4 * fits < 3 * options_.predict && now_ - last_depth_report_ > 5'000'000'000) {
     last_depth_report_ = now_;
-    LOCKSTEP_LOG_WARN("prediction %s %u ticks: a step costs %.3f ms and the step budget is %.1f ms",
-                      fits < depth_ ? "lowered to" : "raised to", fits, static_cast<double>(step_cost_ns_) / 1e6,
-                      static_cast<double>(budget) / 1e6);
+    said_lowered_ = true;
+    LOCKSTEP_LOG_WARN("prediction lowered to %u ticks: a step costs %.3f ms and the step budget is %.1f ms", fits,
+                      static_cast<double>(step_cost_ns_) / 1e6, static_cast<double>(budget) / 1e6);
+  } else if (fits == options_.predict && said_lowered_) {
+    said_lowered_ = false;
+    LOCKSTEP_LOG_INFO("prediction back at %u ticks: a step costs %.3f ms and the step budget is %.1f ms", fits,
+                      static_cast<double>(step_cost_ns_) / 1e6, static_cast<double>(budget) / 1e6);
   }
   depth_ = fits;
 }

@@ -211,6 +211,7 @@ class LOCKSTEP_API Client {
   std::size_t step_costs_at_ = 0, frame_intervals_at_ = 0;
   std::int64_t step_cost_ns_ = 0, frame_ns_ = 0, last_drawn_at_ = 0;
   std::int64_t last_depth_report_ = INT64_MIN / 2;
+  bool said_lowered_ = false;  // a lowered depth was logged; its return to the most is logged once
   // Own input to screen with presentation: sample times of the ticks the last drawn frames showed.
   bool presents_ = false;
   std::vector<std::int64_t> awaiting_present_;
