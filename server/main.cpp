@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <optional>
+#include <random>
 #include <tuple>
 
 #include "lockstep/agones.hpp"
@@ -31,7 +32,9 @@
 #include "lockstep/summary.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
+#include "ops_http.hpp"
 #include "result_webhook.hpp"
+#include "server_metrics.hpp"
 
 using namespace lockstep;
 
@@ -56,6 +59,11 @@ struct Options {
   std::string relay;  // a game description (lockstep-synctest --describe): host without the simulation
   std::optional<std::uint64_t> seed;
   std::optional<std::uint32_t> bodies;
+  // Operating in a fleet: the ops port, the drain on SIGTERM, the log format, the session's id.
+  std::optional<std::uint16_t> metrics_port;
+  std::string metrics_bind;
+  double drain_grace_s = 300;
+  std::string log_format = "text", session_id;
 };
 
 void declare_options(CLI::App& app, Options& o) {
@@ -177,6 +185,20 @@ void declare_options(CLI::App& app, Options& o) {
       ->check(CLI::Range(0u, 256u))->capture_default_str();
   app.add_flag("--agones", o.agones,
                "report to the Agones SDK sidecar (AGONES_SDK_HTTP_PORT, default 9358): ready, health, shutdown");
+  app.add_option("--metrics-port", o.metrics_port,
+                 "serve Prometheus metrics (/metrics), liveness (/healthz) and readiness (/readyz) over HTTP on "
+                 "this TCP port (0: any free one; default: no ops port)")
+      ->check(unsigned_number());
+  app.add_option("--metrics-bind", o.metrics_bind, "address the ops port listens on (default: all)");
+  app.add_option("--drain-grace", o.drain_grace_s,
+                 "on SIGTERM, admit no one new and let the running match play to its end for at most this many "
+                 "seconds, then stop it (its result marked incomplete); a second SIGTERM stops at once")
+      ->check(finite())->check(CLI::Range(0.0, 86400.0))->capture_default_str();
+  app.add_option("--log-format", o.log_format,
+                 "text (default) or json: one object per line with time, level, session, tick, slot, event, message")
+      ->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  app.add_option("--session-id", o.session_id,
+                 "this session's id in JSON logs, metrics and the summary (default: 16 random hex digits)");
   app.add_option("--status", o.status_of,
                  "do not host: ask the server at HOST:PORT for its status, print it as JSON, exit 0 (or 4 when it "
                  "does not answer); for health checks");
@@ -244,6 +266,15 @@ int host_relay(Options o);
 // Hosts one session of the module --sim or --sim-lib names, with its --world.
 int host(Options o) {
   ServerConfig& cfg = o.cfg;
+  if (o.session_id.empty()) {
+    std::random_device random;  // an id for logs and metrics, never the simulation's
+    const std::uint64_t id = (std::uint64_t{random()} << 32) | random();
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(id));
+    o.session_id = hex;
+  }
+  set_log_session(o.session_id);
+  if (o.log_format == "json") set_log_format(LogFormat::JsonLines);
   if (!o.relay.empty()) return host_relay(std::move(o));
   int code = 0;
   const Module* module = module_from_options(o.sim, o.sim_lib, &code);
@@ -336,13 +367,61 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   std::unique_ptr<AgonesHeartbeat> agones;
   if (o.agones) agones = std::make_unique<AgonesHeartbeat>(AgonesSdk::port_from_env(), monotonic_ns());
   bool awaiting_key = o.token_key == "agones";
-  install_stop_signals();
+  // The ops port answers from its own thread; the loop below publishes what it reads.
+  ServerMetrics metrics(o.session_id, module_name, cfg.relay.has_value());
+  std::unique_ptr<OpsHttp> ops;
+  if (o.metrics_port) {
+    std::string ops_error;
+    ops = OpsHttp::start({o.metrics_bind, *o.metrics_port},
+                         [&metrics](std::string_view path, const OpsHttpStats& counts) {
+                           return metrics.answer(path, monotonic_ns(), counts);
+                         },
+                         &ops_error);
+    if (!ops) {
+      LOCKSTEP_LOG_ERROR("--metrics-port: %s", ops_error.c_str());
+      return 2;
+    }
+    LOCKSTEP_LOG_INFO("ops port on TCP %u: /metrics, /healthz, /readyz", ops->port());
+  }
+  install_stop_signals(/*term_drains=*/true);
   TickCpuMeter play_cpu;
+  bool draining = false, stopping = false;
+  const std::int64_t grace_ns = static_cast<std::int64_t>(o.drain_grace_s * 1e9);
+  std::int64_t drain_deadline = 0;
   run_event_loop(
       session->fd(),
       [&](std::int64_t now) {
         if (g_stop_requested) session->stop();
+        // SIGTERM (Kubernetes ending the pod, Agones' shutdown): admit no one new and let the
+        // match finish within the grace; a second SIGTERM or the grace's end stops it.
+        const int terms = g_terms_received.load();
+        if (terms > 0 && !draining) {
+          draining = true;
+          drain_deadline = now + grace_ns;
+          session->stop_admitting();
+          if (!session->started()) {
+            LOCKSTEP_LOG_INFO("SIGTERM before the match started: stopping");
+            session->stop();
+          } else {
+            LOCKSTEP_LOG_INFO("SIGTERM: draining; the match has %.0f s to finish (a second SIGTERM stops it)", o.drain_grace_s);
+          }
+        }
+        if (draining && !session->finished() && (terms > 1 || now >= drain_deadline)) {
+          if (!stopping) LOCKSTEP_LOG_WARN("%s: stopping the match; its result is marked incomplete",
+                                       terms > 1 ? "a second SIGTERM" : "the drain's grace is over");
+          stopping = true;
+          session->stop();
+        }
+        set_log_tick(session->executed_tick());
+        const Tick before = session->executed_tick();
         std::int64_t wake = session->update(now);
+        if (ops) {
+          const std::int64_t after = monotonic_ns();
+          metrics.observe(*session, after, after - now, session->executed_tick() != before, draining,
+                          session->finished() || terms > 0);
+          wake = std::min(wake, after + ServerMetrics::kPublishNs);
+        }
+        if (draining && !session->finished()) wake = std::min(wake, drain_deadline);
         play_cpu.observe(session->executed_tick(), session->executed_tick() == cfg.last_tick);
         if (agones) wake = std::min(wake, agones->update(now));
         if (agones && awaiting_key) {
@@ -393,7 +472,11 @@ int serve(Options o, const std::string& module_name, const std::string& settings
                     session->executed_tick(), st.lateness.percentile_us(50), st.lateness.percentile_us(99),
                     static_cast<unsigned long long>(st.filled_inputs), static_cast<unsigned long long>(st.total_drops()));
   if (!redirect_summary(o.summary_path)) return 1;
-  std::printf("%s\n", json_text(server_summary(*session, play_cpu.us_per_tick())).c_str());
+  Json summary = server_summary(*session, play_cpu.us_per_tick());
+  summary["session_id"] = o.session_id;
+  if (draining) summary["drained"] = Json{{"grace_s", o.drain_grace_s}, {"stopped", g_terms_received.load() > 1 ||
+                                                                              (session->result() && session->result()->incomplete)}};
+  std::printf("%s\n", json_text(summary).c_str());
   std::fflush(stdout);
   return undelivered && session->exit_code() == 0 ? kExitResultUndelivered : session->exit_code();
 }

@@ -6,6 +6,23 @@
 using namespace lockstep;
 
 TEST_SUITE("core/histogram") {
+  TEST_CASE("cumulative counts at bucket edges, and the sum, for Prometheus' buckets") {
+    Histogram h;
+    for (const std::int64_t us : {-5, 0, 1999, 2000, 2099, 2100, 5000, 250'000, 9'000'000}) h.add_us(us);
+    CHECK(h.count_at_most(-1) == 0);
+    CHECK(h.count_at_most(0) == 2);  // a negative value counts as 0
+    CHECK(h.count_at_most(1998) == 2);
+    CHECK(h.count_at_most(1999) == 3);
+    CHECK(h.count_at_most(2099) == 5);  // the top of the bucket 2000..2099
+    CHECK(h.count_at_most(2100) == 5);  // a round edge: the values below it
+    CHECK(h.count_at_most(4999) == 6);
+    CHECK(h.count_at_most(5000) == 6);
+    CHECK(h.count_at_most(5099) == 7);
+    CHECK(h.count_at_most(1'000'000) == 8);
+    CHECK(h.count_at_most(std::int64_t{1} << 40) == 9);  // the overflow bucket
+    CHECK(h.sum_us() == 0 + 1999 + 2000 + 2099 + 2100 + 5000 + 250'000 + 9'000'000);
+  }
+
   TEST_CASE("the histogram reports percentiles and the maximum") {
     Histogram h;
     for (int i = 1; i <= 100; ++i) h.add_us(i);

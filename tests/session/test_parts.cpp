@@ -192,6 +192,33 @@ TEST_SUITE("session/parts") {
     CHECK(err == protocol::DecodeError::FieldOutOfRange);
   }
 
+  TEST_CASE("a draining server refuses new players and spectators as Draining and still takes a seated player back") {
+    using K = JoinDecision::Kind;
+    using R = wire::RefuseReason;
+    std::vector<SeatView> seats(2);
+    seats[0] = {true, true, "secret-0", false, 0};  // left mid-match: its seat waits for it
+    auto running = rules();
+    running.lobby = false;
+    running.allow_late_join = true;
+    running.max_spectators = 4;
+    CHECK(decide_join(request(), running, seats).kind == K::LateJoin);
+    auto draining = running;
+    draining.draining = true;
+    CHECK(decide_join(request(), draining, seats).reason == R::Draining);
+    auto watch = request();
+    watch.spectate = true;
+    CHECK(decide_join(watch, running, seats).kind == K::Spectate);
+    CHECK(decide_join(watch, draining, seats).reason == R::Draining);
+    auto back = request();
+    back.rejoin_secret = "secret-0";
+    const JoinDecision d = decide_join(back, draining, seats);
+    CHECK(d.kind == K::Rejoin);
+    CHECK(d.slot == 0);
+    auto lobby = rules();
+    lobby.draining = true;
+    CHECK(decide_join(request(), lobby, std::vector<SeatView>(2)).reason == R::Draining);
+  }
+
   TEST_CASE("admission refuses each bad join with its reason and seats the rest") {
     using K = JoinDecision::Kind;
     using R = wire::RefuseReason;

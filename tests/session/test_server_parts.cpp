@@ -377,6 +377,15 @@ TEST_SUITE("session/server_parts") {
     changed[8].seats[2].present = true;
     changed[9].seats[0].claim.back() ^= 1;
     for (const auto& c : changed) CHECK_FALSE(verify_result(c, key));
+    // A match stopped before its end says so, under the MAC, and reads back so.
+    SessionResult stopped = r;
+    stopped.incomplete = true;
+    CHECK_FALSE(verify_result(stopped, key));
+    sign_result(stopped, key);
+    REQUIRE(parse_result(json_text(result_json(stopped)), &back, &error));
+    CHECK(back.incomplete);
+    CHECK(verify_result(back, key));
+    CHECK_FALSE(parse_result(R"({"format": "lockstep-result/4"})", &back, &error));
     for (const std::string bad : {"{}", R"({"format": "lockstep-result/1"})", R"({"format": "lockstep-result/3"})", "[1]"}) {
       CAPTURE(bad);
       CHECK_FALSE(parse_result(bad, &back, &error));

@@ -4,15 +4,29 @@
 
 namespace lockstep {
 
+std::size_t Histogram::bucket_of(std::int64_t us) {
+  if (us < kFine) return static_cast<std::size_t>(std::max<std::int64_t>(us, 0));
+  if (us < kCoarseEnd) return static_cast<std::size_t>(kFine + (us - kFine) / 100);
+  if (us < kCoarseEnd + std::int64_t{kWide} * 1000) return static_cast<std::size_t>(kFine + kCoarse + (us - kCoarseEnd) / 1000);
+  return kFine + kCoarse + kWide;
+}
+
 void Histogram::add_us(std::int64_t us) {
   if (count_ == 0 || us > max_us_) max_us_ = us;
   ++count_;
-  std::size_t b;
-  if (us < kFine) b = static_cast<std::size_t>(std::max<std::int64_t>(us, 0));
-  else if (us < kCoarseEnd) b = static_cast<std::size_t>(kFine + (us - kFine) / 100);
-  else if (us < kCoarseEnd + std::int64_t{kWide} * 1000) b = static_cast<std::size_t>(kFine + kCoarse + (us - kCoarseEnd) / 1000);
-  else b = kFine + kCoarse + kWide;
-  ++buckets_[b];
+  sum_us_ += std::max<std::int64_t>(us, 0);
+  ++buckets_[bucket_of(us)];
+}
+
+std::uint64_t Histogram::count_at_most(std::int64_t us) const {
+  if (us < 0) return 0;
+  // Bucket b holds [its lower edge, the next one's): every bucket up to us's own counts when us
+  // is the top of its bucket's range, those below it otherwise.
+  const std::size_t b = bucket_of(us);
+  const bool whole = b == buckets_.size() - 1 || bucket_of(us + 1) != b;
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < b + (whole ? 1 : 0); ++i) n += buckets_[i];
+  return n;
 }
 
 double Histogram::percentile_us(double p) const {

@@ -11,7 +11,7 @@
 namespace lockstep {
 
 namespace {
-constexpr const char* kFormat = "lockstep-result/3";
+constexpr const char* kFormat = "lockstep-result/4";
 
 void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
@@ -48,7 +48,7 @@ std::vector<std::uint8_t> result_signed_bytes(const SessionResult& r) {
   put_u32(out, r.settled_tick);
   put_u64(out, r.final_hash);
   put_u64(out, r.issued_at);
-  out.push_back(static_cast<std::uint8_t>((r.disputed ? 1 : 0) | (r.relay ? 2 : 0)));
+  out.push_back(static_cast<std::uint8_t>((r.disputed ? 1 : 0) | (r.relay ? 2 : 0) | (r.incomplete ? 4 : 0)));
   put_u32(out, static_cast<std::uint32_t>(r.seats.size()));
   for (const auto& s : r.seats) {
     put_u32(out, s.slot);
@@ -90,6 +90,7 @@ Json result_json(const SessionResult& r) {
               {"final_hash", hash_hex(r.final_hash)},
               {"issued_at", r.issued_at},
               {"relay", r.relay},
+              {"incomplete", r.incomplete},
               {"seats", seats},
               {"result", bytes_hex(r.result)},
               {"disputed", r.disputed},
@@ -122,6 +123,8 @@ bool parse_result(std::string_view text, SessionResult* out, std::string* error)
     return fail("\"disputed\" and \"relay\" must be true or false");
   r.disputed = j["disputed"].get<bool>();
   r.relay = j["relay"].get<bool>();
+  if (!j.contains("incomplete") || !j["incomplete"].is_boolean()) return fail("\"incomplete\" must be true or false");
+  r.incomplete = j["incomplete"].get<bool>();
   if (!j.contains("result") || !j["result"].is_string() || !parse_bytes_hex(j["result"].get<std::string>(), &r.result) ||
       r.result.size() > kMaxResultBytes)
     return fail("\"result\" must be at most " + std::to_string(kMaxResultBytes) + " bytes in hex");

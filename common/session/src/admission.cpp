@@ -60,6 +60,8 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
   }
   if (!same_secret(q.join_secret, rules.join_secret)) return refuse(R::WrongToken, "wrong join token");
   if (!protocol::valid_name(q.name)) return refuse(R::BadRequest, "a name must be 1-32 printable ASCII characters");
+  if (rules.draining && q.rejoin_secret.empty())
+    return refuse(R::Draining, "the server is shutting down: it lets its match finish and admits no one new");
   if (q.spectate) {
     if (q.has_client_id && std::find(rules.spectating_clients.begin(), rules.spectating_clients.end(), q.client_id) !=
                                rules.spectating_clients.end())

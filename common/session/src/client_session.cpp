@@ -345,6 +345,7 @@ void ClientSession::Impl::on_message(std::uint8_t channel, std::span<const std::
       const auto reason = r->reason();
       using R = wire::RefuseReason;
       const bool this_server = reason == R::Full || reason == R::AlreadyStarted || reason == R::WrongServer ||
+                               reason == R::Draining ||
                                (!cfg.rejoin_secret.empty() &&
                                 (reason == R::BadRequest || reason == R::TokenExpired || reason == R::TokenInUse));
       if (phase == Phase::Connecting && this_server &&

@@ -296,6 +296,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   rules.join_secret = cfg.token;
   rules.lobby = phase == Phase::Lobby;
   rules.allow_late_join = cfg.allow_late_join;
+  rules.draining = shutting_down;
   rules.spectators = count_role(Role::Spectator);
   rules.max_spectators = cfg.max_spectators;
   for (const auto& [id, other] : peers)
@@ -304,6 +305,11 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   std::vector<SeatView> seats;
   for (const Slot& s : slots) seats.push_back({s.taken, vacant(s), s.secret, s.bound, s.client_id});
   const JoinDecision d = decide_join(q, rules, seats);
+  if (d.kind != JoinDecision::Kind::Refuse) {  // from the connection to the seat: what a joining player waits
+    stats.join_latency.add_us((now - p.connected_at) / 1000);
+    if (d.kind == JoinDecision::Kind::Seat || d.kind == JoinDecision::Kind::LateJoin) ++stats.joins;
+    if (d.kind == JoinDecision::Kind::Rejoin) ++stats.rejoins;
+  }
   switch (d.kind) {
     case JoinDecision::Kind::Refuse: return refuse(p, d.reason, d.detail);
     case JoinDecision::Kind::Spectate: return seat_spectator(p, q.name, now);

@@ -444,6 +444,7 @@ void ServerSession::Impl::settle_result() {
   std::tie(r.settled_tick, r.final_hash) = latest_settled();
   r.issued_at = unix_now();
   r.relay = relay();
+  r.incomplete = incomplete;
   // Settled by the seats, not by those who reported: a claim settles the result when the seats
   // that played to the end and made it are more than half of all the seats. A seat that left
   // before the end has no say unless every seat makes the same claim. Anything less is disputed:

@@ -172,6 +172,7 @@ void ServerSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
 void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel, std::int64_t now,
                                   std::int64_t arrived) {
   if (p.closing) return;
+  const LogScope scope(p.slot);  // what it leads to is logged as this seat's (-1: not seated)
   if (!p.entry.authenticated) p.entry.bytes_in += data.size();
   // A sealed connection's messages open before anything of them is read (§4.7), and only those
   // that open count toward its rate: anyone on the path can send datagrams in its name.
@@ -373,6 +374,7 @@ void ServerSession::Impl::end_session(wire::EndReason reason, const std::string&
     if (p.audit.locating) locate_failed(p, "the session ended before the peer localized its desync", now);
   }
   settle_reports(now, /*force=*/true, /*act=*/false);
+  incomplete = reason == wire::EndReason::Stopped && phase != Phase::Lobby;
   settle_result();
   LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
   broadcast(Channel::Control, protocol::session_end(reason, executed(), detail));
@@ -540,6 +542,18 @@ std::uint16_t ServerSession::port() const { return impl_->transport->port(); }
 std::uint16_t ServerSession::websocket_port() const { return impl_->transport->websocket_port(); }
 DoorStats ServerSession::door_stats() const { return impl_->transport->door_stats(); }
 void ServerSession::stop() { impl_->stop_requested = true; }
+void ServerSession::stop_admitting() {
+  if (!impl_->shutting_down) LOCKSTEP_LOG_INFO("shutting down: no new players or spectators; the match plays on to its end");
+  impl_->shutting_down = true;
+}
+bool ServerSession::started() const { return impl_->phase != Impl::Phase::Lobby; }
+bool ServerSession::accepting_players() const {
+  const Impl& m = *impl_;
+  if (m.shutting_down || m.stop_requested) return false;
+  if (m.phase == Impl::Phase::Lobby) return m.joined_players() < m.cfg.players;
+  return m.phase == Impl::Phase::Running && m.cfg.allow_late_join &&
+         std::any_of(m.slots.begin(), m.slots.end(), [&](const Impl::Slot& s) { return m.vacant(s); });
+}
 bool ServerSession::finished() const { return impl_->phase == Impl::Phase::Finished; }
 int ServerSession::exit_code() const { return impl_->exit; }
 Tick ServerSession::executed_tick() const { return impl_->executed(); }

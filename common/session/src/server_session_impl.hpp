@@ -244,6 +244,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   std::int64_t final_acks_from = 0;  // when every final hash was in (0: not yet)
   std::int64_t last_lobby_beat = 0;  // when the lobby's last heartbeat went out
   bool stop_requested = false;
+  bool shutting_down = false;  // ServerSession::stop_admitting(): no new players or spectators
+  bool incomplete = false;     // ended by the operator before its end: the result says so
   bool receive_can_wait = false;     // see ServerSession::receive_can_wait()
   int exit = 0;
   ServerStats stats;

@@ -13,8 +13,12 @@ namespace lockstep {
 
 /// Set by SIGINT and SIGTERM once install_stop_signals() has run.
 extern std::atomic<bool> g_stop_requested;
+/// SIGTERMs received, when install_stop_signals(true) made SIGTERM a request to drain.
+extern std::atomic<int> g_terms_received;
 /// Installs SIGINT/SIGTERM handlers that set g_stop_requested (a second signal exits at once).
-void install_stop_signals();
+/// With `term_drains` (a server in a fleet), SIGTERM only counts in g_terms_received: the caller
+/// drains on the first and stops on the second; a third exits at once. SIGINT stops as always.
+void install_stop_signals(bool term_drains = false);
 
 /// When a loop wants to run again: at `at` (monotonic ns), or sooner when its socket becomes
 /// readable if `on_readable`.

@@ -19,6 +19,12 @@ class LOCKSTEP_API Histogram {
   /// The p-th percentile (0..100) in microseconds: the upper edge of the bucket it falls in.
   [[nodiscard]] double percentile_us(double p) const;
   [[nodiscard]] std::int64_t max_us() const { return max_us_; }
+  /// The sum of every value added (negative ones as 0), microseconds: with count(), the mean.
+  [[nodiscard]] std::int64_t sum_us() const { return sum_us_; }
+  /// How many values were at most `us` where `us` is the top of a bucket (any value below 2 ms, one
+  /// ending in 99 below 200 ms, in 999 below 5 s); otherwise how many lay below the bucket `us`
+  /// falls in: at a round edge such as 5000, the values below it. Cumulative buckets (Prometheus' le).
+  [[nodiscard]] std::uint64_t count_at_most(std::int64_t us) const;
 
  private:
   static constexpr int kFine = 2000, kCoarse = 1980, kWide = 4800;
@@ -26,6 +32,8 @@ class LOCKSTEP_API Histogram {
   std::array<std::uint64_t, kFine + kCoarse + kWide + 1> buckets_{};
   std::uint64_t count_ = 0;
   std::int64_t max_us_ = 0;
+  std::int64_t sum_us_ = 0;
+  static std::size_t bucket_of(std::int64_t us);
 };
 
 }  // namespace lockstep

@@ -50,6 +50,9 @@ struct LOCKSTEP_API SessionResult {
   std::vector<std::uint8_t> result;  ///< the settled bytes (empty when disputed: see each seat's claim)
   bool disputed = false;             ///< no claim held a strict majority of all the seats
   bool relay = false;                ///< settled without the simulation (relay mode)
+  /// The match did not reach its end: the operator stopped it (a second SIGTERM, a drain's grace
+  /// ran out). Its result bytes are what the players had reported by then.
+  bool incomplete = false;
   std::optional<std::array<std::uint8_t, 32>> mac;  ///< unset: the server had no key
 };
 
@@ -62,7 +65,7 @@ LOCKSTEP_API void sign_result(SessionResult& r, const SecretKey& key);
 /// Whether r.mac is the MAC of r under `key` (compared in constant time).
 LOCKSTEP_API bool verify_result(const SessionResult& r, const SecretKey& key);
 
-/// {"format": "lockstep-result/3", ...}: hashes and bytes in hex, the MAC as "mac" (null unsigned).
+/// {"format": "lockstep-result/4", ...}: hashes and bytes in hex, the MAC as "mac" (null unsigned).
 LOCKSTEP_API Json result_json(const SessionResult& r);
 /// Reads a result (untrusted text, at most 64 KiB); false with a sentence in `error`.
 LOCKSTEP_API bool parse_result(std::string_view text, SessionResult* out, std::string* error);

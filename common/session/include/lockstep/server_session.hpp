@@ -166,7 +166,7 @@ struct LOCKSTEP_API ServerStats {
   std::uint64_t hash_silences = 0;   ///< players dropped for not reporting hashes
   std::uint64_t hashes_compared = 0;
   std::uint64_t refused = 0;
-  std::array<std::uint64_t, 12> refusals{};  ///< by wire::RefuseReason value
+  std::array<std::uint64_t, 13> refusals{};  ///< by wire::RefuseReason value
   std::uint64_t sealed_forged = 0;   ///< messages on a sealed connection that failed authentication, dropped unread
   std::uint64_t sealed_replayed = 0; ///< sealed play messages opened before (or older than the window), dropped
   std::uint64_t replies_withheld = 0;  ///< replies to a peer not yet authenticated that were larger than what it sent
@@ -181,6 +181,8 @@ struct LOCKSTEP_API ServerStats {
   std::uint64_t collusion_suspected = 0;
   std::uint64_t ticks_settled_late = 0;  ///< relay mode: unvoted ticks (a stall) decided when their hashes came  ///< relay mode: players found outvoted by the same others collusion_episodes times
   std::uint64_t resyncs_not_taken = 0;  ///< resync snapshots a client still had not loaded long after
+  std::uint64_t joins = 0;           ///< players seated in the lobby or as late joiners
+  std::uint64_t rejoins = 0;         ///< players back in their own seat with its secret
   std::uint64_t joins_running = 0;   ///< rejoins and late joins admitted with a snapshot
   std::uint64_t verified = 0;        ///< of those, verified by a matching hash
   std::uint64_t join_mismatches = 0; ///< of those, a state that did not match: reported as a desync, then closed
@@ -206,6 +208,7 @@ struct LOCKSTEP_API ServerStats {
   std::uint64_t ticks_skipped = 0;   ///< ticks the session clock moved later because the server fell behind
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::Count)> drops{};
   Histogram lateness;  ///< tick executed vs its deadline, microseconds
+  Histogram join_latency;  ///< players and spectators admitted: from their connection to their seat, microseconds
   [[nodiscard]] std::uint64_t total_drops() const;
 };
 
@@ -236,8 +239,18 @@ class LOCKSTEP_API ServerSession {
   [[nodiscard]] std::uint16_t websocket_port() const;
   [[nodiscard]] DoorStats door_stats() const;
 
-  /// Ends the session at the next update (operator stop): clients are told, then it finishes.
+  /// Ends the session at the next update (operator stop): clients are told, then it finishes. A
+  /// match stopped after it started has its result marked incomplete (SessionResult::incomplete).
   void stop();
+  /// A graceful shutdown's first step: from now on no new player or spectator is admitted (they
+  /// are refused as Draining, and a connect token's client goes on to its next server); seated
+  /// players still rejoin, and the running match plays on to its end.
+  void stop_admitting();
+  /// Whether the match has started (everyone joined; the lobby is over).
+  [[nodiscard]] bool started() const;
+  /// Whether a new player would be admitted now: a free seat in the lobby, or a vacant one in a
+  /// running match with late joins on, and not shutting down (an ops server's readiness).
+  [[nodiscard]] bool accepting_players() const;
   /// Sets the key connect tokens must be sealed with, and the addresses they must name (empty:
   /// keep the configured ones): a key an allocation hands the server after it started
   /// (--token-key agones). Requests waiting for the key are answered; connections already past

@@ -37,6 +37,7 @@ struct AdmissionRules {
   std::string join_secret;      ///< the server's --token, "" = none required
   bool lobby = true;            ///< the session has not started
   bool allow_late_join = false;
+  bool draining = false;        ///< the server is shutting down: no new player or spectator, rejoins only
   std::uint32_t spectators = 0, max_spectators = 0;
   /// The client ids of the spectators that joined with a connect token: a token's client watches
   /// from one spectator seat at most, so one token cannot fill them all.

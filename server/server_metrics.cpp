@@ -1,0 +1,264 @@
+// The server's Prometheus metrics, health and readiness (server_metrics.hpp).
+#include "server_metrics.hpp"
+
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
+#include <array>
+#include <cmath>
+#include <deque>
+#include <limits>
+
+#include "lockstep/version.hpp"
+#include "lockstep/protocol.hpp"
+
+namespace lockstep {
+
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<ClientMetric::Label>;
+
+// Metric names of the message drops, in DropReason order.
+constexpr std::array<const char*, static_cast<std::size_t>(DropReason::Count)> kDropNames = {
+    "too_large",           "malformed",         "field_out_of_range", "wrong_channel",
+    "unexpected_message",  "not_joined",        "input_too_far_ahead", "hash_for_future_tick",
+    "hash_too_old",        "frame_ack_out_of_range", "bad_inputs"};
+
+// Bucket edges in microseconds, as Prometheus reads them in seconds.
+constexpr std::array<std::int64_t, 11> kTickBuckets = {50, 100, 250, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
+constexpr std::array<std::int64_t, 9> kJoinBuckets = {1000, 10000, 50000, 100000, 250000, 500000, 1000000, 2000000, 4000000};
+
+struct Families {
+  std::deque<MetricFamily> all;  // a deque: references to earlier families stay valid as more are added
+
+  [[nodiscard]] std::string text() const {
+    return prometheus::TextSerializer().Serialize(std::vector<MetricFamily>(all.begin(), all.end()));
+  }
+
+  MetricFamily& family(const char* name, const char* help, MetricType type) {
+    all.push_back(MetricFamily{name, help, type, {}});
+    return all.back();
+  }
+  void counter(const char* name, const char* help, double v, Labels labels = {}) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    m.counter.value = v;
+    family(name, help, MetricType::Counter).metric.push_back(std::move(m));
+  }
+  void gauge(const char* name, const char* help, double v, Labels labels = {}) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    m.gauge.value = v;
+    family(name, help, MetricType::Gauge).metric.push_back(std::move(m));
+  }
+  // One family with a series per label value.
+  template <typename T>
+  void labelled(const char* name, const char* help, MetricType type, const char* label,
+                std::initializer_list<std::pair<const char*, T>> values) {
+    MetricFamily& f = family(name, help, type);
+    for (const auto& [value, v] : values) {
+      ClientMetric m;
+      m.label = {{label, value}};
+      (type == MetricType::Counter ? m.counter.value : m.gauge.value) = static_cast<double>(v);
+      f.metric.push_back(std::move(m));
+    }
+  }
+  template <std::size_t N>
+  void histogram(const char* name, const char* help, const Histogram& h, const std::array<std::int64_t, N>& edges_us) {
+    ClientMetric m;
+    m.histogram.sample_count = h.count();
+    m.histogram.sample_sum = static_cast<double>(h.sum_us()) / 1e6;
+    for (const std::int64_t e : edges_us) m.histogram.bucket.push_back({h.count_at_most(e), static_cast<double>(e) / 1e6});
+    m.histogram.bucket.push_back({h.count(), std::numeric_limits<double>::infinity()});
+    family(name, help, MetricType::Histogram).metric.push_back(std::move(m));
+  }
+};
+
+std::string slot_label(std::uint32_t slot) { return std::to_string(slot); }
+
+}  // namespace
+
+ServerMetrics::ServerMetrics(std::string session_id, std::string module, bool relay)
+    : session_id_(std::move(session_id)), module_(std::move(module)), relay_(relay) {}
+
+void ServerMetrics::observe(const ServerSession& session, std::int64_t now, std::int64_t update_ns, bool ticked,
+                            bool draining, bool force) {
+  if (ticked) update_duration_.add_us(update_ns / 1000);
+  if (force || now >= next_publish_) publish(session, now, draining);
+}
+
+void ServerMetrics::publish(const ServerSession& session, std::int64_t now, bool draining) {
+  next_publish_ = now + kPublishNs;
+  auto v = std::make_shared<ServerView>();
+  v->at_ns = now;
+  v->stats = session.stats();
+  v->traffic = session.traffic();
+  v->door = session.door_stats();
+  v->seats = session.seats();
+  v->localized = session.reports().size();
+  v->players = session.active_players();
+  v->peak_peers = session.peak_peers();
+  v->tick = session.executed_tick();
+  v->started = session.started();
+  v->finished = session.finished();
+  v->accepting = session.accepting_players();
+  v->draining = draining;
+  v->update_duration = update_duration_;
+  std::shared_ptr<const ServerView> old;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    old = std::exchange(latest_, std::move(v));
+  }  // the old view is freed outside the lock
+}
+
+std::shared_ptr<const ServerView> ServerMetrics::latest() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return latest_;
+}
+
+OpsReply ServerMetrics::answer(std::string_view path, std::int64_t now, const OpsHttpStats& ops) const {
+  const auto v = latest();
+  if (path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", text(now, ops)};
+  if (path == "/healthz") {
+    if (!v) return {503, "text/plain; charset=utf-8", "starting\n"};
+    if (now - v->at_ns > kStaleNs)
+      return {503, "text/plain; charset=utf-8",
+              "the tick loop has not run for " + std::to_string((now - v->at_ns) / 1'000'000'000) + " s\n"};
+    return {200, "text/plain; charset=utf-8", "ok\n"};
+  }
+  if (path == "/readyz") {
+    if (!v) return {503, "text/plain; charset=utf-8", "starting\n"};
+    if (v->accepting) return {200, "text/plain; charset=utf-8", "ready: admitting players\n"};
+    const char* why = v->draining ? "shutting down: the match plays on to its end, no one new is admitted\n"
+                      : v->finished ? "the session is over\n"
+                      : v->started ? "the match is running and admits no one new\n"
+                                   : "every seat is taken\n";
+    return {503, "text/plain; charset=utf-8", std::string("not ready: ") + why};
+  }
+  return {404, "", ""};
+}
+
+std::string ServerMetrics::text(std::int64_t now, const OpsHttpStats& ops) const {
+  const auto view = latest();
+  Families f;
+  f.gauge("lockstep_info", "the session this server hosts (labels); always 1", 1,
+          {{"session", session_id_}, {"version", kVersion}, {"module", module_}, {"mode", relay_ ? "relay" : "simulation"}});
+  f.labelled<std::uint64_t>("lockstep_ops_requests_total", "requests on the ops port, by outcome", MetricType::Counter,
+                            "outcome", {{"answered", ops.answered}, {"not_found", ops.not_found},
+                                        {"method_not_allowed", ops.not_allowed}});
+  if (!view) return f.text();
+  const ServerView& v = *view;
+  const ServerStats& s = v.stats;
+  f.gauge("lockstep_metrics_age_seconds", "how old these figures are (the tick loop publishes twice a second)",
+          static_cast<double>(now - v.at_ns) / 1e9);
+  const char* phase = v.finished ? "finished" : !v.started ? "lobby" : "running";
+  f.labelled<int>("lockstep_sessions", "sessions on this server, by phase (a server hosts one)", MetricType::Gauge,
+                  "phase", {{"lobby", phase[0] == 'l'}, {"running", phase[0] == 'r'}, {"finished", phase[0] == 'f'}});
+  f.gauge("lockstep_players", "players in the session", v.players);
+  f.gauge("lockstep_peers_peak", "the most clients (players and spectators) connected at once", v.peak_peers);
+  f.gauge("lockstep_accepting_players", "1 while a new player would be admitted (what /readyz says)", v.accepting);
+  f.gauge("lockstep_draining", "1 once a shutdown began: the match plays on, no one new is admitted", v.draining);
+  f.gauge("lockstep_tick", "the newest executed tick", v.tick);
+  f.counter("lockstep_ticks_executed_total", "ticks executed", static_cast<double>(s.ticks));
+  f.counter("lockstep_ticks_skipped_total", "ticks the clock moved later because the server fell behind",
+            static_cast<double>(s.ticks_skipped));
+  f.histogram("lockstep_tick_lateness_seconds", "each tick executed against its deadline", s.lateness, kTickBuckets);
+  f.histogram("lockstep_tick_duration_seconds", "the tick loop's updates that executed ticks: their wall time",
+              v.update_duration, kTickBuckets);
+  f.counter("lockstep_inputs_filled_total", "inputs repeated because they were late, lost or never sent",
+            static_cast<double>(s.filled_inputs));
+  f.counter("lockstep_commands_total", "player commands executed", static_cast<double>(s.commands));
+
+  // Per seat, labelled by slot (names are the players' and unbounded).
+  MetricFamily& rtt = f.family("lockstep_seat_round_trip_seconds", "each taken seat's round trip", MetricType::Gauge);
+  MetricFamily& jitter = f.family("lockstep_seat_jitter_seconds", "each taken seat's round-trip jitter", MetricType::Gauge);
+  MetricFamily& loss = f.family("lockstep_seat_loss_ratio", "each taken seat's packet loss, 0..1", MetricType::Gauge);
+  MetricFamily& lead = f.family("lockstep_seat_lead_seconds", "how early each seat's inputs arrive", MetricType::Gauge);
+  MetricFamily& fills =
+      f.family("lockstep_seat_fills_total", "each seat's inputs filled, by cause (resets when the seat's player changes)",
+               MetricType::Counter);
+  for (const SeatStatus& seat : v.seats) {
+    const std::string slot = slot_label(seat.slot);
+    auto gauge = [&](MetricFamily& fam, double value) {
+      ClientMetric m;
+      m.label = {{"slot", slot}};
+      m.gauge.value = value;
+      fam.metric.push_back(std::move(m));
+    };
+    gauge(rtt, seat.rtt_us / 1e6);
+    gauge(jitter, seat.jitter_us / 1e6);
+    gauge(loss, seat.loss_ppm / 1e6);
+    gauge(lead, seat.lead_us / 1e6);
+    for (const auto& [cause, n] : {std::pair{"late", seat.fills_late}, std::pair{"lost", seat.fills_lost},
+                                   std::pair{"silent", seat.fills_silent}}) {
+      ClientMetric m;
+      m.label = {{"cause", cause}, {"slot", slot}};
+      m.counter.value = n;
+      fills.metric.push_back(std::move(m));
+    }
+  }
+
+  f.labelled<std::uint64_t>("lockstep_desyncs_total", "clients found desynced (again after a resync), by role",
+                            MetricType::Counter, "role", {{"player", s.desyncs}, {"spectator", s.spectator_desyncs}});
+  f.counter("lockstep_desyncs_localized_total", "desync reports localized to a tick and fields",
+            static_cast<double>(v.localized));
+  f.counter("lockstep_divergent_ticks_total", "hashes that differed from the settled one", static_cast<double>(s.divergent_ticks));
+  f.counter("lockstep_hashes_compared_total", "client hashes compared", static_cast<double>(s.hashes_compared));
+  f.counter("lockstep_resyncs_total", "states sent to desynced clients", static_cast<double>(s.resyncs));
+  f.counter("lockstep_hash_silences_total", "players dropped for not reporting hashes", static_cast<double>(s.hash_silences));
+  f.labelled<std::uint64_t>(
+      "lockstep_states_total", "saved states asked of peers (relay mode), by outcome", MetricType::Counter, "outcome",
+      {{"requested", s.states_requested}, {"forwarded", s.states_forwarded}, {"forged", s.states_forged},
+       {"not_held", s.states_not_held}, {"unanswered", s.states_unanswered}, {"keyframe", s.keyframes_fetched}});
+  f.labelled<std::uint64_t>("lockstep_relay_ticks_total", "relay mode: ticks by verdict", MetricType::Counter, "verdict",
+                            {{"settled", s.ticks_settled}, {"split", s.ticks_split}, {"unvoted", s.ticks_unvoted},
+                             {"settled_late", s.ticks_settled_late}});
+  f.labelled<std::uint64_t>("lockstep_joins_total", "players admitted, by kind", MetricType::Counter, "kind",
+                            {{"join", s.joins}, {"rejoin", s.rejoins}});
+  f.counter("lockstep_joins_verified_total", "rejoins and late joins whose state was verified by a matching hash",
+            static_cast<double>(s.verified));
+  f.histogram("lockstep_join_latency_seconds", "players and spectators admitted: from their connection to their seat",
+              s.join_latency, kJoinBuckets);
+  MetricFamily& refusals = f.family("lockstep_refusals_total", "joins refused, by reason", MetricType::Counter);
+  for (std::size_t r = 0; r < s.refusals.size(); ++r) {
+    ClientMetric m;
+    m.label = {{"reason", wire::EnumNameRefuseReason(static_cast<wire::RefuseReason>(r))}};
+    m.counter.value = static_cast<double>(s.refusals[r]);
+    refusals.metric.push_back(std::move(m));
+  }
+  f.labelled<std::uint64_t>("lockstep_datagrams_total", "UDP datagrams", MetricType::Counter, "direction",
+                            {{"in", v.traffic.packets_received}, {"out", v.traffic.packets_sent}});
+  f.labelled<std::uint64_t>("lockstep_bytes_total", "UDP payload bytes", MetricType::Counter, "direction",
+                            {{"in", v.traffic.bytes_received}, {"out", v.traffic.bytes_sent}});
+  // Everything dropped, by kind: messages, datagrams, floods and misbehaving connections.
+  MetricFamily& drops = f.family("lockstep_drops_total", "what was dropped or cut, by kind", MetricType::Counter);
+  auto drop = [&](const std::string& kind, std::uint64_t n) {
+    ClientMetric m;
+    m.label = {{"kind", kind}};
+    m.counter.value = static_cast<double>(n);
+    drops.metric.push_back(std::move(m));
+  };
+  for (std::size_t r = 0; r < kDropNames.size(); ++r) drop(std::string("message_") + kDropNames[r], s.drops[r]);
+  drop("datagram_refused", v.traffic.datagrams_refused);
+  drop("datagram_empty", v.traffic.datagrams_empty);
+  drop("datagram_oversized", v.traffic.datagrams_oversized);
+  drop("datagram_unknown", v.traffic.datagrams_unknown);
+  drop("datagram_overflowed", v.traffic.datagrams_overflowed);
+  drop("sealed_forged", s.sealed_forged);
+  drop("sealed_replayed", s.sealed_replayed);
+  drop("peer_kicked", s.kicked);
+  drop("pending_evicted", s.pending_evicted);
+  drop("pending_refused", s.pending_refused);
+  drop("handshake_cut", s.handshakes_cut);
+  drop("websocket_flooding_cut", v.door.flooding_cut);
+  drop("websocket_backlog_cut", v.door.backlog_cut);
+  drop("websocket_refused_full", v.door.refused_full);
+  drop("websocket_refused_address", v.door.refused_address);
+  drop("websocket_malformed", v.door.malformed);
+  return f.text();
+}
+
+}  // namespace lockstep

@@ -1,0 +1,68 @@
+// The server's figures for an operator: Prometheus' text format for /metrics (built with
+// prometheus-cpp's data model and serializer), and the answers of /healthz and /readyz. The tick
+// loop publishes a view of its session twice a second; a scrape, on the ops port's thread, reads
+// the latest one. The tick loop never waits for a scrape: the two share one pointer swapped under
+// a lock held only for the swap.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/histogram.hpp"
+#include "lockstep/net_types.hpp"
+#include "lockstep/server_session.hpp"
+#include "ops_http.hpp"
+
+namespace lockstep {
+
+/// What the tick loop publishes: its session's figures at one moment.
+struct ServerView {
+  std::int64_t at_ns = 0;  ///< monotonic time it was taken
+  ServerStats stats;
+  NetTraffic traffic;
+  DoorStats door;
+  std::vector<SeatStatus> seats;
+  std::uint64_t localized = 0;  ///< desync reports localized to a tick and fields
+  std::uint32_t players = 0, peak_peers = 0;
+  Tick tick = 0;
+  bool started = false, finished = false, accepting = false, draining = false;
+  Histogram update_duration;  ///< updates that executed ticks: their wall time, microseconds
+};
+
+class ServerMetrics {
+ public:
+  /// Published at most this often.
+  static constexpr std::int64_t kPublishNs = 500'000'000;
+  /// /healthz fails when the tick loop has published nothing for this long (a loop that hangs).
+  static constexpr std::int64_t kStaleNs = 5'000'000'000;
+
+  /// `session_id` and `mode` ("simulation" or "relay") label lockstep_info.
+  ServerMetrics(std::string session_id, std::string module, bool relay);
+
+  /// The tick loop, after every update: how long it took and whether it executed ticks. Publishes
+  /// a new view every kPublishNs, and at once when `force` (the session ended, a drain began).
+  void observe(const ServerSession& session, std::int64_t now, std::int64_t update_ns, bool ticked, bool draining,
+               bool force = false);
+
+  /// Any thread: the answer to GET `path` (/metrics, /healthz, /readyz; 404 otherwise) at `now`.
+  [[nodiscard]] OpsReply answer(std::string_view path, std::int64_t now, const OpsHttpStats& ops) const;
+  /// The text exposition of the latest view.
+  [[nodiscard]] std::string text(std::int64_t now, const OpsHttpStats& ops) const;
+
+ private:
+  [[nodiscard]] std::shared_ptr<const ServerView> latest() const;
+  void publish(const ServerSession& session, std::int64_t now, bool draining);
+
+  std::string session_id_, module_;
+  bool relay_;
+  Histogram update_duration_;
+  std::int64_t next_publish_ = 0;
+  mutable std::mutex mutex_;
+  std::shared_ptr<const ServerView> latest_;
+};
+
+}  // namespace lockstep
