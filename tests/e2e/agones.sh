@@ -92,7 +92,7 @@ grep -q "token key arrived with the allocation; players may join at 127.0.0.1:$N
 json_check "$WORK/match.json" 'd["sealed"] and d["ticks"] == 300 and d["refusals"] == {}' "a sealed match of 300 ticks, no refusal"
 # The match's result, annotated on the GameServer, is authentic under the match's token key.
 grep 'PUT/metadata/annotation' "$WORK/sdk.log" | tail -1 | cut -d' ' -f3- |
-  python3 -c 'import json,sys; print(json.loads(json.load(sys.stdin)["value"])["format"])' | grep -qx "lockstep-result/3" ||
+  python3 -c 'import json,sys; print(json.loads(json.load(sys.stdin)["value"])["format"])' | grep -qx "lockstep-result/4" ||
   fail "the match's result annotation is not a result"
 grep 'PUT/metadata/annotation' "$WORK/sdk.log" | tail -1 | cut -d' ' -f3- |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["value"])' >"$WORK/match-result.json"

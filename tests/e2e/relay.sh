@@ -135,7 +135,7 @@ json_check "$RP" 'd["where"] == "entity" and d["field"] == "vel" and "first diff
 # the C function, and not once one byte is changed.
 [ -s "$WORK/posted.json" ] || fail "the result was not posted to the webhook: $(grep webhook "$WORK/server.err")"
 [ "$(cat "$WORK/posts.count")" = 2 ] || fail "the webhook was not tried again after its 500 ($(cat "$WORK/posts.count") posts)"
-json_check "$WORK/posted.json" 'd["format"] == "lockstep-result/3" and d["disputed"] and d["result"] == "" and d["relay"] and d["ticks"] == 1500' \
+json_check "$WORK/posted.json" 'd["format"] == "lockstep-result/4" and d["disputed"] and d["result"] == "" and d["relay"] and d["ticks"] == 1500' \
   "the posted result is not disputed with two claims of four seats"
 json_check "$WORK/posted.json" 'sorted(s["name"] for s in d["seats"] if s["reported"] and len(s["claim"]) == 16 and s["present"] and not s["agreed"]) == ["cgame", "pygame"] and len({s["claim"] for s in d["seats"] if s["reported"]}) == 1' \
   "the result does not carry the two games' claims"

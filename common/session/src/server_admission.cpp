@@ -108,6 +108,7 @@ void ServerSession::Impl::on_disconnect(NetPeer* link) {
       s.leaving = true;
       s.leave_reason = "disconnected";
     }
+    const LogScope scope(p.slot);
     LOCKSTEP_LOG_INFO("player %d (%s) %s", p.slot, p.name.c_str(), s.leave_reason.c_str());
     if (phase == Phase::Lobby) free_slot(static_cast<std::size_t>(p.slot));
   } else if (p.role == Role::Spectator) {
@@ -382,6 +383,7 @@ void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::st
   broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(slot), name));
   emit(SessionEvent::Kind::PlayerJoined, executed(), p.slot, name);
   note_peak();
+  const LogScope scope(p.slot);
   LOCKSTEP_LOG_INFO("player %zu (%s) joined from %s%s [%u/%u]", slot, name.c_str(), peer_address(p.link).c_str(),
                     token_note(p).c_str(), joined_players(), cfg.players);
 }
@@ -417,6 +419,7 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   else send_snapshot(p, /*join=*/true);
   emit(SessionEvent::Kind::PlayerJoined, executed(), p.slot, name, "", rejoin ? 1 : 0);
   note_peak();
+  const LogScope scope(p.slot);
   if (!relay())
     LOCKSTEP_LOG_INFO("player %zu (%s) %s at tick %u from %s%s: sent a %lld-byte snapshot", slot, name.c_str(),
                       rejoin ? "rejoins" : "joins late", executed(), peer_address(p.link).c_str(), token_note(p).c_str(),

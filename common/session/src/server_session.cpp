@@ -247,6 +247,7 @@ void ServerSession::Impl::on_leave(Peer& p, const wire::Leave& m) {
   s.leaving = true;
   s.leave_reason = why && protocol::valid_reason(why->string_view()) ? "left (" + why->str() + ")" : "left";
   if (phase != Phase::Lobby) return;
+  const LogScope scope(p.slot);
   LOCKSTEP_LOG_INFO("player %d (%s) %s", p.slot, p.name.c_str(), s.leave_reason.c_str());
   free_slot(static_cast<std::size_t>(p.slot));
   p.role = Role::Pending;  // holds no slot any more; its close finds nothing to free

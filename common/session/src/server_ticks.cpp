@@ -93,6 +93,7 @@ void ServerSession::Impl::update_presence(std::size_t i, Tick t) {
     departures.push_back(Departure{t, static_cast<std::uint32_t>(i), s.name, s.leave_reason});
     emit(SessionEvent::Kind::PlayerLeft, t, static_cast<std::int32_t>(i), s.name, s.leave_reason);
     broadcast(Channel::Control, protocol::player_left(static_cast<std::uint32_t>(i), t, s.leave_reason));
+    const LogScope scope(static_cast<int>(i));
     LOCKSTEP_LOG_INFO("player %zu (%s) is out of the session from tick %u", i, s.name.c_str(), t);
   }
   if (s.taken && s.return_pending) {
@@ -100,6 +101,7 @@ void ServerSession::Impl::update_presence(std::size_t i, Tick t) {
     s.present = true;
     s.inputs.reset_last();
     broadcast(Channel::Control, protocol::player_joined(static_cast<std::uint32_t>(i), s.name));
+    const LogScope scope(static_cast<int>(i));
     LOCKSTEP_LOG_INFO("player %zu (%s) is in the session again from tick %u", i, s.name.c_str(), t);
   }
 }
