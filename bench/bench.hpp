@@ -46,6 +46,7 @@ void run_net(const Options& opt, std::vector<Row>& rows);
 void run_replay(const Options& opt, std::vector<Row>& rows);
 void run_server(const Options& opt, std::vector<Row>& rows);
 void run_seal(const Options& opt, std::vector<Row>& rows);
+void run_metrics(const Options& opt, std::vector<Row>& rows);
 void run_latency(const Options& opt, std::vector<Row>& rows);
 void run_web(const Options& opt, std::vector<Row>& rows);
 

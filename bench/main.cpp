@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   app.add_option("--repetitions", opt.repetitions, "repetitions per figure (median reported)")->check(lockstep::cli::unsigned_number())->check(CLI::Range(1, 1000));
   app.add_flag("--quick", opt.quick, "smoke run: small sizes, one repetition");
   app.add_option("--json", json_path, "also write the table as JSON to this file");
-  app.add_option("--only", sections, "sections to run")->check(CLI::IsMember({"pacer", "sim", "math", "net", "replay", "server", "latency", "seal", "web"}));
+  app.add_option("--only", sections, "sections to run")->check(CLI::IsMember({"pacer", "sim", "math", "net", "replay", "server", "latency", "seal", "web", "metrics"}));
   app.add_option("--svg", opt.svg_path, "write the pacer lateness plot (SVG) here");
   app.add_option("--latency-svg", opt.latency_svg_path, "write the latency section's plot (SVG) here");
   app.add_option("--wire-svg", opt.wire_svg_path, "write the net section's plot of wire bytes against players (SVG) here");
@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
     if (s == "replay") run_replay(opt, rows);
     if (s == "server") run_server(opt, rows);
     if (s == "seal") run_seal(opt, rows);
+    if (s == "metrics") run_metrics(opt, rows);
     if (s == "latency") run_latency(opt, rows);
     if (s == "web") run_web(opt, rows);
   }

@@ -5,13 +5,19 @@
 // Each server and relay reports the CPU it used per tick while ticks ran, and its tick lateness.
 // Relay mode's CPU is set against the bare relay's from a further run with both fleets on the
 // server core at once, each with its own load process.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -84,7 +90,7 @@ struct Fleet {
 /// machine with other tests, leaves it off.
 Fleet start_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessions, std::uint32_t ticks, bool relay,
                   int up_payload, int down_payload, bool busy_poll, const std::string& token_key = "",
-                  const std::string& game_file = "", int lane = 0) {
+                  const std::string& game_file = "", int lane = 0, bool ops_port = false) {
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const int server_cpu = cpus >= 2 ? 0 : -1, load_cpu = cpus >= 2 ? 1 : -1;
   // Below Linux's ephemeral range (32768 and up), so no client socket can hold a server's port,
@@ -106,6 +112,7 @@ Fleet start_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessio
               std::to_string(ticks), "--summary", summary};
     if (!token_key.empty()) argv.insert(argv.end(), {"--token-key", token_key});
     if (!game_file.empty()) argv.insert(argv.end(), {"--relay", game_file});  // lockstep-server without the simulation
+    if (ops_port) argv.insert(argv.end(), {"--metrics-port", port, "--metrics-bind", "127.0.0.1"});  // TCP, the UDP port's number
     f.servers.push_back(spawn(argv, server_cpu, (dir / (f.prefix + "server-" + std::to_string(s) + ".log")).string()));
   }
   usleep(200'000 + 2'000 * sessions);  // let every server bind before its clients knock
@@ -368,6 +375,100 @@ void run_seal(const Options& opt, std::vector<Row>& rows) {
                         *std::min_element(base_ratio.begin(), base_ratio.end()),
                         *std::max_element(base_ratio.begin(), base_ratio.end()))});
   }
+  if (ok) fs::remove_all(dir);
+}
+
+namespace {
+// One GET of /metrics from 127.0.0.1:port, read to the end of its body (or 2 s); its bytes.
+std::size_t scrape(std::uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::size_t got = 0;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const char ask[] = "GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n";
+    if (send(fd, ask, sizeof ask - 1, MSG_NOSIGNAL) > 0) {
+      char buf[16384];
+      for (;;) {
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 2000) != 1) break;
+        const ssize_t n = recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+      }
+    }
+  }
+  close(fd);
+  return got;
+}
+}  // namespace
+
+// The ops port's cost: the same fleet of simulating servers with --metrics-port, each scraped
+// every second (as a Prometheus server would, far more often than its usual 15 s), against one
+// without, both fleets on the server core at once (as the relay-mode row pairs its fleets), `reps`
+// times. Server CPU per client-tick (the whole process: the ops thread's scrapes count) and the
+// worst server's lateness p99.
+void run_metrics(const Options& opt, std::vector<Row>& rows) {
+  const fs::path bin = fs::read_symlink("/proc/self/exe").parent_path();
+  const fs::path dir = fs::temp_directory_path() / ("lockstep-bench-metrics-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::uint32_t ticks = opt.quick ? 200 : 1500;
+  const std::uint32_t n = !opt.sessions.empty() ? opt.sessions.front() : opt.quick ? 1 : 8;
+  const int reps = opt.quick ? 1 : std::max(3, std::min(opt.repetitions, 7));
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  std::vector<double> cpu_on, cpu_off, ratio, p99_on, p99_off;
+  std::uint64_t scrapes = 0, scraped_bytes = 0;
+  bool ok = true;
+  for (int rep = 0; rep < reps; ++rep) {
+    std::fprintf(stderr, "lockstep-bench: metrics row, %u sessions with and without the ops port, run %d of %d ...\n", n,
+                 rep + 1, reps);
+    Fleet pair[2];  // [0] no ops port, [1] scraped every second; lane = index, the first to start alternates
+    for (const int lane : {rep % 2, 1 - rep % 2})
+      pair[lane] = start_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, "", "", lane, lane == 1);
+    const auto base_port = static_cast<std::uint16_t>(28000 + (getpid() % 17) * 256 + 128);
+    std::atomic<bool> done{false};
+    std::thread scraper([&] {
+      while (!done) {
+        for (std::uint32_t s = 0; s < n && !done; ++s)
+          if (const std::size_t b = scrape(static_cast<std::uint16_t>(base_port + s)); b > 0) {
+            ++scrapes;
+            scraped_bytes += b;
+          }
+        for (int i = 0; i < 10 && !done; ++i) usleep(100'000);
+      }
+    });
+    const FleetResult off = finish_fleet(pair[0]), on = finish_fleet(pair[1]);
+    done = true;
+    scraper.join();
+    if (!off.ok || !on.ok) {
+      std::fprintf(stderr, "lockstep-bench: metrics row: %s\n", (!off.ok ? off : on).error.c_str());
+      ok = false;
+      g_section_failed = true;
+    }
+    cpu_off.push_back(off.cpu_us_per_client_tick);
+    cpu_on.push_back(on.cpu_us_per_client_tick);
+    ratio.push_back(off.cpu_us_per_client_tick > 0 ? on.cpu_us_per_client_tick / off.cpu_us_per_client_tick : 0);
+    p99_off.push_back(off.worst_p99_us);
+    p99_on.push_back(on.worst_p99_us);
+  }
+  const double r = median(ratio);
+  const std::string what = std::to_string(n) + " sessions of 4";
+  rows.push_back({"metrics", "server CPU per client-tick, ops port scraped every second, " + what, median(cpu_on), "us",
+                  median(cpu_off), "no ops port", "<= 1.02x", ok && r <= 1.02,
+                  fmt("ratio %.3fx (median of %.0f paired runs, both fleets on the core at once; runs ranged %.3f-%.3f)", r,
+                      reps, *std::min_element(ratio.begin(), ratio.end()), *std::max_element(ratio.begin(), ratio.end())) +
+                      fmt("; %.0f scrapes of %.0f bytes each", static_cast<double>(scrapes),
+                          scrapes ? static_cast<double>(scraped_bytes) / static_cast<double>(scrapes) : 0.0)});
+  rows.push_back({"metrics", "tick lateness p99 of the worst server, ops port scraped every second, " + what,
+                  median(p99_on), "us", median(p99_off), "no ops port", "report", ok,
+                  fmt("runs ranged %.0f-%.0f us, without %.0f-%.0f us", *std::min_element(p99_on.begin(), p99_on.end()),
+                      *std::max_element(p99_on.begin(), p99_on.end()), *std::min_element(p99_off.begin(), p99_off.end()),
+                      *std::max_element(p99_off.begin(), p99_off.end()))});
   if (ok) fs::remove_all(dir);
 }
 

@@ -70,7 +70,7 @@ def server_accepts(bin_dir, args, errors, where):
     folder); the arguments are accepted when it is still running after a second."""
     args = list(args)
     with tempfile.TemporaryDirectory() as tmp:
-        for flag, value in (("--port", str(free_udp_port())), ("--desync-dir", tmp)):
+        for flag, value in (("--port", str(free_udp_port())), ("--desync-dir", tmp), ("--metrics-port", "0")):
             for i, a in enumerate(args):
                 if a == flag and i + 1 < len(args):
                     args[i + 1] = value
