@@ -1,8 +1,9 @@
-// The server's figures for an operator: Prometheus' text format for /metrics (built with
-// prometheus-cpp's data model and serializer), and the answers of /healthz and /readyz. The tick
-// loop publishes a view of its session twice a second; a scrape, on the ops port's thread, reads
+// The server's figures for an operator: Prometheus' text format for /metrics, and the answers of
+// /healthz and /readyz. The tick
+// loop publishes a view of its session once a second; a scrape, on the ops port's thread, reads
 // the latest one. The tick loop never waits for a scrape: the two share one pointer swapped under
-// a lock held only for the swap.
+// a lock held only for the swap, and the loop writes into a spare view no scrape holds (no
+// allocation once both exist).
 #pragma once
 
 #include <cstdint>
@@ -35,8 +36,8 @@ struct ServerView {
 
 class ServerMetrics {
  public:
-  /// Published at most this often.
-  static constexpr std::int64_t kPublishNs = 500'000'000;
+  /// Published at most this often (Prometheus scrapes every 15 s by default).
+  static constexpr std::int64_t kPublishNs = 1'000'000'000;
   /// /healthz fails when the tick loop has published nothing for this long (a loop that hangs).
   static constexpr std::int64_t kStaleNs = 5'000'000'000;
 
@@ -63,6 +64,7 @@ class ServerMetrics {
   std::int64_t next_publish_ = 0;
   mutable std::mutex mutex_;
   std::shared_ptr<const ServerView> latest_;
+  std::shared_ptr<ServerView> spare_;  // the view before the latest, written again once no scrape holds it
 };
 
 }  // namespace lockstep

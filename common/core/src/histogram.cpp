@@ -19,14 +19,27 @@ void Histogram::add_us(std::int64_t us) {
 }
 
 std::uint64_t Histogram::count_at_most(std::int64_t us) const {
-  if (us < 0) return 0;
-  // Bucket b holds [its lower edge, the next one's): every bucket up to us's own counts when us
-  // is the top of its bucket's range, those below it otherwise.
-  const std::size_t b = bucket_of(us);
-  const bool whole = b == buckets_.size() - 1 || bucket_of(us + 1) != b;
   std::uint64_t n = 0;
-  for (std::size_t i = 0; i < b + (whole ? 1 : 0); ++i) n += buckets_[i];
+  counts_at_most({&us, 1}, {&n, 1});
   return n;
+}
+
+void Histogram::counts_at_most(std::span<const std::int64_t> edges, std::span<std::uint64_t> out) const {
+  std::size_t i = 0;  // buckets summed so far
+  std::uint64_t n = 0;
+  for (std::size_t e = 0; e < edges.size() && e < out.size(); ++e) {
+    const std::int64_t us = edges[e];
+    if (us < 0) {
+      out[e] = 0;
+      continue;
+    }
+    // Bucket b holds [its lower edge, the next one's): every bucket up to us's own counts when us
+    // is the top of its bucket's range, those below it otherwise.
+    const std::size_t b = bucket_of(us);
+    const bool whole = b == buckets_.size() - 1 || bucket_of(us + 1) != b;
+    for (const std::size_t end = b + (whole ? 1 : 0); i < end; ++i) n += buckets_[i];
+    out[e] = n;
+  }
 }
 
 double Histogram::percentile_us(double p) const {

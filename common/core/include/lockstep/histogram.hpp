@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "lockstep/export.h"
 
@@ -25,6 +26,8 @@ class LOCKSTEP_API Histogram {
   /// ending in 99 below 200 ms, in 999 below 5 s); otherwise how many lay below the bucket `us`
   /// falls in: at a round edge such as 5000, the values below it. Cumulative buckets (Prometheus' le).
   [[nodiscard]] std::uint64_t count_at_most(std::int64_t us) const;
+  /// count_at_most() of each of `edges` (ascending) into `out`, in one pass over the buckets.
+  void counts_at_most(std::span<const std::int64_t> edges, std::span<std::uint64_t> out) const;
 
  private:
   static constexpr int kFine = 2000, kCoarse = 1980, kWide = 4800;
