@@ -463,6 +463,42 @@ void run_metrics(const Options& opt, std::vector<Row>& rows) {
     p99_on.push_back(worst_on);
     p99_off.push_back(worst_off);
   }
+  // One more run with the odd servers' ops ports flooded: requests back to back from the bench, 8
+  // connections each held open saying nothing, and one scraper each that never reads its answer.
+  double flood_p99_on = 0, flood_p99_off = 0;
+  std::uint64_t flood_requests = 0;
+  if (ok && !opt.quick) {
+    std::fprintf(stderr, "lockstep-bench: metrics row, %u sessions, the ops ports flooded ...\n", n);
+    const Fleet fleet = start_fleet(bin, dir, n, ticks, false, 0, 0, true, "", "", 0, true);
+    const auto base_port = static_cast<std::uint16_t>(28000 + (getpid() % 17) * 256);
+    std::atomic<bool> done{false};
+    std::vector<int> held;
+    std::thread flood([&] {
+      usleep(500'000);
+      for (std::uint32_t s = 1; s < n; s += 2)
+        for (int i = 0; i < 9; ++i) {
+          const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+          sockaddr_in a{};
+          a.sin_family = AF_INET;
+          a.sin_port = htons(static_cast<std::uint16_t>(base_port + s));
+          a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+          if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && i == 0) {
+            const char ask[] = "GET /metrics HTTP/1.1\r\nHost: bench\r\n\r\n";  // and never read
+            (void)!send(fd, ask, sizeof ask - 1, MSG_NOSIGNAL);
+          }
+          held.push_back(fd);
+        }
+      while (!done)
+        for (std::uint32_t s = 1; s < n && !done; s += 2)
+          if (scrape(static_cast<std::uint16_t>(base_port + s)) > 0) ++flood_requests;
+    });
+    const FleetResult r = finish_fleet(fleet);
+    done = true;
+    flood.join();
+    for (const int fd : held) close(fd);
+    if (r.ok && r.p99_us.size() == n)
+      for (std::uint32_t s = 0; s < n; ++s) (s % 2 ? flood_p99_on : flood_p99_off) = std::max(s % 2 ? flood_p99_on : flood_p99_off, r.p99_us[s]);
+  }
   if (ratio.empty()) return;
   const double r = median(ratio);
   const std::string what = std::to_string(n / 2) + " of " + std::to_string(n) + " sessions of 4";
@@ -478,6 +514,11 @@ void run_metrics(const Options& opt, std::vector<Row>& rows) {
                   fmt("runs ranged %.0f-%.0f us, without %.0f-%.0f us", *std::min_element(p99_on.begin(), p99_on.end()),
                       *std::max_element(p99_on.begin(), p99_on.end()), *std::min_element(p99_off.begin(), p99_off.end()),
                       *std::max_element(p99_off.begin(), p99_off.end()))});
+  if (flood_requests > 0)
+    rows.push_back({"metrics", "tick lateness p99 of the worst server, ops port flooded, " + what, flood_p99_on, "us",
+                    flood_p99_off, "the others, no ops port", "report", true,
+                    fmt("%.0f requests answered back to back, 9 connections held open on each port, one never reading",
+                        static_cast<double>(flood_requests))});
   if (ok) fs::remove_all(dir);
 }
 
