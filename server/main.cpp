@@ -15,7 +15,6 @@
 #include <random>
 #include <tuple>
 
-#include "lockstep/agones.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/connect_token.hpp"
 #include "lockstep/bytes.hpp"
@@ -32,6 +31,7 @@
 #include "lockstep/summary.hpp"
 #include "lockstep/transport.hpp"
 #include "lockstep/version.hpp"
+#include "agones.hpp"
 #include "ops_http.hpp"
 #include "result_webhook.hpp"
 #include "server_metrics.hpp"

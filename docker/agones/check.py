@@ -6,7 +6,7 @@ Usage: check.py BIN_DIR [--self-test]
 For every *.yaml here: valid YAML; apiVersion agones.dev/v1; a Fleet's or GameServer's fields
 that Agones requires, with values from the schemas' enumerations; ports and health settings that
 match what lockstep-server does (the container port is the --port it listens on, UDP; the health
-period is longer than the server's Health ping period from common/app/internal/lockstep/agones.hpp;
+period is longer than the server's Health ping period from server/agones.hpp;
 --agones is passed while health checking is on); and the container's arguments are accepted by
 the real lockstep-server (every flag exists and parses: the server is started with them and must
 still be running after a second). --self-test also checks that a manifest naming a flag the
@@ -34,7 +34,7 @@ STRATEGIES = {"RollingUpdate", "Recreate"}
 
 
 def health_ping_ms():
-    text = (ROOT / "common/app/internal/lockstep/agones.hpp").read_text()
+    text = (ROOT / "server/agones.hpp").read_text()
     m = re.search(r"kAgonesHealthPeriodMs\s*=\s*(\d+)", text)
     if not m:
         raise SystemExit("check.py: kAgonesHealthPeriodMs not found in agones.hpp")

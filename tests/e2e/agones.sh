@@ -35,12 +35,22 @@ class H(http.server.BaseHTTPRequestHandler):
             port = int(open(log + ".port").read())
         except (OSError, ValueError):
             pass
+        # Other annotations a GameServer carries make the body longer than 2 KiB, which the real
+        # SDK server sends chunked (HTTP/1.1 Transfer-Encoding: chunked), in pieces.
+        ann["example.com/notes"] = "n" * 3000
         body = ('{"object_meta": {"name": "gs-1", "annotations": %s}, "status": {"state": "%s", "address": "127.0.0.1", '
                 '"ports": [{"name": "game", "port": %d}]}}'
-                % (__import__("json").dumps(ann), "Allocated" if ann else "Ready", port)).encode()
+                % (__import__("json").dumps(ann), "Allocated" if len(ann) > 1 else "Ready", port)).encode()
         with open(log, "a") as f: f.write(f"{time.monotonic():.3f} GET{self.path} -\n")
         try:
-            self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+            self.protocol_version = "HTTP/1.1"
+            self.send_response(200); self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Connection", "close"); self.end_headers()
+            for i in range(0, len(body), 1000):
+                piece = body[i:i + 1000]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
+            self.close_connection = True
         except OSError:
             pass
     def log_message(self, *a): pass

@@ -1,8 +1,10 @@
-// The Agones game-server SDK over its local REST endpoints (the sidecar in the pod):
-// POST /ready when the server listens, /health while it runs, /shutdown when the session ends;
-// GET /gameserver for the match's token key an allocation hands it (--token-key agones).
+// The Agones game-server SDK over its local REST endpoints (the sidecar in the pod), with libcurl
+// (the result webhook's HTTP client too): POST /ready when the server listens, /health while it
+// runs, /shutdown when the session ends; GET /gameserver for the match's token key an allocation
+// hands it (--token-key agones). A part of the server executable alone, as the webhook is.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,8 +47,10 @@ class AgonesSdk {
   bool set_annotation(const std::string& key, const std::string& value);
 
  private:
+  static constexpr long kRequestTimeoutMs = 300;
+  static constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
   /// One HTTP/1.1 request to 127.0.0.1 with `send_body` as its JSON body (POST and PUT); true on a 2xx
-  /// answer within 300 ms, its body (at most 64 KiB) into `body` when given.
+  /// answer within kRequestTimeoutMs, its body (at most kMaxAnswerBytes) into `body` when given.
   bool request(const char* method, const char* path, std::string* body, const std::string& send_body = "{}");
   bool post(const char* path) { return request("POST", path, nullptr); }
   std::uint16_t port_;
