@@ -1,6 +1,7 @@
 // ServerSession's insides: the state the session wires its parts with, and the functions of its
 // files, each section headed by the file that defines them:
-//   server_session.cpp    the phase machine (lobby, running, draining, closing), messages in, the public API
+//   server_session.cpp    the phase machine (lobby, running, draining, closing), messages in
+//   server_session_api.cpp  create() and its config checks, the public API
 //   server_admission.cpp  connections, room for new ones, connect tokens, joins, seats, refusals, kicks, status
 //   server_ticks.cpp      inputs in, each tick's frame assembled and stepped, presence, seat figures
 //   server_send.cpp       everything sent: sealing, frames and their resends, start, snapshots
