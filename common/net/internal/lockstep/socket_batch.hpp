@@ -4,7 +4,7 @@
 // one system call at a time (as ENet's own socket layer does), that is two calls a player, and one
 // more to ask the kernel when each datagram arrived. Here one recvmmsg reads every datagram waiting,
 // each with its receive timestamp, and the datagrams queued during a round go out in one sendmmsg.
-// The transport hands ENet the datagrams one at a time from the batch (transport.cpp).
+// The transport hands ENet the datagrams one at a time from the batch (enet_socket_calls.cpp).
 #pragma once
 
 #include <netinet/in.h>

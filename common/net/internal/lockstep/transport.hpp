@@ -1,5 +1,5 @@
 // The transport the sessions speak through: peers, events and the few calls sessions need, with
-// ENet over UDP behind it in the executables (transport.cpp) and an in-process network in tests.
+// ENet over UDP behind it in the executables (transport.cpp and the files enet_transport.hpp names) and an in-process network in tests.
 #pragma once
 
 #include <algorithm>

@@ -1,0 +1,71 @@
+// ENet's two socket calls, replaced: for the socket of the transport being served they read and
+// write in batches (socket_batch.hpp, recvmmsg and sendmmsg), each datagram with its kernel
+// stamp; for every other socket they do what ENet's own do (enet_transport.hpp).
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "lockstep/clock.hpp"
+#include "enet_transport.hpp"
+
+namespace lockstep {
+
+int EnetTransport::socket_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, std::size_t count) {
+  EnetTransport* self = serving;
+  if (!self || self->host_->socket != socket || count != 1 || !address) return plain_receive(socket, address, buffers, count);
+  self->stamp_messages();  // of the datagram before: ENet has queued its messages by now
+  SocketBatch::Datagram d;
+  for (;;) {
+    const int r = self->batch_.next(&d);
+    if (r <= 0) return r;
+    if (d.bytes.size() <= buffers[0].dataLength) break;  // always: ENet's buffer is its largest MTU
+  }
+  std::memcpy(buffers[0].data, d.bytes.data(), d.bytes.size());
+  to_enet(d.from, address);
+  self->reading_arrival_ = d.arrived_ns;
+  return static_cast<int>(d.bytes.size());
+}
+
+int EnetTransport::socket_send(ENetSocket socket, const ENetAddress* address, const ENetBuffer* buffers, std::size_t count) {
+  EnetTransport* self = serving;
+  if (self && self->host_->socket == socket && address) {
+    std::size_t total = 0;
+    for (std::size_t b = 0; b < count; ++b) total += buffers[b].dataLength;
+    if (self->batch_.queue(to_sockaddr(*address), {reinterpret_cast<const iovec*>(buffers), count}))
+      return static_cast<int>(total);
+  }
+  return plain_send(socket, address, buffers, count);
+}
+
+int EnetTransport::plain_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, std::size_t count) {
+  msghdr h{};
+  sockaddr_in from{};
+  if (address) {
+    h.msg_name = &from;
+    h.msg_namelen = sizeof from;
+  }
+  h.msg_iov = reinterpret_cast<iovec*>(buffers);
+  h.msg_iovlen = count;
+  const ssize_t n = recvmsg(socket, &h, MSG_NOSIGNAL);
+  if (n < 0) return errno == EWOULDBLOCK || errno == EAGAIN ? 0 : -1;
+  if (h.msg_flags & MSG_TRUNC) return -1;
+  if (address) to_enet(from, address);
+  return static_cast<int>(n);
+}
+
+int EnetTransport::plain_send(ENetSocket socket, const ENetAddress* address, const ENetBuffer* buffers, std::size_t count) {
+  msghdr h{};
+  sockaddr_in to{};
+  if (address) {
+    to = to_sockaddr(*address);
+    h.msg_name = &to;
+    h.msg_namelen = sizeof to;
+  }
+  h.msg_iov = const_cast<iovec*>(reinterpret_cast<const iovec*>(buffers));
+  h.msg_iovlen = count;
+  const ssize_t n = sendmsg(socket, &h, MSG_NOSIGNAL);
+  if (n < 0) return errno == EWOULDBLOCK || errno == EAGAIN ? 0 : -1;
+  return static_cast<int>(n);
+}
+}  // namespace lockstep
