@@ -1,3 +1,4 @@
+// The loop every executable runs, and its stop signals (event_loop.hpp).
 #include "lockstep/event_loop.hpp"
 
 #include <csignal>

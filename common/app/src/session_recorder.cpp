@@ -1,3 +1,4 @@
+// A server's session recorded as a replay file while it runs (session_recorder.hpp).
 #include "lockstep/session_recorder.hpp"
 
 #include "lockstep/log.hpp"

@@ -1,3 +1,4 @@
+// Asking a running server for its status over the protocol, for health checks (status.hpp).
 #include "lockstep/status.hpp"
 
 #include "lockstep/clock.hpp"

@@ -1,3 +1,4 @@
+// The JSON documents the stock executables print: summaries and status replies (summary.hpp).
 #include "lockstep/summary.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The desync checks lockstep-synctest runs on a module, each naming the first tick it fails at
+// (synctest.hpp).
 #include "lockstep/synctest.hpp"
 
 #include <cstdio>

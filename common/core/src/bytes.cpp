@@ -1,3 +1,4 @@
+// Canonical little-endian byte writing and bounds-checked reading, and hex text (bytes.hpp).
 #include "lockstep/bytes.hpp"
 
 namespace lockstep {

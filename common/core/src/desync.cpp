@@ -1,3 +1,5 @@
+// Localizing a desync: recent states, block and entity hashes, and the report of tick, entity and
+// field (desync.hpp).
 #include "lockstep/desync.hpp"
 
 #include <algorithm>

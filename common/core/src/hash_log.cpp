@@ -1,3 +1,4 @@
+// The hash log, a "<tick> <hash>" line per executed tick: its writer and line format (hash_log.hpp).
 #include "lockstep/hash_log.hpp"
 
 #include <unistd.h>

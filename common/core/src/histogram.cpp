@@ -1,3 +1,4 @@
+// A fixed-size histogram of microseconds: percentiles and cumulative counts (histogram.hpp).
 #include "lockstep/histogram.hpp"
 
 #include <algorithm>

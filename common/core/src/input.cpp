@@ -1,3 +1,4 @@
+// Input frames and commands, the only things that cross the network in play (input.hpp).
 #include "lockstep/input.hpp"
 
 #include <algorithm>

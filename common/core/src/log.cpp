@@ -1,3 +1,4 @@
+// Logging: a line per event to stderr (text or JSON) or to a game's sink (log.hpp).
 #include "lockstep/log.hpp"
 
 #include <cerrno>

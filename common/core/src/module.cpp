@@ -1,3 +1,5 @@
+// What the executables derive from any module: its join fingerprint, a blank tick, the difference
+// between two lists of library builds (module.hpp).
 #include "lockstep/module.hpp"
 
 namespace lockstep {

@@ -1,3 +1,4 @@
+// Replay files written as a session runs and read back with every record checked (replay.hpp).
 #include "lockstep/replay.hpp"
 
 #include <flatbuffers/flatbuffers.h>

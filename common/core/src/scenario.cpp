@@ -1,3 +1,5 @@
+// Scenarios: a module's world played by its bots, for golden traces, benchmarks and tools
+// (scenario.hpp).
 #include "lockstep/scenario.hpp"
 
 #include <cstdlib>

@@ -1,3 +1,5 @@
+// World settings as key=value text, parsed against a module's table of bounded settings
+// (settings.hpp).
 #include "lockstep/settings.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// XXH3-64 over canonical bytes, fed piece by piece (state_hash.hpp).
 #include "lockstep/state_hash.hpp"
 
 // xxHash is used header-only (inlined): the same code on every target, no library to cross-build.

@@ -1,3 +1,5 @@
+// The datagram check's two forms, keyless and keyed, over whole ENet datagrams
+// (datagram_check.hpp).
 #include "lockstep/datagram_check.hpp"
 
 #include <enet/enet.h>

@@ -1,3 +1,5 @@
+// Sealed play: each connection's keys and ChaCha20-Poly1305 messages with a replay window
+// (packet_seal.hpp).
 #include "lockstep/packet_seal.hpp"
 
 #include <sodium.h>

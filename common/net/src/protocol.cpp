@@ -1,3 +1,4 @@
+// The wire protocol: verified decoding and the message builders (protocol.hpp).
 #include "lockstep/protocol.hpp"
 
 #include <flatbuffers/flatbuffers.h>

@@ -1,3 +1,5 @@
+// A UDP socket read and written in batches (recvmmsg, sendmmsg) with kernel receive stamps
+// (socket_batch.hpp).
 #include "lockstep/socket_batch.hpp"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// A connect token file's layout, read without its checks (token_file.hpp).
 #include "lockstep/token_file.hpp"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// Who may come in: the server's decisions on connections, tokens and joins, pure (admission.hpp).
 #include "lockstep/admission.hpp"
 
 #include <algorithm>

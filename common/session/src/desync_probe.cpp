@@ -1,3 +1,4 @@
+// Localizing a desync across the network, one question at a time, both sides (desync_probe.hpp).
 #include "lockstep/desync_probe.hpp"
 
 #include "lockstep/protocol.hpp"

@@ -1,3 +1,5 @@
+// The server's view of one slot's inputs: arrivals by tick, fills, acknowledgements, slack
+// (input_window.hpp).
 #include "lockstep/input_window.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// How far ahead of the tick clock a client samples its input, from what the server measures
+// (lead.hpp).
 #include "lockstep/lead.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// A real-time pacer: sleeps to absolute deadlines and finishes with a short spin (pacer.hpp).
 #include "lockstep/pacer.hpp"
 
 #include <poll.h>
