@@ -360,6 +360,10 @@ int serve(Options o, const std::string& module_name, const std::string& settings
                                                                             o.keyframe_seconds * kTickRate);
   LOCKSTEP_LOG_INFO("listening on UDP port %u for %u players: %s (%s)%s", session->port(), cfg.players, module_name.c_str(),
                     settings_text.c_str(), cfg.relay ? ", relay mode: no simulation, ticks settled by the players' majority" : "");
+  std::string batching_off;
+  const bool batching = Transport::enet_batching(&batching_off);
+  if (batching) LOCKSTEP_LOG_INFO("socket batching: on (recvmmsg and sendmmsg under ENet, with kernel arrival stamps)");
+  else LOCKSTEP_LOG_WARN("socket batching: off, ENet reads one datagram a call: %s", batching_off.c_str());
   if (session->websocket_port())
     LOCKSTEP_LOG_INFO("WebSocket door on TCP port %u (%s)%s", session->websocket_port(),
                       cfg.tls_cert.empty() ? "ws://" : "wss://",
@@ -474,6 +478,7 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   if (!redirect_summary(o.summary_path)) return 1;
   Json summary = server_summary(*session, play_cpu.us_per_tick());
   summary["session_id"] = o.session_id;
+  summary["socket_batching"] = batching;
   if (draining) summary["drained"] = Json{{"grace_s", o.drain_grace_s}, {"stopped", g_terms_received.load() > 1 ||
                                                                               (session->result() && session->result()->incomplete)}};
   std::printf("%s\n", json_text(summary).c_str());

@@ -67,7 +67,7 @@ expect_exit $B 0 "bot b"
 expect_exit $S 0 "the draining server"
 json_check "$WORK/posted.json" 'd["format"] == "lockstep-result/4" and d["ticks"] == 1500 and not d["incomplete"]' \
     "the drained match's result reached the webhook, complete"
-json_check "$WORK/drained.json" 'd["session_id"] == "match-1" and d["drained"]["stopped"] is False and d["ticks"] == 1500' \
+json_check "$WORK/drained.json" 'd["session_id"] == "match-1" and d["drained"]["stopped"] is False and d["ticks"] == 1500 and d["socket_batching"] is True' \
     "the summary names the session and a drain that let the match finish"
 # Every line of the log is one JSON object naming the session; seats and ticks where there are.
 python3 - "$WORK/server.err" <<'PY' || fail "the JSON log is not what a fleet's shipper reads"
@@ -121,4 +121,5 @@ wait_for /readyz '^200'
 kill -TERM $S
 expect_exit $S 0 "the server in its lobby"
 grep -q "SIGTERM before the match started: stopping" "$WORK/lobby.err" || fail "the lobby's stop was not logged"
+grep -q "socket batching: on" "$WORK/lobby.err" || fail "the server did not say whether its socket is read in batches"
 echo "PASS: scraped while it ran; SIGTERM drained it to its last tick with a complete result at the webhook; the grace's end and a second SIGTERM stop it incomplete; JSON logs keyed by session"

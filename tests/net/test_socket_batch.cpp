@@ -18,6 +18,7 @@
 #include "lockstep/datagram_check.hpp"
 #include "lockstep/socket_batch.hpp"
 #include "lockstep/transport.hpp"
+#include "enet_transport.hpp"
 #include "net/connected_transports.hpp"
 
 using namespace lockstep;
@@ -184,6 +185,15 @@ TEST_SUITE("net/socket_batch") {
     REQUIRE(single.size() == 1);
     CHECK(single[0] > 0);
     CHECK(single[0] < read_at - 10'000'000);  // when it came, not when it was read
+  }
+
+  TEST_CASE("ENet's socket calls reach the library's replacements here, built and linked against one ENet version") {
+    std::string why = "unset";
+    CHECK(Transport::enet_batching(&why));
+    CHECK(why.empty());
+    CHECK(enet_linked_version() == ENET_VERSION);
+    // What a truncated datagram gives: the linked ENet's own answer (-1 up to 1.3.17, -2 after).
+    CHECK(truncated_receive_result() == (enet_linked_version() >= ENET_VERSION_CREATE(1, 3, 18) ? -2 : -1));
   }
 
   TEST_CASE("a program's own ENet host beside a transport works as with ENet's own socket calls") {

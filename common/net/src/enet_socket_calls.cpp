@@ -11,7 +11,15 @@
 
 namespace lockstep {
 
+std::atomic<std::uint64_t> g_replaced_socket_calls{0};
+
+int truncated_receive_result() {
+  static const int result = enet_linked_version() >= ENET_VERSION_CREATE(1, 3, 18) ? -2 : -1;
+  return result;
+}
+
 int EnetTransport::socket_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, std::size_t count) {
+  g_replaced_socket_calls.fetch_add(1, std::memory_order_relaxed);
   EnetTransport* self = serving;
   if (!self || self->host_->socket != socket || count != 1 || !address) return plain_receive(socket, address, buffers, count);
   self->stamp_messages();  // of the datagram before: ENet has queued its messages by now
@@ -49,7 +57,7 @@ int EnetTransport::plain_receive(ENetSocket socket, ENetAddress* address, ENetBu
   h.msg_iovlen = count;
   const ssize_t n = recvmsg(socket, &h, MSG_NOSIGNAL);
   if (n < 0) return errno == EWOULDBLOCK || errno == EAGAIN ? 0 : -1;
-  if (h.msg_flags & MSG_TRUNC) return -1;
+  if (h.msg_flags & MSG_TRUNC) return truncated_receive_result();  // as the linked ENet's own
   if (address) to_enet(from, address);
   return static_cast<int>(n);
 }

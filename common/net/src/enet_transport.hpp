@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -25,6 +26,12 @@
 #include "lockstep/transport.hpp"
 
 namespace lockstep {
+
+/// Calls of ENet's socket calls that reached this library's replacements (enet_socket_calls.cpp).
+extern std::atomic<std::uint64_t> g_replaced_socket_calls;
+/// What the linked ENet's enet_socket_receive() returns for a truncated datagram: -1 up to 1.3.17,
+/// -2 from 1.3.18 (which skips such a datagram instead of failing the service).
+int truncated_receive_result();
 
 // ENet's address (host in network order, port in host order) and the socket API's.
 inline sockaddr_in to_sockaddr(const ENetAddress& a) {

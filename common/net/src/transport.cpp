@@ -36,6 +36,11 @@ void ensure_enet() {
   });
 }
 
+std::string version_text(ENetVersion v) {
+  return std::to_string(ENET_VERSION_GET_MAJOR(v)) + "." + std::to_string(ENET_VERSION_GET_MINOR(v)) + "." +
+         std::to_string(ENET_VERSION_GET_PATCH(v));
+}
+
 void apply_limits(ENetHost* host, const TransportLimits& limits) {
   host->maximumPacketSize = limits.max_packet_bytes;
   host->maximumWaitingData = limits.max_waiting_bytes;
@@ -327,6 +332,30 @@ std::unique_ptr<Transport> Transport::client(const TransportLimits& limits, std:
                      : sodium_init() >= 0       ? randombytes_random()
                                                 : host->randomSeed;
   return std::make_unique<EnetTransport>(host);
+}
+
+bool Transport::enet_batching(std::string* why) {
+  static const std::pair<bool, std::string> checked = [] {
+    ensure_enet();
+    // Built against one ENet, run with another: the replacements read ENet's structs and return
+    // its codes as the built-against version has them, so they stand aside.
+    if (enet_linked_version() != ENET_VERSION)
+      return std::pair{false, "ENet " + version_text(enet_linked_version()) + " is linked, lockstep was built against " +
+                                  version_text(ENET_VERSION)};
+    ENetAddress address{};
+    enet_address_set_host_ip(&address, "127.0.0.1");
+    ENetHost* probe = enet_host_create(&address, 1, kChannelCount, 0, 0);
+    if (!probe) return std::pair{false, std::string("no UDP socket to check with")};
+    const std::uint64_t before = g_replaced_socket_calls.load();
+    ENetEvent ev;
+    enet_host_service(probe, &ev, 0);  // reads the (empty) socket once, through whichever call is bound
+    const bool reached = g_replaced_socket_calls.load() != before;
+    enet_host_destroy(probe);
+    return std::pair{reached, std::string(reached ? "" : "ENet calls its own socket functions here (a static ENet, "
+                                                       "-Bsymbolic-functions or another load order)")};
+  }();
+  if (why) *why = checked.second;
+  return checked.first;
 }
 
 Network& udp_network() {

@@ -95,6 +95,13 @@ class Transport {
                                          const TransportLimits& limits, Error* error);
   /// An ENet host that can make one outgoing connection, from `bind` ("" = any local address).
   static std::unique_ptr<Transport> client(const TransportLimits& limits, std::string* error, const std::string& bind = "");
+  /// Whether ENet's socket calls reach this library's replacements in this process, which read
+  /// and write a transport's socket in batches with kernel arrival stamps (enet_socket_calls.cpp).
+  /// Checked once, by servicing a loopback host: a static ENet, -Bsymbolic-functions or another
+  /// load order leaves ENet calling its own. Off as well when the ENet linked at run time is not
+  /// the version the library was built against (`why` says which). Without batching, ENet reads
+  /// one datagram a call and the arrival stamps come from SIOCGSTAMPNS: sessions work the same.
+  static bool enet_batching(std::string* why = nullptr);
   virtual ~Transport() = default;
   Transport() = default;
   Transport(const Transport&) = delete;
