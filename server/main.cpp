@@ -399,7 +399,8 @@ int serve(Options o, const std::string& module_name, const std::string& settings
         // SIGTERM (Kubernetes ending the pod, Agones' shutdown): admit no one new and let the
         // match finish within the grace; a second SIGTERM or the grace's end stops it.
         const int terms = g_terms_received.load();
-        if (terms > 0 && !draining) {
+        const bool drain_begins = terms > 0 && !draining;
+        if (drain_begins) {
           draining = true;
           drain_deadline = now + grace_ns;
           session->stop_admitting();
@@ -421,8 +422,9 @@ int serve(Options o, const std::string& module_name, const std::string& settings
         std::int64_t wake = session->update(now);
         if (ops) {
           const std::int64_t after = monotonic_ns();
+          // Published at once when the drain begins and when the session ends, else once a second.
           metrics.observe(*session, after, after - now, session->executed_tick() != before, draining,
-                          session->finished() || terms > 0);
+                          drain_begins || session->finished());
           wake = std::min(wake, after + ServerMetrics::kPublishNs);
         }
         if (draining && !session->finished()) wake = std::min(wake, drain_deadline);
