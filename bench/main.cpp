@@ -9,7 +9,12 @@
 
 #include "bench.hpp"
 #include "lockstep/clock.hpp"
+#include "lockstep/enet_batching.h"
 #include "lockstep/version.hpp"
+
+// The net and latency sections host servers in this process over real sockets: batched, as
+// lockstep-server is.
+LOCKSTEP_DEFINE_ENET_BATCHING()
 
 namespace lockstep::bench {
 

@@ -24,7 +24,8 @@ if(NOT LOCKSTEP_CORE_ONLY)
   set_target_properties(lockstep_core_shared PROPERTIES EXPORT_NAME core)
   set_target_properties(lockstep PROPERTIES EXPORT_NAME net_static)
   set_target_properties(lockstep_shared PROPERTIES EXPORT_NAME net)
-  list(APPEND targets lockstep_core_shared lockstep lockstep_shared
+  set_target_properties(lockstep_enet_batching PROPERTIES EXPORT_NAME enet_batching)
+  list(APPEND targets lockstep_core_shared lockstep lockstep_shared lockstep_enet_batching
        lockstep-server lockstep-client lockstep-netsim lockstep-synctest lockstep-token)
 endif()
 list(APPEND targets lockstep-replay)

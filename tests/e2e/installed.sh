@@ -45,6 +45,11 @@ done
 # The shared libraries export the API and hide the rest.
 nm -D --defined-only -C "$PREFIX/lib/liblockstep_net.so" | grep -q 'lockstep::Client::create' || fail "liblockstep_net.so does not export Client::create"
 nm -D --defined-only -C "$PREFIX/lib/liblockstep_net.so" | grep -q 'lockstep::protocol::' && fail "liblockstep_net.so exports the wire code"
+# ENet's socket calls are the program's to replace (lockstep/enet_batching.h), not the library's.
+nm -D --defined-only "$PREFIX/lib/liblockstep_net.so" | grep -qw 'enet_socket_receive' &&
+  fail "liblockstep_net.so replaces ENet's socket calls for every program that links it"
+nm -D --defined-only "$PREFIX/lib/liblockstep_net.so" | grep -qw 'lockstep_enet_socket_receive' ||
+  fail "liblockstep_net.so does not export lockstep_enet_socket_receive"
 for h in "$PREFIX"/include/lockstep/*.h*; do
   echo "#include <lockstep/$(basename "$h")>" | g++ -std=c++20 -fsyntax-only -x c++ -I"$PREFIX/include" - 2>"$WORK/header.err" ||
     fail "the installed $(basename "$h") does not compile on its own: $(head -3 "$WORK/header.err")"
@@ -67,6 +72,23 @@ cc -o "$WORK/prefix_game" "$WORK/prefix_game.c" -I"$PREFIX/include" -Wl,--as-nee
    -Wl,-rpath,"$PREFIX/lib" 2>"$WORK/prefix_game.err" || fail "cc against the prefix: $(cat "$WORK/prefix_game.err")"
 env -u LD_LIBRARY_PATH "$WORK/prefix_game" >"$WORK/prefix_game.out" 2>&1 ||
   fail "a game linked against the prefix does not start: $(cat "$WORK/prefix_game.out")"
+# A C program that asks for batched socket calls, from the prefix: its definitions reach ENet's library.
+cat >"$WORK/batching_game.c" <<'C'
+#include <lockstep/enet_batching.h>
+#include <stdio.h>
+LOCKSTEP_DEFINE_ENET_BATCHING()
+int main(void) {
+  ENetSocket s = enet_socket_create(ENET_SOCKET_TYPE_DATAGRAM);
+  ENetBuffer b = {0, 0};
+  enet_socket_set_option(s, ENET_SOCKOPT_NONBLOCK, 1);
+  printf("batching game: %d\n", enet_socket_receive(s, NULL, &b, 1));  /* ENet's own answer: nothing waiting */
+  return 0;
+}
+C
+cc -o "$WORK/batching_game" "$WORK/batching_game.c" -I"$PREFIX/include" -L"$PREFIX/lib" -llockstep_net -lenet \
+   -Wl,-rpath,"$PREFIX/lib" 2>"$WORK/batching_game.err" || fail "cc of a program asking for batches: $(cat "$WORK/batching_game.err")"
+nm -D --defined-only "$WORK/batching_game" | grep -qw 'enet_socket_receive' || fail "the program's enet_socket_receive is not exported to ENet"
+env -u LD_LIBRARY_PATH "$WORK/batching_game" | grep -qx 'batching game: 0' || fail "a program asking for batches does not run"
 echo "ok: installed: exactly the public headers (each compiles alone), static and shared libraries (SONAME .0, the API alone exported, RUNPATH \$ORIGIN), CMake package, pkg-config, executables; a game from the prefix starts without LD_LIBRARY_PATH"
 
 # The bindings from the prefix, as a studio loads them. Python: the package where the prefix's

@@ -1,13 +1,16 @@
-// ENet's two socket calls, replaced: for the socket of the transport being served they read and
-// write in batches (socket_batch.hpp, recvmmsg and sendmmsg), each datagram with its kernel
-// stamp; for every other socket they do what ENet's own do (enet_transport.hpp).
+// ENet's two socket calls as a program replaces them when it asks for batches
+// (lockstep/enet_batching.h): for the socket of the transport being served they read and write in
+// batches (socket_batch.hpp, recvmmsg and sendmmsg), each datagram with its kernel stamp; for
+// every other socket they do what ENet's own do (enet_transport.hpp).
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "lockstep/clock.hpp"
 #include "enet_transport.hpp"
+#include "lockstep/enet_batching.h"
 
 namespace lockstep {
 
@@ -77,3 +80,14 @@ int EnetTransport::plain_send(ENetSocket socket, const ENetAddress* address, con
   return static_cast<int>(n);
 }
 }  // namespace lockstep
+
+static_assert(sizeof(ENetBuffer) == sizeof(iovec) && offsetof(ENetBuffer, data) == offsetof(iovec, iov_base) &&
+              offsetof(ENetBuffer, dataLength) == offsetof(iovec, iov_len));
+
+extern "C" int lockstep_enet_socket_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, size_t count) {
+  return lockstep::EnetTransport::socket_receive(socket, address, buffers, count);
+}
+extern "C" int lockstep_enet_socket_send(ENetSocket socket, const ENetAddress* address, const ENetBuffer* buffers,
+                                         size_t count) {
+  return lockstep::EnetTransport::socket_send(socket, address, buffers, count);
+}

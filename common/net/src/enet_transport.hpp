@@ -2,8 +2,9 @@
 // (EnetTransport, EnetLink), shared by its four files, one job each:
 //   transport.cpp            the host and its events: rounds of service, sending, how peers resend,
 //                            half-open handshakes, Transport::listen() and client()
-//   enet_socket_calls.cpp    ENet's two socket calls as this library replaces them (exported from
-//                            transport.cpp): batches (socket_batch.hpp) for the socket being served
+//   enet_socket_calls.cpp    ENet's two socket calls as a program replaces them when it asks
+//                            (lockstep/enet_batching.h): batches (socket_batch.hpp) for the
+//                            socket being served
 //   enet_datagram_check.cpp  the datagram check on every datagram in and out (PROTOCOL.md §1.1)
 //   enet_arrivals.cpp        ENet's intercept hook: each datagram's kernel arrival stamp, given to
 //                            the messages it brought; unknown and refused datagrams counted
@@ -48,6 +49,15 @@ inline void to_enet(const sockaddr_in& s, ENetAddress* a) {
 
 class EnetTransport;
 
+/// Whether a peer has commands queued that ENet has not sent yet. ENet 1.3.18 keeps reliable ones
+/// in a list of their own.
+inline bool commands_queued(const ENetPeer& p) {
+#if ENET_VERSION >= ENET_VERSION_CREATE(1, 3, 18)
+  if (!enet_list_empty(&p.outgoingSendReliableCommands)) return true;
+#endif
+  return !enet_list_empty(&p.outgoingCommands);
+}
+
 // One ENet peer slot, the handle sessions hold. ENet reuses a slot for a later connection, and so
 // does its handle.
 class EnetLink final : public NetPeer {
@@ -65,7 +75,7 @@ class EnetLink final : public NetPeer {
   }
   [[nodiscard]] bool sending() const override {
     // Data, not ENet's own pings (reliable too, but without data).
-    return peer->reliableDataInTransit > 0 || !enet_list_empty(&peer->outgoingCommands);
+    return peer->reliableDataInTransit > 0 || commands_queued(*peer);
   }
   [[nodiscard]] PeerNet net() const override {
     PeerNet n;

@@ -176,7 +176,7 @@ bool EnetTransport::reliable_in_flight() const {
     const ENetPeer& p = host_->peers[i];
     if (p.state == ENET_PEER_STATE_DISCONNECTED) continue;
     if (p.state != ENET_PEER_STATE_CONNECTED) return true;
-    if (!enet_list_empty(&p.sentReliableCommands) || !enet_list_empty(&p.outgoingCommands)) return true;
+    if (!enet_list_empty(&p.sentReliableCommands) || commands_queued(p)) return true;
   }
   return false;
 }
@@ -351,8 +351,9 @@ bool Transport::enet_batching(std::string* why) {
     enet_host_service(probe, &ev, 0);  // reads the (empty) socket once, through whichever call is bound
     const bool reached = g_replaced_socket_calls.load() != before;
     enet_host_destroy(probe);
-    return std::pair{reached, std::string(reached ? "" : "ENet calls its own socket functions here (a static ENet, "
-                                                       "-Bsymbolic-functions or another load order)")};
+    return std::pair{reached, std::string(reached ? "" : "ENet calls its own socket functions: the program does not define them "
+                                                       "(lockstep/enet_batching.h), or ENet binds them inside itself "
+                                                       "(a static ENet, -Bsymbolic-functions)")};
   }();
   if (why) *why = checked.second;
   return checked.first;
@@ -374,17 +375,3 @@ Network& udp_network() {
 
 }  // namespace lockstep
 
-// ENet's socket layer calls these two through its library's symbol table, so the definitions here
-// take their place in every program this library is part of (as a program's own malloc takes the
-// C library's). For the socket of a transport being served they read and write in batches
-// (enet_socket_calls.cpp); for every other socket they do what ENet's own do. They stay in this
-// file, the transport's: linked from a static archive, an object is taken only when something
-// refers to it, and nothing refers to these but ENet, which has its own.
-static_assert(sizeof(ENetBuffer) == sizeof(iovec) && offsetof(ENetBuffer, data) == offsetof(iovec, iov_base) &&
-              offsetof(ENetBuffer, dataLength) == offsetof(iovec, iov_len));
-extern "C" __attribute__((visibility("default"))) int enet_socket_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, size_t count) {
-  return lockstep::EnetTransport::socket_receive(socket, address, buffers, count);
-}
-extern "C" __attribute__((visibility("default"))) int enet_socket_send(ENetSocket socket, const ENetAddress* address, const ENetBuffer* buffers, size_t count) {
-  return lockstep::EnetTransport::socket_send(socket, address, buffers, count);
-}
