@@ -4,12 +4,15 @@
 #include "lockstep/lockstep_session.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "lockstep/games.hpp"
+#include "lockstep/log.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/simulation.hpp"
 #include "handles.hpp"
@@ -25,6 +28,30 @@ struct lockstep_world {
   // The fields the last lockstep_world_*_fields call returned: their names point in here.
   mutable std::vector<FieldValue> fields;
 };
+
+namespace lockstep::c_api {
+
+void (*g_entry_hook)(const char* entry) = nullptr;
+
+lockstep_result caught(const char* entry, char* error, std::size_t cap) noexcept {
+  const char* what = "an exception that is not a std::exception";
+  try {
+    throw;  // the exception being handled, to read it
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "%s: internal error: %s", entry, what);
+  try {
+    LOCKSTEP_LOG_ERROR("%s", line);
+  } catch (...) {  // a log sink that throws: the sentence still reaches the caller
+  }
+  if (error && cap > 0) std::snprintf(error, cap, "%s", line);
+  return LOCKSTEP_ERROR_INTERNAL;
+}
+
+}  // namespace lockstep::c_api
 
 namespace {
 
@@ -116,21 +143,43 @@ lockstep_result copy_fields(const lockstep_world& w, std::vector<FieldValue> fie
 
 extern "C" {
 
-uint32_t lockstep_api_version(void) { return LOCKSTEP_API_VERSION; }
-const char* lockstep_version(void) { return kVersion; }
-uint32_t lockstep_protocol_version(void) { return kProtocolVersion; }
+uint32_t lockstep_api_version(void) try {
+  c_api::entered(__func__);
+  return LOCKSTEP_API_VERSION;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
+const char* lockstep_version(void) try {
+  c_api::entered(__func__);
+  return kVersion;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return nullptr;
+}
+uint32_t lockstep_protocol_version(void) try {
+  c_api::entered(__func__);
+  return kProtocolVersion;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
 
 lockstep_result lockstep_module_builtin(const char* name, const lockstep_module** out, char* error,
-                                        size_t error_cap) {
+                                        size_t error_cap) try {
+  c_api::entered(__func__);
   if (!name || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "name and out must not be NULL", error, error_cap);
   const Module* m = find_module(name);
   if (!m) return fail(LOCKSTEP_ERROR_NOT_FOUND, std::string("no built-in module '") + name + "'", error, error_cap);
   std::lock_guard lock(g_mutex);
   *out = handle_of(m);
   return LOCKSTEP_OK;
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
-lockstep_result lockstep_module_load(const char* path, const lockstep_module** out, char* error, size_t error_cap) {
+lockstep_result lockstep_module_load(const char* path, const lockstep_module** out, char* error, size_t error_cap) try {
+  c_api::entered(__func__);
   if (!path || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "path and out must not be NULL", error, error_cap);
   std::lock_guard lock(g_mutex);
   static const Module* loaded = nullptr;  // load_module_library takes one library per process
@@ -147,10 +196,13 @@ lockstep_result lockstep_module_load(const char* path, const lockstep_module** o
   g_loaded_path = path;
   *out = handle_of(loaded);
   return LOCKSTEP_OK;
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
 lockstep_result lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out, char* error,
-                                           size_t error_cap) {
+                                           size_t error_cap) try {
+  c_api::entered(__func__);
   if (!table || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "table and out must not be NULL", error, error_cap);
   std::lock_guard lock(g_mutex);
   static const Module* installed = nullptr;
@@ -166,20 +218,49 @@ lockstep_result lockstep_module_from_table(const lockstep_module_v2* table, cons
   installed_table = table;
   *out = handle_of(m);
   return LOCKSTEP_OK;
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
-const char* lockstep_module_name(const lockstep_module* module) {
+const char* lockstep_module_name(const lockstep_module* module) try {
+  c_api::entered(__func__);
   return module ? module->module->name.data() : nullptr;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return nullptr;
 }
-uint32_t lockstep_module_version(const lockstep_module* module) { return module ? module->module->version : 0; }
-uint32_t lockstep_module_input_size(const lockstep_module* module) { return module ? module->module->input_size : 0; }
-uint64_t lockstep_module_build_id(const lockstep_module* module) { return module ? module->module->build_id : 0; }
-uint64_t lockstep_module_join_fingerprint(const lockstep_module* module) {
+uint32_t lockstep_module_version(const lockstep_module* module) try {
+  c_api::entered(__func__);
+  return module ? module->module->version : 0;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
+uint32_t lockstep_module_input_size(const lockstep_module* module) try {
+  c_api::entered(__func__);
+  return module ? module->module->input_size : 0;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
+uint64_t lockstep_module_build_id(const lockstep_module* module) try {
+  c_api::entered(__func__);
+  return module ? module->module->build_id : 0;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
+uint64_t lockstep_module_join_fingerprint(const lockstep_module* module) try {
+  c_api::entered(__func__);
   return module ? join_fingerprint(module->module->create) : 0;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
 }
 
 lockstep_result lockstep_module_settings(const lockstep_module* module, const char* text, uint8_t* out, size_t cap,
-                                         size_t* out_len, char* error, size_t error_cap) {
+                                         size_t* out_len, char* error, size_t error_cap) try {
+  c_api::entered(__func__);
   if (!module || !out_len || (cap > 0 && !out))
     return fail(LOCKSTEP_ERROR_ARGUMENT, "module and out_len must not be NULL", error, error_cap);
   WorldParams world;
@@ -192,10 +273,13 @@ lockstep_result lockstep_module_settings(const lockstep_module* module, const ch
                 error_cap);
   if (!world.settings.empty()) std::memcpy(out, world.settings.data(), world.settings.size());
   return LOCKSTEP_OK;
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
 lockstep_result lockstep_world_create(const lockstep_module* module, const uint8_t* settings, size_t n,
-                                      uint32_t players, lockstep_world** out, char* error, size_t error_cap) {
+                                      uint32_t players, lockstep_world** out, char* error, size_t error_cap) try {
+  c_api::entered(__func__);
   if (!module || !out || (n > 0 && !settings))
     return fail(LOCKSTEP_ERROR_ARGUMENT, "module and out must not be NULL", error, error_cap);
   if (players < 1 || players > static_cast<uint32_t>(kMaxPlayers))
@@ -216,20 +300,44 @@ lockstep_result lockstep_world_create(const lockstep_module* module, const uint8
   } catch (const std::exception& e) {
     return fail(LOCKSTEP_ERROR_SETTINGS, e.what(), error, error_cap);
   }
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
-lockstep_world* lockstep_world_clone(const lockstep_world* world) {
+lockstep_world* lockstep_world_clone(const lockstep_world* world) try {
+  c_api::entered(__func__);
   if (!world) return nullptr;
   return new lockstep_world{world->module, world->sim->clone(), world->frame, {}};
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return nullptr;
 }
 
-void lockstep_world_destroy(lockstep_world* world) { delete world; }
+void lockstep_world_destroy(lockstep_world* world) try {
+  c_api::entered(__func__);
+  delete world;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+}
 
-uint32_t lockstep_world_tick(const lockstep_world* world) { return world ? world->sim->tick() : 0; }
-uint32_t lockstep_world_players(const lockstep_world* world) { return world ? world->frame.players : 0; }
+uint32_t lockstep_world_tick(const lockstep_world* world) try {
+  c_api::entered(__func__);
+  return world ? world->sim->tick() : 0;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
+uint32_t lockstep_world_players(const lockstep_world* world) try {
+  c_api::entered(__func__);
+  return world ? world->frame.players : 0;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
 
 lockstep_result lockstep_world_step(lockstep_world* world, const lockstep_frame* frame, char* error,
-                                    size_t error_cap) {
+                                    size_t error_cap) try {
+  c_api::entered(__func__);
   if (!world || !frame) return fail(LOCKSTEP_ERROR_ARGUMENT, "world and frame must not be NULL", error, error_cap);
   std::string why;
   InputFrame next = world->frame;  // keeps its buffers' capacity
@@ -237,18 +345,43 @@ lockstep_result lockstep_world_step(lockstep_world* world, const lockstep_frame*
   world->frame = std::move(next);
   world->sim->step(world->frame);
   return LOCKSTEP_OK;
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
-uint64_t lockstep_world_hash(const lockstep_world* world) { return world ? world->sim->hash() : 0; }
-uint64_t lockstep_world_fingerprint(const lockstep_world* world) { return world ? world->sim->fingerprint() : 0; }
-uint32_t lockstep_world_entity_count(const lockstep_world* world) { return world ? world->sim->entity_count() : 0; }
-uint64_t lockstep_world_entity_hash(const lockstep_world* world, uint32_t entity) {
+uint64_t lockstep_world_hash(const lockstep_world* world) try {
+  c_api::entered(__func__);
+  return world ? world->sim->hash() : 0;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
+uint64_t lockstep_world_fingerprint(const lockstep_world* world) try {
+  c_api::entered(__func__);
+  return world ? world->sim->fingerprint() : 0;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
+uint32_t lockstep_world_entity_count(const lockstep_world* world) try {
+  c_api::entered(__func__);
+  return world ? world->sim->entity_count() : 0;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
+uint64_t lockstep_world_entity_hash(const lockstep_world* world, uint32_t entity) try {
+  c_api::entered(__func__);
   if (!world || entity >= world->sim->entity_count()) return 0;
   return world->sim->entity_hash(entity);
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
 }
 
 lockstep_result lockstep_world_entity_fields(const lockstep_world* world, uint32_t entity, lockstep_field* out,
-                                             size_t cap, size_t* count, char* error, size_t error_cap) {
+                                             size_t cap, size_t* count, char* error, size_t error_cap) try {
+  c_api::entered(__func__);
   if (count) *count = 0;
   if (!world || !count || (cap > 0 && !out))
     return fail(LOCKSTEP_ERROR_ARGUMENT, "world and count must not be NULL, nor out with cap > 0", error, error_cap);
@@ -257,26 +390,36 @@ lockstep_result lockstep_world_entity_fields(const lockstep_world* world, uint32
     return fail(LOCKSTEP_ERROR_ARGUMENT, "entity " + std::to_string(entity) + " of " + std::to_string(entities),
                 error, error_cap);
   return copy_fields(*world, world->sim->entity_fields(entity), out, cap, count, error, error_cap);
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
 lockstep_result lockstep_world_global_fields(const lockstep_world* world, lockstep_field* out, size_t cap,
-                                             size_t* count, char* error, size_t error_cap) {
+                                             size_t* count, char* error, size_t error_cap) try {
+  c_api::entered(__func__);
   if (count) *count = 0;
   if (!world || !count || (cap > 0 && !out))
     return fail(LOCKSTEP_ERROR_ARGUMENT, "world and count must not be NULL, nor out with cap > 0", error, error_cap);
   return copy_fields(*world, world->sim->global_fields(), out, cap, count, error, error_cap);
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
-size_t lockstep_world_serialize(const lockstep_world* world, uint8_t* out, size_t cap) {
+size_t lockstep_world_serialize(const lockstep_world* world, uint8_t* out, size_t cap) try {
+  c_api::entered(__func__);
   if (!world) return 0;
   std::vector<std::uint8_t> bytes;
   world->sim->serialize(bytes);
   if (out && bytes.size() <= cap && !bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
   return bytes.size();
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
 }
 
 lockstep_result lockstep_world_load(lockstep_world* world, const uint8_t* bytes, size_t n, char* error,
-                                    size_t error_cap) {
+                                    size_t error_cap) try {
+  c_api::entered(__func__);
   if (!world || (n > 0 && !bytes)) return fail(LOCKSTEP_ERROR_ARGUMENT, "world and bytes must not be NULL", error, error_cap);
   auto copy = world->sim->clone();
   if (!copy->deserialize(std::span<const std::uint8_t>(bytes, n)))
@@ -284,6 +427,8 @@ lockstep_result lockstep_world_load(lockstep_world* world, const uint8_t* bytes,
                 error, error_cap);
   world->sim = std::move(copy);
   return LOCKSTEP_OK;
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
 }  // extern "C"

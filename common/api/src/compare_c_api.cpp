@@ -74,7 +74,8 @@ lockstep_result prepared_game(const Module& mod, const lockstep_game& given, loc
 }  // namespace
 
 extern "C" lockstep_result lockstep_bisect_game(const lockstep_module* module, const lockstep_game* given,
-                                                const char* replay_path, int linear, char* report, size_t report_cap) {
+                                                const char* replay_path, int linear, char* report, size_t report_cap) try {
+  c_api::entered(__func__);
   using c_api::fail;
   if (!module || !given || !replay_path)
     return fail(LOCKSTEP_ERROR_ARGUMENT, "module, game and replay_path must not be NULL", report, report_cap);
@@ -116,11 +117,14 @@ extern "C" lockstep_result lockstep_bisect_game(const lockstep_module* module, c
   std::string where = difference_text(res.difference);
   return fail(LOCKSTEP_ERROR_STATE, "parted at tick " + std::to_string(res.tick) + ": " + where + " (module vs game); " + cost,
               report, report_cap);
+} catch (...) {
+  return c_api::caught(__func__, report, report_cap);
 }
 
 extern "C" lockstep_result lockstep_compare_game(const lockstep_module* module, const lockstep_game* given,
                                                  const uint8_t* settings, size_t n, uint32_t ticks, char* report,
-                                                 size_t report_cap) {
+                                                 size_t report_cap) try {
+  c_api::entered(__func__);
   using c_api::fail;
   if (!module || !given || (n > 0 && !settings) || ticks == 0)
     return fail(LOCKSTEP_ERROR_ARGUMENT, "module and game must not be NULL, nor settings with n > 0, and ticks at least 1",
@@ -169,4 +173,6 @@ extern "C" lockstep_result lockstep_compare_game(const lockstep_module* module, 
               "equal: " + std::to_string(variants.size()) + " variants (" + variants.front().variant + " ...), " +
                   std::to_string(ticks) + " ticks each, the same bytes and fields at every tick",
               report, report_cap);
+} catch (...) {
+  return c_api::caught(__func__, report, report_cap);
 }

@@ -25,6 +25,20 @@ inline lockstep_result fail(lockstep_result r, const std::string& why, char* err
   return r;
 }
 
+/// Every C entry point runs its body in a function-try-block that begins with entered() and whose
+/// handler answers with caught(): no exception (out of memory, a bug, a throwing callback of a
+/// C++ game) crosses into C, where a C, C#, Python or browser caller could not survive it.
+/// A test's hook, called by entered() with the entry point's name when set (tests/api make it throw
+/// there, to check every entry point's handler). Null in use.
+LOCKSTEP_API extern void (*g_entry_hook)(const char* entry);
+inline void entered(const char* entry) {
+  if (g_entry_hook) g_entry_hook(entry);
+}
+/// In the handler of an entry point's function-try-block: logs the exception being handled and
+/// writes "ENTRY: internal error: WHAT" into `error` (as fail() does); LOCKSTEP_ERROR_INTERNAL.
+/// Allocates nothing, so it works when memory has run out.
+LOCKSTEP_API lockstep_result caught(const char* entry, char* error, std::size_t cap) noexcept;
+
 /// Versioned structs (lockstep_session.h): the caller's struct_size says how much of the struct
 /// its header knows. `first_size` is the struct's size at API version 2, where struct_size began;
 /// every size from there to this library's is a header of some version (fields only grow at the

@@ -5,6 +5,9 @@
 
 #include "lockstep/lockstep_session.h"
 #include "lockstep/lockstep_token.h"
+#include "handles.hpp"
+
+using namespace lockstep;
 
 namespace {
 
@@ -63,7 +66,8 @@ const Field kLayout[] = {
 
 }  // namespace
 
-extern "C" lockstep_result lockstep_layout(const char* struct_name, const char* field, size_t* offset, size_t* size) {
+extern "C" lockstep_result lockstep_layout(const char* struct_name, const char* field, size_t* offset, size_t* size) try {
+  c_api::entered(__func__);
   if (!struct_name || !offset || !size) return LOCKSTEP_ERROR_ARGUMENT;
   for (const Field& f : kLayout) {
     if (std::strcmp(f.strukt, struct_name) != 0) continue;
@@ -73,4 +77,6 @@ extern "C" lockstep_result lockstep_layout(const char* struct_name, const char* 
     return LOCKSTEP_OK;
   }
   return LOCKSTEP_ERROR_NOT_FOUND;
+} catch (...) {
+  return c_api::caught(__func__, nullptr, 0);
 }

@@ -66,15 +66,39 @@ lockstep_result refuse(const lockstep_client* client, std::string why) {
   client->error = std::move(why);
   return LOCKSTEP_ERROR_ARGUMENT;
 }
+// An exception caught at a C entry point on a client: its sentence for lockstep_client_error.
+lockstep_result caught_on(const lockstep_client* client, const char* entry) noexcept {
+  char why[256];
+  const lockstep_result r = c_api::caught(entry, why, sizeof why);
+  if (client) {
+    try {
+      client->error = why;
+    } catch (...) {  // no memory even for the sentence: the code says enough
+    }
+  }
+  return r;
+}
 }  // namespace
 
 extern "C" {
 
-int64_t lockstep_now_ns(void) { return monotonic_ns(); }
+int64_t lockstep_now_ns(void) try {
+  c_api::entered(__func__);
+  return monotonic_ns();
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+  return 0;
+}
 
-void lockstep_game_init(lockstep_game* game, size_t struct_size) { c_api::init_versioned(lockstep_game{}, game, struct_size); }
+void lockstep_game_init(lockstep_game* game, size_t struct_size) try {
+  c_api::entered(__func__);
+  c_api::init_versioned(lockstep_game{}, game, struct_size);
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
+}
 
-void lockstep_client_config_init(lockstep_client_config* config, size_t struct_size) {
+void lockstep_client_config_init(lockstep_client_config* config, size_t struct_size) try {
+  c_api::entered(__func__);
   lockstep_client_config d{};
   d.host = "127.0.0.1";
   d.port = 7777;
@@ -82,10 +106,13 @@ void lockstep_client_config_init(lockstep_client_config* config, size_t struct_s
   d.connect_timeout_ms = 20'000;
   d.playout_max_ms = 150;
   c_api::init_versioned(d, config, struct_size);
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
 }
 
 lockstep_result lockstep_client_create(const lockstep_client_config* given, lockstep_client** out, char* error,
-                                       size_t error_cap) {
+                                       size_t error_cap) try {
+  c_api::entered(__func__);
   if (!given || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "config and out must not be NULL", error, error_cap);
   *out = nullptr;
   lockstep_client_config config_copy;
@@ -160,15 +187,21 @@ lockstep_result lockstep_client_create(const lockstep_client_config* given, lock
   if (handle->hash_log.is_open()) handle->client->session().set_hash_log(&handle->hash_log);
   *out = handle.release();
   return LOCKSTEP_OK;
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
-void lockstep_client_destroy(lockstep_client* client) {
+void lockstep_client_destroy(lockstep_client* client) try {
+  c_api::entered(__func__);
   if (!client) return;
   client->client->stop_service();
   delete client;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);  // the client may be half gone: nothing is kept on it
 }
 
-int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns) {
+int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns) try {
+  c_api::entered(__func__);
   if (!client) return 0;
   const std::int64_t wake = client->client->update(now_ns);
   if (client->game) {
@@ -195,34 +228,47 @@ int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns) {
   }
   while (client->events.size() > 1024) client->events.pop_front();
   return wake;
+} catch (...) {
+  caught_on(client, __func__);
+  return 0;
 }
 
-lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n) {
+lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n) try {
+  c_api::entered(__func__);
   if (!client) return LOCKSTEP_ERROR_ARGUMENT;
   if (!input && n > 0) return refuse(client, "lockstep_client_set_input: input is NULL with n > 0");
   if (!client->client->set_input({input, n}))
     return refuse(client, "lockstep_client_set_input: " + std::to_string(n) + " bytes, more than the game's input size");
   return LOCKSTEP_OK;
+} catch (...) {
+  return caught_on(client, __func__);
 }
 
-lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n) {
+lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n) try {
+  c_api::entered(__func__);
   if (!client) return LOCKSTEP_ERROR_ARGUMENT;
   if (!bytes) return refuse(client, "lockstep_client_add_command: bytes is NULL");
   if (!client->client->add_command({bytes, n}))
     return refuse(client, "lockstep_client_add_command: a command is 1..512 bytes and at most 64 wait (" +
                               std::to_string(n) + " bytes given)");
   return LOCKSTEP_OK;
+} catch (...) {
+  return caught_on(client, __func__);
 }
 
-lockstep_result lockstep_client_set_result(lockstep_client* client, const uint8_t* bytes, size_t n) {
+lockstep_result lockstep_client_set_result(lockstep_client* client, const uint8_t* bytes, size_t n) try {
+  c_api::entered(__func__);
   if (!client) return LOCKSTEP_ERROR_ARGUMENT;
   if (!bytes && n > 0) return refuse(client, "lockstep_client_set_result: bytes is NULL with n > 0");
   if (!client->client->set_result({bytes, n}))
     return refuse(client, "lockstep_client_set_result: a result is at most 256 bytes (" + std::to_string(n) + " given)");
   return LOCKSTEP_OK;
+} catch (...) {
+  return caught_on(client, __func__);
 }
 
-int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out) {
+int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out) try {
+  c_api::entered(__func__);
   if (!client || !out || client->events.empty()) return 0;
   const SessionEvent e = std::move(client->events.front());
   client->events.pop_front();
@@ -243,24 +289,44 @@ int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out) {
   copy_text(out->name, sizeof out->name, name);
   copy_text(out->detail, sizeof out->detail, e.detail);
   return 1;
+} catch (...) {
+  caught_on(client, __func__);
+  return 0;
 }
 
-double lockstep_client_alpha(lockstep_client* client, int64_t now_ns) {
+double lockstep_client_alpha(lockstep_client* client, int64_t now_ns) try {
+  c_api::entered(__func__);
   return client ? client->client->alpha(now_ns) : 1.0;
+} catch (...) {
+  caught_on(client, __func__);
+  return 0.0;
 }
 
-void lockstep_client_presented(lockstep_client* client, int64_t now_ns) {
+void lockstep_client_presented(lockstep_client* client, int64_t now_ns) try {
+  c_api::entered(__func__);
   if (client) client->client->presented(now_ns);
+} catch (...) {
+  caught_on(client, __func__);
 }
 
-const char* lockstep_client_error(const lockstep_client* client) { return client ? client->error.c_str() : ""; }
+const char* lockstep_client_error(const lockstep_client* client) try {
+  c_api::entered(__func__);
+  return client ? client->error.c_str() : "";
+} catch (...) {
+  caught_on(client, __func__);
+  return "an exception inside lockstep_client_error";
+}
 
-void lockstep_client_callback_failed(lockstep_client* client, const char* why) {
+void lockstep_client_callback_failed(lockstep_client* client, const char* why) try {
+  c_api::entered(__func__);
   if (!client || !client->game || !why || !client->game->reason.empty()) return;
   client->game->reason.assign(why, strnlen(why, 200));
+} catch (...) {
+  caught_on(client, __func__);
 }
 
-lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out) {
+lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out) try {
+  c_api::entered(__func__);
   if (!client) return LOCKSTEP_ERROR_ARGUMENT;
   if (!out) return refuse(client, "lockstep_client_stats_get: out must not be NULL");
   const ClientFigures f = client->client->figures();
@@ -298,39 +364,79 @@ lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockste
   std::string why;
   if (!c_api::write_versioned(st, out, kStatsV2, "stats", &why)) return refuse(client, "lockstep_client_stats_get: " + why);
   return LOCKSTEP_OK;
+} catch (...) {
+  return caught_on(client, __func__);
 }
 
-const void* lockstep_client_state(const lockstep_client* client) {
+const void* lockstep_client_state(const lockstep_client* client) try {
+  c_api::entered(__func__);
   const Simulation* s = client ? client->client->current() : nullptr;
   return s ? s->native_state() : nullptr;
+} catch (...) {
+  caught_on(client, __func__);
+  return nullptr;
 }
 
-const void* lockstep_client_previous_state(const lockstep_client* client) {
+const void* lockstep_client_previous_state(const lockstep_client* client) try {
+  c_api::entered(__func__);
   const Simulation* s = client ? client->client->previous() : nullptr;
   return s ? s->native_state() : nullptr;
+} catch (...) {
+  caught_on(client, __func__);
+  return nullptr;
 }
 
-const void* lockstep_client_predicted_state(const lockstep_client* client) {
+const void* lockstep_client_predicted_state(const lockstep_client* client) try {
+  c_api::entered(__func__);
   const Simulation* s = client ? client->client->predicted() : nullptr;
   return s ? s->native_state() : nullptr;
+} catch (...) {
+  caught_on(client, __func__);
+  return nullptr;
 }
 
-const void* lockstep_client_predicted_previous_state(const lockstep_client* client) {
+const void* lockstep_client_predicted_previous_state(const lockstep_client* client) try {
+  c_api::entered(__func__);
   const Simulation* s = client ? client->client->predicted_previous() : nullptr;
   return s ? s->native_state() : nullptr;
+} catch (...) {
+  caught_on(client, __func__);
+  return nullptr;
 }
 
-double lockstep_client_predicted_alpha(lockstep_client* client, int64_t now_ns) {
+double lockstep_client_predicted_alpha(lockstep_client* client, int64_t now_ns) try {
+  c_api::entered(__func__);
   return client ? client->client->predicted_alpha(now_ns) : 1.0;
+} catch (...) {
+  caught_on(client, __func__);
+  return 0.0;
 }
 
-int lockstep_client_finished(const lockstep_client* client) { return client && client->client->finished() ? 1 : 0; }
-int lockstep_client_exit_code(const lockstep_client* client) { return client ? client->client->exit_code() : 1; }
-void lockstep_client_leave(lockstep_client* client) {
-  if (client) client->client->leave("the game left");
+int lockstep_client_finished(const lockstep_client* client) try {
+  c_api::entered(__func__);
+  return client && client->client->finished() ? 1 : 0;
+} catch (...) {
+  caught_on(client, __func__);
+  return 1;
 }
-void lockstep_client_start_service(lockstep_client* client) {
+int lockstep_client_exit_code(const lockstep_client* client) try {
+  c_api::entered(__func__);
+  return client ? client->client->exit_code() : 1;
+} catch (...) {
+  caught_on(client, __func__);
+  return 1;
+}
+void lockstep_client_leave(lockstep_client* client) try {
+  c_api::entered(__func__);
+  if (client) client->client->leave("the game left");
+} catch (...) {
+  caught_on(client, __func__);
+}
+void lockstep_client_start_service(lockstep_client* client) try {
+  c_api::entered(__func__);
   if (client) client->client->start_service();
+} catch (...) {
+  caught_on(client, __func__);
 }
 
 }  // extern "C"

@@ -15,22 +15,29 @@ using lockstep::c_api::fail;
 static_assert(LOCKSTEP_TOKEN_KEY_BYTES == kKeyBytes && LOCKSTEP_TOKEN_ANY_SLOT == kAnySlot &&
               LOCKSTEP_DEFAULT_PROTOCOL_ID == kDefaultProtocolId && LOCKSTEP_TOKEN_MAX_BYTES >= kMaxTokenFileBytes);
 
-void lockstep_token_keygen(uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES]) {
+void lockstep_token_keygen(uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES]) try {
+  c_api::entered(__func__);
   if (!key) return;
   const SecretKey k = random_key();
   std::memcpy(key, k.data(), k.size());
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
 }
 
-void lockstep_token_request_init(lockstep_token_request* request, size_t struct_size) {
+void lockstep_token_request_init(lockstep_token_request* request, size_t struct_size) try {
+  c_api::entered(__func__);
   lockstep_token_request d{};
   d.protocol_id = LOCKSTEP_DEFAULT_PROTOCOL_ID;
   d.slot = LOCKSTEP_TOKEN_ANY_SLOT;
   d.lifetime_seconds = 30;
   c_api::init_versioned(d, request, struct_size);
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
 }
 
 lockstep_result lockstep_token_mint(const lockstep_token_request* given, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
-                                    uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap) {
+                                    uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap) try {
+  c_api::entered(__func__);
   if (!given || !key || !out_len || (cap > 0 && !out))
     return fail(LOCKSTEP_ERROR_ARGUMENT, "request, key and out_len must not be NULL, nor out when cap is not 0", error, error_cap);
   lockstep_token_request defaults;
@@ -71,10 +78,13 @@ lockstep_result lockstep_token_mint(const lockstep_token_request* given, const u
                 error, error_cap);
   std::memcpy(out, bytes.data(), bytes.size());
   return LOCKSTEP_OK;
+} catch (...) {
+  return c_api::caught(__func__, error, error_cap);
 }
 
 lockstep_result lockstep_result_verify(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
-                                       int is_result_key) {
+                                       int is_result_key) try {
+  c_api::entered(__func__);
   if (!json || !key) return LOCKSTEP_ERROR_ARGUMENT;
   lockstep::SessionResult r;
   std::string error;
@@ -82,5 +92,7 @@ lockstep_result lockstep_result_verify(const char* json, size_t len, const uint8
   lockstep::SecretKey k{};
   std::copy(key, key + k.size(), k.begin());
   return lockstep::verify_result(r, is_result_key ? k : lockstep::result_key_from(k)) ? LOCKSTEP_OK : LOCKSTEP_ERROR_STATE;
+} catch (...) {
+  return c_api::caught(__func__, nullptr, 0);
 }
 

@@ -142,7 +142,8 @@ std::string where(const std::shared_ptr<GameContext>& ctx, std::uint32_t players
 
 extern "C" lockstep_result lockstep_game_trace_write(const lockstep_game* given, const uint8_t* settings, size_t n,
                                                      uint32_t players, uint32_t ticks, const char* path, char* report,
-                                                     size_t report_cap) {
+                                                     size_t report_cap) try {
+  c_api::entered(__func__);
   using c_api::fail;
   if (!given || !path || (n > 0 && !settings) || ticks == 0 || ticks > kMaxTicks || players == 0 || players > kMaxPlayers ||
       n > kMaxTraceSettings)
@@ -191,10 +192,13 @@ extern "C" lockstep_result lockstep_game_trace_write(const lockstep_game* given,
               "traced " + identity(g.name, g.version, g.build_id, g.input_size) + ": " + std::to_string(counts.size()) +
                   " variants, " + std::to_string(ticks) + " ticks each, to " + path,
               report, report_cap);
+} catch (...) {
+  return c_api::caught(__func__, report, report_cap);
 }
 
 extern "C" lockstep_result lockstep_game_trace_compare(const lockstep_game* given, const char* path, char* report,
-                                                       size_t report_cap) {
+                                                       size_t report_cap) try {
+  c_api::entered(__func__);
   using c_api::fail;
   if (!given || !path) return fail(LOCKSTEP_ERROR_ARGUMENT, "game and path must not be NULL", report, report_cap);
   lockstep_game g;
@@ -248,4 +252,6 @@ extern "C" lockstep_result lockstep_game_trace_compare(const lockstep_game* give
               "equal: " + std::to_string(variants) + " variants, " + std::to_string(ticks) +
                   " ticks each, the same saved bytes at every tick as the trace's " + identity(traced, version, build_id, input_size),
               report, report_cap);
+} catch (...) {
+  return c_api::caught(__func__, report, report_cap);
 }

@@ -18,7 +18,9 @@
  *     pointer to it.
  *   - The field names lockstep_world_entity_fields and lockstep_world_global_fields return are
  *     the world's, valid until its next such call or its destruction.
- * Errors: functions that can fail return a lockstep_result; LOCKSTEP_OK is 0. Where they take
+ * Errors: functions that can fail return a lockstep_result; LOCKSTEP_OK is 0. No C++ exception
+ * leaves any function here: one raised inside is answered with LOCKSTEP_ERROR_INTERNAL (and its
+ * sentence), or with the function's "nothing" value (0, NULL) where it returns no result. Where they take
  * `error` and `error_cap`, a failure writes one NUL-terminated sentence there (truncated to fit;
  * error may be NULL). Bytes from a file or the network are untrusted and are checked here: a
  * malformed frame or state is refused with an error, never stepped.
@@ -51,7 +53,9 @@ typedef enum lockstep_result {
   LOCKSTEP_ERROR_STATE = 6,     /* bytes that are not a state of this module */
   LOCKSTEP_ERROR_BUFFER = 7,    /* the output buffer is too small; the length needed is returned */
   LOCKSTEP_ERROR_RUNTIME = 8,   /* the system refused (no socket) */
-  LOCKSTEP_ERROR_CONNECTION = 9 /* the server cannot be reached (an address that does not resolve) */
+  LOCKSTEP_ERROR_CONNECTION = 9, /* the server cannot be reached (an address that does not resolve) */
+  LOCKSTEP_ERROR_INTERNAL = 10   /* an exception inside the library (out of memory, a defect): the call
+                                  * was stopped where it was, and its sentence names the function */
 } lockstep_result;
 
 /* A simulation module: built in or loaded. The library's; never freed. */
