@@ -84,10 +84,15 @@ int EnetTransport::plain_send(ENetSocket socket, const ENetAddress* address, con
 static_assert(sizeof(ENetBuffer) == sizeof(iovec) && offsetof(ENetBuffer, data) == offsetof(iovec, iov_base) &&
               offsetof(ENetBuffer, dataLength) == offsetof(iovec, iov_len));
 
-extern "C" int lockstep_enet_socket_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, size_t count) {
+// ENet is C: an exception must not reach it. Nothing below throws today; a failure is a socket error.
+extern "C" int lockstep_enet_socket_receive(ENetSocket socket, ENetAddress* address, ENetBuffer* buffers, size_t count) try {
   return lockstep::EnetTransport::socket_receive(socket, address, buffers, count);
+} catch (...) {
+  return -1;
 }
 extern "C" int lockstep_enet_socket_send(ENetSocket socket, const ENetAddress* address, const ENetBuffer* buffers,
-                                         size_t count) {
+                                         size_t count) try {
   return lockstep::EnetTransport::socket_send(socket, address, buffers, count);
+} catch (...) {
+  return -1;
 }
