@@ -19,8 +19,8 @@ namespace {
 
 // Seeking in a long recording of a 4-player arena session (one hour; a minute with --quick):
 // the state at a tick from the latest keyframe, against verifying from tick 0 to it; the file's
-// size with keyframes at the default interval against without; bisection's ticks against a
-// linear search's for a build that parts late.
+// size with keyframes at the default interval against without; bisection's time for partings
+// early, late and confined to a window.
 void run_keyframes(const Options& opt, std::vector<Row>& rows) {
   const Scenario sc = golden_scenario(arena_module());
   const Tick ticks = opt.quick ? 6000 : 360000;
@@ -66,15 +66,38 @@ void run_keyframes(const Options& opt, std::vector<Row>& rows) {
   rows.push_back({"replay", "size with keyframes every 10 s", size_with / size_without, "x", 1, "without keyframes",
                   "<= 1.25x", size_with / size_without <= 1.25,
                   std::to_string(static_cast<long long>(size_with)) + " vs " + std::to_string(static_cast<long long>(size_without)) + " bytes"});
+  // Bisection (lockstep-replay bisect): the time to find a parting at tick 1, one in the middle,
+  // and one confined to 100 ticks, every stretch tested in order (the default) and galloping
+  // (--gallop, which assumes a parting lasts); medians of 3.
   Module other = arena_module();
   other.create = &testing::parting_arena;
-  testing::parting_tick() = ticks * 2 / 3 + 123;
-  const BisectResult res = bisect_replay(arena_module().create, other.create, with, false);
-  if (!res.parted || res.tick != testing::parting_tick()) std::abort();
-  rows.push_back({"replay", "bisect: ticks simulated", static_cast<double>(res.ticks_simulated), "ticks",
-                  static_cast<double>(res.linear_ticks), "a linear search", "", true,
-                  std::to_string(res.stretches_tested) + " of " + std::to_string(res.stretches) +
-                      " stretches tested; parting at tick " + std::to_string(res.tick)});
+  struct Case {
+    const char* what;
+    Tick from, until;  // until 0: it lasts
+  };
+  const Case cases[] = {{"at tick 1", 1, 0}, {"from the middle", ticks / 2 + 123, 0}, {"confined to 100 ticks", ticks * 2 / 3 + 123, ticks * 2 / 3 + 223}};
+  for (const Case& c : cases) {
+    testing::parting_tick() = c.from;
+    testing::parting_until() = c.until;
+    for (const bool linear : {true, false}) {
+      std::vector<double> ms;
+      BisectResult res;
+      for (int rep = 0; rep < (opt.quick ? 1 : 3); ++rep) {
+        const std::int64_t t0 = monotonic_ns();
+        res = bisect_replay(arena_module().create, other.create, with, linear);
+        ms.push_back(static_cast<double>(monotonic_ns() - t0) / 1e6);
+        if (!res.parted || res.tick != c.from) std::abort();
+      }
+      rows.push_back({"replay", std::string("bisect a ") + span + " replay, a parting " + c.what + (linear ? "" : ", --gallop"),
+                      percentile(ms, 50), "ms", static_cast<double>(res.linear_ticks), "ticks every stretch in order", "report",
+                      true,
+                      std::to_string(res.ticks_simulated) + " ticks simulated, " + std::to_string(res.stretches_tested) + " of " +
+                          std::to_string(res.stretches) + " stretches tested" +
+                          (res.exhaustive ? "; every tick before it compared" : "; stretches before it skipped")});
+    }
+  }
+  testing::parting_tick() = 0;
+  testing::parting_until() = 0;
 }
 
 }  // namespace

@@ -405,41 +405,68 @@ int view(const Module& module, const std::string& path, const std::string& out) 
   return kExitOk;
 }
 
-// `bisect`: where two builds of a module part on a replay (bisect.hpp).
-int bisect(const Module& a, const Module& b, const std::string& path, bool linear) {
+// `bisect`: where two builds of a module part on a replay (bisect.hpp). Each build is named by
+// where it came from (its library file, or built in) and its build id.
+struct BuildName {
+  const Module* module;
+  std::string file;  // the library, or "" for a built-in module
+  [[nodiscard]] Json json() const {
+    return Json{{"module", std::string(module->name)}, {"file", file.empty() ? "built in" : file},
+                {"build_id", hash_hex(module->build_id)}};
+  }
+  [[nodiscard]] std::string text() const {
+    return (file.empty() ? "built-in " + std::string(module->name) : file) + ", build " + hash_hex(module->build_id);
+  }
+};
+int bisect(const BuildName& a, const BuildName& b, const std::string& path, bool gallop) {
   Replay r;
   if (!load(path, &r)) return kExitBadInput;
-  if (!replay_world(a, path, r)) return kExitBadInput;
-  if (a.build_id == b.build_id && a.name == b.name &&
-      std::equal(a.libraries.begin(), a.libraries.end(), b.libraries.begin(), b.libraries.end()))
+  if (!replay_world(*a.module, path, r)) return kExitBadInput;
+  if (a.module->build_id == b.module->build_id && a.module->name == b.module->name &&
+      std::equal(a.module->libraries.begin(), a.module->libraries.end(), b.module->libraries.begin(), b.module->libraries.end()))
     LOCKSTEP_LOG_WARN("the two builds have the same build id and libraries: they are one build. (Two builds of a "
                       "shared library of one soname cannot both be loaded in one process: the first serves both.)");
-  const BisectResult res = bisect_replay(a.create, b.create, r, linear);
+  const BisectResult res = bisect_replay(a.module->create, b.module->create, r, !gallop);
   if (!res.ok) {
     LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), res.error.c_str());
     return kExitBadInput;
   }
-  Json out{{"mode", linear ? "linear" : "bisect"}, {"parted", res.parted}, {"keyframes", r.keyframes.size()},
-           {"stretches", res.stretches}, {"stretches_tested", res.stretches_tested},
-           {"ticks_simulated", res.ticks_simulated}, {"linear_ticks", res.linear_ticks}};
-  if (!res.parted) {
+  Json out{{"mode", gallop ? "gallop" : "every stretch"}, {"a", a.json()}, {"b", b.json()}, {"parted", res.parted},
+           {"exhaustive", res.exhaustive}, {"keyframes", r.keyframes.size()}, {"stretches", res.stretches},
+           {"stretches_tested", res.stretches_tested}, {"ticks_simulated", res.ticks_simulated},
+           {"linear_ticks", res.linear_ticks}};
+  if (!res.parted && res.unsteady.empty()) {
     std::printf("%s\n", json_text(out).c_str());
-    LOCKSTEP_LOG_INFO("the builds agree on every tick of the stretches tested (%zu of %zu)", res.stretches_tested,
-                      res.stretches);
+    LOCKSTEP_LOG_INFO("a (%s) and b (%s) agree on every tick of the replay (%zu stretches between keyframes)",
+                      a.text().c_str(), b.text().c_str(), res.stretches);
     return kExitOk;
   }
   out["tick"] = res.tick;
-  out["difference"] = difference_json(res.difference, "a", "b");
   out["a_hash"] = hash_hex(res.a_hash);
   out["b_hash"] = hash_hex(res.b_hash);
-  if (const auto rec = r.hash_at(res.tick)) {
+  const auto rec = r.hash_at(res.tick);
+  if (rec) {
     out["recorded_hash"] = hash_hex(*rec);
     out["agrees_with_recording"] = *rec == res.a_hash ? "a" : *rec == res.b_hash ? "b" : "neither";
   }
+  if (!res.unsteady.empty()) {
+    // Not a parting of the builds: stepped again, the stretch gave another result.
+    out["unsteady"] = res.unsteady;
+    std::printf("%s\n", json_text(out).c_str());
+    const std::string who = res.unsteady == "both" ? "both builds" : res.unsteady == "a" ? "a (" + a.text() + ")" : "b (" + b.text() + ")";
+    LOCKSTEP_LOG_ERROR("%s gave another result when tick %u was stepped again from the same keyframe: a build that "
+                       "differs from itself (uninitialised memory, an address or a clock in the state), not a "
+                       "difference between the builds%s", who.c_str(), res.tick,
+                       rec && res.a_hash == *rec && res.b_hash == *rec ? "; both hashes now equal the recorded one" : "");
+    return kExitMismatch;
+  }
+  out["difference"] = difference_json(res.difference, "a", "b");
   std::printf("%s\n", json_text(out).c_str());
-  LOCKSTEP_LOG_ERROR("the builds part at tick %u: %s (%llu ticks simulated; a linear search: %llu)", res.tick,
-                     difference_text(res.difference).c_str(), static_cast<unsigned long long>(res.ticks_simulated),
-                     static_cast<unsigned long long>(res.linear_ticks));
+  LOCKSTEP_LOG_ERROR("a (%s) and b (%s) part at tick %u: %s (%llu ticks simulated; every stretch in order: %llu)%s",
+                     a.text().c_str(), b.text().c_str(), res.tick, difference_text(res.difference).c_str(),
+                     static_cast<unsigned long long>(res.ticks_simulated), static_cast<unsigned long long>(res.linear_ticks),
+                     res.exhaustive ? "" : "; --gallop skipped stretches before it, so an earlier parting that did not last "
+                                           "would be missed");
   return kExitMismatch;
 }
 
@@ -501,14 +528,15 @@ int main(int argc, char** argv) {
   vw->add_option("FILE", file, "desync bundle or replay file")->required();
   vw->add_option("-o,--output", page_out, "the page")->required();
   std::string against, against_lib;
-  bool linear = false;
-  auto* bs = app.add_subcommand("bisect", "the first tick at which two builds of a module part on a replay, found "
-                                          "from its keyframes, with the entity and field; prints JSON");
+  bool linear = false, gallop = false;
+  auto* bs = app.add_subcommand("bisect", "the first tick at which two builds of a module part on a replay, every "
+                                          "stretch between its keyframes tested, with the entity and field; prints JSON");
   bs->add_option("FILE", file, "replay file (with keyframes)")->required();
   bs->add_option("--against", against, "the other build: a built-in module");
   bs->add_option("--against-lib", against_lib, "the other build: a module's shared library");
-  bs->add_flag("--linear", linear, "test every stretch between keyframes in order (exact for a difference that "
-                                   "shows only now and then)");
+  bs->add_flag("--gallop", gallop, "assume a parting lasts once it begins (FMA, another libm): gallop and halve "
+                                   "over the stretches, faster for a late parting, blind to one that does not last");
+  bs->add_flag("--linear", linear, "every stretch in order (the default; kept for scripts that say it)");
   auto* rs = app.add_subcommand("record-scenario", "write the module's golden scenario (its bots) as a replay");
   rs->add_option("FILE", file, "output file")->required();
   std::uint32_t keyframe_seconds = kDefaultKeyframeInterval / kTickRate;
@@ -552,7 +580,11 @@ int main(int argc, char** argv) {
     }
     const Module* against_module = module_from_options(against, against_lib, &code);
     if (!against_module) return code;
-    return bisect(*module, *against_module, file, linear);
+    if (linear && gallop) {
+      LOCKSTEP_LOG_ERROR("bisect: --linear and --gallop are two searches: give one");
+      return kExitBadInput;
+    }
+    return bisect({module, sim_lib}, {against_module, against_lib}, file, gallop);
   }
   if (st->parsed()) return state(*module, file, at, perturb_at, state_out);
   if (cmp->parsed()) return compare(*module, file, at, other_state, perturb_at);

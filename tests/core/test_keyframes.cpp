@@ -154,6 +154,52 @@ TEST_SUITE("core/keyframes") {
     const BisectResult none = bisect_replay(arena_module().create, other.create, r, false);
     CHECK(none.ok);
     CHECK_FALSE(none.parted);
+    CHECK(none.stretches_tested == none.stretches);  // "no parting" means every tick was compared
+  }
+
+  TEST_CASE("bisection finds a difference confined to a window of ticks, in order or galloping, and says whether it "
+            "compared every tick before it") {
+    Module other = arena_module();
+    other.create = &testing::parting_arena;
+    const Replay r = scenario_replay(golden_scenario(arena_module()), 6000, 250);
+    testing::parting_tick() = 3610;  // in a stretch galloping never probes (0, 1, 3, 7, 15: ticks up to 4000)
+    testing::parting_until() = 3710;
+    for (const bool linear : {true, false}) {
+      CAPTURE(linear);
+      const BisectResult b = bisect_replay(arena_module().create, other.create, r, linear);
+      REQUIRE(b.ok);
+      CHECK(b.parted);
+      CHECK(b.tick == 3610);
+      CHECK(b.exhaustive);
+      CHECK(b.difference.where != "none");
+    }
+    // A parting that lasts, found by galloping past stretches it never tested: not exhaustive.
+    testing::parting_tick() = 5200;
+    testing::parting_until() = 0;
+    const BisectResult g = bisect_replay(arena_module().create, other.create, r, false);
+    CHECK(g.tick == 5200);
+    CHECK_FALSE(g.exhaustive);
+    CHECK(g.stretches_tested < g.stretches);
+    testing::parting_tick() = 100000;
+  }
+
+  TEST_CASE("bisection never reports a parting that does not happen again: a build that differs from itself is "
+            "named as such") {
+    Module other = arena_module();
+    other.create = &testing::parting_arena;
+    const Replay r = scenario_replay(golden_scenario(arena_module()), 3000, 250);
+    testing::parting_tick() = 1;
+    testing::parting_worlds_made() = 0;
+    testing::parting_only_in_world() = 1;  // the first world the "b" build makes parts; none after it
+    const BisectResult b = bisect_replay(arena_module().create, other.create, r, true);
+    REQUIRE(b.ok);
+    CHECK_FALSE(b.parted);
+    CHECK(b.unsteady == "b");
+    CHECK(b.tick == 1);
+    CHECK(b.a_hash == b.b_hash);  // stepped again, the two agree: the first run's parting was b's own
+    CHECK(r.hash_at(1) == b.a_hash);
+    testing::parting_only_in_world() = 0;
+    testing::parting_tick() = 100000;
   }
 
   TEST_CASE("a desync bundle reads back whole, is refused truncated, altered or foreign, and its page escapes every string") {

@@ -53,6 +53,17 @@ echo "ok: seek, verify --from and the replay page"
 "$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers_rules2.so" >"$WORK/bisect.json" 2>"$WORK/bisect.err"
 [ $? = 3 ] || fail "bisect found no parting"
 json_check "$WORK/bisect.json" 'd["parted"] and d["tick"] >= 1 and d["difference"]["where"] in ("entity", "global") and d["agrees_with_recording"] == "a"' "bisect did not name where the builds part"
+# The builds by their files and build ids, in the JSON and the sentence.
+json_check "$WORK/bisect.json" 'd["a"]["file"].endswith("libwalkers.so") and d["b"]["file"].endswith("libwalkers_rules2.so") and len(d["b"]["build_id"]) == 16 and d["exhaustive"]' "bisect did not name the builds"
+grep -q "libwalkers_rules2.so, build [0-9a-f]\{16\}) part at tick" "$WORK/bisect.err" || fail "bisect's sentence does not name the builds: $(cat "$WORK/bisect.err")"
+"$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers_rules2.so" --gallop >"$WORK/gallop.json" 2>/dev/null
+json_check "$WORK/gallop.json" "d['tick'] == $(json_get "$WORK/bisect.json" 'd["tick"]') and d['mode'] == 'gallop'" "bisect and --gallop disagree"
+# A build that differs from itself (padding bytes copied into its state) is named as such, never
+# as a parting of the two builds.
+"$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers_broken7.so" >"$WORK/b7.json" 2>"$WORK/b7.err"
+[ $? = 3 ] || fail "bisect against walkers_broken7 passed"
+json_check "$WORK/b7.json" 'not d["parted"] and d["unsteady"] == "b"' "bisect called a build that differs from itself a parting"
+grep -q "differs from itself" "$WORK/b7.err" || fail "bisect did not say walkers_broken7 differs from itself: $(cat "$WORK/b7.err")"
 "$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers_rules2.so" --linear >"$WORK/linear.json" 2>/dev/null
 json_check "$WORK/linear.json" "d['tick'] == $(json_get "$WORK/bisect.json" 'd["tick"]')" "bisect and --linear disagree"
 "$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers.so" >"$WORK/same.json" 2>/dev/null \

@@ -17,15 +17,34 @@ inline Tick& parting_tick() {
   return t;
 }
 
+/// The tick from which it agrees again (a difference confined to a window); 0: never.
+inline Tick& parting_until() {
+  static Tick t = 0;
+  return t;
+}
+
+/// Worlds the parting build has made: with `parting_only_in_world`, only that one (counted from 1)
+/// parts, as a build that differs from itself would (uninitialised memory).
+inline int& parting_worlds_made() {
+  static int n = 0;
+  return n;
+}
+inline int& parting_only_in_world() {
+  static int n = 0;
+  return n;
+}
+
 /// A WorldFactory / SimulationFactory of the parting build.
 inline std::unique_ptr<Simulation> parting_arena(const WorldParams& w) {
   auto s = arena_module().create(w);
   if (!s) return nullptr;
+  const int made = ++parting_worlds_made();
   return std::make_unique<HookedSimulation>(
       std::move(s),
-      [](Simulation& inner, const InputFrame& f) {
+      [made](Simulation& inner, const InputFrame& f) {
         inner.step(f);
-        if (inner.tick() >= parting_tick()) inner.perturb(7);
+        const bool in_window = inner.tick() >= parting_tick() && (parting_until() == 0 || inner.tick() < parting_until());
+        if (in_window && (parting_only_in_world() == 0 || parting_only_in_world() == made)) inner.perturb(7);
       },
       1);
 }

@@ -112,10 +112,16 @@ extern "C" lockstep_result lockstep_bisect_game(const lockstep_module* module, c
   const std::string cost = std::to_string(res.ticks_simulated) + " ticks simulated (" + std::to_string(res.stretches_tested) +
                            " of " + std::to_string(res.stretches) + " stretches between keyframes); a linear search: " +
                            std::to_string(res.linear_ticks);
-  if (!res.parted)
-    return fail(LOCKSTEP_OK, "equal at every tick of the stretches tested: " + cost, report, report_cap);
+  if (!res.unsteady.empty())
+    return fail(LOCKSTEP_ERROR_STATE, std::string(res.unsteady == "a" ? "the module" : res.unsteady == "b" ? "the game" : "both") +
+                                          " gave another result when tick " + std::to_string(res.tick) +
+                                          " was stepped again from the same keyframe: it differs from itself (uninitialised "
+                                          "memory, an address or a clock in the state), not from the other; " + cost,
+                report, report_cap);
+  if (!res.parted) return fail(LOCKSTEP_OK, "equal at every tick: " + cost, report, report_cap);
   std::string where = difference_text(res.difference);
-  return fail(LOCKSTEP_ERROR_STATE, "parted at tick " + std::to_string(res.tick) + ": " + where + " (module vs game); " + cost,
+  return fail(LOCKSTEP_ERROR_STATE, "parted at tick " + std::to_string(res.tick) + ": " + where + " (module vs game); " + cost +
+                                        (res.exhaustive ? "" : "; galloping skipped stretches before it"),
               report, report_cap);
 } catch (...) {
   return c_api::caught(__func__, report, report_cap);

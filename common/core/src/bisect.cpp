@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <utility>
 
 namespace lockstep {
 
@@ -35,13 +36,12 @@ BisectResult bisect_replay(const WorldFactory& a, const WorldFactory& b, const R
     }
     return true;
   };
-  // Steps both through stretch i, stopping at the first tick they differ: that tick, 0 when they
-  // agree throughout, or -1 on a failure to load.
+  // Steps both through stretch i, stopping at the first tick they differ (or at `until`): that
+  // tick, 0 when they agree throughout, or -1 on a failure to load. Leaves the worlds in x and y.
   std::unique_ptr<Simulation> x, y;
-  const auto run = [&](std::size_t i) -> std::int64_t {
+  const auto run = [&](std::size_t i, Tick until) -> std::int64_t {
     if (!worlds_at(bounds[i], &x, &y)) return -1;
-    ++out.stretches_tested;
-    for (Tick t = bounds[i] + 1; t <= bounds[i + 1]; ++t) {
+    for (Tick t = bounds[i] + 1; t <= std::min(bounds[i + 1], until); ++t) {
       const InputFrame& f = r.frames[t - r.frames_from - 1];
       x->step(f);
       y->step(f);
@@ -50,23 +50,32 @@ BisectResult bisect_replay(const WorldFactory& a, const WorldFactory& b, const R
     }
     return 0;
   };
-  std::map<std::size_t, Tick> parted_at;  // tested stretches that part, and where
+  std::map<std::size_t, std::pair<Tick, std::pair<std::uint64_t, std::uint64_t>>> parted_at;  // and both hashes
+  std::vector<bool> tested(out.stretches, false);
   const auto parts = [&](std::size_t i) -> int {
-    const std::int64_t t = run(i);
+    const std::int64_t t = run(i, bounds[i + 1]);
     if (t < 0) return -1;
-    if (t > 0) parted_at[i] = static_cast<Tick>(t);
+    tested[i] = true;
+    ++out.stretches_tested;
+    if (t > 0) parted_at[i] = {static_cast<Tick>(t), {x->hash(), y->hash()}};
     return t > 0 ? 1 : 0;
+  };
+  // The first stretch from `from` on (untested ones only) that parts, in order; stretches when none.
+  const auto first_in_order = [&](std::size_t from, std::size_t* found) {
+    for (std::size_t i = from; i < out.stretches; ++i) {
+      if (tested[i]) {
+        if (parted_at.count(i)) return *found = i, true;
+        continue;
+      }
+      const int p = parts(i);
+      if (p < 0) return false;
+      if (p == 1) return *found = i, true;
+    }
+    return *found = out.stretches, true;
   };
   std::size_t found = out.stretches;  // none
   if (linear) {
-    for (std::size_t i = 0; i < out.stretches; ++i) {
-      const int p = parts(i);
-      if (p < 0) return out;
-      if (p == 1) {
-        found = i;
-        break;
-      }
-    }
+    if (!first_in_order(0, &found)) return out;
   } else {
     // Galloping from the start (stretches 0, 1, 3, 7, ...): an early parting costs little; then
     // halves between the last that held and the first that parted.
@@ -87,31 +96,43 @@ BisectResult bisect_replay(const WorldFactory& a, const WorldFactory& b, const R
       if (p == 1) hi = mid;
       else lo = mid + 1;
     }
-    if (hi < out.stretches && parted_at.count(hi)) found = hi;
+    if (hi < out.stretches && parted_at.count(hi)) {
+      found = hi;
+      for (std::size_t i = 0; i < hi; ++i) out.exhaustive = out.exhaustive && tested[i];
+    } else if (!first_in_order(0, &found)) {  // no parting where it looked: every stretch it skipped
+      return out;
+    }
   }
   out.ok = true;
   if (found == out.stretches) {
     out.linear_ticks = 2ull * r.frames.size();
     return out;
   }
-  // The parting stretch again, to its first differing tick, for the two states.
-  const Tick tick = parted_at[found];
-  if (!worlds_at(bounds[found], &x, &y)) {
+  // The parting stretch again, to its first differing tick, for the two states; a build whose
+  // second run gives another hash there differs from itself, and the parting is not the builds'.
+  const auto [tick, first_hashes] = parted_at[found];
+  if (run(found, tick) < 0) {
     out.ok = false;
     return out;
   }
-  for (Tick t = bounds[found] + 1; t <= tick; ++t) {
-    const InputFrame& f = r.frames[t - r.frames_from - 1];
-    x->step(f);
-    y->step(f);
-    out.ticks_simulated += 2;
+  bool x_steady = x->hash() == first_hashes.first, y_steady = y->hash() == first_hashes.second;
+  if (x->tick() != tick) {
+    // The second run parted before `tick`, where the first agreed: the build off the recording
+    // there gave another result than its first run (both, when the recording does not tell).
+    const auto rec = r.hash_at(x->tick());
+    x_steady = rec && x->hash() == *rec;  // they differ there: at most one is the recording's
+    y_steady = rec && y->hash() == *rec;
   }
-  out.parted = true;
   out.tick = tick;
-  out.difference = locate_difference(*x, *y);
   out.a_hash = x->hash();
   out.b_hash = y->hash();
   out.linear_ticks = 2ull * (tick - r.frames_from);
+  if (!x_steady || !y_steady) {
+    out.unsteady = !x_steady && !y_steady ? "both" : !x_steady ? "a" : "b";
+    return out;
+  }
+  out.parted = true;
+  out.difference = locate_difference(*x, *y);
   return out;
 }
 

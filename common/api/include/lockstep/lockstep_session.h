@@ -243,11 +243,13 @@ LOCKSTEP_API lockstep_result lockstep_compare_game(const lockstep_module* module
 
 /* Where a game's own implementation parts from the module on a recorded session: the replay at
  * `replay_path` (a .replay, or a desync bundle) with keyframes, both sides loading each keyframe's
- * bytes and stepping the stretch after it; a galloping then halving search finds the first stretch
- * where they part (linear != 0: every stretch in order, exact for a difference that shows only now
- * and then), and its first differing tick is located. LOCKSTEP_OK when they agree, LOCKSTEP_ERROR_STATE
- * when they part: report names the tick, the entity and field with both values, and the ticks
- * simulated against a linear search's; LOCKSTEP_ERROR_NOT_FOUND for a file that cannot be read,
+ * bytes and stepping the stretch after it. linear != 0 tests every stretch in order (exact for a
+ * difference that shows only now and then); linear == 0 gallops then halves, assuming a parting
+ * lasts once it begins. Either way LOCKSTEP_OK means every tick was compared and equal. The first
+ * differing tick is located and stepped again: LOCKSTEP_ERROR_STATE when they part, report naming
+ * the tick, the entity and field with both values, and the ticks simulated against a linear
+ * search's; LOCKSTEP_ERROR_STATE too when one side gives another result stepped again (it differs
+ * from itself; report says which); LOCKSTEP_ERROR_NOT_FOUND for a file that cannot be read,
  * LOCKSTEP_ERROR_SETTINGS for a replay of another module or a damaged one (report says which). */
 LOCKSTEP_API lockstep_result lockstep_bisect_game(const lockstep_module* module, const lockstep_game* game,
                                                   const char* replay_path, int linear, char* report, size_t report_cap);
