@@ -196,7 +196,8 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
 std::unique_ptr<Simulation> world_at(const Module& module, const std::string& path, Tick tick, Tick perturb_at,
                                      int* code, Replay& r) {
   *code = kExitBadInput;
-  if (!load(path, &r, true, {perturb_at != 0 ? 0 : tick, tick})) return nullptr;
+  // Frames up to `tick` from the latest keyframe at or before it; none when it is the start.
+  if (!load(path, &r, true, {perturb_at != 0 ? 0 : tick, tick, tick != 0 || perturb_at != 0})) return nullptr;
   if (tick < r.header.start_tick || tick > r.last_tick) {
     LOCKSTEP_LOG_ERROR("%s holds ticks %u..%u; tick %u is not one of them", path.c_str(), r.header.start_tick,
                        r.last_tick, tick);
@@ -557,7 +558,7 @@ int main(int argc, char** argv) {
       read_bundle(file, &b, &detail);
       r = std::move(b.replay);
     } else {
-      read_replay(file, &r, &detail, {kMaxReplayTick, 1});  // the header, and little else
+      read_replay_header(file, &r.header, &detail);  // the header alone
     }
     if (!r.header.module.empty() && find_module(r.header.module)) sim = r.header.module;
     else if (!r.header.module.empty() && !i->parsed() && !vw->parsed()) {

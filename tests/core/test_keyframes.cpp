@@ -122,6 +122,41 @@ TEST_SUITE("core/keyframes") {
     fs::remove(p);
   }
 
+  TEST_CASE("a replay's header reads alone, and a read of no frames decodes none: what seek at the first tick needs") {
+    const Replay r = scenario_replay(golden_scenario(arena_module()), 3000, 1000);
+    const auto p = std::filesystem::temp_directory_path() / ("lockstep-header-" + std::to_string(::getpid()));
+    std::string error;
+    REQUIRE(write_replay(p.string(), r, &error));
+    ReplayHeader h;
+    REQUIRE(read_replay_header(p.string(), &h, &error) == ReplayError::None);
+    CHECK(h.module == "arena");
+    CHECK(h.world.players == r.header.world.players);
+    CHECK(h.keyframe_interval == 1000);
+    Replay none;
+    REQUIRE(read_replay(p.string(), &none, &error, {0, 0, false}) == ReplayError::None);
+    CHECK(none.frames.empty());
+    CHECK(none.last_tick == 3000);
+    CHECK(none.keyframe_ticks.size() == 3);  // 1000, 2000 and 3000: the file was still read and checked whole
+    Replay some;
+    REQUIRE(read_replay(p.string(), &some, &error, {1500, 1500}) == ReplayError::None);
+    CHECK(some.frames_from == 1000);
+    CHECK(some.frames.size() == 500);
+    // A header cut short, a file of another kind, a missing file: each refused with its kind.
+    const auto bytes = replay_bytes(r);
+    {
+      std::ofstream out(p, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(bytes.data()), 30);
+    }
+    CHECK(read_replay_header(p.string(), &h, &error) == ReplayError::Truncated);
+    {
+      std::ofstream out(p, std::ios::binary | std::ios::trunc);
+      out << "not a replay at all, just some text of a reasonable length";
+    }
+    CHECK(read_replay_header(p.string(), &h, &error) == ReplayError::NotAReplay);
+    std::filesystem::remove(p);
+    CHECK(read_replay_header(p.string(), &h, &error) == ReplayError::CannotOpen);
+  }
+
   TEST_CASE("a replay of format 3 (no keyframes) still reads, and ranged reads of it start from tick 0") {
     Replay golden;
     std::string detail;

@@ -3,6 +3,8 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -390,7 +392,7 @@ ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::
       if (k <= range.from) base = k;
   out->frames_from = base;
   for (const RecordEntry& e : entries) {
-    if (e.type == replay::Chunk::Frames && e.last > base && (range.to == 0 || e.first <= range.to)) {
+    if (e.type == replay::Chunk::Frames && range.frames && e.last > base && (range.to == 0 || e.first <= range.to)) {
       const replay::Record* rec = aligned_record(bytes.subspan(e.pos, e.len), aligned);
       const ReplayError err =
           reader.decode_frames(*rec->chunk_as_Frames(), e.first, base, range.to, " at byte " + std::to_string(e.pos));
@@ -405,15 +407,70 @@ ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::
   return ReplayError::None;
 }
 
+namespace {
+// The whole file in one read (its size from fstat): a one-hour replay is about 10 MB.
+bool read_file(const std::string& path, std::vector<std::uint8_t>* bytes, std::string* detail) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    if (detail) *detail = "cannot open " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  bytes->clear();
+  if (::fstat(fileno(f), &st) == 0 && st.st_size > 0) bytes->resize(static_cast<std::size_t>(st.st_size));
+  std::size_t got = std::fread(bytes->data(), 1, bytes->size(), f);
+  bytes->resize(got);
+  // A file still being written (a replay read while its session runs) may have grown since.
+  std::uint8_t more[65536];
+  for (std::size_t n; (n = std::fread(more, 1, sizeof more, f)) > 0;) bytes->insert(bytes->end(), more, more + n);
+  const bool ok = !std::ferror(f);
+  std::fclose(f);
+  if (!ok && detail) *detail = "cannot read " + path + ": " + std::strerror(errno);
+  return ok;
+}
+}  // namespace
+
 ReplayError read_replay(const std::string& path, Replay* out, std::string* detail, ReplayRange range) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::vector<std::uint8_t> bytes;
+  if (!read_file(path, &bytes, detail)) {
     *out = Replay{};
+    return ReplayError::CannotOpen;
+  }
+  const ReplayError e = parse_replay(bytes, out, detail, range);
+  if (e == ReplayError::NotAReplay && detail) *detail = path + " is " + *detail;
+  return e;
+}
+
+ReplayError read_replay_header(const std::string& path, ReplayHeader* out, std::string* detail) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
     if (detail) *detail = "cannot open " + path + ": " + std::strerror(errno);
     return ReplayError::CannotOpen;
   }
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const ReplayError e = parse_replay(bytes, out, detail, range);
+  // The signature and the first record, which must be the header.
+  std::vector<std::uint8_t> bytes(sizeof kMagic + kRecordHeader);
+  bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+  bool whole = false;  // the first record read to its end
+  if (bytes.size() == sizeof kMagic + kRecordHeader) {
+    ByteReader r(std::span<const std::uint8_t>(bytes).subspan(sizeof kMagic, kRecordHeader));
+    const std::uint32_t len = r.u32();
+    if (len > 0 && len <= kMaxRecord) {
+      bytes.resize(bytes.size() + len);
+      const std::size_t got = std::fread(bytes.data() + sizeof kMagic + kRecordHeader, 1, len, f);
+      bytes.resize(sizeof kMagic + kRecordHeader + got);
+      whole = got == len;
+    }
+  }
+  std::fclose(f);
+  Replay r;
+  const ReplayError e = parse_replay(bytes, &r, detail, {0, 0, false});
+  *out = r.header;
+  // A whole first record that is a header, and nothing after it read: the missing end record is
+  // expected. A fault in the record itself is the file's.
+  if (e == ReplayError::Truncated && whole && r.last_tick == r.header.start_tick && !r.complete) {
+    if (detail) detail->clear();
+    return ReplayError::None;
+  }
   if (e == ReplayError::NotAReplay && detail) *detail = path + " is " + *detail;
   return e;
 }

@@ -116,12 +116,17 @@ struct LOCKSTEP_API ReplayRange {
   Tick from = 0;
   /// Decode frames up to this tick (0: to the end).
   Tick to = 0;
+  /// false: decode no frames at all (the header, the keyframe `from` names, the totals).
+  bool frames = true;
 };
 
 /// Reads and checks a whole replay. On failure returns the kind and a readable `detail`
 /// (with the byte offset); `out` then holds what was read before the fault.
 LOCKSTEP_API ReplayError read_replay(const std::string& path, Replay* out, std::string* detail,
                                      ReplayRange range = {});
+/// The header alone: the file's first record, checked; the rest is not read. For a tool that needs
+/// to know which module a replay names before it reads the replay.
+LOCKSTEP_API ReplayError read_replay_header(const std::string& path, ReplayHeader* out, std::string* detail);
 /// The same from bytes in memory (a replay inside a desync bundle).
 LOCKSTEP_API ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::string* detail,
                                       ReplayRange range = {});
