@@ -252,6 +252,97 @@ int seek(const Module& module, const std::string& path, Tick tick, const std::st
   return kExitOk;
 }
 
+// A state file (from `state`, `seek -o`, `seek --party`, `verify --state-out`) loaded as a world of
+// the replay's; nullptr with the reason logged.
+std::unique_ptr<Simulation> load_state(const Module& module, const Replay& r, const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    LOCKSTEP_LOG_ERROR("cannot open %s", file.c_str());
+    return nullptr;
+  }
+  std::vector<std::uint8_t> bytes;
+  for (char buf[65536]; in.read(buf, sizeof buf) || in.gcount() > 0;) {
+    bytes.insert(bytes.end(), buf, buf + in.gcount());
+    if (bytes.size() > kMaxKeyframeBytes) {
+      LOCKSTEP_LOG_ERROR("%s is larger than any state (%zu bytes)", file.c_str(), kMaxKeyframeBytes);
+      return nullptr;
+    }
+  }
+  auto sim = module.create(r.header.world);
+  if (!sim || !sim->deserialize(bytes)) {
+    LOCKSTEP_LOG_ERROR("%s is not a state of this replay's world (%zu bytes the %.*s module does not load)", file.c_str(),
+                       bytes.size(), static_cast<int>(module.name.size()), module.name.data());
+    return nullptr;
+  }
+  return sim;
+}
+
+// `compare FILE A --with B`: two stored states of FILE's world (two parties' out of a bundle, say),
+// neither re-simulated: the entity and field where they part.
+int compare_states(const Module& module, const std::string& path, const std::string& a_path, const std::string& b_path) {
+  Replay r;
+  if (!load(path, &r, true, {0, 0, false})) return kExitBadInput;
+  const auto a = load_state(module, r, a_path), b = a ? load_state(module, r, b_path) : nullptr;
+  if (!a || !b) return kExitBadInput;
+  if (a->tick() != b->tick()) {
+    LOCKSTEP_LOG_ERROR("%s holds tick %u and %s tick %u: compare states of one tick", a_path.c_str(), a->tick(),
+                       b_path.c_str(), b->tick());
+    return kExitBadInput;
+  }
+  const StateDifference d = locate_difference(*a, *b);
+  Json out = difference_json(d, "a", "b");
+  out["tick"] = a->tick();
+  out["a"] = a_path;
+  out["b"] = b_path;
+  out["a_hash"] = hash_hex(a->hash());
+  out["b_hash"] = hash_hex(b->hash());
+  std::printf("%s\n", json_text(out).c_str());
+  if (d.where == "none") {
+    LOCKSTEP_LOG_INFO("tick %u: the states are equal", a->tick());
+    return kExitOk;
+  }
+  LOCKSTEP_LOG_ERROR("tick %u: %s (%s vs %s)", a->tick(), difference_text(d).c_str(), a_path.c_str(), b_path.c_str());
+  return kExitMismatch;
+}
+
+// `seek BUNDLE TICK --party P`: a party's own state at a tick, as the bundle stores it (not
+// re-simulated): what that party's machine held.
+int party_state(const std::string& path, Tick tick, const std::string& party, const std::string& out) {
+  if (!is_bundle_file(path)) {
+    LOCKSTEP_LOG_ERROR("--party reads a desync bundle's stored states; %s is not a bundle", path.c_str());
+    return kExitBadInput;
+  }
+  DesyncBundle b;
+  std::string detail;
+  if (read_bundle(path, &b, &detail) != ReplayError::None) {
+    LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
+    return kExitBadInput;
+  }
+  const BundleParty* p = nullptr;
+  std::string names;
+  for (std::size_t i = 0; i < b.parties.size(); ++i) {
+    if (b.parties[i].name == party || std::to_string(i) == party) p = &b.parties[i];
+    names += (names.empty() ? "" : ", ") + std::to_string(i) + " '" + b.parties[i].name + "'";
+  }
+  if (!p) {
+    LOCKSTEP_LOG_ERROR("%s has no party '%s'; its parties: %s", path.c_str(), party.c_str(), names.c_str());
+    return kExitBadInput;
+  }
+  const BundleState* st = p->state(tick);
+  if (!st) {
+    std::string held;
+    for (const BundleState& s : p->states) held += (held.empty() ? "" : ", ") + std::to_string(s.tick);
+    LOCKSTEP_LOG_ERROR("%s holds no state of '%s' at tick %u; it holds ticks %s", path.c_str(), p->name.c_str(), tick,
+                       held.empty() ? "none" : held.c_str());
+    return kExitBadInput;
+  }
+  if (!out.empty() && !write_bytes(out, st->bytes)) return 1;
+  const Json j{{"tick", tick}, {"party", p->name}, {"hash", hash_hex(st->hash)}, {"state_bytes", st->bytes.size()},
+               {"stored", true}, {"state_file", out}};
+  std::printf("%s\n", json_text(j).c_str());
+  return kExitOk;
+}
+
 // `compare`: this build's state at a tick against another build's (a file `state` or `verify
 // --state-out` wrote, perhaps on another machine): the entity and field where they part.
 int compare(const Module& module, const std::string& path, Tick tick, const std::string& other_path, Tick perturb_at) {
@@ -292,8 +383,23 @@ int compare(const Module& module, const std::string& path, Tick tick, const std:
 int info(const Module& module, const std::string& path) {
   Replay r;
   std::string detail;
-  const ReplayError e = read_replay(path, &r, &detail);
-  if (e != ReplayError::None && !(e == ReplayError::Truncated && !r.frames.empty())) {
+  // A desync bundle: its replay, and its parties with the ticks of the states each stored.
+  Json parties = nullptr;
+  if (is_bundle_file(path)) {
+    DesyncBundle b;
+    if (read_bundle(path, &b, &detail) != ReplayError::None) {
+      LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
+      return kExitBadInput;
+    }
+    parties = Json::array();
+    for (std::size_t i = 0; i < b.parties.size(); ++i) {
+      Json ticks = Json::array();
+      for (const BundleState& st : b.parties[i].states) ticks.push_back(st.tick);
+      parties.push_back(Json{{"index", i}, {"name", b.parties[i].name}, {"state_ticks", ticks}});
+    }
+    r = std::move(b.replay);
+  } else if (const ReplayError e = read_replay(path, &r, &detail);
+             e != ReplayError::None && !(e == ReplayError::Truncated && !r.frames.empty())) {
     LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
     return kExitBadInput;
   }
@@ -304,7 +410,7 @@ int info(const Module& module, const std::string& path) {
   }
   Json libraries = Json::array();
   for (const LibraryBuild& l : r.header.libraries) libraries.push_back(Json{{"name", l.name}, {"build", l.build}});
-  const Json out{{"protocol_version", r.header.protocol_version},
+  Json out{{"protocol_version", r.header.protocol_version},
                  {"fingerprint", hash_hex(r.header.fingerprint)},
                  {"sim", r.header.module.empty() ? std::string(module.name) : r.header.module},
                  {"input_size", r.header.input_size},
@@ -329,6 +435,7 @@ int info(const Module& module, const std::string& path) {
                  {"filled_inputs", filled},
                  {"commands", commands},
                  {"names", r.header.names}};
+  if (!parties.is_null()) out["parties"] = parties;
   std::printf("%s\n", json_text(out).c_str());
   if (!r.complete) LOCKSTEP_LOG_WARN("%s", detail.c_str());
   return kExitOk;
@@ -508,13 +615,19 @@ int main(int argc, char** argv) {
                                             "`state` or `verify --state-out`): names the entity and field that differ");
   cmp->add_option("FILE", file, "replay file")->required();
   cmp->add_option("STATE", other_state, "the other build's state at the tick")->required();
-  cmp->add_option("--tick", at, "the tick")->required()->check(lockstep::cli::unsigned_number());
+  cmp->add_option("--tick", at, "the tick (not with --with)")->check(lockstep::cli::unsigned_number());
+  std::string with_state;
+  cmp->add_option("--with", with_state, "compare STATE with this state file instead of this build's state (two "
+                                         "stored states, e.g. two parties' from `seek BUNDLE TICK --party P -o FILE`)");
   cmp->add_option("--perturb-at", perturb_at, "test hook: perturb this build's state by one ULP after this tick")->check(lockstep::cli::unsigned_number());
   auto* sk = app.add_subcommand("seek", "this build's state at any tick, from the latest keyframe before it, checked "
                                        "against the recorded hash; prints JSON");
   sk->add_option("FILE", file, "replay file")->required();
   sk->add_option("TICK", at, "the tick")->required()->check(lockstep::cli::unsigned_number());
   sk->add_option("-o,--output", state_out, "also write the state (the module's serialization) here");
+  std::string party;
+  sk->add_option("--party", party, "a desync bundle: the state this party (its name, or its index) stored at TICK, "
+                                   "not re-simulated");
   auto* i = app.add_subcommand("info", "print the header and totals as JSON");
   i->add_option("FILE", file, "replay file")->required();
   auto* t = app.add_subcommand("trace", "print the recorded hashes in the --hash-log format");
@@ -548,6 +661,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kExitBadInput;
   }
+  // A party's stored state needs no module: the bundle holds it.
+  if (sk->parsed() && !party.empty()) return party_state(file, at, party, state_out);
   // Without --sim, a replay is read with the built-in module it names.
   if (sim.empty() && sim_lib.empty() && (v->parsed() || i->parsed() || st->parsed() || cmp->parsed() || sk->parsed() || vw->parsed() ||
                                             bs->parsed())) {
@@ -588,7 +703,14 @@ int main(int argc, char** argv) {
     return bisect({module, sim_lib}, {against_module, against_lib}, file, gallop);
   }
   if (st->parsed()) return state(*module, file, at, perturb_at, state_out);
-  if (cmp->parsed()) return compare(*module, file, at, other_state, perturb_at);
+  if (cmp->parsed()) {
+    if (!with_state.empty()) return compare_states(*module, file, other_state, with_state);
+    if (cmp->count("--tick") == 0) {
+      LOCKSTEP_LOG_ERROR("compare: give --tick (this build's state there against STATE) or --with (two state files)");
+      return kExitBadInput;
+    }
+    return compare(*module, file, at, other_state, perturb_at);
+  }
   if (i->parsed()) return info(*module, file);
   if (t->parsed()) return trace(file, from, to);
   if (d->parsed()) return diff(file, other);

@@ -30,6 +30,20 @@ json_check "$WORK/rollback.json" 'any(c["check"] == "rollback" and not c["ok"] a
   "the failed rollback check has no page"
 view_page "$(json_get "$WORK/rollback.json" '[c for c in d["checks"] if c["check"] == "rollback"][0]["page"]')" rollback
 grep -q 'data-field="pulse">tick 1 · global field pulse · check rollback' "$WORK/rollback.dom" || fail "the rollback page does not name its tick and field"
+# Every party's own state out of the bundle (stored, not re-simulated), and two of them compared.
+SB=$(json_get "$WORK/synctest.json" '[c for c in d["checks"] if c["check"] == "replay"][0]["bundle"]')
+ST=$(json_get "$WORK/synctest.json" '[c for c in d["checks"] if c["check"] == "replay"][0]["tick"]')
+"$R" info "$SB" --sim-lib "$BIN/libwalkers_broken1.so" >"$WORK/binfo.json" || fail "info on a bundle failed"
+json_check "$WORK/binfo.json" "len(d['parties']) == 2 and all($ST in p['state_ticks'] for p in d['parties'])" "info does not list the bundle's parties and their states"
+"$R" seek "$SB" "$ST" --party "run 1" -o "$WORK/p0.state" >"$WORK/p0.json" || fail "seek --party 'run 1' failed"
+"$R" seek "$SB" "$ST" --party 1 -o "$WORK/p1.state" >"$WORK/p1.json" || fail "seek --party 1 failed"
+json_check "$WORK/p0.json" 'd["stored"] and d["party"] == "run 1"' "seek --party did not return the stored state"
+[ "$(json_get "$WORK/p0.json" 'd["hash"]')" != "$(json_get "$WORK/p1.json" 'd["hash"]')" ] || fail "the two runs' stored states are equal"
+"$R" --sim-lib "$BIN/libwalkers_broken1.so" compare "$SB" "$WORK/p0.state" --with "$WORK/p1.state" >"$WORK/pc.json" 2>/dev/null
+[ $? = 3 ] || fail "compare --with of two differing states did not exit 3"
+json_check "$WORK/pc.json" "d['where'] != 'none' and d['tick'] == $ST and d['a_hash'] == '$(json_get "$WORK/p0.json" 'd["hash"]')'" "compare --with did not name where the stored states part"
+"$R" seek "$SB" 99999 --party 0 2>"$WORK/pn.err"; [ $? = 2 ] && grep -q "holds ticks" "$WORK/pn.err" || fail "seek --party at a tick not held: $(cat "$WORK/pn.err")"
+"$R" seek "$SB" "$ST" --party nobody 2>"$WORK/pn.err"; [ $? = 2 ] && grep -q "its parties: 0 'run 1', 1 'run 2'" "$WORK/pn.err" || fail "seek --party of no party: $(cat "$WORK/pn.err")"
 echo "ok: synctest bundles and pages"
 
 # 2. A long replay (10 minutes of play, a keyframe every 10 s): seek anywhere, verify from a keyframe.
