@@ -59,3 +59,56 @@ function(lockstep_add_synctest)
     endif()
   endif()
 endfunction()
+
+# lockstep_add_determinism_gate(<module target> REPLAY <file> [NAME <test>] [PACKAGES <package>...]
+#                               [REFUSED_ON <leg>...] [ONLY <leg>...])
+# Adds a ctest case (label `gate`) that runs lockstep-gate on a module target of this project:
+# every leg its players may have (gcc -O0 and -O2, clang -O2 and -O3 -march=native, aarch64 under
+# qemu-user, glibc's baseline x86-64 paths) rebuilds lockstep's core and this project's module with
+# that leg's compiler, flags and architecture, and replays REPLAY (the module's golden replay,
+# lockstep-replay record-scenario) comparing every tick's hash. A leg that parts fails the case,
+# named with its tick, entity and field; a leg that cannot run here is reported skipped, with why.
+# PACKAGES are Debian packages the module builds against (installed for the host and arm64 when
+# missing, as root); REFUSED_ON names a leg whose build of a linked library differs from the
+# recording's (the replay must be refused there). ONLY, or the cache variable
+# LOCKSTEP_GATE_ONLY, runs some legs alone (a quick look; CI runs them all). Reports:
+# <build>/gate/<test>.json and .xml. The legs take minutes: run them with `ctest -L gate`, and the
+# other tests with `ctest -LE gate`.
+set(LOCKSTEP_GATE_ONLY "" CACHE STRING "lockstep_add_determinism_gate: run only these legs (a list; empty: every leg)")
+function(lockstep_add_determinism_gate target)
+  cmake_parse_arguments(G "" "REPLAY;NAME" "PACKAGES;REFUSED_ON;ONLY" ${ARGN})
+  if(NOT G_REPLAY)
+    message(FATAL_ERROR "lockstep_add_determinism_gate(${target}): REPLAY <the module's golden replay> is required")
+  endif()
+  if(NOT G_NAME)
+    set(G_NAME ${target}/gate)
+  endif()
+  if(TARGET lockstep::lockstep-gate)
+    set(gate $<TARGET_FILE:lockstep::lockstep-gate>)
+  elseif(EXISTS ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../tools/lockstep-gate)
+    set(gate ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../tools/lockstep-gate)
+  else()
+    message(WARNING "lockstep_add_determinism_gate: this lockstep install has no lockstep-gate")
+    return()
+  endif()
+  get_filename_component(replay ${G_REPLAY} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+  string(REGEX REPLACE "[^A-Za-z0-9_.-]" "_" file ${G_NAME})
+  set(out ${CMAKE_BINARY_DIR}/gate/${file})
+  set(args --root ${out} --module-source ${CMAKE_SOURCE_DIR} --module-target ${target} --module-replay ${replay})
+  if(G_PACKAGES)
+    string(REPLACE ";" " " packages "${G_PACKAGES}")
+    list(APPEND args --module-packages "${packages}")
+  endif()
+  foreach(leg IN LISTS G_REFUSED_ON)
+    list(APPEND args --module-refused-on ${leg})
+  endforeach()
+  set(only ${G_ONLY})
+  if(LOCKSTEP_GATE_ONLY)
+    set(only ${LOCKSTEP_GATE_ONLY})
+  endif()
+  foreach(leg IN LISTS only)
+    list(APPEND args --only ${leg})
+  endforeach()
+  add_test(NAME ${G_NAME} COMMAND ${gate} ${args} --json ${out}.json --junit ${out}.xml)
+  set_tests_properties(${G_NAME} PROPERTIES LABELS gate TIMEOUT 3600)
+endfunction()

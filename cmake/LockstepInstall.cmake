@@ -60,6 +60,18 @@ install(CODE "file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTAL
   \"# Written by lockstep's install: the library folder of the prefix this package came from.\\nLIBDIR = \\\"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}\\\"\\n\")")
 # The determinism lint of a module's compiled code (binutils at run time).
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/lockstep-lint DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The determinism gate of a team's module (lockstep-gate, lockstep_add_determinism_gate()): each leg
+# rebuilds lockstep's core with its own compiler, flags and architecture, so the package carries
+# what a core-only build of lockstep needs (about 2 MB of sources) and the matrix that drives it.
+set(LOCKSTEP_GATE_SOURCE ${CMAKE_INSTALL_DATADIR}/lockstep/source)
+install(FILES ${PROJECT_SOURCE_DIR}/CMakeLists.txt ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${LOCKSTEP_GATE_SOURCE})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/cmake ${PROJECT_SOURCE_DIR}/schemas ${PROJECT_SOURCE_DIR}/common
+                  ${PROJECT_SOURCE_DIR}/games ${PROJECT_SOURCE_DIR}/replay ${PROJECT_SOURCE_DIR}/bindings
+        DESTINATION ${LOCKSTEP_GATE_SOURCE} PATTERN "__pycache__" EXCLUDE)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/determinism-matrix.sh ${PROJECT_SOURCE_DIR}/tools/determinism-lint.sh
+                 ${PROJECT_SOURCE_DIR}/tools/lockstep-lint ${PROJECT_SOURCE_DIR}/tools/lockstep-gate
+        DESTINATION ${LOCKSTEP_GATE_SOURCE}/tools)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/lockstep-gate DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # pkg-config: lockstep-core (the deterministic core and the C API), lockstep (with the net layer),
 # lockstep-module (what a module needs: the header and the determinism flags).

@@ -160,10 +160,18 @@ echo "ok: a module builds from the package without FlatBuffers, nlohmann-json, x
 # The example, out of the tree: it may only find lockstep through the prefix.
 cp -r "$SRC/examples/orbits" "$WORK/orbits-src"
 rm -rf "$WORK/orbits-src/build"
-cmake -S "$WORK/orbits-src" -B "$WORK/orbits" -DCMAKE_PREFIX_PATH="$PREFIX" >"$WORK/orbits-cfg.log" 2>&1 ||
-  fail "configuring examples/orbits: $(tail -5 "$WORK/orbits-cfg.log")"
+# Its determinism gate on one leg here (the whole matrix is determinism/matrix's): glibc's
+# baseline paths, which rebuild lockstep's core from the sources the package carries.
+cmake -S "$WORK/orbits-src" -B "$WORK/orbits" -DCMAKE_PREFIX_PATH="$PREFIX" -DLOCKSTEP_GATE_ONLY=gcc-O2+glibc-baseline \
+  >"$WORK/orbits-cfg.log" 2>&1 || fail "configuring examples/orbits: $(tail -5 "$WORK/orbits-cfg.log")"
 cmake --build "$WORK/orbits" -j 2 >"$WORK/orbits-build.log" 2>&1 || fail "building examples/orbits: $(tail -5 "$WORK/orbits-build.log")"
-ctest --test-dir "$WORK/orbits" --output-on-failure >"$WORK/orbits-ctest.log" 2>&1 ||
+ctest --test-dir "$WORK/orbits" -L gate --output-on-failure >"$WORK/orbits-gate.log" 2>&1 ||
+  fail "the example's determinism gate: $(tail -20 "$WORK/orbits-gate.log")"
+json_check "$WORK/orbits/gate/orbits_gate.json" 'd["ok"] and [(l["leg"], l["subject"], l["status"]) for l in d["legs"]] == [("gcc-O2+glibc-baseline", "module orbits", "ok")]' \
+  "the gate's report of orbits"
+grep -q 'tests="1" failures="0"' "$WORK/orbits/gate/orbits_gate.xml" || fail "the gate's JUnit file of orbits"
+echo "ok: lockstep_add_determinism_gate: the installed lockstep-gate rebuilt the core and orbits, and the golden replay verified"
+ctest --test-dir "$WORK/orbits" -LE gate --output-on-failure >"$WORK/orbits-ctest.log" 2>&1 ||
   fail "the example's own tests: $(tail -20 "$WORK/orbits-ctest.log")"
 grep -q '100% tests passed, 0 tests failed out of 5' "$WORK/orbits-ctest.log" || fail "the example's ctest: $(tail -3 "$WORK/orbits-ctest.log")"
 json_check "$WORK/orbits/synctest/orbits_synctest.json" 'd["ok"] and d["sim"] == "orbits" and len(d["checks"]) == 10' \
