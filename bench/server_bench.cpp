@@ -174,6 +174,40 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 
   return buf;
 }
 
+/// How quiet the machine was while a row ran, for a reader to judge its figures: the load
+/// average when the row began (/proc/loadavg) and the share of the CPU time the hypervisor took
+/// from this VM meanwhile (steal, /proc/stat).
+struct Quiet {
+  double load1 = 0;
+  std::uint64_t steal = 0, total = 0;
+  static Quiet now() {
+    Quiet q;
+    if (std::FILE* f = std::fopen("/proc/loadavg", "r")) {
+      if (std::fscanf(f, "%lf", &q.load1) != 1) q.load1 = -1;
+      std::fclose(f);
+    }
+    if (std::FILE* f = std::fopen("/proc/stat", "r")) {
+      unsigned long long v[8] = {};
+      if (std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+        for (const unsigned long long x : v) q.total += x;
+        q.steal = v[7];
+      }
+      std::fclose(f);
+    }
+    return q;
+  }
+  /// "load 0.31 when it began, steal 0.2 % of the CPU time meanwhile"; quiet when the load was
+  /// under 0.5 per core and steal under 2 %.
+  [[nodiscard]] std::string since(bool* quiet) const {
+    const Quiet end = now();
+    const double steal_pct = end.total > total ? 100.0 * static_cast<double>(end.steal - steal) / static_cast<double>(end.total - total) : 0;
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    *quiet = load1 >= 0 && load1 < 0.5 * static_cast<double>(cpus) && steal_pct < 2.0;
+    return fmt("machine: load %.2f when the row began, steal %.1f %% of the CPU time during it (", load1, steal_pct) +
+           (*quiet ? "quiet" : "busy: figures may move") + ")";
+  }
+};
+
 }  // namespace
 
 void run_server(const Options& opt, std::vector<Row>& rows) {
@@ -205,6 +239,7 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
     return v.empty() ? 0.0 : v[v.size() / 2];
   };
   for (std::uint32_t n : counts) {
+    const Quiet began = Quiet::now();
     std::vector<double> cpu, relay_cpu, ratio, worst, mid, relay_worst, rm_cpu, rm_ratio, rm_worst;
     std::vector<double> pair_rm_cpu, pair_bare_cpu, pair_ratio;  // relay mode and the bare relay at once
     FleetResult ours, relay, relay_mode;
@@ -251,6 +286,8 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
     if (ok && median(relay_worst) <= 2000) held_bare = n;
     const double rm = median(pair_ratio);
     const auto [pair_lo, pair_hi] = std::minmax_element(pair_ratio.begin(), pair_ratio.end());
+    bool quiet = false;
+    const std::string machine = began.since(&quiet);
     rows.push_back({"server", "relay-mode server CPU per client-tick, " + std::to_string(n) + " sessions (no simulation)",
                     median(pair_rm_cpu), "us", median(pair_bare_cpu), "bare ENet relay", "<= 1.05x", ok && rm <= 1.05,
                     fmt("ratio %.3fx, both fleets on the core at once (%.0f sessions each; runs ranged %.3f-%.3f)", rm, static_cast<double>(n),
@@ -259,7 +296,7 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
                         fmt("; lateness p99 of the worst server %.0f us; bytes up/down %.0f/%.0f", median(rm_worst),
                             relay_mode.up, relay_mode.down) +
                         fmt("; the simulating server %.2f us", median(cpu)) +
-                        (reps > 1 ? fmt("; medians of %.0f runs", reps) : std::string())});
+                        fmt("; medians of %.0f paired runs; ", reps) + machine});
     const double r = median(ratio);
     const auto [lo, hi] = std::minmax_element(worst.begin(), worst.end());
     rows.push_back({"server", "server CPU per client-tick, " + std::to_string(n) + " sessions (" + std::to_string(4 * n) +
@@ -268,7 +305,8 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
                     fmt("ratio %.2fx; lateness p99 of the worst server %.0f us (median server %.0f), relay %.0f us", r,
                         median(worst), median(mid), median(relay_worst)) +
                         fmt("; bytes up/down %.0f/%.0f, relay %.0f/%.0f", ours.up, ours.down, relay.up, relay.down) +
-                        (reps > 1 ? fmt("; medians of %.0f runs", reps) : std::string())});
+                        fmt("; runs ranged %.2f-%.2fx", *std::min_element(ratio.begin(), ratio.end()), *std::max_element(ratio.begin(), ratio.end())) +
+                        fmt("; medians of %.0f runs; ", reps) + machine});
     if (n == counts.back())
       rows.push_back({"server", "tick lateness p99, " + std::to_string(n) + " sessions on one core (worst server)",
                       median(worst) / 1000.0, "ms", 2.0, "limit", "<= 2 ms", ok && median(worst) <= 2000,
