@@ -69,7 +69,7 @@ public static class DetMath {
 
 public enum EventKind : uint { Joined = 1, Started, PlayerJoined, PlayerLeft, Desync, Resynced, Kicked, Ended }
 
-/// A call the library refused: Code is its lockstep_result, Message its sentence.
+/// A call the library refused: Code is its lockstep_status, Message its sentence.
 public sealed class LockstepException : ArgumentException {
   public readonly int Code;
   public LockstepException(int code, string sentence) : base(sentence) { Code = code; }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "lockstep/lockstep.h"
@@ -15,6 +16,10 @@
 #include "lockstep/simulation.hpp"
 
 using namespace lockstep;
+
+// The status's first name stays an alias of it: a game written with it compiles unchanged
+// (tests/embed/c_player.c still says lockstep_result).
+static_assert(std::is_same_v<lockstep_result, lockstep_status>);
 
 namespace {
 
@@ -72,13 +77,13 @@ std::unique_ptr<Simulation> same_state(const char* name, const lockstep_world* w
 std::vector<lockstep_field> c_fields(const lockstep_world* w, std::uint32_t entity) {
   char error[256] = "";
   std::size_t count = 12345;
-  const lockstep_result sizing = entity == UINT32_MAX
+  const lockstep_status sizing = entity == UINT32_MAX
                                      ? lockstep_world_global_fields(w, nullptr, 0, &count, error, sizeof error)
                                      : lockstep_world_entity_fields(w, entity, nullptr, 0, &count, error, sizeof error);
   CHECK(sizing == (count == 0 ? LOCKSTEP_OK : LOCKSTEP_ERROR_BUFFER));
   std::vector<lockstep_field> out(count);
   std::size_t again = 0;
-  const lockstep_result r =
+  const lockstep_status r =
       entity == UINT32_MAX ? lockstep_world_global_fields(w, out.data(), out.size(), &again, error, sizeof error)
                            : lockstep_world_entity_fields(w, entity, out.data(), out.size(), &again, error, sizeof error);
   CHECK_MESSAGE(r == LOCKSTEP_OK, error);

@@ -174,6 +174,20 @@ width, _, _, _, raw = png.read(sys.argv[1])
 sys.exit(0 if len(set(raw)) > 64 and width > 0 else 1)
 PY
 }
+# phone_fits HTML NAME: the viewer page laid out 390 px wide (a phone's width; the page's #width=390,
+# since a headless window is at least 500 px) fits it, nothing to pan sideways; leaves
+# $WORK/NAME-phone.png, a screenshot of it.
+phone_fits() {
+  local page=$1 name=$2 widths
+  local flags=(--headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$WORK/chrome-$name-phone" --window-size=500,844)
+  timeout 60 chromium "${flags[@]}" --dump-dom "file://$page#width=390" >"$WORK/$name-phone.dom" 2>/dev/null || fail "chromium could not open $page"
+  timeout 60 chromium "${flags[@]}" --screenshot="$WORK/$name-phone.png" "file://$page#width=390" >/dev/null 2>&1 ||
+    fail "chromium could not take a phone-sized screenshot of $page"
+  widths=$(grep -o 'data-page-width="[0-9]*" data-window-width="[0-9]*"' "$WORK/$name-phone.dom" | grep -o '[0-9]*' | tr '\n' ' ')
+  read -r page_w window_w <<<"$widths"
+  [ "${window_w:-}" = 390 ] || fail "the page was not laid out 390 px wide ($widths)"
+  [ "$page_w" -le "$window_w" ] || fail "$page is $page_w px wide in a $window_w px window: a phone pans sideways"
+}
 # expect_window_log FILE PATTERN SOURCE_RE: an attack is logged once a window (10 s) in FILE, in
 # one to three lines matching PATTERN, each naming a source matching SOURCE_RE.
 expect_window_log() {

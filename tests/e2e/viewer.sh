@@ -20,6 +20,7 @@ ABS_BIN=$(cd "$BIN" && pwd)
 grep -Eq "\[\[ATTACHMENT\|desyncs/[^]/]+\.html\]\]" "$WORK/project/synctest.xml" ||
   fail "under GitLab the attachment is not relative to CI_PROJECT_DIR: $(grep -o 'ATTACHMENT|[^]]*' "$WORK/project/synctest.xml")"
 view_page "$PAGE" synctest
+phone_fits "$PAGE" synctest
 grep -q 'data-tick="1" data-entity="" data-field="pulse"' "$WORK/synctest.dom" \
   || fail "the synctest page does not name tick 1, field pulse: $(grep -o 'id="headline"[^>]*>[^<]*' "$WORK/synctest.dom")"
 # A check within one process (rollback, of a module whose step caches a value assuming time only
@@ -59,6 +60,7 @@ grep -q "from the keyframe of tick 59000" "$WORK/verify.txt" && grep -q "OK 1000
   || fail "verify --from did not start at the keyframe: $(cat "$WORK/verify.txt")"
 "$R" view "$WORK/long.replay" -o "$WORK/long.html" >/dev/null 2>"$WORK/view.err" || fail "view of a replay failed"
 view_page "$WORK/long.html" replay
+phone_fits "$WORK/long.html" replay
 grep -q 'id="keyframe"' "$WORK/replay.dom" || fail "the replay page has no keyframe control"
 echo "ok: seek, verify --from and the replay page"
 
@@ -124,6 +126,7 @@ EB=$(ls "$WORK"/evil/desync-150-*.bundle 2>/dev/null | head -1)
 [ -n "$EB" ] || fail "no bundle of the session with a strange name"
 "$R" view "$EB" -o "$WORK/evil.html" >/dev/null 2>"$WORK/evil-view.err" || fail "view failed"
 view_page "$WORK/evil.html" evil
+phone_fits "$WORK/evil.html" evil
 grep -q '&lt;img src=x onerror=alert(1)&gt;' "$WORK/evil.dom" || fail "the player's name is not shown as text"
 ! grep -q '<img' "$WORK/evil.dom" || fail "the player's name became an element of the page"
 echo "ok: a name from the file is text on the page"

@@ -521,6 +521,21 @@ TEST_SUITE("session/refusals") {
     }
   }
 
+  TEST_CASE("a client whose simulation cannot build its default world ends with exit 1 and never asks to join") {
+    // A game whose reset fails (lockstep_game's reset returning nonzero) gives no world, so no
+    // fingerprint: the client says so itself, instead of presenting 0 for the server to refuse.
+    ServerConfig cfg;
+    cfg.players = 2;
+    Session s(cfg);
+    ClientConfig c = client_named("unbuilt");
+    c.factory = [](const WorldParams&) -> std::unique_ptr<Simulation> { return nullptr; };
+    ClientSession& unbuilt = s.add_client(c, 1);
+    REQUIRE(s.until([&] { return unbuilt.finished(); }, 10 * kSeconds));
+    CHECK(unbuilt.exit_code() == 1);
+    CHECK_MESSAGE(unbuilt.end_message().find("cannot build its default world") != std::string::npos, unbuilt.end_message());
+    CHECK(s.server->stats().refused == 0);
+  }
+
   TEST_CASE("no server: the client gives up with exit code 4") {
     ClientConfig c = client_named("lonely");
     c.factory = make_arena;

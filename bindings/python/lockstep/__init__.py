@@ -34,7 +34,7 @@ API_VERSION = 3  # LOCKSTEP_API_VERSION this binding speaks
 
 
 class Error(ValueError):
-    """A call the library refused: `code` is its lockstep_result, the message its sentence."""
+    """A call the library refused: `code` is its lockstep_status, the message its sentence."""
 
     def __init__(self, code, sentence):
         super().__init__(sentence)

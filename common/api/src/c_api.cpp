@@ -33,7 +33,7 @@ namespace lockstep::c_api {
 
 void (*g_entry_hook)(const char* entry) = nullptr;
 
-lockstep_result caught(const char* entry, char* error, std::size_t cap) noexcept {
+lockstep_status caught(const char* entry, char* error, std::size_t cap) noexcept {
   const char* what = "an exception that is not a std::exception";
   try {
     throw;  // the exception being handled, to read it
@@ -128,7 +128,7 @@ bool to_input_frame(const lockstep_world& w, const lockstep_frame& f, InputFrame
 
 // lockstep_world_entity_fields and lockstep_world_global_fields once their arguments hold: keeps
 // the fields in the world (the names' storage) and copies them out when they fit.
-lockstep_result copy_fields(const lockstep_world& w, std::vector<FieldValue> fields, lockstep_field* out,
+lockstep_status copy_fields(const lockstep_world& w, std::vector<FieldValue> fields, lockstep_field* out,
                             std::size_t cap, std::size_t* count, char* error, std::size_t error_cap) {
   w.fields = std::move(fields);
   *count = w.fields.size();
@@ -165,7 +165,7 @@ uint32_t lockstep_protocol_version(void) try {
   return 0;
 }
 
-lockstep_result lockstep_module_builtin(const char* name, const lockstep_module** out, char* error,
+lockstep_status lockstep_module_builtin(const char* name, const lockstep_module** out, char* error,
                                         size_t error_cap) try {
   c_api::entered(__func__);
   if (!name || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "name and out must not be NULL", error, error_cap);
@@ -178,7 +178,7 @@ lockstep_result lockstep_module_builtin(const char* name, const lockstep_module*
   return c_api::caught(__func__, error, error_cap);
 }
 
-lockstep_result lockstep_module_load(const char* path, const lockstep_module** out, char* error, size_t error_cap) try {
+lockstep_status lockstep_module_load(const char* path, const lockstep_module** out, char* error, size_t error_cap) try {
   c_api::entered(__func__);
   if (!path || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "path and out must not be NULL", error, error_cap);
   std::lock_guard lock(g_mutex);
@@ -200,7 +200,7 @@ lockstep_result lockstep_module_load(const char* path, const lockstep_module** o
   return c_api::caught(__func__, error, error_cap);
 }
 
-lockstep_result lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out, char* error,
+lockstep_status lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out, char* error,
                                            size_t error_cap) try {
   c_api::entered(__func__);
   if (!table || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "table and out must not be NULL", error, error_cap);
@@ -258,7 +258,7 @@ uint64_t lockstep_module_join_fingerprint(const lockstep_module* module) try {
   return 0;
 }
 
-lockstep_result lockstep_module_settings(const lockstep_module* module, const char* text, uint8_t* out, size_t cap,
+lockstep_status lockstep_module_settings(const lockstep_module* module, const char* text, uint8_t* out, size_t cap,
                                          size_t* out_len, char* error, size_t error_cap) try {
   c_api::entered(__func__);
   if (!module || !out_len || (cap > 0 && !out))
@@ -277,7 +277,7 @@ lockstep_result lockstep_module_settings(const lockstep_module* module, const ch
   return c_api::caught(__func__, error, error_cap);
 }
 
-lockstep_result lockstep_world_create(const lockstep_module* module, const uint8_t* settings, size_t n,
+lockstep_status lockstep_world_create(const lockstep_module* module, const uint8_t* settings, size_t n,
                                       uint32_t players, lockstep_world** out, char* error, size_t error_cap) try {
   c_api::entered(__func__);
   if (!module || !out || (n > 0 && !settings))
@@ -335,7 +335,7 @@ uint32_t lockstep_world_players(const lockstep_world* world) try {
   return 0;
 }
 
-lockstep_result lockstep_world_step(lockstep_world* world, const lockstep_frame* frame, char* error,
+lockstep_status lockstep_world_step(lockstep_world* world, const lockstep_frame* frame, char* error,
                                     size_t error_cap) try {
   c_api::entered(__func__);
   if (!world || !frame) return fail(LOCKSTEP_ERROR_ARGUMENT, "world and frame must not be NULL", error, error_cap);
@@ -379,7 +379,7 @@ uint64_t lockstep_world_entity_hash(const lockstep_world* world, uint32_t entity
   return 0;
 }
 
-lockstep_result lockstep_world_entity_fields(const lockstep_world* world, uint32_t entity, lockstep_field* out,
+lockstep_status lockstep_world_entity_fields(const lockstep_world* world, uint32_t entity, lockstep_field* out,
                                              size_t cap, size_t* count, char* error, size_t error_cap) try {
   c_api::entered(__func__);
   if (count) *count = 0;
@@ -394,7 +394,7 @@ lockstep_result lockstep_world_entity_fields(const lockstep_world* world, uint32
   return c_api::caught(__func__, error, error_cap);
 }
 
-lockstep_result lockstep_world_global_fields(const lockstep_world* world, lockstep_field* out, size_t cap,
+lockstep_status lockstep_world_global_fields(const lockstep_world* world, lockstep_field* out, size_t cap,
                                              size_t* count, char* error, size_t error_cap) try {
   c_api::entered(__func__);
   if (count) *count = 0;
@@ -417,7 +417,7 @@ size_t lockstep_world_serialize(const lockstep_world* world, uint8_t* out, size_
   return 0;
 }
 
-lockstep_result lockstep_world_load(lockstep_world* world, const uint8_t* bytes, size_t n, char* error,
+lockstep_status lockstep_world_load(lockstep_world* world, const uint8_t* bytes, size_t n, char* error,
                                     size_t error_cap) try {
   c_api::entered(__func__);
   if (!world || (n > 0 && !bytes)) return fail(LOCKSTEP_ERROR_ARGUMENT, "world and bytes must not be NULL", error, error_cap);

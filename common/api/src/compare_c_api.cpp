@@ -52,7 +52,7 @@ std::string where_they_differ(const Simulation& module, const Simulation& game, 
 
 // The game's table read (`given`, of the caller's version) into `g` and held to the module's
 // identity: LOCKSTEP_OK, or the error with its sentence in `why`. Both comparisons start here.
-lockstep_result prepared_game(const Module& mod, const lockstep_game& given, lockstep_game* g, std::string* why) {
+lockstep_status prepared_game(const Module& mod, const lockstep_game& given, lockstep_game* g, std::string* why) {
   lockstep_game_defaults(g);
   if (!c_api::read_versioned(given, g, sizeof(lockstep_game), "game", why)) return LOCKSTEP_ERROR_ARGUMENT;
   if (!g->name || !g->reset || !g->step || !g->save || !g->load || !g->tick) {
@@ -73,7 +73,7 @@ lockstep_result prepared_game(const Module& mod, const lockstep_game& given, loc
 
 }  // namespace
 
-extern "C" lockstep_result lockstep_bisect_game(const lockstep_module* module, const lockstep_game* given,
+extern "C" lockstep_status lockstep_bisect_game(const lockstep_module* module, const lockstep_game* given,
                                                 const char* replay_path, int linear, char* report, size_t report_cap) try {
   c_api::entered(__func__);
   using c_api::fail;
@@ -82,7 +82,7 @@ extern "C" lockstep_result lockstep_bisect_game(const lockstep_module* module, c
   const Module& mod = *module->module;
   lockstep_game g;
   std::string why;
-  if (const lockstep_result bad = prepared_game(mod, *given, &g, &why); bad != LOCKSTEP_OK)
+  if (const lockstep_status bad = prepared_game(mod, *given, &g, &why); bad != LOCKSTEP_OK)
     return fail(bad, why, report, report_cap);
   Replay r;
   std::string detail;
@@ -127,7 +127,7 @@ extern "C" lockstep_result lockstep_bisect_game(const lockstep_module* module, c
   return c_api::caught(__func__, report, report_cap);
 }
 
-extern "C" lockstep_result lockstep_compare_game(const lockstep_module* module, const lockstep_game* given,
+extern "C" lockstep_status lockstep_compare_game(const lockstep_module* module, const lockstep_game* given,
                                                  const uint8_t* settings, size_t n, uint32_t ticks, char* report,
                                                  size_t report_cap) try {
   c_api::entered(__func__);
@@ -138,7 +138,7 @@ extern "C" lockstep_result lockstep_compare_game(const lockstep_module* module, 
   const Module& mod = *module->module;
   lockstep_game g;
   std::string why;
-  if (const lockstep_result bad = prepared_game(mod, *given, &g, &why); bad != LOCKSTEP_OK)
+  if (const lockstep_status bad = prepared_game(mod, *given, &g, &why); bad != LOCKSTEP_OK)
     return fail(bad, why, report, report_cap);
   auto ctx = std::make_shared<GameContext>();
   ctx->game = g;

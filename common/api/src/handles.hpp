@@ -16,7 +16,7 @@ struct lockstep_module {
 namespace lockstep::c_api {
 
 /// Returns `r` after writing `why` into `error` (cap bytes, NUL-terminated, truncated; error may be NULL).
-inline lockstep_result fail(lockstep_result r, const std::string& why, char* error, std::size_t cap) {
+inline lockstep_status fail(lockstep_status r, const std::string& why, char* error, std::size_t cap) {
   if (error && cap > 0) {
     const std::size_t n = std::min(why.size(), cap - 1);
     std::memcpy(error, why.data(), n);
@@ -37,7 +37,7 @@ inline void entered(const char* entry) {
 /// In the handler of an entry point's function-try-block: logs the exception being handled and
 /// writes "ENTRY: internal error: WHAT" into `error` (as fail() does); LOCKSTEP_ERROR_INTERNAL.
 /// Allocates nothing, so it works when memory has run out.
-LOCKSTEP_API lockstep_result caught(const char* entry, char* error, std::size_t cap) noexcept;
+LOCKSTEP_API lockstep_status caught(const char* entry, char* error, std::size_t cap) noexcept;
 
 /// Versioned structs (lockstep_session.h): the caller's struct_size says how much of the struct
 /// its header knows. `first_size` is the struct's size at API version 2, where struct_size began;

@@ -66,7 +66,7 @@ const Field kLayout[] = {
 
 }  // namespace
 
-extern "C" lockstep_result lockstep_layout(const char* struct_name, const char* field, size_t* offset, size_t* size) try {
+extern "C" lockstep_status lockstep_layout(const char* struct_name, const char* field, size_t* offset, size_t* size) try {
   c_api::entered(__func__);
   if (!struct_name || !offset || !size) return LOCKSTEP_ERROR_ARGUMENT;
   for (const Field& f : kLayout) {

@@ -62,14 +62,14 @@ struct lockstep_client {
 
 namespace {
 // A failed call on a client: its sentence for lockstep_client_error.
-lockstep_result refuse(const lockstep_client* client, std::string why) {
+lockstep_status refuse(const lockstep_client* client, std::string why) {
   client->error = std::move(why);
   return LOCKSTEP_ERROR_ARGUMENT;
 }
 // An exception caught at a C entry point on a client: its sentence for lockstep_client_error.
-lockstep_result caught_on(const lockstep_client* client, const char* entry) noexcept {
+lockstep_status caught_on(const lockstep_client* client, const char* entry) noexcept {
   char why[256];
-  const lockstep_result r = c_api::caught(entry, why, sizeof why);
+  const lockstep_status r = c_api::caught(entry, why, sizeof why);
   if (client) {
     try {
       client->error = why;
@@ -110,7 +110,7 @@ void lockstep_client_config_init(lockstep_client_config* config, size_t struct_s
   c_api::caught(__func__, nullptr, 0);
 }
 
-lockstep_result lockstep_client_create(const lockstep_client_config* given, lockstep_client** out, char* error,
+lockstep_status lockstep_client_create(const lockstep_client_config* given, lockstep_client** out, char* error,
                                        size_t error_cap) try {
   c_api::entered(__func__);
   if (!given || !out) return fail(LOCKSTEP_ERROR_ARGUMENT, "config and out must not be NULL", error, error_cap);
@@ -179,7 +179,7 @@ lockstep_result lockstep_client_create(const lockstep_client_config* given, lock
   Error err;
   handle->client = Client::create(std::move(o), &err);
   if (!handle->client) {
-    const lockstep_result r = err.kind == ErrorKind::Usage        ? LOCKSTEP_ERROR_ARGUMENT
+    const lockstep_status r = err.kind == ErrorKind::Usage        ? LOCKSTEP_ERROR_ARGUMENT
                               : err.kind == ErrorKind::Connection ? LOCKSTEP_ERROR_CONNECTION
                                                                   : LOCKSTEP_ERROR_RUNTIME;
     return fail(r, err.detail, error, error_cap);
@@ -233,7 +233,7 @@ int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns) try {
   return 0;
 }
 
-lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n) try {
+lockstep_status lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n) try {
   c_api::entered(__func__);
   if (!client) return LOCKSTEP_ERROR_ARGUMENT;
   if (!input && n > 0) return refuse(client, "lockstep_client_set_input: input is NULL with n > 0");
@@ -244,7 +244,7 @@ lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t
   return caught_on(client, __func__);
 }
 
-lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n) try {
+lockstep_status lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n) try {
   c_api::entered(__func__);
   if (!client) return LOCKSTEP_ERROR_ARGUMENT;
   if (!bytes) return refuse(client, "lockstep_client_add_command: bytes is NULL");
@@ -256,7 +256,7 @@ lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8
   return caught_on(client, __func__);
 }
 
-lockstep_result lockstep_client_set_result(lockstep_client* client, const uint8_t* bytes, size_t n) try {
+lockstep_status lockstep_client_set_result(lockstep_client* client, const uint8_t* bytes, size_t n) try {
   c_api::entered(__func__);
   if (!client) return LOCKSTEP_ERROR_ARGUMENT;
   if (!bytes && n > 0) return refuse(client, "lockstep_client_set_result: bytes is NULL with n > 0");
@@ -325,7 +325,7 @@ void lockstep_client_callback_failed(lockstep_client* client, const char* why) t
   caught_on(client, __func__);
 }
 
-lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out) try {
+lockstep_status lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out) try {
   c_api::entered(__func__);
   if (!client) return LOCKSTEP_ERROR_ARGUMENT;
   if (!out) return refuse(client, "lockstep_client_stats_get: out must not be NULL");

@@ -35,7 +35,7 @@ void lockstep_token_request_init(lockstep_token_request* request, size_t struct_
   c_api::caught(__func__, nullptr, 0);
 }
 
-lockstep_result lockstep_token_mint(const lockstep_token_request* given, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+lockstep_status lockstep_token_mint(const lockstep_token_request* given, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
                                     uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap) try {
   c_api::entered(__func__);
   if (!given || !key || !out_len || (cap > 0 && !out))
@@ -82,7 +82,7 @@ lockstep_result lockstep_token_mint(const lockstep_token_request* given, const u
   return c_api::caught(__func__, error, error_cap);
 }
 
-lockstep_result lockstep_result_verify(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+lockstep_status lockstep_result_verify(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
                                        int is_result_key) try {
   c_api::entered(__func__);
   if (!json || !key) return LOCKSTEP_ERROR_ARGUMENT;

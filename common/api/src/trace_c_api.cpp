@@ -105,7 +105,7 @@ bool get_bytes(std::FILE* f, std::uint32_t most, std::vector<std::uint8_t>* out)
 }
 
 // The game's table read and checked, as for a session (the caller's struct version).
-lockstep_result read_game(const lockstep_game& given, lockstep_game* g, std::string* why) {
+lockstep_status read_game(const lockstep_game& given, lockstep_game* g, std::string* why) {
   lockstep_game_defaults(g);
   if (!c_api::read_versioned(given, g, sizeof(lockstep_game), "game", why)) return LOCKSTEP_ERROR_ARGUMENT;
   if (!g->name || !g->reset || !g->step || !g->save || !g->load || !g->tick) {
@@ -140,7 +140,7 @@ std::string where(const std::shared_ptr<GameContext>& ctx, std::uint32_t players
 
 }  // namespace
 
-extern "C" lockstep_result lockstep_game_trace_write(const lockstep_game* given, const uint8_t* settings, size_t n,
+extern "C" lockstep_status lockstep_game_trace_write(const lockstep_game* given, const uint8_t* settings, size_t n,
                                                      uint32_t players, uint32_t ticks, const char* path, char* report,
                                                      size_t report_cap) try {
   c_api::entered(__func__);
@@ -152,7 +152,7 @@ extern "C" lockstep_result lockstep_game_trace_write(const lockstep_game* given,
                 report, report_cap);
   lockstep_game g;
   std::string why;
-  if (const lockstep_result bad = read_game(*given, &g, &why); bad != LOCKSTEP_OK) return fail(bad, why, report, report_cap);
+  if (const lockstep_status bad = read_game(*given, &g, &why); bad != LOCKSTEP_OK) return fail(bad, why, report, report_cap);
   std::vector<std::uint32_t> counts{1};
   if (players >= 2) counts.push_back(2);
   if (players > 2) counts.push_back(players);
@@ -196,14 +196,14 @@ extern "C" lockstep_result lockstep_game_trace_write(const lockstep_game* given,
   return c_api::caught(__func__, report, report_cap);
 }
 
-extern "C" lockstep_result lockstep_game_trace_compare(const lockstep_game* given, const char* path, char* report,
+extern "C" lockstep_status lockstep_game_trace_compare(const lockstep_game* given, const char* path, char* report,
                                                        size_t report_cap) try {
   c_api::entered(__func__);
   using c_api::fail;
   if (!given || !path) return fail(LOCKSTEP_ERROR_ARGUMENT, "game and path must not be NULL", report, report_cap);
   lockstep_game g;
   std::string why;
-  if (const lockstep_result bad = read_game(*given, &g, &why); bad != LOCKSTEP_OK) return fail(bad, why, report, report_cap);
+  if (const lockstep_status bad = read_game(*given, &g, &why); bad != LOCKSTEP_OK) return fail(bad, why, report, report_cap);
   File in{std::fopen(path, "rb")};
   if (!in.f) return fail(LOCKSTEP_ERROR_NOT_FOUND, std::string("cannot open ") + path, report, report_cap);
   const std::string damaged = std::string(path) + " is not a whole lockstep game trace";

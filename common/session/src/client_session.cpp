@@ -165,8 +165,7 @@ void ClientSession::Impl::on_event(const NetEvent& ev, std::int64_t now) {
       stream_admitted = false;
       if (cfg.connect_token) transport->send(server, Channel::Control, protocol::connect_request(cfg.connect_token->sealed));
       else
-        send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
-                                                      cfg.spectate, cfg.rejoin_secret, cfg.libraries));
+        send_join();
       break;
     case NetEvent::Type::Disconnect: on_disconnect(now); break;
     case NetEvent::Type::Receive: on_receive(ev, now); break;
@@ -289,8 +288,7 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
     last_heard = now;
     if (peer_stream(server)) {  // the WebSocket door: TLS protects the stream, nothing is sealed (§17)
       stream_admitted = true;
-      return send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
-                                                           cfg.spectate, cfg.rejoin_secret, cfg.libraries));
+      return send_join();
     }
 #if LOCKSTEP_WEB
     return end(4, "this build seals nothing: it joins with a connect token only through a WebSocket door");
@@ -302,8 +300,7 @@ void ClientSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
     seal = std::make_unique<PacketSeal>(keys);
     // The server has had the keys since it sent the challenge: every datagram from now on is keyed (§1.1).
     transport->authenticate(server, datagram_keys(keys), /*speaks_first=*/true);
-    return send(Channel::Control, protocol::join_request(cfg.protocol_version, sim_fingerprint(), cfg.token, cfg.name,
-                                                         cfg.spectate, cfg.rejoin_secret, cfg.libraries));
+    return send_join();
 #endif
   }
   if (m && m->body_type() == wire::Body::Refuse) return on_message(ev.channel, ev.data, now);
@@ -484,6 +481,13 @@ void ClientSession::Impl::begin_leave(std::int64_t now, const std::string& reaso
 std::uint64_t ClientSession::Impl::sim_fingerprint() const {
   // The server's settings come with the welcome: the join names the module's default world.
   return join_fingerprint(cfg.factory);
+}
+
+void ClientSession::Impl::send_join() {
+  const std::uint64_t fingerprint = sim_fingerprint();
+  if (fingerprint == 0) return end(1, "the simulation cannot build its default world: there is nothing to join with");
+  send(Channel::Control, protocol::join_request(cfg.protocol_version, fingerprint, cfg.token, cfg.name, cfg.spectate,
+                                                cfg.rejoin_secret, cfg.libraries));
 }
 
 std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config, Error* error) {

@@ -166,6 +166,10 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   void end(int code, const std::string& why);
   void drop(ClientDrop reason, const std::string& detail);
   [[nodiscard]] std::uint64_t sim_fingerprint() const;
+  /// The JoinRequest, presenting the simulation's fingerprint; a simulation that cannot build its
+  /// default world (a game's reset that fails) ends the session instead, exit 1: there is nothing
+  /// to present, and a server would only refuse a fingerprint of 0.
+  void send_join();
 
   // ---- client_play.cpp ----
   void on_start(const wire::SessionStart& m, std::int64_t now);

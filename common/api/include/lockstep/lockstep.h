@@ -18,12 +18,13 @@
  *     pointer to it.
  *   - The field names lockstep_world_entity_fields and lockstep_world_global_fields return are
  *     the world's, valid until its next such call or its destruction.
- * Errors: functions that can fail return a lockstep_result; LOCKSTEP_OK is 0. No C++ exception
- * leaves any function here: one raised inside is answered with LOCKSTEP_ERROR_INTERNAL (and its
- * sentence), or with the function's "nothing" value (0, NULL) where it returns no result. Where they take
- * `error` and `error_cap`, a failure writes one NUL-terminated sentence there (truncated to fit;
- * error may be NULL). Bytes from a file or the network are untrusted and are checked here: a
- * malformed frame or state is refused with an error, never stepped.
+ * Errors: functions that can fail return a lockstep_status (once called lockstep_result, still an
+ * alias); LOCKSTEP_OK is 0. Where they take `error` and `error_cap`, a failure writes one
+ * NUL-terminated sentence there (truncated to fit; error may be NULL). No C++ exception leaves any
+ * function here: one raised inside is answered with LOCKSTEP_ERROR_INTERNAL and its sentence, or
+ * with the function's "nothing" value (0, NULL) where it returns no status. Bytes from a file or
+ * the network are untrusted and are checked here: a malformed frame or state is refused with an
+ * error, never stepped.
  * Threads: a world may be used by one thread at a time; different worlds by different threads.
  */
 #ifndef LOCKSTEP_LOCKSTEP_H
@@ -43,7 +44,7 @@ extern "C" {
                                  * 3: config.step_budget_us, the stats' step budget, step cost and
                                  *    frame interval, lockstep_client_presented, lockstep_client_error */
 
-typedef enum lockstep_result {
+typedef enum lockstep_status {
   LOCKSTEP_OK = 0,
   LOCKSTEP_ERROR_ARGUMENT = 1,  /* a NULL handle or pointer, or a value out of its range */
   LOCKSTEP_ERROR_NOT_FOUND = 2, /* no built-in module of that name */
@@ -56,7 +57,10 @@ typedef enum lockstep_result {
   LOCKSTEP_ERROR_CONNECTION = 9, /* the server cannot be reached (an address that does not resolve) */
   LOCKSTEP_ERROR_INTERNAL = 10   /* an exception inside the library (out of memory, a defect): the call
                                   * was stopped where it was, and its sentence names the function */
-} lockstep_result;
+} lockstep_status;
+/* The status's first name, the same type: code written with it compiles unchanged. (It read like
+ * the match results that lockstep_result_verify checks, which it is not.) */
+typedef lockstep_status lockstep_result;
 
 /* A simulation module: built in or loaded. The library's; never freed. */
 typedef struct lockstep_module lockstep_module;
@@ -71,14 +75,14 @@ LOCKSTEP_API const char* lockstep_version(void);
 LOCKSTEP_API uint32_t lockstep_protocol_version(void);
 
 /* The built-in module called `name` ("arena", "skirmish"). */
-LOCKSTEP_API lockstep_result lockstep_module_builtin(const char* name, const lockstep_module** out, char* error, size_t error_cap);
+LOCKSTEP_API lockstep_status lockstep_module_builtin(const char* name, const lockstep_module** out, char* error, size_t error_cap);
 /* A module from a shared library (module_abi.h), as --sim-lib loads it. One module library per
  * process: the same path again returns the same module, another path is refused. */
-LOCKSTEP_API lockstep_result lockstep_module_load(const char* path, const lockstep_module** out, char* error, size_t error_cap);
+LOCKSTEP_API lockstep_status lockstep_module_load(const char* path, const lockstep_module** out, char* error, size_t error_cap);
 /* A module from a table the game passes in-process (module_abi.h), checked as a loaded library's
  * is; one module per process (the same table again returns the same module). Its build_id must
  * not be 0. */
-LOCKSTEP_API lockstep_result lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out,
+LOCKSTEP_API lockstep_status lockstep_module_from_table(const lockstep_module_v2* table, const lockstep_module** out,
                                                         char* error, size_t error_cap);
 
 LOCKSTEP_API const char* lockstep_module_name(const lockstep_module* module);     /* static; NULL for NULL */
@@ -95,12 +99,12 @@ LOCKSTEP_API uint64_t lockstep_module_join_fingerprint(const lockstep_module* mo
 /* Parses "key=value,..." (NULL or "": the defaults) into the module's canonical settings bytes,
  * the bytes a Welcome carries. Writes them to out when they fit in cap; *out_len gets their
  * length either way (LOCKSTEP_ERROR_BUFFER when they did not fit). */
-LOCKSTEP_API lockstep_result lockstep_module_settings(const lockstep_module* module, const char* text, uint8_t* out, size_t cap,
+LOCKSTEP_API lockstep_status lockstep_module_settings(const lockstep_module* module, const char* text, uint8_t* out, size_t cap,
                                          size_t* out_len, char* error, size_t error_cap);
 
 /* Tick 0 of a world from canonical settings bytes (n = 0: the defaults) for `players` slots
  * (1..32). */
-LOCKSTEP_API lockstep_result lockstep_world_create(const lockstep_module* module, const uint8_t* settings, size_t n,
+LOCKSTEP_API lockstep_status lockstep_world_create(const lockstep_module* module, const uint8_t* settings, size_t n,
                                       uint32_t players, lockstep_world** out, char* error, size_t error_cap);
 /* A world with the same state. NULL when world is NULL. */
 LOCKSTEP_API lockstep_world* lockstep_world_clone(const lockstep_world* world);
@@ -113,7 +117,7 @@ LOCKSTEP_API uint32_t lockstep_world_players(const lockstep_world* world);
  * world's players and input size, with present/filled masks inside the slots, commands in slot
  * order, each 1..512 bytes, at most 8 and 512 bytes per slot. Otherwise LOCKSTEP_ERROR_FRAME and
  * the world is unchanged. */
-LOCKSTEP_API lockstep_result lockstep_world_step(lockstep_world* world, const lockstep_frame* frame, char* error, size_t error_cap);
+LOCKSTEP_API lockstep_status lockstep_world_step(lockstep_world* world, const lockstep_frame* frame, char* error, size_t error_cap);
 
 /* XXH3-64 of the canonical serialization: the hash clients report every tick. */
 LOCKSTEP_API uint64_t lockstep_world_hash(const lockstep_world* world);
@@ -130,11 +134,11 @@ LOCKSTEP_API uint64_t lockstep_world_entity_hash(const lockstep_world* world, ui
  * until the next lockstep_world_entity_fields or lockstep_world_global_fields call on the same
  * world or its lockstep_world_destroy. LOCKSTEP_ERROR_ARGUMENT (and *count 0 when count is not
  * NULL) for a NULL world or count, out NULL with cap > 0, or an entity out of range. */
-LOCKSTEP_API lockstep_result lockstep_world_entity_fields(const lockstep_world* world, uint32_t entity, lockstep_field* out,
+LOCKSTEP_API lockstep_status lockstep_world_entity_fields(const lockstep_world* world, uint32_t entity, lockstep_field* out,
                                              size_t cap, size_t* count, char* error, size_t error_cap);
 /* The state that belongs to no entity (tick, PRNG, ...): the desync probe's Global answer, in the
  * same form and with the same rules as lockstep_world_entity_fields. */
-LOCKSTEP_API lockstep_result lockstep_world_global_fields(const lockstep_world* world, lockstep_field* out, size_t cap,
+LOCKSTEP_API lockstep_status lockstep_world_global_fields(const lockstep_world* world, lockstep_field* out, size_t cap,
                                              size_t* count, char* error, size_t error_cap);
 
 /* Writes the canonical serialization into out when it fits in cap and returns its length either
@@ -142,7 +146,7 @@ LOCKSTEP_API lockstep_result lockstep_world_global_fields(const lockstep_world* 
 LOCKSTEP_API size_t lockstep_world_serialize(const lockstep_world* world, uint8_t* out, size_t cap);
 /* Replaces the state with `bytes` (untrusted: a Snapshot's, a file's). On LOCKSTEP_ERROR_STATE
  * the world is unchanged. */
-LOCKSTEP_API lockstep_result lockstep_world_load(lockstep_world* world, const uint8_t* bytes, size_t n, char* error,
+LOCKSTEP_API lockstep_status lockstep_world_load(lockstep_world* world, const uint8_t* bytes, size_t n, char* error,
                                     size_t error_cap);
 
 #ifdef __cplusplus

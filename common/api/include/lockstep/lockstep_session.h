@@ -180,7 +180,7 @@ typedef struct lockstep_client_stats {
 LOCKSTEP_API int64_t lockstep_now_ns(void);
 
 /* Starts joining. LOCKSTEP_ERROR_ARGUMENT for a bad config (the sentence names the field). */
-LOCKSTEP_API lockstep_result lockstep_client_create(const lockstep_client_config* config, lockstep_client** out, char* error,
+LOCKSTEP_API lockstep_status lockstep_client_create(const lockstep_client_config* config, lockstep_client** out, char* error,
                                        size_t error_cap);
 /* Leaves at once and frees the client; NULL is allowed. */
 LOCKSTEP_API void lockstep_client_destroy(lockstep_client* client);
@@ -188,13 +188,13 @@ LOCKSTEP_API void lockstep_client_destroy(lockstep_client* client);
  * whose playout time has come. Returns when it next has work (monotonic ns); 0 for NULL. */
 LOCKSTEP_API int64_t lockstep_client_update(lockstep_client* client, int64_t now_ns);
 /* This player's input from now on: at most the module's input size (shorter is zero-padded). */
-LOCKSTEP_API lockstep_result lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n);
+LOCKSTEP_API lockstep_status lockstep_client_set_input(lockstep_client* client, const uint8_t* input, size_t n);
 /* A command of 1..512 bytes for the next ticks. */
-LOCKSTEP_API lockstep_result lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n);
+LOCKSTEP_API lockstep_status lockstep_client_add_command(lockstep_client* client, const uint8_t* bytes, size_t n);
 /* The game's result as it stands (a winner, scores: 0..256 bytes the game defines); a later call
  * replaces it. At the end the server settles the players' results by majority and authenticates
  * the session's result for the game's backend (lockstep_result_verify in lockstep_token.h). */
-LOCKSTEP_API lockstep_result lockstep_client_set_result(lockstep_client* client, const uint8_t* bytes, size_t n);
+LOCKSTEP_API lockstep_status lockstep_client_set_result(lockstep_client* client, const uint8_t* bytes, size_t n);
 /* Takes the oldest event into *out: 1, or 0 when there is none. */
 LOCKSTEP_API int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out);
 /* The blend factor 0..1 for a frame drawn at now_ns (counted as a drawn frame). */
@@ -205,7 +205,7 @@ LOCKSTEP_API double lockstep_client_alpha(lockstep_client* client, int64_t now_n
 LOCKSTEP_API void lockstep_client_presented(lockstep_client* client, int64_t now_ns);
 /* Fills *out up to out->struct_size (set it to sizeof(lockstep_client_stats) first: any size from
  * API version 2's on). LOCKSTEP_ERROR_ARGUMENT with lockstep_client_error() saying why. */
-LOCKSTEP_API lockstep_result lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out);
+LOCKSTEP_API lockstep_status lockstep_client_stats_get(const lockstep_client* client, lockstep_client_stats* out);
 /* From inside a game callback about to return a failure (mode b): why, in the game's words (a
  * binding passes its exception's type and message; at most 200 bytes are kept). The session's end
  * says it in the ENDED event, and the other players see it as the reason this player left. Since
@@ -237,7 +237,7 @@ LOCKSTEP_API void lockstep_client_leave(lockstep_client* client);
  * at the first difference: the identity (name, version, build id, input size), or the variant,
  * tick, and entity and field with both values (through the game's fields callback), or the byte
  * offset. The game's callbacks are called on this thread; the module must be loaded. */
-LOCKSTEP_API lockstep_result lockstep_compare_game(const lockstep_module* module, const lockstep_game* game,
+LOCKSTEP_API lockstep_status lockstep_compare_game(const lockstep_module* module, const lockstep_game* game,
                                                    const uint8_t* settings, size_t n, uint32_t ticks, char* report,
                                                    size_t report_cap);
 
@@ -251,7 +251,7 @@ LOCKSTEP_API lockstep_result lockstep_compare_game(const lockstep_module* module
  * search's; LOCKSTEP_ERROR_STATE too when one side gives another result stepped again (it differs
  * from itself; report says which); LOCKSTEP_ERROR_NOT_FOUND for a file that cannot be read,
  * LOCKSTEP_ERROR_SETTINGS for a replay of another module or a damaged one (report says which). */
-LOCKSTEP_API lockstep_result lockstep_bisect_game(const lockstep_module* module, const lockstep_game* game,
+LOCKSTEP_API lockstep_status lockstep_bisect_game(const lockstep_module* module, const lockstep_game* game,
                                                   const char* replay_path, int linear, char* report, size_t report_cap);
 
 /* Two implementations of one game with no module (a C# port and a C game, say): one writes its
@@ -264,10 +264,10 @@ LOCKSTEP_API lockstep_result lockstep_bisect_game(const lockstep_module* module,
  * variant, tick, entity and field with both values (both states read through this game's fields
  * callback), or the byte offset. A file that is not a whole trace: LOCKSTEP_ERROR_SETTINGS;
  * one that cannot be opened: LOCKSTEP_ERROR_NOT_FOUND. Since LOCKSTEP_API_VERSION 3. */
-LOCKSTEP_API lockstep_result lockstep_game_trace_write(const lockstep_game* game, const uint8_t* settings, size_t n,
+LOCKSTEP_API lockstep_status lockstep_game_trace_write(const lockstep_game* game, const uint8_t* settings, size_t n,
                                                        uint32_t players, uint32_t ticks, const char* path, char* report,
                                                        size_t report_cap);
-LOCKSTEP_API lockstep_result lockstep_game_trace_compare(const lockstep_game* game, const char* path, char* report,
+LOCKSTEP_API lockstep_status lockstep_game_trace_compare(const lockstep_game* game, const char* path, char* report,
                                                          size_t report_cap);
 
 /* The size of one of this API's structs (field NULL), or the offset and size of one of its fields,
@@ -276,7 +276,7 @@ LOCKSTEP_API lockstep_result lockstep_game_trace_compare(const lockstep_game* ga
  * a mismatch is a binding made for another version. LOCKSTEP_ERROR_NOT_FOUND for a name it does
  * not know. Covers lockstep_command, _frame, _field, _game, _client_config, _event, _client_stats
  * and lockstep_token_request. */
-LOCKSTEP_API lockstep_result lockstep_layout(const char* struct_name, const char* field, size_t* offset, size_t* size);
+LOCKSTEP_API lockstep_status lockstep_layout(const char* struct_name, const char* field, size_t* offset, size_t* size);
 /* A thread calling update at every tick (for loops slower than 100 Hz); stopped by destroy. */
 LOCKSTEP_API void lockstep_client_start_service(lockstep_client* client);
 

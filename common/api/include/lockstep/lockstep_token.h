@@ -47,7 +47,7 @@ LOCKSTEP_API void lockstep_token_request_init(lockstep_token_request* request, s
 /* Mints a token into out (its file's bytes; *out_len set to their length). LOCKSTEP_ERROR_ARGUMENT
  * for a request out of range (the sentence says which); LOCKSTEP_ERROR_BUFFER when cap is too
  * small, with *out_len the length needed (at most LOCKSTEP_TOKEN_MAX_BYTES). */
-LOCKSTEP_API lockstep_result lockstep_token_mint(const lockstep_token_request* request, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+LOCKSTEP_API lockstep_status lockstep_token_mint(const lockstep_token_request* request, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
                                     uint8_t* out, size_t cap, size_t* out_len, char* error, size_t error_cap);
 
 /* Checks a session's result (the JSON lockstep-server writes with --result, posts with
@@ -55,7 +55,7 @@ LOCKSTEP_API lockstep_result lockstep_token_mint(const lockstep_token_request* r
  * with: LOCKSTEP_OK when it is authentic, LOCKSTEP_ERROR_STATE when its MAC does not match (a
  * changed byte, another key, or unsigned), LOCKSTEP_ERROR_ARGUMENT when it is not a result. With
  * is_result_key != 0, key is the server's --result-key itself rather than the token key. */
-LOCKSTEP_API lockstep_result lockstep_result_verify(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+LOCKSTEP_API lockstep_status lockstep_result_verify(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
                                                     int is_result_key);
 
 #ifdef __cplusplus
