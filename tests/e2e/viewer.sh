@@ -74,12 +74,18 @@ json_check "$WORK/bisect.json" 'd["a"]["file"].endswith("libwalkers.so") and d["
 grep -q "libwalkers_rules2.so, build [0-9a-f]\{16\}) part at tick" "$WORK/bisect.err" || fail "bisect's sentence does not name the builds: $(cat "$WORK/bisect.err")"
 "$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers_rules2.so" --gallop >"$WORK/gallop.json" 2>/dev/null
 json_check "$WORK/gallop.json" "d['tick'] == $(json_get "$WORK/bisect.json" 'd["tick"]') and d['mode'] == 'gallop'" "bisect and --gallop disagree"
-# A build that differs from itself (padding bytes copied into its state) is named as such, never
-# as a parting of the two builds.
+# A build that copies padding bytes into its state: where the garbage changes between its runs it
+# is named as differing from itself, never as a parting of the two builds; where it stays the same
+# within the process (as under AddressSanitizer, whose allocator hands back the same bytes) the
+# parting it reports is real: two different hashes, the bytes outside the fields named, and the
+# recording on a's side. (core/keyframes checks the unsteady case with a build that is so for sure.)
 "$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers_broken7.so" >"$WORK/b7.json" 2>"$WORK/b7.err"
 [ $? = 3 ] || fail "bisect against walkers_broken7 passed"
-json_check "$WORK/b7.json" 'not d["parted"] and d["unsteady"] == "b"' "bisect called a build that differs from itself a parting"
-grep -q "differs from itself" "$WORK/b7.err" || fail "bisect did not say walkers_broken7 differs from itself: $(cat "$WORK/b7.err")"
+json_check "$WORK/b7.json" '(not d["parted"] and d["unsteady"] == "b") or (d["parted"] and d["a_hash"] != d["b_hash"] and d["agrees_with_recording"] == "a" and d["difference"]["where"] == "outside fields")' \
+  "bisect against walkers_broken7 reported neither a build that differs from itself nor a real parting"
+if json_get "$WORK/b7.json" 'd.get("unsteady", "")' | grep -q b; then
+  grep -q "differs from itself" "$WORK/b7.err" || fail "bisect did not say walkers_broken7 differs from itself: $(cat "$WORK/b7.err")"
+fi
 "$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers_rules2.so" --linear >"$WORK/linear.json" 2>/dev/null
 json_check "$WORK/linear.json" "d['tick'] == $(json_get "$WORK/bisect.json" 'd["tick"]')" "bisect and --linear disagree"
 "$R" --sim-lib "$BIN/libwalkers.so" bisect "$WORK/w.replay" --against-lib "$BIN/libwalkers.so" >"$WORK/same.json" 2>/dev/null \
