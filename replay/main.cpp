@@ -350,18 +350,8 @@ int compare(const Module& module, const std::string& path, Tick tick, const std:
   Replay r;
   const auto sim = world_at(module, path, tick, perturb_at, &code, r);
   if (!sim) return code;
-  std::ifstream in(other_path, std::ios::binary);
-  const std::vector<std::uint8_t> other((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.eof() && !in) {
-    LOCKSTEP_LOG_ERROR("cannot read %s", other_path.c_str());
-    return kExitBadInput;
-  }
-  auto theirs = module.create(r.header.world);
-  if (!theirs || !theirs->deserialize(other)) {
-    LOCKSTEP_LOG_ERROR("%s is not a state of this replay's world (%zu bytes the %.*s module does not load)",
-                       other_path.c_str(), other.size(), static_cast<int>(module.name.size()), module.name.data());
-    return kExitBadInput;
-  }
+  const auto theirs = load_state(module, r, other_path);
+  if (!theirs) return kExitBadInput;
   if (theirs->tick() != sim->tick()) {
     LOCKSTEP_LOG_ERROR("%s holds tick %u, not tick %u", other_path.c_str(), theirs->tick(), sim->tick());
     return kExitBadInput;

@@ -13,11 +13,9 @@ namespace {
 constexpr const char* kFormat = "lockstep-game/1";
 
 bool parse_hash(const Json& j, std::uint64_t* out) {
-  if (!j.is_string()) return false;
-  const std::string s = j.get<std::string>();
-  if (s.size() != 16 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) return false;
-  *out = std::strtoull(s.c_str(), nullptr, 16);
-  return true;
+  const auto h = j.is_string() ? parse_hash_hex(j.get<std::string>()) : std::nullopt;
+  if (h) *out = *h;
+  return h.has_value();
 }
 }  // namespace
 

@@ -3,7 +3,6 @@
 #include "lockstep/desync_page.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -157,13 +156,7 @@ namespace {
 // not say (a split vote, a synctest check).
 std::optional<std::uint64_t> agreed_hash(const DesyncBundle& b) {
   const Json& rep = b.report;
-  const auto hex = [](const Json& j) -> std::optional<std::uint64_t> {
-    if (!j.is_string()) return std::nullopt;
-    const std::string t = j.get<std::string>();
-    std::uint64_t v = 0;
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v, 16);
-    return ec == std::errc() && end == t.data() + t.size() && !t.empty() ? std::optional(v) : std::nullopt;
-  };
+  const auto hex = [](const Json& j) { return j.is_string() ? parse_hash_hex(j.get<std::string>()) : std::nullopt; };
   if (b.written_by == "client" && rep.is_object() && rep.contains("server_hash")) return hex(rep["server_hash"]);
   if (!rep.is_object() || !rep.contains("votes") || !rep["votes"].is_array()) return std::nullopt;
   std::size_t voters = 0, best = 0;

@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <span>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "lockstep/export.h"
 
@@ -36,5 +38,7 @@ LOCKSTEP_API std::uint64_t hash_bytes_portable(std::span<const std::uint8_t> byt
 
 /// The hash-log and report form: 16 lowercase hex digits.
 LOCKSTEP_API std::string hash_hex(std::uint64_t hash);
+/// That form read back: exactly 16 hex digits (either case); nullopt for anything else.
+LOCKSTEP_API std::optional<std::uint64_t> parse_hash_hex(std::string_view text);
 
 }  // namespace lockstep
