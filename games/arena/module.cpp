@@ -42,6 +42,19 @@ void arena_controls(const Controls& c, ControlMemory&, PlayerTick* out) {
 
 void arena_bot(std::uint64_t seed, Tick tick, PlayerTick* out) { bot_input(seed, tick).encode(out->input); }
 
+// For the desync page: the first `players` entities are the players' ships, the rest bodies.
+std::string arena_entity_kind(const Simulation& sim, std::uint32_t entity) {
+  for (const FieldValue& f : sim.global_fields())
+    if (f.name == "players") return entity < f.bits ? "ship of player " + std::to_string(entity) : "body";
+  return "";
+}
+
+std::string arena_input_text(std::span<const std::uint8_t> input) {
+  if (input.size() != ArenaInput::kBytes) return "";
+  const ArenaInput in = ArenaInput::decode(input);
+  return "thrust " + std::to_string(in.thrust) + " turn " + std::to_string(in.turn);
+}
+
 const Module kArena{
     "arena",
     1,
@@ -56,6 +69,11 @@ const Module kArena{
     ArenaInput::kBytes,
     "seed=20261122,bodies=256",
     {},  // no library to cover: built in
+    0,
+    &arena_entity_kind,
+    nullptr,  // the page finds a body by its x and y fields
+    &arena_input_text,
+    nullptr,  // no commands
 };
 
 }  // namespace

@@ -106,6 +106,37 @@ void from_controls(const Controls& c, ControlMemory& m, PlayerTick* out) {
   m[4] = held;
 }
 
+// For the desync page: a unit and its owner, where it stands, and what a command says.
+std::string entity_kind(const Simulation& sim, std::uint32_t entity) {
+  const std::vector<FieldValue> f = sim.entity_fields(entity);
+  for (const FieldValue& v : f)
+    if (v.name == "owner") return "unit of player " + std::to_string(v.bits);
+  return "unit";
+}
+
+bool entity_position(const Simulation& sim, std::uint32_t entity, float* x, float* y) {
+  const std::vector<FieldValue> f = sim.entity_fields(entity);
+  if (f.size() < 2 || f[0].name != "x" || f[1].name != "y") return false;
+  constexpr float kUnit = 1.0f / static_cast<float>(kFixedOne);
+  *x = static_cast<float>(static_cast<std::int32_t>(f[0].bits)) * kUnit;
+  *y = static_cast<float>(static_cast<std::int32_t>(f[1].bits)) * kUnit;
+  return true;
+}
+
+std::string command_text(std::span<const std::uint8_t> c) {
+  const auto u16 = [&](std::size_t at) { return std::to_string(skirmish_rules::read_u16(c, at)); };
+  const auto point = [&](std::size_t at) { return u16(at) + "," + u16(at + 2); };
+  if (c.empty()) return "";
+  switch (static_cast<SkirmishCommand>(c[0])) {
+    case SkirmishCommand::SelectRange: return c.size() == 5 ? "select ids " + u16(1) + ".." + u16(3) : "";
+    case SkirmishCommand::SelectArea: return c.size() == 9 ? "select area " + point(1) + " to " + point(5) : "";
+    case SkirmishCommand::Move: return c.size() == 5 ? "move to " + point(1) : "";
+    case SkirmishCommand::Stop: return c.size() == 1 ? "stop" : "";
+    case SkirmishCommand::AttackMove: return c.size() == 5 ? "attack-move to " + point(1) : "";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> encode_skirmish_settings(const SkirmishSettings& s) {
@@ -172,6 +203,11 @@ const Module& skirmish_module() {
       0,
       "seed=20261123,units=100",
       {},  // no library to cover: built in
+      0,
+      &entity_kind,
+      &entity_position,
+      nullptr,  // no per-tick input: commands only
+      &command_text,
   };
   return m;
 }

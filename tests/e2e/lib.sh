@@ -163,8 +163,8 @@ view_page() {
     fail "the page logged to its console: $(grep -E ':CONSOLE\(|Uncaught' "$WORK/$name.console" | head -3)"
   fi
   local drawn
-  drawn=$(grep -o 'data-drawn-pixels="[0-9]*"' "$WORK/$name.dom" | grep -o '[0-9]*')
-  [ "${drawn:-0}" -gt 100 ] || fail "the world drawing of $page is blank ($drawn pixels drawn)"
+  drawn=$(grep -o 'data-drawn-shapes="[0-9]*"' "$WORK/$name.dom" | grep -o '[0-9]*')
+  [ "${drawn:-0}" -gt 0 ] || fail "the world drawing of $page is blank ($drawn shapes drawn)"
   /usr/bin/python3 - "$WORK/$name.png" "$(dirname "${BASH_SOURCE[0]}")" <<'PY' || fail "the screenshot of $page is blank"
 import sys
 sys.path.insert(0, sys.argv[2])

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 
 #include "lockstep/state_hash.hpp"
@@ -213,6 +214,27 @@ std::string field_decimal(const FieldValue& f) {
   if (is_float(f)) std::snprintf(buf, sizeof buf, f.kind == FieldValue::Kind::F32 ? "%.9g" : "%.17g", float_value(f));
   else std::snprintf(buf, sizeof buf, "%" PRIu64, f.bits);
   return buf;
+}
+
+FieldGap field_gap(const FieldValue& a, const FieldValue& b) {
+  FieldGap gap;
+  char buf[64];
+  if (is_float(a) && is_float(b) && a.kind == b.kind) {
+    const double d = float_value(b) - float_value(a);
+    std::snprintf(buf, sizeof buf, a.kind == FieldValue::Kind::F32 ? "%+.9g" : "%+.17g", d);
+    gap.difference = buf;
+    if (std::isnan(float_value(a)) || std::isnan(float_value(b))) return gap;
+    // Sign and magnitude: the floats of one sign are ordered as their magnitudes' bits.
+    const std::uint64_t sign = a.kind == FieldValue::Kind::F32 ? 1ull << 31 : 1ull << 63;
+    const std::uint64_t ma = a.bits & (sign - 1), mb = b.bits & (sign - 1);
+    gap.ulps = ((a.bits ^ b.bits) & sign) ? ma + mb : (ma > mb ? ma - mb : mb - ma);
+    return gap;
+  }
+  const std::uint64_t x = a.kind == FieldValue::Kind::U32 ? static_cast<std::uint32_t>(a.bits) : a.bits;
+  const std::uint64_t y = b.kind == FieldValue::Kind::U32 ? static_cast<std::uint32_t>(b.bits) : b.bits;
+  std::snprintf(buf, sizeof buf, "%c%" PRIu64, y >= x ? '+' : '-', y >= x ? y - x : x - y);
+  gap.difference = buf;
+  return gap;
 }
 
 namespace {

@@ -1,12 +1,15 @@
-// The viewer page (desync_page.hpp): the data is built here from the bundle or replay and the
-// module; the page's own script (page_template.html, compiled in) draws it.
+// The viewer page's data (desync_page.hpp), built here from the bundle or replay and the module:
+// page_render.cpp draws it as static HTML and SVG, the page's script (page_template.html) steps
+// through it.
 #include "lockstep/desync_page.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "lockstep/bytes.hpp"
 #include "lockstep/desync.hpp"
@@ -17,12 +20,11 @@ namespace lockstep {
 
 namespace {
 
-#include "page_template.inc"  // const char kPageTemplate[]: page_template.html as a string
-
 constexpr std::size_t kMaxShapes = 20000;     // per drawing
 constexpr std::size_t kMaxTimeline = 4000;    // hash points per row
 constexpr std::size_t kMaxKeyframeViews = 60;
 constexpr Tick kInputTicks = 8;               // inputs shown before the tick
+constexpr std::size_t kMaxBrowsedEntities = 5000;  // per held tick in the state browser
 
 Json shapes_json(const DrawList& list) {
   Json out = Json::array();
@@ -48,18 +50,25 @@ Json view_json(const Simulation& sim, const std::string& label, const std::strin
 
 Json field_json(const FieldValue& a, const FieldValue& b) {
   const std::uint64_t diff = a.bits ^ b.bits;
+  const FieldGap gap = field_gap(a, b);
   Json bits = Json::array();
   for (int i = 63; i >= 0; --i)
     if ((diff >> i) & 1u) bits.push_back(i);
   return Json{{"name", a.name},      {"a_hex", field_hex(a)},         {"a_dec", field_decimal(a)},
               {"b_hex", field_hex(b)}, {"b_dec", field_decimal(b)},      {"a_bits", hash_hex(a.bits)},
-              {"b_bits", hash_hex(b.bits)}, {"diff_bits", bits}, {"width", (a.kind == FieldValue::Kind::F32 || a.kind == FieldValue::Kind::U32) ? 32 : 64}};
+              {"b_bits", hash_hex(b.bits)}, {"diff_bits", bits}, {"width", (a.kind == FieldValue::Kind::F32 || a.kind == FieldValue::Kind::U32) ? 32 : 64},
+              {"difference", gap.difference}, {"ulps", gap.ulps ? Json(*gap.ulps) : Json(nullptr)}};
 }
 
 // Where an entity is, from fields named like a position (x/y, px/py, pos_x/pos_y); nullopt when
 // it declares none.
-std::optional<std::pair<double, double>> entity_position(const Simulation& sim, std::int64_t entity) {
+std::optional<std::pair<double, double>> entity_position(const Module& module, const Simulation& sim, std::int64_t entity) {
   if (entity < 0 || entity >= static_cast<std::int64_t>(sim.entity_count())) return std::nullopt;
+  if (float mx = 0, my = 0; module.entity_position) {
+    if (module.entity_position(sim, static_cast<std::uint32_t>(entity), &mx, &my) && std::isfinite(mx) && std::isfinite(my))
+      return std::make_pair(double{mx}, double{my});
+    return std::nullopt;
+  }
   std::optional<double> x, y;
   for (const FieldValue& f : sim.entity_fields(static_cast<std::uint32_t>(entity))) {
     double v = 0;
@@ -95,21 +104,29 @@ Json header_json(const Module& module, const Replay& r) {
               {"viewer", std::string("lockstep ") + kVersion}};
 }
 
-Json inputs_json(const Replay& r, Tick from, Tick to) {
+// The inputs of ticks [from, to]: each slot's raw bytes, its commands, and both as the module
+// reads them where it says (Module::input_text, command_text).
+Json inputs_json(const Module& module, bool ours, const Replay& r, Tick from, Tick to) {
   Json out = Json::array();
   for (std::size_t i = 0; i < r.frames.size(); ++i) {
     const InputFrame& f = r.frames[i];
     if (f.tick < from || f.tick > to) continue;
     Json players = Json::array();
     for (std::uint32_t p = 0; p < f.players && p < r.header.world.players; ++p) {
-      std::size_t commands = 0;
-      for (const InputFrame::Command& c : f.commands)
-        if (c.slot == p) ++commands;
+      Json commands = Json::array();
+      for (const InputFrame::Command& c : f.commands) {
+        if (c.slot != p || std::size_t{c.offset} + c.size > f.command_bytes.size()) continue;
+        const std::span<const std::uint8_t> bytes(f.command_bytes.data() + c.offset, c.size);
+        const std::string text = ours && module.command_text ? module.command_text(bytes) : "";
+        commands.push_back(text.empty() ? bytes_hex(bytes) : text);
+      }
+      const std::string text = ours && module.input_text && f.input_size ? module.input_text(f.input(p)) : "";
       players.push_back(Json{{"slot", p},
                              {"name", p < r.header.names.size() ? r.header.names[p] : ""},
                              {"present", ((f.present >> p) & 1u) != 0},
                              {"filled", ((f.filled >> p) & 1u) != 0},
                              {"input", bytes_hex(f.input(p))},
+                             {"text", text},
                              {"commands", commands}});
     }
     out.push_back(Json{{"tick", f.tick}, {"hash", hash_hex(r.hashes[i])}, {"players", players}});
@@ -172,10 +189,129 @@ std::optional<std::uint64_t> agreed_hash(const DesyncBundle& b) {
   return 2 * best > voters ? best_hash : std::nullopt;
 }
 
+// The reference's hash at tick t, or nullptr.
+const std::uint64_t* reference_at(const std::vector<std::pair<Tick, std::uint64_t>>& reference, Tick t) {
+  const auto it = std::lower_bound(reference.begin(), reference.end(), std::pair{t, std::uint64_t{0}},
+                                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  return it != reference.end() && it->first == t ? &it->second : nullptr;
+}
+
+// A field's bits as hex digits, 8 or 16 as wide as the value.
+std::string bits_hex(const FieldValue& f) {
+  char buf[24];
+  if (f.kind == FieldValue::Kind::F32 || f.kind == FieldValue::Kind::U32)
+    std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(f.bits & 0xffffffffu));
+  else
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(f.bits));
+  return buf;
+}
+
+// Every party's every held state, for the page's state browser: per held tick, the whole state of
+// the party holding the reference's hash (else the first that loads) and, of every other party,
+// only the entities whose fields differ from it. Values are the fields' bits in hex; the lists of
+// field names and the entity kinds are shared through tables. Past kMaxBrowsedEntities a tick's
+// tables are cut, and say so.
+Json held_states_json(const Module& module, const DesyncBundle& b,
+                      const std::vector<std::pair<Tick, std::uint64_t>>& reference, bool ours) {
+  Json layouts = Json::array(), kinds = Json::array();
+  std::map<std::string, std::size_t> layout_ids, kind_ids;
+  const auto layout_of = [&](const std::vector<FieldValue>& fields) {
+    static constexpr const char* kTypes[] = {"f32", "f64", "u32", "u64"};
+    std::string key;
+    Json layout = Json::array();
+    for (const FieldValue& f : fields) {
+      key += f.name + '\x1f' + kTypes[static_cast<int>(f.kind) & 3] + '\x1e';
+      layout.push_back(Json::array({f.name, kTypes[static_cast<int>(f.kind) & 3]}));
+    }
+    const auto [it, fresh] = layout_ids.emplace(key, layouts.size());
+    if (fresh) layouts.push_back(layout);
+    return it->second;
+  };
+  const auto kind_of = [&](const std::string& kind) {
+    const auto [it, fresh] = kind_ids.emplace(kind, kinds.size());
+    if (fresh) kinds.push_back(kind);
+    return it->second;
+  };
+  const auto values = [](const std::vector<FieldValue>& fields) {
+    Json v = Json::array();
+    for (const FieldValue& f : fields) v.push_back(bits_hex(f));
+    return v;
+  };
+  std::set<Tick> ticks;
+  for (const BundleParty& p : b.parties)
+    for (const BundleState& st : p.states) ticks.insert(st.tick);
+  Json out = Json::array();
+  for (const Tick t : ticks) {
+    Json parties = Json::array();
+    std::vector<std::pair<std::size_t, std::unique_ptr<Simulation>>> sims;  // (index in parties, state)
+    for (std::size_t i = 0; i < b.parties.size(); ++i) {
+      const BundleState* st = b.parties[i].state(t);
+      if (!st) continue;
+      auto sim = ours ? module.create(b.replay.header.world) : nullptr;
+      const bool loads = sim && sim->deserialize(st->bytes) && sim->hash() == st->hash;
+      parties.push_back(Json{{"party", i}, {"hash", hash_hex(st->hash)}, {"loads", loads}});
+      if (loads) sims.emplace_back(parties.size() - 1, std::move(sim));
+    }
+    Json entry{{"tick", t}, {"parties", parties}};
+    if (sims.empty()) {
+      out.push_back(entry);
+      continue;
+    }
+    std::size_t ref = 0;
+    if (const std::uint64_t* want = reference_at(reference, t))
+      for (std::size_t k = 0; k < sims.size(); ++k)
+        if (sims[k].second->hash() == *want) {
+          ref = k;
+          break;
+        }
+    const Simulation& r = *sims[ref].second;
+    const std::uint32_t n = r.entity_count();
+    const std::uint32_t shown = static_cast<std::uint32_t>(std::min<std::size_t>(n, kMaxBrowsedEntities));
+    Json layout = Json::array(), kind = Json::array(), rows = Json::array();
+    for (std::uint32_t e = 0; e < shown; ++e) {
+      const std::vector<FieldValue> fields = r.entity_fields(e);
+      layout.push_back(layout_of(fields));
+      kind.push_back(kind_of(module.entity_kind ? module.entity_kind(r, e) : ""));
+      rows.push_back(values(fields));
+    }
+    const std::vector<FieldValue> global = r.global_fields();
+    entry["reference"] = sims[ref].first;
+    entry["entities"] = n;
+    entry["cut"] = n > shown;
+    entry["global"] = Json{{"layout", layout_of(global)}, {"values", values(global)}};
+    entry["layout"] = layout;
+    entry["kind"] = kind;
+    entry["values"] = rows;
+    for (std::size_t k = 0; k < sims.size(); ++k) {
+      if (k == ref) continue;
+      const Simulation& o = *sims[k].second;
+      Json differs = Json::array();  // [entity (-1: the global fields), layout, values]
+      if (const std::vector<FieldValue> g = o.global_fields(); values(g) != entry["global"]["values"])
+        differs.push_back(Json::array({-1, layout_of(g), values(g)}));
+      const std::uint32_t m = o.entity_count();
+      const std::uint32_t upto = static_cast<std::uint32_t>(std::min<std::size_t>(std::max(n, m), kMaxBrowsedEntities));
+      for (std::uint32_t e = 0; e < upto; ++e) {
+        if (e < n && e < m && r.entity_hash(e) == o.entity_hash(e)) continue;
+        if (e >= m) {
+          differs.push_back(Json::array({e, nullptr, nullptr}));  // the reference has it, this one not
+          continue;
+        }
+        const std::vector<FieldValue> fields = o.entity_fields(e);
+        differs.push_back(Json::array({e, layout_of(fields), values(fields)}));
+      }
+      entry["parties"][sims[k].first]["entities"] = m;
+      entry["parties"][sims[k].first]["differs"] = differs;
+    }
+    out.push_back(entry);
+  }
+  return Json{{"layouts", layouts}, {"kinds", kinds}, {"ticks", out}, {"limit", kMaxBrowsedEntities}};
+}
+
 }  // namespace
 
 Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::string& source) {
   const Replay& r = b.replay;
+  const bool ours = r.header.module.empty() || r.header.module == module.name;
   Json data{{"kind", "bundle"}, {"source", source}, {"written_by", b.written_by}, {"tick", b.tick},
             {"header", header_json(module, r)}, {"report", b.report}, {"notes", Json::array()}};
   // Each party's hashes, and the reference: the replay's recorded hashes.
@@ -203,14 +339,14 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
     }
   }
   data["reference"] = timeline(reference, b.tick);
-  data["inputs"] = inputs_json(r, b.tick > kInputTicks ? b.tick - kInputTicks : 0, b.tick);
+  data["states"] = held_states_json(module, b, reference, ours);
+  data["inputs"] = inputs_json(module, ours, r, b.tick > kInputTicks ? b.tick - kInputTicks : 0, b.tick);
   // The parties' worlds at the tick, read with the module.
   struct Loaded {
     const BundleParty* party;
     std::unique_ptr<Simulation> sim;
   };
   std::vector<Loaded> loaded;
-  const bool ours = r.header.module.empty() || r.header.module == module.name;
   for (const BundleParty& p : b.parties) {
     const BundleState* s = p.state(b.tick);
     if (!s) continue;
@@ -229,10 +365,26 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
                   {"b_name", text_of(b.report, "name", "client")},
                   {"fields", Json::array()},
                   {"from", "report"}};
+  // The two the page sets side by side: the party that holds the reference's hash (else the first),
+  // and the first whose state differs from it (else the next).
+  std::size_t ref = 0, odd = loaded.size() > 1 ? 1 : 0;
+  if (const std::uint64_t* want = reference_at(reference, b.tick)) {
+    for (std::size_t i = 0; i < loaded.size(); ++i)
+      if (loaded[i].sim->hash() == *want) {
+        ref = i;
+        break;
+      }
+  }
+  for (std::size_t i = 0; i < loaded.size(); ++i)
+    if (i != ref && loaded[i].sim->hash() != loaded[ref].sim->hash()) {
+      odd = i;
+      break;
+    }
+  if (odd == ref && loaded.size() > 1) odd = ref == 0 ? 1 : 0;
   if (loaded.size() >= 2) {  // both states: located here, every differing field
-    const StateDifference d = locate_difference(*loaded[0].sim, *loaded[1].sim);
+    const StateDifference d = locate_difference(*loaded[ref].sim, *loaded[odd].sim);
     difference = Json{{"where", d.where}, {"entity", d.entity >= 0 ? Json(d.entity) : Json(nullptr)},
-                      {"a_name", loaded[0].party->name}, {"b_name", loaded[1].party->name},
+                      {"a_name", loaded[ref].party->name}, {"b_name", loaded[odd].party->name},
                       {"fields", Json::array()}, {"from", "states"},
                       {"byte_offset", d.byte_offset >= 0 ? Json(d.byte_offset) : Json(nullptr)}};
     for (std::size_t k = 0; k < d.a_fields.size() && k < d.b_fields.size(); ++k)
@@ -257,7 +409,13 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
   // A field the report names without values (a synctest check's): named all the same.
   if (difference["fields"].empty() && !text_of(b.report, "field", "").empty())
     difference["field_name"] = text_of(b.report, "field", "");
+  if (difference["entity"].is_number_integer() && module.entity_kind && !loaded.empty()) {
+    const std::int64_t e = difference["entity"].get<std::int64_t>();
+    if (e >= 0 && e < static_cast<std::int64_t>(loaded[ref].sim->entity_count()))
+      difference["entity_kind"] = module.entity_kind(*loaded[ref].sim, static_cast<std::uint32_t>(e));
+  }
   data["difference"] = difference;
+  data["sides"] = loaded.size() >= 2 ? Json::array({loaded[ref].party - b.parties.data(), loaded[odd].party - b.parties.data()}) : Json::array();
   // The drawings, the differing entity marked: shapes that differ between the two, else where the
   // entity's position fields put it.
   Json views = Json::array();
@@ -276,18 +434,32 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
   }
   const std::int64_t entity = difference["entity"].is_number_integer() ? difference["entity"].get<std::int64_t>() : -1;
   for (std::size_t v = 0; v < loaded.size(); ++v)
-    if (const auto pos = entity_position(*loaded[v].sim, entity))
+    if (const auto pos = entity_position(module, *loaded[v].sim, entity))
       views[v]["mark"] = Json::array({pos->first, pos->second});
   data["views"] = views;
-  // The commands that take a reader to the tick.
+  // The commands that take a reader to the tick, each one that runs as written (with LIBRARY the
+  // module's file, when it is not built in): the state re-simulated from the bundle's start when it
+  // has one (a relay server's has none), each of the two parties' stored states, and the two compared.
   Json commands = Json::array();
   const std::string sim_opt = ours && module.build_id == 0 ? "--sim " + std::string(module.name)
                                                                          : "--sim-lib LIBRARY";
-  commands.push_back("lockstep-replay " + sim_opt + " seek " + quoted(source) + " " + std::to_string(b.tick) +
-                     " -o state-" + std::to_string(b.tick) + ".bin");
+  const std::string tick = std::to_string(b.tick);
+  const bool runnable = r.header.start_tick == 0 ||
+      std::any_of(r.keyframes.begin(), r.keyframes.end(), [&](const ReplayKeyframe& k) { return k.tick == r.header.start_tick; });
+  if (runnable)
+    commands.push_back("lockstep-replay " + sim_opt + " seek " + quoted(source) + " " + tick + " -o state-" + tick + ".bin");
+  std::vector<std::string> stored;
+  for (std::size_t i = 0; i < b.parties.size(); ++i) {
+    const bool side = !loaded.empty() && (b.parties.data() + i == loaded[ref].party || b.parties.data() + i == loaded[odd].party);
+    if (!b.parties[i].state(b.tick) || (!loaded.empty() && !side) || stored.size() == 2) continue;
+    stored.push_back("party" + std::to_string(i) + "-" + tick + ".state");
+    commands.push_back("lockstep-replay seek " + quoted(source) + " " + tick + " --party " + std::to_string(i) + " -o " + stored.back());
+  }
+  if (stored.size() == 2)
+    commands.push_back("lockstep-replay " + sim_opt + " compare " + quoted(source) + " " + stored[0] + " --with " + stored[1]);
   const Json& rf = b.report.contains("replay") && b.report["replay"].is_object() ? b.report["replay"] : Json();
   if (const std::string file = text_of(rf, "file", ""); !file.empty())
-    commands.push_back("lockstep-replay " + sim_opt + " seek " + quoted(file) + " " + std::to_string(b.tick));
+    commands.push_back("lockstep-replay " + sim_opt + " seek " + quoted(file) + " " + tick);
   data["commands"] = commands;
   return data;
 }
@@ -315,29 +487,18 @@ Json replay_page_data(const Module& module, const Replay& r, const std::string& 
   data["views"] = views;
   data["keyframes"] = r.keyframe_ticks;
   const Tick t = r.last_tick;
-  data["inputs"] = inputs_json(r, t > kInputTicks ? t - kInputTicks : 0, t);
-  data["commands"] = Json::array({"lockstep-replay seek " + quoted(source) + " TICK -o state.bin",
-                                  "lockstep-replay verify " + quoted(source) + " --from TICK"});
+  data["inputs"] = inputs_json(module, ours, r, t > kInputTicks ? t - kInputTicks : 0, t);
+  // Runnable as written: the state of the last tick, and a check from the last keyframe (any tick
+  // works in place of these).
+  const std::string sim_opt = ours && module.build_id == 0 ? "--sim " + std::string(module.name) : "--sim-lib LIBRARY";
+  const std::string last = std::to_string(t);
+  Json commands = Json::array({"lockstep-replay " + sim_opt + " seek " + quoted(source) + " " + last + " -o state-" + last + ".bin"});
+  if (!r.keyframe_ticks.empty())
+    commands.push_back("lockstep-replay " + sim_opt + " verify " + quoted(source) + " --from " + std::to_string(r.keyframe_ticks.back()));
+  else
+    commands.push_back("lockstep-replay " + sim_opt + " verify " + quoted(source));
+  data["commands"] = commands;
   return data;
-}
-
-std::string page_html(const Json& data) {
-  // The data goes in a <script type="application/json">: JSON text with every '<', '>' and '&'
-  // escaped (they occur only inside strings), so no string can close the element or open another.
-  std::string text = data.dump(-1, ' ', true, Json::error_handler_t::replace);
-  std::string safe;
-  safe.reserve(text.size() + 64);
-  for (const char c : text) {
-    if (c == '<') safe += "\\u003c";
-    else if (c == '>') safe += "\\u003e";
-    else if (c == '&') safe += "\\u0026";
-    else safe += c;
-  }
-  std::string page = kPageTemplate;
-  const std::string marker = "__LOCKSTEP_DATA__";
-  const std::size_t at = page.find(marker);
-  page.replace(at, marker.size(), safe);
-  return page;
 }
 
 std::string bundle_page(const Module& module, const DesyncBundle& b, const std::string& source) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,14 @@ LOCKSTEP_API Json difference_json(const StateDifference& d, const char* a_name =
 /// A value as exact hex float (or hex integer) and decimal text.
 LOCKSTEP_API std::string field_hex(const FieldValue& f);
 LOCKSTEP_API std::string field_decimal(const FieldValue& f);
+/// How far apart two values of one field are: b - a in decimal, signed ("+0.25", "-3"; exact for
+/// integers, rounded to 9 or 17 digits for floats), and for floats the units in the last place
+/// between them (+0 and -0 are 0 apart; none when either is NaN).
+struct LOCKSTEP_API FieldGap {
+  std::string difference;
+  std::optional<std::uint64_t> ulps;
+};
+LOCKSTEP_API FieldGap field_gap(const FieldValue& a, const FieldValue& b);
 /// The report as JSON (the document written by write_report).
 LOCKSTEP_API Json report_json(const DesyncReport& r);
 /// Writes desync-<tick>-<slot>.json into `dir`; returns the path, or "" with `error` set.

@@ -79,6 +79,13 @@ struct LOCKSTEP_API Module {
   /// its state presents as lockstep_game.build_id to join this module's sessions. 0 for a
   /// built-in module.
   std::uint64_t build_id = 0;
+  /// For the desync tools, each optional (nullptr: the page shows raw values). What an entity is
+  /// ("ship", "unit of player 2"); where it is in world units (false: nowhere to circle); one
+  /// player's input for a tick, and one command, as a line of text ("thrust 127 turn -5").
+  std::string (*entity_kind)(const Simulation& sim, std::uint32_t entity) = nullptr;
+  bool (*entity_position)(const Simulation& sim, std::uint32_t entity, float* x, float* y) = nullptr;
+  std::string (*input_text)(std::span<const std::uint8_t> input) = nullptr;
+  std::string (*command_text)(std::span<const std::uint8_t> command) = nullptr;
 };
 
 /// The fingerprint a JoinRequest carries: that of the module's default world (no settings, one
