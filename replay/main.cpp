@@ -474,7 +474,15 @@ int diff(const std::string& a, const std::string& b) {
 // `view`: the page of a bundle or a replay (desync_page.hpp).
 int view(const Module& module, const std::string& path, const std::string& out) {
   std::string page, detail;
-  const std::string name = std::filesystem::path(path).filename().string();
+  // The file as the page's commands name it: from the page's folder, where a reader runs them.
+  std::string name = std::filesystem::path(path).filename().string();
+  {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path from = fs::weakly_canonical(fs::absolute(out, ec).parent_path(), ec);
+    const fs::path rel = ec ? fs::path() : fs::weakly_canonical(fs::absolute(path, ec), ec).lexically_relative(from);
+    if (!ec && !rel.empty()) name = rel.string();
+  }
   if (is_bundle_file(path)) {
     DesyncBundle b;
     if (read_bundle(path, &b, &detail) != ReplayError::None) {

@@ -188,6 +188,71 @@ phone_fits() {
   [ "${window_w:-}" = 390 ] || fail "the page was not laid out 390 px wide ($widths)"
   [ "$page_w" -le "$window_w" ] || fail "$page is $page_w px wide in a $window_w px window: a phone pans sideways"
 }
+# page_commands HTML [LIBRARY]: runs every command the page's "Replay to it" offers as a reader
+# pastes it (in the directory of the page, where the file it names is; LIBRARY standing for the
+# module's file); each must end with 0 or 3 (3: it found the difference), never a usage or file
+# error.
+page_commands() {
+  local page=$1 lib=${2:-} dir bin n=0 cmd line rc
+  dir=$(cd "$(dirname "$page")" && pwd)
+  bin=$(cd "$BIN" && pwd)
+  [ -z "$lib" ] || lib=$(realpath "$lib")
+  while IFS= read -r cmd; do
+    [ -n "$cmd" ] || continue
+    line=${cmd/#lockstep-replay/$bin/lockstep-replay}
+    line=${line//LIBRARY/$lib}
+    (cd "$dir" && eval "$line") >"$WORK/page-cmd.out" 2>"$WORK/page-cmd.log"
+    rc=$?
+    [ $rc = 0 ] || [ $rc = 3 ] || fail "the page's command ended with $rc: $cmd: $(tail -n 2 "$WORK/page-cmd.log")"
+    n=$((n + 1))
+  done < <(/usr/bin/python3 - "$page" <<'PY'
+import json, re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+m = re.search(r'<script id="page-data" type="application/json">(.*?)</script>', text, re.S)
+for c in json.loads(m.group(1))["commands"]:
+    print(c)
+PY
+)
+  [ $n -gt 0 ] || fail "$page offers no command"
+  echo "ok: the $n commands $(basename "$page") offers ran as written"
+}
+# strict_csp_page HTML NAME: the page served as Jenkins serves an artifact, under its default
+# Content-Security-Policy (no script, no inline style), by a small server, in Chromium: no script
+# runs, and the headline, the tables and the drawing are there all the same. Leaves
+# $WORK/NAME-csp.png, a screenshot, and $WORK/NAME-csp.dom.
+strict_csp_page() {
+  local page=$1 name=$2 port=$((PORT + 17)) server
+  /usr/bin/python3 - "$(dirname "$page")" "$port" >"$WORK/csp-server.log" 2>&1 <<'PY' &
+import functools, http.server, sys
+class Strict(http.server.SimpleHTTPRequestHandler):
+    def end_headers(self):
+        # Jenkins's default (hudson.model.DirectoryBrowserSupport.CSP).
+        self.send_header("Content-Security-Policy", "sandbox; default-src 'none'; img-src 'self'; style-src 'self';")
+        super().end_headers()
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), functools.partial(Strict, directory=sys.argv[1])).serve_forever()
+PY
+  server=$!
+  PIDS+=("$server")
+  local url="http://127.0.0.1:$port/$(basename "$page")" i
+  for i in $(seq 50); do curl -sf -o /dev/null "$url" && break; sleep 0.1; done
+  curl -sfI "$url" | grep -qi "content-security-policy: sandbox" || fail "the small server does not serve $page with Jenkins's policy"
+  local flags=(--headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$WORK/chrome-$name-csp")
+  timeout 60 chromium "${flags[@]}" --dump-dom "$url" >"$WORK/$name-csp.dom" 2>/dev/null || fail "chromium could not open $url"
+  timeout 60 chromium "${flags[@]}" --window-size=1300,1600 --screenshot="$WORK/$name-csp.png" "$url" >/dev/null 2>&1 ||
+    fail "chromium could not take a screenshot of $url"
+  kill "$server" 2>/dev/null
+  ! grep -q 'data-status=' "$WORK/$name-csp.dom" || fail "the page's script ran under Jenkins's policy"
+  grep -q 'id="headline"' "$WORK/$name-csp.dom" && grep -q '<svg id="timeline"' "$WORK/$name-csp.dom" &&
+    grep -q '<figure class="view"' "$WORK/$name-csp.dom" && grep -q '<table' "$WORK/$name-csp.dom" ||
+    fail "without script the page lacks its headline, timeline, drawing or tables"
+  /usr/bin/python3 - "$WORK/$name-csp.png" "$(dirname "${BASH_SOURCE[0]}")" <<'PY' || fail "the screenshot of $page under Jenkins's policy is blank"
+import sys
+sys.path.insert(0, sys.argv[2])
+import page_png as png
+width, _, _, _, raw = png.read(sys.argv[1])
+sys.exit(0 if len(set(raw)) > 64 and width > 0 else 1)
+PY
+}
 # expect_window_log FILE PATTERN SOURCE_RE: an attack is logged once a window (10 s) in FILE, in
 # one to three lines matching PATTERN, each naming a source matching SOURCE_RE.
 expect_window_log() {

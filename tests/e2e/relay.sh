@@ -120,6 +120,9 @@ json_check <("$BIN/lockstep-replay" --sim-lib "$LIB" info "$WORK/session.replay"
   || fail "the relay's recording does not verify from a keyframe: $(tail -3 "$WORK/verify.txt")"
 "$BIN/lockstep-replay" --sim-lib "$LIB" view "$(json_get "$WORK/$(ls "$WORK" | grep -m1 '^desync-300-.*json$')" 'd["bundle"]')" \
   -o "$WORK/relay.html" >/dev/null 2>"$WORK/relay-view.err" || fail "the relay's desync bundle has no page: $(cat "$WORK/relay-view.err")"
+# Every command its page offers runs: the relay's bundle holds no start state to re-simulate from,
+# only the parties' stored states.
+page_commands "$WORK/relay.html" "$LIB"
 RP=$(ls "$WORK"/desync-300-*.json 2>/dev/null | head -1)
 [ -n "$RP" ] || fail "no desync report of tick 300: $(ls "$WORK")"
 json_check "$RP" 'd["name"] == "cgame" and "cgame" in d["odd_one_out"] and len(d["votes"]) == 2' \

@@ -21,6 +21,13 @@ grep -Eq "\[\[ATTACHMENT\|desyncs/[^]/]+\.html\]\]" "$WORK/project/synctest.xml"
   fail "under GitLab the attachment is not relative to CI_PROJECT_DIR: $(grep -o 'ATTACHMENT|[^]]*' "$WORK/project/synctest.xml")"
 view_page "$PAGE" synctest
 phone_fits "$PAGE" synctest
+strict_csp_page "$PAGE" synctest
+grep -q '<table id="difference-fields"' "$WORK/synctest-csp.dom" && grep -q '<table id="state-differs"' "$WORK/synctest-csp.dom" ||
+  fail "without script the synctest page lacks what differs or the differing state"
+page_commands "$PAGE" "$BIN/libwalkers_broken1.so"
+# A C module's optional exports name its entities and read its inputs on the page.
+grep -q 'walker of player 0' "$WORK/synctest.dom" && grep -q '>walk [+-]' "$WORK/synctest.dom" ||
+  fail "the page does not name the walkers' entities or read their inputs through the module's exports"
 grep -q 'data-tick="1" data-entity="" data-field="pulse"' "$WORK/synctest.dom" \
   || fail "the synctest page does not name tick 1, field pulse: $(grep -o 'id="headline"[^>]*>[^<]*' "$WORK/synctest.dom")"
 # A check within one process (rollback, of a module whose step caches a value assuming time only
@@ -62,6 +69,7 @@ grep -q "from the keyframe of tick 59000" "$WORK/verify.txt" && grep -q "OK 1000
 view_page "$WORK/long.html" replay
 phone_fits "$WORK/long.html" replay
 grep -q 'id="keyframe"' "$WORK/replay.dom" || fail "the replay page has no keyframe control"
+page_commands "$WORK/long.html"
 echo "ok: seek, verify --from and the replay page"
 
 # 3. Bisect: two builds of a module (other rules) part; the tick, entity and field are named.
@@ -135,6 +143,11 @@ view_page "$WORK/evil.html" evil
 phone_fits "$WORK/evil.html" evil
 grep -q '&lt;img src=x onerror=alert(1)&gt;' "$WORK/evil.dom" || fail "the player's name is not shown as text"
 ! grep -q '<img' "$WORK/evil.dom" || fail "the player's name became an element of the page"
+# The state browser steps through the held ticks and parties: the odd player's state at the tick is
+# what the page opens on, with the differing entity's fields beside the server's.
+grep -q 'data-state-tick="150"' "$WORK/evil.dom" && grep -q '<table id="state-entities"' "$WORK/evil.dom" ||
+  fail "the state browser did not open on the divergent tick"
+page_commands "$WORK/evil.html"
 echo "ok: a name from the file is text on the page"
 
 # 5. Damaged and foreign files: exit 2 and a sentence, never a crash.

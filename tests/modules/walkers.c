@@ -336,6 +336,23 @@ static void from_controls(const lockstep_controls* c, int32_t memory[16], uint8_
   memory[0] = space;
 }
 
+/* The desync page's words for walkers (the optional exports of module_abi.h). */
+__attribute__((visibility("default"))) size_t lockstep_entity_kind(const lockstep_sim* s, uint32_t e, char* out, size_t cap) {
+  return e < s->players ? (size_t)snprintf(out, cap, "walker of player %u", e) : 0;
+}
+__attribute__((visibility("default"))) int lockstep_entity_position(const lockstep_sim* s, uint32_t e, float* x, float* y) {
+  if (e >= s->players) return 0;
+  *x = (float)s->pos[e] / 1000.0f;
+  *y = 5.0f + (float)(e % 4);
+  return 1;
+}
+__attribute__((visibility("default"))) size_t lockstep_input_text(const uint8_t* in, size_t n, char* out, size_t cap) {
+  return n == 2 ? (size_t)snprintf(out, cap, "walk %+d", (int)(int8_t)in[0]) : 0;
+}
+__attribute__((visibility("default"))) size_t lockstep_command_text(const uint8_t* c, size_t n, char* out, size_t cap) {
+  return n == 2 && c[0] == 'J' ? (size_t)snprintf(out, cap, "jump %u", c[1]) : 0;
+}
+
 static const lockstep_module_v2 kWalkers = {
     WALKERS_ABI, "walkers", 1, WALKERS_BUILD_ID, "walkers on a line, in integers (a test module in C)",
     "seed=1 (pulse seed)", "left/right walk, space jumps", 2, "seed=5",

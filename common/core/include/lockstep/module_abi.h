@@ -156,6 +156,21 @@ typedef struct lockstep_module_v2 {
 
 typedef const lockstep_module_v2* (*lockstep_module_fn)(uint32_t host_abi_version);
 
+/* Optional exports of a module library for the desync tools, found by name when the library is
+ * loaded (a library without them still loads; the page then shows raw values):
+ *   size_t lockstep_entity_kind(const lockstep_sim* sim, uint32_t entity, char* out, size_t cap);
+ *       what the entity is ("ship", "unit of player 2")
+ *   int lockstep_entity_position(const lockstep_sim* sim, uint32_t entity, float* x, float* y);
+ *       where it is in world units, for the page to circle it; 0 when nowhere
+ *   size_t lockstep_input_text(const uint8_t* input, size_t n, char* out, size_t cap);
+ *   size_t lockstep_command_text(const uint8_t* command, size_t n, char* out, size_t cap);
+ *       one player's input of a tick, and one command, as a line of text ("thrust 127 turn -5")
+ * The text functions write at most cap bytes, NUL-terminated, and return the length they need
+ * (0: nothing to say). */
+typedef size_t (*lockstep_entity_kind_fn)(const lockstep_sim* sim, uint32_t entity, char* out, size_t cap);
+typedef int (*lockstep_entity_position_fn)(const lockstep_sim* sim, uint32_t entity, float* x, float* y);
+typedef size_t (*lockstep_bytes_text_fn)(const uint8_t* bytes, size_t n, char* out, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

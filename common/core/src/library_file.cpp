@@ -1,0 +1,221 @@
+// What a module's library file is and links (library_file.hpp): its ELF headers checked before
+// dlopen maps it, and the builds of the libraries it links, which its fingerprint covers.
+#include "library_file.hpp"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "lockstep/bytes.hpp"
+#include "lockstep/state_hash.hpp"
+
+namespace lockstep::module_lib {
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr unsigned EM_HOST = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr unsigned EM_HOST = EM_AARCH64;
+#elif defined(__i386__)
+constexpr unsigned EM_HOST = EM_386;
+#elif defined(__EMSCRIPTEN__)
+constexpr unsigned EM_HOST = EM_NONE;  // a page loads no native library: each is refused as another machine's
+#else
+#error "module_lib.cpp: name this architecture's ELF machine"
+#endif
+
+}  // namespace
+
+// The hash of a whole file's bytes; nullopt when it cannot be read or is empty.
+std::optional<std::uint64_t> file_hash(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.empty()) return std::nullopt;
+  return hash_bytes(bytes);
+}
+
+namespace {
+
+// The C and C++ runtimes, which every module links and no fingerprint covers: their math is the
+// lint's concern (libm transcendentals), and a peer's glibc is its system's.
+bool is_runtime(std::string_view soname) {
+  // The same list as lockstep-lint's (is_runtime there).
+  for (const char* r : {"libc.so", "libm.so", "libmvec.so", "libstdc++.so", "libgcc_s.so", "ld-linux", "libpthread.so",
+                        "libdl.so", "librt.so", "libutil.so"})
+    if (soname.substr(0, std::strlen(r)) == r) return true;
+  return false;
+}
+
+// A listed opt-out ("libbox2d" or "libbox2d.so.2.4") matches the soname it names or starts it.
+bool uncovered(std::string_view soname, std::string_view list) {
+  while (!list.empty()) {
+    const std::size_t end = std::min(list.find(';'), list.size());
+    const std::string_view item = list.substr(0, end);
+    list.remove_prefix(std::min(list.size(), end + 1));
+    if (item.empty()) continue;
+    if (soname == item || (soname.substr(0, item.size()) == item && soname.size() > item.size() &&
+                           soname[item.size()] == '.'))
+      return true;
+  }
+  return false;
+}
+
+
+struct NoteSearch {
+  ElfW(Addr) base;
+  std::string build;  // hex of the NT_GNU_BUILD_ID note, "" when none
+};
+
+// The GNU build id of the loaded object at `base`, from its PT_NOTE segments in memory.
+int find_build_id(dl_phdr_info* info, std::size_t, void* data) {
+  auto* q = static_cast<NoteSearch*>(data);
+  if (info->dlpi_addr != q->base) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const auto* p = reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + ph.p_vaddr);
+    std::size_t at = 0;
+    while (at + sizeof(ElfW(Nhdr)) <= ph.p_memsz) {
+      ElfW(Nhdr) n;
+      std::memcpy(&n, p + at, sizeof n);
+      const std::size_t name_at = at + sizeof n, desc_at = name_at + ((n.n_namesz + 3u) & ~3u);
+      const std::size_t next = desc_at + ((n.n_descsz + 3u) & ~3u);
+      if (next > ph.p_memsz) break;
+      if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && std::memcmp(p + name_at, "GNU", 4) == 0) {
+        q->build = bytes_hex({p + desc_at, n.n_descsz});
+        return 1;
+      }
+      at = next;
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+
+// The libraries a loaded module asks for (its DT_NEEDED entries) other than the runtimes and those
+// it opts out of, each with its build: the GNU build id of the copy this process loaded, or the
+// XXH3 of that file's bytes when it has no build id.
+std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::string* error) {
+  std::vector<LibraryBuild> out;
+  link_map* lm = nullptr;
+  if (dlinfo(lib, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_ld) return out;
+  const auto* opt_out = static_cast<const char*>(dlsym(lib, "lockstep_uncovered_libraries"));
+  ElfW(Addr) strtab = 0;
+  std::vector<ElfW(Xword)> needed;
+  for (const ElfW(Dyn)* d = lm->l_ld; d->d_tag != DT_NULL; ++d) {
+    if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
+    if (d->d_tag == DT_NEEDED) needed.push_back(d->d_un.d_val);
+  }
+  if (strtab == 0) return out;
+  if (strtab < lm->l_addr) strtab += lm->l_addr;  // where the dynamic section keeps offsets
+  // Every name the module opts out of must match a library it links: a name that matches none
+  // ("box2d" for libbox2d.so.2) would leave the library it meant in the fingerprint unnoticed.
+  if (opt_out) {
+    std::string_view list(opt_out);
+    std::string links;
+    for (const ElfW(Xword) off : needed) {
+      const char* soname = reinterpret_cast<const char*>(strtab + off);
+      if (!is_runtime(soname)) links += (links.empty() ? "" : ", ") + std::string(soname);
+    }
+    while (!list.empty()) {
+      const std::size_t end = std::min(list.find(';'), list.size());
+      const std::string item(list.substr(0, end));
+      list.remove_prefix(std::min(list.size(), end + 1));
+      if (item.empty()) continue;
+      bool matched = false;
+      for (const ElfW(Xword) off : needed) matched = matched || uncovered(reinterpret_cast<const char*>(strtab + off), item);
+      if (!matched) {
+        *error = "its UNCOVERED list names \"" + item + "\", which is no library it links (" +
+                 (links.empty() ? std::string("it links none besides the C and C++ runtimes")
+                                : "it links " + links + "; name the soname or its start, as \"libbox2d\" for libbox2d.so.2") +
+                 ")";
+        return {};
+      }
+    }
+  }
+  for (const ElfW(Xword) off : needed) {
+    const std::string soname(reinterpret_cast<const char*>(strtab + off));
+    if (is_runtime(soname)) continue;
+    // What a JoinRequest and a replay can carry, so every peer compares the same list.
+    if (soname.size() > kMaxLibraryNameBytes) {
+      *error = "it links a library whose name is over " + std::to_string(kMaxLibraryNameBytes) + " bytes (" +
+               soname.substr(0, 40) + "...)";
+      return {};
+    }
+    if (out.size() == kMaxLibraries) {
+      *error = "it links more than " + std::to_string(kMaxLibraries) +
+               " libraries besides the C and C++ runtimes; a fingerprint names at most " + std::to_string(kMaxLibraries);
+      return {};
+    }
+    if (opt_out && uncovered(soname, opt_out)) {
+      *note += (note->empty() ? "" : ", ") + soname + " (opted out: its build is not in the fingerprint)";
+      out.push_back({soname, kOptedOut});
+      continue;
+    }
+    void* h = dlopen(soname.c_str(), RTLD_NOLOAD | RTLD_LAZY);
+    link_map* dep = nullptr;
+    if (!h || dlinfo(h, RTLD_DI_LINKMAP, &dep) != 0 || !dep) {
+      if (h) dlclose(h);
+      continue;
+    }
+    NoteSearch q{dep->l_addr, ""};
+    dl_iterate_phdr(find_build_id, &q);
+    std::string build = q.build;
+    if (build.size() > kMaxLibraryBuildBytes) build = "xxh3:" + hash_hex(hash_bytes({reinterpret_cast<const std::uint8_t*>(build.data()),
+                                                                   build.size()}));
+    if (build.empty()) {
+      const std::optional<std::uint64_t> bytes_hash = file_hash(dep->l_name);
+      build = bytes_hash ? "xxh3:" + hash_hex(*bytes_hash) : "unreadable";
+    }
+    dlclose(h);
+    *note += (note->empty() ? "" : ", ") + soname + " (build " + build + ")";
+    out.push_back({soname, build});
+  }
+  std::sort(out.begin(), out.end(), [](const LibraryBuild& a, const LibraryBuild& b) { return a.name < b.name; });
+  return out;
+}
+
+// dlopen maps what a file's headers claim, and a truncated file faults (SIGBUS) when the loader
+// touches a page past its end; a library of another architecture gets the loader's "No such
+// file". Checked first: an ELF shared object of this process's class and machine, whose segments
+// and section headers lie inside the file. (A library that passes is still code the process runs:
+// load only modules you trust.)
+std::string check_library_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return std::string("cannot load it: ") + std::strerror(errno);
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  in.seekg(0);
+  ElfW(Ehdr) eh{};
+  if (size < sizeof eh || !in.read(reinterpret_cast<char*>(&eh), sizeof eh))
+    return "not a shared library: " + std::to_string(size) + " bytes, shorter than an ELF header";
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) return "not a shared library: no ELF header";
+  const char* const arch = sizeof(void*) == 8 ? (EM_HOST == EM_AARCH64 ? "aarch64" : "x86-64") : "32-bit";
+  auto machine = [](unsigned m) -> std::string {
+    return m == EM_X86_64 ? "x86-64" : m == EM_AARCH64 ? "aarch64" : m == EM_386 ? "x86" : "machine " + std::to_string(m);
+  };
+  if (eh.e_ident[EI_CLASS] != (sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32) || eh.e_machine != EM_HOST)
+    return "built for " + machine(eh.e_machine) + ", and this process is " + arch;
+  if (eh.e_type != ET_DYN) return "an ELF file, but not a shared library (build it as a MODULE or SHARED library)";
+  if (eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phoff > size ||
+      std::uint64_t{eh.e_phnum} * sizeof(ElfW(Phdr)) > size - eh.e_phoff)
+    return "truncated or damaged: its program headers lie outside the file";
+  in.seekg(static_cast<std::streamoff>(eh.e_phoff));
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    ElfW(Phdr) ph{};
+    if (!in.read(reinterpret_cast<char*>(&ph), sizeof ph)) return "truncated: cannot read its program headers";
+    if (ph.p_type == PT_LOAD && (ph.p_offset > size || ph.p_filesz > size - ph.p_offset))
+      return "truncated or damaged: a segment runs past the end of the file (" + std::to_string(size) + " bytes)";
+  }
+  if (eh.e_shoff != 0 && (eh.e_shoff > size || std::uint64_t{eh.e_shnum} * eh.e_shentsize > size - eh.e_shoff))
+    return "truncated or damaged: its section headers lie outside the file";
+  return "";
+}
+
+}  // namespace lockstep::module_lib

@@ -1,0 +1,27 @@
+// What a module's library file is and links, for module_lib.cpp: the checks before dlopen maps a
+// file, and the libraries whose builds a loaded module's fingerprint covers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/simulation.hpp"
+
+namespace lockstep::module_lib {
+
+/// The build a library gets when the module leaves it out of its fingerprint.
+inline constexpr const char* kOptedOut = "opted out";
+
+/// The hash of a whole file's bytes; nullopt when it cannot be read or is empty.
+std::optional<std::uint64_t> file_hash(const std::string& path);
+/// "" when `path` is an ELF shared object of this process's class and machine whose segments and
+/// section headers lie inside the file; else why not, as a sentence.
+std::string check_library_file(const std::string& path);
+/// The libraries the loaded module `lib` (a dlopen handle) links, other than the C and C++
+/// runtimes, each with its build ("opted out" for those it leaves out); {} with `error` set when
+/// its list of opted-out libraries names one it does not link, or it links too many.
+std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::string* error);
+
+}  // namespace lockstep::module_lib
