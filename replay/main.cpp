@@ -472,7 +472,7 @@ int diff(const std::string& a, const std::string& b) {
 }
 
 // `view`: the page of a bundle or a replay (desync_page.hpp).
-int view(const Module& module, const std::string& path, const std::string& out) {
+int view(const Module& module, const std::string& path, const std::string& out, const std::string& session_file) {
   std::string page, detail;
   // The file as the page's commands name it: from the page's folder, where a reader runs them.
   std::string name = std::filesystem::path(path).filename().string();
@@ -489,8 +489,10 @@ int view(const Module& module, const std::string& path, const std::string& out) 
       LOCKSTEP_LOG_ERROR("%s: %s", path.c_str(), detail.c_str());
       return kExitBadInput;
     }
+    Replay session;
+    if (!session_file.empty() && !load(session_file, &session, true)) return kExitBadInput;
     try {
-      page = bundle_page(module, b, name);
+      page = bundle_page(module, b, name, session_file.empty() ? nullptr : &session);
     } catch (const std::exception& e) {  // (the page's reads are checked; this is the last guard)
       LOCKSTEP_LOG_ERROR("%s: cannot make a page of it: %s", path.c_str(), e.what());
       return kExitBadInput;
@@ -639,6 +641,9 @@ int main(int argc, char** argv) {
   auto* vw = app.add_subcommand("view", "write a self-contained HTML page of a desync bundle or a replay");
   vw->add_option("FILE", file, "desync bundle or replay file")->required();
   vw->add_option("-o,--output", page_out, "the page")->required();
+  std::string session_file;
+  vw->add_option("--session", session_file, "the session's replay (the server's --record): the timeline's reference covers "
+                                            "the whole session, not only the bundle's window");
   std::string against, against_lib;
   bool linear = false, gallop = false;
   auto* bs = app.add_subcommand("bisect", "the first tick at which two builds of a module part on a replay, every "
@@ -686,7 +691,7 @@ int main(int argc, char** argv) {
   if (!module) return code;
   if (v->parsed()) return verify(*module, file, perturb_at, allow_incomplete, state_out, from);
   if (sk->parsed()) return seek(*module, file, at, state_out);
-  if (vw->parsed()) return view(*module, file, page_out);
+  if (vw->parsed()) return view(*module, file, page_out, session_file);
   if (bs->parsed()) {
     if (against.empty() == against_lib.empty()) {
       LOCKSTEP_LOG_ERROR("bisect: name the other build with --against NAME or --against-lib FILE");

@@ -140,11 +140,13 @@ Json libraries_json(std::span<const LibraryBuild> libraries) {
   return out;
 }
 
-// An attachment's path as the CI that reads the report finds it: GitLab resolves it relative to
-// $CI_PROJECT_DIR (and shows nothing for an absolute one, gitlab#330955), so under it the path is
-// written so; elsewhere (Jenkins' attachments plugin, a developer's machine) the absolute path.
+// An attachment's path as the CI that reads the report finds it: relative to $LOCKSTEP_ATTACHMENT_ROOT
+// when set (any CI that resolves attachments from a folder of its own); else GitLab's way, relative
+// to $CI_PROJECT_DIR (GitLab shows nothing for an absolute one, gitlab#330955); elsewhere
+// (Jenkins' attachments plugin, a developer's machine) the absolute path.
 std::string attachment_path(const std::string& page) {
-  const char* root = std::getenv("CI_PROJECT_DIR");
+  const char* root = std::getenv("LOCKSTEP_ATTACHMENT_ROOT");
+  if (!root || !*root) root = std::getenv("CI_PROJECT_DIR");
   if (!root || !*root) return page;
   std::error_code ec;
   const std::filesystem::path base = std::filesystem::weakly_canonical(root, ec);

@@ -13,6 +13,7 @@
 #include "lockstep/desync.hpp"
 #include "lockstep/desync_bundle.hpp"
 #include "lockstep/desync_page.hpp"
+#include "lockstep/replay.hpp"
 #include "lockstep/games.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/skirmish.hpp"
@@ -124,6 +125,17 @@ TEST_SUITE("core/page") {
     CHECK(has(commands, "seek b.bundle 120 --party 0 -o party0-120.state"));
     CHECK(has(commands, "seek b.bundle 120 --party 2 -o party2-120.state"));
     CHECK(has(commands, "compare b.bundle party0-120.state --with party2-120.state"));
+  }
+
+  TEST_CASE("with the session's replay the timeline's reference covers the whole session, and agrees with the parties") {
+    const DesyncBundle b = three_party_bundle(arena_module(), 116, 120, 5);
+    const Replay session = scenario_replay(golden_scenario(arena_module()), 120, 0);
+    CHECK(bundle_page_data(arena_module(), b, "b.bundle")["reference"].size() == 4);
+    const Json data = bundle_page_data(arena_module(), b, "b.bundle", &session);
+    CHECK(data["reference"].size() == 120);
+    CHECK(data["reference_name"] == "reference (the session's replay)");
+    for (const Json& point : data["reference"])
+      if (point[0] >= 117) CHECK(point[1] == data["parties"][0]["hashes"][point[0].get<std::size_t>() - 117][1]);
   }
 
   TEST_CASE("the page reads without script: its tables, timeline and drawings are HTML and SVG") {

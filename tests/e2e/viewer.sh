@@ -19,6 +19,11 @@ ABS_BIN=$(cd "$BIN" && pwd)
   --ticks 200 --bundle-dir "$WORK/project/desyncs" --junit "$WORK/project/synctest.xml" >/dev/null 2>&1)
 grep -Eq "\[\[ATTACHMENT\|desyncs/[^]/]+\.html\]\]" "$WORK/project/synctest.xml" ||
   fail "under GitLab the attachment is not relative to CI_PROJECT_DIR: $(grep -o 'ATTACHMENT|[^]]*' "$WORK/project/synctest.xml")"
+# Any other CI names its folder with LOCKSTEP_ATTACHMENT_ROOT, which wins over CI_PROJECT_DIR.
+(cd "$WORK/project" && LOCKSTEP_ATTACHMENT_ROOT="$WORK/project/desyncs" CI_PROJECT_DIR="$WORK/project" "$ABS_BIN/lockstep-synctest" \
+  --sim-lib "$ABS_BIN/libwalkers_broken1.so" --players 2 --ticks 200 --bundle-dir "$WORK/project/desyncs" --junit "$WORK/project/root.xml" >/dev/null 2>&1)
+grep -Eq "\[\[ATTACHMENT\|[^]/]+\.html\]\]" "$WORK/project/root.xml" ||
+  fail "the attachment is not relative to LOCKSTEP_ATTACHMENT_ROOT: $(grep -o 'ATTACHMENT|[^]]*' "$WORK/project/root.xml")"
 view_page "$PAGE" synctest
 phone_fits "$PAGE" synctest
 strict_csp_page "$PAGE" synctest
@@ -126,7 +131,7 @@ echo "ok: the server records keyframes"
 # 4b. Names from the file are text on the page, never markup: a player named as an HTML element
 # with a script handler, in a real session's bundle, shows as text in Chromium.
 EVIL='<img src=x onerror=alert(1)>'
-"$BIN/lockstep-server" --port $((PORT + 1)) --players 2 --ticks 400 --on-desync stop --desync-dir "$WORK/evil" \
+"$BIN/lockstep-server" --port $((PORT + 1)) --players 2 --ticks 400 --on-desync stop --desync-dir "$WORK/evil" --record "$WORK/evil.replay" \
   >/dev/null 2>"$WORK/evil-server.err" &
 S=$!; PIDS+=($S)
 mkdir -p "$WORK/evil"
@@ -148,6 +153,13 @@ grep -q '&lt;img src=x onerror=alert(1)&gt;' "$WORK/evil.dom" || fail "the playe
 grep -q 'data-state-tick="150"' "$WORK/evil.dom" && grep -q '<table id="state-entities"' "$WORK/evil.dom" ||
   fail "the state browser did not open on the divergent tick"
 page_commands "$WORK/evil.html"
+# With the session's recording the timeline's reference covers the session, not only the bundle's window.
+"$R" view "$EB" --session "$WORK/evil.replay" -o "$WORK/evil-session.html" >/dev/null 2>"$WORK/evil-view.err" || fail "view --session failed"
+/usr/bin/python3 - "$WORK/evil-session.html" <<'PY' || fail "view --session did not cover the session"
+import json, re, sys
+d = json.loads(re.search(r'<script id="page-data" type="application/json">(.*?)</script>', open(sys.argv[1]).read(), re.S).group(1))
+sys.exit(0 if d["reference_name"] == "reference (the session's replay)" and len(d["reference"]) >= 149 else 1)
+PY
 echo "ok: a name from the file is text on the page"
 
 # 5. Damaged and foreign files: exit 2 and a sentence, never a crash.

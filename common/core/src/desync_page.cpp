@@ -309,14 +309,18 @@ Json held_states_json(const Module& module, const DesyncBundle& b,
 
 }  // namespace
 
-Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::string& source) {
+Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::string& source, const Replay* session) {
   const Replay& r = b.replay;
   const bool ours = r.header.module.empty() || r.header.module == module.name;
   Json data{{"kind", "bundle"}, {"source", source}, {"written_by", b.written_by}, {"tick", b.tick},
             {"header", header_json(module, r)}, {"report", b.report}, {"notes", Json::array()}};
-  // Each party's hashes, and the reference: the replay's recorded hashes.
-  std::vector<std::pair<Tick, std::uint64_t>> reference;
-  for (std::size_t i = 0; i < r.frames.size(); ++i) reference.emplace_back(r.frames[i].tick, r.hashes[i]);
+  // Each party's hashes, and the reference: the replay's recorded hashes, and with the session's
+  // replay every tick of the session (the bundle's where the two hold the same tick).
+  std::map<Tick, std::uint64_t> recorded;
+  if (session)
+    for (std::size_t i = 0; i < session->frames.size() && i < session->hashes.size(); ++i) recorded[session->frames[i].tick] = session->hashes[i];
+  for (std::size_t i = 0; i < r.frames.size(); ++i) recorded[r.frames[i].tick] = r.hashes[i];
+  std::vector<std::pair<Tick, std::uint64_t>> reference(recorded.begin(), recorded.end());
   Json parties = Json::array();
   for (const BundleParty& p : b.parties) {
     Json states = Json::array();
@@ -327,7 +331,7 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
   // The replay holds its writer's hashes: a client's own, or a server that was itself outvoted. At
   // the divergent tick the reference is what the majority (or, in a client's bundle, the server)
   // had, so that the majority is never drawn as the wrong side.
-  data["reference_name"] = "reference (replay)";
+  data["reference_name"] = session ? "reference (the session's replay)" : "reference (replay)";
   if (const auto agreed = agreed_hash(b)) {
     auto at = std::find_if(reference.begin(), reference.end(), [&](const auto& p) { return p.first == b.tick; });
     if (at == reference.end()) at = reference.insert(std::upper_bound(reference.begin(), reference.end(), std::pair{b.tick, std::uint64_t{0}},
@@ -501,8 +505,8 @@ Json replay_page_data(const Module& module, const Replay& r, const std::string& 
   return data;
 }
 
-std::string bundle_page(const Module& module, const DesyncBundle& b, const std::string& source) {
-  return page_html(bundle_page_data(module, b, source));
+std::string bundle_page(const Module& module, const DesyncBundle& b, const std::string& source, const Replay* session) {
+  return page_html(bundle_page_data(module, b, source, session));
 }
 
 std::string replay_page(const Module& module, const Replay& r, const std::string& source) {

@@ -16,12 +16,16 @@
 namespace lockstep {
 
 /// The page of bundle `b`, read from `source` (named on the page), its states read with `module`.
-/// A module that cannot read them leaves the drawings out and says so on the page.
-LOCKSTEP_API std::string bundle_page(const Module& module, const DesyncBundle& b, const std::string& source);
+/// A module that cannot read them leaves the drawings out and says so on the page. With the
+/// session's replay (`session`, the server's recording), the timeline's reference row covers the
+/// whole session, not only the bundle's window.
+LOCKSTEP_API std::string bundle_page(const Module& module, const DesyncBundle& b, const std::string& source,
+                                     const Replay* session = nullptr);
 /// The page of replay `r`, read in full from `source`.
 LOCKSTEP_API std::string replay_page(const Module& module, const Replay& r, const std::string& source);
 /// The page's data (what bundle_page embeds), for tests and other front ends.
-LOCKSTEP_API Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::string& source);
+LOCKSTEP_API Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::string& source,
+                                   const Replay* session = nullptr);
 LOCKSTEP_API Json replay_page_data(const Module& module, const Replay& r, const std::string& source);
 /// A page of `data` (one of the above).
 LOCKSTEP_API std::string page_html(const Json& data);
