@@ -331,6 +331,15 @@ void write_local_bundle(const Options& o, const SyncTestConfig& cfg, CheckResult
     st.hash = hash_bytes(st.bytes);
     p.states.push_back(std::move(st));
   }
+  // The check's own two sides first (rollback's passes, history's worlds): the page holds the
+  // second against the first, red on the timeline where they part, their states side by side.
+  for (CheckResult::Side& side : r->sides) {
+    BundleParty q;
+    q.name = side.name;
+    q.hashes = side.hashes;
+    if (!side.state.empty()) q.states.push_back({t, hash_bytes(side.state), std::move(side.state)});
+    b.parties.push_back(std::move(q));
+  }
   b.parties.push_back(std::move(p));
   finish_bundle(o, cfg, b, trace.hashes, r);
 }

@@ -43,6 +43,9 @@ json_check "$WORK/rollback.json" 'any(c["check"] == "rollback" and not c["ok"] a
   "the failed rollback check has no page"
 view_page "$(json_get "$WORK/rollback.json" '[c for c in d["checks"] if c["check"] == "rollback"][0]["page"]')" rollback
 grep -q 'data-field="pulse">tick 1 · global field pulse · check rollback' "$WORK/rollback.dom" || fail "the rollback page does not name its tick and field"
+# Its timeline holds the check's own two passes, the second red where it parts from the first.
+grep -q '<td>after the load</td><td>1</td><td>0</td><td>1</td><td><span class="bad">tick 1</span></td>' "$WORK/rollback.dom" ||
+  fail "the rollback page's timeline does not show the pass after the load parting from the first"
 # Every party's own state out of the bundle (stored, not re-simulated), and two of them compared.
 SB=$(json_get "$WORK/synctest.json" '[c for c in d["checks"] if c["check"] == "replay"][0]["bundle"]')
 ST=$(json_get "$WORK/synctest.json" '[c for c in d["checks"] if c["check"] == "replay"][0]["tick"]')

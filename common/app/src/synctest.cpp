@@ -278,6 +278,15 @@ CheckResult check_rollback(const SyncTestConfig& cfg) {
                                "static, its own history)");
       auto first_pass = create(cfg);
       if (first_pass && first_pass->deserialize(ahead_bytes[i - 1])) name_difference(*first_pass, *sim, &r);
+      // The two passes over the ticks since the save, for the bundle (the second agreed until this one).
+      CheckResult::Side before{"first pass (saved at tick " + std::to_string(t) + ")", {}, ahead_bytes[i - 1]};
+      CheckResult::Side after{"after the load", {}, {}};
+      for (Tick j = 1; j <= i; ++j) {
+        before.hashes.emplace_back(t + j, ahead[j - 1]);
+        after.hashes.emplace_back(t + j, j < i ? ahead[j - 1] : sim->hash());
+      }
+      sim->serialize(after.state);
+      r.sides = {std::move(before), std::move(after)};
       return r;
     }
     // Back to tick t + 1 for the next round.
@@ -313,10 +322,13 @@ CheckResult check_history(const SyncTestConfig& cfg) {
     sim->serialize(bytes);
     auto loaded = create(cfg);
     if (!loaded->deserialize(bytes)) return fail("history", t, "the serialized state does not load into a new world");
+    CheckResult::Side ran{"ran from tick 0", {}, {}}, fresh{"loaded from tick " + std::to_string(t), {}, {}};
     for (Tick i = 1; i <= k; ++i, ++at) {
       const InputFrame frame = synctest_frame(cfg, at + 1);
       sim->step(frame);
       loaded->step(frame);
+      ran.hashes.emplace_back(at + 1, sim->hash());
+      fresh.hashes.emplace_back(at + 1, loaded->hash());
       if (sim->hash() == loaded->hash()) continue;
       CheckResult r = fail("history", at + 1,
                            "a world loaded from the bytes of tick " + std::to_string(t) + " and the world that ran "
@@ -325,6 +337,9 @@ CheckResult check_history(const SyncTestConfig& cfg) {
                            "serialization leaves out (a physics engine's contact cache or warm-starting impulses, "
                            "contact order, sleep timers, a centre of mass; docs/GUIDE.md, physics engines)");
       name_difference(*sim, *loaded, &r);
+      sim->serialize(ran.state);
+      loaded->serialize(fresh.state);
+      r.sides = {std::move(ran), std::move(fresh)};
       return r;
     }
   }

@@ -258,7 +258,7 @@ Json held_states_json(const Module& module, const DesyncBundle& b,
       continue;
     }
     std::size_t ref = 0;
-    if (const std::uint64_t* want = reference_at(reference, t))
+    if (const std::uint64_t* want = b.written_by == "synctest" ? nullptr : reference_at(reference, t))
       for (std::size_t k = 0; k < sims.size(); ++k)
         if (sims[k].second->hash() == *want) {
           ref = k;
@@ -371,8 +371,10 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
                   {"from", "report"}};
   // The two the page sets side by side: the party that holds the reference's hash (else the first),
   // and the first whose state differs from it (else the next).
+  // A synctest's bundle holds the check's own first run first: the second is held against it.
+  const bool first_is_reference = b.written_by == "synctest";
   std::size_t ref = 0, odd = loaded.size() > 1 ? 1 : 0;
-  if (const std::uint64_t* want = reference_at(reference, b.tick)) {
+  if (const std::uint64_t* want = first_is_reference ? nullptr : reference_at(reference, b.tick)) {
     for (std::size_t i = 0; i < loaded.size(); ++i)
       if (loaded[i].sim->hash() == *want) {
         ref = i;

@@ -39,6 +39,15 @@ struct CheckResult {
   std::string field;
   std::string detail;  ///< a sentence: what differed
   std::string bundle, page;  ///< the desync bundle and its viewer page, when written (--bundle-dir)
+  /// A failed check's own two sides within one process (rollback: the first pass and the pass
+  /// after the load; history: the world that ran from tick 0 and the one loaded from its bytes),
+  /// for the bundle: each one's hashes tick by tick and its state at `tick`.
+  struct Side {
+    std::string name;
+    std::vector<std::pair<Tick, std::uint64_t>> hashes;
+    std::vector<std::uint8_t> state;
+  };
+  std::vector<Side> sides;
 };
 Json result_json(const CheckResult& r);
 
