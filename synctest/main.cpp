@@ -380,7 +380,7 @@ bool check_variant(const Options& o, const Module& m, const SyncTestConfig& cfg,
   if (!replay.ok) localize_children(o, cfg, plain, plain, a, b, &replay);
   // Two plain runs that already disagree say nothing about memory; the replay check has the news.
   CheckResult memory = replay.ok ? check_memory(c, d) : CheckResult{"memory", true, "", 0, -1, "", "not judged: the "
-                                                                    "replay check failed in this variant", {}, {}};
+                                                                    "replay check failed in this variant", {}, {}, {}};
   if (!memory.ok) localize_children(o, cfg, low, high, c, d, &memory);
   out->push_back(std::move(replay));
   out->push_back(std::move(memory));
