@@ -136,7 +136,7 @@ TEST_SUITE("core/keyframes") {
     REQUIRE(read_replay(p.string(), &none, &error, {0, 0, false}) == ReplayError::None);
     CHECK(none.frames.empty());
     CHECK(none.last_tick == 3000);
-    CHECK(none.keyframe_ticks.size() == 3);  // 1000, 2000 and 3000: the file was still read and checked whole
+    CHECK(none.keyframe_ticks.size() == 3);  // 1000, 2000 and 3000, from the end record's index
     Replay some;
     REQUIRE(read_replay(p.string(), &some, &error, {1500, 1500}) == ReplayError::None);
     CHECK(some.frames_from == 1000);
@@ -155,6 +155,50 @@ TEST_SUITE("core/keyframes") {
     CHECK(read_replay_header(p.string(), &h, &error) == ReplayError::NotAReplay);
     std::filesystem::remove(p);
     CHECK(read_replay_header(p.string(), &h, &error) == ReplayError::CannotOpen);
+  }
+
+  TEST_CASE("a ranged read takes the header, the end record's index and the records it needs, and gives what a whole read gives") {
+    const Replay r = scenario_replay(golden_scenario(arena_module()), 6000, 1000);
+    const fs::path p = temp_path("indexed.replay");
+    std::string error, detail;
+    REQUIRE(write_replay(p.string(), r, &error));
+    const std::vector<std::uint8_t> bytes = slurp(p);
+    const auto same = [&](ReplayRange range) {
+      Replay through_index, whole;
+      REQUIRE(read_replay(p.string(), &through_index, &detail, range) == ReplayError::None);
+      REQUIRE(parse_replay(bytes, &whole, &detail, range) == ReplayError::None);
+      CHECK(through_index.frames == whole.frames);
+      CHECK(through_index.hashes == whole.hashes);
+      CHECK(through_index.frames_from == whole.frames_from);
+      CHECK(through_index.keyframe_ticks == whole.keyframe_ticks);
+      REQUIRE(through_index.keyframes.size() == whole.keyframes.size());
+      for (std::size_t i = 0; i < whole.keyframes.size(); ++i) {
+        CHECK(through_index.keyframes[i].tick == whole.keyframes[i].tick);
+        CHECK(through_index.keyframes[i].state == whole.keyframes[i].state);
+      }
+      CHECK(through_index.last_tick == whole.last_tick);
+      CHECK(through_index.complete);
+      CHECK(through_index.end_reason == whole.end_reason);
+      CHECK(through_index.header.world.settings == whole.header.world.settings);
+      return through_index.bytes_read;
+    };
+    // A seek's reads: a little of the file each, whatever the tick.
+    for (const ReplayRange range : {ReplayRange{2500, 2600}, ReplayRange{5999, 5999}, ReplayRange{3000, 3000},
+                                    ReplayRange{1, 1}, ReplayRange{0, 0, false}, ReplayRange{4200, 0, false}})
+      CHECK_MESSAGE(same(range) < bytes.size() / 4, range.from);
+    CHECK(same(ReplayRange{1000, 0}) > bytes.size() / 2);  // from a keyframe to the end: most of it
+    // A file without the index (written before it, or another writer) is read whole, as is one
+    // whose end record is damaged: the whole read then names the fault.
+    Replay golden;
+    REQUIRE(read_replay(LOCKSTEP_GOLDEN_DIR "/golden.replay", &golden, &detail, {500, 600}) == ReplayError::None);
+    CHECK(golden.bytes_read == fs::file_size(LOCKSTEP_GOLDEN_DIR "/golden.replay"));
+    std::vector<std::uint8_t> bad = bytes;
+    bad[bad.size() - 20] ^= 1;
+    spit(p, bad);
+    Replay back;
+    CHECK(read_replay(p.string(), &back, &detail, {2500, 2600}) == ReplayError::Corrupt);
+    CHECK(back.bytes_read == bad.size());
+    fs::remove(p);
   }
 
   TEST_CASE("a replay of format 3 (no keyframes) still reads, and ranged reads of it start from tick 0") {

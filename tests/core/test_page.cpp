@@ -152,7 +152,7 @@ TEST_SUITE("core/page") {
     CHECK(has(html, "<span class=\"bad\">tick 120</span>"));
   }
 
-  TEST_CASE("a skirmish page circles the differing unit and reads its commands; a bundle without its start state offers no re-simulation") {
+  TEST_CASE("a skirmish page circles the differing unit and reads its commands, and a bundle without its start state offers no re-simulation") {
     const Module& m = skirmish_module();
     // A window holding a tick where the bots give orders.
     const Scenario sc = golden_scenario(m);

@@ -16,23 +16,24 @@
 #include "lockstep/version.hpp"
 #include "lockstep/wire/replay_generated.h"
 #include "packed_table.hpp"
+#include "replay_records.hpp"
 
 namespace lockstep {
 
-namespace {
-
-constexpr char kMagic[8] = {'L', 'S', 'R', 'E', 'P', 'L', 'A', 'Y'};
-constexpr std::size_t kMaxRecord = 1 << 20;
-constexpr std::size_t kMaxKeyframeRecord = kMaxKeyframeBytes + (1 << 20);
-constexpr std::size_t kRecordHeader = 12;
-
-}  // namespace
+using namespace replay_io;
 
 ReplayWriter::~ReplayWriter() {
   if (file_) std::fclose(file_);
 }
 
+void ReplayWriter::note(std::uint8_t kind, Tick first) {
+  index_offsets_.push_back(offset_);
+  index_ticks_.push_back(first);
+  index_kinds_.push_back(kind);
+}
+
 void ReplayWriter::write_record(const std::uint8_t* data, std::size_t size) {
+  offset_ += kRecordHeader + size;
   std::vector<std::uint8_t> head;
   ByteWriter w(head);
   w.u32(static_cast<std::uint32_t>(size));
@@ -54,6 +55,7 @@ bool ReplayWriter::open(const std::string& path, const ReplayHeader& h, std::str
     return false;
   }
   std::fwrite(kMagic, 1, sizeof kMagic, file_);
+  offset_ = sizeof kMagic;
   write_header(h);
   return true;
 }
@@ -61,6 +63,7 @@ bool ReplayWriter::open(const std::string& path, const ReplayHeader& h, std::str
 void ReplayWriter::open_memory(std::vector<std::uint8_t>* out, const ReplayHeader& h) {
   memory_ = out;
   memory_->insert(memory_->end(), kMagic, kMagic + sizeof kMagic);
+  offset_ = sizeof kMagic;
   write_header(h);
 }
 
@@ -101,6 +104,7 @@ void ReplayWriter::add_keyframe(Tick tick, std::uint64_t hash, std::span<const s
   const auto sv = fbb.CreateVector(state.data(), state.size());
   fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Keyframe, replay::CreateKeyframe(fbb, tick, hash, sv).Union()),
              replay::RecordIdentifier());
+  note(kIndexKeyframe, tick);
   write_record(fbb.GetBufferPointer(), fbb.GetSize());
 }
 
@@ -121,6 +125,7 @@ void ReplayWriter::flush_frames() {
   const auto cb = packed.items.command_bytes.empty() ? 0 : fbb.CreateVector(packed.items.command_bytes);
   const auto frames = replay::CreateFrames(fbb, pending_.front().tick, pv, fv, hv, ib, cc, cs, cb);
   fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::Frames, frames.Union()), replay::RecordIdentifier());
+  note(kIndexFrames, pending_.front().tick);
   write_record(fbb.GetBufferPointer(), fbb.GetSize());
   pending_.clear();
   pending_hashes_.clear();
@@ -129,9 +134,14 @@ void ReplayWriter::flush_frames() {
 void ReplayWriter::close(Tick last_tick, const std::string& reason) {
   if (!is_open()) return;
   flush_frames();
-  flatbuffers::FlatBufferBuilder fbb(128);
+  flatbuffers::FlatBufferBuilder fbb(128 + index_offsets_.size() * 13);
   const auto r = fbb.CreateString(reason.substr(0, 256));
-  fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::ReplayEnd, replay::CreateReplayEnd(fbb, last_tick, r).Union()),
+  const bool index = !index_offsets_.empty() && index_offsets_.size() <= kMaxIndexEntries;
+  const auto offsets = index ? fbb.CreateVector(index_offsets_) : 0;
+  const auto ticks = index ? fbb.CreateVector(index_ticks_) : 0;
+  const auto kinds = index ? fbb.CreateVector(index_kinds_) : 0;
+  fbb.Finish(replay::CreateRecord(fbb, replay::Chunk::ReplayEnd,
+                                  replay::CreateReplayEnd(fbb, last_tick, r, offsets, ticks, kinds).Union()),
              replay::RecordIdentifier());
   write_record(fbb.GetBufferPointer(), fbb.GetSize());
   if (file_) std::fclose(file_);
@@ -150,144 +160,6 @@ std::optional<std::uint64_t> Replay::hash_at(Tick t) const {
   return hashes[t - frames_from - 1];
 }
 
-namespace {
-
-// One checked record: where its payload is, what it holds.
-struct RecordEntry {
-  std::size_t pos = 0, len = 0;
-  replay::Chunk type = replay::Chunk::NONE;
-  Tick first = 0, last = 0;  // Frames: its ticks; Keyframe: its tick (both)
-};
-
-// Reads the records of a replay: the first pass checks every record and notes where it is; the
-// second decodes what the range asks for.
-struct RecordReader {
-  Replay* out;
-  bool have_header = false;
-  Tick next_tick = 0;
-  std::vector<std::uint64_t> recorded_hashes;  // every tick's, from header.start_tick + 1
-  std::string why;  // set with the error
-
-  ReplayError fail(ReplayError e, std::string text) {
-    why = std::move(text);
-    return e;
-  }
-
-  ReplayError header(const replay::Header& h, const std::string& at) {
-    if (have_header) return fail(ReplayError::Corrupt, "second header" + at);
-    if (h.format_version() < kOldestReplayFormat || h.format_version() > kReplayFormatVersion)
-      return fail(ReplayError::Unsupported,
-                  "replay format version " + std::to_string(h.format_version()) + " is not supported (this build reads " +
-                      std::to_string(kOldestReplayFormat) + " to " + std::to_string(kReplayFormatVersion) +
-                      "; formats 1 and 2 held one built-in world's 16-bit inputs, not a module's input bytes and commands: record the session again)");
-    if (h.players() < 1 || h.players() > kMaxPlayers || h.input_delay() > 50 ||
-        (h.settings() && h.settings()->size() > kMaxSettingsBytes) || h.input_size() > kMaxInputBytes ||
-        (h.module_name() && h.module_name()->size() > 32) ||
-        (h.libraries() && h.libraries()->size() > kMaxLibraries) || h.start_tick() >= kMaxReplayTick)
-      return fail(ReplayError::Corrupt, "header values out of range" + at);
-    if (h.libraries())
-      for (const auto* l : *h.libraries()) {
-        if (!l->name() || l->name()->size() == 0 || l->name()->size() > kMaxLibraryNameBytes ||
-            (l->build() && l->build()->size() > kMaxLibraryBuildBytes))
-          return fail(ReplayError::Corrupt, "a library in the header is out of range" + at);
-        out->header.libraries.push_back({l->name()->str(), l->build() ? l->build()->str() : ""});
-      }
-    ReplayHeader& hd = out->header;
-    hd.format_version = h.format_version();
-    hd.protocol_version = h.protocol_version();
-    hd.fingerprint = h.fingerprint();
-    hd.world.players = h.players();
-    if (h.settings()) hd.world.settings.assign(h.settings()->begin(), h.settings()->end());
-    hd.input_size = h.input_size();
-    hd.module = h.module_name() ? h.module_name()->str() : "";
-    hd.input_delay = h.input_delay();
-    hd.start_tick = h.start_tick();
-    hd.keyframe_interval = h.keyframe_interval();
-    if (h.names())
-      for (const auto* n : *h.names()) hd.names.push_back(n->str().substr(0, 32));
-    have_header = true;
-    next_tick = hd.start_tick + 1;
-    out->frames_from = hd.start_tick;
-    return ReplayError::None;
-  }
-
-  // Pass 1: the record's ticks follow on; nothing is decoded.
-  ReplayError check_frames(const replay::Frames& f, const std::string& at, RecordEntry* e) {
-    if (!have_header) return fail(ReplayError::Corrupt, "frames before the header" + at);
-    const std::size_t n = f.present() ? f.present()->size() : 0;
-    if (n == 0 || !f.filled() || f.filled()->size() != n || !f.hashes() || f.hashes()->size() != n)
-      return fail(ReplayError::Corrupt, "inconsistent frame record" + at);
-    if (f.first_tick() != next_tick)
-      return fail(ReplayError::Corrupt, "frames start at tick " + std::to_string(f.first_tick()) + ", expected " +
-                                            std::to_string(next_tick) + at);
-    if (n > kMaxReplayTick - next_tick) return fail(ReplayError::Corrupt, "too many ticks" + at);
-    e->first = next_tick;
-    e->last = next_tick + static_cast<Tick>(n) - 1;
-    next_tick += static_cast<Tick>(n);
-    recorded_hashes.insert(recorded_hashes.end(), f.hashes()->begin(), f.hashes()->end());
-    return ReplayError::None;
-  }
-
-  // Pass 2: the frames of a checked record, from tick `from` (later ticks than the record's first).
-  ReplayError decode_frames(const replay::Frames& f, Tick first, Tick from, Tick to, const std::string& at) {
-    const std::uint32_t players = out->header.world.players;
-    const std::size_t n = f.present()->size();
-    const std::uint32_t input_size = out->header.input_size;
-    const PackedView v = packed_view(f);
-    if (const std::string fault = check_packed(v, n * players, input_size); !fault.empty())
-      return fail(ReplayError::Corrupt, "inconsistent frame record: " + fault + at);
-    PackedReader r(v, input_size);
-    Commands scratch;
-    for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
-      const Tick t = first + i;
-      InputFrame fr;
-      read_frame(r, t, players, input_size, f.present()->Get(i), f.filled()->Get(i), fr, scratch);
-      if (t <= from || (to != 0 && t > to)) continue;  // (read anyway: the items are packed in order)
-      out->frames.push_back(std::move(fr));
-      out->hashes.push_back(f.hashes()->Get(i));
-    }
-    return ReplayError::None;
-  }
-
-  // A keyframe comes after the record holding its tick (right after it when written as the tick
-  // ran; later when its state came from a peer, in relay mode), in ascending ticks, and holds the
-  // state whose hash was recorded for its tick. `recorded(t)`: that hash, or nullopt.
-  template <class Recorded>
-  ReplayError check_keyframe(const replay::Keyframe& k, const std::string& at, RecordEntry* e, const Recorded& recorded) {
-    if (!have_header) return fail(ReplayError::Corrupt, "keyframe before the header" + at);
-    if (out->header.format_version < 4) return fail(ReplayError::Corrupt, "a keyframe in a format 3 replay" + at);
-    const Tick t = k.tick();
-    if (t > next_tick - 1 || t < out->header.start_tick || (!out->keyframe_ticks.empty() && t <= out->keyframe_ticks.back()))
-      return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(t) + " is out of place (the ticks so far end at " +
-                                            std::to_string(next_tick - 1) + ")" + at);
-    const std::span<const std::uint8_t> state = span_of(k.state());
-    if (state.empty() || state.size() > kMaxKeyframeBytes) return fail(ReplayError::Corrupt, "keyframe size out of range" + at);
-    if (hash_bytes(state) != k.hash()) return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(t) + " does not hash to its recorded hash" + at);
-    if (t != out->header.start_tick && recorded(t) != std::optional<std::uint64_t>(k.hash()))
-      return fail(ReplayError::Corrupt, "the keyframe of tick " + std::to_string(t) +
-                                            " differs from the hash recorded for its tick" + at);
-    e->first = e->last = t;
-    out->keyframe_ticks.push_back(t);
-    return ReplayError::None;
-  }
-
-  ReplayError end(const replay::ReplayEnd& e, const std::string& at) {
-    if (!have_header) return fail(ReplayError::Corrupt, "end before the header" + at);
-    if (e.last_tick() != next_tick - 1) return fail(ReplayError::Corrupt, "end record names the wrong last tick" + at);
-    out->complete = true;
-    out->end_reason = e.reason() ? e.reason()->str().substr(0, 256) : "";
-    return ReplayError::None;
-  }
-};
-
-// A record's payload copied to 8-byte aligned memory (FlatBuffers reads 64-bit fields in place).
-const replay::Record* aligned_record(std::span<const std::uint8_t> raw, std::vector<std::uint64_t>& aligned) {
-  aligned.assign((raw.size() + 7) / 8, 0);
-  std::memcpy(aligned.data(), raw.data(), raw.size());
-  return replay::GetRecord(aligned.data());
-}
-
-}  // namespace
 
 ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::string* detail, ReplayRange range) {
   *out = Replay{};
@@ -386,6 +258,8 @@ ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::
   out->last_tick = reader.have_header ? reader.next_tick - 1 : 0;
   // Pass 2: what the range asks for, from the latest keyframe at or before range.from (a faulty
   // file: everything before the fault, from the start).
+  // A whole read holds every keyframe; a ranged one only the one it starts from (if any).
+  const bool ranged = range.from != 0 || range.to != 0 || !range.frames;
   Tick base = out->header.start_tick;
   if (fault == ReplayError::None && range.from != 0)
     for (const Tick k : out->keyframe_ticks)
@@ -397,7 +271,7 @@ ReplayError parse_replay(std::span<const std::uint8_t> bytes, Replay* out, std::
       const ReplayError err =
           reader.decode_frames(*rec->chunk_as_Frames(), e.first, base, range.to, " at byte " + std::to_string(e.pos));
       if (err != ReplayError::None) return fail(err, reader.why);
-    } else if (e.type == replay::Chunk::Keyframe && (range.from == 0 ? true : e.first == base)) {
+    } else if (e.type == replay::Chunk::Keyframe && (!ranged || e.first == base)) {
       const replay::Record* rec = aligned_record(bytes.subspan(e.pos, e.len), aligned);
       const replay::Keyframe& k = *rec->chunk_as_Keyframe();
       out->keyframes.push_back({k.tick(), k.hash(), {k.state()->begin(), k.state()->end()}});
@@ -431,12 +305,15 @@ bool read_file(const std::string& path, std::vector<std::uint8_t>* bytes, std::s
 }  // namespace
 
 ReplayError read_replay(const std::string& path, Replay* out, std::string* detail, ReplayRange range) {
+  if (range.from != 0 || range.to != 0 || !range.frames)
+    if (const std::optional<ReplayError> e = read_replay_indexed(path, out, detail, range)) return *e;
   std::vector<std::uint8_t> bytes;
   if (!read_file(path, &bytes, detail)) {
     *out = Replay{};
     return ReplayError::CannotOpen;
   }
   const ReplayError e = parse_replay(bytes, out, detail, range);
+  out->bytes_read = bytes.size();
   if (e == ReplayError::NotAReplay && detail) *detail = path + " is " + *detail;
   return e;
 }

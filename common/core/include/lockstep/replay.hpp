@@ -79,8 +79,13 @@ class LOCKSTEP_API ReplayWriter {
   void write_header(const ReplayHeader& h);
   void flush_frames();
   void write_record(const std::uint8_t* data, std::size_t size);
+  void note(std::uint8_t kind, Tick first);
   std::FILE* file_ = nullptr;
   std::vector<std::uint8_t>* memory_ = nullptr;
+  std::uint64_t offset_ = 0;  // bytes written, from the file's first
+  std::vector<std::uint64_t> index_offsets_;  // the end record's index (replay.fbs)
+  std::vector<std::uint32_t> index_ticks_;
+  std::vector<std::uint8_t> index_kinds_;
   std::uint32_t interval_ = 0;
   std::vector<InputFrame> pending_;
   std::vector<std::uint64_t> pending_hashes_;
@@ -99,6 +104,7 @@ struct LOCKSTEP_API Replay {
   std::string end_reason;
   Tick last_tick = 0;                 ///< of the whole file (a ranged read decodes fewer frames)
   std::vector<Tick> keyframe_ticks;   ///< every keyframe of the whole file
+  std::uint64_t bytes_read = 0;       ///< of the file, by this read (less than its size through its index)
 
   /// The keyframe of tick t, or nullptr.
   [[nodiscard]] const ReplayKeyframe* keyframe(Tick t) const;
@@ -108,9 +114,11 @@ struct LOCKSTEP_API Replay {
 
 enum class ReplayError { None, CannotOpen, NotAReplay, Corrupt, Truncated, Unsupported };
 
-/// What a read decodes. Every record is checked (its checksum, its structure, the ticks in order,
-/// every keyframe against its bytes and its recorded hash); only these frames are decoded, and
-/// their inputs and commands checked.
+/// What a read decodes. A whole read checks every record (its checksum, its structure, the ticks
+/// in order, every keyframe against its bytes and its recorded hash); only these frames are
+/// decoded, and their inputs and commands checked. A ranged read (`from`, `to` or no frames) of a
+/// file whose end record has its index reads only the header, the end record and the records the
+/// range needs, each checked the same way (Replay::bytes_read says how much it read).
 struct LOCKSTEP_API ReplayRange {
   /// Start from the latest keyframe at or before this tick (0: from the start).
   Tick from = 0;
