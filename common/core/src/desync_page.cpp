@@ -104,6 +104,12 @@ Json header_json(const Module& module, const Replay& r) {
               {"viewer", std::string("lockstep ") + kVersion}};
 }
 
+// How a page's commands name the game: a built-in module by name, any other as the module's
+// file, which the reader puts in place of LIBRARY.
+std::string replay_sim_option(const Module& module, bool ours) {
+  return ours && module.build_id == 0 ? "--sim " + std::string(module.name) : "--sim-lib LIBRARY";
+}
+
 // The inputs of ticks [from, to]: each slot's raw bytes, its commands, and both as the module
 // reads them where it says (Module::input_text, command_text).
 Json inputs_json(const Module& module, bool ours, const Replay& r, Tick from, Tick to) {
@@ -447,8 +453,7 @@ Json bundle_page_data(const Module& module, const DesyncBundle& b, const std::st
   // module's file, when it is not built in): the state re-simulated from the bundle's start when it
   // has one (a relay server's has none), each of the two parties' stored states, and the two compared.
   Json commands = Json::array();
-  const std::string sim_opt = ours && module.build_id == 0 ? "--sim " + std::string(module.name)
-                                                                         : "--sim-lib LIBRARY";
+  const std::string sim_opt = replay_sim_option(module, ours);
   const std::string tick = std::to_string(b.tick);
   const bool runnable = r.header.start_tick == 0 ||
       std::any_of(r.keyframes.begin(), r.keyframes.end(), [&](const ReplayKeyframe& k) { return k.tick == r.header.start_tick; });
@@ -496,7 +501,7 @@ Json replay_page_data(const Module& module, const Replay& r, const std::string& 
   data["inputs"] = inputs_json(module, ours, r, t > kInputTicks ? t - kInputTicks : 0, t);
   // Runnable as written: the state of the last tick, and a check from the last keyframe (any tick
   // works in place of these).
-  const std::string sim_opt = ours && module.build_id == 0 ? "--sim " + std::string(module.name) : "--sim-lib LIBRARY";
+  const std::string sim_opt = replay_sim_option(module, ours);
   const std::string last = std::to_string(t);
   Json commands = Json::array({"lockstep-replay " + sim_opt + " seek " + quoted(source) + " " + last + " -o state-" + last + ".bin"});
   if (!r.keyframe_ticks.empty())

@@ -169,7 +169,6 @@ std::optional<ReplayError> read_replay_indexed(const std::string& path, Replay* 
       keyframe = i;
     }
   }
-  if (range.from == 0 && base != out->header.start_tick) return std::nullopt;
   // The frames records: each one's ticks from the index (up to the next one's first, or the end).
   std::vector<std::size_t> frames;
   for (std::size_t i = 0; i < n; ++i)
