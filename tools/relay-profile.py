@@ -108,7 +108,7 @@ def main():
     rg, bg = grouped(relay), grouped(bare)
     print("instructions per client-tick in play, by where the code lives")
     print(f"{'':44} {'relay mode':>11} {'bare relay':>11}")
-    for g in [g for g, _ in GROUPS] + ["lockstep's own code"]:
+    for g in [g for g, *_ in GROUPS] + ["lockstep's own code"]:
         print(f"{g:44} {rg.get(g, 0):11.0f} {bg.get(g, 0):11.0f}")
     print(f"{'all':44} {sum(relay.values()):11.0f} {sum(bare.values()):11.0f}")
     print(f"\nrelay mode's {top} costliest functions (own instructions per client-tick)")
