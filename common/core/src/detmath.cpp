@@ -1,12 +1,13 @@
 // lockstep's math (lockstep/detmath.h): binary32 functions correctly rounded and identical on every
 // machine. Each is evaluated in binary64 with +, -, *, / and sqrt only (IEEE-754 rounds them
 // exactly the same everywhere), integer arithmetic, and tables compiled in. The result y carries
-// a relative error below 2^-50 (Taylor series on short intervals, arguments reduced exactly or
-// with one rounding); round() below returns the float y rounds to when every value within
-// 2^-49 |y| of y rounds to it too, which is then the correctly rounded result. Otherwise (about one
-// input in 2^22) the exact value may lie on either side of a rounding boundary: for one-argument
-// functions the answer is in a table made with MPFR by tools/detmath-exhaustive, which also checks
-// every other input against MPFR; hypot decides its boundary cases exactly.
+// a relative error below 2^-50 (Taylor series on short intervals in an order written out,
+// arguments reduced exactly or with at most two roundings); round() below returns the float y
+// rounds to when every value within 2^-49 |y| of y rounds to it too, which is then the correctly
+// rounded result. Otherwise (about one input in 2^22) the exact value may lie on either side of a
+// rounding boundary: for one-argument functions the answer is in a table made with MPFR by
+// tools/detmath_check.cpp (--table), which also checks every other input against MPFR
+// (--exhaustive); hypot decides its boundary cases exactly.
 //
 // This file must be compiled with -ffp-contract=off and without -ffast-math (the library's
 // determinism flags); nothing here calls libm.
@@ -41,6 +42,14 @@ thread_local bool g_fell_back = false;
 template <std::size_t N>
 float round(double y, float x, const Hard (&table)[N]) {
   const float r = static_cast<float>(y);
+  // First in integers, for the common case: y in the range of normal floats, and its 29 bits
+  // below a float's precision more than 32 of its own units in the last place from the halfway
+  // point. 2^-49 |y| is less than 16 of those units, and the next halfway points are 2^29 units
+  // away, so no value within it rounds otherwise (the test below would say the same).
+  const std::uint64_t u = bits(y);
+  const auto exponent = static_cast<std::uint32_t>((u >> 52) & 0x7ff);
+  const std::uint64_t below = u & ((std::uint64_t{1} << 29) - 1);
+  if (exponent - (1023 - 126) <= 252 && below - (std::uint64_t{1} << 28) + 32 > 64) return r;
   const double e = fabs_d(y) * 0x1p-49;
   if (static_cast<float>(y - e) == r && static_cast<float>(y + e) == r) return r;
 #ifdef LOCKSTEP_DETMATH_PROBE
@@ -54,6 +63,25 @@ float round(double y, float x, const Hard (&table)[N]) {
     else hi = mid;
   }
   return lo < N - 1 && table[lo].x == key ? from_bits(table[lo].r) : r;
+}
+
+// Selections without a branch. With arguments a game passes, which of two answers applies (the
+// sign of x, the quadrant of an angle, which half of an octave) is as good as random, and a
+// mispredicted branch costs more than the arithmetic it skips: both operands are computed and the
+// answer picked by a mask. The values are those of the branches they replace, bit for bit.
+
+/// `neg` ? -v : v (a sign flip, exactly as negation).
+double negate_if(bool neg, double v) { return from_bits(bits(v) ^ (static_cast<std::uint64_t>(neg) << 63)); }
+/// `first` ? a : b.
+double pick(bool first, double a, double b) {
+  const std::uint64_t m = 0 - static_cast<std::uint64_t>(first);
+  return from_bits((bits(a) & m) | (bits(b) & ~m));
+}
+
+/// z to the nearest integer, halves away from zero: z + 0.5 or z - 0.5 (z + -0.5, the same
+/// operation), truncated; the half takes z's sign instead of a branch.
+int round_to_int(double z) {
+  return static_cast<int>(z + from_bits(static_cast<std::uint64_t>(bits(0.5) | (bits(z) & 0x8000000000000000ULL))));
 }
 
 // --- sin, cos, tan -----------------------------------------------------------------------------
@@ -88,15 +116,14 @@ double reduce(std::uint32_t ux, int* q) {
   const bool negative = s < 0;
   u128 a = negative ? static_cast<u128>(-s) : static_cast<u128>(s);
   if (a == 0) return 0.0;
-  int shift = 0;
-  while (!(a >> 127)) {  // normalize: the leading one to bit 127
-    a <<= 1;
-    ++shift;
-  }
+  // Normalize: the leading one to bit 127.
+  const auto top = static_cast<std::uint64_t>(a >> 64);
+  const int shift = top != 0 ? __builtin_clzll(top) : 64 + __builtin_clzll(static_cast<std::uint64_t>(a));
+  a <<= shift;
   // The top 64 bits, rounded once to a double, then scaled by 2^-(64 + shift) exactly.
   const double f = static_cast<double>(static_cast<std::uint64_t>(a >> 64)) * pow2(-64 - shift);
   const double r = f * kPiOver2Hi + f * kPiOver2Lo;
-  return negative ? -r : r;
+  return negate_if(negative, r);
 }
 
 /// c[first] - c[first+1] x + c[first+2] x^2 - ... +- c[last] x^(last-first), by Horner from the top
@@ -107,14 +134,23 @@ double alternating(const double* c, int first, int last, double x) {
   return p;
 }
 
-double sin_poly(double r) {  // sin(r), |r| <= pi/4: r - r^3 (1/3! - r^2/5! + ...)
-  const double r2 = r * r;
-  return r - r * r2 * alternating(kSinC, 0, 8, r2);
+// sin and cos by Estrin's scheme: neighbouring terms paired (a - b x), the pairs joined with x^2
+// and x^4. The chain of dependent operations is 4 deep where Horner's is 8; the order is written
+// out, so every machine rounds the same operations. On |r| <= pi/4 (x = r^2 <= 0.617) the first
+// left-out term is below 2^-58 of the result (sin: r^19/19!, cos: r^18/18!).
+
+double sin_poly(double r) {  // sin(r), |r| <= pi/4: r - r^3 (1/3! - r^2/5! + ... - r^14/17!)
+  const double x = r * r, x2 = x * x, x4 = x2 * x2;
+  const double* c = kSinC;
+  const double p = ((c[0] - c[1] * x) + x2 * (c[2] - c[3] * x)) + x4 * ((c[4] - c[5] * x) + x2 * (c[6] - c[7] * x));
+  return r - r * x * p;
 }
 
-double cos_poly(double r) {  // cos(r), |r| <= pi/4: 1 - r^2/2 + r^4 (1/4! - r^2/6! + ...)
-  const double r2 = r * r;
-  return (1.0 - r2 * kCosC[0]) + r2 * r2 * alternating(kCosC, 1, 8, r2);
+double cos_poly(double r) {  // cos(r), |r| <= pi/4: 1 - r^2/2 + r^4 (1/4! - r^2/6! + ... + r^12/16!)
+  const double x = r * r, x2 = x * x, x4 = x2 * x2;
+  const double* c = kCosC;
+  const double p = ((c[1] - c[2] * x) + x2 * (c[3] - c[4] * x)) + x4 * ((c[5] - c[6] * x) + x2 * c[7]);
+  return (1.0 - x * c[0]) + x2 * p;
 }
 
 /// |x| = (4n + q) pi/2 + r: r and q (mod 4).
@@ -124,17 +160,28 @@ double reduced(float x, int* q) {
     *q = 0;
     return static_cast<double>(from_bits(ux));
   }
+  if (ux < 0x48000000u) {
+    // |x| < 2^17, what games pass: Cody-Waite, k = |x| 2/pi rounded (k < 2^17) and
+    // r = ((|x| - k P1) - k P2) - k P3, pi/2 = P1 + P2 + P3 to 2^-125. k P1 and k P2 are exact (36
+    // bits each), and so is |x| - k P1 (a multiple of 2^-35 below 1); the two later steps round
+    // once each, relative to r. tools/detmath_check holds every such input against MPFR.
+    const double a = static_cast<double>(from_bits(ux));
+    const int k = round_to_int(a * kTwoOverPi);
+    const double kd = k;
+    *q = k;
+    return ((a - kd * kPiOver2Cw[0]) - kd * kPiOver2Cw[1]) - kd * kPiOver2Cw[2];
+  }
   return reduce(ux, q);
 }
 
 double sin_of(float x, int q, double r) {  // sin(|x|) from its reduction, signed as x
-  const double s = (q & 1) ? cos_poly(r) : sin_poly(r);
+  const double s = pick((q & 1) != 0, cos_poly(r), sin_poly(r));
   const bool neg = ((q & 2) != 0) != (bits(x) >> 31 != 0);
-  return neg ? -s : s;
+  return negate_if(neg, s);
 }
 double cos_of(int q, double r) {
-  const double c = (q & 1) ? sin_poly(r) : cos_poly(r);
-  return ((q + 1) & 2) ? -c : c;
+  const double c = pick((q & 1) != 0, sin_poly(r), cos_poly(r));
+  return negate_if(((q + 1) & 2) != 0, c);
 }
 
 // --- atan, asin, acos --------------------------------------------------------------------------
@@ -167,7 +214,16 @@ double exp_scaled(int k, double r) {
   return kExp2Table[j] * e * pow2((k - j) / 64);
 }
 
-int round_to_int(double z) { return static_cast<int>(z < 0 ? z - 0.5 : z + 0.5); }
+/// exp_scaled() for expf and exp2f: the same 2^(k/64) e^r with a polynomial of degree 5 (the first
+/// term left out, r^6/6!, is below 2^-54 of the result for |r| <= ln(2)/128), by Estrin's scheme.
+/// powf keeps exp_scaled(): its results stay those it always gave.
+[[gnu::always_inline]] inline double exp_scaled_short(int k, double r) {
+  const double r2 = r * r;
+  const double p = (kExpC[0] + kExpC[1] * r) + r2 * (kExpC[2] + kExpC[3] * r);
+  const double e = 1.0 + (r + r2 * p);
+  const int j = k & 63;
+  return kExp2Table[j] * e * pow2((k - j) >> 6);  // k - j is a multiple of 64: the shift divides exactly
+}
 
 /// a b - p exactly, for p the rounded product a * b: each factor split in halves (Dekker), so
 /// that every partial product is exact.
@@ -196,10 +252,21 @@ double log_series(double s2) {
   return p;
 }
 
-double log_mantissa(double m) {
+/// The first 10 terms of a series c[0] + c[1] x + ... (log_series()'s, or those divided by ln(2))
+/// by Estrin's scheme, for logf and log2f; powf keeps log_series(). With x = s^2 < 0.0295 the
+/// first term left out, 2/23 s^23, is below 2^-55 of the result.
+[[gnu::always_inline]] inline double log_series_short(const double* c, double x) {
+  const double x2 = x * x, x4 = x2 * x2, x8 = x4 * x4;
+  return (((c[0] + c[1] * x) + x2 * (c[2] + c[3] * x)) + x4 * ((c[4] + c[5] * x) + x2 * (c[6] + c[7] * x))) +
+         x8 * (c[8] + c[9] * x);
+}
+
+/// log(m) (`scale` 2 and the log series) or log2(m) (2/ln(2) and the series divided by ln(2)), for m
+/// in [sqrt(1/2), sqrt(2)]: scale s + s^3 series(s^2), s = (m - 1)/(m + 1), |s| < 0.172.
+[[gnu::always_inline]] inline double log_mantissa(double m, double scale, const double* series) {
   const double s = (m - 1.0) / (m + 1.0);
   const double s2 = s * s;
-  return 2.0 * s + s * s2 * log_series(s2);
+  return scale * s + s * s2 * log_series_short(series, s2);
 }
 
 /// x > 0 finite as m 2^e, m in [sqrt(1/2), sqrt(2)).
@@ -215,14 +282,9 @@ double split_log(float x, int* e) {
     ex = 1 - shift;
   }
   std::uint32_t mant = u & 0x7fffffu;
-  int e2 = ex - 127;
-  if (mant > 0x3504f3u) {  // m > sqrt(2): halve it
-    ++e2;
-    mant |= 0x3f000000u;  // exponent of [1/2, 1)
-  } else {
-    mant |= 0x3f800000u;  // [1, 2)
-  }
-  *e = e2;
+  const std::uint32_t halve = mant > 0x3504f3u;  // m > sqrt(2): halve it
+  *e = ex - 127 + static_cast<int>(halve);
+  mant |= 0x3f800000u - (halve << 23);  // the exponent of [1, 2), or of [1/2, 1) when halved
   return static_cast<double>(from_bits(mant));
 }
 
@@ -259,16 +321,18 @@ float lockstep_tanf(float x) {
   if ((bits(x) & 0x7fffffffu) >= 0x7f800000u) return kNaN;
   int q;
   const double r = reduced(x, &q);
-  double t = (q & 1) ? -cos_poly(r) / sin_poly(r) : sin_poly(r) / cos_poly(r);
-  if (bits(x) >> 31) t = -t;
-  return round(t, x, kHardTan);
+  const double s = sin_poly(r), c = cos_poly(r);
+  const bool odd = (q & 1) != 0;
+  // -c / s or s / c: one division of picked operands, the same quotient either way.
+  const double t = negate_if(odd, pick(odd, c, s) / pick(odd, s, c));
+  return round(negate_if(bits(x) >> 31 != 0, t), x, kHardTan);
 }
 
 float lockstep_atanf(float x) {
   const std::uint32_t ax = bits(x) & 0x7fffffffu;
   if (ax > 0x7f800000u) return kNaN;
   const double a = atan_pos(static_cast<double>(from_bits(ax)));
-  return round(bits(x) >> 31 ? -a : a, x, kHardAtan);
+  return round(negate_if(bits(x) >> 31 != 0, a), x, kHardAtan);
 }
 
 float lockstep_asinf(float x) {
@@ -316,41 +380,52 @@ float lockstep_atan2f(float y, float x) {
 }
 
 float lockstep_expf(float x) {
-  const std::uint32_t ax = bits(x) & 0x7fffffffu;
-  if (ax > 0x7f800000u) return kNaN;
-  if (x > 100.0f) return kInf;
-  if (x < -104.0f) return 0.0f;  // below 2^-150 (and exp(-inf) = +0)
+  if ((bits(x) & 0x7fffffffu) >= 0x42c80000u) {  // |x| >= 100, inf or NaN: one test on the common path
+    if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return kNaN;
+    if (x > 100.0f) return kInf;
+    if (x < -104.0f) return 0.0f;  // below 2^-150 (and exp(-inf) = +0)
+  }
   const double v = x;
   const int k = round_to_int(v * k64OverLn2);
   const double r = (v - k * kLn2Over64Hi) - k * kLn2Over64Lo;
-  return round(exp_scaled(k, r), x, kHardExp);
+  return round(exp_scaled_short(k, r), x, kHardExp);
 }
 
 float lockstep_exp2f(float x) {
-  const std::uint32_t ax = bits(x) & 0x7fffffffu;
-  if (ax > 0x7f800000u) return kNaN;
-  if (x >= 128.0f) return kInf;
-  if (x < -151.0f) return 0.0f;
+  if ((bits(x) & 0x7fffffffu) >= 0x43000000u) {  // |x| >= 128, inf or NaN
+    if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return kNaN;
+    if (x >= 128.0f) return kInf;
+    if (x < -151.0f) return 0.0f;
+  }
   const double v = x;
   const int k = round_to_int(v * 64.0);
   const double r = (v - k * 0.015625) * kLn2;
-  return round(exp_scaled(k, r), x, kHardExp2);
+  return round(exp_scaled_short(k, r), x, kHardExp2);
 }
 
 float lockstep_logf(float x) {
-  if (float special; log_special(x, &special)) return special;
+  // Zero, subnormals, negatives, inf and NaN apart in one test: a positive normal float's bits
+  // less 2^23 are below 0x7f000000.
+  if (bits(x) - 0x00800000u >= 0x7f000000u) {
+    if (float special; log_special(x, &special)) return special;
+  }
   int e;
   const double m = split_log(x, &e);
-  const double y = (e * kLn2Hi + log_mantissa(m)) + e * kLn2Lo;
+  const double y = (e * kLn2Hi + log_mantissa(m, 2.0, kLogC)) + e * kLn2Lo;
   return round(y, x, kHardLog);
 }
 
 float lockstep_log2f(float x) {
-  if (float special; log_special(x, &special)) return special;
+  // Zero, subnormals, negatives, inf and NaN apart in one test: a positive normal float's bits
+  // less 2^23 are below 0x7f000000.
+  if (bits(x) - 0x00800000u >= 0x7f000000u) {
+    if (float special; log_special(x, &special)) return special;
+  }
   int e;
   const double m = split_log(x, &e);
-  const double l = log_mantissa(m);
-  const double y = e + (l * kInvLn2Hi + l * kInvLn2Lo);
+  // log2(m) from the series divided by ln(2): its rounded coefficients and 2/ln(2) add 2^-52 at
+  // most, within the 2^-50 the result carries.
+  const double y = e + log_mantissa(m, kTwoOverLn2, kLog2C);
   return round(y, x, kHardLog2);
 }
 
