@@ -201,6 +201,13 @@ double atan_pos(double a) {
 
 // --- exp, exp2, log, log2 ----------------------------------------------------------------------
 
+/// e times 2^(k/64): the table's 2^(j/64), j = k mod 64, and an exact power of two (k - j is a
+/// multiple of 64, so the shift divides exactly).
+[[gnu::always_inline]] inline double times_exp2_64ths(int k, double e) {
+  const int j = k & 63;
+  return kExp2Table[j] * e * pow2((k - j) >> 6);
+}
+
 /// 2^(k/64) e^r for |r| <= ln(2)/128 (a little more is fine), with k in the double's range.
 double exp_scaled(int k, double r) {
   double p = kExpC[5];
@@ -209,9 +216,7 @@ double exp_scaled(int k, double r) {
   p = p * r + kExpC[2];
   p = p * r + kExpC[1];
   p = p * r + kExpC[0];
-  const double e = 1.0 + (r + r * r * p);
-  const int j = k & 63;
-  return kExp2Table[j] * e * pow2((k - j) / 64);
+  return times_exp2_64ths(k, 1.0 + (r + r * r * p));
 }
 
 /// exp_scaled() for expf and exp2f: the same 2^(k/64) e^r with a polynomial of degree 5 (the first
@@ -220,9 +225,7 @@ double exp_scaled(int k, double r) {
 [[gnu::always_inline]] inline double exp_scaled_short(int k, double r) {
   const double r2 = r * r;
   const double p = (kExpC[0] + kExpC[1] * r) + r2 * (kExpC[2] + kExpC[3] * r);
-  const double e = 1.0 + (r + r2 * p);
-  const int j = k & 63;
-  return kExp2Table[j] * e * pow2((k - j) >> 6);  // k - j is a multiple of 64: the shift divides exactly
+  return times_exp2_64ths(k, 1.0 + (r + r2 * p));
 }
 
 /// a b - p exactly, for p the rounded product a * b: each factor split in halves (Dekker), so
@@ -234,8 +237,10 @@ double product_error(double a, double b, double p) {
 }
 
 /// log's and log2's answers for x <= 0, NaN and +inf, in *out; false for the finite x > 0 left.
-bool log_special(float x, float* out) {
+[[gnu::always_inline]] inline bool log_special(float x, float* out) {
   const std::uint32_t u = bits(x);
+  // A positive normal float, the common case, in one test: its bits less 2^23 are below 0x7f000000.
+  if (u - 0x00800000u < 0x7f000000u) return false;
   if ((u & 0x7fffffffu) > 0x7f800000u) *out = kNaN;
   else if ((u & 0x7fffffffu) == 0) *out = -kInf;
   else if (u >> 31) *out = kNaN;
@@ -404,11 +409,7 @@ float lockstep_exp2f(float x) {
 }
 
 float lockstep_logf(float x) {
-  // Zero, subnormals, negatives, inf and NaN apart in one test: a positive normal float's bits
-  // less 2^23 are below 0x7f000000.
-  if (bits(x) - 0x00800000u >= 0x7f000000u) {
-    if (float special; log_special(x, &special)) return special;
-  }
+  if (float special; log_special(x, &special)) return special;
   int e;
   const double m = split_log(x, &e);
   const double y = (e * kLn2Hi + log_mantissa(m, 2.0, kLogC)) + e * kLn2Lo;
@@ -416,11 +417,7 @@ float lockstep_logf(float x) {
 }
 
 float lockstep_log2f(float x) {
-  // Zero, subnormals, negatives, inf and NaN apart in one test: a positive normal float's bits
-  // less 2^23 are below 0x7f000000.
-  if (bits(x) - 0x00800000u >= 0x7f000000u) {
-    if (float special; log_special(x, &special)) return special;
-  }
+  if (float special; log_special(x, &special)) return special;
   int e;
   const double m = split_log(x, &e);
   // log2(m) from the series divided by ln(2): its rounded coefficients and 2/ln(2) add 2^-52 at
