@@ -37,7 +37,8 @@ public sealed class MonoPInvokeCallbackAttribute : Attribute {
 namespace Lockstep {
 
 /// lockstep's math (lockstep/detmath.h): binary32 functions with the same bits on every machine, as
-/// the C, C++ and Python games' calls. System.Math and MathF call the runtime's libm (or its JIT's
+/// the C, C++ and Python games' calls, and binary64 overloads of each (within 1 ulp, identical
+/// everywhere). System.Math and MathF call the runtime's libm (or its JIT's
 /// intrinsics), which differ by platform: a simulation calls these instead. Mono without
 /// -O=float32 keeps float intermediates in double precision: round each one with an explicit
 /// (float) cast (docs/EMBEDDING.md, "Floats in C# and Python").
@@ -65,6 +66,29 @@ public static class DetMath {
   [DllImport(Lib, EntryPoint = "lockstep_fminf")] public static extern float Fmin(float x, float y);
   [DllImport(Lib, EntryPoint = "lockstep_fmaxf")] public static extern float Fmax(float x, float y);
   [DllImport(Lib, EntryPoint = "lockstep_sincosf")] public static extern void SinCos(float x, out float sin, out float cos);
+  // binary64: the same functions on doubles (lockstep_sin, ...), within 1 ulp and identical everywhere.
+  [DllImport(Lib, EntryPoint = "lockstep_sin")] public static extern double Sin(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_cos")] public static extern double Cos(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_tan")] public static extern double Tan(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_asin")] public static extern double Asin(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_acos")] public static extern double Acos(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_atan")] public static extern double Atan(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_exp")] public static extern double Exp(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_exp2")] public static extern double Exp2(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_log")] public static extern double Log(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_log2")] public static extern double Log2(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_sqrt")] public static extern double Sqrt(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_floor")] public static extern double Floor(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_ceil")] public static extern double Ceil(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_round")] public static extern double Round(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_trunc")] public static extern double Trunc(double x);
+  [DllImport(Lib, EntryPoint = "lockstep_atan2")] public static extern double Atan2(double y, double x);
+  [DllImport(Lib, EntryPoint = "lockstep_pow")] public static extern double Pow(double x, double y);
+  [DllImport(Lib, EntryPoint = "lockstep_hypot")] public static extern double Hypot(double x, double y);
+  [DllImport(Lib, EntryPoint = "lockstep_fmod")] public static extern double Fmod(double x, double y);
+  [DllImport(Lib, EntryPoint = "lockstep_fmin")] public static extern double Fmin(double x, double y);
+  [DllImport(Lib, EntryPoint = "lockstep_fmax")] public static extern double Fmax(double x, double y);
+  [DllImport(Lib, EntryPoint = "lockstep_sincos")] public static extern void SinCos(double x, out double sin, out double cos);
 }
 
 public enum EventKind : uint { Joined = 1, Started, PlayerJoined, PlayerLeft, Desync, Resynced, Kicked, Ended }

@@ -175,3 +175,117 @@ TEST_SUITE("core/detmath") {
     }
   }
 }
+
+// The binary64 functions: the special values, the one NaN, exact results, and glibc's double
+// functions within 1 ulp on moderate inputs (lockstep-detmath64-check measures the error against
+// MPFR: detmath/binary64).
+namespace {
+std::uint64_t dbits(double d) { return std::bit_cast<std::uint64_t>(d); }
+bool dsame(double a, double b) { return dbits(a) == dbits(b); }
+/// |a - b| in binary64 ulps (as ordered integers).
+std::uint64_t dulps(double a, double b) {
+  auto ordered = [](double v) {
+    const auto u = static_cast<std::int64_t>(dbits(v));
+    return u < 0 ? -(u & 0x7fffffffffffffff) : u;
+  };
+  const std::int64_t d = ordered(a) - ordered(b);
+  return static_cast<std::uint64_t>(d < 0 ? -d : d);
+}
+}  // namespace
+
+TEST_SUITE("core/detmath") {
+  TEST_CASE("binary64: special values follow C99 Annex F") {
+    const double inf = INFINITY, nan = NAN;
+    CHECK(dsame(lockstep_sin(-0.0), -0.0));
+    CHECK(dsame(lockstep_tan(-0.0), -0.0));
+    CHECK(dsame(lockstep_atan(-0.0), -0.0));
+    CHECK(dsame(lockstep_asin(-0.0), -0.0));
+    CHECK(dsame(lockstep_cos(-0.0), 1.0));
+    CHECK(dsame(lockstep_log(-0.0), -inf));
+    CHECK(dsame(lockstep_log2(0.0), -inf));
+    CHECK(dsame(lockstep_log(inf), inf));
+    CHECK(dsame(lockstep_exp(-inf), 0.0));
+    CHECK(dsame(lockstep_exp(inf), inf));
+    CHECK(dsame(lockstep_exp2(-inf), 0.0));
+    CHECK(dsame(lockstep_exp(710.0), inf));
+    CHECK(dsame(lockstep_exp(-746.0), 0.0));
+    CHECK(dsame(lockstep_pow(nan, 0.0), 1.0));
+    CHECK(dsame(lockstep_pow(1.0, nan), 1.0));
+    CHECK(dsame(lockstep_pow(-1.0, inf), 1.0));
+    CHECK(dsame(lockstep_pow(-0.0, -3.0), -inf));
+    CHECK(dsame(lockstep_pow(-0.0, 3.0), -0.0));
+    CHECK(dsame(lockstep_pow(-0.0, 2.0), 0.0));
+    CHECK(dsame(lockstep_pow(-inf, -3.0), -0.0));
+    CHECK(dsame(lockstep_pow(-inf, 3.0), -inf));
+    CHECK(dsame(lockstep_pow(0.5, -inf), inf));
+    CHECK(dsame(lockstep_pow(2.0, -inf), 0.0));
+    CHECK(dsame(lockstep_pow(-1.0, 1e300), 1.0));
+    CHECK(dsame(lockstep_pow(-2.0, 3.0), -8.0));
+    CHECK(dsame(lockstep_atan2(0.0, -0.0), lockstep_atan2(0.0, -1.0)));
+    CHECK(dsame(lockstep_atan2(-0.0, 0.0), -0.0));
+    CHECK(dsame(lockstep_atan2(inf, -inf), 0x1.2d97c7f3321d2p+1));  // 3 pi / 4
+    CHECK(dsame(lockstep_hypot(inf, nan), inf));
+    CHECK(dsame(lockstep_hypot(nan, -inf), inf));
+    CHECK(dsame(lockstep_fmin(-0.0, 0.0), -0.0));
+    CHECK(dsame(lockstep_fmax(-0.0, 0.0), 0.0));
+    CHECK(dsame(lockstep_fmin(nan, 2.0), 2.0));
+    CHECK(dsame(lockstep_ceil(-0.5), -0.0));
+    CHECK(dsame(lockstep_round(-2.5), -3.0));
+    CHECK(dsame(lockstep_round(0.49999999999999994), 0.0));
+    CHECK(dsame(lockstep_fmod(-7.5, 2.0), -1.5));
+    CHECK(dsame(lockstep_fmod(-4.0, 2.0), -0.0));
+    CHECK(dsame(lockstep_fmod(0x1p1000, 3.0), std::fmod(0x1p1000, 3.0)));
+    CHECK(dsame(lockstep_fmod(0x1p-1070, 0x1p-1073 * 3), std::fmod(0x1p-1070, 0x1p-1073 * 3)));
+  }
+
+  TEST_CASE("binary64: every NaN result is the one quiet NaN 0x7ff8000000000000") {
+    const double nans[] = {NAN, -NAN, std::bit_cast<double>(std::uint64_t{0x7ff0000000000001}),
+                           std::bit_cast<double>(std::uint64_t{0xfff8dead00000000})};
+    for (const double n : nans) {
+      CHECK(dbits(lockstep_sin(n)) == 0x7ff8000000000000u);
+      CHECK(dbits(lockstep_log(n)) == 0x7ff8000000000000u);
+      CHECK(dbits(lockstep_pow(n, 2.0)) == 0x7ff8000000000000u);
+      CHECK(dbits(lockstep_atan2(n, 1.0)) == 0x7ff8000000000000u);
+      CHECK(dbits(lockstep_fmod(n, 1.0)) == 0x7ff8000000000000u);
+    }
+    CHECK(dbits(lockstep_sin(INFINITY)) == 0x7ff8000000000000u);
+    CHECK(dbits(lockstep_log(-1.0)) == 0x7ff8000000000000u);
+    CHECK(dbits(lockstep_asin(1.5)) == 0x7ff8000000000000u);
+    CHECK(dbits(lockstep_pow(-2.0, 0.5)) == 0x7ff8000000000000u);
+    CHECK(dbits(lockstep_sqrt(-1.0)) == 0x7ff8000000000000u);
+  }
+
+  TEST_CASE("binary64: exact results are exact") {
+    for (int k = -1074; k <= 1023; k += 7) {
+      CHECK(lockstep_exp2(k) == std::ldexp(1.0, k));
+      CHECK(lockstep_log2(std::ldexp(1.0, k)) == k);
+    }
+    CHECK(lockstep_pow(2.0, 10.0) == 1024.0);
+    CHECK(lockstep_pow(3.0, 3.0) == 27.0);
+    CHECK(lockstep_pow(10.0, 15.0) == 1e15);
+    CHECK(lockstep_hypot(3.0, 4.0) == 5.0);
+    CHECK(lockstep_exp(0.0) == 1.0);
+    CHECK(lockstep_log(1.0) == 0.0);
+    CHECK(lockstep_cos(0.0) == 1.0);
+    CHECK(lockstep_acos(1.0) == 0.0);
+  }
+
+  TEST_CASE("binary64: within 1 ulp of glibc's double functions on moderate inputs") {
+    // glibc's own are within 1 ulp of the exact value too, so two differ by at most 2.
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> angle(-100.0, 100.0), unit(-1.0, 1.0), range(-700.0, 700.0), pos(1e-300, 1e300);
+    std::uint64_t worst = 0;
+    for (int i = 0; i < 20000; ++i) {
+      const double a = angle(rng), u = unit(rng), e = range(rng), p = std::ldexp(1.0 + unit(rng) * 0.5, static_cast<int>(rng() % 2000) - 1000);
+      const std::uint64_t d[] = {dulps(lockstep_sin(a), std::sin(a)),     dulps(lockstep_cos(a), std::cos(a)),
+                                 dulps(lockstep_tan(a), std::tan(a)),     dulps(lockstep_asin(u), std::asin(u)),
+                                 dulps(lockstep_acos(u), std::acos(u)),   dulps(lockstep_atan(a), std::atan(a)),
+                                 dulps(lockstep_exp(e), std::exp(e)),     dulps(lockstep_exp2(e), std::exp2(e)),
+                                 dulps(lockstep_log(p), std::log(p)),     dulps(lockstep_log2(p), std::log2(p)),
+                                 dulps(lockstep_atan2(a, u), std::atan2(a, u)), dulps(lockstep_pow(p, u), std::pow(p, u)),
+                                 dulps(lockstep_hypot(a, e), std::hypot(a, e))};
+      for (const std::uint64_t v : d) worst = std::max(worst, v);
+    }
+    CHECK(worst <= 1);
+  }
+}

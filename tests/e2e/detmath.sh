@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# lockstep's math gives the same bits from C, Python (lockstep.detmath) and C# (Lockstep.DetMath,
+# lockstep's math, binary32 and binary64, gives the same bits from C, Python (lockstep.detmath and
+# lockstep.detmath64) and C# (Lockstep.DetMath,
 # under Mono's default and under -O=float32, whose float arithmetic differs): each prints every
 # function's result on the same 600 inputs (special values, random bit patterns, moderate values)
 # and the three lists must be equal line for line. The C list is also checked against itself under
@@ -10,7 +11,7 @@ source "$(dirname "$0")/lib.sh" "$1"
 HERE=$(cd "$(dirname "$0")" && pwd)
 walkers_games  # LIBDIR and LD_LIBRARY_PATH: the libraries, as the bindings find them
 "$BIN/lockstep-detmath-vectors" >"$WORK/c.txt" || fail "the C program failed"
-[ "$(wc -l <"$WORK/c.txt")" -eq 13194 ] || fail "the C program printed too little"
+[ "$(wc -l <"$WORK/c.txt")" -eq 26388 ] || fail "the C program printed too little"
 GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA "$BIN/lockstep-detmath-vectors" >"$WORK/c_baseline.txt"
 cmp -s "$WORK/c.txt" "$WORK/c_baseline.txt" || fail "the results differ on glibc's baseline paths"
 echo "ok: C: $(wc -l <"$WORK/c.txt") results, the same on glibc's baseline x86-64 paths"
@@ -34,8 +35,9 @@ build_other() {  # build_other NAME CC CXX FLAGS...: the vectors program from so
   local name=$1 cc=$2 cxx=$3; shift 3
   "$cxx" "$@" -std=c++20 -ffp-contract=off -fno-math-errno -I"$SRC/include" -c "$SRC/src/detmath.cpp" -o "$WORK/$name-detmath.o" &&
     "$cxx" "$@" -std=c++20 -ffp-contract=off -fno-math-errno -I"$SRC/include" -c "$SRC/src/detmath_exact.cpp" -o "$WORK/$name-exact.o" &&
+    "$cxx" "$@" -std=c++20 -ffp-contract=off -fno-math-errno -I"$SRC/include" -c "$SRC/src/detmath64.cpp" -o "$WORK/$name-detmath64.o" &&
     "$cc" "$@" -ffp-contract=off -I"$SRC/include" -c "$HERE/../embed/detmath_vectors.c" -o "$WORK/$name-vectors.o" &&
-    "$cxx" "$@" ${LINK_FLAGS:-} "$WORK/$name-vectors.o" "$WORK/$name-detmath.o" "$WORK/$name-exact.o" -o "$WORK/$name"
+    "$cxx" "$@" ${LINK_FLAGS:-} "$WORK/$name-vectors.o" "$WORK/$name-detmath.o" "$WORK/$name-exact.o" "$WORK/$name-detmath64.o" -o "$WORK/$name"
 }
 if command -v clang++ >/dev/null; then
   build_other native clang clang++ -O3 -march=native || fail "the clang -O3 -march=native build failed"

@@ -1,0 +1,608 @@
+// lockstep's math in binary64 (lockstep/detmath.h, the functions without the f): the same bits on
+// every machine, and within 1 ulp of the exact value. Each function is evaluated in double-double
+// arithmetic (a value as the unevaluated sum hi + lo, |lo| <= ulp(hi) / 2) made of IEEE-754
+// binary64 +, -, * and / alone: exact products by Dekker's splitting, never an FMA, so every
+// machine rounds the same operations the same way. Before its last rounding a result carries a
+// relative error of at most about 2^-56 (most functions 2^-60), so the double returned is within
+// 1/2 + 1/8 ulp of the exact value, and almost always the correctly rounded one
+// (tools/detmath_check.cpp --binary64 measures it against MPFR; docs/DETMATH.md has its figures).
+// The exact functions (sqrt, fmod, floor, ceil, round, trunc, fmin, fmax) are exact here as in
+// binary32. Compiled, like detmath.cpp, with -ffp-contract=off and without -ffast-math; nothing
+// here calls libm.
+#include <cstdint>
+
+#include "detmath_bits.hpp"
+#include "lockstep/detmath.h"
+
+namespace {
+
+using namespace lockstep::detmath_bits;
+
+__extension__ typedef unsigned __int128 u128;  // GCC and Clang on every target lockstep builds for
+__extension__ typedef __int128 i128;
+
+struct DD {
+  double hi, lo;
+};
+
+#include "detmath64_constants.inc"
+
+const double kNaN64 = from_bits(std::uint64_t{std::uint64_t{0x7ff8000000000000}});  // the one NaN result
+const double kInf64 = from_bits(std::uint64_t{std::uint64_t{0x7ff0000000000000}});
+constexpr std::uint64_t kAbs = std::uint64_t{0x7fffffffffffffff};
+constexpr std::uint64_t kInfBits = std::uint64_t{0x7ff0000000000000};
+
+double copysign_d(double v, double sign) { return from_bits((bits(v) & kAbs) | (bits(sign) & ~kAbs)); }
+
+/// v rounded to the nearest integer (ties to even), |v| < 2^31.
+int nearest_int(double v) {
+  const double t = v + 0x1.8p52;
+  return static_cast<int>(static_cast<std::uint32_t>(bits(t)));
+}
+
+/// v * 2^n with one rounding at most (none while the result is normal), |n| <= 2100.
+double scale(double v, int n) {
+  if (n > 1023) {
+    v *= 0x1p1023;
+    n -= 1023;
+    if (n > 1023) {
+      v *= 0x1p1023;
+      n -= 1023;
+      if (n > 1023) n = 1023;
+    }
+  } else if (n < -1022) {  // 2^-969 first keeps v normal, so only the last step rounds
+    v *= 0x1p-969;
+    n += 969;
+    if (n < -1022) {
+      v *= 0x1p-969;
+      n += 969;
+      if (n < -1022) n = -1022;
+    }
+  }
+  return v * pow2(n);
+}
+
+// --- double-double arithmetic ------------------------------------------------------------------
+
+DD quick_sum(double a, double b) {  // |a| >= |b| (or a = 0): a + b exactly
+  const double s = a + b;
+  return {s, b - (s - a)};
+}
+DD two_sum(double a, double b) {  // a + b exactly
+  const double s = a + b, v = s - a;
+  return {s, (a - (s - v)) + (b - v)};
+}
+/// a * b exactly (Dekker): each factor split into halves of 26 bits whose products are exact.
+/// |a|, |b| < 2^995, so that the splitting product cannot overflow (every caller's are far below).
+DD two_prod(double a, double b) {
+  const double ca = 134217729.0 * a, ah = ca - (ca - a), al = a - ah;
+  const double cb = 134217729.0 * b, bh = cb - (cb - b), bl = b - bh;
+  const double p = a * b;
+  return {p, ((ah * bh - p) + ah * bl + al * bh) + al * bl};
+}
+DD add(DD a, DD b) {
+  DD s = two_sum(a.hi, b.hi);
+  const DD t = two_sum(a.lo, b.lo);
+  s = quick_sum(s.hi, s.lo + t.hi);
+  return quick_sum(s.hi, s.lo + t.lo);
+}
+DD add(DD a, double b) {
+  const DD s = two_sum(a.hi, b);
+  return quick_sum(s.hi, s.lo + a.lo);
+}
+DD neg(DD a) { return {-a.hi, -a.lo}; }
+DD mul(DD a, DD b) {
+  const DD p = two_prod(a.hi, b.hi);
+  return quick_sum(p.hi, p.lo + (a.hi * b.lo + a.lo * b.hi));
+}
+DD mul(DD a, double b) {
+  const DD p = two_prod(a.hi, b);
+  return quick_sum(p.hi, p.lo + a.lo * b);
+}
+/// a / b: the quotient from b.hi's reciprocal, corrected once from the remainder (itself exact to
+/// 2^-105 |a|), so one division instead of two or three; relative error about 2^-103.
+DD div(DD a, DD b) {
+  const double inv = 1.0 / b.hi;
+  const double q1 = a.hi * inv;
+  const DD r = add(a, neg(mul(b, q1)));
+  return quick_sum(q1, r.hi * inv);
+}
+DD sqrt_dd(DD a) {  // a.hi > 0: the root and one Newton correction from the exact remainder
+  const double s = __builtin_sqrt(a.hi);
+  const DD r = add(a, neg(two_prod(s, s)));
+  return quick_sum(s, r.hi / (2.0 * s));
+}
+
+// --- exp, exp2 ---------------------------------------------------------------------------------
+
+/// e^r - 1 for |r| <= 0.0055: r + r^2/2! + ... + r^7/7! (r^8/8! < 2^-75), the terms after r in
+/// double from r.hi (their rounding stays below 2^-66), r itself kept whole.
+DD expm1_small(DD r) {
+  const double x = r.hi;
+  const double* c = kInvFact;
+  const double p = x * x * (c[2] + x * (c[3] + x * (c[4] + x * (c[5] + x * (c[6] + x * c[7])))));
+  return add(r, p + x * r.lo);
+}
+
+DD one_plus(DD s) {  // 1 + s, |s| < 1
+  const DD t = quick_sum(1.0, s.hi);
+  return quick_sum(t.hi, t.lo + s.lo);
+}
+
+/// 2^(k/64) e^r for |r| <= 0.0055, rounded once to a double.
+double exp_assemble(int k, DD r) {
+  const DD e = mul(kExp2Table[k & 63], one_plus(expm1_small(r)));
+  return scale(e.hi, k >> 6);  // (k >> 6 is floor(k / 64))
+}
+
+/// e^z for |z.hi| <= 746: z = k ln(2)/64 + r, with ln(2)/64 in three parts (k L1 and k L2 exact
+/// for |k| < 2^17, and z.hi - k L1 exact: both lie on L1's grid or finer and within 2^-7 of each
+/// other).
+double exp_dd(DD z) {
+  const int k = nearest_int(z.hi * k64OverLn2);
+  const double kd = k;
+  const double t = z.hi - kd * kLn2Over64[0];
+  const DD r = add(two_sum(t, -(kd * kLn2Over64[1])), z.lo - kd * kLn2Over64[2]);
+  return exp_assemble(k, r);
+}
+
+// --- log, log2 ---------------------------------------------------------------------------------
+
+/// Finite x > 0 as 2^e m, m in [sqrt(1/2), sqrt(2)); returns e, and ln m in *ln_m: with v the
+/// double nearest 128/i for the i that puts i/128 nearest m, m v = 1 + r exactly as a
+/// double-double (no division; |r| < 2^-7.4), ln m = ln(1 + r) - ln v (a table), and
+/// ln(1 + r) = r - r^2/2 + r^3/3 - ... - r^10/10 (r^11/11 < 2^-84), r and r^2/2 as
+/// double-doubles, the rest in double. Relative error below 2^-66.
+int split_log(double x, DD* ln_m) {
+  std::uint64_t u = bits(x);
+  int e = 0;
+  if (u < std::uint64_t{0x0010000000000000}) {  // subnormal: normalized exactly
+    u = bits(x * 0x1p54);
+    e = -54;
+  }
+  e += static_cast<int>(u >> 52) - 1023;
+  std::uint64_t mu = (u & std::uint64_t{0x000fffffffffffff}) | std::uint64_t{0x3ff0000000000000};  // m in [1, 2)
+  if (mu > std::uint64_t{0x3ff6a09e667f3bcc}) {                                                    // m > sqrt(2): halved
+    mu -= std::uint64_t{0x0010000000000000};
+    ++e;
+  }
+  const double m = from_bits(mu);
+  const int i = nearest_int(m * 128.0) - 90;  // 1..91
+  const DD p = two_prod(m, kLogInv[i]);
+  const DD s = two_sum(p.hi - 1.0, p.lo);  // p.hi - 1 exact: p.hi is within 2^-7 of 1
+  const DD r = quick_sum(s.hi, s.lo);
+  const double x1 = r.hi;
+  const DD sq = two_prod(x1, x1);
+  const DD half = quick_sum(sq.hi * 0.5, sq.lo * 0.5 + x1 * r.lo);  // r^2 / 2
+  const double* v = kInv;
+  // The tail by Estrin's scheme (pairs joined by r^2 and r^4: a shorter chain than Horner's), in
+  // an order written out, so every machine rounds the same operations.
+  const double x2 = sq.hi, x4 = x2 * x2;
+  const double tail = x1 * x2 *
+                      (((v[3] - x1 * v[4]) + x2 * (v[5] - x1 * v[6])) + x4 * ((v[7] - x1 * v[8]) + x2 * (v[9] - x1 * v[10])));
+  *ln_m = add(kLogTable[i], add(add(r, neg(half)), tail));
+  return e;
+}
+
+DD log_dd(double x) {  // ln x for finite x > 0
+  DD ln_m;
+  const int e = split_log(x, &ln_m);
+  return add(mul(kLn2, static_cast<double>(e)), ln_m);
+}
+
+// --- sin, cos, tan -----------------------------------------------------------------------------
+
+/// |x| >= 2^19 pi reduced modulo pi/2 exactly: |x| 2/pi formed in integers from 224 bits of 2/pi
+/// (the window that matters for x's exponent), as in detmath.cpp's binary32 reduction. The
+/// fraction keeps more than 64 significant bits however close |x| is to a multiple of pi/2.
+DD reduce_large(double ax, int* q) {
+  const std::uint64_t u = bits(ax);
+  const int ex = static_cast<int>(u >> 52) - 1075;  // ax = m 2^ex
+  const std::uint64_t m = (u & std::uint64_t{0x000fffffffffffff}) | std::uint64_t{0x0010000000000000};
+  // Words of 2/pi before k0 only add multiples of 4 to |x| 2/pi.
+  const int k0 = ex >= 34 ? (ex - 2) / 32 : 0;
+  // m times words k0..k0+6: 9 words, least significant first, and two of zeros above.
+  std::uint32_t w[11] = {};
+  u128 carry = 0;
+  for (int j = 6; j >= 0; --j) {
+    const u128 t = static_cast<u128>(m) * kTwoOverPiWords[k0 + j] + carry;
+    w[6 - j] = static_cast<std::uint32_t>(t);
+    carry = t >> 32;
+  }
+  w[7] = static_cast<std::uint32_t>(carry);
+  w[8] = static_cast<std::uint32_t>(carry >> 32);
+  // The product has sh bits below its binary point (191 <= sh <= 256); t is its 128 bits from
+  // 2 integer bits down.
+  const int sh = 32 * (k0 + 7) - ex;
+  auto bits_at = [&](int lo) {  // the 64 bits from bit lo up
+    const int i = lo / 32, s = lo % 32;
+    const u128 v = static_cast<u128>(w[i]) | (static_cast<u128>(w[i + 1]) << 32) | (static_cast<u128>(w[i + 2]) << 64);
+    return static_cast<std::uint64_t>(v >> s);
+  };
+  const u128 t = (static_cast<u128>(bits_at(sh - 62)) << 64) | bits_at(sh - 126);
+  *q = static_cast<int>(t >> 126) + static_cast<int>((t >> 125) & 1);
+  // The fraction as a signed fixed-point number in [-1/2, 1/2), 2^-128 a unit.
+  const auto s = static_cast<i128>(t << 2);
+  const bool negative = s < 0;
+  u128 a = negative ? static_cast<u128>(-s) : static_cast<u128>(s);
+  if (a == 0) return {0.0, 0.0};
+  const auto top = static_cast<std::uint64_t>(a >> 64);
+  const int shift = top != 0 ? __builtin_clzll(top) : 64 + __builtin_clzll(static_cast<std::uint64_t>(a));
+  a <<= shift;  // the leading one at bit 127: the value is a 2^(-128 - shift)
+  const double fh = static_cast<double>(static_cast<std::uint64_t>(a >> 75)) * pow2(-53 - shift);  // 53 bits, exact
+  const double fl = static_cast<double>(static_cast<std::uint64_t>(a >> 11)) * pow2(-117 - shift);  // the next 64
+  const DD r = mul(quick_sum(fh, fl), kPiOver2);
+  return negative ? neg(r) : r;
+}
+
+/// |x| = (4n + q) pi/2 + r with |r| <= pi/4 (a hair more where k's rounding is a tie): r, and q.
+DD reduce(double ax, int* q) {
+  if (ax < 0x1.921fb54442d18p+20) {
+    // |x| < 2^19 pi, k < 2^20: Cody-Waite with pi/2 in four parts, k P1, k P2, k P3 exact (33
+    // bits each) and |x| - k P1 exact (within a factor of 2); pi/2's parts reach 2^-152.
+    const int k = nearest_int(ax * kTwoOverPi);
+    const double kd = k;
+    *q = k;
+    const double t = ax - kd * kPiOver2Cw[0];
+    const DD r = add(two_sum(t, -(kd * kPiOver2Cw[1])), -(kd * kPiOver2Cw[2]));
+    return add(r, -(kd * kPiOver2Cw[3]));
+  }
+  return reduce_large(ax, q);
+}
+
+/// sin r for |r| <= pi/4 + 2^-40: r - r^3/3! + ... + r^17/17! (r^19/19! < 2^-63 |r|); r^3/6 as a
+/// double-double (it reaches 0.08 |r|), the rest in double, and r.lo's share of the cubic term.
+DD sin_dd(DD r) {
+  const double x = r.hi;
+  const DD sq = two_prod(x, x);
+  const double x2 = sq.hi;
+  const DD c3 = mul(mul(sq, x), kSixth);
+  const double* c = kInvFact;
+  const double rest =
+      x * x2 * x2 * (c[5] - x2 * (c[7] - x2 * (c[9] - x2 * (c[11] - x2 * (c[13] - x2 * (c[15] - x2 * c[17]))))));
+  return add(add(r, neg(c3)), rest - 0.5 * x2 * r.lo);
+}
+
+/// cos r for |r| <= pi/4 + 2^-40: 1 - r^2/2! + r^4/4! - ... - r^18/18! (r^20/20! < 2^-67);
+/// r^2/2 and r^4/24 as double-doubles (the second reaches 0.016, too much to round in double),
+/// with r.lo's share of both.
+DD cos_dd(DD r) {
+  const double x = r.hi;
+  const DD sq = two_prod(x, x);
+  const DD half = quick_sum(sq.hi * 0.5, sq.lo * 0.5 + x * r.lo);
+  const DD c4 = mul(mul(sq, sq), kTwentyFourth);
+  const double x2 = sq.hi;
+  const double* c = kInvFact;
+  const double rest =
+      -x2 * x2 * x2 * (c[6] - x2 * (c[8] - x2 * (c[10] - x2 * (c[12] - x2 * (c[14] - x2 * (c[16] - x2 * c[18]))))));
+  return add(add(add(DD{1.0, 0.0}, neg(half)), c4), rest + x * x2 * r.lo * kInvFact[3]);
+}
+
+// --- atan, atan2, asin, acos -------------------------------------------------------------------
+
+/// atan t for a double-double 0 <= t <= 1 (a hair more): atan c + atan((t - c) / (1 + t c)) with
+/// c = i/16 the nearest (a table of atan c), the second by its series, |u| <= 1/32: u - u^3/3 +
+/// ... + u^13/13 (u^15/15 < 2^-78 |u|), the terms after u in double.
+DD atan_dd(DD t) {
+  const int i = nearest_int(t.hi * 16.0);
+  const double c = i * 0.0625;
+  const DD u = div(add(t, -c), add(mul(t, c), 1.0));
+  const double x = u.hi, x2 = x * x;
+  const double* v = kInv;
+  const double x4 = x2 * x2;  // Estrin's scheme, as in split_log
+  const double tail = -x * x2 * (((v[3] - x2 * v[5]) + x4 * (v[7] - x2 * v[9])) + (x4 * x4) * (v[11] - x2 * v[13]));
+  return add(kAtanTable[i], add(u, tail));
+}
+
+/// The angle of the point (ax, ay) for ax, ay >= 0, not both 0, each within 2^-64..2^2 of the
+/// other's scale: atan(ay / ax) in [0, pi/2], through the octant below pi/4.
+DD angle(DD ay, DD ax) {
+  if (ay.hi <= ax.hi) return atan_dd(div(ay, ax));
+  return add(kPiOver2, neg(atan_dd(div(ax, ay))));
+}
+
+/// sqrt((1 - a)(1 + a)) for 0 <= a < 1: the other side of asin's and acos's triangle, exact
+/// factors (two_sum) so that it keeps its relative accuracy as a approaches 1.
+DD cosine_side(double a) { return sqrt_dd(mul(two_sum(1.0, -a), two_sum(1.0, a))); }
+
+int exponent_of(double a) { return static_cast<int>((bits(a) & kAbs) >> 52) - 1023; }  // a normal
+
+// --- pow ---------------------------------------------------------------------------------------
+
+/// 0: y is not an integer; 1: an odd integer; 2: an even one (y finite).
+int integer_kind(double y) {
+  const std::uint64_t u = bits(y) & kAbs;
+  const int e = static_cast<int>(u >> 52) - 1023;
+  if (e < 0) return u == 0 ? 2 : 0;
+  if (e >= 53) return 2;
+  if (u & ((std::uint64_t{1} << (52 - e)) - 1)) return 0;
+  return ((u | std::uint64_t{0x0010000000000000}) >> (52 - e)) & 1 ? 1 : 2;
+}
+
+// --- fmod ----------------------------------------------------------------------------------------
+
+double fmod_exact(double x, double y) {
+  std::uint64_t ux = bits(x), uy = bits(y);
+  const std::uint64_t sx = ux & ~kAbs;
+  ux &= kAbs;
+  uy &= kAbs;
+  if (uy == 0 || ux >= kInfBits || uy > kInfBits) return kNaN64;
+  if (ux < uy) return x;  // |x| < |y| (or y infinite)
+  int ex = static_cast<int>(ux >> 52), ey = static_cast<int>(uy >> 52);
+  auto mantissa = [](std::uint64_t v, int& e) {  // with its implicit bit; subnormals normalized
+    if (e == 0) {
+      e = 1;
+      while (!(v & std::uint64_t{0x0010000000000000})) {
+        v <<= 1;
+        --e;
+      }
+      return v;
+    }
+    return (v & std::uint64_t{0x000fffffffffffff}) | std::uint64_t{0x0010000000000000};
+  };
+  const std::uint64_t mx = mantissa(ux, ex), my = mantissa(uy, ey);
+  // (mx 2^(ex - ey)) mod my, 11 bits of the quotient at a time (the remainder stays below 2^64).
+  std::uint64_t r = mx % my;
+  for (int d = ex - ey; d > 0;) {
+    const int s = d < 11 ? d : 11;
+    r = (r << s) % my;
+    d -= s;
+  }
+  if (r == 0) return from_bits(sx);  // a zero with x's sign
+  int e = ey;
+  while (!(r & std::uint64_t{0x0010000000000000})) {
+    r <<= 1;
+    --e;
+  }
+  const std::uint64_t out = e > 0 ? (r & std::uint64_t{0x000fffffffffffff}) | (static_cast<std::uint64_t>(e) << 52)
+                                  : r >> (1 - e);  // subnormal: exact, the bits shifted out are zeros
+  return from_bits(out | sx);
+}
+
+}  // namespace
+
+extern "C" {
+
+double lockstep_exp(double x) {
+  if (x != x) return kNaN64;
+  if (x > 709.8) return kInf64;
+  if (x < -745.2) return 0.0;
+  if (fabs_d(x) < 0x1p-54) return 1.0;  // e^x rounds to 1
+  return exp_dd({x, 0.0});
+}
+
+double lockstep_exp2(double x) {
+  if (x != x) return kNaN64;
+  if (x >= 1024.0) return kInf64;
+  if (x < -1080.0) return 0.0;
+  if (fabs_d(x) < 0x1p-54) return 1.0;
+  const int k = nearest_int(x * 64.0);                                  // x 64 exact
+  const double r = x - k * 0.015625;                                   // exact, |r| <= 1/128
+  return exp_assemble(k, mul(kLn2, r));
+}
+
+double lockstep_log(double x) {
+  const std::uint64_t u = bits(x);
+  if ((u & kAbs) == 0) return -kInf64;  // +-0
+  if (u >= kInfBits) return u == kInfBits ? x : kNaN64;  // +inf; NaN and every negative
+  if (x == 1.0) return 0.0;
+  return log_dd(x).hi;
+}
+
+double lockstep_log2(double x) {
+  const std::uint64_t u = bits(x);
+  if ((u & kAbs) == 0) return -kInf64;  // +-0
+  if (u >= kInfBits) return u == kInfBits ? x : kNaN64;
+  DD ln_m;
+  const int e = split_log(x, &ln_m);
+  return add(mul(ln_m, kInvLn2), static_cast<double>(e)).hi;  // powers of two exact
+}
+
+double lockstep_pow(double x, double y) {
+  const std::uint64_t ux = bits(x) & kAbs, uy = bits(y) & kAbs;
+  if (uy == 0 || x == 1.0) return 1.0;
+  if (ux > kInfBits || uy > kInfBits) return kNaN64;
+  const bool x_negative = bits(x) >> 63;
+  if (uy == kInfBits) {  // |x| against 1
+    if (ux == std::uint64_t{0x3ff0000000000000}) return 1.0;  // (-1)^+-inf
+    return (ux < std::uint64_t{0x3ff0000000000000}) == (y < 0) ? kInf64 : 0.0;
+  }
+  const int kind = integer_kind(y);
+  const bool odd = kind == 1;
+  if (ux == 0 || ux == kInfBits) {  // +-0 and +-inf: 0^y = 1 / inf^y
+    const bool big = (ux == kInfBits) == (y > 0);
+    const double v = big ? kInf64 : 0.0;
+    return x_negative && odd ? -v : v;
+  }
+  if (x_negative && kind == 0) return kNaN64;
+  const double sign = x_negative && odd ? -1.0 : 1.0;
+  const double ax = from_bits(ux);
+  if (ax == 1.0) return sign;  // (-1)^y for an integer y
+  const DD l = log_dd(ax);
+  if (uy >= std::uint64_t{0x43f0000000000000}) {  // |y| >= 2^64 and |x| != 1: |y ln x| > 2^11
+    return sign * ((l.hi > 0) == (y > 0) ? kInf64 : 0.0);
+  }
+  const DD z = mul(l, y);
+  if (z.hi > 709.8) return sign * kInf64;
+  if (z.hi < -745.2) return sign * 0.0;
+  return sign * exp_dd(z);
+}
+
+double lockstep_sin(double x) {
+  const std::uint64_t u = bits(x) & kAbs;
+  if (u >= kInfBits) return kNaN64;
+  if (u < std::uint64_t{0x3e50000000000000}) return x;  // |x| < 2^-26: sin x rounds to x
+  int q = 0;
+  const DD r = u < std::uint64_t{0x3fe921fb54442d18} ? DD{from_bits(u), 0.0} : reduce(from_bits(u), &q);
+  const DD s = q & 1 ? cos_dd(r) : sin_dd(r);
+  return copysign_d(1.0, x) * (q & 2 ? -s.hi : s.hi);
+}
+
+double lockstep_cos(double x) {
+  const std::uint64_t u = bits(x) & kAbs;
+  if (u >= kInfBits) return kNaN64;
+  if (u < std::uint64_t{0x3e40000000000000}) return 1.0;  // |x| < 2^-27
+  int q = 0;
+  const DD r = u < std::uint64_t{0x3fe921fb54442d18} ? DD{from_bits(u), 0.0} : reduce(from_bits(u), &q);
+  const DD c = q & 1 ? sin_dd(r) : cos_dd(r);
+  return ((q + 1) & 2) ? -c.hi : c.hi;
+}
+
+void lockstep_sincos(double x, double* sin_out, double* cos_out) {
+  const std::uint64_t u = bits(x) & kAbs;
+  if (u >= kInfBits) {
+    *sin_out = *cos_out = kNaN64;
+    return;
+  }
+  if (u < std::uint64_t{0x3e40000000000000}) {
+    *sin_out = x;
+    *cos_out = 1.0;
+    return;
+  }
+  int q = 0;
+  const DD r = u < std::uint64_t{0x3fe921fb54442d18} ? DD{from_bits(u), 0.0} : reduce(from_bits(u), &q);
+  const DD s = sin_dd(r), c = cos_dd(r);
+  const double sv = q & 1 ? c.hi : s.hi, cv = q & 1 ? s.hi : c.hi;
+  *sin_out = copysign_d(1.0, x) * (q & 2 ? -sv : sv);
+  *cos_out = ((q + 1) & 2) ? -cv : cv;
+}
+
+double lockstep_tan(double x) {
+  const std::uint64_t u = bits(x) & kAbs;
+  if (u >= kInfBits) return kNaN64;
+  if (u < std::uint64_t{0x3e40000000000000}) return x;  // |x| < 2^-27: tan x rounds to x
+  int q = 0;
+  const DD r = u < std::uint64_t{0x3fe921fb54442d18} ? DD{from_bits(u), 0.0} : reduce(from_bits(u), &q);
+  const DD s = sin_dd(r), c = cos_dd(r);
+  const double t = q & 1 ? -div(c, s).hi : div(s, c).hi;
+  return copysign_d(1.0, x) * t;
+}
+
+double lockstep_atan(double x) {
+  const std::uint64_t u = bits(x) & kAbs;
+  if (u > kInfBits) return kNaN64;
+  if (u < std::uint64_t{0x3e40000000000000}) return x;                   // |x| < 2^-27: atan x rounds to x
+  if (u >= std::uint64_t{0x43b0000000000000}) return copysign_d(kPiOver2.hi, x);  // |x| >= 2^60, inf included
+  const double a = from_bits(u);
+  const DD r = a <= 1.0 ? atan_dd({a, 0.0}) : add(kPiOver2, neg(atan_dd(div({1.0, 0.0}, {a, 0.0}))));
+  return copysign_d(r.hi, x);
+}
+
+double lockstep_atan2(double y, double x) {
+  const std::uint64_t uy = bits(y) & kAbs, ux = bits(x) & kAbs;
+  if (uy > kInfBits || ux > kInfBits) return kNaN64;
+  const bool x_negative = bits(x) >> 63;
+  if (uy == 0) return copysign_d(x_negative ? kPi.hi : 0.0, y);  // +-0 or +-pi
+  if (ux == 0) return copysign_d(kPiOver2.hi, y);
+  if (uy == kInfBits) {
+    const DD a = ux == kInfBits ? (x_negative ? add(kPi, neg(kPiOver4)) : kPiOver4) : kPiOver2;
+    return copysign_d(a.hi, y);
+  }
+  if (ux == kInfBits) return copysign_d(x_negative ? kPi.hi : 0.0, y);
+  double ay = from_bits(uy), ax = from_bits(ux);
+  // Scaled so that the larger lies in [1, 2): exact, as the smaller stays normal or grows.
+  const int ey = uy < std::uint64_t{0x0010000000000000} ? -1023 - __builtin_clzll(uy) + 12 : exponent_of(ay);
+  const int ex = ux < std::uint64_t{0x0010000000000000} ? -1023 - __builtin_clzll(ux) + 12 : exponent_of(ax);
+  DD a;
+  if (ex - ey > 62) {  // atan(ay / ax) = ay / ax within far less than an ulp
+    const double t = ay / ax;
+    if (!x_negative) return copysign_d(t, y);
+    a = add(kPi, -t);
+  } else if (ey - ex > 62) {
+    a = add(kPiOver2, x_negative ? ax / ay : -(ax / ay));
+  } else {
+    const int e = ex > ey ? ex : ey;
+    ay = scale(ay, -e);
+    ax = scale(ax, -e);
+    a = angle({ay, 0.0}, {ax, 0.0});
+    if (x_negative) a = add(kPi, neg(a));
+  }
+  return copysign_d(a.hi, y);
+}
+
+double lockstep_asin(double x) {
+  const std::uint64_t u = bits(x) & kAbs;
+  if (u > std::uint64_t{0x3ff0000000000000}) return kNaN64;  // |x| > 1, NaN
+  if (u < std::uint64_t{0x3e50000000000000}) return x;       // |x| < 2^-26: asin x rounds to x
+  const double a = from_bits(u);
+  if (a == 1.0) return copysign_d(kPiOver2.hi, x);
+  return copysign_d(angle({a, 0.0}, cosine_side(a)).hi, x);
+}
+
+double lockstep_acos(double x) {
+  const std::uint64_t u = bits(x) & kAbs;
+  if (u > std::uint64_t{0x3ff0000000000000}) return kNaN64;
+  const double a = from_bits(u);
+  if (x == 1.0) return 0.0;
+  if (x == -1.0) return kPi.hi;
+  const DD r = angle(cosine_side(a), {a, 0.0});  // acos |x|
+  return (bits(x) >> 63 ? add(kPi, neg(r)) : r).hi;
+}
+
+double lockstep_hypot(double x, double y) {
+  const std::uint64_t ux = bits(x) & kAbs, uy = bits(y) & kAbs;
+  if (ux == kInfBits || uy == kInfBits) return kInf64;
+  if (ux > kInfBits || uy > kInfBits) return kNaN64;
+  double a = from_bits(ux > uy ? ux : uy), b = from_bits(ux > uy ? uy : ux);
+  if (b == 0.0) return a;
+  int extra = 0;
+  if (a < 0x1p-1000) {  // both tiny: scaled up exactly
+    a *= 0x1p600;
+    b *= 0x1p600;
+    extra = -600;
+  }
+  const int e = exponent_of(a);
+  if (e - exponent_of(b) > 60) return scale(a, extra);  // b^2 / 2a is below a quarter of a's ulp
+  a = scale(a, -e);
+  b = scale(b, -e);
+  const DD s = sqrt_dd(add(two_prod(a, a), two_prod(b, b)));
+  return scale(s.hi, e + extra);
+}
+
+double lockstep_sqrt(double x) { return x >= 0.0 ? __builtin_sqrt(x) : kNaN64; }  // -0 included
+
+double lockstep_fmod(double x, double y) { return fmod_exact(x, y); }
+
+double lockstep_trunc(double x) {
+  const std::uint64_t u = bits(x);
+  const int e = static_cast<int>((u >> 52) & 0x7ff) - 1023;
+  if (e >= 52) return e == 1024 && (u & std::uint64_t{0x000fffffffffffff}) ? kNaN64 : x;  // integral, inf or NaN
+  if (e < 0) return from_bits(u & ~kAbs);                                       // |x| < 1: a signed zero
+  return from_bits(u & ~(std::uint64_t{0x000fffffffffffff} >> e));
+}
+
+double lockstep_floor(double x) {
+  const double t = lockstep_trunc(x);
+  return (bits(x) >> 63) && t != x ? t - 1.0 : t;
+}
+
+double lockstep_ceil(double x) {
+  const double t = lockstep_trunc(x);  // keeps x's sign: ceil(-0.5) = -0
+  return !(bits(x) >> 63) && t != x ? t + 1.0 : t;
+}
+
+double lockstep_round(double x) {
+  const std::uint64_t u = bits(x);
+  const int e = static_cast<int>((u >> 52) & 0x7ff) - 1023;
+  if (e >= 52) return e == 1024 && (u & std::uint64_t{0x000fffffffffffff}) ? kNaN64 : x;
+  if (e < -1) return from_bits(u & ~kAbs);                                 // |x| < 1/2: a signed zero
+  if (e == -1) return from_bits((u & ~kAbs) | std::uint64_t{0x3ff0000000000000});      // [1/2, 1): +-1
+  // Half a unit added at the units bit, then the fraction cut: ties go away from zero.
+  return from_bits((u + (std::uint64_t{0x0008000000000000} >> e)) & ~(std::uint64_t{0x000fffffffffffff} >> e));
+}
+
+double lockstep_fmin(double x, double y) {
+  if ((bits(x) & kAbs) > kInfBits) return (bits(y) & kAbs) > kInfBits ? kNaN64 : y;
+  if ((bits(y) & kAbs) > kInfBits) return x;
+  if (x == y) return (bits(x) >> 63) ? x : y;  // -0 below +0
+  return x < y ? x : y;
+}
+
+double lockstep_fmax(double x, double y) {
+  if ((bits(x) & kAbs) > kInfBits) return (bits(y) & kAbs) > kInfBits ? kNaN64 : y;
+  if ((bits(y) & kAbs) > kInfBits) return x;
+  if (x == y) return (bits(x) >> 63) ? y : x;
+  return x > y ? x : y;
+}
+
+}  // extern "C"
