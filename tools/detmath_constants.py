@@ -62,6 +62,8 @@ def binary64():
     o.append("static const DD kPiOver4 = {%s, %s};" % dd(pi / 4))
     o.append("static const DD kLn2 = {%s, %s};" % dd(mpmath.log(2)))
     o.append("static const DD kInvLn2 = {%s, %s};" % dd(1 / mpmath.log(2)))
+    o.append("// ln(2) in two parts, the first of 42 bits (e times it exact for |e| < 2^11)")
+    o.append("static const double kLn2Split[2] = {%s};" % ", ".join(parts(mpmath.log(2), 42, 2)))
     o.append("static const double k64OverLn2 = %s;" % d(64 / mpmath.log(2)))
     o.append("static const double kTwoOverPi = %s;" % d(2 / pi))
     o.append("// pi / 2 in four parts for the Cody-Waite reduction below 2^20: the first three of 33 bits")
@@ -71,10 +73,10 @@ def binary64():
     o.append("static const double kLn2Over64[3] = {%s};" % ", ".join(parts(mpmath.log(2) / 64, 36, 3)))
     o.append("// 2^(j / 64), j = 0..63")
     o.append("static const DD kExp2Table[64] = {" + ", ".join("{%s, %s}" % dd(mpmath.power(2, mpmath.mpf(j) / 64)) for j in range(64)) + "};")
-    # log: m (near i/128) times v, the double nearest 128/i, is 1 + r exactly as a double-double
-    # (no division), and ln m = r's series - ln(v), ln(v) of that double exactly.
-    inv = [float(Fraction(128, i)) for i in range(90, 183)]
-    o.append("// v_i, the binary64 nearest 128 / i, and -ln(v_i) (of that double), i = 90..182")
+    # log: v_i is 128/i to 8 significant bits, so that (m - i/128) v_i is exact (m - i/128 has at
+    # most 45) and i/128 v_i - 1 too; -ln(v_i) of that v_i exactly.
+    inv = [float(Fraction(round(Fraction(128, i) * 2 ** (8 if i >= 128 else 7)), 2 ** (8 if i >= 128 else 7))) for i in range(90, 183)]
+    o.append("// v_i, 128 / i to 8 significant bits, and -ln(v_i) (of that v_i), i = 90..182")
     o.append("static const double kLogInv[93] = {" + ", ".join(v.hex() for v in inv) + "};")
     o.append("static const DD kLogTable[93] = {" + ", ".join("{%s, %s}" % dd(-mpmath.log(mpmath.mpf(v))) for v in inv) + "};")
     o.append("// atan(i / 16), i = 0..16")

@@ -63,51 +63,54 @@ double scale(double v, int n) {
 }
 
 // --- double-double arithmetic ------------------------------------------------------------------
+// Each a few operations: inlined into every caller (GCC would call the larger ones out of line,
+// and the call costs as much as the arithmetic).
+#define LOCKSTEP_DD inline __attribute__((always_inline))
 
-DD quick_sum(double a, double b) {  // |a| >= |b| (or a = 0): a + b exactly
+LOCKSTEP_DD DD quick_sum(double a, double b) {  // |a| >= |b| (or a = 0): a + b exactly
   const double s = a + b;
   return {s, b - (s - a)};
 }
-DD two_sum(double a, double b) {  // a + b exactly
+LOCKSTEP_DD DD two_sum(double a, double b) {  // a + b exactly
   const double s = a + b, v = s - a;
   return {s, (a - (s - v)) + (b - v)};
 }
 /// a * b exactly (Dekker): each factor split into halves of 26 bits whose products are exact.
 /// |a|, |b| < 2^995, so that the splitting product cannot overflow (every caller's are far below).
-DD two_prod(double a, double b) {
+LOCKSTEP_DD DD two_prod(double a, double b) {
   const double ca = 134217729.0 * a, ah = ca - (ca - a), al = a - ah;
   const double cb = 134217729.0 * b, bh = cb - (cb - b), bl = b - bh;
   const double p = a * b;
   return {p, ((ah * bh - p) + ah * bl + al * bh) + al * bl};
 }
-DD add(DD a, DD b) {
+LOCKSTEP_DD DD add(DD a, DD b) {
   DD s = two_sum(a.hi, b.hi);
   const DD t = two_sum(a.lo, b.lo);
   s = quick_sum(s.hi, s.lo + t.hi);
   return quick_sum(s.hi, s.lo + t.lo);
 }
-DD add(DD a, double b) {
+LOCKSTEP_DD DD add(DD a, double b) {
   const DD s = two_sum(a.hi, b);
   return quick_sum(s.hi, s.lo + a.lo);
 }
-DD neg(DD a) { return {-a.hi, -a.lo}; }
-DD mul(DD a, DD b) {
+LOCKSTEP_DD DD neg(DD a) { return {-a.hi, -a.lo}; }
+LOCKSTEP_DD DD mul(DD a, DD b) {
   const DD p = two_prod(a.hi, b.hi);
   return quick_sum(p.hi, p.lo + (a.hi * b.lo + a.lo * b.hi));
 }
-DD mul(DD a, double b) {
+LOCKSTEP_DD DD mul(DD a, double b) {
   const DD p = two_prod(a.hi, b);
   return quick_sum(p.hi, p.lo + a.lo * b);
 }
 /// a / b: the quotient from b.hi's reciprocal, corrected once from the remainder (itself exact to
 /// 2^-105 |a|), so one division instead of two or three; relative error about 2^-103.
-DD div(DD a, DD b) {
+LOCKSTEP_DD DD div(DD a, DD b) {
   const double inv = 1.0 / b.hi;
   const double q1 = a.hi * inv;
   const DD r = add(a, neg(mul(b, q1)));
   return quick_sum(q1, r.hi * inv);
 }
-DD sqrt_dd(DD a) {  // a.hi > 0: the root and one Newton correction from the exact remainder
+LOCKSTEP_DD DD sqrt_dd(DD a) {  // a.hi > 0: the root and one Newton correction from the exact remainder
   const double s = __builtin_sqrt(a.hi);
   const DD r = add(a, neg(two_prod(s, s)));
   return quick_sum(s, r.hi / (2.0 * s));
@@ -115,24 +118,17 @@ DD sqrt_dd(DD a) {  // a.hi > 0: the root and one Newton correction from the exa
 
 // --- exp, exp2 ---------------------------------------------------------------------------------
 
-/// e^r - 1 for |r| <= 0.0055: r + r^2/2! + ... + r^7/7! (r^8/8! < 2^-75), the terms after r in
-/// double from r.hi (their rounding stays below 2^-66), r itself kept whole.
-DD expm1_small(DD r) {
-  const double x = r.hi;
+/// 2^(k/64) e^(r + rlo) for |r| <= 0.0055 and |rlo| <= 2^-50 |r|, rounded to a double: 2^(j/64) as
+/// hi + lo (a table), and e^r - 1 = r + r^2/2! + ... + r^6/6! (r^7/7! < 2^-64), the terms after r
+/// by Estrin's scheme. Only the last addition rounds at the result's scale, so the error is below
+/// 0.5 ulp + 2^-59 relative (plus one rounding more where the result is subnormal).
+double exp_finish(int k, double r, double rlo) {
   const double* c = kInvFact;
-  const double p = x * x * (c[2] + x * (c[3] + x * (c[4] + x * (c[5] + x * (c[6] + x * c[7])))));
-  return add(r, p + x * r.lo);
-}
-
-DD one_plus(DD s) {  // 1 + s, |s| < 1
-  const DD t = quick_sum(1.0, s.hi);
-  return quick_sum(t.hi, t.lo + s.lo);
-}
-
-/// 2^(k/64) e^r for |r| <= 0.0055, rounded once to a double.
-double exp_assemble(int k, DD r) {
-  const DD e = mul(kExp2Table[k & 63], one_plus(expm1_small(r)));
-  return scale(e.hi, k >> 6);  // (k >> 6 is floor(k / 64))
+  const double r2 = r * r;
+  const double q = r2 * (((c[2] + r * c[3]) + r2 * (c[4] + r * c[5])) + (r2 * r2) * c[6]);
+  const double p = r + (rlo + q);
+  const DD& t = kExp2Table[k & 63];
+  return scale(t.hi + (t.lo + t.hi * p), k >> 6);  // (k >> 6 is floor(k / 64))
 }
 
 /// e^z for |z.hi| <= 746: z = k ln(2)/64 + r, with ln(2)/64 in three parts (k L1 and k L2 exact
@@ -141,19 +137,23 @@ double exp_assemble(int k, DD r) {
 double exp_dd(DD z) {
   const int k = nearest_int(z.hi * k64OverLn2);
   const double kd = k;
-  const double t = z.hi - kd * kLn2Over64[0];
-  const DD r = add(two_sum(t, -(kd * kLn2Over64[1])), z.lo - kd * kLn2Over64[2]);
-  return exp_assemble(k, r);
+  const DD t = two_sum(z.hi - kd * kLn2Over64[0], -(kd * kLn2Over64[1]));
+  const DD r = two_sum(t.hi, t.lo + (z.lo - kd * kLn2Over64[2]));  // normalized: z.lo may be large
+  return exp_finish(k, r.hi, r.lo);
 }
 
 // --- log, log2 ---------------------------------------------------------------------------------
 
-/// Finite x > 0 as 2^e m, m in [sqrt(1/2), sqrt(2)); returns e, and ln m in *ln_m: with v the
-/// double nearest 128/i for the i that puts i/128 nearest m, m v = 1 + r exactly as a
-/// double-double (no division; |r| < 2^-7.4), ln m = ln(1 + r) - ln v (a table), and
-/// ln(1 + r) = r - r^2/2 + r^3/3 - ... - r^10/10 (r^11/11 < 2^-84), r and r^2/2 as
-/// double-doubles, the rest in double. Relative error below 2^-66.
-int split_log(double x, DD* ln_m) {
+/// Finite x > 0 as 2^e m, m in [sqrt(1/2), sqrt(2)), and m v - 1 = r exactly as a double-double
+/// with v = 128/i to 8 significant bits (a table), i/128 the nearest to m: (m - i/128) v is exact
+/// (m - i/128 has at most 45 significant bits), and so is i/128 v - 1, so r is their exact sum
+/// (|r| < 2^-7), with no division and no split product. Then ln x = e ln 2 - ln v + ln(1 + r),
+/// -ln v from a table (entry i - 90).
+struct LogReduced {
+  int e, i;
+  DD r;
+};
+LogReduced log_reduce(double x) {
   std::uint64_t u = bits(x);
   int e = 0;
   if (u < std::uint64_t{0x0010000000000000}) {  // subnormal: normalized exactly
@@ -167,10 +167,26 @@ int split_log(double x, DD* ln_m) {
     ++e;
   }
   const double m = from_bits(mu);
-  const int i = nearest_int(m * 128.0) - 90;  // 1..91
-  const DD p = two_prod(m, kLogInv[i]);
-  const DD s = two_sum(p.hi - 1.0, p.lo);  // p.hi - 1 exact: p.hi is within 2^-7 of 1
-  const DD r = quick_sum(s.hi, s.lo);
+  const int k = nearest_int(m * 128.0);  // 91..181
+  const double c = k * 0x1p-7, v = kLogInv[k - 90];
+  return {e, k - 90, two_sum((m - c) * v, c * v - 1.0)};
+}
+
+/// ln(1 + r) - r for |r| < 2^-7 in double: -r^2/2 + r^3/3 - ... - r^10/10 (r^11/11 < 2^-80), by
+/// Estrin's scheme.
+double log1p_tail(double r) {
+  const double* v = kInv;
+  const double r2 = r * r, r4 = r2 * r2;
+  return r2 * ((((r * v[3] - v[2]) + r2 * (r * v[5] - v[4])) + r4 * ((r * v[7] - v[6]) + r2 * (r * v[9] - v[8]))) -
+               (r4 * r4) * v[10]);
+}
+
+/// ln x for finite x > 0 as a double-double, for pow, where y ln x must keep 2^-66 relative: as
+/// log_reduce, with ln(1 + r) = r - r^2/2 + r^3/3 - ... - r^10/10 (r^11/11 < 2^-80), r and r^2/2
+/// as double-doubles, the rest in double.
+DD log_dd(double x) {
+  const LogReduced a = log_reduce(x);
+  const DD r = a.r;
   const double x1 = r.hi;
   const DD sq = two_prod(x1, x1);
   const DD half = quick_sum(sq.hi * 0.5, sq.lo * 0.5 + x1 * r.lo);  // r^2 / 2
@@ -180,14 +196,8 @@ int split_log(double x, DD* ln_m) {
   const double x2 = sq.hi, x4 = x2 * x2;
   const double tail = x1 * x2 *
                       (((v[3] - x1 * v[4]) + x2 * (v[5] - x1 * v[6])) + x4 * ((v[7] - x1 * v[8]) + x2 * (v[9] - x1 * v[10])));
-  *ln_m = add(kLogTable[i], add(add(r, neg(half)), tail));
-  return e;
-}
-
-DD log_dd(double x) {  // ln x for finite x > 0
-  DD ln_m;
-  const int e = split_log(x, &ln_m);
-  return add(mul(kLn2, static_cast<double>(e)), ln_m);
+  const DD ln_m = add(kLogTable[a.i], add(add(r, neg(half)), tail));
+  return add(mul(kLn2, static_cast<double>(a.e)), ln_m);
 }
 
 // --- sin, cos, tan -----------------------------------------------------------------------------
@@ -376,26 +386,39 @@ double lockstep_exp2(double x) {
   if (x >= 1024.0) return kInf64;
   if (x < -1080.0) return 0.0;
   if (fabs_d(x) < 0x1p-54) return 1.0;
-  const int k = nearest_int(x * 64.0);                                  // x 64 exact
-  const double r = x - k * 0.015625;                                   // exact, |r| <= 1/128
-  return exp_assemble(k, mul(kLn2, r));
+  const int k = nearest_int(x * 64.0);  // x 64 exact
+  const double r = x - k * 0.015625;   // exact, |r| <= 1/128
+  const DD z = two_prod(r, kLn2.hi);    // r ln 2
+  return exp_finish(k, z.hi, z.lo + r * kLn2.lo);
 }
 
 double lockstep_log(double x) {
   const std::uint64_t u = bits(x);
   if ((u & kAbs) == 0) return -kInf64;  // +-0
   if (u >= kInfBits) return u == kInfBits ? x : kNaN64;  // +inf; NaN and every negative
-  if (x == 1.0) return 0.0;
-  return log_dd(x).hi;
+  // e ln 2 (its first part exact times e), -ln v and r summed exactly, the small rest rounded:
+  // 0.5 ulp + 2^-60 relative.
+  const LogReduced a = log_reduce(x);
+  const double ed = a.e;
+  const DD& t = kLogTable[a.i];
+  const DD h1 = two_sum(ed * kLn2Split[0], t.hi);
+  const DD h2 = two_sum(h1.hi, a.r.hi);
+  return h2.hi + ((h1.lo + h2.lo) + ((ed * kLn2Split[1] + t.lo) + (a.r.lo + log1p_tail(a.r.hi))));
 }
 
 double lockstep_log2(double x) {
   const std::uint64_t u = bits(x);
   if ((u & kAbs) == 0) return -kInf64;  // +-0
   if (u >= kInfBits) return u == kInfBits ? x : kNaN64;
-  DD ln_m;
-  const int e = split_log(x, &ln_m);
-  return add(mul(ln_m, kInvLn2), static_cast<double>(e)).hi;  // powers of two exact
+  // ln m as hi + lo, times 1/ln 2 as a double-double, plus e exactly: powers of two exact.
+  const LogReduced a = log_reduce(x);
+  const DD& t = kLogTable[a.i];
+  const DD m = two_sum(t.hi, a.r.hi);
+  const double mlo = m.lo + (t.lo + (a.r.lo + log1p_tail(a.r.hi)));
+  const DD p = two_prod(m.hi, kInvLn2.hi);
+  const double plo = p.lo + (m.hi * kInvLn2.lo + mlo * kInvLn2.hi);
+  const DD s2 = two_sum(static_cast<double>(a.e), p.hi);
+  return s2.hi + (s2.lo + plo);
 }
 
 double lockstep_pow(double x, double y) {
