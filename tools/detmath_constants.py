@@ -79,6 +79,8 @@ def binary64():
     o.append("// v_i, 128 / i to 8 significant bits, and -ln(v_i) (of that v_i), i = 90..182")
     o.append("static const double kLogInv[93] = {" + ", ".join(v.hex() for v in inv) + "};")
     o.append("static const DD kLogTable[93] = {" + ", ".join("{%s, %s}" % dd(-mpmath.log(mpmath.mpf(v))) for v in inv) + "};")
+    o.append("// -log2(v_i), for log2")
+    o.append("static const DD kLog2Table[93] = {" + ", ".join("{%s, %s}" % dd(-mpmath.log(mpmath.mpf(v), 2)) for v in inv) + "};")
     o.append("// atan(i / 16), i = 0..16")
     o.append("static const DD kAtanTable[17] = {" + ", ".join("{%s, %s}" % dd(mpmath.atan(mpmath.mpf(i) / 16)) for i in range(17)) + "};")
     o.append("// Series coefficients: 1/k (k = 1..16; kInv[0] unused), 1/k! (k = 0..21), 1/6 and 1/24 as double-doubles")

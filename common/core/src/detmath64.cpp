@@ -102,13 +102,13 @@ LOCKSTEP_DD DD mul(DD a, double b) {
   const DD p = two_prod(a.hi, b);
   return quick_sum(p.hi, p.lo + a.lo * b);
 }
-/// a / b: the quotient from b.hi's reciprocal, corrected once from the remainder (itself exact to
-/// 2^-105 |a|), so one division instead of two or three; relative error about 2^-103.
+/// a / b: the quotient from b.hi's reciprocal, corrected once from the remainder (exact to 2^-105
+/// |a|), so one division instead of two or three; relative error about 2^-100.
 LOCKSTEP_DD DD div(DD a, DD b) {
   const double inv = 1.0 / b.hi;
-  const double q1 = a.hi * inv;
-  const DD r = add(a, neg(mul(b, q1)));
-  return quick_sum(q1, r.hi * inv);
+  const double q = a.hi * inv;
+  const DD p = two_prod(q, b.hi);  // a.hi - p.hi is exact: q b.hi is within 2 ulps of a.hi
+  return quick_sum(q, (((a.hi - p.hi) - p.lo) + (a.lo - q * b.lo)) * inv);
 }
 LOCKSTEP_DD DD sqrt_dd(DD a) {  // a.hi > 0: the root and one Newton correction from the exact remainder
   const double s = __builtin_sqrt(a.hi);
@@ -182,22 +182,27 @@ double log1p_tail(double r) {
 }
 
 /// ln x for finite x > 0 as a double-double, for pow, where y ln x must keep 2^-66 relative: as
-/// log_reduce, with ln(1 + r) = r - r^2/2 + r^3/3 - ... - r^10/10 (r^11/11 < 2^-80), r and r^2/2
-/// as double-doubles, the rest in double.
+/// log_reduce, with ln(1 + r) = r - r^2/2 + r^3/3 - ... - r^10/10 (r^11/11 < 2^-80); the leading
+/// parts (e ln 2's first part, -ln v, r, r^2/2) summed exactly, the rest (below 2^-20 of the
+/// result) rounded.
 DD log_dd(double x) {
   const LogReduced a = log_reduce(x);
-  const DD r = a.r;
-  const double x1 = r.hi;
+  const double x1 = a.r.hi;
   const DD sq = two_prod(x1, x1);
-  const DD half = quick_sum(sq.hi * 0.5, sq.lo * 0.5 + x1 * r.lo);  // r^2 / 2
   const double* v = kInv;
   // The tail by Estrin's scheme (pairs joined by r^2 and r^4: a shorter chain than Horner's), in
   // an order written out, so every machine rounds the same operations.
   const double x2 = sq.hi, x4 = x2 * x2;
   const double tail = x1 * x2 *
                       (((v[3] - x1 * v[4]) + x2 * (v[5] - x1 * v[6])) + x4 * ((v[7] - x1 * v[8]) + x2 * (v[9] - x1 * v[10])));
-  const DD ln_m = add(kLogTable[a.i], add(add(r, neg(half)), tail));
-  return add(mul(kLn2, static_cast<double>(a.e)), ln_m);
+  const double ed = a.e;
+  const DD& t = kLogTable[a.i];
+  const DD s1 = quick_sum(ed * kLn2Split[0], t.hi);  // |e ln 2| > |ln v| unless e = 0
+  const DD s2 = two_sum(s1.hi, x1);
+  const DD s3 = two_sum(s2.hi, -0.5 * x2);
+  const double lo = ((s1.lo + s2.lo) + s3.lo) +
+                    ((ed * kLn2Split[1] + t.lo) + ((a.r.lo - (0.5 * sq.lo + x1 * a.r.lo)) + tail));
+  return quick_sum(s3.hi, lo);
 }
 
 // --- sin, cos, tan -----------------------------------------------------------------------------
@@ -261,7 +266,8 @@ DD reduce(double ax, int* q) {
 }
 
 /// sin r for |r| <= pi/4 + 2^-40: r - r^3/3! + ... + r^17/17! (r^19/19! < 2^-63 |r|); r^3/6 as a
-/// double-double (it reaches 0.08 |r|), the rest in double, and r.lo's share of the cubic term.
+/// double-double (it reaches 0.08 |r|), r and it summed exactly, the rest (with r.lo's share of
+/// the cubic term) rounded.
 DD sin_dd(DD r) {
   const double x = r.hi;
   const DD sq = two_prod(x, x);
@@ -270,50 +276,102 @@ DD sin_dd(DD r) {
   const double* c = kInvFact;
   const double rest =
       x * x2 * x2 * (c[5] - x2 * (c[7] - x2 * (c[9] - x2 * (c[11] - x2 * (c[13] - x2 * (c[15] - x2 * c[17]))))));
-  return add(add(r, neg(c3)), rest - 0.5 * x2 * r.lo);
+  const DD s = quick_sum(x, -c3.hi);  // |r| > r^3/6
+  return quick_sum(s.hi, s.lo + ((r.lo - c3.lo) + (rest - 0.5 * x2 * r.lo)));
 }
 
 /// cos r for |r| <= pi/4 + 2^-40: 1 - r^2/2! + r^4/4! - ... - r^18/18! (r^20/20! < 2^-67);
 /// r^2/2 and r^4/24 as double-doubles (the second reaches 0.016, too much to round in double),
-/// with r.lo's share of both.
+/// 1 and their leading parts summed exactly, the rest (with r.lo's share) rounded.
 DD cos_dd(DD r) {
   const double x = r.hi;
   const DD sq = two_prod(x, x);
-  const DD half = quick_sum(sq.hi * 0.5, sq.lo * 0.5 + x * r.lo);
-  const DD c4 = mul(mul(sq, sq), kTwentyFourth);
   const double x2 = sq.hi;
+  const DD c4 = mul(mul(sq, sq), kTwentyFourth);
   const double* c = kInvFact;
   const double rest =
       -x2 * x2 * x2 * (c[6] - x2 * (c[8] - x2 * (c[10] - x2 * (c[12] - x2 * (c[14] - x2 * (c[16] - x2 * c[18]))))));
-  return add(add(add(DD{1.0, 0.0}, neg(half)), c4), rest + x * x2 * r.lo * kInvFact[3]);
+  const DD s1 = quick_sum(1.0, -0.5 * x2);  // 1 > r^2/2
+  const DD s2 = quick_sum(s1.hi, c4.hi);     // > 0.69 > r^4/24
+  const double lo = (s1.lo + s2.lo) + ((c4.lo - (0.5 * sq.lo + x * r.lo)) + (rest + x * x2 * r.lo * kInvFact[3]));
+  return quick_sum(s2.hi, lo);
 }
 
 // --- atan, atan2, asin, acos -------------------------------------------------------------------
 
-/// atan t for a double-double 0 <= t <= 1 (a hair more): atan c + atan((t - c) / (1 + t c)) with
-/// c = i/16 the nearest (a table of atan c), the second by its series, |u| <= 1/32: u - u^3/3 +
-/// ... + u^13/13 (u^15/15 < 2^-78 |u|), the terms after u in double.
-DD atan_dd(DD t) {
-  const int i = nearest_int(t.hi * 16.0);
+/// a c exactly, for c of at most 26 significant bits (i/16): only a is split.
+LOCKSTEP_DD DD two_prod_short(double a, double c) {
+  const double ca = 134217729.0 * a, ah = ca - (ca - a), al = a - ah;
+  const double p = a * c;
+  return {p, (ah * c - p) + al * c};
+}
+
+/// atan t for t = th + tl in [0, 1] (a hair more; |tl| <= ulp(th), 0 for a double): atan c +
+/// atan u, c = i/16 the nearest (a table of atan c), u = (t - c) / (1 + t c), |u| <= 1/32, as
+/// q + ulo (one division, then the exact remainder), atan u = u - u^3/3 + ... + u^13/13
+/// (u^15/15 < 2^-78 |u|); atan c and q summed exactly, the rest rounded.
+DD atan_core(double th, double tl) {
+  const int i = nearest_int(th * 16.0);
   const double c = i * 0.0625;
-  const DD u = div(add(t, -c), add(mul(t, c), 1.0));
-  const double x = u.hi, x2 = x * x;
+  const DD num = two_sum(th - c, tl);  // th - c exact: within a factor of 2, or c = 0
+  const DD tc = two_prod_short(th, c);
+  const DD den = quick_sum(1.0, tc.hi);  // 1 + t c, t c <= 1
+  const double dlo = den.lo + (tc.lo + tl * c);
+  const double inv = 1.0 / den.hi;
+  const double q = num.hi * inv;
+  const DD qd = two_prod(q, den.hi);
+  const double ulo = (((num.hi - qd.hi) - qd.lo) + (num.lo - q * dlo)) * inv;
   const double* v = kInv;
-  const double x4 = x2 * x2;  // Estrin's scheme, as in split_log
-  const double tail = -x * x2 * (((v[3] - x2 * v[5]) + x4 * (v[7] - x2 * v[9])) + (x4 * x4) * (v[11] - x2 * v[13]));
-  return add(kAtanTable[i], add(u, tail));
+  const double x2 = q * q, x4 = x2 * x2;  // Estrin's scheme, as in log1p_tail
+  const double tail = -q * x2 * (((v[3] - x2 * v[5]) + x4 * (v[7] - x2 * v[9])) + (x4 * x4) * (v[11] - x2 * v[13]));
+  const DD& a = kAtanTable[i];
+  const DD s = quick_sum(a.hi, q);  // atan c >= 0.062 > |u|, or c = 0
+  return quick_sum(s.hi, s.lo + (a.lo + (ulo + tail)));
+}
+
+/// pi/2 - a for a in [0, pi/2] as a double-double.
+DD pi_over_2_minus(DD a) {
+  const DD s = quick_sum(kPiOver2.hi, -a.hi);
+  return quick_sum(s.hi, s.lo + (kPiOver2.lo - a.lo));
 }
 
 /// The angle of the point (ax, ay) for ax, ay >= 0, not both 0, each within 2^-64..2^2 of the
 /// other's scale: atan(ay / ax) in [0, pi/2], through the octant below pi/4.
 DD angle(DD ay, DD ax) {
-  if (ay.hi <= ax.hi) return atan_dd(div(ay, ax));
-  return add(kPiOver2, neg(atan_dd(div(ax, ay))));
+  if (ay.hi <= ax.hi) {
+    const DD t = div(ay, ax);
+    return atan_core(t.hi, t.lo);
+  }
+  const DD t = div(ax, ay);
+  return pi_over_2_minus(atan_core(t.hi, t.lo));
 }
 
-/// sqrt((1 - a)(1 + a)) for 0 <= a < 1: the other side of asin's and acos's triangle, exact
-/// factors (two_sum) so that it keeps its relative accuracy as a approaches 1.
-DD cosine_side(double a) { return sqrt_dd(mul(two_sum(1.0, -a), two_sum(1.0, a))); }
+/// asin a (want_acos false) or acos a (true) for 0 <= a < 1, as a double-double: the triangle's
+/// other side c = sqrt(1 - a^2) as s + clo (1 - a^2 exact as a double-double, so c keeps its
+/// relative accuracy as a approaches 1), then the smaller of its angles, atan(a / c) or atan(c / a)
+/// (one division each for the quotient and its exact remainder), and the other as pi/2 less it.
+DD asin_acos(double a, bool want_acos) {
+  const DD a2 = two_prod(a, a);
+  const DD s1 = two_sum(1.0, -a2.hi);
+  const DD w = quick_sum(s1.hi, s1.lo - a2.lo);
+  const double s = __builtin_sqrt(w.hi);
+  const DD ss = two_prod(s, s);
+  const double res = ((w.hi - ss.hi) - ss.lo) + w.lo;  // w - s^2; c = s + res / 2s
+  if (a <= s) {  // asin a = atan(a / c) <= pi/4
+    const double inv = 1.0 / s;
+    const double clo = 0.5 * res * inv;
+    const double th = a * inv;
+    const DD p = two_prod(th, s);
+    const DD asin = atan_core(th, (((a - p.hi) - p.lo) - th * clo) * inv);
+    return want_acos ? pi_over_2_minus(asin) : asin;
+  }
+  const double inv = 1.0 / a;  // acos a = atan(c / a) < pi/4
+  const double clo = 0.5 * res / s;
+  const double th = s * inv;
+  const DD p = two_prod(th, a);
+  const DD acos = atan_core(th, (((s - p.hi) - p.lo) + clo) * inv);
+  return want_acos ? acos : pi_over_2_minus(acos);
+}
 
 int exponent_of(double a) { return static_cast<int>((bits(a) & kAbs) >> 52) - 1023; }  // a normal
 
@@ -410,15 +468,15 @@ double lockstep_log2(double x) {
   const std::uint64_t u = bits(x);
   if ((u & kAbs) == 0) return -kInf64;  // +-0
   if (u >= kInfBits) return u == kInfBits ? x : kNaN64;
-  // ln m as hi + lo, times 1/ln 2 as a double-double, plus e exactly: powers of two exact.
+  // e - log2 v (a table) and r / ln 2 (its leading part exact) summed exactly, the rest rounded:
+  // powers of two exact.
   const LogReduced a = log_reduce(x);
-  const DD& t = kLogTable[a.i];
-  const DD m = two_sum(t.hi, a.r.hi);
-  const double mlo = m.lo + (t.lo + (a.r.lo + log1p_tail(a.r.hi)));
-  const DD p = two_prod(m.hi, kInvLn2.hi);
-  const double plo = p.lo + (m.hi * kInvLn2.lo + mlo * kInvLn2.hi);
-  const DD s2 = two_sum(static_cast<double>(a.e), p.hi);
-  return s2.hi + (s2.lo + plo);
+  const DD& t = kLog2Table[a.i];
+  const DD s1 = quick_sum(static_cast<double>(a.e), t.hi);  // |e| >= 1 > |log2 v|, or e = 0
+  const DD p = two_prod(a.r.hi, kInvLn2.hi);
+  const DD s2 = two_sum(s1.hi, p.hi);
+  const double rest = a.r.hi * kInvLn2.lo + (a.r.lo + log1p_tail(a.r.hi)) * kInvLn2.hi;
+  return s2.hi + ((s1.lo + s2.lo) + (t.lo + (p.lo + rest)));
 }
 
 double lockstep_pow(double x, double y) {
@@ -507,8 +565,10 @@ double lockstep_atan(double x) {
   if (u < std::uint64_t{0x3e40000000000000}) return x;                   // |x| < 2^-27: atan x rounds to x
   if (u >= std::uint64_t{0x43b0000000000000}) return copysign_d(kPiOver2.hi, x);  // |x| >= 2^60, inf included
   const double a = from_bits(u);
-  const DD r = a <= 1.0 ? atan_dd({a, 0.0}) : add(kPiOver2, neg(atan_dd(div({1.0, 0.0}, {a, 0.0}))));
-  return copysign_d(r.hi, x);
+  if (a <= 1.0) return copysign_d(atan_core(a, 0.0).hi, x);
+  const double th = 1.0 / a;  // 1/a as th + tl, from the exact remainder
+  const DD p = two_prod(a, th);
+  return copysign_d(pi_over_2_minus(atan_core(th, ((1.0 - p.hi) - p.lo) * th)).hi, x);
 }
 
 double lockstep_atan2(double y, double x) {
@@ -549,16 +609,15 @@ double lockstep_asin(double x) {
   if (u < std::uint64_t{0x3e50000000000000}) return x;       // |x| < 2^-26: asin x rounds to x
   const double a = from_bits(u);
   if (a == 1.0) return copysign_d(kPiOver2.hi, x);
-  return copysign_d(angle({a, 0.0}, cosine_side(a)).hi, x);
+  return copysign_d(asin_acos(a, false).hi, x);
 }
 
 double lockstep_acos(double x) {
   const std::uint64_t u = bits(x) & kAbs;
   if (u > std::uint64_t{0x3ff0000000000000}) return kNaN64;
-  const double a = from_bits(u);
   if (x == 1.0) return 0.0;
   if (x == -1.0) return kPi.hi;
-  const DD r = angle(cosine_side(a), {a, 0.0});  // acos |x|
+  const DD r = asin_acos(from_bits(u), true);  // acos |x|
   return (bits(x) >> 63 ? add(kPi, neg(r)) : r).hi;
 }
 
