@@ -87,6 +87,12 @@ def binary64():
     o.append("static const double kInv[17] = {0.0, " + ", ".join(d(Fraction(1, k)) for k in range(1, 17)) + "};")
     o.append("static const DD kSixth = {%s, %s};" % dd(mpmath.mpf(1) / 6))
     o.append("static const DD kTwentyFourth = {%s, %s};" % dd(mpmath.mpf(1) / 24))
+    o.append("// For the accurate paths (binary32 atan2 and pow near a rounding boundary): 1/k (k = 0..9; 0 unused)")
+    o.append("// and 1/k! (k = 0..6) as double-doubles, and ln(2) less kLn2Split[0] as a double-double.")
+    o.append("static const DD kInvDD[10] = {{0.0, 0.0}, " + ", ".join("{%s, %s}" % dd(mpmath.mpf(1) / k) for k in range(1, 10)) + "};")
+    o.append("static const DD kInvFactDD[7] = {" + ", ".join("{%s, %s}" % dd(mpmath.mpf(1) / factorial(k)) for k in range(7)) + "};")
+    l1 = mpmath.mpf(float.fromhex(parts(mpmath.log(2), 42, 2)[0]))
+    o.append("static const DD kLn2Rest = {%s, %s};" % dd(mpmath.log(2) - l1))
     o.append("static const double kInvFact[22] = {" + ", ".join(d(Fraction(1, factorial(k))) for k in range(22)) + "};")
     frac = 2 / pi
     words = []

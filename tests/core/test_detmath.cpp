@@ -289,3 +289,19 @@ TEST_SUITE("core/detmath") {
     CHECK(worst <= 1);
   }
 }
+
+TEST_SUITE("core/detmath") {
+  TEST_CASE("powf: a result exactly halfway between two floats rounds to even") {
+    // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24, halfway between 1 + 2^-11 (even) and the float above.
+    CHECK(bits(lockstep_powf(1.000244140625f, 2.0f)) == bits(1.00048828125f));
+    // (1 + 3 2^-12)^2 = (2^24 + 3 2^13 + 9) 2^-24: halfway, to the even 8400900 2^-23.
+    CHECK(bits(lockstep_powf(1.000732421875f, 2.0f)) == bits(std::ldexp(8400900.0f, -23)));
+    // 66049^1.5 = 257^3 = 16974593, halfway between 16974592 (even) and 16974594.
+    CHECK(lockstep_powf(66049.0f, 1.5f) == 16974592.0f);
+    CHECK(lockstep_powf(-257.0f, 3.0f) == -16974592.0f);
+    // Exact results that are floats stay exact.
+    CHECK(lockstep_powf(9.0f, 1.5f) == 27.0f);
+    CHECK(lockstep_powf(0.25f, -0.5f) == 2.0f);
+    CHECK(lockstep_powf(3.0f, 15.0f) == 14348907.0f);
+  }
+}

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "detmath_accurate.hpp"
 #include "detmath_bits.hpp"
 
 namespace {
@@ -34,14 +35,18 @@ struct Hard {
 #include "detmath_hard_cases.inc"
 
 #ifdef LOCKSTEP_DETMATH_PROBE
-// tools/detmath-exhaustive: whether the last call fell back on its table.
+// tools/detmath_check.cpp: whether the last call fell back on its table or the accurate path, and
+// (--hunt) atan2's and pow's results with the accurate path turned off, for comparison.
 thread_local bool g_fell_back = false;
+thread_local bool g_fast_only = false;
+#define LOCKSTEP_FAST_ONLY g_fast_only
+#else
+#define LOCKSTEP_FAST_ONLY false
 #endif
 
-/// The float y rounds to, when that is sure to be the exact value's too; else `table`'s entry for x.
-template <std::size_t N>
-float round(double y, float x, const Hard (&table)[N]) {
-  const float r = static_cast<float>(y);
+/// Whether every value within 2^-49 |y| of y rounds to the float y rounds to: then, y being
+/// within that of the exact value, the conversion is the correctly rounded result.
+[[gnu::always_inline]] inline bool sure(double y) {
   // First in integers, for the common case: y in the range of normal floats, and its 29 bits
   // below a float's precision more than 32 of its own units in the last place from the halfway
   // point. 2^-49 |y| is less than 16 of those units, and the next halfway points are 2^29 units
@@ -49,12 +54,20 @@ float round(double y, float x, const Hard (&table)[N]) {
   const std::uint64_t u = bits(y);
   const auto exponent = static_cast<std::uint32_t>((u >> 52) & 0x7ff);
   const std::uint64_t below = u & ((std::uint64_t{1} << 29) - 1);
-  if (exponent - (1023 - 126) <= 252 && below - (std::uint64_t{1} << 28) + 32 > 64) return r;
+  if (exponent - (1023 - 126) <= 252 && below - (std::uint64_t{1} << 28) + 32 > 64) return true;
+  const float r = static_cast<float>(y);
   const double e = fabs_d(y) * 0x1p-49;
-  if (static_cast<float>(y - e) == r && static_cast<float>(y + e) == r) return r;
+  return static_cast<float>(y - e) == r && static_cast<float>(y + e) == r;
+}
+
+/// The float y rounds to, when that is sure to be the exact value's too; else `table`'s entry for x.
+template <std::size_t N>
+float round(double y, float x, const Hard (&table)[N]) {
+  if (sure(y)) return static_cast<float>(y);
 #ifdef LOCKSTEP_DETMATH_PROBE
   g_fell_back = true;
 #endif
+  const float r = static_cast<float>(y);
   const std::uint32_t key = bits(x);
   std::size_t lo = 0, hi = N - 1;  // the last entry is a sentinel
   while (lo < hi) {
@@ -63,6 +76,20 @@ float round(double y, float x, const Hard (&table)[N]) {
     else hi = mid;
   }
   return lo < N - 1 && table[lo].x == key ? from_bits(table[lo].r) : r;
+}
+
+/// The float nearest hi + lo (a double-double from detmath_accurate, |lo| <= ulp(hi) / 2, hi in
+/// the float range): hi rounds to it unless hi lies exactly halfway between two floats, where the
+/// exact value is on lo's side of it (lo = 0: a tie, to even, as the conversion rounds it).
+float round_dd(double hi, double lo) {
+  const float r = static_cast<float>(hi);
+  if (lo == 0.0 || static_cast<double>(r) == hi) return r;
+  const std::uint32_t ur = bits(r);
+  const bool away = fabs_d(hi) > fabs_d(static_cast<double>(r));  // hi beyond r, from zero
+  const float other = from_bits(away ? ur + 1 : ur - 1);          // the float on hi's other side
+  if ((static_cast<double>(r) + static_cast<double>(other)) * 0.5 != hi) return r;
+  const bool beyond = (lo > 0) == (hi > 0);  // the exact value further from zero than hi
+  return beyond == away ? other : r;
 }
 
 // Selections without a branch. With arguments a game passes, which of two answers applies (the
@@ -293,6 +320,60 @@ double split_log(float x, int* e) {
   return static_cast<double>(from_bits(mant));
 }
 
+// --- pow near a rounding boundary ---------------------------------------------------------------
+
+/// Whether a^y is exactly a double, for a float a > 0 and y > 0 (into *out): a = m 2^ea and
+/// y = n 2^-k with m and n odd. For m = 1 the result is a power of two, never halfway between two
+/// floats, so it is left to the double-double; otherwise a^y is a dyadic rational only when m is
+/// a (2^k)-th power and ea a multiple of 2^k, and then it is exact when that root to the n-th
+/// power has at most 53 bits. These are the only inputs whose result can lie exactly halfway
+/// between two floats, where no approximation decides the rounding.
+bool exact_power(float a, float y, double* out) {
+  const std::uint32_t ua = bits(a), uy = bits(y);
+  if ((ua >> 23) == 0 || (uy >> 23) == 0 || (uy >> 31) != 0) return false;  // subnormal a or y, y < 0
+  std::uint32_t m = (ua & 0x7fffffu) | 0x800000u, n = (uy & 0x7fffffu) | 0x800000u;
+  int ea = static_cast<int>(ua >> 23) - 150, ey = static_cast<int>(uy >> 23) - 150;
+  const int za = __builtin_ctz(m), zy = __builtin_ctz(n);
+  m >>= za;
+  ea += za;
+  n >>= zy;
+  ey += zy;
+  if (m == 1) return false;
+  std::uint64_t root = m;
+  if (ey < 0) {  // y = n / 2^k: m must be a (2^k)-th power and ea a multiple of 2^k
+    const int k = -ey;
+    if (k > 4 || (ea & ((1 << k) - 1)) != 0) return false;  // m < 2^24 is no 32nd power of 3 or more
+    for (int i = 0; i < k; ++i) {
+      const auto s = static_cast<std::uint64_t>(__builtin_sqrt(static_cast<double>(root)));  // exact for a square
+      if (s * s != root) return false;
+      root = s;
+    }
+    ea >>= k;
+  } else {
+    if (ey > 5) return false;  // y >= 2^6: m^y has more than 53 bits
+    n <<= ey;
+  }
+  std::uint64_t p = 1;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (p > (std::uint64_t{1} << 53) / root) return false;
+    p *= root;
+  }
+  const long e = static_cast<long>(ea) * static_cast<long>(n);
+  if (e < -1022 || e > 1023) return false;  // outside the range pow reaches here
+  *out = static_cast<double>(p) * pow2(static_cast<int>(e));
+  return true;
+}
+
+/// |x|^y correctly rounded, where its binary64 evaluation could not decide the rounding: the
+/// double-double evaluation (detmath_accurate, about 2^-98), or the exact power where there is one.
+float pow_accurate(float ax, float y) {
+  double exact;
+  if (exact_power(ax, y, &exact)) return static_cast<float>(exact);
+  double lo;
+  const double hi = lockstep::detmath_accurate::pow(ax, y, &lo);
+  return round_dd(hi, lo);
+}
+
 }  // namespace
 
 extern "C" {
@@ -377,11 +458,19 @@ float lockstep_atan2f(float y, float x) {
     const double a = from_bits(ay), b = from_bits(ax);
     const double t = atan_pos(a / b);  // the quotient of two floats: one rounding
     r = xneg ? (pi - t) + pi_lo : t;
+    // Within 2^-49 of the exact value; near a rounding boundary, the accurate path decides.
+    const double v = yneg ? -r : r;
+    if (LOCKSTEP_FAST_ONLY || sure(v)) return static_cast<float>(v);
+#ifdef LOCKSTEP_DETMATH_PROBE
+    g_fell_back = true;
+#endif
+    double lo;
+    const double hi = lockstep::detmath_accurate::atan2(y, x, &lo);
+    return round_dd(hi, lo);
   }
   // r is for |y|: the sign is y's (atan2(-0, -x) = -pi too).
   const double v = yneg ? -r : r;
-  const float f = static_cast<float>(v);
-  return f;
+  return static_cast<float>(v);
 }
 
 float lockstep_expf(float x) {
@@ -486,7 +575,15 @@ float lockstep_powf(float x, float y) {
   else {
     const int k = round_to_int(t * 64.0);
     const double r = ((t - k * 0.015625) + t_lo) * kLn2;
-    f = static_cast<float>(exp_scaled(k, r));
+    const double v = exp_scaled(k, r);  // within 2^-49 of |x|^y
+    if (LOCKSTEP_FAST_ONLY || sure(v)) {
+      f = static_cast<float>(v);
+    } else {
+#ifdef LOCKSTEP_DETMATH_PROBE
+      g_fell_back = true;
+#endif
+      f = pow_accurate(from_bits(ax), y);
+    }
   }
   return odd_neg ? -f : f;
 }
@@ -497,6 +594,7 @@ int lockstep_detmath_fell_back() {
   g_fell_back = false;
   return f;
 }
+void lockstep_detmath_fast_only(int on) { g_fast_only = on != 0; }
 #endif
 
 }  // extern "C"

@@ -11,6 +11,7 @@
 // here calls libm.
 #include <cstdint>
 
+#include "detmath_accurate.hpp"
 #include "detmath_bits.hpp"
 #include "lockstep/detmath.h"
 
@@ -427,6 +428,80 @@ double fmod_exact(double x, double y) {
   return from_bits(out | sx);
 }
 
+// --- the accurate paths (detmath_accurate.hpp) ---------------------------------------------------
+
+/// atan t for a double-double t in [0, 1], to about 2^-100: as atan_core, with u = (t - c) /
+/// (1 + t c) as a double-double and atan u = u (1 - u^2/3 + u^4/5 - ... + u^18/19) (u^21/21 <
+/// 2^-104 |u|), the terms to u^9/9 by Horner's scheme in double-double, the rest in double.
+DD atan_accurate(DD t) {
+  const int i = nearest_int(t.hi * 16.0);
+  const double c = i * 0.0625;
+  const DD u = div(add(t, -c), add(mul(t, c), 1.0));
+  const DD w = mul(u, u);
+  const double* v = kInv;
+  const double x = w.hi;
+  const double q = v[11] - x * (v[13] - x * (v[15] - x * (v[17] - x * (1.0 / 19.0))));
+  DD p = add(kInvDD[9], -(x * q));
+  for (int k = 7; k >= 1; k -= 2) p = add(kInvDD[k], neg(mul(w, p)));
+  return add(kAtanTable[i], mul(u, p));
+}
+
+/// ln x for finite x > 0 to about 2^-100: log_reduce's exact r, ln(1 + r) = r (1 - r (1/2 - r (1/3
+/// - ...))) to r^15/15 (r^16/16 < 2^-108), the terms to r^7/7 by Horner's scheme in double-double,
+/// e ln 2 with ln 2's first 42 bits exact times e.
+DD log_accurate(double x) {
+  const LogReduced a = log_reduce(x);
+  const DD r = a.r;
+  const double h = r.hi;
+  const double* v = kInv;
+  const double q = v[8] - h * (v[9] - h * (v[10] - h * (v[11] - h * (v[12] - h * (v[13] - h * (v[14] - h * v[15]))))));
+  DD p = add(kInvDD[7], -(h * q));
+  for (int k = 6; k >= 1; --k) p = add(kInvDD[k], neg(mul(r, p)));
+  const DD ln_m = add(kLogTable[a.i], mul(r, p));
+  const double ed = a.e;
+  return add(add(DD{ed * kLn2Split[0], 0.0}, mul(kLn2Rest, ed)), ln_m);
+}
+
+/// e^z for |z.hi| < 120 to about 2^-100, as hi + lo (unscaled: *scale2 gets the power of two):
+/// z = k ln(2)/64 + r as exp_dd reduces it, e^r = 1 + r + ... + r^10/10! (r^11/11! < 2^-107), the
+/// terms to r^6/6! by Horner's scheme in double-double.
+DD exp_accurate(DD z, int* scale2) {
+  const int k = nearest_int(z.hi * k64OverLn2);
+  const double kd = k;
+  const DD t = two_sum(z.hi - kd * kLn2Over64[0], -(kd * kLn2Over64[1]));
+  const DD r = add(t, z.lo - kd * kLn2Over64[2]);
+  const double h = r.hi;
+  const double* c = kInvFact;
+  const double q = c[7] + h * (c[8] + h * (c[9] + h * c[10]));
+  DD p = add(kInvFactDD[6], h * q);
+  for (int j = 5; j >= 0; --j) p = add(kInvFactDD[j], mul(r, p));
+  *scale2 = k >> 6;
+  return mul(kExp2Table[k & 63], p);
+}
+
+}  // namespace
+
+namespace lockstep::detmath_accurate {
+
+double atan2(double y, double x, double* lo) {
+  const double ay = fabs_d(y), ax = fabs_d(x);
+  DD a = ay <= ax ? atan_accurate(div({ay, 0.0}, {ax, 0.0})) : pi_over_2_minus(atan_accurate(div({ax, 0.0}, {ay, 0.0})));
+  if (x < 0) a = add(kPi, neg(a));
+  if (y < 0) a = neg(a);
+  *lo = a.lo;
+  return a.hi;
+}
+
+double pow(double x, double y, double* lo) {
+  int n = 0;
+  const DD e = exp_accurate(mul(log_accurate(x), y), &n);
+  *lo = scale(e.lo, n);  // exact: the result is well inside the double range
+  return scale(e.hi, n);
+}
+
+}  // namespace lockstep::detmath_accurate
+
+namespace {
 }  // namespace
 
 extern "C" {
