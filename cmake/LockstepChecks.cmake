@@ -61,7 +61,8 @@ function(lockstep_add_synctest)
 endfunction()
 
 # lockstep_add_determinism_gate(<module target> REPLAY <file> [NAME <test>] [PACKAGES <package>...]
-#                               [REFUSED_ON <leg>...] [ONLY <leg>...])
+#                               [REFUSED_ON <leg>...] [ONLY <leg>...] [MONO_CHECK "<exe> <args>"...]
+#                               [PYTHON_CHECK "<script> <args>"...])
 # Adds a ctest case (label `gate`) that runs lockstep-gate on a module target of this project:
 # every leg its players may have (gcc -O0 and -O2, clang -O2 and -O3 -march=native, aarch64 under
 # qemu-user, glibc's baseline x86-64 paths) rebuilds lockstep's core and this project's module with
@@ -71,12 +72,16 @@ endfunction()
 # PACKAGES are Debian packages the module builds against (installed for the host and arm64 when
 # missing, as root); REFUSED_ON names a leg whose build of a linked library differs from the
 # recording's (the replay must be refused there). ONLY, or the cache variable
-# LOCKSTEP_GATE_ONLY, runs some legs alone (a quick look; CI runs them all). Reports:
+# LOCKSTEP_GATE_ONLY, runs some legs alone (a quick look; CI runs them all). MONO_CHECK and
+# PYTHON_CHECK are a C# or Python implementation's own check (a program that compares it with the
+# module or with another implementation's trace and exits 0 when they agree), run under Mono with
+# its float32 optimization on and off (legs mono, mono-O=-float32) and under CPython (python3).
+# Reports:
 # <build>/gate/<test>.json and .xml. The legs take minutes: run them with `ctest -L gate`, and the
 # other tests with `ctest -LE gate`.
 set(LOCKSTEP_GATE_ONLY "" CACHE STRING "lockstep_add_determinism_gate: run only these legs (a list; empty: every leg)")
 function(lockstep_add_determinism_gate target)
-  cmake_parse_arguments(G "" "REPLAY;NAME" "PACKAGES;REFUSED_ON;ONLY" ${ARGN})
+  cmake_parse_arguments(G "" "REPLAY;NAME" "PACKAGES;REFUSED_ON;ONLY;MONO_CHECK;PYTHON_CHECK" ${ARGN})
   if(NOT G_REPLAY)
     message(FATAL_ERROR "lockstep_add_determinism_gate(${target}): REPLAY <the module's golden replay> is required")
   endif()
@@ -101,6 +106,12 @@ function(lockstep_add_determinism_gate target)
   endif()
   foreach(leg IN LISTS G_REFUSED_ON)
     list(APPEND args --module-refused-on ${leg})
+  endforeach()
+  foreach(check IN LISTS G_MONO_CHECK)
+    list(APPEND args --mono-check "${check}")
+  endforeach()
+  foreach(check IN LISTS G_PYTHON_CHECK)
+    list(APPEND args --python-check "${check}")
   endforeach()
   set(only ${G_ONLY})
   if(LOCKSTEP_GATE_ONLY)

@@ -18,9 +18,16 @@
 # refused where that build differs from the recording's: --module-refused-on CONFIG expects that
 # refusal there (exit 2, the library named), then replays with --any-build to show where the
 # builds part. Expected refusals are reported, never skipped.
+# A game whose rules run in C# or Python (mode b, docs/EMBEDDING.md) brings its own check: a
+# command that compares the game with the module (CompareGame) or with another implementation's
+# trace (CompareTrace) and exits 0 when they agree. The matrix runs it under each runtime setting
+# the game's players may have: Mono with its float32 optimization on (Debian 12's Mono 6.8's
+# default; IL2CPP and .NET compute floats in single precision too) and off (-O=-float32: float
+# intermediates kept in double precision, older Monos' default), and CPython once (its floats are
+# binary64 everywhere). A runtime that is not installed is reported skipped, with why.
 # Usage: tools/determinism-matrix.sh [--root DIR] [--module-source DIR --module-target NAME
 #            --module-replay FILE [--module-packages "PKG..."] [--module-refused-on CONFIG]]...
-#            [REPLAY...]
+#            [--mono-check "EXE ARGS"]... [--python-check "SCRIPT ARGS"]... [REPLAY...]
 #   REPLAY...       built-in modules' replays (default: the checked-in golden replays, when no
 #                   --module-source is given)
 #   --root DIR      where the builds go (default build-matrix)
@@ -31,12 +38,16 @@
 #                   missing, as root: "libbox2d-dev"
 #   --module-refused-on  a configuration (aarch64-gcc-O2) whose build of the module's libraries
 #                   differs from the recording's, so verify must refuse the replay there
+#   --mono-check    a C# game's check, "EXE ARGS" as a shell would split them: legs mono and
+#                   mono-O=-float32 run `mono [-O=-float32] EXE ARGS`
+#   --python-check  a Python game's check, "SCRIPT ARGS": leg python3 runs `python3 SCRIPT ARGS`
 #   --json FILE     also write every leg's result (ok, fail, refused as expected, skipped, with
 #                   why) and where each failing leg parts, as JSON
 #   --junit FILE    the same as a JUnit report: one test case per leg and replay
 set -uo pipefail
 ROOT=build-matrix
 MOD_SRC=() MOD_TARGET=() MOD_REPLAY=() MOD_PACKAGES=() MOD_REFUSED=()
+MONO_CHECKS=() PY_CHECKS=()
 REPLAYS=()
 JSON="" JUNIT=""
 ONLY=" "  # --only CONFIG: run these configurations alone (a developer's quick look; CI runs them all)
@@ -46,6 +57,8 @@ while [ $# -gt 0 ]; do
     --root) ROOT=$2; shift 2 ;;
     --only) ONLY+="$2 "; shift 2 ;;
     --json) JSON=$2; shift 2 ;;
+    --mono-check) MONO_CHECKS+=("$2"); shift 2 ;;
+    --python-check) PY_CHECKS+=("$2"); shift 2 ;;
     --junit) JUNIT=$2; shift 2 ;;
     --module-source) MOD_SRC+=("$(cd "$2" && pwd)") || exit 2; MOD_TARGET+=(""); MOD_REPLAY+=(""); MOD_PACKAGES+=("")
                      MOD_REFUSED+=(" "); shift 2 ;;
@@ -197,6 +210,26 @@ for c in "${CONFIGS[@]}"; do
   objdump=objdump; [ -n "$toolchain" ] && objdump=aarch64-linux-gnu-objdump
   tools/determinism-lint.sh "$dir" "$objdump" | sed "s/^/matrix: $name: /" || failed=1
 done
+# The runtime legs of a C# or Python game's own check (see the top): its output's last lines are
+# the leg's detail (the check's report names the tick, entity and field where the game parts).
+RUNTIME_LEGS=()
+for c in "${MONO_CHECKS[@]+"${MONO_CHECKS[@]}"}"; do RUNTIME_LEGS+=("mono|mono|$c" "mono-O=-float32|mono -O=-float32|$c"); done
+for c in "${PY_CHECKS[@]+"${PY_CHECKS[@]}"}"; do RUNTIME_LEGS+=("python3|python3|$c"); done
+for l in "${RUNTIME_LEGS[@]+"${RUNTIME_LEGS[@]}"}"; do
+  IFS='|' read -r name runner check <<<"$l"
+  [ "$ONLY" = " " ] || [ "${ONLY#* $name }" != "$ONLY" ] || continue
+  if ! command -v "${runner%% *}" >/dev/null; then
+    echo "matrix: skip $name: ${runner%% *} is not installed"
+    record "$name" "$check" skipped "${runner%% *} is not installed (Debian: apt-get install ${runner%% *}$([ "${runner%% *}" = mono ] && echo -runtime))"
+    continue
+  fi
+  ran=$((ran + 1))
+  out=$(bash -c "$runner $check" 2>&1); rc=$?
+  detail=$(tail -n 3 <<<"$out" | tr '\n' ' ')
+  if [ $rc = 0 ]; then echo "matrix: ok   $name: $check: $detail"; record "$name" "$check" ok "$detail"
+  else echo "matrix: FAIL $name: $check, exit $rc: $detail"; failed=1; record "$name" "$check" fail "exit $rc: $detail"; fi
+done
+
 parts=()  # "leg<TAB>replay<TAB>tick<TAB>where": where each failing leg parts from one that agrees
 # Each mismatch localized: the build that parted writes its state at that tick, and a build that
 # reproduces the replay compares it with its own, naming the entity and field.
@@ -257,6 +290,9 @@ if [ -n "$JUNIT" ]; then
     printf '</testsuite>\n'
   } >"$JUNIT" || { echo "matrix: FAIL: cannot write $JUNIT"; failed=1; }
 fi
-if [ $ran = 0 ]; then echo "matrix: FAIL: no configuration ran (--only names one of: $(for c in "${CONFIGS[@]}"; do printf '%s ' "${c%%|*}"; done))"; exit 1; fi
-if [ $failed = 0 ]; then echo "PASS: $ran builds, one per-tick hash trace per replay${MOD_TARGET[*]:+, and modules ${MOD_TARGET[*]}}"; else echo "FAIL: the builds disagree"; fi
+if [ $ran = 0 ]; then
+  echo "matrix: FAIL: no leg ran (--only names one of: $(for c in "${CONFIGS[@]}" "${RUNTIME_LEGS[@]+"${RUNTIME_LEGS[@]}"}"; do printf '%s ' "${c%%|*}"; done))"
+  exit 1
+fi
+if [ $failed = 0 ]; then echo "PASS: $ran legs, one per-tick hash trace per replay${MOD_TARGET[*]:+, and modules ${MOD_TARGET[*]}}${RUNTIME_LEGS[*]:+, and the runtime legs of the C# and Python checks}"; else echo "FAIL: the legs disagree"; fi
 exit $failed

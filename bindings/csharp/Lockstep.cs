@@ -39,8 +39,9 @@ namespace Lockstep {
 /// lockstep's math (lockstep/detmath.h): binary32 functions with the same bits on every machine, as
 /// the C, C++ and Python games' calls, and binary64 overloads of each (within 1 ulp, identical
 /// everywhere). System.Math and MathF call the runtime's libm (or its JIT's
-/// intrinsics), which differ by platform: a simulation calls these instead. Mono without
-/// -O=float32 keeps float intermediates in double precision: round each one with an explicit
+/// intrinsics), which differ by platform: a simulation calls these instead. Mono with its float32
+/// optimization off (-O=-float32, older Monos' default) keeps float intermediates in double
+/// precision: round each one with an explicit
 /// (float) cast (docs/EMBEDDING.md, "Floats in C# and Python").
 public static class DetMath {
   const string Lib = "lockstep_net";

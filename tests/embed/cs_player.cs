@@ -4,9 +4,14 @@
 // Usage: cs_player.exe HOST PORT NAME SEED HASH_LOG BUILD_ID [--predict N] [--raise-at T]
 //        cs_player.exe --compare MODULE.so [--drift-at T]
 //        cs_player.exe --bisect MODULE.so REPLAY [--drift-at T]
-//        cs_player.exe --compare-trace TRACE BUILD_ID [--drift-at T]
+//        cs_player.exe --compare-trace TRACE BUILD_ID [--drift-at T] [--float-rule]
+//        cs_player.exe --trace-write TRACE BUILD_ID [--float-rule]
 // --compare runs this game beside the module (Lockstep.Client.CompareGame) and prints the report
 // (exit 0: equal, 3: they differ); --drift-at T rounds the damping the other way from tick T on.
+// --float-rule adds a rule in float arithmetic without the casts docs/EMBEDDING.md asks for
+// (f * 1.1f less the same product stored in a float: zero in float arithmetic, not where the
+// runtime keeps the product wider), which Mono's default (float32 on) and -O=-float32 evaluate
+// differently: the determinism gate's Mono legs must tell them apart.
 // --predict N predicts up to N ticks ahead on the game's one state: each frame it draws, the game
 // checks that its own state is the predicted world's tick, and at the end it prints the
 // prediction figures as the C and Python games do. --raise-at T throws in the game's Step at tick
@@ -93,12 +98,18 @@ sealed class Walkers {
 sealed class WalkersGame : Lockstep.Game {
   public Walkers World = new Walkers(new byte[0], 1);
   public uint RaiseAt, DriftAt;
+  public bool FloatRule;
   public WalkersGame(ulong buildId) { Name = "walkers"; Version = 1; BuildId = buildId; InputSize = 2; }
   public override void Reset(byte[] settings, uint players) { World = new Walkers(settings, players); }
   public override void Step(Lockstep.Frame frame) {
     if (frame.Tick == RaiseAt) throw new InvalidOperationException("the game broke at tick " + frame.Tick);
     World.Step(frame);
     if (DriftAt > 0 && frame.Tick >= DriftAt && World.Vel[0] < 0) World.Vel[0] += 1;
+    if (FloatRule) {  // zero in float arithmetic; not where the product is kept wider than a float
+      float f = World.Pos[0] / 7f;
+      float p = f * 1.1f;
+      if (f * 1.1f - p != 0f) World.Vel[0] += 1;
+    }
   }
   public override byte[] Save() { return World.Save(); }
   public override bool Load(byte[] state) {
@@ -194,10 +205,17 @@ static class Program {
       return 0;
     }
     // Two implementations with no module: this game against a trace another one wrote (C, Python).
-    if (args.Length >= 3 && args[0] == "--compare-trace") {
+    if (args.Length >= 3 && (args[0] == "--compare-trace" || args[0] == "--trace-write")) {
       string hex = args[2].StartsWith("0x") ? args[2].Substring(2) : args[2];
       var g = new WalkersGame(ulong.Parse(hex, System.Globalization.NumberStyles.HexNumber));
-      if (args.Length >= 5 && args[3] == "--drift-at") g.DriftAt = uint.Parse(args[4]);
+      for (int i = 3; i < args.Length; ++i) {
+        if (args[i] == "--drift-at" && i + 1 < args.Length) g.DriftAt = uint.Parse(args[++i]);
+        else if (args[i] == "--float-rule") g.FloatRule = true;
+      }
+      if (args[0] == "--trace-write") {
+        Console.WriteLine("cs_player: trace: " + Lockstep.Client.TraceGame(g, args[1], 400, 4));
+        return 0;
+      }
       string report;
       bool equal = Lockstep.Client.CompareTrace(g, args[1], out report);
       Console.WriteLine("cs_player: compare-trace: " + report);
