@@ -7,7 +7,8 @@
 // rounded result. Otherwise (about one input in 2^22) the exact value may lie on either side of a
 // rounding boundary: for one-argument functions the answer is in a table made with MPFR by
 // tools/detmath_check.cpp (--table), which also checks every other input against MPFR
-// (--exhaustive); hypot decides its boundary cases exactly.
+// (--exhaustive); atan2 and pow ask a double-double evaluation (detmath_accurate.hpp) and, for
+// pow's exact powers, the exact power; hypot decides its boundary cases exactly.
 //
 // This file must be compiled with -ffp-contract=off and without -ffast-math (the library's
 // determinism flags); nothing here calls libm.

@@ -11,12 +11,13 @@
  * value (ties to even), so they agree with any other correctly rounded library (CORE-MATH, glibc
  * 2.41's new float functions, MPFR rounded to binary32) and not only with themselves.
  *   - sin cos sincos tan asin acos atan exp exp2 log log2: correctly rounded over the whole domain,
- *     checked against MPFR for every one of the 2^32 inputs (tools/detmath-exhaustive, its figures
- *     in docs/DETMATH.md), with a sampled check and the hard cases in the test suite.
+ *     checked against MPFR for every one of the 2^32 inputs (lockstep-detmath-check --exhaustive,
+ *     its figures in docs/DETMATH.md), with a sampled check and the hard cases in the test suite.
+ *   - atan2 pow: correctly rounded; where the binary64 evaluation falls within 2^-49 of a rounding
+ *     boundary (about one pair in 2^22) a double-double one decides, and for pow's exact powers
+ *     halfway between two floats, the exact power (checked against MPFR on samples and on every
+ *     such pair found among billions: docs/DETMATH.md).
  *   - hypot sqrt fmod floor ceil round trunc fmin fmax: correctly rounded or exact by construction.
- *   - atan2 pow: identical everywhere, at most 1 ulp from the exact value and correctly rounded
- *     except where the evaluation falls within 2^-49 of a rounding boundary (about one input in
- *     2^22; see docs/DETMATH.md).
  *
  * binary64 (double) functions, the same names without the f (lockstep_sin, lockstep_pow, ...), are
  * evaluated in double-double arithmetic: identical everywhere, and within 1 ulp of the exact value
