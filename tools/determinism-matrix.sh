@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The determinism matrix: builds the core and lockstep-replay with gcc -O0, gcc -O2, clang -O2,
 # clang -O3 -march=native and an aarch64 cross build (run under qemu-user), runs the gcc -O2 build
-# again on glibc's baseline x86-64 paths (GLIBC_TUNABLES; skipped, saying so, on a CPU without
-# AVX2, where the default already is the baseline), and has each verify
+# again on glibc's lower x86-64 paths (GLIBC_TUNABLES: AVX-512 masked, and the baseline with AVX2
+# and FMA masked; each skipped, saying so, on a CPU that does not reach it, where the default
+# already is that level), and has each verify
 # the checked-in golden replays tick by tick (the arena's, in floating point, and the skirmish's, in
 # integers). Every build must reproduce every recorded hash. A build that does not is localized:
 # its state at the first differing tick, compared by a build that agrees, names the entity and field.
@@ -119,7 +120,7 @@ for pkgs in "${MOD_PACKAGES[@]+"${MOD_PACKAGES[@]}"}"; do
   done
 done
 
-# name | compiler | flags | toolchain file | runner
+# name | compiler | flags | toolchain file | runner | the CPU flag the leg needs (x86-64)
 CONFIGS=(
   "gcc-O0|g++|-O0||"
   "gcc-O2|g++|-O2||"
@@ -127,9 +128,12 @@ CONFIGS=(
   "clang-O3-native|clang++|-O3 -march=native||"
   "aarch64-gcc-O2|aarch64-linux-gnu-g++|-O2|cmake/aarch64-linux-gnu.cmake|qemu-aarch64 -L /usr/aarch64-linux-gnu"
   # glibc picks some libm functions by CPU (sinf, cosf, sincosf: an AVX2+FMA build and an SSE2
-  # one): the gcc-O2 build again, with glibc told to take its baseline x86-64 paths, as on a CPU
-  # without AVX2 and FMA. A config named BASE+LEG reuses BASE's build.
-  "gcc-O2+glibc-baseline|g++|-O2||env GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA"
+  # one): the gcc-O2 build again at each level glibc can be told to take below this CPU's: with
+  # AVX-512 masked (an AVX2 machine's paths, on a CPU that has AVX-512F), and with AVX2 and FMA
+  # masked (the baseline x86-64 paths). A level this CPU does not reach is skipped, saying so (its
+  # default run already is that level). A config named BASE+LEG reuses BASE's build.
+  "gcc-O2+glibc-avx2|g++|-O2||env GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,-AVX512CD,-AVX512BW,-AVX512DQ,-AVX512VL|avx512f"
+  "gcc-O2+glibc-baseline|g++|-O2||env GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA|avx2"
 )
 failed=0
 ran=0
@@ -143,11 +147,12 @@ mismatch() {  # mismatch NAME DIR RUNNER REPLAY MODULE OUTPUT [OPTIONS]: remembe
 results=()  # "leg<TAB>subject<TAB>status<TAB>detail": every leg's outcome, for --json and --junit
 record() { results+=("$1"$'\t'"$2"$'\t'"$3"$'\t'"${4//$'\n'/ }"); }
 for c in "${CONFIGS[@]}"; do
-  IFS='|' read -r name cxx flags toolchain runner <<<"$c"
+  IFS='|' read -r name cxx flags toolchain runner needs <<<"$c"
   [ "$ONLY" = " " ] || [ "${ONLY#* $name }" != "$ONLY" ] || continue
-  if [ "${name#*+}" != "$name" ] && [ "$(uname -m)" = x86_64 ] && ! grep -qw avx2 /proc/cpuinfo; then
-    echo "matrix: skip $name: this CPU has no AVX2, so glibc already takes its baseline paths in ${name%%+*}"
-    record "$name" "*" skipped "this CPU has no AVX2, so glibc already takes its baseline paths in ${name%%+*}"; continue
+  if [ -n "$needs" ] && { [ "$(uname -m)" != x86_64 ] || ! grep -qw "$needs" /proc/cpuinfo; }; then
+    why="this CPU has no ${needs^^}, so glibc already takes the paths below it in ${name%%+*}"
+    [ "$(uname -m)" = x86_64 ] || why="glibc's x86-64 paths: this machine is $(uname -m)"
+    echo "matrix: skip $name: $why"; record "$name" "*" skipped "$why"; continue
   fi
   ran=$((ran + 1))
   dir="$ROOT/${name%%+*}"
