@@ -122,14 +122,25 @@ LOCKSTEP_DD DD sqrt_dd(DD a) {  // a.hi > 0: the root and one Newton correction 
 /// 2^(k/64) e^(r + rlo) for |r| <= 0.0055 and |rlo| <= 2^-50 |r|, rounded to a double: 2^(j/64) as
 /// hi + lo (a table), and e^r - 1 = r + r^2/2! + ... + r^6/6! (r^7/7! < 2^-64), the terms after r
 /// by Estrin's scheme. Only the last addition rounds at the result's scale, so the error is below
-/// 0.5 ulp + 2^-59 relative (plus one rounding more where the result is subnormal).
+/// 0.5 ulp + 2^-59 relative; a subnormal result is rounded once too, on the subnormals' grid.
 double exp_finish(int k, double r, double rlo) {
   const double* c = kInvFact;
   const double r2 = r * r;
   const double q = r2 * (((c[2] + r * c[3]) + r2 * (c[4] + r * c[5])) + (r2 * r2) * c[6]);
   const double p = r + (rlo + q);
   const DD& t = kExp2Table[k & 63];
-  return scale(t.hi + (t.lo + t.hi * p), k >> 6);  // (k >> 6 is floor(k / 64))
+  const int n = k >> 6;  // floor(k / 64)
+  const double tail = t.lo + t.hi * p;
+  if (n > -1022 || (n == -1022 && t.hi + tail >= 1.0)) return scale(t.hi + tail, n);
+  // A result among the subnormals: rounded once, on their grid, from the exact sum of t.hi and
+  // the tail, in units of 2^-1074 (scaling by 2^(n + 1074), 0 <= n + 1074 <= 52, is exact, and
+  // the scaled value is below 2^52).
+  if (n < -1075) return 0.0;
+  const DD v = two_sum(t.hi, tail);
+  const double h = v.hi * pow2(n + 1074), l = v.lo * pow2(n + 1074);
+  double i = (h + 0x1p52) - 0x1p52;  // h (>= 0) to the nearest integer, ties to even
+  if (fabs_d(h - i) == 0.5 && l != 0.0) i = l > 0.0 ? i + (h > i ? 1.0 : 0.0) : i - (h < i ? 1.0 : 0.0);
+  return i * 0x1p-1074;
 }
 
 /// e^z for |z.hi| <= 746: z = k ln(2)/64 + r, with ln(2)/64 in three parts (k L1 and k L2 exact
