@@ -24,23 +24,24 @@ def f32(x):
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
 
-def _bind(name, arity):
-    f = getattr(_lib, "lockstep_%sf" % name)
-    f.restype, f.argtypes = C.c_float, [C.c_float] * arity
-    return f
+def _bind_all(namespace, ctype, suffix):
+    """The functions of one format (C.c_float and "f", or C.c_double and "") into `namespace`:
+    each of _ONE and _TWO, and sincos."""
+    for arity, names in ((1, _ONE), (2, _TWO)):
+        for name in names:
+            f = getattr(_lib, "lockstep_%s%s" % (name, suffix))
+            f.restype, f.argtypes = ctype, [ctype] * arity
+            namespace[name] = f
+    both = getattr(_lib, "lockstep_sincos%s" % suffix)
+    both.restype, both.argtypes = None, [ctype, C.POINTER(ctype), C.POINTER(ctype)]
+
+    def sincos(x):
+        """(sin(x), cos(x)) from one argument reduction."""
+        s, c = ctype(), ctype()
+        both(x, C.byref(s), C.byref(c))
+        return s.value, c.value
+
+    namespace["sincos"] = sincos
 
 
-for _name in _ONE:
-    globals()[_name] = _bind(_name, 1)
-for _name in _TWO:
-    globals()[_name] = _bind(_name, 2)
-
-_sincos = _lib.lockstep_sincosf
-_sincos.restype, _sincos.argtypes = None, [C.c_float, C.POINTER(C.c_float), C.POINTER(C.c_float)]
-
-
-def sincos(x):
-    """(sin(x), cos(x)) from one argument reduction."""
-    s, c = C.c_float(), C.c_float()
-    _sincos(x, C.byref(s), C.byref(c))
-    return s.value, c.value
+_bind_all(globals(), C.c_float, "f")

@@ -28,7 +28,6 @@ struct DD {
 
 #include "detmath64_constants.inc"
 
-const double kNaN64 = from_bits(std::uint64_t{std::uint64_t{0x7ff8000000000000}});  // the one NaN result
 const double kInf64 = from_bits(std::uint64_t{std::uint64_t{0x7ff0000000000000}});
 constexpr std::uint64_t kAbs = std::uint64_t{0x7fffffffffffffff};
 constexpr std::uint64_t kInfBits = std::uint64_t{0x7ff0000000000000};
@@ -277,6 +276,15 @@ DD reduce(double ax, int* q) {
   return reduce_large(ax, q);
 }
 
+/// c[first] - x (c[first + 2] - x (c[first + 4] - ... - x c[last])): every other coefficient of an
+/// alternating series, by Horner's scheme from the top (sin's and cos's terms after their leading
+/// ones, x = r^2).
+double every_other(const double* c, int first, int last, double x) {
+  double p = c[last];
+  for (int k = last - 2; k >= first; k -= 2) p = c[k] - x * p;
+  return p;
+}
+
 /// sin r for |r| <= pi/4 + 2^-40: r - r^3/3! + ... + r^17/17! (r^19/19! < 2^-63 |r|); r^3/6 as a
 /// double-double (it reaches 0.08 |r|), r and it summed exactly, the rest (with r.lo's share of
 /// the cubic term) rounded.
@@ -285,9 +293,7 @@ DD sin_dd(DD r) {
   const DD sq = two_prod(x, x);
   const double x2 = sq.hi;
   const DD c3 = mul(mul(sq, x), kSixth);
-  const double* c = kInvFact;
-  const double rest =
-      x * x2 * x2 * (c[5] - x2 * (c[7] - x2 * (c[9] - x2 * (c[11] - x2 * (c[13] - x2 * (c[15] - x2 * c[17]))))));
+  const double rest = x * x2 * x2 * every_other(kInvFact, 5, 17, x2);
   const DD s = quick_sum(x, -c3.hi);  // |r| > r^3/6
   return quick_sum(s.hi, s.lo + ((r.lo - c3.lo) + (rest - 0.5 * x2 * r.lo)));
 }
@@ -300,9 +306,7 @@ DD cos_dd(DD r) {
   const DD sq = two_prod(x, x);
   const double x2 = sq.hi;
   const DD c4 = mul(mul(sq, sq), kTwentyFourth);
-  const double* c = kInvFact;
-  const double rest =
-      -x2 * x2 * x2 * (c[6] - x2 * (c[8] - x2 * (c[10] - x2 * (c[12] - x2 * (c[14] - x2 * (c[16] - x2 * c[18]))))));
+  const double rest = -x2 * x2 * x2 * every_other(kInvFact, 6, 18, x2);
   const DD s1 = quick_sum(1.0, -0.5 * x2);  // 1 > r^2/2
   const DD s2 = quick_sum(s1.hi, c4.hi);     // > 0.69 > r^4/24
   const double lo = (s1.lo + s2.lo) + ((c4.lo - (0.5 * sq.lo + x * r.lo)) + (rest + x * x2 * r.lo * kInvFact[3]));
@@ -731,46 +735,11 @@ double lockstep_sqrt(double x) { return x >= 0.0 ? __builtin_sqrt(x) : kNaN64; }
 
 double lockstep_fmod(double x, double y) { return fmod_exact(x, y); }
 
-double lockstep_trunc(double x) {
-  const std::uint64_t u = bits(x);
-  const int e = static_cast<int>((u >> 52) & 0x7ff) - 1023;
-  if (e >= 52) return e == 1024 && (u & std::uint64_t{0x000fffffffffffff}) ? kNaN64 : x;  // integral, inf or NaN
-  if (e < 0) return from_bits(u & ~kAbs);                                       // |x| < 1: a signed zero
-  return from_bits(u & ~(std::uint64_t{0x000fffffffffffff} >> e));
-}
-
-double lockstep_floor(double x) {
-  const double t = lockstep_trunc(x);
-  return (bits(x) >> 63) && t != x ? t - 1.0 : t;
-}
-
-double lockstep_ceil(double x) {
-  const double t = lockstep_trunc(x);  // keeps x's sign: ceil(-0.5) = -0
-  return !(bits(x) >> 63) && t != x ? t + 1.0 : t;
-}
-
-double lockstep_round(double x) {
-  const std::uint64_t u = bits(x);
-  const int e = static_cast<int>((u >> 52) & 0x7ff) - 1023;
-  if (e >= 52) return e == 1024 && (u & std::uint64_t{0x000fffffffffffff}) ? kNaN64 : x;
-  if (e < -1) return from_bits(u & ~kAbs);                                 // |x| < 1/2: a signed zero
-  if (e == -1) return from_bits((u & ~kAbs) | std::uint64_t{0x3ff0000000000000});      // [1/2, 1): +-1
-  // Half a unit added at the units bit, then the fraction cut: ties go away from zero.
-  return from_bits((u + (std::uint64_t{0x0008000000000000} >> e)) & ~(std::uint64_t{0x000fffffffffffff} >> e));
-}
-
-double lockstep_fmin(double x, double y) {
-  if ((bits(x) & kAbs) > kInfBits) return (bits(y) & kAbs) > kInfBits ? kNaN64 : y;
-  if ((bits(y) & kAbs) > kInfBits) return x;
-  if (x == y) return (bits(x) >> 63) ? x : y;  // -0 below +0
-  return x < y ? x : y;
-}
-
-double lockstep_fmax(double x, double y) {
-  if ((bits(x) & kAbs) > kInfBits) return (bits(y) & kAbs) > kInfBits ? kNaN64 : y;
-  if ((bits(y) & kAbs) > kInfBits) return x;
-  if (x == y) return (bits(x) >> 63) ? y : x;
-  return x > y ? x : y;
-}
+double lockstep_trunc(double x) { return trunc_exact(x); }
+double lockstep_floor(double x) { return floor_exact(x); }
+double lockstep_ceil(double x) { return ceil_exact(x); }
+double lockstep_round(double x) { return round_exact(x); }
+double lockstep_fmin(double x, double y) { return fmin_exact(x, y); }
+double lockstep_fmax(double x, double y) { return fmax_exact(x, y); }
 
 }  // extern "C"

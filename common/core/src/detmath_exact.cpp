@@ -97,47 +97,11 @@ float lockstep_sqrtf(float x) { return x >= 0.0f ? __builtin_sqrtf(x) : kNaN; } 
 
 float lockstep_fmodf(float x, float y) { return fmod_exact(x, y); }
 
-float lockstep_truncf(float x) {
-  const std::uint32_t u = bits(x);
-  const int e = static_cast<int>((u >> 23) & 0xff) - 127;
-  if (e >= 23) return e == 128 && (u & 0x7fffffu) ? kNaN : x;  // integral, inf or NaN
-  if (e < 0) return from_bits(u & 0x80000000u);                     // |x| < 1: a signed zero
-  return from_bits(u & ~(0x7fffffu >> e));
-}
-
-float lockstep_floorf(float x) {
-  const float t = lockstep_truncf(x);
-  return (bits(x) >> 31) && t != x ? t - 1.0f : t;
-}
-
-float lockstep_ceilf(float x) {
-  const float t = lockstep_truncf(x);  // keeps x's sign: ceil(-0.5) = -0
-  return !(bits(x) >> 31) && t != x ? t + 1.0f : t;
-}
-
-float lockstep_roundf(float x) {
-  const std::uint32_t u = bits(x);
-  const int e = static_cast<int>((u >> 23) & 0xff) - 127;
-  if (e >= 23) return e == 128 && (u & 0x7fffffu) ? kNaN : x;
-  if (e < -1) return from_bits(u & 0x80000000u);                    // |x| < 1/2: a signed zero
-  if (e == -1) return from_bits((u & 0x80000000u) | 0x3f800000u);  // [1/2, 1): +-1
-  // Half a unit added at the units bit, then the fraction cut: ties go away from zero (a carry
-  // into the exponent is the next power of two, as it should be).
-  return from_bits((u + (0x400000u >> e)) & ~(0x7fffffu >> e));
-}
-
-float lockstep_fminf(float x, float y) {
-  if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return (bits(y) & 0x7fffffffu) > 0x7f800000u ? kNaN : y;
-  if ((bits(y) & 0x7fffffffu) > 0x7f800000u) return x;
-  if (x == y) return (bits(x) >> 31) ? x : y;  // -0 below +0
-  return x < y ? x : y;
-}
-
-float lockstep_fmaxf(float x, float y) {
-  if ((bits(x) & 0x7fffffffu) > 0x7f800000u) return (bits(y) & 0x7fffffffu) > 0x7f800000u ? kNaN : y;
-  if ((bits(y) & 0x7fffffffu) > 0x7f800000u) return x;
-  if (x == y) return (bits(x) >> 31) ? y : x;
-  return x > y ? x : y;
-}
+float lockstep_truncf(float x) { return trunc_exact(x); }
+float lockstep_floorf(float x) { return floor_exact(x); }
+float lockstep_ceilf(float x) { return ceil_exact(x); }
+float lockstep_roundf(float x) { return round_exact(x); }
+float lockstep_fminf(float x, float y) { return fmin_exact(x, y); }
+float lockstep_fmaxf(float x, float y) { return fmax_exact(x, y); }
 
 }  // extern "C"
