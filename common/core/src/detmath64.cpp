@@ -285,6 +285,15 @@ double every_other(const double* c, int first, int last, double x) {
   return p;
 }
 
+/// |x| (finite) as (4n + q) pi/2 + r: r as is below pi/4 (q = 0), else reduce()'s.
+DD reduced(double ax, int* q) {
+  if (bits(ax) < std::uint64_t{0x3fe921fb54442d18}) {
+    *q = 0;
+    return {ax, 0.0};
+  }
+  return reduce(ax, q);
+}
+
 /// sin r for |r| <= pi/4 + 2^-40: r - r^3/3! + ... + r^17/17! (r^19/19! < 2^-63 |r|); r^3/6 as a
 /// double-double (it reaches 0.08 |r|), r and it summed exactly, the rest (with r.lo's share of
 /// the cubic term) rounded.
@@ -604,7 +613,7 @@ double lockstep_sin(double x) {
   if (u >= kInfBits) return kNaN64;
   if (u < std::uint64_t{0x3e50000000000000}) return x;  // |x| < 2^-26: sin x rounds to x
   int q = 0;
-  const DD r = u < std::uint64_t{0x3fe921fb54442d18} ? DD{from_bits(u), 0.0} : reduce(from_bits(u), &q);
+  const DD r = reduced(from_bits(u), &q);
   const DD s = q & 1 ? cos_dd(r) : sin_dd(r);
   return copysign_d(1.0, x) * (q & 2 ? -s.hi : s.hi);
 }
@@ -614,7 +623,7 @@ double lockstep_cos(double x) {
   if (u >= kInfBits) return kNaN64;
   if (u < std::uint64_t{0x3e40000000000000}) return 1.0;  // |x| < 2^-27
   int q = 0;
-  const DD r = u < std::uint64_t{0x3fe921fb54442d18} ? DD{from_bits(u), 0.0} : reduce(from_bits(u), &q);
+  const DD r = reduced(from_bits(u), &q);
   const DD c = q & 1 ? sin_dd(r) : cos_dd(r);
   return ((q + 1) & 2) ? -c.hi : c.hi;
 }
@@ -631,7 +640,7 @@ void lockstep_sincos(double x, double* sin_out, double* cos_out) {
     return;
   }
   int q = 0;
-  const DD r = u < std::uint64_t{0x3fe921fb54442d18} ? DD{from_bits(u), 0.0} : reduce(from_bits(u), &q);
+  const DD r = reduced(from_bits(u), &q);
   const DD s = sin_dd(r), c = cos_dd(r);
   const double sv = q & 1 ? c.hi : s.hi, cv = q & 1 ? s.hi : c.hi;
   *sin_out = copysign_d(1.0, x) * (q & 2 ? -sv : sv);
@@ -643,7 +652,7 @@ double lockstep_tan(double x) {
   if (u >= kInfBits) return kNaN64;
   if (u < std::uint64_t{0x3e40000000000000}) return x;  // |x| < 2^-27: tan x rounds to x
   int q = 0;
-  const DD r = u < std::uint64_t{0x3fe921fb54442d18} ? DD{from_bits(u), 0.0} : reduce(from_bits(u), &q);
+  const DD r = reduced(from_bits(u), &q);
   const DD s = sin_dd(r), c = cos_dd(r);
   const double t = q & 1 ? -div(c, s).hi : div(s, c).hi;
   return copysign_d(1.0, x) * t;
