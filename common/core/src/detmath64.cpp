@@ -464,7 +464,7 @@ DD atan_accurate(DD t) {
   const DD w = mul(u, u);
   const double* v = kInv;
   const double x = w.hi;
-  const double q = v[11] - x * (v[13] - x * (v[15] - x * (v[17] - x * (1.0 / 19.0))));
+  const double q = v[11] - x * (v[13] - x * (v[15] - x * (v[17] - x * v[19])));
   DD p = add(kInvDD[9], -(x * q));
   for (int k = 7; k >= 1; k -= 2) p = add(kInvDD[k], neg(mul(w, p)));
   return add(kAtanTable[i], mul(u, p));
