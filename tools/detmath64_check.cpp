@@ -251,11 +251,14 @@ int main(int argc, char** argv) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
       pool.emplace_back([&, t] {
-        Reference ref;
         Tally mine;
-        std::mt19937_64 rng(seed * 1000003 + static_cast<std::uint64_t>(t));
-        const std::uint64_t n = samples / static_cast<std::uint64_t>(threads) + (static_cast<std::uint64_t>(t) < samples % static_cast<std::uint64_t>(threads) ? 1 : 0);
-        check_one(ref, mine, rng, n, t == 0);
+        {
+          Reference ref;
+          std::mt19937_64 rng(seed * 1000003 + static_cast<std::uint64_t>(t));
+          const std::uint64_t n = samples / static_cast<std::uint64_t>(threads) + (static_cast<std::uint64_t>(t) < samples % static_cast<std::uint64_t>(threads) ? 1 : 0);
+          check_one(ref, mine, rng, n, t == 0);
+        }
+        mpfr_free_cache();  // MPFR keeps its constants (pi, log 2) per thread until told
         std::lock_guard lock(mu);
         total.merge(mine);
       });
