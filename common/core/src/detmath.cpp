@@ -44,6 +44,12 @@ thread_local bool g_fast_only = false;
 #else
 #define LOCKSTEP_FAST_ONLY false
 #endif
+/// A call that could not round its binary64 result sure of it (the probe's count; nothing else).
+[[gnu::always_inline]] inline void note_fell_back() {
+#ifdef LOCKSTEP_DETMATH_PROBE
+  g_fell_back = true;
+#endif
+}
 
 /// Whether every value within 2^-49 |y| of y rounds to the float y rounds to: then, y being
 /// within that of the exact value, the conversion is the correctly rounded result.
@@ -65,9 +71,7 @@ thread_local bool g_fast_only = false;
 template <std::size_t N>
 float round(double y, float x, const Hard (&table)[N]) {
   if (sure(y)) return static_cast<float>(y);
-#ifdef LOCKSTEP_DETMATH_PROBE
-  g_fell_back = true;
-#endif
+  note_fell_back();
   const float r = static_cast<float>(y);
   const std::uint32_t key = bits(x);
   std::size_t lo = 0, hi = N - 1;  // the last entry is a sentinel
@@ -256,14 +260,6 @@ double exp_scaled(int k, double r) {
   return times_exp2_64ths(k, 1.0 + (r + r2 * p));
 }
 
-/// a b - p exactly, for p the rounded product a * b: each factor split in halves (Dekker), so
-/// that every partial product is exact.
-double product_error(double a, double b, double p) {
-  const double ap = a * 134217729.0, a_hi = ap - (ap - a), a_lo = a - a_hi;
-  const double bp = b * 134217729.0, b_hi = bp - (bp - b), b_lo = b - b_hi;
-  return ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo;
-}
-
 /// log's and log2's answers for x <= 0, NaN and +inf, in *out; false for the finite x > 0 left.
 [[gnu::always_inline]] inline bool log_special(float x, float* out) {
   const std::uint32_t u = bits(x);
@@ -447,6 +443,7 @@ float lockstep_atan2f(float y, float x) {
   const bool yneg = bits(y) >> 31 != 0, xneg = bits(x) >> 31 != 0;
   const double pi = 2 * kPiOver2Hi, pi_lo = 2 * kPiOver2Lo;
   double r;
+  bool evaluated = false;  // r is atan's evaluation (the others are exact constants, rounded once)
   if (ay == 0) {  // +-0 or +-pi by x's sign (the sign of zero included)
     r = xneg ? pi : 0.0;
   } else if (ax == 0 || (ay == 0x7f800000u && ax != 0x7f800000u)) {
@@ -459,19 +456,17 @@ float lockstep_atan2f(float y, float x) {
     const double a = from_bits(ay), b = from_bits(ax);
     const double t = atan_pos(a / b);  // the quotient of two floats: one rounding
     r = xneg ? (pi - t) + pi_lo : t;
-    // Within 2^-49 of the exact value; near a rounding boundary, the accurate path decides.
-    const double v = yneg ? -r : r;
-    if (LOCKSTEP_FAST_ONLY || sure(v)) return static_cast<float>(v);
-#ifdef LOCKSTEP_DETMATH_PROBE
-    g_fell_back = true;
-#endif
-    double lo;
-    const double hi = lockstep::detmath_accurate::atan2(y, x, &lo);
-    return round_dd(hi, lo);
+    evaluated = true;
   }
   // r is for |y|: the sign is y's (atan2(-0, -x) = -pi too).
   const double v = yneg ? -r : r;
-  return static_cast<float>(v);
+  // An evaluation is within 2^-49 of the exact value; near a rounding boundary, the accurate path
+  // decides.
+  if (!evaluated || LOCKSTEP_FAST_ONLY || sure(v)) return static_cast<float>(v);
+  note_fell_back();
+  double lo;
+  const double hi = lockstep::detmath_accurate::atan2(y, x, &lo);
+  return round_dd(hi, lo);
 }
 
 float lockstep_expf(float x) {
@@ -551,25 +546,22 @@ float lockstep_powf(float x, float y) {
   const double num = m - 1.0, den = m + 1.0;
   const double s = num / den;
   // s's remainder: num - s den exactly.
-  const double prod = s * den;
-  const double prod_err = product_error(s, den, prod);
-  const double s_rem = ((num - prod) - prod_err) / den;  // s + s_rem = num / den to ~2^-104
+  const DD prod = two_prod(s, den);
+  const double s_rem = ((num - prod.hi) - prod.lo) / den;  // s + s_rem = num / den to ~2^-104
   const double s2 = s * s;
   const double tail = 2.0 * s_rem + s * s2 * log_series(s2);  // log(m) = 2s + tail
   // log2|x| = e + (2s + tail) / ln 2, as hi + lo.
   const double ls = 2.0 * s;
-  const double lp = ls * kInvLn2Hi;
-  const double lp_err = product_error(ls, kInvLn2Hi, lp);
-  const double rest = lp_err + ls * kInvLn2Lo + tail * kInvLn2Hi;
-  const double h0 = e + lp;  // two-sum: h0 + e0 = e + lp exactly
-  const double hb = h0 - e, e0 = (e - (h0 - hb)) + (lp - hb);
+  const DD lp = two_prod(ls, kInvLn2Hi);
+  const double rest = lp.lo + ls * kInvLn2Lo + tail * kInvLn2Hi;
+  const DD h = two_sum(e, lp.hi);  // h.hi + h.lo = e + lp exactly
+  const double h0 = h.hi, e0 = h.lo;
   const double l_hi = h0 + (rest + e0);
   const double l_lo = (rest + e0) - (l_hi - h0);
   // y log2|x| as hi + lo (the product's error exact).
   const double yd = y;
-  const double t = yd * l_hi;
-  const double t_err = product_error(yd, l_hi, t);
-  const double t_lo = t_err + yd * l_lo;
+  const DD ty = two_prod(yd, l_hi);
+  const double t = ty.hi, t_lo = ty.lo + yd * l_lo;
   float f;
   if (t > 129.0) f = kInf;
   else if (t < -151.0) f = 0.0f;
@@ -580,9 +572,7 @@ float lockstep_powf(float x, float y) {
     if (LOCKSTEP_FAST_ONLY || sure(v)) {
       f = static_cast<float>(v);
     } else {
-#ifdef LOCKSTEP_DETMATH_PROBE
-      g_fell_back = true;
-#endif
+      note_fell_back();
       f = pow_accurate(from_bits(ax), y);
     }
   }

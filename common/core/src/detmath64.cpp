@@ -5,7 +5,7 @@
 // machine rounds the same operations the same way. Before its last rounding a result carries a
 // relative error of at most about 2^-56 (most functions 2^-60), so the double returned is within
 // 1/2 + 1/8 ulp of the exact value, and almost always the correctly rounded one
-// (tools/detmath_check.cpp --binary64 measures it against MPFR; docs/DETMATH.md has its figures).
+// (tools/detmath64_check.cpp measures it against MPFR; docs/DETMATH.md has its figures).
 // The exact functions (sqrt, fmod, floor, ceil, round, trunc, fmin, fmax) are exact here as in
 // binary32. Compiled, like detmath.cpp, with -ffp-contract=off and without -ffast-math; nothing
 // here calls libm.
@@ -22,13 +22,9 @@ using namespace lockstep::detmath_bits;
 __extension__ typedef unsigned __int128 u128;  // GCC and Clang on every target lockstep builds for
 __extension__ typedef __int128 i128;
 
-struct DD {
-  double hi, lo;
-};
-
 #include "detmath64_constants.inc"
 
-const double kInf64 = from_bits(std::uint64_t{std::uint64_t{0x7ff0000000000000}});
+const double kInf64 = from_bits(std::uint64_t{0x7ff0000000000000});
 constexpr std::uint64_t kAbs = std::uint64_t{0x7fffffffffffffff};
 constexpr std::uint64_t kInfBits = std::uint64_t{0x7ff0000000000000};
 
@@ -62,27 +58,11 @@ double scale(double v, int n) {
   return v * pow2(n);
 }
 
-// --- double-double arithmetic ------------------------------------------------------------------
+// --- double-double arithmetic (its exact steps, DD, quick_sum, two_sum, two_prod: detmath_bits.hpp)
 // Each a few operations: inlined into every caller (GCC would call the larger ones out of line,
 // and the call costs as much as the arithmetic).
 #define LOCKSTEP_DD inline __attribute__((always_inline))
 
-LOCKSTEP_DD DD quick_sum(double a, double b) {  // |a| >= |b| (or a = 0): a + b exactly
-  const double s = a + b;
-  return {s, b - (s - a)};
-}
-LOCKSTEP_DD DD two_sum(double a, double b) {  // a + b exactly
-  const double s = a + b, v = s - a;
-  return {s, (a - (s - v)) + (b - v)};
-}
-/// a * b exactly (Dekker): each factor split into halves of 26 bits whose products are exact.
-/// |a|, |b| < 2^995, so that the splitting product cannot overflow (every caller's are far below).
-LOCKSTEP_DD DD two_prod(double a, double b) {
-  const double ca = 134217729.0 * a, ah = ca - (ca - a), al = a - ah;
-  const double cb = 134217729.0 * b, bh = cb - (cb - b), bl = b - bh;
-  const double p = a * b;
-  return {p, ((ah * bh - p) + ah * bl + al * bh) + al * bl};
-}
 LOCKSTEP_DD DD add(DD a, DD b) {
   DD s = two_sum(a.hi, b.hi);
   const DD t = two_sum(a.lo, b.lo);
@@ -142,14 +122,20 @@ double exp_finish(int k, double r, double rlo) {
   return i * 0x1p-1074;
 }
 
-/// e^z for |z.hi| <= 746: z = k ln(2)/64 + r, with ln(2)/64 in three parts (k L1 and k L2 exact
-/// for |k| < 2^17, and z.hi - k L1 exact: both lie on L1's grid or finer and within 2^-7 of each
-/// other).
-double exp_dd(DD z) {
-  const int k = nearest_int(z.hi * k64OverLn2);
-  const double kd = k;
+/// z = k ln(2)/64 + r for |z.hi| <= 746: r as a normalized double-double (z.lo may be large), k in
+/// *k. ln(2)/64 in three parts: k L1 and k L2 exact for |k| < 2^17, and z.hi - k L1 exact (both
+/// lie on L1's grid or finer and within 2^-7 of each other).
+DD exp_reduce(DD z, int* k) {
+  *k = nearest_int(z.hi * k64OverLn2);
+  const double kd = *k;
   const DD t = two_sum(z.hi - kd * kLn2Over64[0], -(kd * kLn2Over64[1]));
-  const DD r = two_sum(t.hi, t.lo + (z.lo - kd * kLn2Over64[2]));  // normalized: z.lo may be large
+  return two_sum(t.hi, t.lo + (z.lo - kd * kLn2Over64[2]));
+}
+
+/// e^z for |z.hi| <= 746.
+double exp_dd(DD z) {
+  int k;
+  const DD r = exp_reduce(z, &k);
   return exp_finish(k, r.hi, r.lo);
 }
 
@@ -322,6 +308,12 @@ DD cos_dd(DD r) {
   return quick_sum(s2.hi, lo);
 }
 
+/// sin x from sin |r| or cos |r| (v, as q asks), with x = +-((4n + q) pi/2 + r): signed by the
+/// quadrant and x's sign.
+double sin_of(double x, int q, double v) { return copysign_d(1.0, x) * (q & 2 ? -v : v); }
+/// cos x likewise (even in x).
+double cos_of(int q, double v) { return ((q + 1) & 2) ? -v : v; }
+
 // --- atan, atan2, asin, acos -------------------------------------------------------------------
 
 /// a c exactly, for c of at most 26 significant bits (i/16): only a is split.
@@ -398,7 +390,11 @@ DD asin_acos(double a, bool want_acos) {
   return want_acos ? acos : pi_over_2_minus(acos);
 }
 
-int exponent_of(double a) { return static_cast<int>((bits(a) & kAbs) >> 52) - 1023; }  // a normal
+/// floor(log2 |a|) for a finite a != 0, subnormals included.
+int exponent_of(double a) {
+  const std::uint64_t u = bits(a) & kAbs;
+  return u < std::uint64_t{0x0010000000000000} ? -1011 - __builtin_clzll(u) : static_cast<int>(u >> 52) - 1023;
+}
 
 // --- pow ---------------------------------------------------------------------------------------
 
@@ -410,46 +406,6 @@ int integer_kind(double y) {
   if (e >= 53) return 2;
   if (u & ((std::uint64_t{1} << (52 - e)) - 1)) return 0;
   return ((u | std::uint64_t{0x0010000000000000}) >> (52 - e)) & 1 ? 1 : 2;
-}
-
-// --- fmod ----------------------------------------------------------------------------------------
-
-double fmod_exact(double x, double y) {
-  std::uint64_t ux = bits(x), uy = bits(y);
-  const std::uint64_t sx = ux & ~kAbs;
-  ux &= kAbs;
-  uy &= kAbs;
-  if (uy == 0 || ux >= kInfBits || uy > kInfBits) return kNaN64;
-  if (ux < uy) return x;  // |x| < |y| (or y infinite)
-  int ex = static_cast<int>(ux >> 52), ey = static_cast<int>(uy >> 52);
-  auto mantissa = [](std::uint64_t v, int& e) {  // with its implicit bit; subnormals normalized
-    if (e == 0) {
-      e = 1;
-      while (!(v & std::uint64_t{0x0010000000000000})) {
-        v <<= 1;
-        --e;
-      }
-      return v;
-    }
-    return (v & std::uint64_t{0x000fffffffffffff}) | std::uint64_t{0x0010000000000000};
-  };
-  const std::uint64_t mx = mantissa(ux, ex), my = mantissa(uy, ey);
-  // (mx 2^(ex - ey)) mod my, 11 bits of the quotient at a time (the remainder stays below 2^64).
-  std::uint64_t r = mx % my;
-  for (int d = ex - ey; d > 0;) {
-    const int s = d < 11 ? d : 11;
-    r = (r << s) % my;
-    d -= s;
-  }
-  if (r == 0) return from_bits(sx);  // a zero with x's sign
-  int e = ey;
-  while (!(r & std::uint64_t{0x0010000000000000})) {
-    r <<= 1;
-    --e;
-  }
-  const std::uint64_t out = e > 0 ? (r & std::uint64_t{0x000fffffffffffff}) | (static_cast<std::uint64_t>(e) << 52)
-                                  : r >> (1 - e);  // subnormal: exact, the bits shifted out are zeros
-  return from_bits(out | sx);
 }
 
 // --- the accurate paths (detmath_accurate.hpp) ---------------------------------------------------
@@ -487,13 +443,11 @@ DD log_accurate(double x) {
 }
 
 /// e^z for |z.hi| < 120 to about 2^-100, as hi + lo (unscaled: *scale2 gets the power of two):
-/// z = k ln(2)/64 + r as exp_dd reduces it, e^r = 1 + r + ... + r^10/10! (r^11/11! < 2^-107), the
-/// terms to r^6/6! by Horner's scheme in double-double.
+/// z = k ln(2)/64 + r (exp_reduce), e^r = 1 + r + ... + r^10/10! (r^11/11! < 2^-107), the terms to
+/// r^6/6! by Horner's scheme in double-double.
 DD exp_accurate(DD z, int* scale2) {
-  const int k = nearest_int(z.hi * k64OverLn2);
-  const double kd = k;
-  const DD t = two_sum(z.hi - kd * kLn2Over64[0], -(kd * kLn2Over64[1]));
-  const DD r = add(t, z.lo - kd * kLn2Over64[2]);
+  int k;
+  const DD r = exp_reduce(z, &k);
   const double h = r.hi;
   const double* c = kInvFact;
   const double q = c[7] + h * (c[8] + h * (c[9] + h * c[10]));
@@ -524,9 +478,6 @@ double pow(double x, double y, double* lo) {
 }
 
 }  // namespace lockstep::detmath_accurate
-
-namespace {
-}  // namespace
 
 extern "C" {
 
@@ -614,8 +565,7 @@ double lockstep_sin(double x) {
   if (u < std::uint64_t{0x3e50000000000000}) return x;  // |x| < 2^-26: sin x rounds to x
   int q = 0;
   const DD r = reduced(from_bits(u), &q);
-  const DD s = q & 1 ? cos_dd(r) : sin_dd(r);
-  return copysign_d(1.0, x) * (q & 2 ? -s.hi : s.hi);
+  return sin_of(x, q, (q & 1 ? cos_dd(r) : sin_dd(r)).hi);
 }
 
 double lockstep_cos(double x) {
@@ -624,8 +574,7 @@ double lockstep_cos(double x) {
   if (u < std::uint64_t{0x3e40000000000000}) return 1.0;  // |x| < 2^-27
   int q = 0;
   const DD r = reduced(from_bits(u), &q);
-  const DD c = q & 1 ? sin_dd(r) : cos_dd(r);
-  return ((q + 1) & 2) ? -c.hi : c.hi;
+  return cos_of(q, (q & 1 ? sin_dd(r) : cos_dd(r)).hi);
 }
 
 void lockstep_sincos(double x, double* sin_out, double* cos_out) {
@@ -642,9 +591,8 @@ void lockstep_sincos(double x, double* sin_out, double* cos_out) {
   int q = 0;
   const DD r = reduced(from_bits(u), &q);
   const DD s = sin_dd(r), c = cos_dd(r);
-  const double sv = q & 1 ? c.hi : s.hi, cv = q & 1 ? s.hi : c.hi;
-  *sin_out = copysign_d(1.0, x) * (q & 2 ? -sv : sv);
-  *cos_out = ((q + 1) & 2) ? -cv : cv;
+  *sin_out = sin_of(x, q, q & 1 ? c.hi : s.hi);
+  *cos_out = cos_of(q, q & 1 ? s.hi : c.hi);
 }
 
 double lockstep_tan(double x) {
@@ -683,8 +631,7 @@ double lockstep_atan2(double y, double x) {
   if (ux == kInfBits) return copysign_d(x_negative ? kPi.hi : 0.0, y);
   double ay = from_bits(uy), ax = from_bits(ux);
   // Scaled so that the larger lies in [1, 2): exact, as the smaller stays normal or grows.
-  const int ey = uy < std::uint64_t{0x0010000000000000} ? -1023 - __builtin_clzll(uy) + 12 : exponent_of(ay);
-  const int ex = ux < std::uint64_t{0x0010000000000000} ? -1023 - __builtin_clzll(ux) + 12 : exponent_of(ax);
+  const int ey = exponent_of(ay), ex = exponent_of(ax);
   DD a;
   if (ex - ey > 62) {  // atan(ay / ax) = ay / ax within far less than an ulp
     const double t = ay / ax;

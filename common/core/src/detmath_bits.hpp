@@ -21,6 +21,30 @@ inline const float kInf = from_bits(std::uint32_t{0x7f800000u});
 inline const float kNaN = from_bits(std::uint32_t{0x7fc00000u});
 inline const double kNaN64 = from_bits(std::uint64_t{0x7ff8000000000000u});
 
+// Double-double arithmetic's exact steps (a value as the unevaluated sum hi + lo), shared by the
+// binary64 functions (detmath64.cpp), powf's log (detmath.cpp) and hypotf (detmath_exact.cpp).
+struct DD {
+  double hi, lo;
+};
+/// a + b exactly, for |a| >= |b| (or a = 0).
+[[gnu::always_inline]] inline DD quick_sum(double a, double b) {
+  const double s = a + b;
+  return {s, b - (s - a)};
+}
+/// a + b exactly (Knuth).
+[[gnu::always_inline]] inline DD two_sum(double a, double b) {
+  const double s = a + b, v = s - a;
+  return {s, (a - (s - v)) + (b - v)};
+}
+/// a * b exactly (Dekker): each factor split into halves of 26 bits whose products are exact.
+/// |a|, |b| < 2^995, so that the splitting product cannot overflow (every caller's are far below).
+[[gnu::always_inline]] inline DD two_prod(double a, double b) {
+  const double ca = 134217729.0 * a, ah = ca - (ca - a), al = a - ah;
+  const double cb = 134217729.0 * b, bh = cb - (cb - b), bl = b - bh;
+  const double p = a * b;
+  return {p, ((ah * bh - p) + ah * bl + al * bh) + al * bl};
+}
+
 // The exact functions, one definition for both formats (detmath_exact.cpp's binary32 ones and
 // detmath64.cpp's binary64 ones): the format's fields, then the functions on its bits.
 template <typename F>
@@ -82,6 +106,51 @@ F round_exact(F x) {
   // Half a unit added at the units bit, then the fraction cut: ties go away from zero (a carry
   // into the exponent is the next power of two, as it should be).
   return from_bits(static_cast<U>((u + ((U{1} << (T::kMantissa - 1)) >> e)) & ~(frac >> e)));
+}
+
+/// x - n y for the integer n that x / y truncates to, exactly: in integers, the mantissas with their
+/// implicit bit (subnormals normalized), 11 bits of the quotient at a time (the remainder stays
+/// below 2^64), the result normalized back, a zero with x's sign.
+template <typename F>
+F fmod_exact(F x, F y) {
+  using T = Format<F>;
+  using U = typename T::U;
+  const U sign = U{1} << (8 * sizeof(U) - 1), inf = U(T::kExponentMask) << T::kMantissa;
+  const U implicit = U{1} << T::kMantissa, frac = implicit - 1;
+  U ux = bits(x), uy = bits(y);
+  const U sx = ux & sign;
+  ux &= ~sign;
+  uy &= ~sign;
+  if (uy == 0 || ux >= inf || uy > inf) return T::nan();
+  if (ux < uy) return x;  // |x| < |y| (or y infinite)
+  int ex = static_cast<int>(ux >> T::kMantissa), ey = static_cast<int>(uy >> T::kMantissa);
+  auto mantissa = [&](U v, int& e) -> std::uint64_t {
+    if (e == 0) {
+      e = 1;
+      while (!(v & implicit)) {
+        v <<= 1;
+        --e;
+      }
+      return v;
+    }
+    return (v & frac) | implicit;
+  };
+  const std::uint64_t mx = mantissa(ux, ex), my = mantissa(uy, ey);
+  std::uint64_t r = mx % my;  // (mx 2^(ex - ey)) mod my
+  for (int d = ex - ey; d > 0;) {
+    const int s = d < 11 ? d : 11;
+    r = (r << s) % my;
+    d -= s;
+  }
+  if (r == 0) return from_bits(sx);
+  int e = ey;
+  while (!(r & implicit)) {
+    r <<= 1;
+    --e;
+  }
+  const U out = e > 0 ? static_cast<U>((static_cast<U>(r) & frac) | (static_cast<U>(e) << T::kMantissa))
+                      : static_cast<U>(r >> (1 - e));  // subnormal: exact, the bits shifted out are zeros
+  return from_bits(static_cast<U>(out | sx));
 }
 
 /// The smaller (or larger) of x and y, the number when one is NaN, -0 below +0.

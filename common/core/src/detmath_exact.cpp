@@ -11,53 +11,14 @@ namespace {
 
 using namespace lockstep::detmath_bits;
 
-// --- fmod ----------------------------------------------------------------------------------------
-
-float fmod_exact(float x, float y) {
-  std::uint32_t ux = bits(x), uy = bits(y);
-  const std::uint32_t sx = ux & 0x80000000u;
-  ux &= 0x7fffffffu;
-  uy &= 0x7fffffffu;
-  if (uy == 0 || ux >= 0x7f800000u || uy > 0x7f800000u) return kNaN;
-  if (ux < uy) return x;  // |x| < |y| (or y infinite)
-  int ex = static_cast<int>(ux >> 23), ey = static_cast<int>(uy >> 23);
-  // Mantissas as integers with their implicit bit; subnormals normalized.
-  auto mantissa = [](std::uint32_t u, int& e) {
-    if (e == 0) {
-      e = 1;
-      while (!(u & 0x800000u)) {
-        u <<= 1;
-        --e;
-      }
-      return u & 0xffffffu;
-    }
-    return (u & 0x7fffffu) | 0x800000u;
-  };
-  std::uint32_t mx = mantissa(ux, ex), my = mantissa(uy, ey);
-  for (; ex > ey; --ex) {  // long division, one bit of the quotient at a time
-    if (mx >= my) mx -= my;
-    mx <<= 1;
-  }
-  if (mx >= my) mx -= my;
-  if (mx == 0) return from_bits(sx);  // a zero with x's sign
-  while (!(mx & 0x800000u)) {
-    mx <<= 1;
-    --ex;
-  }
-  std::uint32_t r;
-  if (ex > 0) r = (mx & 0x7fffffu) | (static_cast<std::uint32_t>(ex) << 23);
-  else r = mx >> (1 - ex);  // subnormal: exact, the low bits shifted out are zeros
-  return from_bits(r | sx);
-}
-
 // --- hypot ---------------------------------------------------------------------------------------
 
 /// The float nearest sqrt(a2 + b2) (a2, b2 exact squares, not both 0), decided exactly at
 /// rounding boundaries: a2 + b2 is compared with the square of the midpoint on each side of the
 /// candidate (25 bits, so its square is exact).
 float hypot_exact(double a2, double b2) {
-  const double s = a2 + b2;
-  const double bb = s - a2, err = (a2 - (s - bb)) + (b2 - bb);  // s + err = a2 + b2 exactly
+  const DD sum = two_sum(a2, b2);  // s + err = a2 + b2 exactly
+  const double s = sum.hi, err = sum.lo;
   auto above = [&](double mid) {  // the sign of a2 + b2 - mid^2
     const double m2 = mid * mid;
     if (s > 2 * m2 || m2 > 2 * s) return s > m2 ? 1 : -1;
