@@ -70,7 +70,7 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
   for (auto it = peers.begin(); it != peers.end();) {
     if (it->second.role == Role::Pending && it->second.closing && peer_told_all(it->second.link)) {
       peer_disconnect_now(it->second.link);
-      it = peers.erase(it);
+      it = erase_peer(it);
     } else {
       ++it;
     }
@@ -94,7 +94,7 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
                       peer_address(it->second.link).c_str());
   ++stats.pending_evicted;
   peer_disconnect_now(it->second.link);
-  peers.erase(it);
+  erase_peer(it);
   return true;
 }
 
@@ -114,7 +114,13 @@ void ServerSession::Impl::on_disconnect(NetPeer* link) {
   } else if (p.role == Role::Spectator) {
     LOCKSTEP_LOG_INFO("spectator %s left", p.name.c_str());
   }
-  peers.erase(it);
+  erase_peer(it);
+}
+
+std::map<std::uint32_t, ServerSession::Impl::Peer>::iterator ServerSession::Impl::erase_peer(
+    std::map<std::uint32_t, Peer>::iterator it) {
+  feed.forget(it->first);
+  return peers.erase(it);
 }
 
 // Drops a peer that broke a limit; everyone else plays on.
@@ -334,7 +340,7 @@ void ServerSession::Impl::close_old_holder(std::size_t slot, const Peer& p, cons
   if (old == peers.end()) return;
   LOCKSTEP_LOG_INFO("player %zu (%s): %s; closing its old connection", slot, s.name.c_str(), why);
   peer_disconnect_now(old->second.link);
-  peers.erase(old);
+  erase_peer(old);
 }
 
 void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::int64_t now) {
@@ -344,7 +350,7 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
        protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster(), "", phase != Phase::Lobby,
                          world_fingerprint, cfg.send_every));
   if (phase != Phase::Lobby) {
-    p.stream.frame_ack = executed();
+    feed.starts_at(p.id, executed(), now);
     send_start(p, now);
     if (relay()) serve_state(p, StateFetch::Purpose::Join, now);
     else send_snapshot(p, /*join=*/true);
@@ -408,7 +414,7 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   p.name = name;
   p.audit.verifying = true;
   p.audit.verify_tick = executed();
-  p.stream.frame_ack = executed();
+  feed.starts_at(p.id, executed(), now);
   ++stats.joins_running;
   send(p, Channel::Control,
        protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true,

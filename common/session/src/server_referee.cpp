@@ -287,7 +287,7 @@ std::string ServerSession::Impl::write_desync_bundle(const DesyncReport& decided
   if (start && from != 0) r.keyframes.push_back({from, start->hash, start->bytes});
   if (start)
     for (Tick s = from + 1; s <= t && s <= executed() && executed() - s < kHistory; ++s) {
-      r.frames.push_back(frames[s % kHistory]);
+      r.frames.push_back(feed.at(s));
       r.hashes.push_back(simulation->hash_at(s));
     }
   r.end_reason = "desync at tick " + std::to_string(t);

@@ -128,7 +128,7 @@ void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std:
   f.started_at = now;
   if (purpose == P::Resync) p.audit.resyncing = true;
   // A joiner holds no frame yet: until its state arrives, frames go to it whole (it drops them).
-  if (purpose == P::Join) p.stream.base_from = executed() + 1;
+  if (purpose == P::Join) feed.loads_state(p.id, executed());
   fetches.push_back(std::move(f));
   if (!ask_for_state(fetches.back(), now))
     LOCKSTEP_LOG_INFO("relay: no peer holds a settled state for %s yet; asking again shortly", label(p).c_str());
@@ -352,8 +352,7 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
     // it is held to the settled one.
     p.audit.verify_tick = f.tick;
     p.audit.hashes.reset_to(f.tick);
-    p.stream.frame_ack = f.tick;
-    p.stream.frame_ack_moved = now;
+    feed.starts_at(p.id, f.tick, now);
   } else {
     ++p.audit.epoch;
     ++stats.resyncs;
@@ -365,14 +364,14 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
     p.audit.resyncing = false;
     p.audit.outvoted = false;
   }
-  p.stream.base_from = f.tick + 1;
+  feed.loads_state(p.id, f.tick);
   for (const auto& chunk : protocol::snapshot(f.tick, p.audit.epoch, f.hash, f.bytes, join)) send(p, Channel::Control, chunk);
   if (join && f.tick < executed()) {
     // The newest frames first, with the state: they tell the joiner the session's time before
     // it samples its first input (the frames after the state alone would put it in the past).
     const auto window = static_cast<Tick>(protocol::kMaxWindow);
-    if (executed() - f.tick > window) send_range(p, executed() - window + 1, executed());
-    send_range(p, f.tick + 1, std::min<Tick>(executed(), f.tick + window));
+    if (executed() - f.tick > window) send_play(p, executed() - window + 1, executed());
+    send_play(p, f.tick + 1, std::min<Tick>(executed(), f.tick + window));
   }
   transport->flush();
   stats.last_snapshot_bytes = static_cast<std::int64_t>(f.bytes.size());

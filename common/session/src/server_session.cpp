@@ -280,7 +280,7 @@ std::int64_t ServerSession::Impl::run_lobby(std::int64_t now) {
   if (now - last_lobby_beat >= kLobbyBeatNs) {
     last_lobby_beat = now;
     for (auto& [id, p] : peers)
-      if (p.role != Role::Pending && !p.closing) send(p, Channel::Play, play_for(p, {}));
+      if (p.role != Role::Pending && !p.closing) send_play(p, 1, 0);
     transport->flush();
   }
   return now + kLobbyBeatNs;

@@ -91,7 +91,7 @@ std::unique_ptr<ServerSession> ServerSession::create_on(Network& network, const 
   for (std::uint32_t i = 0; i < config.players; ++i) impl->slots.push_back(impl->fresh_slot());
   // The rings of frames and votes sized now, not a tick at a time over the first kHistory ticks
   // of play: a tick then allocates nothing.
-  for (InputFrame& f : impl->frames) f.reset(0, config.players, impl->input_size);
+  impl->feed.prepare(config.players, impl->input_size);
   impl->consensus.reserve(config.players);
   impl->referee.reserve(config.players);
   return std::unique_ptr<ServerSession>(new ServerSession(std::move(impl)));

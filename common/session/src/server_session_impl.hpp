@@ -11,6 +11,7 @@
 //   ServerSimulation (server_simulation.hpp)  the server's copy of the world, its hashes and past states
 //   DesyncReferee (desync_referee.hpp)        votes of each tick, majority, reports
 //   TickConsensus (tick_consensus.hpp)        relay mode: the voters' hashes of each tick, the settled one
+//   FrameFeed (frame_feed.hpp)                the executed frames and each peer's stream of them
 //   admission.hpp, input_window.hpp, hash_ledger.hpp, resend.hpp, desync_probe.hpp, pacer.hpp
 // Time is passed into every function that needs it; nothing here reads a clock.
 #pragma once
@@ -36,6 +37,7 @@
 #include "lockstep/tick_consensus.hpp"
 #include "lockstep/transport.hpp"
 #include "desync_referee.hpp"
+#include "frame_feed.hpp"
 #include "server_simulation.hpp"
 
 namespace lockstep {
@@ -69,17 +71,6 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::uint64_t token_expire = 0;
     std::uint64_t bytes_in = 0, bytes_out = 0;  // before authentication: replies never outgrow requests
     std::vector<std::uint8_t> deferred_token;  // a ConnectRequest's token waiting for the server's key
-  };
-  /// What has been sent to a peer and what it has acknowledged (server_send.cpp).
-  struct Stream {
-    Tick frame_ack = 0;          // all frames up to here received by the client
-    std::int64_t frame_ack_moved = 0;
-    GapResend frame_gap;         // frames lost in every copy go out again
-    Tick catch_up_next = 0;      // a peer far behind: the next frame its catch-up stream sends
-    Tick base_from = 1;          // frames from here on were sent to it as frames (not in a snapshot):
-                                 // those it acknowledged may serve as the base of a ServerPlay
-    std::uint32_t plays_sent = 0;  // ServerPlays sent: every kRefreshEvery-th goes without base, with slack
-    Tick slack_sent = 0;         // the slack report last sent
   };
   /// The referee's record of a peer: its hashes, a join being verified, a desync being localized,
   /// and its resyncs (server_referee.cpp).
@@ -123,7 +114,6 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::int64_t join_rtt = 0;   // connection to its join request: about one round trip
     bool closing = false;        // refused, timed out, kicked or told the session's end: ENet is closing it
     Entry entry;
-    Stream stream;
     Audit audit;
   };
 
@@ -218,19 +208,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   std::uint32_t next_peer_id = 1;
   std::uint32_t peak_peers = 0;
   std::vector<Slot> slots;
-  std::vector<InputFrame> frames = std::vector<InputFrame>(kHistory);  // executed frames, for resends
-  std::vector<const InputFrame*> batch_scratch;  // frames of one outgoing message, reused
-  // The last frame windows encoded, by first and last tick and whether they are based: peers
-  // whose windows agree (most of them, most ticks) share one encoding, and only each message's
-  // header is written per peer. An executed frame never changes, so an entry stays true for its
-  // ticks across updates; the oldest is reused.
-  struct EncodedWindow {
-    Tick from = 0, to = 0;  // 0: unused
-    bool based = false;
-    protocol::EncodedFrames frames;
-  };
-  std::array<EncodedWindow, 4> encoded_windows;
-  std::size_t next_encoded_window = 0;
+  FrameFeed feed;  // the executed frames, and each peer's stream of them (frame_feed.hpp)
   Tick next_tick = 1;
   Tick first_input_tick = 1;
   Pacer pacer;  // only its schedule is used here; waiting is the caller's
@@ -321,6 +299,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// Makes room for a connection from `ip`; false when it must be turned away.
   bool admit_pending(std::uint32_t ip, std::int64_t now);
   void on_disconnect(NetPeer* link);
+  /// A peer gone: out of `peers` and out of every part's records. The next peer in order.
+  std::map<std::uint32_t, Peer>::iterator erase_peer(std::map<std::uint32_t, Peer>::iterator it);
   void kick(Peer& p, const std::string& reason);
   void refuse(Peer& p, wire::RefuseReason reason, const std::string& detail);
   /// Players must bring a connect token: the server has its key, or will be handed it.
@@ -366,11 +346,14 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void send_start(Peer& p, std::int64_t now, Channel channel = Channel::Control);
   void send_snapshot(Peer& p, bool join);
   void send_frames(std::int64_t now);
-  Tick send_range(Peer& p, Tick from, Tick to);
-  void catch_up(Peer& p, Tick from, Tick newest_from, std::int64_t now);
-  /// The peer's ServerPlay of `batch`; the bytes stay valid until the next call.
-  [[nodiscard]] std::span<const std::uint8_t> play_for(Peer& p, std::span<const InputFrame* const> batch);
-  [[nodiscard]] const protocol::EncodedFrames& encoded_window(std::span<const InputFrame* const> batch, const InputFrame* base);
+  /// Sends p its ServerPlay of frames from..to (all acknowledgements when from > to).
+  void send_play(Peer& p, Tick from, Tick to);
+  /// What every ServerPlay to p acknowledges from the session's side: the clock's shifts and its hashes.
+  [[nodiscard]] protocol::ServerPlayHeader play_header(const Peer& p) const;
+  /// A player's input window (its acknowledgement and slack go out with its frames); null for a spectator.
+  [[nodiscard]] const InputWindow* inputs_of(const Peer& p) const {
+    return p.role == Role::Player ? &slots[static_cast<std::size_t>(p.slot)].inputs : nullptr;
+  }
 
   // ---- server_referee.cpp: hashes and desyncs ----
   void take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now);

@@ -25,10 +25,7 @@ void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m,
   }
   // Frame ack: what the client has, used to choose which frames to send again.
   if (m.frame_ack > executed()) return drop(p, DropReason::FrameAckOutOfRange);
-  if (m.frame_ack > p.stream.frame_ack) {
-    p.stream.frame_ack = m.frame_ack;
-    p.stream.frame_ack_moved = now;
-  }
+  feed.acknowledge(p.id, m.frame_ack, now);
   if (p.role == Role::Player) {
     Slot& s = slots[static_cast<std::size_t>(p.slot)];
     s.last_heard = now;
@@ -59,7 +56,7 @@ bool ServerSession::Impl::inputs_complete(Tick t, std::int64_t now) const {
 
 void ServerSession::Impl::assemble_and_step(std::int64_t now) {
   const Tick t = next_tick;
-  InputFrame& f = frames[t % kHistory];
+  InputFrame& f = feed.at(t);
   f.reset(t, cfg.players, input_size);
   for (std::size_t i = 0; i < slots.size(); ++i) {
     update_presence(i, t);
@@ -130,7 +127,7 @@ void ServerSession::Impl::after_step(Tick t, std::int64_t now) {
 
 void ServerSession::Impl::record_tick(Tick t, std::uint64_t h, bool settled) {
   if (hash_log && settled) hash_log->write(t, h);
-  if (tick_fn) tick_fn(frames[t % kHistory], h);
+  if (tick_fn) tick_fn(feed.at(t), h);
   if (t % (10 * kTickRate) == 0)
     LOCKSTEP_LOG_INFO("tick %u hash %s players %u filled %llu desyncs %llu", t, hash_hex(h).c_str(),
                       active_players_count(), static_cast<unsigned long long>(stats.filled_inputs),
