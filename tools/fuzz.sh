@@ -12,7 +12,8 @@ command -v clang++ >/dev/null || { echo "fuzz: FAIL: clang++ is missing (apt-get
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOCKSTEP_FUZZ=ON \
       "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
       -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF >/dev/null
-cmake --build "$BUILD" -j 2 --target lockstep-fuzz >/dev/null
+cmake --build "$BUILD" -j 2 --target lockstep-fuzz >"$BUILD/fuzz-build.log" 2>&1 ||
+  { grep -E 'error|FAILED' "$BUILD/fuzz-build.log" | head -20; echo "fuzz: FAIL: the fuzzer did not build (see $BUILD/fuzz-build.log)"; exit 1; }
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 cp tests/fuzz/corpus/* "$work/"
 "$BUILD/bin/lockstep-fuzz" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \

@@ -233,7 +233,7 @@ def main():
           f"server_* files: " + ", ".join(f"{k} ({reach[k]})" for k in shared))
     per_peer = []
     headers = [rel for rel, _ in files if rel.startswith("common/session/") and rel.endswith(".hpp")]
-    for name in ("Peer", "Entry", "Stream", "Audit"):
+    for name in ("Peer", "Entry", "Gate", "Stream", "Audit", "PeerAudit", "Standing"):
         for rel in headers:
             members = impl_fields(os.path.join(args.root, rel), f"struct {name} {{")
             if members:

@@ -1,10 +1,12 @@
-// The desync referee: who reported which hash for each recent tick, and the desync reports that
-// wait for their tick's votes before they are decided by majority, written and kept. One part of
+// The desync referee: each peer's record (its hashes, a join being verified, a desync being
+// localized, its resyncs), who reported which hash for each recent tick, and the desync reports
+// that wait for their tick's votes before they are decided by majority, written and kept. One part of
 // ServerSession: it knows peers only by id and label, and nothing of sockets or clocks (times
 // are passed in). The reference hash of a tick is handed to it (the server's own, from
 // ServerSimulation), so the same ledger serves a session that settles ticks otherwise.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -14,13 +16,41 @@
 
 #include "lockstep/desync.hpp"
 #include "lockstep/desync_bundle.hpp"
+#include "lockstep/desync_probe.hpp"
 #include "lockstep/hash_ledger.hpp"
 #include "lockstep/input.hpp"
 
 namespace lockstep {
 
+/// The referee's record of a peer: its hashes, a join being verified, a desync being localized,
+/// and its resyncs (server_referee.cpp).
+struct PeerAudit {
+  HashLedger hashes;           // its state hashes, compared with the reference
+  bool verifying = false;      // joined a running session: not counted until a hash matches
+  Tick verify_tick = 0;        // the snapshot's tick
+  bool desynced = false;
+  std::int64_t last_report_at = INT64_MIN / 2;  // when its last desync report was started
+  DesyncLocalizer probe;       // the desync being localized, one question at a time
+  bool probe_pinned = false;   // the server's state of the probe's tick is pinned in the history
+  std::string kick_after_probe;  // a rejoin whose state did not match: kicked with this once reported
+  std::uint32_t epoch = 0;     // resyncs sent; hashes from older epochs are stale
+  std::int64_t resync_at = 0;  // when the last resync snapshot went out
+  std::uint32_t resync_tries = 0;  // snapshots sent since its last hash of the current epoch
+  std::uint32_t resyncs = 0;       // resyncs started for it (ServerConfig::max_resyncs)
+};
+
 class DesyncReferee {
  public:
+  /// Peer `peer`'s record (made on first use; a peer never seen reads as a fresh one).
+  PeerAudit& audit(std::uint32_t peer) { return audits_[peer]; }
+  [[nodiscard]] const PeerAudit& audit(std::uint32_t peer) const {
+    static const PeerAudit kFresh;
+    const auto it = audits_.find(peer);
+    return it == audits_.end() ? kFresh : it->second;
+  }
+  /// A peer gone: its record goes (its label and episode stay, for the reports that name it).
+  void forget(std::uint32_t peer) { audits_.erase(peer); }
+
   static constexpr std::size_t kHistory = HashLedger::kHistory;  ///< ticks whose votes are kept
 
   /// A localized desync waiting for the other peers' hashes of its tick.
@@ -104,6 +134,7 @@ class DesyncReferee {
     std::vector<std::uint32_t> agree;                              // peer ids
     std::vector<std::pair<std::uint32_t, std::uint64_t>> differ;  // peer id, its hash
   };
+  std::map<std::uint32_t, PeerAudit> audits_;  // by peer id
   std::vector<TickVotes> votes_ = std::vector<TickVotes>(kHistory);
   std::string reference_voter_ = "server";
   std::map<std::uint32_t, std::string> labels_;  // of every peer that voted; ordered for a fixed output

@@ -120,6 +120,8 @@ void ServerSession::Impl::on_disconnect(NetPeer* link) {
 std::map<std::uint32_t, ServerSession::Impl::Peer>::iterator ServerSession::Impl::erase_peer(
     std::map<std::uint32_t, Peer>::iterator it) {
   feed.forget(it->first);
+  referee.forget(it->first);
+  relay_mode.forget(it->first);
   return peers.erase(it);
 }
 
@@ -412,8 +414,8 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   p.role = Role::Player;
   p.slot = static_cast<std::int32_t>(slot);
   p.name = name;
-  p.audit.verifying = true;
-  p.audit.verify_tick = executed();
+  audit(p).verifying = true;
+  audit(p).verify_tick = executed();
   feed.starts_at(p.id, executed(), now);
   ++stats.joins_running;
   send(p, Channel::Control,

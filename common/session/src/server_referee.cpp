@@ -17,54 +17,96 @@ namespace {
 constexpr std::int64_t kReportIntervalNs = 100'000'000;  // at most one desync report per peer this often
 constexpr std::int64_t kResyncPatienceNs = 2'000'000'000;  // a resync snapshot not taken by then is sent again
 constexpr std::uint32_t kResyncTries = 2;                  // snapshots a client may drop before it is dropped
+constexpr Tick kHashSlackTicks = 50;                       // hashes may lag this far (0.5 s) before hash silence is timed
 }  // namespace
 
 void ServerSession::Impl::take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now) {
+  PeerAudit& record = audit(p);
   const Tick first = m.hash_first_tick;
   for (std::size_t i = 0; i < m.hashes.size(); ++i) {
     const Tick t = first + static_cast<Tick>(i);
     if (t < first) continue;  // wrapped
-    switch (p.audit.hashes.check(t, executed())) {
+    switch (record.hashes.check(t, executed())) {
       case HashLedger::Verdict::Already: continue;
       case HashLedger::Verdict::Future: drop(p, DropReason::HashForFutureTick); break;
       case HashLedger::Verdict::TooOld: drop(p, DropReason::HashTooOld); continue;
       case HashLedger::Verdict::Compare:
-        if (p.audit.verifying && t <= p.audit.verify_tick) continue;
+        if (record.verifying && t <= record.verify_tick) continue;
         if (relay()) {
           take_vote(p, t, m.hashes[i], now);
           if (p.closing) return;
-          p.audit.hashes.mark(t);
+          record.hashes.mark(t);
           continue;
         }
-        if (p.audit.verifying && !verify(p, t, m.hashes[i], simulation->hash_at(t), now)) return;
+        if (record.verifying && !verify(p, t, m.hashes[i], simulation->hash_at(t), now)) return;
         compare_hash(p, t, m.hashes[i], simulation->hash_at(t), now);
-        p.audit.hashes.mark(t);
+        record.hashes.mark(t);
         continue;
     }
     break;  // a hash for a tick not executed yet: the rest are newer still
   }
   // Hashes arrive newest first; the acknowledgement covers every one up to a gap.
-  p.audit.hashes.advance(executed(), now);
-  if (p.role == Role::Player) slots[static_cast<std::size_t>(p.slot)].hashes_checked = p.audit.hashes.ack();
+  record.hashes.advance(executed(), now);
+  if (p.role == Role::Player) slots[static_cast<std::size_t>(p.slot)].hashes_checked = record.hashes.ack();
+}
+
+// A player in play must report its state hashes: one whose hashes stop is reported and dropped.
+void ServerSession::Impl::check_hash_silence(Peer& p, std::int64_t now) {
+  PeerAudit& record = audit(p);
+  if (phase != Phase::Running || record.verifying || executed() <= record.hashes.ack() + kHashSlackTicks) {
+    record.hashes.set_moved_at(now);
+    return;
+  }
+  if (record.hashes.moved_at() == 0) record.hashes.set_moved_at(now);  // owes hashes from now
+  if (now - record.hashes.moved_at() <= cfg.hash_silence_ns) return;
+  ++stats.hash_silences;
+  LOCKSTEP_LOG_ERROR("hash silence: player %d (%s) reported no state hash past tick %u for %lld ms", p.slot,
+                     p.name.c_str(), record.hashes.ack(), static_cast<long long>(cfg.hash_silence_ns / 1'000'000));
+  kick(p, "hash silence: no state hashes for " + std::to_string(cfg.hash_silence_ns / 1'000'000) +
+              " ms; every player must report one per tick");
+}
+
+// A probe the client does not answer in time ends, and its report goes as far as it got.
+void ServerSession::Impl::expire_probes(std::int64_t now) {
+  for (auto& [id, p] : peers) {
+    DesyncLocalizer& probe = audit(p).probe;
+    if (probe.active() && now - probe.started_at() > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p))) {
+      probe.give_up("the client did not answer the desync probe in time");
+      follow_probe(p, DesyncLocalizer::Outcome::Done, now);
+    }
+  }
+}
+
+// The session ends: every report still open is written as far as it got, and nothing more is done.
+void ServerSession::Impl::close_reports(std::int64_t now) {
+  for (auto& [id, p] : peers) {
+    if (audit(p).probe.active()) {
+      audit(p).probe.give_up("the session ended before the desync was localized");
+      queue_report(p, now);
+    }
+    if (relay_of(p).locating) locate_failed(p, "the session ended before the peer localized its desync", now);
+  }
+  settle_reports(now, /*force=*/true, /*act=*/false);
 }
 
 // The first hash after a join snapshot decides: equal to `ours` (the server's, or the settled
 // one), and the player counts from the next tick; another, and the server localizes the
 // difference like any desync, writes its report, counts it and then closes the connection.
 bool ServerSession::Impl::verify(Peer& p, Tick t, std::uint64_t theirs, std::uint64_t ours, std::int64_t now) {
-  p.audit.verifying = false;
+  PeerAudit& record = audit(p);
+  record.verifying = false;
   if (theirs != ours) {
     const std::string why = "its state after the snapshot does not match the server's at tick " + std::to_string(t);
     if (p.role == Role::Spectator) ++stats.spectator_desyncs;
     else ++stats.desyncs;
     ++stats.join_mismatches;
-    p.audit.desynced = true;
-    p.audit.last_report_at = now;
+    record.desynced = true;
+    record.last_report_at = now;
     referee.note(DesyncEvent{t, p.slot, p.name, ours, theirs});
     LOCKSTEP_LOG_ERROR("DESYNC at tick %u after a join snapshot: %s %d (%s) reports %s, the server has %s", t,
                        p.role == Role::Player ? "player" : "spectator", p.slot, p.name.c_str(),
                        hash_hex(theirs).c_str(), hash_hex(ours).c_str());
-    p.audit.kick_after_probe = why;
+    record.kick_after_probe = why;
     send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, theirs));
     start_probe(p, t, ours, theirs, now);
     return false;
@@ -83,20 +125,22 @@ bool ServerSession::Impl::verify(Peer& p, Tick t, std::uint64_t theirs, std::uin
 // (relay mode, no strict majority) there is none, and every voter is reported.
 void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::uint64_t ours, std::int64_t now,
                                        bool split) {
+  RelayMode::Standing& r = relay_of(p);
+  PeerAudit& record = audit(p);
   ++stats.hashes_compared;
   if (!referee.labelled(p.id)) referee.set_label(p.id, label(p));
   if (referee.vote(p.id, t, theirs, ours) && !split) {
-    p.audit.outvoted = false;  // back in step with the majority: its votes count again
+    r.outvoted = false;  // back in step with the majority: its votes count again
     return;
   }
   // Relay mode: a hash that lost to a settled majority; its votes no longer count (below).
-  if (relay() && !split && ours != 0) p.audit.outvoted = true;
+  if (relay() && !split && ours != 0) r.outvoted = true;
   // Every divergent tick counts; the first of a divergence (again after a resync) is reported,
   // at most one report per peer every 100 ms.
   ++stats.divergent_ticks;
-  if (p.audit.desynced || p.audit.probe.active() || now - p.audit.last_report_at < kReportIntervalNs) return;
-  p.audit.desynced = true;
-  p.audit.last_report_at = now;
+  if (record.desynced || record.probe.active() || now - record.last_report_at < kReportIntervalNs) return;
+  record.desynced = true;
+  record.last_report_at = now;
   if (p.role == Role::Spectator) ++stats.spectator_desyncs;
   else ++stats.desyncs;
   if (relay() && !split && ours != 0 && p.role == Role::Player) note_outvoted(p, t, ours);
@@ -107,7 +151,7 @@ void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, st
                            : relay() ? "the voters' majority has " : "the server has ",
                      split ? "" : hash_hex(ours).c_str());
   send(p, Channel::Control, protocol::desync_notice(t, p.slot, ours, theirs));
-  if (split) p.audit.split = true;
+  if (split) r.split = true;
   start_probe(p, t, ours, theirs, now);
 }
 
@@ -117,7 +161,7 @@ void ServerSession::Impl::compare_hash(Peer& p, Tick t, std::uint64_t theirs, st
 // an honest majority, but it can say that the same majority keeps winning against the same player.
 void ServerSession::Impl::note_outvoted(Peer& p, Tick t, std::uint64_t settled) {
   std::uint32_t mask = 0;
-  for (const auto& [id, hash] : consensus.votes(t)) {
+  for (const auto& [id, hash] : relay_mode.consensus.votes(t)) {
     const auto it = peers.find(id);
     if (hash == settled && it != peers.end() && it->second.role == Role::Player && it->second.slot >= 0 && it->second.slot < 32)
       mask |= 1u << it->second.slot;
@@ -129,11 +173,11 @@ void ServerSession::Impl::note_outvoted(Peer& p, Tick t, std::uint64_t settled) 
   std::string by;
   for (std::uint32_t i = 0, n = 0; i < 32; ++i)
     if (mask & (1u << i)) by += std::string(n++ ? ", " : "") + std::to_string(i) + " (" + slots[i].name + ")";
-  p.audit.collusion = "player " + std::to_string(p.slot) + " (" + p.name + ") has been outvoted " + std::to_string(times) +
+  relay_of(p).collusion = "player " + std::to_string(p.slot) + " (" + p.name + ") has been outvoted " + std::to_string(times) +
                       " times by the same players, " + by + ": possible collusion (docs/GUIDE.md, \"Relay verdicts\")";
   if (times == cfg.collusion_episodes) {
     ++stats.collusion_suspected;
-    LOCKSTEP_LOG_WARN("relay: %s", p.audit.collusion.c_str());
+    LOCKSTEP_LOG_WARN("relay: %s", relay_of(p).collusion.c_str());
   }
 }
 
@@ -147,6 +191,8 @@ void ServerSession::Impl::fit_history() {
 }
 
 void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::uint64_t theirs, std::int64_t now) {
+  RelayMode::Standing& standing = relay_of(p);
+  PeerAudit& record = audit(p);
   DesyncReport r;
   r.tick = t;
   r.slot = p.slot;
@@ -154,15 +200,15 @@ void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::
   r.server_hash = ours;
   r.client_hash = theirs;
   r.replay_file = cfg.record_path;
-  r.collusion = p.audit.collusion;
+  r.collusion = standing.collusion;
   if (relay()) {
     // No state of its own: on a split tick the votes are all there is; otherwise the peer
     // compares its state with the majority's (server_relay.cpp), and the report waits for that.
-    if (p.audit.split) {
+    if (standing.split) {
       // No majority, no blame: each side localizes against another side's state of the tick (a
       // voter with another hash), held to that side's own hash. With none to ask, the votes alone.
       std::uint32_t other = 0;
-      for (const auto& [id, hash] : consensus.votes(t)) {
+      for (const auto& [id, hash] : relay_mode.consensus.votes(t)) {
         const auto it = peers.find(id);
         if (id != p.id && hash != theirs && it != peers.end() && votes(it->second)) {
           other = id;
@@ -171,24 +217,24 @@ void ServerSession::Impl::start_probe(Peer& p, Tick t, std::uint64_t ours, std::
       }
       if (other == 0) {
         r.note = "relay mode: no strict majority of the voters settled this tick; every side is reported";
-        referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false), {}});
+        referee.queue({p.id, std::move(r), now, record.kick_after_probe, std::exchange(standing.split, false), {}});
         return;
       }
-      p.audit.locating = true;
-      p.audit.located = std::move(r);
-      p.audit.locate_sent_at = 0;
+      standing.locating = true;
+      standing.located = std::move(r);
+      standing.locate_sent_at = 0;
       serve_state(p, StateFetch::Purpose::Compare, now, t, other);
       return;
     }
-    p.audit.locating = true;
-    p.audit.located = std::move(r);
-    p.audit.locate_sent_at = 0;
+    standing.locating = true;
+    standing.located = std::move(r);
+    standing.locate_sent_at = 0;
     serve_state(p, StateFetch::Purpose::Compare, now, t);
     return;
   }
   // The state of the desync's tick stays until the probe is done, however long its round trips.
-  p.audit.probe_pinned = simulation->pin(t);
-  follow_probe(p, p.audit.probe.start(std::move(r), simulation->state_at(t), now), now);
+  record.probe_pinned = simulation->pin(t);
+  follow_probe(p, record.probe.start(std::move(r), simulation->state_at(t), now), now);
 }
 
 void ServerSession::Impl::on_detail(Peer& p, const wire::DesyncDetail& m, std::size_t size, std::int64_t now) {
@@ -200,7 +246,7 @@ void ServerSession::Impl::on_detail(Peer& p, const wire::DesyncDetail& m, std::s
   a.available = m.available();
   if (m.hashes()) a.hashes.assign(m.hashes()->begin(), m.hashes()->end());
   if (m.values()) a.values.assign(m.values()->begin(), m.values()->end());
-  const auto outcome = p.audit.probe.answer(a, size, simulation->state_at(m.tick()));
+  const auto outcome = audit(p).probe.answer(a, size, simulation->state_at(m.tick()));
   if (outcome == DesyncLocalizer::Outcome::Unasked) return drop(p, DropReason::UnexpectedMessage, " (unasked desync detail)");
   if (outcome == DesyncLocalizer::Outcome::OutOfRange) return drop(p, DropReason::FieldOutOfRange);
   follow_probe(p, outcome, now);
@@ -209,9 +255,9 @@ void ServerSession::Impl::on_detail(Peer& p, const wire::DesyncDetail& m, std::s
 // Sends the next question; once the probe is done, its report waits for the tick's votes.
 void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome, std::int64_t now) {
   if (outcome == DesyncLocalizer::Outcome::Ask) {
-    const ProbeQuestion& q = p.audit.probe.question();
+    const ProbeQuestion& q = audit(p).probe.question();
     const auto bytes = protocol::desync_probe(q.tick, q.level, q.first, q.count, q.block_size);
-    p.audit.probe.count_sent(bytes.size());
+    audit(p).probe.count_sent(bytes.size());
     return send(p, Channel::Control, bytes);
   }
   if (outcome != DesyncLocalizer::Outcome::Done) return;
@@ -220,15 +266,16 @@ void ServerSession::Impl::follow_probe(Peer& p, DesyncLocalizer::Outcome outcome
 }
 
 void ServerSession::Impl::queue_report(Peer& p, std::int64_t now) {
-  const Tick t = p.audit.probe.report().tick;
+  PeerAudit& record = audit(p);
+  const Tick t = record.probe.report().tick;
   // A divergence that continues its peer's episode is counted in that report, without a bundle:
   // its states are not serialized for nothing.
   const bool bundled = cfg.desync_bundles && bundles_written < kMaxBundles &&
-                       !referee.continues_episode(p.id, p.audit.probe.report(), now);
+                       !referee.continues_episode(p.id, record.probe.report(), now);
   std::vector<BundleState> states = bundled ? bundle_states(t) : std::vector<BundleState>{};
-  if (p.audit.probe_pinned) simulation->unpin(t);
-  p.audit.probe_pinned = false;
-  referee.queue({p.id, p.audit.probe.report(), now, p.audit.kick_after_probe, std::exchange(p.audit.split, false),
+  if (record.probe_pinned) simulation->unpin(t);
+  record.probe_pinned = false;
+  referee.queue({p.id, record.probe.report(), now, record.kick_after_probe, std::exchange(relay_of(p).split, false),
                  std::move(states)});
 }
 
@@ -303,8 +350,8 @@ std::string ServerSession::Impl::write_desync_bundle(const DesyncReport& decided
 // Every peer in play has reported its hash of tick t (or can no longer).
 bool ServerSession::Impl::votes_in(Tick t) const {
   for (const auto& [id, q] : peers) {
-    if (q.role == Role::Pending || q.closing || q.audit.verifying) continue;
-    const auto verdict = q.audit.hashes.check(t, executed());
+    if (q.role == Role::Pending || q.closing || audit(q).verifying) continue;
+    const auto verdict = audit(q).hashes.check(t, executed());
     if (verdict == HashLedger::Verdict::Compare || verdict == HashLedger::Verdict::Future) return false;
   }
   return true;
@@ -325,6 +372,7 @@ void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act)
     const auto found = peers.find(pr.peer_id);
     if (found == peers.end() || found->second.closing) continue;
     Peer& p = found->second;
+    PeerAudit& record = audit(p);
     const DesyncReport& r = pr.report;
     if (!pr.kick_reason.empty()) {
       kick(p, pr.kick_reason);
@@ -344,12 +392,12 @@ void ServerSession::Impl::settle_reports(std::int64_t now, bool force, bool act)
         break;
       case OnDesync::Resync:
         if (pr.split) break;  // with no majority there is no state to resync to
-        if (cfg.max_resyncs != 0 && p.audit.resyncs >= cfg.max_resyncs) {
-          kick(p, "it diverged again after " + std::to_string(p.audit.resyncs) +
+        if (cfg.max_resyncs != 0 && record.resyncs >= cfg.max_resyncs) {
+          kick(p, "it diverged again after " + std::to_string(record.resyncs) +
                       " resyncs: its rules or its machine differ from the majority's");
           break;
         }
-        ++p.audit.resyncs;
+        ++record.resyncs;
         resync(p, now);
         break;
     }
@@ -386,16 +434,17 @@ std::string ServerSession::Impl::label(const Peer& p) {
 
 // Sends the authoritative current state; the client loads it and plays on from there.
 void ServerSession::Impl::resync(Peer& p, std::int64_t now, bool again) {
+  PeerAudit& record = audit(p);
   if (relay()) {  // the state comes from a peer; the epoch moves when it is delivered
-    if (!p.audit.resyncing) serve_state(p, StateFetch::Purpose::Resync, now);
+    if (!relay_of(p).resyncing) serve_state(p, StateFetch::Purpose::Resync, now);
     return;
   }
-  if (!again) ++p.audit.epoch;
+  if (!again) ++record.epoch;
   ++stats.resyncs;
-  p.audit.resync_at = now;
-  ++p.audit.resync_tries;
+  record.resync_at = now;
+  ++record.resync_tries;
   send_snapshot(p, /*join=*/false);  // (hashes count again from the next tick)
-  p.audit.desynced = false;
+  record.desynced = false;
   LOCKSTEP_LOG_INFO("resync: sent %s the state of tick %u (%lld bytes)", p.name.c_str(), executed(),
                     static_cast<long long>(stats.last_snapshot_bytes));
 }
@@ -406,20 +455,21 @@ void ServerSession::Impl::resync(Peer& p, std::int64_t now, bool again) {
 // more, in the same epoch (either snapshot is the server's state), and a client that takes
 // neither is dropped, never silently left unchecked.
 void ServerSession::Impl::resync_not_taken(Peer& p, std::int64_t now) {
+  PeerAudit& record = audit(p);
   if (peer_sending(p.link)) {  // the patience counts from its delivery
-    p.audit.resync_at = now;
+    record.resync_at = now;
     return;
   }
-  if (now - p.audit.resync_at < std::max<std::int64_t>(kResyncPatienceNs, 8 * rtt_ns(p))) return;
+  if (now - record.resync_at < std::max<std::int64_t>(kResyncPatienceNs, 8 * rtt_ns(p))) return;
   ++stats.resyncs_not_taken;
-  if (p.audit.resync_tries >= kResyncTries) {
+  if (record.resync_tries >= kResyncTries) {
     LOCKSTEP_LOG_ERROR("resync: %s %d (%s) took none of %u snapshots", p.role == Role::Player ? "player" : "spectator",
-                       p.slot, p.name.c_str(), p.audit.resync_tries);
-    return kick(p, "it did not load the state sent to resync it (" + std::to_string(p.audit.resync_tries) + " tries)");
+                       p.slot, p.name.c_str(), record.resync_tries);
+    return kick(p, "it did not load the state sent to resync it (" + std::to_string(record.resync_tries) + " tries)");
   }
   LOCKSTEP_LOG_WARN("resync: %s still reports hashes of the state before its resync %lld ms after it arrived; sending "
                     "the state again",
-                    p.name.c_str(), static_cast<long long>((now - p.audit.resync_at) / 1'000'000));
+                    p.name.c_str(), static_cast<long long>((now - record.resync_at) / 1'000'000));
   resync(p, now, /*again=*/true);
 }
 

@@ -27,17 +27,17 @@ constexpr Tick kResyncReach = 128;                        // a resync state at m
 }  // namespace
 
 bool ServerSession::Impl::votes(const Peer& p) const {
-  if (p.role == Role::Pending || p.closing || p.audit.verifying || p.audit.resyncing || p.audit.outvoted) return false;
+  if (p.role == Role::Pending || p.closing || audit(p).verifying || relay_of(p).resyncing || relay_of(p).outvoted) return false;
   return p.role == Role::Player || cfg.spectators_vote;
 }
 
 void ServerSession::Impl::take_vote(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
-  if (t > consensus.decided_through()) return consensus.vote(p.id, t, theirs);
-  if (consensus.unvoted(t) && votes(p)) return late_vote(p, t, theirs, now);
+  if (t > relay_mode.consensus.decided_through()) return relay_mode.consensus.vote(p.id, t, theirs);
+  if (relay_mode.consensus.unvoted(t) && votes(p)) return late_vote(p, t, theirs, now);
   // Decided before this hash came: compared with the settled hash, as the server's own would be.
   std::uint64_t settled = 0;
-  if (!consensus.settled_hash(t, &settled)) return;  // a split or unvoted tick: nothing to hold it to
-  if (p.audit.verifying && !verify(p, t, theirs, settled, now)) return;
+  if (!relay_mode.consensus.settled_hash(t, &settled)) return;  // a split or unvoted tick: nothing to hold it to
+  if (audit(p).verifying && !verify(p, t, theirs, settled, now)) return;
   compare_hash(p, t, theirs, settled, now);
 }
 
@@ -46,18 +46,18 @@ void ServerSession::Impl::take_vote(Peer& p, Tick t, std::uint64_t theirs, std::
 // come), or four of the longest round trips past its deadline (at least 1 s): a far or silent
 // voter delays only a disputed verdict, never the session. Hash silence drops a silent voter.
 void ServerSession::Impl::settle_ticks(std::int64_t now, bool force) {
-  if (consensus.decided_through() >= executed()) return;
-  std::vector<std::uint32_t>& voters = voters_scratch;
+  if (relay_mode.consensus.decided_through() >= executed()) return;
+  std::vector<std::uint32_t>& voters = relay_mode.voters_scratch;
   voters.clear();
   for (const auto& [id, p] : peers)
     if (votes(p)) voters.push_back(id);
   std::int64_t wait = -1;  // worked out only when a vote is missing
-  while (consensus.decided_through() < executed()) {
-    const Tick t = consensus.decided_through() + 1;
+  while (relay_mode.consensus.decided_through() < executed()) {
+    const Tick t = relay_mode.consensus.decided_through() + 1;
     const bool in = std::all_of(voters.begin(), voters.end(), [&](std::uint32_t id) {
-      return consensus.voted(id, t) || peers.at(id).audit.hashes.check(t, executed()) == HashLedger::Verdict::Already;
+      return relay_mode.consensus.voted(id, t) || audit(peers.at(id)).hashes.check(t, executed()) == HashLedger::Verdict::Already;
     });
-    if (!in && !force && 2 * consensus.leading(t, voters) <= voters.size()) {
+    if (!in && !force && 2 * relay_mode.consensus.leading(t, voters) <= voters.size()) {
       if (wait < 0)
         wait = std::max<std::int64_t>(kSettleWaitNs,
                                       4 * longest_rtt([](const Peer& q) { return q.role != Role::Pending && !q.closing; }));
@@ -73,20 +73,20 @@ void ServerSession::Impl::settle_ticks(std::int64_t now, bool force) {
 // Once more than half of the voters agree, or all have reported, the tick is decided again and
 // every hash of it compared, as at its time; its hash log line stays as it was (unvoted).
 void ServerSession::Impl::late_vote(Peer& p, Tick t, std::uint64_t theirs, std::int64_t now) {
-  consensus.vote(p.id, t, theirs);
+  relay_mode.consensus.vote(p.id, t, theirs);
   std::vector<std::uint32_t> voters;
   for (const auto& [id, q] : peers)
     if (votes(q)) voters.push_back(id);
-  const bool all = std::all_of(voters.begin(), voters.end(), [&](std::uint32_t id) { return consensus.voted(id, t); });
-  if (!all && 2 * consensus.leading(t, voters) <= voters.size()) return;
+  const bool all = std::all_of(voters.begin(), voters.end(), [&](std::uint32_t id) { return relay_mode.consensus.voted(id, t); });
+  if (!all && 2 * relay_mode.consensus.leading(t, voters) <= voters.size()) return;
   --stats.ticks_unvoted;
   ++stats.ticks_settled_late;
-  const TickConsensus::Verdict v = consensus.settle_late(t, voters);
+  const TickConsensus::Verdict v = relay_mode.consensus.settle_late(t, voters);
   compare_votes(t, v, voters, now);
 }
 
 void ServerSession::Impl::decide_tick(Tick t, const std::vector<std::uint32_t>& voters, std::int64_t now) {
-  const TickConsensus::Verdict v = consensus.settle(t, voters);
+  const TickConsensus::Verdict v = relay_mode.consensus.settle(t, voters);
   record_tick(t, v.hash, v.settled);
   compare_votes(t, v, voters, now);
 }
@@ -98,12 +98,12 @@ void ServerSession::Impl::compare_votes(Tick t, const TickConsensus::Verdict& v,
   else if (v.voters > 0) ++stats.ticks_split;
   else ++stats.ticks_unvoted;
   // (Comparing a hash never changes the votes: the span stays valid.)
-  for (const auto& [id, theirs] : consensus.votes(t)) {
+  for (const auto& [id, theirs] : relay_mode.consensus.votes(t)) {
     const auto it = peers.find(id);
     if (it == peers.end() || it->second.closing) continue;
     Peer& p = it->second;
-    if (p.audit.verifying) {  // a joiner's first hash after its state is held to the settled one
-      if (v.settled && t > p.audit.verify_tick && verify(p, t, theirs, v.hash, now)) compare_hash(p, t, theirs, v.hash, now);
+    if (audit(p).verifying) {  // a joiner's first hash after its state is held to the settled one
+      if (v.settled && t > audit(p).verify_tick && verify(p, t, theirs, v.hash, now)) compare_hash(p, t, theirs, v.hash, now);
       continue;
     }
     if (v.settled) compare_hash(p, t, theirs, v.hash, now);
@@ -119,46 +119,46 @@ void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std:
   using P = StateFetch::Purpose;
   if (purpose == P::Join && serve_from_keyframe(p, now)) return;
   // A peer waits for one state to load and one to compare with at a time.
-  std::erase_if(fetches, [&](const StateFetch& f) { return f.target == p.id && (f.purpose == P::Compare) == (purpose == P::Compare); });
+  std::erase_if(relay_mode.fetches, [&](const StateFetch& f) { return f.target == p.id && (f.purpose == P::Compare) == (purpose == P::Compare); });
   StateFetch f;
   f.target = p.id;
   f.purpose = purpose;
   f.want = want;
   f.from = from;
   f.started_at = now;
-  if (purpose == P::Resync) p.audit.resyncing = true;
+  if (purpose == P::Resync) relay_of(p).resyncing = true;
   // A joiner holds no frame yet: until its state arrives, frames go to it whole (it drops them).
   if (purpose == P::Join) feed.loads_state(p.id, executed());
-  fetches.push_back(std::move(f));
-  if (!ask_for_state(fetches.back(), now))
+  relay_mode.fetches.push_back(std::move(f));
+  if (!ask_for_state(relay_mode.fetches.back(), now))
     LOCKSTEP_LOG_INFO("relay: no peer holds a settled state for %s yet; asking again shortly", label(p).c_str());
 }
 
 // Every relay_keyframe_interval ticks, the newest settled tick's state from a voter: the latest
 // keyframe, for joins and the recording. One fetch at a time; no target peer.
 void ServerSession::Impl::fetch_keyframe(std::int64_t now) {
-  if (cfg.relay_keyframe_interval == 0 || consensus.decided_through() < next_keyframe) return;
-  if (std::any_of(fetches.begin(), fetches.end(), [](const StateFetch& f) { return f.purpose == StateFetch::Purpose::Keyframe; }))
+  if (cfg.relay_keyframe_interval == 0 || relay_mode.consensus.decided_through() < relay_mode.next_keyframe) return;
+  if (std::any_of(relay_mode.fetches.begin(), relay_mode.fetches.end(), [](const StateFetch& f) { return f.purpose == StateFetch::Purpose::Keyframe; }))
     return;
-  next_keyframe = consensus.decided_through() + cfg.relay_keyframe_interval;
+  relay_mode.next_keyframe = relay_mode.consensus.decided_through() + cfg.relay_keyframe_interval;
   StateFetch f;
   f.purpose = StateFetch::Purpose::Keyframe;
   f.started_at = now;
-  fetches.push_back(std::move(f));
-  if (!ask_for_state(fetches.back(), now)) fetches.pop_back();  // no voter holds one yet: at the next interval
+  relay_mode.fetches.push_back(std::move(f));
+  if (!ask_for_state(relay_mode.fetches.back(), now)) relay_mode.fetches.pop_back();  // no voter holds one yet: at the next interval
 }
 
 // A joiner served from the latest keyframe, when it is recent enough to catch up from: no peer is
 // asked, the state goes out at once, and the joiner's first hash after it is held to the settled
 // one as with any join.
 bool ServerSession::Impl::serve_from_keyframe(Peer& p, std::int64_t now) {
-  if (!keyframe || keyframe->tick > executed() || executed() - keyframe->tick > kKeyframeReach) return false;
+  if (!relay_mode.keyframe || relay_mode.keyframe->tick > executed() || executed() - relay_mode.keyframe->tick > relay_mode.kKeyframeReach) return false;
   StateFetch f;
   f.target = p.id;
   f.purpose = StateFetch::Purpose::Join;
-  f.tick = keyframe->tick;
-  f.hash = keyframe->hash;
-  f.bytes = keyframe->bytes;
+  f.tick = relay_mode.keyframe->tick;
+  f.hash = relay_mode.keyframe->hash;
+  f.bytes = relay_mode.keyframe->bytes;
   f.started_at = now;
   ++stats.joins_from_keyframe;
   deliver_state(f, now);
@@ -171,7 +171,7 @@ bool ServerSession::Impl::serve_from_keyframe(Peer& p, std::int64_t now) {
 bool ServerSession::Impl::may_source(const StateFetch& f, const Peer& q, Tick t, std::int64_t now) const {
   if (q.id == f.target || q.closing || q.role == Role::Pending || (q.role == Role::Spectator && !cfg.spectators_vote))
     return false;
-  if (q.audit.wrong_state || q.audit.resyncing || q.audit.verifying || now < q.audit.source_benched_until) return false;
+  if (relay_of(q).wrong_state || relay_of(q).resyncing || audit(q).verifying || now < relay_of(q).source_benched_until) return false;
   if (std::find(f.asked.begin(), f.asked.end(), q.id) != f.asked.end()) return false;
   return std::none_of(f.not_held.begin(), f.not_held.end(),
                       [&](const StateFetch::NotHeld& n) { return n.peer == q.id && t <= n.tick; });
@@ -184,20 +184,20 @@ bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
   if (f.requests >= ServerSession::kMaxRequestsPerFetch) return false;
   if (f.from != 0) {  // a split tick: the other party's state, held to its own hash of the tick
     const auto it = peers.find(f.from);
-    const auto votes = consensus.votes(f.want);
+    const auto votes = relay_mode.consensus.votes(f.want);
     const auto vote = std::find_if(votes.begin(), votes.end(), [&](const auto& v) { return v.first == f.from; });
     if (it == peers.end() || vote == votes.end() || !may_source(f, it->second, f.want, now)) return false;
     request_state(f, it->second, f.want, vote->second, now);
     return true;
   }
-  const Tick newest = f.want != 0 ? f.want : consensus.decided_through();
+  const Tick newest = f.want != 0 ? f.want : relay_mode.consensus.decided_through();
   const Tick searched = f.want != 0 ? 1 : kSourceSearchTicks;  // a comparison needs its own tick
   for (int round = 0; round < 2; ++round) {
     for (Tick t = newest; t > 0 && newest - t < searched; --t) {
       std::uint64_t settled = 0;
-      if (!consensus.settled_hash(t, &settled)) continue;
+      if (!relay_mode.consensus.settled_hash(t, &settled)) continue;
       Peer* best = nullptr;
-      for (const auto& [id, h] : consensus.votes(t)) {
+      for (const auto& [id, h] : relay_mode.consensus.votes(t)) {
         const auto it = peers.find(id);
         if (h != settled || it == peers.end() || !may_source(f, it->second, t, now)) continue;
         if (!best || rtt_ns(it->second) < rtt_ns(*best)) best = &it->second;
@@ -213,8 +213,8 @@ bool ServerSession::Impl::ask_for_state(StateFetch& f, std::int64_t now) {
 
 void ServerSession::Impl::request_state(StateFetch& f, Peer& source, Tick t, std::uint64_t hash, std::int64_t now) {
   // Every request its own id: the rest of an answer that was passed over is told from the new one.
-  f.request = next_request++;
-  if (next_request == 0) next_request = 1;
+  f.request = relay_mode.next_request++;
+  if (relay_mode.next_request == 0) relay_mode.next_request = 1;
   f.tick = t;
   f.hash = hash;
   f.source = source.id;
@@ -233,12 +233,12 @@ void ServerSession::Impl::request_state(StateFetch& f, Peer& source, Tick t, std
 // Whether p's message is a chunk of an answer the server asked p for: those do not count toward
 // its message rate (a state of many chunks is the server's own doing).
 bool ServerSession::Impl::asked_for(const Peer& p, std::span<const std::uint8_t> data) const {
-  if (!relay() || fetches.empty()) return false;
+  if (!relay() || relay_mode.fetches.empty()) return false;
   const wire::Message* m = protocol::decode(data, nullptr, protocol::kMaxDetailMessageBytes);
   if (!m || m->body_type() != wire::Body::Snapshot) return false;
   const wire::Snapshot& s = *m->body_as_Snapshot();
   const std::size_t n = s.data() ? s.data()->size() : 0;
-  return s.request() != 0 && std::any_of(fetches.begin(), fetches.end(), [&](const StateFetch& f) {
+  return s.request() != 0 && std::any_of(relay_mode.fetches.begin(), relay_mode.fetches.end(), [&](const StateFetch& f) {
            return f.source == p.id && f.request == s.request() && f.advanced_by(s.offset(), n);
          });
 }
@@ -247,11 +247,11 @@ bool ServerSession::Impl::asked_for(const Peer& p, std::span<const std::uint8_t>
 // limit, in order, of the tick asked for, and forwarded only when it hashes to the settled value.
 void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std::int64_t now) {
   if (!relay() || m.request() == 0) return drop(p, DropReason::UnexpectedMessage, " (a snapshot from a client)");
-  const auto it = std::find_if(fetches.begin(), fetches.end(),
+  const auto it = std::find_if(relay_mode.fetches.begin(), relay_mode.fetches.end(),
                                [&](const StateFetch& f) { return f.request == m.request() && f.source == p.id; });
-  if (it == fetches.end()) {
+  if (it == relay_mode.fetches.end()) {
     // The rest of an answer that was passed over (too late) or replaced: nothing to do with it.
-    if (m.request() < next_request) return;
+    if (m.request() < relay_mode.next_request) return;
     return drop(p, DropReason::UnexpectedMessage, " (an answer to no state request)");
   }
   StateFetch& f = *it;
@@ -263,7 +263,7 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
   if (f.advanced_by(m.offset(), n)) p.entry.allowance = std::min(cfg.message_burst, p.entry.allowance + 1.0);
   auto wrong = [&](const char* why) {
     ++stats.states_forged;
-    p.audit.wrong_state = true;
+    relay_of(p).wrong_state = true;
     // Reported as a desync is, in a file of its own that names the forger (and the exit is 3).
     DesyncReport r;
     r.tick = f.tick;
@@ -315,32 +315,34 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
   }
   if (f.purpose == StateFetch::Purpose::Keyframe) {
     ++stats.keyframes_fetched;
-    keyframe = Keyframe{f.tick, f.hash, std::move(f.bytes)};
-    LOCKSTEP_LOG_INFO("relay: keyframe of tick %u from %s (%zu bytes, hash %s checked)", keyframe->tick, label(p).c_str(),
-                      keyframe->bytes.size(), hash_hex(keyframe->hash).c_str());
-    fetches.erase(fetches.begin() + (&f - fetches.data()));
-    if (keyframe_fn) keyframe_fn(keyframe->tick, keyframe->hash, keyframe->bytes);
+    relay_mode.keyframe = RelayMode::Keyframe{f.tick, f.hash, std::move(f.bytes)};
+    LOCKSTEP_LOG_INFO("relay: keyframe of tick %u from %s (%zu bytes, hash %s checked)", relay_mode.keyframe->tick, label(p).c_str(),
+                      relay_mode.keyframe->bytes.size(), hash_hex(relay_mode.keyframe->hash).c_str());
+    relay_mode.fetches.erase(relay_mode.fetches.begin() + (&f - relay_mode.fetches.data()));
+    if (keyframe_fn) keyframe_fn(relay_mode.keyframe->tick, relay_mode.keyframe->hash, relay_mode.keyframe->bytes);
     return;
   }
   deliver_state(f, now);
-  fetches.erase(fetches.begin() + (&f - fetches.data()));
+  relay_mode.fetches.erase(relay_mode.fetches.begin() + (&f - relay_mode.fetches.data()));
 }
 
 void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
   const auto it = peers.find(f.target);
   if (it == peers.end() || it->second.closing) return;
   Peer& p = it->second;
+  RelayMode::Standing& r = relay_of(p);
+  PeerAudit& record = audit(p);
   const std::string source = peers.count(f.source) ? label(peers.at(f.source))
                              : f.source == 0 ? std::string("the latest keyframe") : std::string("a peer");
   if (f.purpose == StateFetch::Purpose::Compare) {
     // Not to load: the peer compares it with its own state of that tick and answers DesyncLocated.
-    if (!p.audit.locating) return;
-    for (const auto& chunk : protocol::snapshot(f.tick, p.audit.epoch, f.hash, f.bytes, false, 0, /*compare=*/true))
+    if (!r.locating) return;
+    for (const auto& chunk : protocol::snapshot(f.tick, record.epoch, f.hash, f.bytes, false, 0, /*compare=*/true))
       send(p, Channel::Control, chunk);
     transport->flush();
-    p.audit.locate_sent_at = now;
-    p.audit.locate_source = source;
-    p.audit.located.probe_bytes += f.bytes.size();
+    r.locate_sent_at = now;
+    r.locate_source = source;
+    r.located.probe_bytes += f.bytes.size();
     ++stats.states_forwarded;
     LOCKSTEP_LOG_INFO("relay: sent %s the majority's state of tick %u from %s to compare with its own", label(p).c_str(),
                       f.tick, source.c_str());
@@ -350,22 +352,22 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
   if (join) {
     // The joiner starts from tick f.tick: the frames after it follow, and its first hash after
     // it is held to the settled one.
-    p.audit.verify_tick = f.tick;
-    p.audit.hashes.reset_to(f.tick);
+    record.verify_tick = f.tick;
+    record.hashes.reset_to(f.tick);
     feed.starts_at(p.id, f.tick, now);
   } else {
-    ++p.audit.epoch;
+    ++record.epoch;
     ++stats.resyncs;
-    p.audit.resync_at = now;
-    ++p.audit.resync_tries;
-    p.audit.hashes.reset_to(executed());  // its hashes count again from the next tick, of the new epoch
-    consensus.forget(p.id);                // and its diverged ones of ticks not decided yet no longer do
-    p.audit.desynced = false;
-    p.audit.resyncing = false;
-    p.audit.outvoted = false;
+    record.resync_at = now;
+    ++record.resync_tries;
+    record.hashes.reset_to(executed());  // its hashes count again from the next tick, of the new epoch
+    relay_mode.consensus.forget(p.id);                // and its diverged ones of ticks not decided yet no longer do
+    record.desynced = false;
+    r.resyncing = false;
+    r.outvoted = false;
   }
   feed.loads_state(p.id, f.tick);
-  for (const auto& chunk : protocol::snapshot(f.tick, p.audit.epoch, f.hash, f.bytes, join)) send(p, Channel::Control, chunk);
+  for (const auto& chunk : protocol::snapshot(f.tick, record.epoch, f.hash, f.bytes, join)) send(p, Channel::Control, chunk);
   if (join && f.tick < executed()) {
     // The newest frames first, with the state: they tell the joiner the session's time before
     // it samples its first input (the frames after the state alone would put it in the past).
@@ -396,7 +398,7 @@ void ServerSession::Impl::pass_over_silent_source(StateFetch& f, std::int64_t no
                                       static_cast<double>(pacing) * 1e-9 * static_cast<double>(kMinSourceBytesPerSecond);
   if (!silent && !slow) return;
   ++stats.states_unanswered;
-  if (!gone) source->second.audit.source_benched_until = now + kSourceBenchNs;
+  if (!gone) relay_of(source->second).source_benched_until = now + kSourceBenchNs;
   LOCKSTEP_LOG_WARN("relay: %s did not send its state of tick %u in time (%zu of %u bytes); asking another peer",
                     gone ? "a peer that left" : label(source->second).c_str(), f.tick, f.bytes.size(), f.total);
   f.forget_source();
@@ -405,12 +407,12 @@ void ServerSession::Impl::pass_over_silent_source(StateFetch& f, std::int64_t no
 // Ends fetches[i] unserved: a keyframe waits for the next interval, a comparison is reported as
 // not localized, and a peer waiting to join or to be resynced is dropped with `why`.
 void ServerSession::Impl::fail_fetch(std::size_t i, const std::string& why, std::int64_t now) {
-  const StateFetch f = std::move(fetches[i]);
-  fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
+  const StateFetch f = std::move(relay_mode.fetches[i]);
+  relay_mode.fetches.erase(relay_mode.fetches.begin() + static_cast<std::ptrdiff_t>(i));
   // A source still answering at the deadline did not answer in time: counted, and not asked soon.
   if (const auto source = f.source != 0 ? peers.find(f.source) : peers.end(); source != peers.end()) {
     ++stats.states_unanswered;
-    source->second.audit.source_benched_until = now + kSourceBenchNs;
+    relay_of(source->second).source_benched_until = now + kSourceBenchNs;
   }
   if (f.purpose == StateFetch::Purpose::Keyframe) {
     LOCKSTEP_LOG_WARN("relay: no keyframe this interval: %s", why.c_str());
@@ -420,10 +422,10 @@ void ServerSession::Impl::fail_fetch(std::size_t i, const std::string& why, std:
   if (target == peers.end() || target->second.closing) return;
   Peer& p = target->second;
   if (f.purpose == StateFetch::Purpose::Compare) {
-    if (p.audit.locating) locate_failed(p, why, now);
+    if (relay_of(p).locating) locate_failed(p, why, now);
     return;
   }
-  p.audit.resyncing = false;
+  relay_of(p).resyncing = false;
   kick(p, why);
 }
 
@@ -432,17 +434,17 @@ void ServerSession::Impl::fail_fetch(std::size_t i, const std::string& why, std:
 // request it may; meanwhile sources that went away, fell silent or trickle are passed over, and
 // after a "not held" the next is asked once the pause is over.
 void ServerSession::Impl::check_fetches(std::int64_t now) {
-  for (std::size_t i = 0; i < fetches.size();) {
-    StateFetch& f = fetches[i];
+  for (std::size_t i = 0; i < relay_mode.fetches.size();) {
+    StateFetch& f = relay_mode.fetches[i];
     const bool for_keyframe = f.purpose == StateFetch::Purpose::Keyframe;  // no target
     if (!for_keyframe) {
       const auto target = peers.find(f.target);
       if (target == peers.end() || target->second.closing) {
-        fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
+        relay_mode.fetches.erase(relay_mode.fetches.begin() + static_cast<std::ptrdiff_t>(i));
         continue;
       }
-      if (f.purpose == StateFetch::Purpose::Compare && !target->second.audit.locating) {
-        fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
+      if (f.purpose == StateFetch::Purpose::Compare && !relay_of(target->second).locating) {
+        relay_mode.fetches.erase(relay_mode.fetches.begin() + static_cast<std::ptrdiff_t>(i));
         continue;
       }
     }
@@ -463,7 +465,7 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
         continue;
       }
       if (for_keyframe) {  // no voter holds one now: at the next interval
-        fetches.erase(fetches.begin() + static_cast<std::ptrdiff_t>(i));
+        relay_mode.fetches.erase(relay_mode.fetches.begin() + static_cast<std::ptrdiff_t>(i));
         continue;
       }
       f.retry_at = now + kNotHeldPauseNs;  // nobody to ask now: look again shortly
@@ -472,9 +474,10 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
   }
   // A peer that has the majority's state and does not answer with its localization in time.
   for (auto& [id, p] : peers) {
-    if (!p.audit.locating || p.audit.locate_sent_at == 0 || p.closing) continue;
-    if (peer_sending(p.link)) p.audit.locate_sent_at = now;  // the state is still on its way to it
-    if (now - p.audit.locate_sent_at > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p)))
+    RelayMode::Standing& r = relay_of(p);
+    if (!r.locating || r.locate_sent_at == 0 || p.closing) continue;
+    if (peer_sending(p.link)) r.locate_sent_at = now;  // the state is still on its way to it
+    if (now - r.locate_sent_at > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p)))
       locate_failed(p, "the peer did not compare its state with the majority's in time", now);
   }
 }
@@ -484,11 +487,12 @@ void ServerSession::Impl::check_fetches(std::int64_t now) {
 // reference's), and the first byte where the two states differ. Its word is all there is, and
 // the report says so; the votes stand on their own.
 void ServerSession::Impl::on_located(Peer& p, const wire::DesyncLocated& m, std::int64_t now) {
-  if (!relay() || !p.audit.locating || p.audit.locate_sent_at == 0 || m.tick() != p.audit.located.tick)
+  RelayMode::Standing& standing = relay_of(p);
+  if (!relay() || !standing.locating || standing.locate_sent_at == 0 || m.tick() != standing.located.tick)
     return drop(p, DropReason::UnexpectedMessage, " (an unasked desync localization)");
-  DesyncReport r = std::move(p.audit.located);
-  p.audit.locating = false;
-  const bool split = std::exchange(p.audit.split, false);
+  DesyncReport r = std::move(standing.located);
+  standing.locating = false;
+  const bool split = std::exchange(standing.split, false);
   r.probe_bytes += static_cast<std::uint64_t>(m.fields() ? m.fields()->size() * 24 : 0) + 64;
   if (!m.available()) {
     r.note = "relay mode: the peer no longer held its state of the tick to compare with the majority's";
@@ -504,25 +508,26 @@ void ServerSession::Impl::on_located(Peer& p, const wire::DesyncLocated& m, std:
         r.client_fields.push_back({name, kind, f->own()});
       }
     r.note = (split ? "relay mode: no strict majority, so neither side is blamed; localized by this peer's own rules "
-                      "against the other side's state of the tick (from " + p.audit.locate_source +
+                      "against the other side's state of the tick (from " + standing.locate_source +
                           ", checked against its own hash; the reference values are the other side's)"
                     : "relay mode: localized by the peer's own rules against the majority's state of the tick (from " +
-                          p.audit.locate_source + ", checked against the settled hash)") +
+                          standing.locate_source + ", checked against the settled hash)") +
              (m.first_byte() >= 0 ? "; the serialized states first differ at byte " + std::to_string(m.first_byte()) : "");
   }
-  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, split, {}});
+  referee.queue({p.id, std::move(r), now, audit(p).kick_after_probe, split, {}});
 }
 
 void ServerSession::Impl::locate_failed(Peer& p, const std::string& note, std::int64_t now) {
-  if (!p.audit.locating) return;
-  p.audit.locating = false;
-  DesyncReport r = std::move(p.audit.located);
-  const bool split = std::exchange(p.audit.split, false);
+  RelayMode::Standing& standing = relay_of(p);
+  if (!standing.locating) return;
+  standing.locating = false;
+  DesyncReport r = std::move(standing.located);
+  const bool split = std::exchange(standing.split, false);
   r.note = "relay mode: not localized: " + note +
            (split ? "; no strict majority of the voters settled this tick: every side is reported"
                   : "; the voters' majority names the odd one out");
-  std::erase_if(fetches, [&](const StateFetch& f) { return f.target == p.id && f.purpose == StateFetch::Purpose::Compare; });
-  referee.queue({p.id, std::move(r), now, p.audit.kick_after_probe, split, {}});
+  std::erase_if(relay_mode.fetches, [&](const StateFetch& f) { return f.target == p.id && f.purpose == StateFetch::Purpose::Compare; });
+  referee.queue({p.id, std::move(r), now, audit(p).kick_after_probe, split, {}});
 }
 
 }  // namespace lockstep

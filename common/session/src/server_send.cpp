@@ -38,21 +38,22 @@ void ServerSession::Impl::send_start(Peer& p, std::int64_t now, Channel channel)
 void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
   std::vector<std::uint8_t> state;
   simulation->current().serialize(state);
-  for (const auto& chunk : protocol::snapshot(executed(), p.audit.epoch, simulation->current().hash(), state, join)) send(p, Channel::Control, chunk);
+  for (const auto& chunk : protocol::snapshot(executed(), audit(p).epoch, simulation->current().hash(), state, join)) send(p, Channel::Control, chunk);
   // Its hashes count from the state's next tick. Set where a state is sent, to that state's tick
   // (relay mode: in deliver_state): one acknowledged earlier would tell the client its hashes up
   // to then are in when they never are.
-  p.audit.hashes.reset_to(executed());
+  audit(p).hashes.reset_to(executed());
   feed.loads_state(p.id, executed());
   stats.last_snapshot_bytes = static_cast<std::int64_t>(state.size());
   transport->flush();
 }
 
 void ServerSession::Impl::send_frames(std::int64_t now) {
-  for (auto& [id, p] : peers) {
+  for (auto& held : peers) {
+    Peer& p = held.second;  // (a name of its own: a lambda below takes it, which clang 14 allows no binding)
     if (p.role == Role::Pending) continue;
     // A player always hears its acknowledgements; a spectator once it reports hashes.
-    const bool acks_when_idle = p.role == Role::Player || p.audit.hashes.ack() > 0;
+    const bool acks_when_idle = p.role == Role::Player || audit(p).hashes.ack() > 0;
     const std::int64_t rtt = p.link ? std::int64_t{peer_rtt_ms(p.link)} * 1'000'000 : 0;
     if (!feed.feed(p.id, executed(), now, rtt, acks_when_idle, play_header(p), inputs_of(p),
                    [&](std::span<const std::uint8_t> bytes) { send(p, Channel::Play, bytes); }))
@@ -68,7 +69,7 @@ protocol::ServerPlayHeader ServerSession::Impl::play_header(const Peer& p) const
   protocol::ServerPlayHeader h;
   // Clients time their inputs by this server's tick clock, so they are told when it moves.
   h.clock_shift = static_cast<std::uint32_t>(std::min<std::uint64_t>(pacer.stats().skipped, UINT32_MAX));
-  h.hash_ack = p.audit.hashes.ack();
+  h.hash_ack = audit(p).hashes.ack();
   return h;
 }
 

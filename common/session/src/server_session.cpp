@@ -17,7 +17,6 @@ namespace lockstep {
 namespace {
 constexpr std::int64_t kMaxStartDelayNs = 3'000'000'000;  // the start waits at most this long for far players
 constexpr std::int64_t kStartRepeatNs = 20'000'000;       // Start's unreliable copies go out this often until tick 1
-constexpr Tick kHashSlackTicks = 50;                       // hashes may lag this far (0.5 s) before hash silence is timed
 constexpr std::int64_t kLobbyBeatNs = 100'000'000;        // lobby heartbeats on the play channel this often
 constexpr std::int64_t kFinalAckNs = 100'000'000;         // the final hashes' acknowledgement repeats this long
 // What a datagram from a client that failed decoding is counted as.
@@ -132,19 +131,7 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
       kick(p, "silent for " + std::to_string((gone ? cfg.silent_drop_ns : play_silence) / 1'000'000) + " ms");
       continue;
     }
-    // A player in play must report its state hashes: one whose hashes stop is reported and dropped.
-    if (phase == Phase::Running && p.role == Role::Player && !p.audit.verifying && executed() > p.audit.hashes.ack() + kHashSlackTicks) {
-      if (p.audit.hashes.moved_at() == 0) p.audit.hashes.set_moved_at(now);  // owes hashes from now
-      if (now - p.audit.hashes.moved_at() > cfg.hash_silence_ns) {
-        ++stats.hash_silences;
-        LOCKSTEP_LOG_ERROR("hash silence: player %d (%s) reported no state hash past tick %u for %lld ms", p.slot,
-                           p.name.c_str(), p.audit.hashes.ack(), static_cast<long long>(cfg.hash_silence_ns / 1'000'000));
-        kick(p, "hash silence: no state hashes for " + std::to_string(cfg.hash_silence_ns / 1'000'000) +
-                    " ms; every player must report one per tick");
-      }
-    } else if (p.role == Role::Player) {
-      p.audit.hashes.set_moved_at(now);
-    }
+    if (p.role == Role::Player) check_hash_silence(p, now);
   }
   if (relay()) {
     check_fetches(now);
@@ -154,12 +141,7 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
     fit_history();
   }
   if (referee.has_pending()) settle_reports(now, /*force=*/false, /*act=*/phase != Phase::Closing && phase != Phase::Finished);
-  for (auto& [id, p] : peers)
-    if (p.audit.probe.active() &&
-        now - p.audit.probe.started_at() > std::max(cfg.probe_timeout_ns, 8 * rtt_ns(p))) {
-      p.audit.probe.give_up("the client did not answer the desync probe in time");
-      follow_probe(p, DesyncLocalizer::Outcome::Done, now);
-    }
+  expire_probes(now);
 }
 
 void ServerSession::Impl::on_receive(const NetEvent& ev, std::int64_t now) {
@@ -367,14 +349,7 @@ void ServerSession::Impl::begin(std::int64_t now) {
 void ServerSession::Impl::end_session(wire::EndReason reason, const std::string& detail, std::int64_t now) {
   if (phase == Phase::Closing || phase == Phase::Finished) return;
   if (relay()) settle_ticks(now, /*force=*/true);  // every executed tick decided, with the votes that came
-  for (auto& [id, p] : peers) {
-    if (p.audit.probe.active()) {  // reports still open are written, nothing more
-      p.audit.probe.give_up("the session ended before the desync was localized");
-      queue_report(p, now);
-    }
-    if (p.audit.locating) locate_failed(p, "the session ended before the peer localized its desync", now);
-  }
-  settle_reports(now, /*force=*/true, /*act=*/false);
+  close_reports(now);
   incomplete = reason == wire::EndReason::Stopped && phase != Phase::Lobby;
   settle_result();
   LOCKSTEP_LOG_INFO("session over at tick %u: %s", executed(), detail.c_str());
@@ -388,9 +363,9 @@ void ServerSession::Impl::end_session(wire::EndReason reason, const std::string&
   phase_deadline = now + cfg.close_timeout_ns;
   if (reason == wire::EndReason::Desync || stats.desyncs > 0 || stats.states_forged > 0) exit = 3;
   for (const auto& [id, p] : peers)
-    if (p.role == Role::Player && p.audit.hashes.ack() < executed())
+    if (p.role == Role::Player && audit(p).hashes.ack() < executed())
       LOCKSTEP_LOG_WARN("player %d (%s): hashes checked only up to tick %u of %u: not counted as in sync", p.slot,
-                        p.name.c_str(), p.audit.hashes.ack(), executed());
+                        p.name.c_str(), audit(p).hashes.ack(), executed());
 }
 
 // Until tick 1, Start also goes out unreliably every kStartRepeatNs: a reliable Start waits
@@ -409,8 +384,8 @@ std::int64_t ServerSession::Impl::repeat_start(std::int64_t now) {
 bool ServerSession::Impl::all_hashes_in() const {
   for (const auto& [id, p] : peers)
     // Players owe their final hashes; a spectator is waited for only if it reports any.
-    if (p.role != Role::Pending && !p.closing && (p.role == Role::Player || p.audit.hashes.ack() > 0) &&
-        (p.audit.hashes.ack() < cfg.last_tick || p.audit.probe.active() || p.audit.locating))
+    if (p.role != Role::Pending && !p.closing && (p.role == Role::Player || audit(p).hashes.ack() > 0) &&
+        (audit(p).hashes.ack() < cfg.last_tick || examined(p)))
       return false;
   return true;
 }
@@ -419,15 +394,15 @@ bool ServerSession::Impl::all_hashes_in() const {
 // deliver. Then every message can wait for the next tick's deadline.
 bool ServerSession::Impl::quiet() const {
   for (const auto& [id, p] : peers)
-    if (p.role == Role::Pending || p.audit.probe.active() || p.audit.locating || p.audit.verifying || p.closing) return false;
-  return fetches.empty() && !transport->reliable_in_flight();
+    if (p.role == Role::Pending || p.closing || examined(p) || audit(p).verifying) return false;
+  return relay_mode.fetches.empty() && !transport->reliable_in_flight();
 }
 
 std::pair<Tick, std::uint64_t> ServerSession::Impl::latest_settled() const {
   if (simulation) return {executed(), simulation->hash_at(executed())};
-  for (Tick t = consensus.decided_through(); t > 0 && consensus.decided_through() - t < TickConsensus::kHistory; --t) {
+  for (Tick t = relay_mode.consensus.decided_through(); t > 0 && relay_mode.consensus.decided_through() - t < TickConsensus::kHistory; --t) {
     std::uint64_t h = 0;
-    if (consensus.settled_hash(t, &h)) return {t, h};
+    if (relay_mode.consensus.settled_hash(t, &h)) return {t, h};
   }
   return {0, 0};
 }

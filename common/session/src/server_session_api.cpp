@@ -92,7 +92,7 @@ std::unique_ptr<ServerSession> ServerSession::create_on(Network& network, const 
   // The rings of frames and votes sized now, not a tick at a time over the first kHistory ticks
   // of play: a tick then allocates nothing.
   impl->feed.prepare(config.players, impl->input_size);
-  impl->consensus.reserve(config.players);
+  impl->relay_mode.consensus.reserve(config.players);
   impl->referee.reserve(config.players);
   return std::unique_ptr<ServerSession>(new ServerSession(std::move(impl)));
 }

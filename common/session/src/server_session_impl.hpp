@@ -38,6 +38,7 @@
 #include "lockstep/transport.hpp"
 #include "desync_referee.hpp"
 #include "frame_feed.hpp"
+#include "relay_mode.hpp"
 #include "server_simulation.hpp"
 
 namespace lockstep {
@@ -72,36 +73,6 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::uint64_t bytes_in = 0, bytes_out = 0;  // before authentication: replies never outgrow requests
     std::vector<std::uint8_t> deferred_token;  // a ConnectRequest's token waiting for the server's key
   };
-  /// The referee's record of a peer: its hashes, a join being verified, a desync being localized,
-  /// and its resyncs (server_referee.cpp).
-  struct Audit {
-    HashLedger hashes;           // its state hashes, compared with the server's
-    bool verifying = false;      // joined a running session: not counted until a hash matches
-    Tick verify_tick = 0;        // the snapshot's tick
-    bool desynced = false;
-    std::int64_t last_report_at = INT64_MIN / 2;  // when its last desync report was started
-    DesyncLocalizer probe;       // the desync being localized, one question at a time
-    bool probe_pinned = false;   // the server's state of the probe's tick is pinned in the history
-    std::string kick_after_probe;  // a rejoin whose state did not match: kicked with this once reported
-    std::uint32_t epoch = 0;     // resyncs sent; hashes from older epochs are stale
-    std::int64_t resync_at = 0;  // when the last resync snapshot went out
-    std::uint32_t resync_tries = 0;  // snapshots sent since its last hash of the current epoch
-    std::uint32_t resyncs = 0;       // resyncs started for it (ServerConfig::max_resyncs)
-    bool split = false;          // relay mode: its desync's tick had no strict majority (nobody is resynced)
-    bool resyncing = false;      // relay mode: a peer's state is being fetched for it; no voter meanwhile
-    bool outvoted = false;       // relay mode: its hash lost to a settled majority; no voter until a hash of
-                                 // its matches again or it is resynced (OpenFront's rule)
-    std::string collusion;       // relay mode: the possible-collusion sentence for its reports, or ""
-    bool wrong_state = false;    // relay mode: sent a state that did not hash to the settled value; never asked again
-    std::int64_t source_benched_until = 0;  // relay mode: passed over as a source for silence or a trickle;
-                                            // not asked for a state again before then
-    // Relay mode: a desync report waiting for the peer's own localization against the majority's state.
-    bool locating = false;
-    DesyncReport located;
-    std::int64_t locate_sent_at = 0;  // when the majority's state went to it (0: not yet)
-    std::string locate_source;        // who the majority's state came from
-  };
-
   /// A connection: pending until it joins, then a player or a spectator. Its records belong to
   /// the part that keeps them.
   struct Peer {
@@ -114,7 +85,6 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::int64_t join_rtt = 0;   // connection to its join request: about one round trip
     bool closing = false;        // refused, timed out, kicked or told the session's end: ENet is closing it
     Entry entry;
-    Audit audit;
   };
 
   /// A player slot: who holds it, whether it is in the session, and its inputs.
@@ -142,64 +112,14 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::map<std::uint32_t, std::uint32_t> outvoted_by;  // ... by the majority's slots (a mask)
   };
 
-  /// Relay mode: a saved state asked of a peer whose hash of its tick is the settled one, for a
-  /// peer joining or resyncing (server_relay.cpp).
-  struct StateFetch {
-    std::uint32_t request = 0;    // the StateRequest's id
-    enum class Purpose { Join, Resync, Compare, Keyframe };
-    std::uint32_t target = 0;     // the peer it is for
-    Purpose purpose = Purpose::Join;  // a join or rejoin, a resync, or a desynced peer's comparison
-    Tick want = 0;                // the tick wanted (Compare), or 0: the newest settled
-    std::uint32_t from = 0;       // Compare on a split tick: this peer's state, held to its own hash of it
-    Tick tick = 0;                // the state asked for, and its settled hash
-    std::uint64_t hash = 0;
-    std::uint32_t source = 0;     // the peer asked (0: none yet)
-    std::int64_t asked_at = 0;    // when the source was asked, or last sent state bytes
-    std::int64_t first_chunk_at = 0;  // when the source's first chunk came (0: none yet)
-    std::int64_t started_at = 0;
-    std::int64_t retry_at = 0;    // no request before then (a pause after a "not held")
-    std::uint32_t requests = 0;   // StateRequests sent, at most ServerSession::kMaxRequestsPerFetch
-    std::uint32_t total = 0;      // the answer's size, as its first chunk says
-    std::vector<std::uint8_t> bytes;
-    std::vector<std::uint32_t> asked;  // every peer asked for this target so far
-    struct NotHeld {
-      std::uint32_t peer;
-      Tick tick;  // that peer holds neither this tick nor any older one
-    };
-    std::vector<NotHeld> not_held;
-    /// No source any more: the answer so far is dropped.
-    void forget_source() {
-      source = 0;
-      bytes.clear();
-      total = 0;
-      first_chunk_at = 0;
-    }
-    /// Whether a chunk at `offset` with `n` bytes brings the answer on: its first, or one with bytes.
-    [[nodiscard]] bool advanced_by(std::uint32_t offset, std::size_t n) const { return n > 0 || (offset == 0 && total == 0); }
-  };
-
   ServerConfig cfg;
   std::unique_ptr<Transport> transport;
   std::unique_ptr<ServerSimulation> simulation;  // the server's world; its hash settles each tick (null: relay mode)
   // What the game is, from the simulation or from cfg.relay.
   std::uint32_t input_size = 0;
   std::uint64_t join_fingerprint = 0, world_fingerprint = 0;
-  TickConsensus consensus;          // relay mode: every voter's hash of each tick, and the settled one
-  std::vector<StateFetch> fetches;  // relay mode: states on their way from a peer
-  // Relay mode: the newest keyframe a voter sent (checked), and when the next one is due.
-  struct Keyframe {
-    Tick tick = 0;
-    std::uint64_t hash = 0;
-    std::vector<std::uint8_t> bytes;
-  };
-  std::optional<Keyframe> keyframe;
-  Tick next_keyframe = 0;
+  RelayMode relay_mode;  // relay mode's state: the votes, the states fetched, the keyframe (relay_mode.hpp)
   std::function<void(Tick, std::uint64_t, std::span<const std::uint8_t>)> keyframe_fn;
-  /// A join served from the keyframe must catch up from its tick: at most this far back (the
-  /// frames ring holds kHistory ticks).
-  static constexpr Tick kKeyframeReach = 30 * kTickRate;
-  std::uint32_t next_request = 1;
-  std::vector<std::uint32_t> voters_scratch;  // settle_ticks(), reused
   std::optional<SecretKey> result_key;         // cfg.result_key, or derived from the token key
   std::optional<SessionResult> result;         // settled at the end (server_referee.cpp)
   DesyncReferee referee;                         // votes, majority and reports of desyncs
@@ -278,6 +198,11 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     if (events.size() >= kMaxEvents) events.erase(events.begin());
     events.push_back({kind, t, slot, std::move(name), std::move(detail), code});
   }
+  /// The referee's record of a peer (desync_referee.hpp), and its standing in relay mode (relay_mode.hpp).
+  PeerAudit& audit(const Peer& p) { return referee.audit(p.id); }
+  [[nodiscard]] const PeerAudit& audit(const Peer& p) const { return referee.audit(p.id); }
+  RelayMode::Standing& relay_of(const Peer& p) { return relay_mode.standing(p.id); }
+  [[nodiscard]] const RelayMode::Standing& relay_of(const Peer& p) const { return relay_mode.standing(p.id); }
   /// "player N (name)" or "spectator (name)": how reports and logs name a peer.
   static std::string label(const Peer& p);
   /// An empty slot, its input window of the simulation's input size.
@@ -356,6 +281,11 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   }
 
   // ---- server_referee.cpp: hashes and desyncs ----
+  void check_hash_silence(Peer& p, std::int64_t now);
+  void expire_probes(std::int64_t now);
+  void close_reports(std::int64_t now);
+  /// A desync of p's is being localized (a probe, or in relay mode its own comparison).
+  [[nodiscard]] bool examined(const Peer& p) const { return audit(p).probe.active() || relay_of(p).locating; }
   void take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now);
   bool verify(Peer& p, Tick t, std::uint64_t theirs, std::uint64_t ours, std::int64_t now);
   void compare_hash(Peer& p, Tick t, std::uint64_t theirs, std::uint64_t ours, std::int64_t now, bool split = false);

@@ -15,6 +15,7 @@ constexpr Tick kSteadyTick = 2 * kTickRate;  // steady-state figures count from 
 
 void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m, std::int64_t now,
                                          std::int64_t arrived) {
+  PeerAudit& record = audit(p);
   if (p.role == Role::Pending) return drop(p, DropReason::NotJoined);
   if (m.input_count > 0 && p.slot >= 0 && static_cast<std::size_t>(p.slot) < slots.size()) {
     SeenLoss& up = slots[static_cast<std::size_t>(p.slot)].up_loss;
@@ -37,10 +38,10 @@ void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m,
     }
   }
   if (m.hashes.empty()) return;
-  if (m.epoch == p.audit.epoch) {
-    p.audit.resync_tries = 0;
+  if (m.epoch == record.epoch) {
+    record.resync_tries = 0;
     take_hashes(p, m, now);
-  } else if (p.audit.resync_tries > 0) {
+  } else if (record.resync_tries > 0) {
     resync_not_taken(p, now);
   }
 }
