@@ -53,9 +53,7 @@ void ServerSession::Impl::on_connect(NetPeer* link, std::int64_t now) {
   p.link = link;
   p.id = id;
   p.connected_at = now;
-  p.entry.allowance = cfg.message_burst;
-  p.entry.allowance_at = now;
-  p.entry.ip = peer_ip(link);
+  gate.open(id, peer_ip(link), cfg.message_burst, now);
   auto& added = peers.emplace(id, std::move(p)).first->second;
   if (peer_channel_count(link) < kChannelCount)
     refuse(added, wire::RefuseReason::TooFewChannels,
@@ -78,8 +76,8 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
   std::vector<PendingView> pending;
   for (const auto& [id, q] : peers)
     if (q.role == Role::Pending)  // one whose token waits for the server's key is not stale: the wait is the server's
-      pending.push_back({id, q.entry.ip, q.closing, q.entry.deferred_token.empty() ? q.connected_at : now, q.entry.last_received,
-                         q.entry.bad > 0 || q.entry.unopened > 0});
+      pending.push_back({id, entry(q).ip, q.closing, entry(q).deferred_token.empty() ? q.connected_at : now, entry(q).last_received,
+                         entry(q).bad > 0 || entry(q).unopened > 0});
   PendingLimits limits;
   limits.max_pending = cfg.max_pending;
   limits.max_per_address = cfg.max_pending_per_address;
@@ -119,6 +117,7 @@ void ServerSession::Impl::on_disconnect(NetPeer* link) {
 
 std::map<std::uint32_t, ServerSession::Impl::Peer>::iterator ServerSession::Impl::erase_peer(
     std::map<std::uint32_t, Peer>::iterator it) {
+  gate.forget(it->first);
   feed.forget(it->first);
   referee.forget(it->first);
   relay_mode.forget(it->first);
@@ -143,13 +142,14 @@ void ServerSession::Impl::kick(Peer& p, const std::string& reason) {
 }
 
 void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::string& detail) {
+  PeerGate::Entry& e = entry(p);
   ++stats.refused;
   ++stats.refusals[std::min<std::size_t>(static_cast<std::size_t>(reason), stats.refusals.size() - 1)];
   LOCKSTEP_LOG_INFO("refused %s: %s", peer_address(p.link).c_str(), detail.c_str());
   protocol::Bytes msg = protocol::refuse(reason, detail);
   // Before authentication a refusal is no larger than what the peer sent: its detail is cut.
-  if (tokens_required() && !p.entry.authenticated && p.link) {
-    const std::size_t budget = p.entry.bytes_in - std::min(p.entry.bytes_in, p.entry.bytes_out) - (p.entry.seal ? PacketSeal::overhead(Channel::Control) : 0);
+  if (tokens_required() && !e.authenticated && p.link) {
+    const std::size_t budget = e.bytes_in - std::min(e.bytes_in, e.bytes_out) - (e.seal ? PacketSeal::overhead(Channel::Control) : 0);
     for (std::string d = detail; msg.size() > budget && !d.empty();) {
       d.resize(d.size() > 16 ? d.size() - 16 : 0);
       msg = protocol::refuse(reason, d);
@@ -162,13 +162,14 @@ void ServerSession::Impl::refuse(Peer& p, wire::RefuseReason reason, const std::
 }
 
 void ServerSession::Impl::on_connect_request(Peer& p, const wire::ConnectRequest& m) {
+  PeerGate::Entry& e = entry(p);
   if (!tokens_required()) return drop(p, DropReason::UnexpectedMessage, " (a connect token: this server takes plain joins)");
-  if (p.role != Role::Pending || p.entry.by_token || p.closing || !p.entry.deferred_token.empty())
+  if (p.role != Role::Pending || e.by_token || p.closing || !e.deferred_token.empty())
     return drop(p, DropReason::UnexpectedMessage, " (second connect request)");
   // Before the key arrives (an allocation hands it over) the request waits for it, within the
   // join timeout: a player the matchmaker sent at once is not turned away.
   if (!cfg.token_key) {
-    p.entry.deferred_token.assign(m.token()->begin(), m.token()->end());
+    e.deferred_token.assign(m.token()->begin(), m.token()->end());
     return;
   }
   open_token(p, {m.token()->data(), m.token()->size()});
@@ -179,14 +180,15 @@ void ServerSession::Impl::take_token_key(const SecretKey& key, const std::vector
   cfg.token_key = key;
   if (!addresses.empty()) cfg.public_addresses = addresses;
   for (auto& [id, p] : peers)
-    if (!p.entry.deferred_token.empty() && !p.closing) {
-      const std::vector<std::uint8_t> token = std::move(p.entry.deferred_token);
-      p.entry.deferred_token.clear();
+    if (!entry(p).deferred_token.empty() && !p.closing) {
+      const std::vector<std::uint8_t> token = std::move(entry(p).deferred_token);
+      entry(p).deferred_token.clear();
       open_token(p, token);
     }
 }
 
 void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> sealed_token) {
+  PeerGate::Entry& record = entry(p);
   OpenedToken t;
   TokenError e = open_connect_token(sealed_token, *cfg.token_key, cfg.protocol_id, unix_now(), &t);
   // A token's expiry bounds a client's first join; a client that holds a seat may come back with it.
@@ -198,51 +200,52 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
   // A token is good from the address that first used it; from another it is a replay. It is
   // claimed when the peer proves it holds the keys (claim_token): the request itself travels in
   // the clear, and an observer who replays it first must not tie the token to its own address.
-  if (token_ledger.claimed_elsewhere(t.nonce, p.entry.ip))
+  if (gate.tokens.claimed_elsewhere(t.nonce, record.ip))
     return refuse(p, wire::RefuseReason::TokenInUse, kTokenUsedElsewhere);
-  p.entry.token_nonce = t.nonce;
-  p.entry.token_expire = t.expire_time;
-  p.entry.client_id = t.client_id;
-  p.entry.user_data = t.user_data;
-  p.entry.token_slot = t.slot;
+  record.token_nonce = t.nonce;
+  record.token_expire = t.expire_time;
+  record.client_id = t.client_id;
+  record.user_data = t.user_data;
+  record.token_slot = t.slot;
   std::array<std::uint8_t, protocol::kChallengeNonceBytes> nonce;
   random_bytes(nonce);
-  p.entry.by_token = true;
+  record.by_token = true;
   if (p.link && p.link->stream()) {
     // Through the WebSocket door the stream carries every message in order, and TLS keeps it
     // from being read, altered or replayed on the way (§17): the request itself proves the
     // token is this connection's, and nothing is sealed. The challenge tells the client to join.
-    p.entry.authenticated = true;
+    record.authenticated = true;
     if (!claim_token(p)) return;
     return send(p, Channel::Control, protocol::connect_challenge(nonce));
   }
   send(p, Channel::Control, protocol::connect_challenge(nonce));  // in the clear: the keys follow from it
   const ConnectionKeys keys = derive_connection_keys(t.client_to_server, t.server_to_client, nonce, /*server_side=*/true);
-  p.entry.seal = std::make_unique<PacketSeal>(keys);
+  record.seal = std::make_unique<PacketSeal>(keys);
   // Its datagrams are checked with the keys as soon as the client, which has them next, uses them (§1.1).
   transport->authenticate(p.link, datagram_keys(keys), /*speaks_first=*/false);
 }
 
 bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel) {
+  PeerGate::Entry& record = entry(p);
   const Channel ch = channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
-  const OpenError e = p.entry.seal->open(ch, data, opened_scratch);
+  const OpenError e = gate.open_message(p.id, ch, data);
   if (e == OpenError::None) {
-    if (!p.entry.authenticated) {
-      p.entry.authenticated = true;
+    if (!record.authenticated) {
+      record.authenticated = true;
       if (!claim_token(p)) return false;
     }
     return true;
   }
   // Counted, never held against a joined peer: anyone on the path can send such a datagram. (A
   // connection that has not joined yet may give up its place for it when places run out.)
-  ++p.entry.unopened;
+  ++record.unopened;
   const std::uint64_t n = e == OpenError::Replayed ? ++stats.sealed_replayed : ++stats.sealed_forged;
   if (drop_worth_logging(n))
     LOCKSTEP_LOG_WARN("dropped a sealed message from %s (%s): %s [%llu so far]", peer_address(p.link).c_str(),
                       p.name.empty() ? "not joined" : p.name.c_str(), to_string(e), static_cast<unsigned long long>(n));
   // Control messages are reliable and counted by both sides: one that did not open was lost for
   // good (ENet acknowledged the forgery in its place), so the connection cannot go on.
-  if (ch == Channel::Control && e != OpenError::Replayed && p.entry.authenticated)
+  if (ch == Channel::Control && e != OpenError::Replayed && record.authenticated)
     kick(p, "a control message failed authentication");
   return false;
 }
@@ -256,7 +259,8 @@ std::function<bool(std::uint64_t)> ServerSession::Impl::seated_client() const {
 // The peer has proved it holds its token's keys: the token is now this address's. False, with the
 // peer refused, when another address proved it first or the ledger is full.
 bool ServerSession::Impl::claim_token(Peer& p) {
-  switch (token_ledger.claim(p.entry.token_nonce, p.entry.ip, p.entry.token_expire, p.entry.client_id, unix_now(),
+  PeerGate::Entry& e = entry(p);
+  switch (gate.tokens.claim(e.token_nonce, e.ip, e.token_expire, e.client_id, unix_now(),
                              seated_client())) {
     case TokenLedger::Claim::Ok: return true;
     case TokenLedger::Claim::InUse:
@@ -283,6 +287,7 @@ bool ServerSession::Impl::names_this_server(const std::vector<TokenAddress>& ser
 }
 
 void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int64_t now, std::int64_t arrived) {
+  PeerGate::Entry& e = entry(p);
   if (p.join_rtt == 0) p.join_rtt = std::max<std::int64_t>(1, arrived - p.connected_at);
   if (p.role != Role::Pending || p.closing) return drop(p, DropReason::UnexpectedMessage, " (second join)");
   JoinFacts q;
@@ -293,10 +298,10 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   q.rejoin_secret = m.rejoin_secret() ? m.rejoin_secret()->str() : "";
   q.spectate = m.spectate();
   q.libraries = protocol::join_libraries(m);
-  if (p.entry.by_token) {  // joined with a connect token: the seat is bound to its client
+  if (e.by_token) {  // joined with a connect token: the seat is bound to its client
     q.has_client_id = true;
-    q.client_id = p.entry.client_id;
-    q.token_slot = p.entry.token_slot;
+    q.client_id = e.client_id;
+    q.token_slot = e.token_slot;
   }
   AdmissionRules rules;
   rules.protocol_version = kProtocolVersion;
@@ -309,8 +314,8 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   rules.spectators = count_role(Role::Spectator);
   rules.max_spectators = cfg.max_spectators;
   for (const auto& [id, other] : peers)
-    if (other.role == Role::Spectator && other.entry.authenticated && !other.closing)  // one on its way out holds no seat
-      rules.spectating_clients.push_back(other.entry.client_id);
+    if (other.role == Role::Spectator && entry(other).authenticated && !other.closing)  // one on its way out holds no seat
+      rules.spectating_clients.push_back(entry(other).client_id);
   std::vector<SeatView> seats;
   for (const Slot& s : slots) seats.push_back({s.taken, vacant(s), s.secret, s.bound, s.client_id});
   const JoinDecision d = decide_join(q, rules, seats);
@@ -362,18 +367,19 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
 }
 
 // ", client N" for a peer that came with a connect token, for the operator's log.
-std::string ServerSession::Impl::token_note(const Peer& p) {
-  return p.entry.by_token ? ", client " + std::to_string(p.entry.client_id) : "";
+std::string ServerSession::Impl::token_note(const Peer& p) const {
+  return entry(p).by_token ? ", client " + std::to_string(entry(p).client_id) : "";
 }
 
 // A seat taken (or taken back) with a connect token is bound to its client; the token's user
 // data goes with it.
 void ServerSession::Impl::bind_seat(Slot& s, const Peer& p) {
+  PeerGate::Entry& e = entry(p);
   s.up_loss.set_every(cfg.send_every);
   s.up_loss.restart();  // a new connection: the time without one is not loss
-  s.bound = p.entry.by_token;
-  s.client_id = p.entry.client_id;
-  s.user_data = p.entry.user_data;
+  s.bound = e.by_token;
+  s.client_id = e.client_id;
+  s.user_data = e.user_data;
 }
 
 void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::string& name) {
@@ -481,10 +487,10 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
     // Each proof is taken once while its time is good: a replayed one gets only the public part.
     std::array<std::uint8_t, 24> nonce{};
     const std::uint64_t now_s = unix_now();
-    std::erase_if(status_proofs, [&](const auto& seen) { return seen.second + 2 * kStatusProofSeconds < now_s; });
-    if (status_proofs.size() < kMaxStatusProofs &&
+    std::erase_if(gate.status_proofs, [&](const auto& seen) { return seen.second + 2 * kStatusProofSeconds < now_s; });
+    if (gate.status_proofs.size() < PeerGate::kMaxStatusProofs &&
         check_status_proof({m.key_proof()->data(), m.key_proof()->size()}, *cfg.status_key, now_s, &nonce) &&
-        status_proofs.emplace(nonce, now_s).second)
+        gate.status_proofs.emplace(nonce, now_s).second)
       keyed = true;
   }
   // The full reply goes sealed to a key holder, in the clear only on a server with no keys; the
@@ -493,7 +499,7 @@ void ServerSession::Impl::on_status(Peer& p, const wire::StatusRequest& m, std::
   protocol::Bytes reply;
   if (keyed) {
     reply = protocol::public_status_reply(st, seal_with_key(*cfg.status_key, protocol::status_reply(st), "lockstep status reply"));
-    p.entry.authenticated = true;
+    entry(p).authenticated = true;
   } else if (full) {
     reply = protocol::status_reply(st);
   }

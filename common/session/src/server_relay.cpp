@@ -260,7 +260,7 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
   // counted toward the peer's message rate (asked_for lets it past the limit): a state of many
   // chunks is the server's own doing, while empty chunks are nobody's answer.
   const bool first = m.offset() == 0 && f.total == 0;
-  if (f.advanced_by(m.offset(), n)) p.entry.allowance = std::min(cfg.message_burst, p.entry.allowance + 1.0);
+  if (f.advanced_by(m.offset(), n)) gate.refund(p.id, cfg.message_burst);
   auto wrong = [&](const char* why) {
     ++stats.states_forged;
     relay_of(p).wrong_state = true;

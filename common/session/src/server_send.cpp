@@ -8,18 +8,11 @@
 namespace lockstep {
 
 void ServerSession::Impl::send(Peer& p, Channel ch, std::span<const std::uint8_t> bytes) {
-  std::span<const std::uint8_t> out = bytes;
-  if (p.entry.seal) {
-    p.entry.seal->seal(ch, bytes, seal_scratch);
-    out = seal_scratch;
-  }
-  // No amplification: before a peer proves it holds its token's keys, it is sent at most what it sent.
-  if (tokens_required() && !p.entry.authenticated && p.link) {
-    if (p.entry.bytes_out + out.size() > p.entry.bytes_in) {
-      ++stats.replies_withheld;
-      return;
-    }
-    p.entry.bytes_out += out.size();
+  bool withheld = false;
+  const auto out = gate.outgoing(p.id, ch, bytes, tokens_required() && p.link, &withheld);
+  if (withheld) {
+    ++stats.replies_withheld;
+    return;
   }
   transport->send(p.link, ch, out);
 }

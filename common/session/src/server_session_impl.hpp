@@ -11,6 +11,7 @@
 //   ServerSimulation (server_simulation.hpp)  the server's copy of the world, its hashes and past states
 //   DesyncReferee (desync_referee.hpp)        votes of each tick, majority, reports
 //   TickConsensus (tick_consensus.hpp)        relay mode: the voters' hashes of each tick, the settled one
+//   PeerGate (peer_gate.hpp)                  each connection's token, sealing, rate and budget
 //   FrameFeed (frame_feed.hpp)                the executed frames and each peer's stream of them
 //   admission.hpp, input_window.hpp, hash_ledger.hpp, resend.hpp, desync_probe.hpp, pacer.hpp
 // Time is passed into every function that needs it; nothing here reads a clock.
@@ -38,6 +39,7 @@
 #include "lockstep/transport.hpp"
 #include "desync_referee.hpp"
 #include "frame_feed.hpp"
+#include "peer_gate.hpp"
 #include "relay_mode.hpp"
 #include "server_simulation.hpp"
 
@@ -51,28 +53,6 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   static constexpr int kMaxTicksPerUpdate = 5;                    // catch-up cap per update
   static constexpr std::size_t kMaxEvents = 1024;  // events kept for take_events()
 
-  /// What admission knows of a connection: its address, its connect token and sealing, and the
-  /// limits it is held to (server_admission.cpp, and receive() in server_session.cpp).
-  struct Entry {
-    std::uint32_t ip = 0;        // its IPv4 address (network order; 0 in-process)
-    std::int64_t last_received = 0;  // 0: nothing yet
-    double allowance = 0;        // messages it may still send now (a bucket refilled at the rate limit)
-    std::int64_t allowance_at = 0;  // when the allowance was last refilled
-    std::uint32_t bad = 0;       // dropped messages so far
-    std::uint32_t unopened = 0;  // sealed messages from it (or in its name) that did not open
-    std::unique_ptr<PacketSeal> seal;  // set by a good ConnectRequest: every later message is sealed
-    bool by_token = false;  // a good ConnectRequest came: sealed, or through the WebSocket door's TLS (§17)
-    bool authenticated = false;  // a sealed message from it has opened: it holds the token's keys
-    std::uint64_t client_id = 0;
-    std::vector<std::uint8_t> user_data;  // the token's, for the game's server side
-    std::uint32_t token_slot = kAnySlot;
-    // The token's nonce and expiry, claimed in the ledger for this address only once the peer has
-    // proved it holds the token's keys: a ConnectRequest replayed by an observer claims nothing.
-    std::array<std::uint8_t, 24> token_nonce{};
-    std::uint64_t token_expire = 0;
-    std::uint64_t bytes_in = 0, bytes_out = 0;  // before authentication: replies never outgrow requests
-    std::vector<std::uint8_t> deferred_token;  // a ConnectRequest's token waiting for the server's key
-  };
   /// A connection: pending until it joins, then a player or a spectator. Its records belong to
   /// the part that keeps them.
   struct Peer {
@@ -84,7 +64,6 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::int64_t connected_at = 0;
     std::int64_t join_rtt = 0;   // connection to its join request: about one round trip
     bool closing = false;        // refused, timed out, kicked or told the session's end: ENet is closing it
-    Entry entry;
   };
 
   /// A player slot: who holds it, whether it is in the session, and its inputs.
@@ -151,13 +130,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   std::vector<Departure> departures;
   std::vector<SessionEvent> events;  // for take_events(), oldest first
   HashLogWriter* hash_log = nullptr;
-  TokenLedger token_ledger;  // the address each connect token was first used from
-  /// Status-key proofs taken, with when (Unix s), kept while they could be replayed; refused when seen again.
-  std::map<std::array<std::uint8_t, 24>, std::uint64_t> status_proofs;
-  static constexpr std::size_t kMaxStatusProofs = 4096;
-  // One message opened, and one sealed, each reused. Two buffers: handling an opened message
-  // (read in place) sends replies, which are sealed while it is still being read.
-  std::vector<std::uint8_t> opened_scratch, seal_scratch;
+  PeerGate gate;  // admission's record of each connection, and the door every message passes (peer_gate.hpp)
   std::function<void(const InputFrame&, std::uint64_t)> tick_fn;
 
   // ---- server_session.cpp: the phase machine ----
@@ -198,6 +171,9 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     if (events.size() >= kMaxEvents) events.erase(events.begin());
     events.push_back({kind, t, slot, std::move(name), std::move(detail), code});
   }
+  /// Admission's record of a connection (peer_gate.hpp).
+  PeerGate::Entry& entry(const Peer& p) { return gate.entry(p.id); }
+  [[nodiscard]] const PeerGate::Entry& entry(const Peer& p) const { return gate.entry(p.id); }
   /// The referee's record of a peer (desync_referee.hpp), and its standing in relay mode (relay_mode.hpp).
   PeerAudit& audit(const Peer& p) { return referee.audit(p.id); }
   [[nodiscard]] const PeerAudit& audit(const Peer& p) const { return referee.audit(p.id); }
@@ -242,7 +218,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   [[nodiscard]] bool names_this_server(const std::vector<TokenAddress>& servers) const;
   void on_join(Peer& p, const wire::JoinRequest& m, std::int64_t now, std::int64_t arrived);
   void seat_spectator(Peer& p, const std::string& name, std::int64_t now);
-  static std::string token_note(const Peer& p);
+  [[nodiscard]] std::string token_note(const Peer& p) const;
   void bind_seat(Slot& s, const Peer& p);
   void seat_in_lobby(Peer& p, std::size_t slot, const std::string& name);
   void admit_running(Peer& p, std::size_t slot, const std::string& name, bool rejoin, std::int64_t now);

@@ -14,8 +14,7 @@ std::uint32_t SessionTesting::attach_peer(ServerSession& s, std::int64_t now_ns)
   ServerSession::Impl::Peer p;
   p.id = id;
   p.connected_at = now_ns;
-  p.entry.allowance = m.cfg.message_burst;
-  p.entry.allowance_at = now_ns;
+  m.gate.open(id, 0, m.cfg.message_burst, now_ns);
   m.peers.emplace(id, std::move(p));
   return id;
 }
@@ -24,9 +23,10 @@ std::uint32_t SessionTesting::attach_sealed_peer(ServerSession& s, std::int64_t 
                                                        std::uint64_t client_id) {
   const std::uint32_t id = attach_peer(s, now_ns);
   ServerSession::Impl::Peer& p = s.impl_->peers.at(id);
-  p.entry.seal = std::make_unique<PacketSeal>(keys);
-  p.entry.by_token = true;
-  p.entry.client_id = client_id;
+  PeerGate::Entry& e = s.impl_->gate.entry(p.id);
+  e.seal = std::make_unique<PacketSeal>(keys);
+  e.by_token = true;
+  e.client_id = client_id;
   return id;
 }
 
