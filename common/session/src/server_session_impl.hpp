@@ -4,17 +4,18 @@
 //   server_session_api.cpp  create() and its config checks, the public API
 //   server_admission.cpp  connections, room for new ones, connect tokens, joins, seats, refusals, kicks, status
 //   server_ticks.cpp      inputs in, each tick's frame assembled and stepped, presence, seat figures
-//   server_send.cpp       everything sent: sealing, frames and their resends, start, snapshots
+//   server_send.cpp       everything sent (through the gate), the frames each round, start, snapshots
 //   server_referee.cpp    hashes compared, joins verified, desyncs localized, reported and acted on
 //   server_relay.cpp      without the simulation: ticks settled by the voters' majority, states fetched from peers
 // The parts they wire together own their state and live in files of their own:
 //   ServerSimulation (server_simulation.hpp)  the server's copy of the world, its hashes and past states
-//   DesyncReferee (desync_referee.hpp)        votes of each tick, majority, reports
-//   TickConsensus (tick_consensus.hpp)        relay mode: the voters' hashes of each tick, the settled one
+//   DesyncReferee (desync_referee.hpp)        each peer's audit (PeerAudit), votes of each tick, majority, reports
+//   RelayMode (relay_mode.hpp)                relay mode: the votes (TickConsensus), states fetched, keyframe, standings
 //   PeerGate (peer_gate.hpp)                  each connection's token, sealing, rate and budget
 //   FrameFeed (frame_feed.hpp)                the executed frames and each peer's stream of them
 //   admission.hpp, input_window.hpp, hash_ledger.hpp, resend.hpp, desync_probe.hpp, pacer.hpp
-// Time is passed into every function that needs it; nothing here reads a clock.
+// A Peer is what every part needs; each part keeps its own record of a peer by id (erase_peer()
+// forgets it everywhere). Time is passed into every function that needs it; nothing here reads a clock.
 #pragma once
 
 #include <algorithm>
