@@ -172,7 +172,7 @@ public struct Stats {
 
 internal static class Native {
   const string Lib = "lockstep_net";
-  public const uint ApiVersion = 3;
+  public const uint ApiVersion = 4;
 
   [StructLayout(LayoutKind.Sequential)] public struct Command { public uint Slot, Size; public IntPtr Bytes; }
   [StructLayout(LayoutKind.Sequential)]
@@ -219,7 +219,7 @@ internal static class Native {
   }
   [StructLayout(LayoutKind.Sequential)]
   public struct EventC {
-    public uint Kind, Tick;
+    public uint StructSize, Kind, Tick;
     public int Slot, Code;
     [MarshalAs(UnmanagedType.ByValArray, SizeConst = 33)] public byte[] Name;
     [MarshalAs(UnmanagedType.ByValArray, SizeConst = 256)] public byte[] Detail;
@@ -242,7 +242,7 @@ internal static class Native {
   [DllImport(Lib)] public static extern int lockstep_client_set_input(IntPtr client, byte[] input, UIntPtr n);
   [DllImport(Lib)] public static extern int lockstep_client_add_command(IntPtr client, byte[] bytes, UIntPtr n);
   [DllImport(Lib)] public static extern int lockstep_client_set_result(IntPtr client, byte[] bytes, UIntPtr n);
-  [DllImport(Lib)] public static extern int lockstep_client_poll_event(IntPtr client, ref EventC e);
+  [DllImport(Lib)] public static extern int lockstep_client_next_event(IntPtr client, ref EventC e);
   [DllImport(Lib)] public static extern double lockstep_client_alpha(IntPtr client, long nowNs);
   [DllImport(Lib)] public static extern double lockstep_client_predicted_alpha(IntPtr client, long nowNs);
   [DllImport(Lib)] public static extern int lockstep_client_stats_get(IntPtr client, ref Stats stats);
@@ -253,12 +253,12 @@ internal static class Native {
   [DllImport(Lib)] public static extern int lockstep_client_finished(IntPtr client);
   [DllImport(Lib)] public static extern int lockstep_client_exit_code(IntPtr client);
   [DllImport(Lib)] public static extern void lockstep_client_leave(IntPtr client);
-  [DllImport(Lib)] public static extern int lockstep_compare_game(IntPtr module, IntPtr game, byte[] settings, UIntPtr n, uint ticks,
+  [DllImport(Lib)] public static extern int lockstep_compare_game_v4(IntPtr module, IntPtr game, byte[] settings, UIntPtr n, uint ticks,
                                                                   StringBuilder report, UIntPtr cap);
-  [DllImport(Lib)] public static extern int lockstep_game_trace_write(IntPtr game, byte[] settings, UIntPtr n, uint players, uint ticks,
+  [DllImport(Lib)] public static extern int lockstep_game_trace_write_v4(IntPtr game, byte[] settings, UIntPtr n, uint players, uint ticks,
                                                                       byte[] path, StringBuilder report, UIntPtr cap);
-  [DllImport(Lib)] public static extern int lockstep_game_trace_compare(IntPtr game, byte[] path, StringBuilder report, UIntPtr cap);
-  [DllImport(Lib)] public static extern int lockstep_bisect_game(IntPtr module, IntPtr game, byte[] replayPath, int linear,
+  [DllImport(Lib)] public static extern int lockstep_game_trace_compare_v4(IntPtr game, byte[] path, StringBuilder report, UIntPtr cap);
+  [DllImport(Lib)] public static extern int lockstep_bisect_game_v4(IntPtr module, IntPtr game, byte[] replayPath, int linear,
                                                                  StringBuilder report, UIntPtr cap);
 
   static bool checkedLayout;
@@ -293,7 +293,7 @@ internal static class Native {
                                                              "LogUser", "log_user", "HashLog", "hash_log", "ConnectTimeoutMs", "connect_timeout_ms",
                                                              "PlayoutMaxMs", "playout_max_ms", "Predict", "predict", "ConnectToken", "connect_token",
                                                              "ConnectTokenLen", "connect_token_len", "StepBudgetUs", "step_budget_us"});
-      Check(typeof(EventC), "lockstep_event", new[] {"Kind", "kind", "Tick", "tick", "Slot", "slot", "Code", "code", "Name", "name", "Detail", "detail"});
+      Check(typeof(EventC), "lockstep_event", new[] {"StructSize", "struct_size", "Kind", "kind", "Tick", "tick", "Slot", "slot", "Code", "code", "Name", "name", "Detail", "detail"});
       Check(typeof(Stats), "lockstep_client_stats", new[] {"StructSize", "struct_size", "Tick", "tick", "Slot", "slot", "RttMs", "rtt_ms",
                                                            "JitterMs", "jitter_ms", "Loss", "loss", "LeadMs", "lead_ms", "PlayoutMs", "playout_ms",
                                                            "FramesBehind", "frames_behind", "InputsFilled", "inputs_filled", "FramesDrawn", "frames_drawn",
@@ -446,13 +446,13 @@ public sealed class Client : IDisposable {
     Native.CheckLayout();
     if (module == null || game == null) throw new ArgumentNullException(module == null ? "module" : "game");
     byte[] s = settings ?? new byte[0];
-    return WithGame(game, (g, text) => Native.lockstep_compare_game(module.Handle, g, s, (UIntPtr)s.Length, ticks, text, (UIntPtr)1024),
+    return WithGame(game, (g, text) => Native.lockstep_compare_game_v4(module.Handle, g, s, (UIntPtr)s.Length, ticks, text, (UIntPtr)1024),
                     true, out report) == 0;
   }
 
   // call(the game's callbacks as a lockstep_game, a report buffer) on a client that holds only the
-  // game: its result, with the report. Throws unless LOCKSTEP_OK, or LOCKSTEP_ERROR_STATE (6, a
-  // difference) when `differOk`.
+  // game: its result, with the report. Throws unless LOCKSTEP_OK, or a difference or a failed
+  // callback of the game's when `differOk`.
   static int WithGame(Game game, Func<IntPtr, StringBuilder, int> call, bool differOk, out string report) {
     var holder = new Client(game);
     try {
@@ -460,7 +460,8 @@ public sealed class Client : IDisposable {
       int r = call(holder.GameStruct(), text);
       report = text.ToString();
       if (holder.CallbackError != null) report += " (the game threw: " + holder.CallbackError.Message + ")";
-      if (r != 0 && !(differOk && r == 6)) throw new LockstepException(r, report);
+      // LOCKSTEP_ERROR_DIFFERS (11) and LOCKSTEP_ERROR_CALLBACK (14): not equal, with the report.
+      if (r != 0 && !(differOk && (r == 11 || r == 14))) throw new LockstepException(r, report);
       return r;
     } finally {
       holder.Free();
@@ -475,7 +476,7 @@ public sealed class Client : IDisposable {
     if (game == null || path == null) throw new ArgumentNullException(game == null ? "game" : "path");
     byte[] s = settings ?? new byte[0], file = Encoding.UTF8.GetBytes(path + "\0");
     string report;
-    WithGame(game, (g, text) => Native.lockstep_game_trace_write(g, s, (UIntPtr)s.Length, players, ticks, file, text, (UIntPtr)1024),
+    WithGame(game, (g, text) => Native.lockstep_game_trace_write_v4(g, s, (UIntPtr)s.Length, players, ticks, file, text, (UIntPtr)1024),
              false, out report);
     return report;
   }
@@ -487,7 +488,7 @@ public sealed class Client : IDisposable {
     Native.CheckLayout();
     if (game == null || path == null) throw new ArgumentNullException(game == null ? "game" : "path");
     byte[] file = Encoding.UTF8.GetBytes(path + "\0");
-    return WithGame(game, (g, text) => Native.lockstep_game_trace_compare(g, file, text, (UIntPtr)1024), true, out report) == 0;
+    return WithGame(game, (g, text) => Native.lockstep_game_trace_compare_v4(g, file, text, (UIntPtr)1024), true, out report) == 0;
   }
 
   /// Where `game` parts from `module` on a recorded session: `replay` (a .replay with keyframes, or a
@@ -499,7 +500,7 @@ public sealed class Client : IDisposable {
     if (module == null || game == null || replay == null)
       throw new ArgumentNullException(module == null ? "module" : game == null ? "game" : "replay");
     byte[] path = Encoding.UTF8.GetBytes(replay + "\0");
-    return WithGame(game, (g, text) => Native.lockstep_bisect_game(module.Handle, g, path, linear ? 1 : 0, text, (UIntPtr)1024),
+    return WithGame(game, (g, text) => Native.lockstep_bisect_game_v4(module.Handle, g, path, linear ? 1 : 0, text, (UIntPtr)1024),
                     true, out report) == 0;
   }
 
@@ -573,7 +574,8 @@ public sealed class Client : IDisposable {
   /// The events since the last call, oldest first.
   public List<Event> PollEvents() {
     var list = new List<Event>();
-    while (Native.lockstep_client_poll_event(H(), ref ev) != 0)
+    ev.StructSize = (uint)Marshal.SizeOf(typeof(Native.EventC));
+    while (Native.lockstep_client_next_event(H(), ref ev) == 0 && ev.Kind != 0)
       list.Add(new Event { Kind = (EventKind)ev.Kind, Tick = ev.Tick, Slot = ev.Slot, Code = ev.Code, Name = Z(ev.Name), Detail = Z(ev.Detail) });
     return list;
   }

@@ -321,7 +321,10 @@ TEST_SUITE("api/embed") {
     CHECK(lockstep_client_set_input(nullptr, nullptr, 0) == LOCKSTEP_ERROR_ARGUMENT);
     CHECK(lockstep_client_add_command(nullptr, nullptr, 1) == LOCKSTEP_ERROR_ARGUMENT);
     lockstep_event e;
-    CHECK(lockstep_client_poll_event(nullptr, &e) == 0);
+    e.struct_size = sizeof e;
+    CHECK(lockstep_client_next_event(nullptr, &e) == LOCKSTEP_ERROR_ARGUMENT);
+    lockstep_event_v3 old_event;
+    CHECK(lockstep_client_poll_event(nullptr, &old_event) == 0);
     CHECK(lockstep_client_stats_get(nullptr, nullptr) == LOCKSTEP_ERROR_ARGUMENT);
     CHECK(lockstep_client_state(nullptr) == nullptr);
     CHECK(lockstep_client_finished(nullptr) == 0);
@@ -410,7 +413,7 @@ TEST_SUITE("api/embed") {
     // Sizes that are no header's: refused, each with a sentence saying which side is newer.
     st.struct_size = 100;
     CHECK(lockstep_client_stats_get(client, &st) == LOCKSTEP_ERROR_ARGUMENT);
-    CHECK(std::string(lockstep_client_error(client)).find("stats.struct_size is 100; this library (API version 3) takes 176..") !=
+    CHECK(std::string(lockstep_client_error(client)).find("stats.struct_size is 100; this library (API version 4) takes 176..") !=
           std::string::npos);
     CHECK(std::string(lockstep_client_error(client)).find("older than API version 2") != std::string::npos);
     st.struct_size = sizeof st + 8;
@@ -427,7 +430,7 @@ TEST_SUITE("api/embed") {
     config.module = arena;
     config.struct_size = 143;
     CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
-    CHECK(std::string(error).find("config.struct_size is 143; this library (API version 3) takes 144..") != std::string::npos);
+    CHECK(std::string(error).find("config.struct_size is 143; this library (API version 4) takes 144..") != std::string::npos);
     config.struct_size = sizeof config;
     config.step_budget_us = -1;
     CHECK(lockstep_client_create(&config, &client, error, sizeof error) == LOCKSTEP_ERROR_ARGUMENT);
@@ -496,7 +499,9 @@ TEST_SUITE("api/embed") {
         {[&](std::int64_t now) {
            const std::int64_t wake = lockstep_client_update(client, now);
            lockstep_event e;
-           while (lockstep_client_poll_event(client, &e)) kinds.push_back(e.kind);
+           e.struct_size = sizeof e;
+           while (lockstep_client_next_event(client, &e) == LOCKSTEP_OK && e.kind != LOCKSTEP_EVENT_NONE)
+             kinds.push_back(e.kind);
            return std::min(wake, now + 4'000'000);
          },
          [] { return -1; }}};

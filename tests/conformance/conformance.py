@@ -684,7 +684,7 @@ def ctypes_play(conn, core, module, label, seconds=40, each=None):
 
 def part_ctypes_player(sim, world, ticks=800):
     core = Core(BIN.parent / "lib" / "liblockstep_core.so")
-    check(core.lib.lockstep_api_version() == 3, "the C API's version is 3")
+    check(core.lib.lockstep_api_version() == 4, "the C API's version is 4")
     log = WORK / f"cp-{sim}-server.log"
     server = start("lockstep-server", "--port", PORT, "--players", 3, "--ticks", ticks, "--sim", sim, "--world", world,
                    "--hash-log", log, "--summary", WORK / f"cp-{sim}.json", log=f"cp-{sim}-server.err")

@@ -43,7 +43,7 @@ grep -Fxv -f "$WORK/server.log" "$WORK/py.log" | head -3 | grep -q . && fail "th
 # The C game: different only from its perturbation to the tick of the state it was resynced to
 # (its RESYNCED event), then equal again. Ticks it had executed past that state run again after
 # the resync: the last line of each tick is what it ended with.
-grep -q "c_player: built against LOCKSTEP_API_VERSION 2 (config 144 bytes, stats 176 bytes), linked 3" "$WORK/c1.err" ||
+grep -q "c_player: built against LOCKSTEP_API_VERSION 2 (config 144 bytes, stats 176 bytes), linked 4" "$WORK/c1.err" ||
   fail "the first C game is not API version 2's on today's library: $(grep 'built against' "$WORK/c1.err")"
 resynced=$(grep -o "c_player: event 6 tick [0-9]*" "$WORK/c1.err" | head -1 | awk '{print $5}')
 [ -n "$resynced" ] || fail "the C game was never resynced (no RESYNCED event)"

@@ -98,7 +98,7 @@ PYPKG="$PREFIX/lib/python3/dist-packages"
 env -u LD_LIBRARY_PATH -u LOCKSTEP_LIBDIR PYTHONPATH="$PYPKG" python3 -c '
 import lockstep
 m = lockstep.module_builtin("arena")
-assert lockstep.api_version() == 3 and m.name == "arena" and m.input_size > 0
+assert lockstep.api_version() == 4 and m.name == "arena" and m.input_size > 0
 print("installed python binding:", lockstep.version(), m.name, m.version, m.input_size)' >"$WORK/installed-py.out" 2>&1 ||
   fail "the installed Python package: $(cat "$WORK/installed-py.out")"
 # pip: the prefix's project (PREFIX/share/lockstep/python) installed into a fresh environment, and
@@ -110,7 +110,7 @@ check_venv() {  # VENV: imports lockstep from outside any source tree
   (cd "$WORK" && env -u LD_LIBRARY_PATH -u LOCKSTEP_LIBDIR -u PYTHONPATH "$1/bin/python" -c '
 import lockstep, os
 m = lockstep.module_builtin("arena")
-assert lockstep.api_version() == 3 and m.name == "arena", lockstep.api_version()
+assert lockstep.api_version() == 4 and m.name == "arena", lockstep.api_version()
 print("pip-installed binding:", lockstep.version(), os.path.dirname(lockstep.__file__))')
 }
 /usr/bin/python3 -m venv --system-site-packages "$WORK/venv-src" >"$WORK/pip.log" 2>&1 &&

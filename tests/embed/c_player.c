@@ -240,7 +240,13 @@ int main(int argc, char** argv) {
     const int64_t now = now_ns();
     int64_t wake = lockstep_client_update(client, now);
     lockstep_event e;
+#if LOCKSTEP_API_VERSION >= 4
+    /* API version 4: the event carries its struct_size, and "none" is a kind. */
+    e.struct_size = sizeof e;
+    while (lockstep_client_next_event(client, &e) == LOCKSTEP_OK && e.kind != LOCKSTEP_EVENT_NONE) {
+#else
     while (lockstep_client_poll_event(client, &e)) {
+#endif
       fprintf(stderr, "c_player: event %u tick %u slot %d code %d %s %s\n", e.kind, e.tick, e.slot, e.code, e.name,
               e.detail);
       if (e.kind == LOCKSTEP_EVENT_STARTED) started_at = now;

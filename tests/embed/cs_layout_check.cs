@@ -17,7 +17,7 @@ static class LayoutCheck {
   }
   [StructLayout(LayoutKind.Sequential)]
   struct EventShort {
-    public uint Kind, Tick;
+    public uint StructSize, Kind, Tick;
     public int Slot, Code;
     [MarshalAs(UnmanagedType.ByValArray, SizeConst = 33)] public byte[] Name;
     [MarshalAs(UnmanagedType.ByValArray, SizeConst = 255)] public byte[] Detail;
@@ -43,7 +43,7 @@ static class LayoutCheck {
       Console.WriteLine("ok: refused: " + e.Message);
       if (e.Message.IndexOf("lockstep_game", StringComparison.Ordinal) < 0) ++failures;
     }
-    string[] ev = {"Kind", "kind", "Tick", "tick", "Slot", "slot", "Code", "code", "Name", "name", "Detail", "detail"};
+    string[] ev = {"StructSize", "struct_size", "Kind", "kind", "Tick", "tick", "Slot", "slot", "Code", "code", "Name", "name", "Detail", "detail"};
     try {
       Lockstep.Native.Check(typeof(EventShort), "lockstep_event", ev);
       Console.WriteLine("FAIL: a lockstep_event one byte short was taken");

@@ -30,7 +30,7 @@ import time
 __all__ = ["Client", "Game", "Module", "Error", "EventKind", "Event", "module_builtin", "module_load",
            "compare_game", "bisect_game", "trace_game", "compare_trace", "api_version", "version", "protocol_version"]
 
-API_VERSION = 3  # LOCKSTEP_API_VERSION this binding speaks
+API_VERSION = 4  # LOCKSTEP_API_VERSION this binding speaks
 
 
 class Error(ValueError):
@@ -39,6 +39,9 @@ class Error(ValueError):
     def __init__(self, code, sentence):
         super().__init__(sentence)
         self.code = code
+
+
+_DIFFERS, _CALLBACK = 11, 14  # lockstep_status: LOCKSTEP_ERROR_DIFFERS, LOCKSTEP_ERROR_CALLBACK
 
 
 class EventKind:
@@ -87,7 +90,7 @@ class _Config(C.Structure):
 
 
 class _Event(C.Structure):
-    _fields_ = [("kind", C.c_uint32), ("tick", C.c_uint32), ("slot", C.c_int32), ("code", C.c_int32),
+    _fields_ = [("struct_size", C.c_uint32), ("kind", C.c_uint32), ("tick", C.c_uint32), ("slot", C.c_int32), ("code", C.c_int32),
                 ("name", C.c_char * 33), ("detail", C.c_char * 256)]
 
 
@@ -138,7 +141,7 @@ def _load():
         "lockstep_client_set_input": (C.c_int, [C.c_void_p, _U8P, C.c_size_t]),
         "lockstep_client_add_command": (C.c_int, [C.c_void_p, _U8P, C.c_size_t]),
         "lockstep_client_set_result": (C.c_int, [C.c_void_p, _U8P, C.c_size_t]),
-        "lockstep_client_poll_event": (C.c_int, [C.c_void_p, C.POINTER(_Event)]),
+        "lockstep_client_next_event": (C.c_int, [C.c_void_p, C.POINTER(_Event)]),
         "lockstep_client_alpha": (C.c_double, [C.c_void_p, C.c_int64]),
         "lockstep_client_predicted_alpha": (C.c_double, [C.c_void_p, C.c_int64]),
         "lockstep_client_stats_get": (C.c_int, [C.c_void_p, C.POINTER(_Stats)]),
@@ -148,12 +151,12 @@ def _load():
         "lockstep_client_finished": (C.c_int, [C.c_void_p]), "lockstep_client_exit_code": (C.c_int, [C.c_void_p]),
         "lockstep_client_leave": (None, [C.c_void_p]),
         "lockstep_client_start_service": (None, [C.c_void_p]),
-        "lockstep_compare_game": (C.c_int, [C.c_void_p, C.POINTER(_Game), _U8P, C.c_size_t, C.c_uint32, C.c_char_p,
+        "lockstep_compare_game_v4": (C.c_int, [C.c_void_p, C.POINTER(_Game), _U8P, C.c_size_t, C.c_uint32, C.c_char_p,
                                             C.c_size_t]),
-        "lockstep_bisect_game": (C.c_int, [C.c_void_p, C.POINTER(_Game), C.c_char_p, C.c_int, C.c_char_p, C.c_size_t]),
-        "lockstep_game_trace_write": (C.c_int, [C.POINTER(_Game), _U8P, C.c_size_t, C.c_uint32, C.c_uint32, C.c_char_p,
+        "lockstep_bisect_game_v4": (C.c_int, [C.c_void_p, C.POINTER(_Game), C.c_char_p, C.c_int, C.c_char_p, C.c_size_t]),
+        "lockstep_game_trace_write_v4": (C.c_int, [C.POINTER(_Game), _U8P, C.c_size_t, C.c_uint32, C.c_uint32, C.c_char_p,
                                                 C.c_char_p, C.c_size_t]),
-        "lockstep_game_trace_compare": (C.c_int, [C.POINTER(_Game), C.c_char_p, C.c_char_p, C.c_size_t]),
+        "lockstep_game_trace_compare_v4": (C.c_int, [C.POINTER(_Game), C.c_char_p, C.c_char_p, C.c_size_t]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -234,14 +237,15 @@ def module_load(path):
 
 def _with_game(game, call, differ_ok=True):
     """call(game_struct, report_buffer) -> result, on `game`'s callbacks: (result, report). Raises
-    Error unless the result is LOCKSTEP_OK, or LOCKSTEP_ERROR_STATE (a difference) with differ_ok."""
+    Error unless the result is LOCKSTEP_OK, or with differ_ok LOCKSTEP_ERROR_DIFFERS (a difference) or
+    LOCKSTEP_ERROR_CALLBACK (the game's callback failed: not equal either)."""
     binding = _GameBinding(game)
     report = C.create_string_buffer(1024)
     r = call(C.byref(binding.struct), report)
     text = report.value.decode(errors="replace")
     if binding.callback_error is not None:
         text += " (the game raised %r)" % (binding.callback_error,)
-    if r != 0 and not (differ_ok and r == 6):  # LOCKSTEP_OK, LOCKSTEP_ERROR_STATE
+    if r != 0 and not (differ_ok and r in (_DIFFERS, _CALLBACK)):
         raise Error(r, text)
     return r, text
 
@@ -252,7 +256,7 @@ def compare_game(module, game, ticks=600, settings=b""):
     report names the first difference by variant, tick, entity and field, or says they are equal.
     Raises Error for bad arguments."""
     buf, n = _bytes_arg(settings, "settings")
-    r, text = _with_game(game, lambda g, report: _lib.lockstep_compare_game(module._handle, g, buf, n, int(ticks), report, 1024))
+    r, text = _with_game(game, lambda g, report: _lib.lockstep_compare_game_v4(module._handle, g, buf, n, int(ticks), report, 1024))
     return r == 0, text
 
 
@@ -261,7 +265,7 @@ def trace_game(game, path, ticks=600, players=4, settings=b""):
     over lockstep's seeded streams (1, 2 and `players` players, `ticks` ticks each) to `path`, for
     another implementation, in any language, to compare with (compare_trace). Returns the report."""
     buf, n = _bytes_arg(settings, "settings")
-    r, text = _with_game(game, lambda g, report: _lib.lockstep_game_trace_write(
+    r, text = _with_game(game, lambda g, report: _lib.lockstep_game_trace_write_v4(
         g, buf, n, int(players), int(ticks), os.fsencode(path), report, 1024), differ_ok=False)
     return text
 
@@ -271,7 +275,7 @@ def compare_trace(game, path):
     returns (equal, report); report names the first difference by variant, tick, entity and field
     (both states read through this game's fields), or says they are equal. Raises Error for bad
     arguments or a file that is not a trace."""
-    r, text = _with_game(game, lambda g, report: _lib.lockstep_game_trace_compare(g, os.fsencode(path), report, 1024))
+    r, text = _with_game(game, lambda g, report: _lib.lockstep_game_trace_compare_v4(g, os.fsencode(path), report, 1024))
     return r == 0, text
 
 
@@ -281,7 +285,7 @@ def bisect_game(module, game, replay, linear=False):
     stretch after it, searched for the first stretch where they part (linear: every stretch in
     order). Returns (equal, report): report names the tick, entity and field and the ticks
     simulated. Raises Error for bad arguments or a file that cannot be read."""
-    r, text = _with_game(game, lambda g, report: _lib.lockstep_bisect_game(
+    r, text = _with_game(game, lambda g, report: _lib.lockstep_bisect_game_v4(
         module._handle, g, os.fsencode(replay), 1 if linear else 0, report, 1024))
     return r == 0, text
 
@@ -460,6 +464,7 @@ class Client:
         if self._binding:
             self._binding.client_handle = h
         self._event = _Event()
+        self._event.struct_size = C.sizeof(_Event)
         self._stats = _Stats()
         self._stats.struct_size = C.sizeof(_Stats)
 
@@ -500,7 +505,7 @@ class Client:
     def events(self):
         """The events since the last call, oldest first."""
         out = []
-        while _lib.lockstep_client_poll_event(self._h(), C.byref(self._event)):
+        while _lib.lockstep_client_next_event(self._h(), C.byref(self._event)) == 0 and self._event.kind != 0:
             e = Event(self._event)
             out.append(e)
         return out

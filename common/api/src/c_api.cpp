@@ -405,6 +405,20 @@ lockstep_status lockstep_world_global_fields(const lockstep_world* world, lockst
   return c_api::caught(__func__, error, error_cap);
 }
 
+lockstep_status lockstep_world_save(const lockstep_world* world, uint8_t* out, size_t cap, size_t* out_len) try {
+  c_api::entered(__func__);
+  if (out_len) *out_len = 0;
+  if (!world || !out_len || (!out && cap > 0)) return LOCKSTEP_ERROR_ARGUMENT;
+  std::vector<std::uint8_t> bytes;
+  world->sim->serialize(bytes);
+  *out_len = bytes.size();
+  if (bytes.size() > cap) return LOCKSTEP_ERROR_BUFFER;
+  if (!bytes.empty()) std::memcpy(out, bytes.data(), bytes.size());
+  return LOCKSTEP_OK;
+} catch (...) {
+  return c_api::caught(__func__, nullptr, 0);
+}
+
 size_t lockstep_world_serialize(const lockstep_world* world, uint8_t* out, size_t cap) try {
   c_api::entered(__func__);
   if (!world) return 0;

@@ -1,7 +1,9 @@
 // lockstep_compare_game and lockstep_bisect_game (lockstep_session.h): a game's own implementation
 // of a module's rules beside the module, over the synctest's variants and input streams tick by
 // tick, or over a recorded session's keyframes; the first difference is named by tick, entity and
-// field (or byte offset).
+// field (or byte offset). The _v4 entry points answer with API version 4's codes; the plain names
+// with versions 2 and 3's.
+#define LOCKSTEP_PLAIN_NAMES  // this file defines both names
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -66,15 +68,15 @@ lockstep_status prepared_game(const Module& mod, const lockstep_game& given, loc
            " build " + hash_hex(mod.build_id) + " input " + std::to_string(mod.input_size) + " bytes; the game says " +
            g->name + " version " + std::to_string(g->version) + " build " + hash_hex(g->build_id) + " input " +
            std::to_string(g->input_size) + " bytes";
-    return LOCKSTEP_ERROR_STATE;
+    return LOCKSTEP_ERROR_DIFFERS;
   }
   return LOCKSTEP_OK;
 }
 
 }  // namespace
 
-extern "C" lockstep_status lockstep_bisect_game(const lockstep_module* module, const lockstep_game* given,
-                                                const char* replay_path, int linear, char* report, size_t report_cap) try {
+extern "C" lockstep_status lockstep_bisect_game_v4(const lockstep_module* module, const lockstep_game* given,
+                                                   const char* replay_path, int linear, char* report, size_t report_cap) try {
   c_api::entered(__func__);
   using c_api::fail;
   if (!module || !given || !replay_path)
@@ -94,42 +96,42 @@ extern "C" lockstep_status lockstep_bisect_game(const lockstep_module* module, c
   } else {
     e = read_replay(replay_path, &r, &detail);
   }
-  if (e == ReplayError::CannotOpen) return fail(LOCKSTEP_ERROR_NOT_FOUND, detail, report, report_cap);
-  if (e != ReplayError::None) return fail(LOCKSTEP_ERROR_SETTINGS, std::string(replay_path) + ": " + detail, report, report_cap);
+  if (e == ReplayError::CannotOpen) return fail(LOCKSTEP_ERROR_FILE, detail, report, report_cap);
+  if (e != ReplayError::None) return fail(LOCKSTEP_ERROR_FORMAT, std::string(replay_path) + ": " + detail, report, report_cap);
   if (r.header.input_size != mod.input_size)
-    return fail(LOCKSTEP_ERROR_SETTINGS, std::string(replay_path) + " was recorded with " + std::to_string(r.header.input_size) +
+    return fail(LOCKSTEP_ERROR_FORMAT, std::string(replay_path) + " was recorded with " + std::to_string(r.header.input_size) +
                                              "-byte inputs; the module's are " + std::to_string(mod.input_size),
                 report, report_cap);
   if (!r.header.module.empty() && r.header.module != mod.name)
-    return fail(LOCKSTEP_ERROR_SETTINGS, std::string(replay_path) + " was recorded with module '" + r.header.module +
+    return fail(LOCKSTEP_ERROR_FORMAT, std::string(replay_path) + " was recorded with module '" + r.header.module +
                                              "', not " + std::string(mod.name), report, report_cap);
   auto ctx = std::make_shared<GameContext>();
   ctx->game = g;
   ctx->code = module_code_fingerprint(g.name, g.version, g.build_id, g.input_size);
   const BisectResult res = bisect_replay(mod.create, game_factory(ctx), r, linear != 0);
-  if (!ctx->failure.empty()) return fail(LOCKSTEP_ERROR_STATE, "the game failed: " + ctx->failure, report, report_cap);
-  if (!res.ok) return fail(LOCKSTEP_ERROR_SETTINGS, std::string(replay_path) + ": " + res.error, report, report_cap);
+  if (!ctx->failure.empty()) return fail(LOCKSTEP_ERROR_CALLBACK, "the game failed: " + ctx->failure, report, report_cap);
+  if (!res.ok) return fail(LOCKSTEP_ERROR_FORMAT, std::string(replay_path) + ": " + res.error, report, report_cap);
   const std::string cost = std::to_string(res.ticks_simulated) + " ticks simulated (" + std::to_string(res.stretches_tested) +
                            " of " + std::to_string(res.stretches) + " stretches between keyframes); a linear search: " +
                            std::to_string(res.linear_ticks);
   if (!res.unsteady.empty())
-    return fail(LOCKSTEP_ERROR_STATE, std::string(res.unsteady == "a" ? "the module" : res.unsteady == "b" ? "the game" : "both") +
+    return fail(LOCKSTEP_ERROR_DIFFERS, std::string(res.unsteady == "a" ? "the module" : res.unsteady == "b" ? "the game" : "both") +
                                           " gave another result when tick " + std::to_string(res.tick) +
                                           " was stepped again from the same keyframe: it differs from itself (uninitialised "
                                           "memory, an address or a clock in the state), not from the other; " + cost,
                 report, report_cap);
   if (!res.parted) return fail(LOCKSTEP_OK, "equal at every tick: " + cost, report, report_cap);
   std::string where = difference_text(res.difference);
-  return fail(LOCKSTEP_ERROR_STATE, "parted at tick " + std::to_string(res.tick) + ": " + where + " (module vs game); " + cost +
+  return fail(LOCKSTEP_ERROR_DIFFERS, "parted at tick " + std::to_string(res.tick) + ": " + where + " (module vs game); " + cost +
                                         (res.exhaustive ? "" : "; galloping skipped stretches before it"),
               report, report_cap);
 } catch (...) {
   return c_api::caught(__func__, report, report_cap);
 }
 
-extern "C" lockstep_status lockstep_compare_game(const lockstep_module* module, const lockstep_game* given,
-                                                 const uint8_t* settings, size_t n, uint32_t ticks, char* report,
-                                                 size_t report_cap) try {
+extern "C" lockstep_status lockstep_compare_game_v4(const lockstep_module* module, const lockstep_game* given,
+                                                    const uint8_t* settings, size_t n, uint32_t ticks, char* report,
+                                                    size_t report_cap) try {
   c_api::entered(__func__);
   using c_api::fail;
   if (!module || !given || (n > 0 && !settings) || ticks == 0)
@@ -156,7 +158,7 @@ extern "C" lockstep_status lockstep_compare_game(const lockstep_module* module, 
     auto x = mod.create(cfg.world);
     auto y = game_world(cfg.world);
     if (!y || !ctx->failure.empty())
-      return fail(LOCKSTEP_ERROR_STATE, cfg.variant + ": the game cannot build this world" +
+      return fail(LOCKSTEP_ERROR_CALLBACK, cfg.variant + ": the game cannot build this world" +
                                             (ctx->failure.empty() ? "" : " (" + ctx->failure + ")"), report, report_cap);
     for (Tick t = 0; t <= cfg.ticks; ++t) {
       if (t > 0) {
@@ -164,14 +166,14 @@ extern "C" lockstep_status lockstep_compare_game(const lockstep_module* module, 
         x->step(f);
         y->step(f);
         if (!ctx->failure.empty())
-          return fail(LOCKSTEP_ERROR_STATE, cfg.variant + " tick " + std::to_string(t) + ": " + ctx->failure, report, report_cap);
+          return fail(LOCKSTEP_ERROR_CALLBACK, cfg.variant + " tick " + std::to_string(t) + ": " + ctx->failure, report, report_cap);
       }
       a.clear();
       b.clear();
       x->serialize(a);
       y->serialize(b);
       if (a != b)
-        return fail(LOCKSTEP_ERROR_STATE,
+        return fail(LOCKSTEP_ERROR_DIFFERS,
                     cfg.variant + " tick " + std::to_string(t) + ": " + where_they_differ(*x, *y, a, b), report, report_cap);
     }
   }
@@ -179,6 +181,23 @@ extern "C" lockstep_status lockstep_compare_game(const lockstep_module* module, 
               "equal: " + std::to_string(variants.size()) + " variants (" + variants.front().variant + " ...), " +
                   std::to_string(ticks) + " ticks each, the same bytes and fields at every tick",
               report, report_cap);
+} catch (...) {
+  return c_api::caught(__func__, report, report_cap);
+}
+
+extern "C" lockstep_status lockstep_bisect_game(const lockstep_module* module, const lockstep_game* given,
+                                                const char* replay_path, int linear, char* report, size_t report_cap) try {
+  c_api::entered(__func__);
+  return c_api::as_v3(lockstep_bisect_game_v4(module, given, replay_path, linear, report, report_cap));
+} catch (...) {
+  return c_api::caught(__func__, report, report_cap);
+}
+
+extern "C" lockstep_status lockstep_compare_game(const lockstep_module* module, const lockstep_game* given,
+                                                 const uint8_t* settings, size_t n, uint32_t ticks, char* report,
+                                                 size_t report_cap) try {
+  c_api::entered(__func__);
+  return c_api::as_v3(lockstep_compare_game_v4(module, given, settings, n, ticks, report, report_cap));
 } catch (...) {
   return c_api::caught(__func__, report, report_cap);
 }

@@ -39,6 +39,20 @@ inline void entered(const char* entry) {
 /// Allocates nothing, so it works when memory has run out.
 LOCKSTEP_API lockstep_status caught(const char* entry, char* error, std::size_t cap) noexcept;
 
+/// API version 4's error codes as versions 2 and 3 answered them, for the checks' plain names
+/// (their binaries know no other): a difference, a failed callback or a forged result was STATE,
+/// a file that cannot be opened NOT_FOUND, a damaged one SETTINGS.
+inline lockstep_status as_v3(lockstep_status r) {
+  switch (r) {
+    case LOCKSTEP_ERROR_DIFFERS:
+    case LOCKSTEP_ERROR_CALLBACK:
+    case LOCKSTEP_ERROR_FORGED: return LOCKSTEP_ERROR_STATE;
+    case LOCKSTEP_ERROR_FILE: return LOCKSTEP_ERROR_NOT_FOUND;
+    case LOCKSTEP_ERROR_FORMAT: return LOCKSTEP_ERROR_SETTINGS;
+    default: return r;
+  }
+}
+
 /// Versioned structs (lockstep_session.h): the caller's struct_size says how much of the struct
 /// its header knows. `first_size` is the struct's size at API version 2, where struct_size began;
 /// every size from there to this library's is a header of some version (fields only grow at the

@@ -267,12 +267,15 @@ lockstep_status lockstep_client_set_result(lockstep_client* client, const uint8_
   return caught_on(client, __func__);
 }
 
-int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out) try {
-  c_api::entered(__func__);
-  if (!client || !out || client->events.empty()) return 0;
+extern "C++" {
+namespace {
+
+// Takes the client's oldest event into the fields of an event struct of either version.
+template <class Event>
+bool take_event(lockstep_client* client, Event* out) {
+  if (client->events.empty()) return false;
   const SessionEvent e = std::move(client->events.front());
   client->events.pop_front();
-  *out = lockstep_event{};
   out->kind = static_cast<std::uint32_t>(e.kind) + 1;  // the C enum counts from 1
   out->tick = e.tick;
   out->slot = e.slot;
@@ -288,9 +291,36 @@ int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out) try
     name = client->roster[static_cast<std::size_t>(e.slot)];  // the left player's name, as it joined
   copy_text(out->name, sizeof out->name, name);
   copy_text(out->detail, sizeof out->detail, e.detail);
-  return 1;
+  return true;
+}
+
+}  // namespace
+}  // extern "C++"
+
+lockstep_status lockstep_client_next_event(lockstep_client* client, lockstep_event* out) try {
+  c_api::entered(__func__);
+  if (!client) return LOCKSTEP_ERROR_ARGUMENT;
+  if (!out) return refuse(client, "lockstep_client_next_event: out must not be NULL");
+  // Its struct_size began at API version 4, the size it has now; it will only grow at its end.
+  if (out->struct_size != sizeof(lockstep_event))
+    return refuse(client, "lockstep_client_next_event: " + c_api::versioned_size_refusal(out->struct_size, sizeof(lockstep_event),
+                                                                                          sizeof(lockstep_event), "lockstep_event"));
+  const std::uint32_t size = out->struct_size;
+  *out = lockstep_event{};
+  out->struct_size = size;
+  if (!take_event(client, out)) out->kind = LOCKSTEP_EVENT_NONE;
+  return LOCKSTEP_OK;
 } catch (...) {
-  caught_on(client, __func__);
+  return caught_on(client, __func__);
+}
+
+int lockstep_client_poll_event(lockstep_client* client, lockstep_event_v3* out) try {
+  c_api::entered(__func__);
+  if (!client || !out) return 0;
+  *out = lockstep_event_v3{};
+  return take_event(client, out) ? 1 : 0;
+} catch (...) {
+  c_api::caught(__func__, nullptr, 0);
   return 0;
 }
 

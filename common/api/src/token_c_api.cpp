@@ -1,4 +1,6 @@
-// lockstep_token.h over connect_token.hpp.
+// lockstep_token.h over connect_token.hpp (lockstep_result_verify under both names: _v4 answers with
+// API version 4's codes, the plain name with versions 2 and 3's).
+#define LOCKSTEP_PLAIN_NAMES  // this file defines both names
 #include "lockstep/lockstep_token.h"
 
 #include <algorithm>
@@ -82,16 +84,26 @@ lockstep_status lockstep_token_mint(const lockstep_token_request* given, const u
   return c_api::caught(__func__, error, error_cap);
 }
 
-lockstep_status lockstep_result_verify(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
-                                       int is_result_key) try {
+lockstep_status lockstep_result_verify_v4(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+                                          int is_result_key) try {
   c_api::entered(__func__);
   if (!json || !key) return LOCKSTEP_ERROR_ARGUMENT;
   lockstep::SessionResult r;
   std::string error;
-  if (!lockstep::parse_result(std::string_view(json, len), &r, &error)) return LOCKSTEP_ERROR_ARGUMENT;
+  if (!lockstep::parse_result(std::string_view(json, len), &r, &error)) return LOCKSTEP_ERROR_FORMAT;
   lockstep::SecretKey k{};
   std::copy(key, key + k.size(), k.begin());
-  return lockstep::verify_result(r, is_result_key ? k : lockstep::result_key_from(k)) ? LOCKSTEP_OK : LOCKSTEP_ERROR_STATE;
+  return lockstep::verify_result(r, is_result_key ? k : lockstep::result_key_from(k)) ? LOCKSTEP_OK : LOCKSTEP_ERROR_FORGED;
+} catch (...) {
+  return c_api::caught(__func__, nullptr, 0);
+}
+
+// Versions 2 and 3's answers: a document that is not a result was ARGUMENT, a forged one STATE.
+lockstep_status lockstep_result_verify(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
+                                       int is_result_key) try {
+  c_api::entered(__func__);
+  const lockstep_status r = lockstep_result_verify_v4(json, len, key, is_result_key);
+  return r == LOCKSTEP_ERROR_FORMAT ? LOCKSTEP_ERROR_ARGUMENT : c_api::as_v3(r);
 } catch (...) {
   return c_api::caught(__func__, nullptr, 0);
 }

@@ -8,6 +8,8 @@
 // version, u64 build id, u32 input size), u32 length + settings, u32 ticks, u64 seed, u32 variant
 // count, then per variant u32 players and, for ticks 0..ticks, u32 length + the saved bytes.
 // Little-endian.
+// The _v4 entry points answer with API version 4's codes; the plain names with versions 2 and 3's.
+#define LOCKSTEP_PLAIN_NAMES  // this file defines both names
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -140,9 +142,9 @@ std::string where(const std::shared_ptr<GameContext>& ctx, std::uint32_t players
 
 }  // namespace
 
-extern "C" lockstep_status lockstep_game_trace_write(const lockstep_game* given, const uint8_t* settings, size_t n,
-                                                     uint32_t players, uint32_t ticks, const char* path, char* report,
-                                                     size_t report_cap) try {
+extern "C" lockstep_status lockstep_game_trace_write_v4(const lockstep_game* given, const uint8_t* settings, size_t n,
+                                                        uint32_t players, uint32_t ticks, const char* path, char* report,
+                                                        size_t report_cap) try {
   c_api::entered(__func__);
   using c_api::fail;
   if (!given || !path || (n > 0 && !settings) || ticks == 0 || ticks > kMaxTicks || players == 0 || players > kMaxPlayers ||
@@ -157,7 +159,7 @@ extern "C" lockstep_status lockstep_game_trace_write(const lockstep_game* given,
   if (players >= 2) counts.push_back(2);
   if (players > 2) counts.push_back(players);
   File out{std::fopen(path, "wb")};
-  if (!out.f) return fail(LOCKSTEP_ERROR_NOT_FOUND, std::string("cannot write ") + path, report, report_cap);
+  if (!out.f) return fail(LOCKSTEP_ERROR_FILE, std::string("cannot write ") + path, report, report_cap);
   std::fwrite(kMagic, 1, sizeof kMagic, out.f);
   put_bytes(out.f, g.name, std::strlen(g.name));
   put_u32(out.f, g.version);
@@ -173,21 +175,21 @@ extern "C" lockstep_status lockstep_game_trace_write(const lockstep_game* given,
   for (const std::uint32_t p : counts) {
     put_u32(out.f, p);
     if (g.reset(g.user, settings, n, p) != 0)
-      return fail(LOCKSTEP_ERROR_SETTINGS, "the game's reset() failed for " + std::to_string(p) + " players", report, report_cap);
+      return fail(LOCKSTEP_ERROR_CALLBACK, "the game's reset() failed for " + std::to_string(p) + " players", report, report_cap);
     std::vector<std::vector<std::uint8_t>> held;
     for (Tick t = 0; t <= ticks; ++t) {
       if (t > 0 && !step_stream(g, p, t, held))
-        return fail(LOCKSTEP_ERROR_STATE, std::to_string(p) + " players, tick " + std::to_string(t) + ": the game's step() failed",
+        return fail(LOCKSTEP_ERROR_CALLBACK, std::to_string(p) + " players, tick " + std::to_string(t) + ": the game's step() failed",
                     report, report_cap);
       if (!GameSimulation::save(*ctx, &state) || state.size() > kMaxStateBytes)
-        return fail(LOCKSTEP_ERROR_STATE, std::to_string(p) + " players, tick " + std::to_string(t) + ": " +
+        return fail(LOCKSTEP_ERROR_CALLBACK, std::to_string(p) + " players, tick " + std::to_string(t) + ": " +
                                               (ctx->failure.empty() ? "a saved state over 64 MiB" : ctx->failure),
                     report, report_cap);
       put_bytes(out.f, state.data(), state.size());
     }
   }
   if (std::fflush(out.f) != 0 || std::ferror(out.f))
-    return fail(LOCKSTEP_ERROR_RUNTIME, std::string("cannot write ") + path, report, report_cap);
+    return fail(LOCKSTEP_ERROR_FILE, std::string("cannot write ") + path, report, report_cap);
   return fail(LOCKSTEP_OK,
               "traced " + identity(g.name, g.version, g.build_id, g.input_size) + ": " + std::to_string(counts.size()) +
                   " variants, " + std::to_string(ticks) + " ticks each, to " + path,
@@ -196,8 +198,8 @@ extern "C" lockstep_status lockstep_game_trace_write(const lockstep_game* given,
   return c_api::caught(__func__, report, report_cap);
 }
 
-extern "C" lockstep_status lockstep_game_trace_compare(const lockstep_game* given, const char* path, char* report,
-                                                       size_t report_cap) try {
+extern "C" lockstep_status lockstep_game_trace_compare_v4(const lockstep_game* given, const char* path, char* report,
+                                                          size_t report_cap) try {
   c_api::entered(__func__);
   using c_api::fail;
   if (!given || !path) return fail(LOCKSTEP_ERROR_ARGUMENT, "game and path must not be NULL", report, report_cap);
@@ -205,22 +207,22 @@ extern "C" lockstep_status lockstep_game_trace_compare(const lockstep_game* give
   std::string why;
   if (const lockstep_status bad = read_game(*given, &g, &why); bad != LOCKSTEP_OK) return fail(bad, why, report, report_cap);
   File in{std::fopen(path, "rb")};
-  if (!in.f) return fail(LOCKSTEP_ERROR_NOT_FOUND, std::string("cannot open ") + path, report, report_cap);
+  if (!in.f) return fail(LOCKSTEP_ERROR_FILE, std::string("cannot open ") + path, report, report_cap);
   const std::string damaged = std::string(path) + " is not a whole lockstep game trace";
   char magic[sizeof kMagic];
   std::vector<std::uint8_t> name, settings, theirs, ours;
   std::uint32_t version = 0, input_size = 0, ticks = 0, variants = 0;
   std::uint64_t build_id = 0, seed = 0;
   if (std::fread(magic, 1, sizeof magic, in.f) != sizeof magic || std::memcmp(magic, kMagic, sizeof kMagic) != 0)
-    return fail(LOCKSTEP_ERROR_SETTINGS, std::string(path) + " is not a lockstep game trace (LKTRACE1)", report, report_cap);
+    return fail(LOCKSTEP_ERROR_FORMAT, std::string(path) + " is not a lockstep game trace (LKTRACE1)", report, report_cap);
   if (!get_bytes(in.f, 64, &name) || !get_u32(in.f, &version) || !get_u64(in.f, &build_id) || !get_u32(in.f, &input_size) ||
       !get_bytes(in.f, kMaxTraceSettings, &settings) || !get_u32(in.f, &ticks) || !get_u64(in.f, &seed) ||
       !get_u32(in.f, &variants) || ticks == 0 || ticks > kMaxTicks || variants == 0 || variants > kMaxVariants ||
       seed != kSeed || input_size > kMaxInputBytes)
-    return fail(LOCKSTEP_ERROR_SETTINGS, damaged + " (its header)", report, report_cap);
+    return fail(LOCKSTEP_ERROR_FORMAT, damaged + " (its header)", report, report_cap);
   const std::string traced(name.begin(), name.end());
   if (traced != g.name || version != g.version || build_id != g.build_id || input_size != g.input_size)
-    return fail(LOCKSTEP_ERROR_STATE,
+    return fail(LOCKSTEP_ERROR_DIFFERS,
                 "the identity differs: the trace is of " + identity(traced, version, build_id, input_size) + "; this game says " +
                     identity(g.name, g.version, g.build_id, g.input_size),
                 report, report_cap);
@@ -229,21 +231,21 @@ extern "C" lockstep_status lockstep_game_trace_compare(const lockstep_game* give
   for (std::uint32_t v = 0; v < variants; ++v) {
     std::uint32_t players = 0;
     if (!get_u32(in.f, &players) || players == 0 || players > kMaxPlayers)
-      return fail(LOCKSTEP_ERROR_SETTINGS, damaged + " (variant " + std::to_string(v) + ")", report, report_cap);
+      return fail(LOCKSTEP_ERROR_FORMAT, damaged + " (variant " + std::to_string(v) + ")", report, report_cap);
     const std::string variant = std::to_string(players) + (players == 1 ? " player" : " players");
     if (g.reset(g.user, settings.data(), settings.size(), players) != 0)
-      return fail(LOCKSTEP_ERROR_STATE, variant + ": this game's reset() failed", report, report_cap);
+      return fail(LOCKSTEP_ERROR_CALLBACK, variant + ": this game's reset() failed", report, report_cap);
     std::vector<std::vector<std::uint8_t>> held;
     for (Tick t = 0; t <= ticks; ++t) {
       if (t > 0 && !step_stream(g, players, t, held))
-        return fail(LOCKSTEP_ERROR_STATE, variant + ", tick " + std::to_string(t) + ": this game's step() failed", report,
+        return fail(LOCKSTEP_ERROR_CALLBACK, variant + ", tick " + std::to_string(t) + ": this game's step() failed", report,
                     report_cap);
       if (!get_bytes(in.f, kMaxStateBytes, &theirs))
-        return fail(LOCKSTEP_ERROR_SETTINGS, damaged + " (" + variant + ", tick " + std::to_string(t) + ")", report, report_cap);
+        return fail(LOCKSTEP_ERROR_FORMAT, damaged + " (" + variant + ", tick " + std::to_string(t) + ")", report, report_cap);
       if (!GameSimulation::save(*ctx, &ours))
-        return fail(LOCKSTEP_ERROR_STATE, variant + ", tick " + std::to_string(t) + ": " + ctx->failure, report, report_cap);
+        return fail(LOCKSTEP_ERROR_CALLBACK, variant + ", tick " + std::to_string(t) + ": " + ctx->failure, report, report_cap);
       if (theirs != ours)
-        return fail(LOCKSTEP_ERROR_STATE,
+        return fail(LOCKSTEP_ERROR_DIFFERS,
                     variant + ", tick " + std::to_string(t) + ": " + where(ctx, players, theirs, ours) + " (trace vs this game)",
                     report, report_cap);
     }
@@ -252,6 +254,23 @@ extern "C" lockstep_status lockstep_game_trace_compare(const lockstep_game* give
               "equal: " + std::to_string(variants) + " variants, " + std::to_string(ticks) +
                   " ticks each, the same saved bytes at every tick as the trace's " + identity(traced, version, build_id, input_size),
               report, report_cap);
+} catch (...) {
+  return c_api::caught(__func__, report, report_cap);
+}
+
+extern "C" lockstep_status lockstep_game_trace_write(const lockstep_game* given, const uint8_t* settings, size_t n,
+                                                     uint32_t players, uint32_t ticks, const char* path, char* report,
+                                                     size_t report_cap) try {
+  c_api::entered(__func__);
+  return c_api::as_v3(lockstep_game_trace_write_v4(given, settings, n, players, ticks, path, report, report_cap));
+} catch (...) {
+  return c_api::caught(__func__, report, report_cap);
+}
+
+extern "C" lockstep_status lockstep_game_trace_compare(const lockstep_game* given, const char* path, char* report,
+                                                       size_t report_cap) try {
+  c_api::entered(__func__);
+  return c_api::as_v3(lockstep_game_trace_compare_v4(given, path, report, report_cap));
 } catch (...) {
   return c_api::caught(__func__, report, report_cap);
 }

@@ -18,13 +18,22 @@
  *     pointer to it.
  *   - The field names lockstep_world_entity_fields and lockstep_world_global_fields return are
  *     the world's, valid until its next such call or its destruction.
- * Errors: functions that can fail return a lockstep_status (once called lockstep_result, still an
- * alias); LOCKSTEP_OK is 0. Where they take `error` and `error_cap`, a failure writes one
- * NUL-terminated sentence there (truncated to fit; error may be NULL). No C++ exception leaves any
- * function here: one raised inside is answered with LOCKSTEP_ERROR_INTERNAL and its sentence, or
- * with the function's "nothing" value (0, NULL) where it returns no status. Bytes from a file or
- * the network are untrusted and are checked here: a malformed frame or state is refused with an
- * error, never stepped.
+ * One shape for every function (API version 4):
+ *   - Returns: a function that can fail returns a lockstep_status (once called lockstep_result,
+ *     still an alias); LOCKSTEP_OK is 0, and each error code has one meaning (the list below).
+ *     A function that cannot fail returns its value, and its "nothing" (0, NULL) for a NULL handle.
+ *   - Buffers: data goes into the caller's `out` of `cap` bytes (or elements) when it fits, and
+ *     *out_len (or *count) gets its whole size either way: LOCKSTEP_ERROR_BUFFER when it did not
+ *     fit (call with cap 0 and out NULL to size it). Sentences go into `error`/`report` of
+ *     `error_cap` bytes, NUL-terminated and truncated to fit (NULL: none written).
+ *   - Structs: every struct passed in or filled starts with struct_size (lockstep_session.h).
+ *   - No C++ exception leaves any function here: one raised inside is answered with
+ *     LOCKSTEP_ERROR_INTERNAL and its sentence, or with the function's "nothing" value where it
+ *     returns no status.
+ * Versions 2 and 3 of this API are still served to the binaries built against them: their
+ * lockstep_world_serialize, lockstep_client_poll_event and the checks' unsuffixed names answer
+ * as they did (see LOCKSTEP_API_VERSION). Bytes from a file or the network are untrusted and are
+ * checked here: a malformed frame or state is refused with an error, never stepped.
  * Threads: a world may be used by one thread at a time; different worlds by different threads.
  */
 #ifndef LOCKSTEP_LOCKSTEP_H
@@ -40,9 +49,14 @@
 extern "C" {
 #endif
 
-#define LOCKSTEP_API_VERSION 3u /* 2: structs carry struct_size; the log callback takes user first.
+#define LOCKSTEP_API_VERSION 4u /* 2: structs carry struct_size; the log callback takes user first.
                                  * 3: config.step_budget_us, the stats' step budget, step cost and
-                                 *    frame interval, lockstep_client_presented, lockstep_client_error */
+                                 *    frame interval, lockstep_client_presented, lockstep_client_error
+                                 * 4: one shape: lockstep_event's struct_size and
+                                 *    lockstep_client_next_event, lockstep_world_save, error codes
+                                 *    11..15 (each code one meaning); the checks that answer with
+                                 *    them are reached through names of their own (_v4), so a binary
+                                 *    built against version 2 or 3 gets the codes it knew */
 
 typedef enum lockstep_status {
   LOCKSTEP_OK = 0,
@@ -55,8 +69,14 @@ typedef enum lockstep_status {
   LOCKSTEP_ERROR_BUFFER = 7,    /* the output buffer is too small; the length needed is returned */
   LOCKSTEP_ERROR_RUNTIME = 8,   /* the system refused (no socket) */
   LOCKSTEP_ERROR_CONNECTION = 9, /* the server cannot be reached (an address that does not resolve) */
-  LOCKSTEP_ERROR_INTERNAL = 10   /* an exception inside the library (out of memory, a defect): the call
+  LOCKSTEP_ERROR_INTERNAL = 10,  /* an exception inside the library (out of memory, a defect): the call
                                   * was stopped where it was, and its sentence names the function */
+  /* Since LOCKSTEP_API_VERSION 4 (versions 2 and 3 answered STATE, NOT_FOUND or SETTINGS): */
+  LOCKSTEP_ERROR_DIFFERS = 11,   /* a check ran and found two implementations or states apart */
+  LOCKSTEP_ERROR_FILE = 12,      /* a file that cannot be opened, read or written */
+  LOCKSTEP_ERROR_FORMAT = 13,    /* a file or document that is not what it should be (damaged, another module's) */
+  LOCKSTEP_ERROR_CALLBACK = 14,  /* one of the game's callbacks failed */
+  LOCKSTEP_ERROR_FORGED = 15     /* an authenticated document whose MAC does not match */
 } lockstep_status;
 /* The status's first name, the same type: code written with it compiles unchanged. (It read like
  * the match results that lockstep_result_verify checks, which it is not.) */
@@ -141,8 +161,11 @@ LOCKSTEP_API lockstep_status lockstep_world_entity_fields(const lockstep_world* 
 LOCKSTEP_API lockstep_status lockstep_world_global_fields(const lockstep_world* world, lockstep_field* out, size_t cap,
                                              size_t* count, char* error, size_t error_cap);
 
-/* Writes the canonical serialization into out when it fits in cap and returns its length either
- * way (call with cap 0 to size the buffer); 0 for NULL. */
+/* The canonical serialization into out when it fits in cap; *out_len gets its length either way
+ * (LOCKSTEP_ERROR_BUFFER when it did not fit). Since LOCKSTEP_API_VERSION 4. */
+LOCKSTEP_API lockstep_status lockstep_world_save(const lockstep_world* world, uint8_t* out, size_t cap, size_t* out_len);
+/* Versions 2 and 3's form of lockstep_world_save: writes when it fits and returns the length
+ * either way (0 for NULL). */
 LOCKSTEP_API size_t lockstep_world_serialize(const lockstep_world* world, uint8_t* out, size_t cap);
 /* Replaces the state with `bytes` (untrusted: a Snapshot's, a file's). On LOCKSTEP_ERROR_STATE
  * the world is unchanged. */

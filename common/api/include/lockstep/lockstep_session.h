@@ -123,6 +123,7 @@ LOCKSTEP_API void lockstep_client_config_init(lockstep_client_config* config, si
 #define lockstep_client_config_defaults(config) lockstep_client_config_init((config), sizeof *(config))
 
 typedef enum lockstep_event_kind {
+  LOCKSTEP_EVENT_NONE = 0,           /* lockstep_client_next_event: no event waiting */
   LOCKSTEP_EVENT_JOINED = 1,         /* slot: ours (-1 a spectator); detail: the rejoin secret */
   LOCKSTEP_EVENT_STARTED = 2,        /* the session runs */
   LOCKSTEP_EVENT_PLAYER_JOINED = 3,  /* slot, name (a rejoin: code 1) */
@@ -134,6 +135,7 @@ typedef enum lockstep_event_kind {
 } lockstep_event_kind;
 
 typedef struct lockstep_event {
+  uint32_t struct_size;  /* the caller sets it: sizeof(lockstep_event). Since LOCKSTEP_API_VERSION 4 */
   uint32_t kind;  /* lockstep_event_kind */
   uint32_t tick;
   int32_t slot;
@@ -141,6 +143,16 @@ typedef struct lockstep_event {
   char name[33];     /* NUL-terminated */
   char detail[256];  /* NUL-terminated, truncated to fit */
 } lockstep_event;
+
+/* The event as versions 2 and 3 had it (no struct_size), for lockstep_client_poll_event. */
+typedef struct lockstep_event_v3 {
+  uint32_t kind;
+  uint32_t tick;
+  int32_t slot;
+  int32_t code;
+  char name[33];
+  char detail[256];
+} lockstep_event_v3;
 
 typedef struct lockstep_client_stats {
   uint32_t struct_size;      /* the caller sets it: sizeof(lockstep_client_stats) */
@@ -195,8 +207,12 @@ LOCKSTEP_API lockstep_status lockstep_client_add_command(lockstep_client* client
  * replaces it. At the end the server settles the players' results by majority and authenticates
  * the session's result for the game's backend (lockstep_result_verify in lockstep_token.h). */
 LOCKSTEP_API lockstep_status lockstep_client_set_result(lockstep_client* client, const uint8_t* bytes, size_t n);
-/* Takes the oldest event into *out: 1, or 0 when there is none. */
-LOCKSTEP_API int lockstep_client_poll_event(lockstep_client* client, lockstep_event* out);
+/* Takes the oldest event into *out (set out->struct_size first): out->kind is
+ * LOCKSTEP_EVENT_NONE when there is none. LOCKSTEP_ERROR_ARGUMENT for a NULL client or out, or a
+ * struct_size this library does not know. Since LOCKSTEP_API_VERSION 4. */
+LOCKSTEP_API lockstep_status lockstep_client_next_event(lockstep_client* client, lockstep_event* out);
+/* Versions 2 and 3's form: the oldest event into *out, 1; 0 when there is none. */
+LOCKSTEP_API int lockstep_client_poll_event(lockstep_client* client, lockstep_event_v3* out);
 /* The blend factor 0..1 for a frame drawn at now_ns (counted as a drawn frame). */
 LOCKSTEP_API double lockstep_client_alpha(lockstep_client* client, int64_t now_ns);
 /* The game presented the frame it drew last (its swap or present call returned) at now_ns: own
@@ -233,26 +249,28 @@ LOCKSTEP_API void lockstep_client_leave(lockstep_client* client);
  * beside the module the server hosts, over the synctest's variants (1, 2 and the most players the
  * module builds, up to 8) and its seeded input and command streams, `ticks` ticks each, settings
  * as the Welcome carries them (n 0: the defaults). After every tick save()'s bytes must equal the
- * module's serialization. LOCKSTEP_OK when they do, with a sentence in report; LOCKSTEP_ERROR_STATE
+ * module's serialization. LOCKSTEP_OK when they do, with a sentence in report; LOCKSTEP_ERROR_DIFFERS
  * at the first difference: the identity (name, version, build id, input size), or the variant,
  * tick, and entity and field with both values (through the game's fields callback), or the byte
- * offset. The game's callbacks are called on this thread; the module must be loaded. */
-LOCKSTEP_API lockstep_status lockstep_compare_game(const lockstep_module* module, const lockstep_game* game,
-                                                   const uint8_t* settings, size_t n, uint32_t ticks, char* report,
-                                                   size_t report_cap);
+ * offset; LOCKSTEP_ERROR_CALLBACK when one of the game's callbacks fails. The game's callbacks are
+ * called on this thread; the module must be loaded. */
+LOCKSTEP_API lockstep_status lockstep_compare_game_v4(const lockstep_module* module, const lockstep_game* game,
+                                                      const uint8_t* settings, size_t n, uint32_t ticks, char* report,
+                                                      size_t report_cap);
 
 /* Where a game's own implementation parts from the module on a recorded session: the replay at
  * `replay_path` (a .replay, or a desync bundle) with keyframes, both sides loading each keyframe's
  * bytes and stepping the stretch after it. linear != 0 tests every stretch in order (exact for a
  * difference that shows only now and then); linear == 0 gallops then halves, assuming a parting
  * lasts once it begins. Either way LOCKSTEP_OK means every tick was compared and equal. The first
- * differing tick is located and stepped again: LOCKSTEP_ERROR_STATE when they part, report naming
+ * differing tick is located and stepped again: LOCKSTEP_ERROR_DIFFERS when they part, report naming
  * the tick, the entity and field with both values, and the ticks simulated against a linear
- * search's; LOCKSTEP_ERROR_STATE too when one side gives another result stepped again (it differs
- * from itself; report says which); LOCKSTEP_ERROR_NOT_FOUND for a file that cannot be read,
- * LOCKSTEP_ERROR_SETTINGS for a replay of another module or a damaged one (report says which). */
-LOCKSTEP_API lockstep_status lockstep_bisect_game(const lockstep_module* module, const lockstep_game* game,
-                                                  const char* replay_path, int linear, char* report, size_t report_cap);
+ * search's; LOCKSTEP_ERROR_DIFFERS too when one side gives another result stepped again (it differs
+ * from itself; report says which); LOCKSTEP_ERROR_FILE for a file that cannot be read,
+ * LOCKSTEP_ERROR_FORMAT for a replay of another module or a damaged one (report says which),
+ * LOCKSTEP_ERROR_CALLBACK when one of the game's callbacks fails. */
+LOCKSTEP_API lockstep_status lockstep_bisect_game_v4(const lockstep_module* module, const lockstep_game* game,
+                                                     const char* replay_path, int linear, char* report, size_t report_cap);
 
 /* Two implementations of one game with no module (a C# port and a C game, say): one writes its
  * trace, the other compares against it. lockstep_game_trace_write steps `game` over seeded input
@@ -260,22 +278,45 @@ LOCKSTEP_API lockstep_status lockstep_bisect_game(const lockstep_module* module,
  * `ticks` ticks each, settings as the Welcome carries them, and writes every tick's save() bytes
  * with the game's identity to `path`. lockstep_game_trace_compare replays the same streams on
  * `game` and compares its save() with the trace's bytes at every tick: LOCKSTEP_OK when all are
- * equal; LOCKSTEP_ERROR_STATE at the first difference, the report naming the identity, or the
+ * equal; LOCKSTEP_ERROR_DIFFERS at the first difference, the report naming the identity, or the
  * variant, tick, entity and field with both values (both states read through this game's fields
- * callback), or the byte offset. A file that is not a whole trace: LOCKSTEP_ERROR_SETTINGS;
- * one that cannot be opened: LOCKSTEP_ERROR_NOT_FOUND. Since LOCKSTEP_API_VERSION 3. */
+ * callback), or the byte offset. A file that is not a whole trace: LOCKSTEP_ERROR_FORMAT; one that
+ * cannot be opened or written: LOCKSTEP_ERROR_FILE; a callback of the game's that fails:
+ * LOCKSTEP_ERROR_CALLBACK. Since LOCKSTEP_API_VERSION 3. */
+LOCKSTEP_API lockstep_status lockstep_game_trace_write_v4(const lockstep_game* game, const uint8_t* settings, size_t n,
+                                                          uint32_t players, uint32_t ticks, const char* path, char* report,
+                                                          size_t report_cap);
+LOCKSTEP_API lockstep_status lockstep_game_trace_compare_v4(const lockstep_game* game, const char* path, char* report,
+                                                            size_t report_cap);
+
+/* The checks above under their plain names answer as versions 2 and 3 did, for the binaries built
+ * against them: a difference or a failed callback is LOCKSTEP_ERROR_STATE, a file that cannot be
+ * opened or written LOCKSTEP_ERROR_NOT_FOUND, a damaged one LOCKSTEP_ERROR_SETTINGS. */
+LOCKSTEP_API lockstep_status lockstep_compare_game(const lockstep_module* module, const lockstep_game* game,
+                                                   const uint8_t* settings, size_t n, uint32_t ticks, char* report,
+                                                   size_t report_cap);
+LOCKSTEP_API lockstep_status lockstep_bisect_game(const lockstep_module* module, const lockstep_game* game,
+                                                  const char* replay_path, int linear, char* report, size_t report_cap);
 LOCKSTEP_API lockstep_status lockstep_game_trace_write(const lockstep_game* game, const uint8_t* settings, size_t n,
                                                        uint32_t players, uint32_t ticks, const char* path, char* report,
                                                        size_t report_cap);
 LOCKSTEP_API lockstep_status lockstep_game_trace_compare(const lockstep_game* game, const char* path, char* report,
                                                          size_t report_cap);
+/* Code built against this header reaches the checks by their plain names as the _v4 entry points,
+ * with this version's codes (define LOCKSTEP_PLAIN_NAMES before including it for the others). */
+#ifndef LOCKSTEP_PLAIN_NAMES
+#define lockstep_compare_game lockstep_compare_game_v4
+#define lockstep_bisect_game lockstep_bisect_game_v4
+#define lockstep_game_trace_write lockstep_game_trace_write_v4
+#define lockstep_game_trace_compare lockstep_game_trace_compare_v4
+#endif
 
 /* The size of one of this API's structs (field NULL), or the offset and size of one of its fields,
  * as this library was built: struct_name and field as the headers spell them ("lockstep_game",
  * "build_id"). For bindings to hold their own layouts to (the C# and Python bindings do at load):
  * a mismatch is a binding made for another version. LOCKSTEP_ERROR_NOT_FOUND for a name it does
- * not know. Covers lockstep_command, _frame, _field, _game, _client_config, _event, _client_stats
- * and lockstep_token_request. */
+ * not know. Covers lockstep_command, _frame, _field, _game, _client_config, _event, _event_v3,
+ * _client_stats and lockstep_token_request. */
 LOCKSTEP_API lockstep_status lockstep_layout(const char* struct_name, const char* field, size_t* offset, size_t* size);
 /* A thread calling update at every tick (for loops slower than 100 Hz); stopped by destroy. */
 LOCKSTEP_API void lockstep_client_start_service(lockstep_client* client);

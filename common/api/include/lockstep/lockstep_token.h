@@ -52,11 +52,19 @@ LOCKSTEP_API lockstep_status lockstep_token_mint(const lockstep_token_request* r
 
 /* Checks a session's result (the JSON lockstep-server writes with --result, posts with
  * --result-webhook and puts in its summary) against the token key the match's tokens were minted
- * with: LOCKSTEP_OK when it is authentic, LOCKSTEP_ERROR_STATE when its MAC does not match (a
- * changed byte, another key, or unsigned), LOCKSTEP_ERROR_ARGUMENT when it is not a result. With
- * is_result_key != 0, key is the server's --result-key itself rather than the token key. */
+ * with: LOCKSTEP_OK when it is authentic, LOCKSTEP_ERROR_FORGED when its MAC does not match (a
+ * changed byte, another key, or unsigned), LOCKSTEP_ERROR_FORMAT when it is not a result,
+ * LOCKSTEP_ERROR_ARGUMENT for NULL. With is_result_key != 0, key is the server's --result-key
+ * itself rather than the token key. Code built against this header calls it by its plain name
+ * (a macro, unless LOCKSTEP_PLAIN_NAMES is defined); the plain symbol, for binaries built against
+ * versions 2 and 3, answers LOCKSTEP_ERROR_STATE and LOCKSTEP_ERROR_ARGUMENT as they did. */
+LOCKSTEP_API lockstep_status lockstep_result_verify_v4(const char* json, size_t len,
+                                                       const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES], int is_result_key);
 LOCKSTEP_API lockstep_status lockstep_result_verify(const char* json, size_t len, const uint8_t key[LOCKSTEP_TOKEN_KEY_BYTES],
                                                     int is_result_key);
+#ifndef LOCKSTEP_PLAIN_NAMES
+#define lockstep_result_verify lockstep_result_verify_v4
+#endif
 
 #ifdef __cplusplus
 }
