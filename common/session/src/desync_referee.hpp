@@ -19,6 +19,7 @@
 #include "lockstep/desync_probe.hpp"
 #include "lockstep/hash_ledger.hpp"
 #include "lockstep/input.hpp"
+#include "peer_records.hpp"
 
 namespace lockstep {
 
@@ -43,13 +44,9 @@ class DesyncReferee {
  public:
   /// Peer `peer`'s record (made on first use; a peer never seen reads as a fresh one).
   PeerAudit& audit(std::uint32_t peer) { return audits_[peer]; }
-  [[nodiscard]] const PeerAudit& audit(std::uint32_t peer) const {
-    static const PeerAudit kFresh;
-    const auto it = audits_.find(peer);
-    return it == audits_.end() ? kFresh : it->second;
-  }
+  [[nodiscard]] const PeerAudit& audit(std::uint32_t peer) const { return audits_.get(peer); }
   /// A peer gone: its record goes (its label and episode stay, for the reports that name it).
-  void forget(std::uint32_t peer) { audits_.erase(peer); }
+  void forget(std::uint32_t peer) { audits_.forget(peer); }
 
   static constexpr std::size_t kHistory = HashLedger::kHistory;  ///< ticks whose votes are kept
 
@@ -134,7 +131,7 @@ class DesyncReferee {
     std::vector<std::uint32_t> agree;                              // peer ids
     std::vector<std::pair<std::uint32_t, std::uint64_t>> differ;  // peer id, its hash
   };
-  std::map<std::uint32_t, PeerAudit> audits_;  // by peer id
+  PeerRecords<PeerAudit> audits_;
   std::vector<TickVotes> votes_ = std::vector<TickVotes>(kHistory);
   std::string reference_voter_ = "server";
   std::map<std::uint32_t, std::string> labels_;  // of every peer that voted; ordered for a fixed output

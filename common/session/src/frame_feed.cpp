@@ -13,11 +13,6 @@ void FrameFeed::acknowledge(std::uint32_t peer, Tick t, std::int64_t now) {
   s.frame_ack_moved = now;
 }
 
-Tick FrameFeed::acknowledged(std::uint32_t peer) const {
-  const auto it = streams_.find(peer);
-  return it == streams_.end() ? 0 : it->second.frame_ack;
-}
-
 std::span<const std::uint8_t> FrameFeed::play(std::uint32_t peer, Tick from, Tick to, Tick executed,
                                               protocol::ServerPlayHeader h, const InputWindow* inputs, Tick* last) {
   Stream& s = streams_[peer];

@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <span>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "lockstep/input_window.hpp"
 #include "lockstep/protocol.hpp"
 #include "lockstep/resend.hpp"
+#include "peer_records.hpp"
 
 namespace lockstep {
 
@@ -33,7 +33,7 @@ class FrameFeed {
   }
 
   /// A peer's record; made on first use and forgotten with forget().
-  void forget(std::uint32_t peer) { streams_.erase(peer); }
+  void forget(std::uint32_t peer) { streams_.forget(peer); }
   /// Every frame up to tick t is held by the peer (its acknowledgement, or the state it loads).
   /// Never moves it back.
   void acknowledge(std::uint32_t peer, Tick t, std::int64_t now);
@@ -47,8 +47,6 @@ class FrameFeed {
   /// The peer plays on from a state of tick t (a join or resync snapshot, or a peer's state):
   /// the frames after it go out whole until it acknowledges one sent as a frame.
   void loads_state(std::uint32_t peer, Tick t) { streams_[peer].base_from = t + 1; }
-  /// The peer holds every frame up to here.
-  [[nodiscard]] Tick acknowledged(std::uint32_t peer) const;
 
   /// What a peer is sent each round (send_every ticks): its acknowledgements at least, the newest
   /// window, and a catch-up range for a peer more than a window behind. `send(bytes)` is called
@@ -93,7 +91,7 @@ class FrameFeed {
   [[nodiscard]] const protocol::EncodedFrames& encoded(std::span<const InputFrame* const> batch, const InputFrame* base);
 
   std::vector<InputFrame> frames_ = std::vector<InputFrame>(kHistory);
-  std::map<std::uint32_t, Stream> streams_;  // by peer id
+  PeerRecords<Stream> streams_;
   std::vector<const InputFrame*> batch_;     // frames of one outgoing message, reused
   std::array<EncodedWindow, 4> windows_;
   std::size_t next_window_ = 0;

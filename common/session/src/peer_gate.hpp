@@ -17,6 +17,7 @@
 #include "lockstep/admission.hpp"
 #include "lockstep/connect_token.hpp"
 #include "lockstep/packet_seal.hpp"
+#include "peer_records.hpp"
 
 namespace lockstep {
 
@@ -47,11 +48,7 @@ class PeerGate {
 
   /// Peer `peer`'s record (made on first use; a peer never seen reads as a fresh one).
   Entry& entry(std::uint32_t peer) { return entries_[peer]; }
-  [[nodiscard]] const Entry& entry(std::uint32_t peer) const {
-    static const Entry kFresh;
-    const auto it = entries_.find(peer);
-    return it == entries_.end() ? kFresh : it->second;
-  }
+  [[nodiscard]] const Entry& entry(std::uint32_t peer) const { return entries_.get(peer); }
   /// A new connection from `ip`, with a full bucket of `burst` messages.
   void open(std::uint32_t peer, std::uint32_t ip, double burst, std::int64_t now) {
     Entry& e = entries_[peer];
@@ -59,7 +56,7 @@ class PeerGate {
     e.allowance = burst;
     e.allowance_at = now;
   }
-  void forget(std::uint32_t peer) { entries_.erase(peer); }
+  void forget(std::uint32_t peer) { entries_.forget(peer); }
 
   /// A message of `size` bytes arrived from the peer (counted toward its reply budget while it is
   /// not authenticated).
@@ -107,7 +104,7 @@ class PeerGate {
   static constexpr std::size_t kMaxStatusProofs = 4096;
 
  private:
-  std::map<std::uint32_t, Entry> entries_;  // by peer id
+  PeerRecords<Entry> entries_;
   // One message opened, and one sealed, each reused. Two buffers: handling an opened message
   // (read in place) sends replies, which are sealed while it is still being read.
   std::vector<std::uint8_t> opened_, sealed_;

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "lockstep/desync.hpp"
 #include "lockstep/input.hpp"
 #include "lockstep/tick_consensus.hpp"
+#include "peer_records.hpp"
 
 namespace lockstep {
 
@@ -89,15 +89,11 @@ struct RelayMode {
 
   /// Peer `peer`'s standing (made on first use; a peer never seen stands as a fresh one).
   Standing& standing(std::uint32_t peer) { return standings_[peer]; }
-  [[nodiscard]] const Standing& standing(std::uint32_t peer) const {
-    static const Standing kFresh;
-    const auto it = standings_.find(peer);
-    return it == standings_.end() ? kFresh : it->second;
-  }
-  void forget(std::uint32_t peer) { standings_.erase(peer); }
+  [[nodiscard]] const Standing& standing(std::uint32_t peer) const { return standings_.get(peer); }
+  void forget(std::uint32_t peer) { standings_.forget(peer); }
 
  private:
-  std::map<std::uint32_t, Standing> standings_;  // by peer id
+  PeerRecords<Standing> standings_;
 };
 
 }  // namespace lockstep
