@@ -38,8 +38,9 @@ build_other() {  # build_other NAME CC CXX FLAGS...: the vectors program from so
   "$cxx" "$@" -std=c++20 -ffp-contract=off -fno-math-errno -I"$SRC/include" -c "$SRC/src/detmath.cpp" -o "$WORK/$name-detmath.o" &&
     "$cxx" "$@" -std=c++20 -ffp-contract=off -fno-math-errno -I"$SRC/include" -c "$SRC/src/detmath_exact.cpp" -o "$WORK/$name-exact.o" &&
     "$cxx" "$@" -std=c++20 -ffp-contract=off -fno-math-errno -I"$SRC/include" -c "$SRC/src/detmath64.cpp" -o "$WORK/$name-detmath64.o" &&
+    "$cxx" "$@" -std=c++20 -ffp-contract=off -fno-math-errno -I"$SRC/include" -c "$SRC/src/detmath64_trig.cpp" -o "$WORK/$name-trig.o" &&
     "$cc" "$@" -ffp-contract=off -I"$SRC/include" -c "$HERE/../embed/detmath_vectors.c" -o "$WORK/$name-vectors.o" &&
-    "$cxx" "$@" ${LINK_FLAGS:-} "$WORK/$name-vectors.o" "$WORK/$name-detmath.o" "$WORK/$name-exact.o" "$WORK/$name-detmath64.o" -o "$WORK/$name"
+    "$cxx" "$@" ${LINK_FLAGS:-} "$WORK/$name-vectors.o" "$WORK/$name-detmath.o" "$WORK/$name-exact.o" "$WORK/$name-detmath64.o" "$WORK/$name-trig.o" -o "$WORK/$name"
 }
 if command -v clang++ >/dev/null; then
   build_other native clang clang++ -O3 -march=native || fail "the clang -O3 -march=native build failed"
