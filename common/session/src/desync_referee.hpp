@@ -42,7 +42,7 @@ struct PeerAudit {
 
 class DesyncReferee {
  public:
-  /// Peer `peer`'s record (made on first use; a peer never seen reads as a fresh one).
+  /// The record of the peer at index `peer` (peer_records.hpp: made on first use, fresh for an index not in use).
   PeerAudit& audit(std::uint32_t peer) { return audits_[peer]; }
   [[nodiscard]] const PeerAudit& audit(std::uint32_t peer) const { return audits_.get(peer); }
   /// A peer gone: its record goes (its label and episode stay, for the reports that name it).

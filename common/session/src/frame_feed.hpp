@@ -1,8 +1,8 @@
 // The server's frames on their way to the peers: the executed frames of the last kHistory ticks,
 // what each peer has acknowledged, the base its messages may be encoded against, its catch-up
 // stream, and the encodings peers with the same window share. One part of ServerSession: it knows
-// peers by id, and nothing of sockets, sealing or clocks (times are passed in); the session sends
-// the bytes it makes.
+// peers by their index (peer_records.hpp), and nothing of sockets, sealing or clocks (times are
+// passed in); the session sends the bytes it makes. Every `peer` argument is a peer's index.
 #pragma once
 
 #include <array>

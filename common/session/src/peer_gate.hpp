@@ -2,8 +2,8 @@
 // message in is opened (on a sealed connection) before anything of it is read and counted against
 // the connection's rate; one out is sealed, and before the peer proves it holds its token's keys
 // it is never sent more than it sent. Also the ledger of connect tokens used and the status proofs
-// taken. One part of ServerSession (server_admission.cpp fills the records): peers by id, times
-// passed in, nothing of sockets.
+// taken. One part of ServerSession (server_admission.cpp fills the records): peers by their index
+// (peer_records.hpp), times passed in, nothing of sockets.
 #pragma once
 
 #include <algorithm>
@@ -46,10 +46,11 @@ class PeerGate {
     std::vector<std::uint8_t> deferred_token;  // a ConnectRequest's token waiting for the server's key
   };
 
-  /// Peer `peer`'s record (made on first use; a peer never seen reads as a fresh one).
+  /// The record of the peer at index `peer` (peer_records.hpp: made on first use, fresh for an index not in use).
   Entry& entry(std::uint32_t peer) { return entries_[peer]; }
   [[nodiscard]] const Entry& entry(std::uint32_t peer) const { return entries_.get(peer); }
-  /// A new connection from `ip`, with a full bucket of `burst` messages.
+  /// A new connection from `ip` at index `peer`, with a full bucket of `burst` messages. (Every
+  /// `peer` argument here is a peer's index.)
   void open(std::uint32_t peer, std::uint32_t ip, double burst, std::int64_t now) {
     Entry& e = entries_[peer];
     e.ip = ip;

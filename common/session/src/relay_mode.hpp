@@ -1,7 +1,8 @@
 // What a server without the simulation keeps (relay mode, server_relay.cpp): every voter's hash
 // of each tick and the settled one (TickConsensus), the states on their way from a peer for a
 // join, a resync or a comparison, the newest keyframe, and each peer's standing as a voter and as
-// a source of states. One part of ServerSession: peers by id, times passed in.
+// a source of states. One part of ServerSession: peers by id (their standings by index), times
+// passed in.
 #pragma once
 
 #include <cstdint>
@@ -87,7 +88,7 @@ struct RelayMode {
   std::uint32_t next_request = 1;
   std::vector<std::uint32_t> voters_scratch;  // settle_ticks(), reused
 
-  /// Peer `peer`'s standing (made on first use; a peer never seen stands as a fresh one).
+  /// The standing of the peer at index `peer` (peer_records.hpp: made on first use, fresh for an index not in use).
   Standing& standing(std::uint32_t peer) { return standings_[peer]; }
   [[nodiscard]] const Standing& standing(std::uint32_t peer) const { return standings_.get(peer); }
   void forget(std::uint32_t peer) { standings_.forget(peer); }

@@ -52,8 +52,9 @@ void ServerSession::Impl::on_connect(NetPeer* link, std::int64_t now) {
   Peer p;
   p.link = link;
   p.id = id;
+  p.index = take_index();
   p.connected_at = now;
-  gate.open(id, peer_ip(link), cfg.message_burst, now);
+  gate.open(p.index, peer_ip(link), cfg.message_burst, now);
   auto& added = peers.emplace(id, std::move(p)).first->second;
   if (peer_channel_count(link) < kChannelCount)
     refuse(added, wire::RefuseReason::TooFewChannels,
@@ -117,10 +118,12 @@ void ServerSession::Impl::on_disconnect(NetPeer* link) {
 
 std::map<std::uint32_t, ServerSession::Impl::Peer>::iterator ServerSession::Impl::erase_peer(
     std::map<std::uint32_t, Peer>::iterator it) {
-  gate.forget(it->first);
-  feed.forget(it->first);
-  referee.forget(it->first);
-  relay_mode.forget(it->first);
+  const std::uint32_t index = it->second.index;
+  gate.forget(index);
+  feed.forget(index);
+  referee.forget(index);
+  relay_mode.forget(index);
+  free_indices.push_back(index);
   return peers.erase(it);
 }
 
@@ -228,7 +231,7 @@ void ServerSession::Impl::open_token(Peer& p, std::span<const std::uint8_t> seal
 bool ServerSession::Impl::open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel) {
   PeerGate::Entry& record = entry(p);
   const Channel ch = channel == static_cast<std::uint8_t>(Channel::Play) ? Channel::Play : Channel::Control;
-  const OpenError e = gate.open_message(p.id, ch, data);
+  const OpenError e = gate.open_message(p.index, ch, data);
   if (e == OpenError::None) {
     if (!record.authenticated) {
       record.authenticated = true;
@@ -357,7 +360,7 @@ void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::
        protocol::welcome(-1, cfg.input_delay, cfg.last_tick, cfg.world, roster(), "", phase != Phase::Lobby,
                          world_fingerprint, cfg.send_every));
   if (phase != Phase::Lobby) {
-    feed.starts_at(p.id, executed(), now);
+    feed.starts_at(p.index, executed(), now);
     send_start(p, now);
     if (relay()) serve_state(p, StateFetch::Purpose::Join, now);
     else send_snapshot(p, /*join=*/true);
@@ -422,7 +425,7 @@ void ServerSession::Impl::admit_running(Peer& p, std::size_t slot, const std::st
   p.name = name;
   audit(p).verifying = true;
   audit(p).verify_tick = executed();
-  feed.starts_at(p.id, executed(), now);
+  feed.starts_at(p.index, executed(), now);
   ++stats.joins_running;
   send(p, Channel::Control,
        protocol::welcome(p.slot, cfg.input_delay, cfg.last_tick, cfg.world, roster(), s.secret, /*joining=*/true,

@@ -128,7 +128,7 @@ void ServerSession::Impl::serve_state(Peer& p, StateFetch::Purpose purpose, std:
   f.started_at = now;
   if (purpose == P::Resync) relay_of(p).resyncing = true;
   // A joiner holds no frame yet: until its state arrives, frames go to it whole (it drops them).
-  if (purpose == P::Join) feed.loads_state(p.id, executed());
+  if (purpose == P::Join) feed.loads_state(p.index, executed());
   relay_mode.fetches.push_back(std::move(f));
   if (!ask_for_state(relay_mode.fetches.back(), now))
     LOCKSTEP_LOG_INFO("relay: no peer holds a settled state for %s yet; asking again shortly", label(p).c_str());
@@ -260,7 +260,7 @@ void ServerSession::Impl::on_state_answer(Peer& p, const wire::Snapshot& m, std:
   // counted toward the peer's message rate (asked_for lets it past the limit): a state of many
   // chunks is the server's own doing, while empty chunks are nobody's answer.
   const bool first = m.offset() == 0 && f.total == 0;
-  if (f.advanced_by(m.offset(), n)) gate.refund(p.id, cfg.message_burst);
+  if (f.advanced_by(m.offset(), n)) gate.refund(p.index, cfg.message_burst);
   auto wrong = [&](const char* why) {
     ++stats.states_forged;
     relay_of(p).wrong_state = true;
@@ -354,7 +354,7 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
     // it is held to the settled one.
     record.verify_tick = f.tick;
     record.hashes.reset_to(f.tick);
-    feed.starts_at(p.id, f.tick, now);
+    feed.starts_at(p.index, f.tick, now);
   } else {
     ++record.epoch;
     ++stats.resyncs;
@@ -366,7 +366,7 @@ void ServerSession::Impl::deliver_state(StateFetch& f, std::int64_t now) {
     r.resyncing = false;
     r.outvoted = false;
   }
-  feed.loads_state(p.id, f.tick);
+  feed.loads_state(p.index, f.tick);
   for (const auto& chunk : protocol::snapshot(f.tick, record.epoch, f.hash, f.bytes, join)) send(p, Channel::Control, chunk);
   if (join && f.tick < executed()) {
     // The newest frames first, with the state: they tell the joiner the session's time before

@@ -9,7 +9,7 @@ namespace lockstep {
 
 void ServerSession::Impl::send(Peer& p, Channel ch, std::span<const std::uint8_t> bytes) {
   bool withheld = false;
-  const auto out = gate.outgoing(p.id, ch, bytes, tokens_required() && p.link, &withheld);
+  const auto out = gate.outgoing(p.index, ch, bytes, tokens_required() && p.link, &withheld);
   if (withheld) {
     ++stats.replies_withheld;
     return;
@@ -36,7 +36,7 @@ void ServerSession::Impl::send_snapshot(Peer& p, bool join) {
   // (relay mode: in deliver_state): one acknowledged earlier would tell the client its hashes up
   // to then are in when they never are.
   audit(p).hashes.reset_to(executed());
-  feed.loads_state(p.id, executed());
+  feed.loads_state(p.index, executed());
   stats.last_snapshot_bytes = static_cast<std::int64_t>(state.size());
   transport->flush();
 }
@@ -48,14 +48,14 @@ void ServerSession::Impl::send_frames(std::int64_t now) {
     // A player always hears its acknowledgements; a spectator once it reports hashes.
     const bool acks_when_idle = p.role == Role::Player || audit(p).hashes.ack() > 0;
     const std::int64_t rtt = p.link ? std::int64_t{peer_rtt_ms(p.link)} * 1'000'000 : 0;
-    if (!feed.feed(p.id, executed(), now, rtt, acks_when_idle, play_header(p), inputs_of(p),
+    if (!feed.feed(p.index, executed(), now, rtt, acks_when_idle, play_header(p), inputs_of(p),
                    [&](std::span<const std::uint8_t> bytes) { send(p, Channel::Play, bytes); }))
       kick(p, "fell more than " + std::to_string(kHistory) + " ticks behind the session");
   }
 }
 
 void ServerSession::Impl::send_play(Peer& p, Tick from, Tick to) {
-  send(p, Channel::Play, feed.play(p.id, from, to, executed(), play_header(p), inputs_of(p)));
+  send(p, Channel::Play, feed.play(p.index, from, to, executed(), play_header(p), inputs_of(p)));
 }
 
 protocol::ServerPlayHeader ServerSession::Impl::play_header(const Peer& p) const {

@@ -155,16 +155,16 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
                                   std::int64_t arrived) {
   if (p.closing) return;
   const LogScope scope(p.slot);  // what it leads to is logged as this seat's (-1: not seated)
-  gate.arrived(p.id, data.size());
+  gate.arrived(p.index, data.size());
   // A sealed connection's messages open before anything of them is read (§4.7), and only those
   // that open count toward its rate: anyone on the path can send datagrams in its name.
-  if (gate.entry(p.id).seal) {
+  if (gate.entry(p.index).seal) {
     if (!open_sealed(p, data, channel)) return;
     data = gate.opened();
   }
   // Rate limit (a bucket): a peer above it is flooding. Chunks of a state the server asked for
   // are excused here and refunded once read (on_state_answer).
-  if (!gate.admit_message(p.id, now, cfg.message_burst, cfg.max_messages_per_second, [&] { return asked_for(p, data); }))
+  if (!gate.admit_message(p.index, now, cfg.message_burst, cfg.max_messages_per_second, [&] { return asked_for(p, data); }))
     return kick(p, "sent more than " + std::to_string(static_cast<long long>(std::min(cfg.max_messages_per_second, 1e15))) + " messages a second");
   protocol::DecodeError err;
   // On the play channel, a datagram that is not a Message is the client's play message (§6.6).
@@ -197,7 +197,7 @@ void ServerSession::Impl::receive(Peer& p, std::span<const std::uint8_t> data, s
   if (channel != static_cast<std::uint8_t>(Channel::Control)) return drop(p, DropReason::WrongChannel);
   switch (m->body_type()) {
     case wire::Body::JoinRequest:
-      if (tokens_required() && !gate.entry(p.id).by_token)
+      if (tokens_required() && !gate.entry(p.index).by_token)
         return refuse(p, wire::RefuseReason::TokenRequired, "this server admits only players with a connect token");
       return on_join(p, *m->body_as_JoinRequest(), now, arrived);
     case wire::Body::ConnectRequest: return on_connect_request(p, *m->body_as_ConnectRequest());
@@ -237,7 +237,7 @@ void ServerSession::Impl::drop(Peer& p, DropReason r, const char* detail) {
   const auto n = ++stats.drops[static_cast<std::size_t>(r)];
   // Inputs too far ahead can come from an honest client whose estimate of a slowed session
   // clock is early; they are dropped and counted but do not count toward a kick.
-  if (r != DropReason::InputTooFarAhead && gate.count_bad(p.id) > cfg.max_bad_messages && !p.closing)
+  if (r != DropReason::InputTooFarAhead && gate.count_bad(p.index) > cfg.max_bad_messages && !p.closing)
     kick(p, "sent too many malformed or unexpected messages");
   // A connection through the WebSocket door that has not joined and sends what no client would
   // is closed at once: on a stream only the peer itself writes, so it is not a client, and its

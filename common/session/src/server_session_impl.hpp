@@ -14,8 +14,8 @@
 //   PeerGate (peer_gate.hpp)                  each connection's token, sealing, rate and budget
 //   FrameFeed (frame_feed.hpp)                the executed frames and each peer's stream of them
 //   admission.hpp, input_window.hpp, hash_ledger.hpp, resend.hpp, desync_probe.hpp, pacer.hpp
-// A Peer is what every part needs; each part keeps its own record of a peer by id (erase_peer()
-// forgets it everywhere). Time is passed into every function that needs it; nothing here reads a clock.
+// A Peer is what every part needs; each part keeps its own record of a peer by the peer's index
+// (erase_peer() forgets it everywhere). Time is passed into every function that needs it; nothing here reads a clock.
 #pragma once
 
 #include <algorithm>
@@ -58,7 +58,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// the part that keeps them.
   struct Peer {
     NetPeer* link = nullptr;     // null for an in-process peer (tests, fuzzing)
-    std::uint32_t id = 0;
+    std::uint32_t id = 0;        // never reused: logs, reports and votes name the peer by it
+    std::uint32_t index = 0;     // its place in every part's records (peer_records.hpp), reused once it goes
     Role role = Role::Pending;
     std::int32_t slot = -1;
     std::string name;
@@ -106,6 +107,8 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   Phase phase = Phase::Lobby;
   std::map<std::uint32_t, Peer> peers;  // by id; ordered, so broadcasts go out in a fixed order
   std::uint32_t next_peer_id = 1;
+  std::uint32_t next_index = 0;             // take_index()
+  std::vector<std::uint32_t> free_indices;  // those of peers that went (erase_peer())
   std::uint32_t peak_peers = 0;
   std::vector<Slot> slots;
   FrameFeed feed;  // the executed frames, and each peer's stream of them (frame_feed.hpp)
@@ -173,13 +176,13 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     events.push_back({kind, t, slot, std::move(name), std::move(detail), code});
   }
   /// Admission's record of a connection (peer_gate.hpp).
-  PeerGate::Entry& entry(const Peer& p) { return gate.entry(p.id); }
-  [[nodiscard]] const PeerGate::Entry& entry(const Peer& p) const { return gate.entry(p.id); }
+  PeerGate::Entry& entry(const Peer& p) { return gate.entry(p.index); }
+  [[nodiscard]] const PeerGate::Entry& entry(const Peer& p) const { return gate.entry(p.index); }
   /// The referee's record of a peer (desync_referee.hpp), and its standing in relay mode (relay_mode.hpp).
-  PeerAudit& audit(const Peer& p) { return referee.audit(p.id); }
-  [[nodiscard]] const PeerAudit& audit(const Peer& p) const { return referee.audit(p.id); }
-  RelayMode::Standing& relay_of(const Peer& p) { return relay_mode.standing(p.id); }
-  [[nodiscard]] const RelayMode::Standing& relay_of(const Peer& p) const { return relay_mode.standing(p.id); }
+  PeerAudit& audit(const Peer& p) { return referee.audit(p.index); }
+  [[nodiscard]] const PeerAudit& audit(const Peer& p) const { return referee.audit(p.index); }
+  RelayMode::Standing& relay_of(const Peer& p) { return relay_mode.standing(p.index); }
+  [[nodiscard]] const RelayMode::Standing& relay_of(const Peer& p) const { return relay_mode.standing(p.index); }
   /// "player N (name)" or "spectator (name)": how reports and logs name a peer.
   static std::string label(const Peer& p);
   /// An empty slot, its input window of the simulation's input size.
@@ -201,6 +204,13 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// Makes room for a connection from `ip`; false when it must be turned away.
   bool admit_pending(std::uint32_t ip, std::int64_t now);
   void on_disconnect(NetPeer* link);
+  /// An index for a new peer's records: one a peer that went left, or the next.
+  std::uint32_t take_index() {
+    if (free_indices.empty()) return next_index++;
+    const std::uint32_t i = free_indices.back();
+    free_indices.pop_back();
+    return i;
+  }
   /// A peer gone: out of `peers` and out of every part's records. The next peer in order.
   std::map<std::uint32_t, Peer>::iterator erase_peer(std::map<std::uint32_t, Peer>::iterator it);
   void kick(Peer& p, const std::string& reason);

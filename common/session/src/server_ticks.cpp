@@ -26,7 +26,7 @@ void ServerSession::Impl::on_client_play(Peer& p, const protocol::ClientPlay& m,
   }
   // Frame ack: what the client has, used to choose which frames to send again.
   if (m.frame_ack > executed()) return drop(p, DropReason::FrameAckOutOfRange);
-  feed.acknowledge(p.id, m.frame_ack, now);
+  feed.acknowledge(p.index, m.frame_ack, now);
   if (p.role == Role::Player) {
     Slot& s = slots[static_cast<std::size_t>(p.slot)];
     s.last_heard = now;

@@ -13,8 +13,9 @@ std::uint32_t SessionTesting::attach_peer(ServerSession& s, std::int64_t now_ns)
   const std::uint32_t id = m.next_peer_id++;
   ServerSession::Impl::Peer p;
   p.id = id;
+  p.index = m.take_index();
   p.connected_at = now_ns;
-  m.gate.open(id, 0, m.cfg.message_burst, now_ns);
+  m.gate.open(p.index, 0, m.cfg.message_burst, now_ns);
   m.peers.emplace(id, std::move(p));
   return id;
 }
@@ -23,7 +24,7 @@ std::uint32_t SessionTesting::attach_sealed_peer(ServerSession& s, std::int64_t 
                                                        std::uint64_t client_id) {
   const std::uint32_t id = attach_peer(s, now_ns);
   ServerSession::Impl::Peer& p = s.impl_->peers.at(id);
-  PeerGate::Entry& e = s.impl_->gate.entry(p.id);
+  PeerGate::Entry& e = s.impl_->gate.entry(p.index);
   e.seal = std::make_unique<PacketSeal>(keys);
   e.by_token = true;
   e.client_id = client_id;
