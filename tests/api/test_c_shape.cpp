@@ -103,7 +103,7 @@ TEST_SUITE("api/shape") {
     lockstep_client_destroy(client);
   }
 
-  TEST_CASE("each error code has one meaning; the plain names answer as versions 2 and 3 did") {
+  TEST_CASE("each error code has one meaning, and the plain names answer as versions 2 and 3 did") {
     const lockstep_module* arena = nullptr;
     REQUIRE(lockstep_module_builtin("arena", &arena, nullptr, 0) == LOCKSTEP_OK);
     const lockstep_game g = arena_game(arena);

@@ -96,8 +96,12 @@ need(lowest >= 45 or final == 100, "the prediction keeps the depth its lead need
 need(reused <= 1.0, "reused counts confirmed ticks only, at most one each")
 need(verified > 1000, "confirmed ticks were predicted")
 need(reused >= 0.9, "a confirmed tick predicted right takes the prediction's state without a callback")
-# Loads only roll back: about one per misprediction (and one for the join's snapshot).
-need(loads * 1500 <= wrong + 5, "loads only after mispredictions")
+# Loads only roll back: about one per misprediction or rebuild (and one for the join's snapshot).
+# On an idle machine the rebuilds are the mispredictions; on a busy one the depth is cut now and
+# then, and each cut rebuilds the predicted world too (one run beside two CPU hogs: 102 wrong, 125
+# rebuilds, 150 loads). A load every tick, the fault this guards against, is 1500.
+rebuilds = num(r"(\d+) rebuilds")
+need(loads * 1500 <= wrong + rebuilds + 5, "loads only after mispredictions and rebuilds")
 sys.exit(0 if ok else 1)
 PY
 done
