@@ -5,7 +5,8 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
+#include <vector>
 
 namespace lockstep {
 
@@ -14,21 +15,33 @@ class PeerRecords {
  public:
   /// The record at `index`, made on first use. References stay valid as records are added.
   Record& operator[](std::uint32_t index) {
-    while (records_.size() <= index) records_.emplace_back();
-    return records_[index];
+    if (index < records_.size()) [[likely]]
+      return *records_[index];
+    return grow(index);
   }
   /// The record at `index`, or a fresh one for an index never used.
   [[nodiscard]] const Record& get(std::uint32_t index) const {
-    static const Record kFresh{};
-    return index < records_.size() ? records_[index] : kFresh;
+    if (index < records_.size()) [[likely]]
+      return *records_[index];
+    return fresh();
   }
   /// The peer at `index` has gone: its record is fresh again for the next peer given the index.
   void forget(std::uint32_t index) {
-    if (index < records_.size()) records_[index] = Record{};
+    if (index < records_.size()) *records_[index] = Record{};
   }
 
  private:
-  std::deque<Record> records_;  // by index; a deque, so growing moves no record
+  Record& grow(std::uint32_t index) {
+    while (records_.size() <= index) records_.push_back(std::make_unique<Record>());
+    return *records_[index];
+  }
+  static const Record& fresh() {
+    static const Record kFresh{};
+    return kFresh;
+  }
+  // By index. Each record on its own, so adding records moves none (a part may hold a reference
+  // to one while the session admits a peer), and indexing is one load.
+  std::vector<std::unique_ptr<Record>> records_;
 };
 
 }  // namespace lockstep
