@@ -222,7 +222,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   /// The key (and the addresses players reach this server at) arrive after it started.
   void take_token_key(const SecretKey& key, const std::vector<TokenAddress>& addresses);
   void open_token(Peer& p, std::span<const std::uint8_t> sealed_token);
-  /// Opens a message from a sealed connection into opened_scratch; false when it was dropped.
+  /// Opens a message from a sealed connection into the gate's buffer (PeerGate::opened()); false when it was dropped.
   bool open_sealed(Peer& p, std::span<const std::uint8_t> data, std::uint8_t channel);
   bool claim_token(Peer& p);
   [[nodiscard]] std::function<bool(std::uint64_t)> seated_client() const;
