@@ -42,6 +42,7 @@ constexpr float kPush = 0.6f;            // impulse per tick at full input
 struct Settings {
   uint64_t seed = 1;
   uint32_t crates = 40;
+  uint32_t tilt = 0;  // the first crate's starting angle, in microradians
 };
 
 // One body's state: what Box2D reads back, and all a fresh world needs to go on.
@@ -75,14 +76,20 @@ uint64_t mix(uint64_t x) {
 
 float unit(uint64_t h) { return static_cast<float>(h >> 40) * (1.0f / 16777216.0f); }  // [0, 1), exact
 
+// 12 bytes (seed, crates) or 16 (and tilt).
 bool read_settings(const uint8_t* b, size_t n, Settings* s) {
   *s = Settings{};
   if (n == 0) return true;
-  if (n != 12) return false;
+  if (n != 12 && n != 16) return false;
   std::memcpy(&s->seed, b, 8);
   std::memcpy(&s->crates, b + 8, 4);
+  if (n == 16) std::memcpy(&s->tilt, b + 12, 4);
   return s->crates >= 1 && s->crates <= kMaxCrates;
 }
+
+// The tilt in radians: the microradians divided in binary64 (exact operands, one rounding) and
+// rounded to float, the same on every machine.
+float tilt_radians(uint32_t microradians) { return static_cast<float>(static_cast<double>(microradians) / 1e6); }
 
 uint32_t bodies(const lockstep_sim* s) { return s->crates + s->players; }
 
@@ -162,6 +169,12 @@ int parse_world(const char* text, const uint8_t* settings, size_t n, uint8_t* ou
     }
     if (key == "seed") {
       s.seed = v;
+    } else if (key == "tilt") {
+      if (v > 1000000000ull) {
+        std::snprintf(error, error_cap, "crates: tilt must be 0..1000000000 microradians");
+        return 0;
+      }
+      s.tilt = static_cast<uint32_t>(v);
     } else if (key == "crates") {
       if (v < 1 || v > kMaxCrates) {
         std::snprintf(error, error_cap, "crates: crates must be 1..%u", kMaxCrates);
@@ -169,20 +182,25 @@ int parse_world(const char* text, const uint8_t* settings, size_t n, uint8_t* ou
       }
       s.crates = static_cast<uint32_t>(v);
     } else {
-      std::snprintf(error, error_cap, "crates has no world setting '%s' (it has seed, crates)", key.c_str());
+      std::snprintf(error, error_cap, "crates has no world setting '%s' (it has seed, crates, tilt)", key.c_str());
       return 0;
     }
   }
-  if (cap < 12) return 0;
+  const size_t len = s.tilt ? 16 : 12;  // without a tilt, the bytes of the worlds before it
+  if (cap < len) return 0;
   std::memcpy(out, &s.seed, 8);
   std::memcpy(out + 8, &s.crates, 4);
-  *out_len = 12;
+  if (s.tilt) std::memcpy(out + 12, &s.tilt, 4);
+  *out_len = len;
   return 1;
 }
 
 size_t settings_text(const uint8_t* settings, size_t n, char* out, size_t cap) {
   Settings s;
   if (!read_settings(settings, n, &s)) return 0;
+  if (s.tilt)
+    return static_cast<size_t>(std::snprintf(out, cap, "seed=%llu,crates=%u,tilt=%u", static_cast<unsigned long long>(s.seed),
+                                             s.crates, s.tilt)) + 1;
   return static_cast<size_t>(std::snprintf(out, cap, "seed=%llu,crates=%u", static_cast<unsigned long long>(s.seed),
                                            s.crates)) + 1;
 }
@@ -205,6 +223,7 @@ lockstep_sim* create(const uint8_t* settings, size_t n, uint32_t players) {
     s->body[i] = {-15.0f + 2.0f * static_cast<float>(i % 16) + 0.5f * unit(h), 2.0f + 1.5f * static_cast<float>(i / 16),
                   0.0f, 0.0f, 0.0f, 0.0f};
   }
+  s->body[0].angle = tilt_radians(st.tilt);
   for (uint32_t p = 0; p < players; ++p)
     s->body[st.crates + p] = {-kHalfWidth + 1.5f + (2 * kHalfWidth - 3.0f) * static_cast<float>(p) /
                                                        static_cast<float>(players),
@@ -380,10 +399,12 @@ const lockstep_module_v2 kCrates = {
     1,
     LOCKSTEP_BUILD_ID,  // lockstep_add_module derives it from this file and the build settings
     "crates in a pen and a disc per player, on Box2D (an out-of-tree example)",
-    "seed=1 (world seed) crates=40 (1..256)",
+    "seed=1 (world seed) crates=40 (1..256) tilt=0 (the first crate's starting angle, microradians)",
     "arrows or WASD push your disc",
     2,
-    "seed=20261127,crates=48",
+    // The golden world starts its first crate at 32.729778 rad, an angle whose cosine glibc's
+    // baseline x86-64 cosf rounds one way and its AVX2+FMA cosf the other.
+    "seed=20261127,crates=48,tilt=32729778",
     parse_world, settings_text, create, destroy, clone, assign, tick, step, serialize, deserialize,
     entity_count, fields, perturb, draw, width, height, bot, from_controls,
 };

@@ -1,6 +1,12 @@
 // A module from a shared library (tests/modules/walkers.c, plain C) behind the Simulation
 // interface: refusals of libraries that are not modules, then the contract and the desync probe.
+#include <dlfcn.h>
 #include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "libm_route.hpp"
+#include "lockstep/detmath.h"
 
 #include "lockstep/desync_probe.hpp"
 #include "lockstep/module.hpp"
@@ -81,5 +87,56 @@ TEST_SUITE("core/module-lib") {
     CHECK(report.entity == 2);
     REQUIRE(report.server_fields.size() == 1);
     CHECK(report.server_fields[0].name == "vel");
+  }
+
+  TEST_CASE("a library the module lists as ROUTED calls lockstep's math, and only that library") {
+    std::string error;
+    // The probe (route_probe.c) loaded alone calls glibc's functions.
+    void* probe = dlopen(LOCKSTEP_MODULE_DIR "/libroute_probe.so", RTLD_NOW | RTLD_LOCAL);
+    REQUIRE_MESSAGE(probe != nullptr, dlerror());
+    auto probe_sinf = reinterpret_cast<float (*)(float)>(dlsym(probe, "route_probe_sinf"));
+    auto probe_sincosf = reinterpret_cast<void (*)(float, float*, float*)>(dlsym(probe, "route_probe_sincosf"));
+    auto probe_pow = reinterpret_cast<double (*)(double, double)>(dlsym(probe, "route_probe_pow"));
+    auto probe_cosf_address = reinterpret_cast<void* (*)()>(dlsym(probe, "route_probe_cosf_address"));
+    REQUIRE((probe_sinf && probe_sincosf && probe_pow && probe_cosf_address));
+    CHECK(probe_cosf_address() != reinterpret_cast<void*>(&lockstep_cosf));
+    // Inputs where glibc's float sin or cos is not the correctly rounded value on this CPU's path
+    // or on the baseline x86-64 one (found by comparing them with lockstep's over [16, 128)).
+    const float hard[] = {0x1.05d696p+5f, 0x1.1475b6p+4f, 0x1.ab6152p+5f, 0x1.8abf54p+6f, 0x1.000024p+4f, 0x1.46ba88p+6f};
+    int glibc_differs = 0;
+    for (const float x : hard) glibc_differs += probe_sinf(x) != lockstep_sinf(x);
+
+    // A module whose ROUTED list names a library it does not link is refused, saying which.
+    CHECK(load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers_routed_typo.so", &error) == nullptr);
+    CHECK_MESSAGE(error.find("its ROUTED list names \"route_probe\", which is no library it links (it links libroute_probe.so;") !=
+                      std::string::npos,
+                  error);
+    const Module* m = load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers_routed.so", &error);
+    REQUIRE_MESSAGE(m != nullptr, error);
+    // Its calls (PLT slots) and the function it takes as a pointer (a GOT slot) are lockstep's now.
+    CHECK(probe_cosf_address() == reinterpret_cast<void*>(&lockstep_cosf));
+    int differs = 0;
+    for (const float x : hard) differs += probe_sinf(x) != lockstep_sinf(x);
+    for (std::uint32_t i = 0; i < 20000; ++i) {
+      const float x = static_cast<float>(i) * 0.0173f - 150.0f;
+      float s = 0, c = 0, ls = 0, lc = 0;
+      probe_sincosf(x, &s, &c);
+      lockstep_sincosf(x, &ls, &lc);
+      differs += std::memcmp(&s, &ls, 4) != 0 || std::memcmp(&c, &lc, 4) != 0;
+      differs += probe_pow(1.0 + i * 1e-4, 2.5) != lockstep_pow(1.0 + i * 1e-4, 2.5);
+    }
+    CHECK(differs == 0);
+    MESSAGE("glibc's sinf differed from the correctly rounded value on " << glibc_differs << " of 6 hard inputs before routing");
+    // Nothing else is routed: this process's own sinf is still glibc's.
+    CHECK(reinterpret_cast<void*>(static_cast<float (*)(float)>(&::sinf)) != reinterpret_cast<void*>(&lockstep_sinf));
+
+    // What the routing did, and the one transcendental it left: sinh, which lockstep has not.
+    module_lib::RoutedLibrary r;
+    REQUIRE_MESSAGE(module_lib::route_libm("libroute_probe.so", &r, &error), error);
+    CHECK(r.routed == std::vector<std::string>{"cosf", "pow", "sincosf", "sinf"});
+    CHECK(r.left == std::vector<std::string>{"sinh"});
+    CHECK_FALSE(module_lib::route_libm("libnot_loaded_here.so.3", &r, &error));
+    CHECK(error.find("it is not loaded in this process") != std::string::npos);
+    dlclose(probe);
   }
 }

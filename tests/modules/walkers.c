@@ -40,6 +40,11 @@
 /* What lockstep_add_module(... UNCOVERED <names>) writes: here a name that matches no library. */
 __attribute__((visibility("default"))) const char lockstep_uncovered_libraries[] = WALKERS_UNCOVERED;
 #endif
+#ifdef WALKERS_ROUTED
+/* What lockstep_add_module(... ROUTED <names>) writes: the libraries whose libm calls the loader
+ * sends to lockstep's math (the test's is route_probe.c). */
+__attribute__((visibility("default"))) const char lockstep_routed_libraries[] = WALKERS_ROUTED;
+#endif
 #ifdef LOCKSTEP_BUILD_ID
 #define WALKERS_BUILD_ID LOCKSTEP_BUILD_ID
 #else

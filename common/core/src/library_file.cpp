@@ -102,11 +102,13 @@ int find_build_id(dl_phdr_info* info, std::size_t, void* data) {
 // The libraries a loaded module asks for (its DT_NEEDED entries) other than the runtimes and those
 // it opts out of, each with its build: the GNU build id of the copy this process loaded, or the
 // XXH3 of that file's bytes when it has no build id.
-std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::string* error) {
-  std::vector<LibraryBuild> out;
+namespace {
+
+// The sonames a loaded module asks for (its DT_NEEDED entries), in its order.
+std::vector<std::string> needed_libraries(void* lib) {
+  std::vector<std::string> out;
   link_map* lm = nullptr;
   if (dlinfo(lib, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_ld) return out;
-  const auto* opt_out = static_cast<const char*>(dlsym(lib, "lockstep_uncovered_libraries"));
   ElfW(Addr) strtab = 0;
   std::vector<ElfW(Xword)> needed;
   for (const ElfW(Dyn)* d = lm->l_ld; d->d_tag != DT_NULL; ++d) {
@@ -115,33 +117,71 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::s
   }
   if (strtab == 0) return out;
   if (strtab < lm->l_addr) strtab += lm->l_addr;  // where the dynamic section keeps offsets
-  // Every name the module opts out of must match a library it links: a name that matches none
-  // ("box2d" for libbox2d.so.2) would leave the library it meant in the fingerprint unnoticed.
-  if (opt_out) {
-    std::string_view list(opt_out);
-    std::string links;
-    for (const ElfW(Xword) off : needed) {
-      const char* soname = reinterpret_cast<const char*>(strtab + off);
-      if (!is_runtime(soname)) links += (links.empty() ? "" : ", ") + std::string(soname);
+  for (const ElfW(Xword) off : needed) out.emplace_back(reinterpret_cast<const char*>(strtab + off));
+  return out;
+}
+
+// Every name in a module's list (UNCOVERED or ROUTED, ';'-separated) must match a library it
+// links: a name that matches none ("box2d" for libbox2d.so.2) would leave the library it meant
+// as it was, unnoticed. "" when each does, else why not.
+std::string check_list(std::string_view list, const char* option, const std::vector<std::string>& needed) {
+  std::string links;
+  for (const std::string& soname : needed)
+    if (!is_runtime(soname)) links += (links.empty() ? "" : ", ") + soname;
+  while (!list.empty()) {
+    const std::size_t end = std::min(list.find(';'), list.size());
+    const std::string item(list.substr(0, end));
+    list.remove_prefix(std::min(list.size(), end + 1));
+    if (item.empty()) continue;
+    if (std::none_of(needed.begin(), needed.end(), [&](const std::string& soname) { return uncovered(soname, item); }))
+      return std::string("its ") + option + " list names \"" + item + "\", which is no library it links (" +
+             (links.empty() ? std::string("it links none besides the C and C++ runtimes")
+                            : "it links " + links + "; name the soname or its start, as \"libbox2d\" for libbox2d.so.2") +
+             ")";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<RoutedLibrary> route_module_libraries(void* lib, std::string* note, std::string* error) {
+  std::vector<RoutedLibrary> out;
+  const auto* list = static_cast<const char*>(dlsym(lib, "lockstep_routed_libraries"));
+  if (!list) return out;
+  const std::vector<std::string> needed = needed_libraries(lib);
+  if (std::string bad = check_list(list, "ROUTED", needed); !bad.empty()) {
+    *error = bad;
+    return {};
+  }
+  for (const std::string& soname : needed) {
+    if (is_runtime(soname) || !uncovered(soname, list)) continue;
+    RoutedLibrary r;
+    if (!route_libm(soname, &r, error)) return {};
+    std::string names;
+    for (const std::string& n : r.routed) names += (names.empty() ? "" : ", ") + n;
+    *note += (note->empty() ? "" : "; ") + soname + ": " +
+             (names.empty() ? std::string("imports none of libm's transcendentals") : "its " + names + " routed to lockstep's math");
+    if (!r.left.empty()) {
+      std::string left;
+      for (const std::string& n : r.left) left += (left.empty() ? "" : ", ") + n;
+      *note += " (left on libm, lockstep has no such function: " + left + ")";
     }
-    while (!list.empty()) {
-      const std::size_t end = std::min(list.find(';'), list.size());
-      const std::string item(list.substr(0, end));
-      list.remove_prefix(std::min(list.size(), end + 1));
-      if (item.empty()) continue;
-      bool matched = false;
-      for (const ElfW(Xword) off : needed) matched = matched || uncovered(reinterpret_cast<const char*>(strtab + off), item);
-      if (!matched) {
-        *error = "its UNCOVERED list names \"" + item + "\", which is no library it links (" +
-                 (links.empty() ? std::string("it links none besides the C and C++ runtimes")
-                                : "it links " + links + "; name the soname or its start, as \"libbox2d\" for libbox2d.so.2") +
-                 ")";
-        return {};
-      }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::string* error) {
+  std::vector<LibraryBuild> out;
+  const auto* opt_out = static_cast<const char*>(dlsym(lib, "lockstep_uncovered_libraries"));
+  const std::vector<std::string> needed = needed_libraries(lib);
+  if (opt_out) {
+    if (std::string bad = check_list(opt_out, "UNCOVERED", needed); !bad.empty()) {
+      *error = bad;
+      return {};
     }
   }
-  for (const ElfW(Xword) off : needed) {
-    const std::string soname(reinterpret_cast<const char*>(strtab + off));
+  for (const std::string& soname : needed) {
     if (is_runtime(soname)) continue;
     // What a JoinRequest and a replay can carry, so every peer compares the same list.
     if (soname.size() > kMaxLibraryNameBytes) {

@@ -308,6 +308,11 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   std::string note, bad;
   std::vector<LibraryBuild> libraries = covered_libraries(lib, &note, &bad);
   if (!bad.empty()) return fail(bad);
+  // Before the module runs: the libraries it routes call lockstep's math from their first call.
+  std::string routed;
+  module_lib::route_module_libraries(lib, &routed, &bad);
+  if (!bad.empty()) return fail(bad);
+  if (!routed.empty()) LOCKSTEP_LOG_INFO("--sim-lib %s: %s", path.c_str(), routed.c_str());
   const Module* m = install_table(t, path, error);
   if (!m) return m;
   Loaded& slot = g_loaded[g_loaded_count - 1];
