@@ -85,16 +85,27 @@ def binary64():
     o.append("static const double kLn2Over64[3] = {%s};" % ", ".join(parts(mpmath.log(2) / 64, 36, 3)))
     o.append("// 2^(j / 64), j = 0..63")
     o.append("static const DD kExp2Table[64] = {" + ", ".join("{%s, %s}" % dd(mpmath.power(2, mpmath.mpf(j) / 64)) for j in range(64)) + "};")
-    # log: v_i is 128/i to 8 significant bits, so that (m - i/128) v_i is exact (m - i/128 has at
-    # most 45) and i/128 v_i - 1 too; -ln(v_i) of that v_i exactly.
-    inv = [float(Fraction(round(Fraction(128, i) * 2 ** (8 if i >= 128 else 7)), 2 ** (8 if i >= 128 else 7))) for i in range(90, 183)]
-    o.append("// v_i, 128 / i to 8 significant bits, and -ln(v_i) (of that v_i), i = 90..182")
-    o.append("static const double kLogInv[93] = {" + ", ".join(v.hex() for v in inv) + "};")
-    o.append("static const DD kLogTable[93] = {" + ", ".join("{%s, %s}" % dd(-mpmath.log(mpmath.mpf(v))) for v in inv) + "};")
+    # log: v_i is 256/i to 9 significant bits, so that (m - i/256) v_i is exact (m - i/256 has at
+    # most 44) and i/256 v_i - 1 too; -ln(v_i) of that v_i exactly. i = 181..362: m in
+    # [sqrt(1/2), sqrt(2)) rounded to a multiple of 1/256.
+    inv = [float(Fraction(round(Fraction(256, i) * 2 ** (9 if i >= 256 else 8)), 2 ** (9 if i >= 256 else 8))) for i in range(181, 363)]
+    o.append("// v_i, 256 / i to 9 significant bits, and -ln(v_i) (of that v_i), i = 181..362")
+    o.append("static const double kLogInv[182] = {" + ", ".join(v.hex() for v in inv) + "};")
+    o.append("static const DD kLogTable[182] = {" + ", ".join("{%s, %s}" % dd(-mpmath.log(mpmath.mpf(v))) for v in inv) + "};")
     o.append("// -log2(v_i), for log2")
-    o.append("static const DD kLog2Table[93] = {" + ", ".join("{%s, %s}" % dd(-mpmath.log(mpmath.mpf(v), 2)) for v in inv) + "};")
-    o.append("// atan(i / 16), i = 0..16")
-    o.append("static const DD kAtanTable[17] = {" + ", ".join("{%s, %s}" % dd(mpmath.atan(mpmath.mpf(i) / 16)) for i in range(17)) + "};")
+    o.append("static const DD kLog2Table[182] = {" + ", ".join("{%s, %s}" % dd(-mpmath.log(mpmath.mpf(v), 2)) for v in inv) + "};")
+    o.append("// atan(i / 32), i = 0..32")
+    o.append("static const DD kAtanTable[33] = {" + ", ".join("{%s, %s}" % dd(mpmath.atan(mpmath.mpf(i) / 32)) for i in range(33)) + "};")
+    # For atan a, a in [1, 64): i with i/32 near 1/a, by a's exponent and first 6 fraction bits
+    # (bucket b = 64 e + j covers [2^e (1 + j/64), 2^e (1 + (j + 1)/64))): 32 over the bucket's
+    # middle, rounded. |1/a - i/32| / (1 + i/(32 a)) stays below 1/63 over every bucket.
+    idx = []
+    for b in range(384):
+        e, j = b // 64, b % 64
+        mid = Fraction(2) ** e * (1 + Fraction(2 * j + 1, 128))
+        idx.append(round(32 / mid))
+    o.append("// For atan a, a in [1, 64): i of the i/32 nearest 1/a over a's bucket (64 e + its first 6 fraction bits)")
+    o.append("static const unsigned char kAtanInverseIndex[384] = {" + ", ".join(str(i) for i in idx) + "};")
     o.append("// Series coefficients: 1/k (k = 1..19; kInv[0] unused), 1/k! (k = 0..21), 1/6 and 1/24 as double-doubles")
     o.append("static const double kInv[20] = {0.0, " + ", ".join(d(Fraction(1, k)) for k in range(1, 20)) + "};")
     o.append("static const DD kSixth = {%s, %s};" % dd(mpmath.mpf(1) / 6))

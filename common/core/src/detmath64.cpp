@@ -23,7 +23,7 @@ namespace {
 /// hi + lo (a table), and e^r - 1 = r + r^2/2! + ... + r^6/6! (r^7/7! < 2^-64), the terms after r
 /// by Estrin's scheme. Only the last addition rounds at the result's scale, so the error is below
 /// 0.5 ulp + 2^-59 relative; a subnormal result is rounded once too, on the subnormals' grid.
-double exp_finish(int k, double r, double rlo) {
+LOCKSTEP_DD double exp_finish(int k, double r, double rlo) {
   const double* c = kInvFact;
   const double r2 = r * r;
   const double q = r2 * (((c[2] + r * c[3]) + r2 * (c[4] + r * c[5])) + (r2 * r2) * c[6]);
@@ -46,7 +46,7 @@ double exp_finish(int k, double r, double rlo) {
 /// z = k ln(2)/64 + r for |z.hi| <= 746: r as a normalized double-double (z.lo may be large), k in
 /// *k. ln(2)/64 in three parts: k L1 and k L2 exact for |k| < 2^17, and z.hi - k L1 exact (both
 /// lie on L1's grid or finer and within 2^-7 of each other).
-DD exp_reduce(DD z, int* k) {
+LOCKSTEP_DD DD exp_reduce(DD z, int* k) {
   *k = nearest_int(z.hi * k64OverLn2);
   const double kd = *k;
   const DD t = two_sum(z.hi - kd * kLn2Over64[0], -(kd * kLn2Over64[1]));
@@ -54,7 +54,7 @@ DD exp_reduce(DD z, int* k) {
 }
 
 /// e^z for |z.hi| <= 746.
-double exp_dd(DD z) {
+LOCKSTEP_DD double exp_dd(DD z) {
   int k;
   const DD r = exp_reduce(z, &k);
   return exp_finish(k, r.hi, r.lo);
@@ -63,15 +63,15 @@ double exp_dd(DD z) {
 // --- log, log2 ---------------------------------------------------------------------------------
 
 /// Finite x > 0 as 2^e m, m in [sqrt(1/2), sqrt(2)), and m v - 1 = r exactly as a double-double
-/// with v = 128/i to 8 significant bits (a table), i/128 the nearest to m: (m - i/128) v is exact
-/// (m - i/128 has at most 45 significant bits), and so is i/128 v - 1, so r is their exact sum
-/// (|r| < 2^-7), with no division and no split product. Then ln x = e ln 2 - ln v + ln(1 + r),
-/// -ln v from a table (entry i - 90).
+/// with v = 256/k to 9 significant bits (a table), k/256 the nearest to m (k from m's bits, half
+/// rounded up): (m - k/256) v is exact (m - k/256 has at most 44 significant bits), and so is
+/// k/256 v - 1, so r is their exact sum (|r| < 2^-8.1), with no division and no split product.
+/// Then ln x = e ln 2 - ln v + ln(1 + r), -ln v from a table (entry k - 181).
 struct LogReduced {
   int e, i;
   DD r;
 };
-LogReduced log_reduce(double x) {
+LOCKSTEP_DD LogReduced log_reduce(double x) {
   std::uint64_t u = bits(x);
   int e = 0;
   if (u < std::uint64_t{0x0010000000000000}) {  // subnormal: normalized exactly
@@ -80,30 +80,31 @@ LogReduced log_reduce(double x) {
   }
   e += static_cast<int>(u >> 52) - 1023;
   std::uint64_t mu = (u & std::uint64_t{0x000fffffffffffff}) | std::uint64_t{0x3ff0000000000000};  // m in [1, 2)
-  if (mu > std::uint64_t{0x3ff6a09e667f3bcc}) {                                                    // m > sqrt(2): halved
-    mu -= std::uint64_t{0x0010000000000000};
-    ++e;
-  }
+  // m >= sqrt(2): halved. Then k = round(256 m) from m's fraction bits: 256 + round(256 f) for m
+  // in [1, sqrt(2)), 128 + round(128 f) for m in [sqrt(1/2), 1) (m = (1 + f) / 2).
+  const int halved = mu > std::uint64_t{0x3ff6a09e667f3bcc};
+  mu -= static_cast<std::uint64_t>(halved) << 52;
+  e += halved;
+  const int shift = 43 + halved;
+  const int k = (256 >> halved) + static_cast<int>((((mu & std::uint64_t{0x000fffffffffffff}) >> shift) + 1) >> 1);  // 181..362
   const double m = from_bits(mu);
-  const int k = nearest_int(m * 128.0);  // 91..181
-  const double c = k * 0x1p-7, v = kLogInv[k - 90];
-  return {e, k - 90, two_sum((m - c) * v, c * v - 1.0)};
+  const double c = k * 0x1p-8, v = kLogInv[k - 181];
+  return {e, k - 181, two_sum((m - c) * v, c * v - 1.0)};
 }
 
-/// ln(1 + r) - r for |r| < 2^-7 in double: -r^2/2 + r^3/3 - ... - r^10/10 (r^11/11 < 2^-80), by
+/// ln(1 + r) - r for |r| < 2^-8.1 in double: -r^2/2 + r^3/3 - ... - r^8/8 (r^9/9 < 2^-75), by
 /// Estrin's scheme.
-double log1p_tail(double r) {
+LOCKSTEP_DD double log1p_tail(double r) {
   const double* v = kInv;
   const double r2 = r * r, r4 = r2 * r2;
-  return r2 * ((((r * v[3] - v[2]) + r2 * (r * v[5] - v[4])) + r4 * ((r * v[7] - v[6]) + r2 * (r * v[9] - v[8]))) -
-               (r4 * r4) * v[10]);
+  return r2 * (((r * v[3] - v[2]) + r2 * (r * v[5] - v[4])) + r4 * ((r * v[7] - v[6]) - r2 * v[8]));
 }
 
 /// ln x for finite x > 0 as a double-double, for pow, where y ln x must keep 2^-66 relative: as
-/// log_reduce, with ln(1 + r) = r - r^2/2 + r^3/3 - ... - r^10/10 (r^11/11 < 2^-80); the leading
-/// parts (e ln 2's first part, -ln v, r, r^2/2) summed exactly, the rest (below 2^-20 of the
+/// log_reduce, with ln(1 + r) = r - r^2/2 + r^3/3 - ... + r^9/9 (r^10/10 < 2^-84); the leading
+/// parts (e ln 2's first part, -ln v, r, r^2/2) summed exactly, the rest (below 2^-22 of the
 /// result) rounded.
-DD log_dd(double x) {
+LOCKSTEP_DD DD log_dd(double x) {
   const LogReduced a = log_reduce(x);
   const double x1 = a.r.hi;
   const DD sq = two_prod(x1, x1);
@@ -111,8 +112,7 @@ DD log_dd(double x) {
   // The tail by Estrin's scheme (pairs joined by r^2 and r^4: a shorter chain than Horner's), in
   // an order written out, so every machine rounds the same operations.
   const double x2 = sq.hi, x4 = x2 * x2;
-  const double tail = x1 * x2 *
-                      (((v[3] - x1 * v[4]) + x2 * (v[5] - x1 * v[6])) + x4 * ((v[7] - x1 * v[8]) + x2 * (v[9] - x1 * v[10])));
+  const double tail = x1 * x2 * (((v[3] - x1 * v[4]) + x2 * (v[5] - x1 * v[6])) + x4 * ((v[7] - x1 * v[8]) + x2 * v[9]));
   const double ed = a.e;
   const DD& t = kLogTable[a.i];
   const DD s1 = quick_sum(ed * kLn2Split[0], t.hi);  // |e ln 2| > |ln v| unless e = 0
@@ -125,45 +125,61 @@ DD log_dd(double x) {
 
 // --- atan, atan2, asin, acos -------------------------------------------------------------------
 
-/// a c exactly, for c of at most 26 significant bits (i/16): only a is split.
+/// a c exactly, for c of at most 26 significant bits (i/32): only a is split.
 LOCKSTEP_DD DD two_prod_short(double a, double c) {
   const double ca = 134217729.0 * a, ah = ca - (ca - a), al = a - ah;
   const double p = a * c;
   return {p, (ah * c - p) + al * c};
 }
 
-/// atan t for t = th + tl in [0, 1] (a hair more; |tl| <= ulp(th), 0 for a double): atan c +
-/// atan u, c = i/16 the nearest (a table of atan c), u = (t - c) / (1 + t c), |u| <= 1/32, as
-/// q + ulo (one division, then the exact remainder), atan u = u - u^3/3 + ... + u^13/13
-/// (u^15/15 < 2^-78 |u|); atan c and q summed exactly, the rest rounded.
-DD atan_core(double th, double tl) {
-  const int i = nearest_int(th * 16.0);
-  const double c = i * 0.0625;
-  const DD num = two_sum(th - c, tl);  // th - c exact: within a factor of 2, or c = 0
-  const DD tc = two_prod_short(th, c);
-  const DD den = quick_sum(1.0, tc.hi);  // 1 + t c, t c <= 1
-  const double dlo = den.lo + (tc.lo + tl * c);
+/// atan c + atan u, c = i/32 (a table of atan c), u = num / den (|u| <= 1/63), as q + ulo (one
+/// division, then the exact remainder), atan u = u - u^3/3 + ... - u^11/11 (u^13/13 < 2^-75 |u|);
+/// atan c and q summed exactly, the rest rounded, the series last (the longest chain).
+LOCKSTEP_DD DD atan_finish(int i, DD num, DD den) {
   const double inv = 1.0 / den.hi;
   const double q = num.hi * inv;
   const DD qd = two_prod(q, den.hi);
-  const double ulo = (((num.hi - qd.hi) - qd.lo) + (num.lo - q * dlo)) * inv;
+  const double ulo = (((num.hi - qd.hi) - qd.lo) + (num.lo - q * den.lo)) * inv;
   const double* v = kInv;
   const double x2 = q * q, x4 = x2 * x2;  // Estrin's scheme, as in log1p_tail
-  const double tail = -q * x2 * (((v[3] - x2 * v[5]) + x4 * (v[7] - x2 * v[9])) + (x4 * x4) * (v[11] - x2 * v[13]));
+  const double tail = -q * x2 * ((v[3] - x2 * v[5]) + x4 * ((v[7] - x2 * v[9]) + x4 * v[11]));
   const DD& a = kAtanTable[i];
-  const DD s = quick_sum(a.hi, q);  // atan c >= 0.062 > |u|, or c = 0
-  return quick_sum(s.hi, s.lo + (a.lo + (ulo + tail)));
+  const DD s = quick_sum(a.hi, q);  // atan c >= 0.031 > |u|, or c = 0
+  return quick_sum(s.hi, (s.lo + (a.lo + ulo)) + tail);
+}
+
+/// atan t for t = th + tl in [0, 1] (a hair more; |tl| <= ulp(th), 0 for a double): c = i/32 the
+/// nearest (th rounded to a multiple of 1/32 by adding and taking away 1.5 2^47, which also leaves
+/// i in the sum's last bits), u = (t - c) / (1 + t c), |u| <= 1/64.
+LOCKSTEP_DD DD atan_core(double th, double tl) {
+  const double sum = th + 0x1.8p47;  // th's multiple of 2^-5 in the last bits, ties to even
+  const int i = static_cast<int>(bits(sum) & 63u);
+  const double c = sum - 0x1.8p47;
+  const DD num = two_sum(th - c, tl);  // th - c exact: within a factor of 2, or c = 0
+  const DD tc = two_prod_short(th, c);
+  const DD den = quick_sum(1.0, tc.hi);  // 1 + t c, t c <= 1
+  return atan_finish(i, num, {den.hi, den.lo + (tc.lo + tl * c)});
+}
+
+/// atan(1/a) for a double a > 1, without dividing for 1/a first: c = i/32 near 1/a from a table
+/// by a's leading bits (0 from 64 on), u = (1 - a c) / (a + c), |u| <= 1/63; a c exact as a
+/// double-double (c has 6 bits), 1 - its leading part exact (a c is within [1/2, 2]).
+LOCKSTEP_DD DD atan_of_inverse(double a) {
+  const int i = a < 64.0 ? kAtanInverseIndex[(bits(a) >> 46) - (std::uint64_t{0x3ff} << 6)] : 0;
+  const double c = i * 0.03125;
+  const DD p = two_prod_short(a, c);
+  return atan_finish(i, two_sum(1.0 - p.hi, -p.lo), two_sum(a, c));
 }
 
 /// pi/2 - a for a in [0, pi/2] as a double-double.
-DD pi_over_2_minus(DD a) {
+LOCKSTEP_DD DD pi_over_2_minus(DD a) {
   const DD s = quick_sum(kPiOver2.hi, -a.hi);
   return quick_sum(s.hi, s.lo + (kPiOver2.lo - a.lo));
 }
 
 /// The angle of the point (ax, ay) for ax, ay >= 0, not both 0, each within 2^-64..2^2 of the
 /// other's scale: atan(ay / ax) in [0, pi/2], through the octant below pi/4.
-DD angle(DD ay, DD ax) {
+LOCKSTEP_DD DD angle(DD ay, DD ax) {
   if (ay.hi <= ax.hi) {
     const DD t = div(ay, ax);
     return atan_core(t.hi, t.lo);
@@ -176,7 +192,7 @@ DD angle(DD ay, DD ax) {
 /// other side c = sqrt(1 - a^2) as s + clo (1 - a^2 exact as a double-double, so c keeps its
 /// relative accuracy as a approaches 1), then the smaller of its angles, atan(a / c) or atan(c / a)
 /// (one division each for the quotient and its exact remainder), and the other as pi/2 less it.
-DD asin_acos(double a, bool want_acos) {
+LOCKSTEP_DD DD asin_acos(double a, bool want_acos) {
   const DD a2 = two_prod(a, a);
   const DD s1 = two_sum(1.0, -a2.hi);
   const DD w = quick_sum(s1.hi, s1.lo - a2.lo);
@@ -219,12 +235,12 @@ int integer_kind(double y) {
 
 // --- the accurate paths (detmath_accurate.hpp) ---------------------------------------------------
 
-/// atan t for a double-double t in [0, 1], to about 2^-100: as atan_core, with u = (t - c) /
-/// (1 + t c) as a double-double and atan u = u (1 - u^2/3 + u^4/5 - ... + u^18/19) (u^21/21 <
-/// 2^-104 |u|), the terms to u^9/9 by Horner's scheme in double-double, the rest in double.
+/// atan t for a double-double t in [0, 1], to about 2^-100: as atan_core (c = i/32), with u = (t
+/// - c) / (1 + t c) as a double-double and atan u = u (1 - u^2/3 + u^4/5 - ... + u^18/19) (u^21/21
+/// < 2^-124 |u|), the terms to u^9/9 by Horner's scheme in double-double, the rest in double.
 DD atan_accurate(DD t) {
-  const int i = nearest_int(t.hi * 16.0);
-  const double c = i * 0.0625;
+  const int i = nearest_int(t.hi * 32.0);
+  const double c = i * 0.03125;
   const DD u = div(add(t, -c), add(mul(t, c), 1.0));
   const DD w = mul(u, u);
   const double* v = kInv;
@@ -236,7 +252,7 @@ DD atan_accurate(DD t) {
 }
 
 /// ln x for finite x > 0 to about 2^-100: log_reduce's exact r, ln(1 + r) = r (1 - r (1/2 - r (1/3
-/// - ...))) to r^15/15 (r^16/16 < 2^-108), the terms to r^7/7 by Horner's scheme in double-double,
+/// - ...))) to r^15/15 (r^16/16 < 2^-125), the terms to r^7/7 by Horner's scheme in double-double,
 /// e ln 2 with ln 2's first 42 bits exact times e.
 DD log_accurate(double x) {
   const LogReduced a = log_reduce(x);
@@ -320,7 +336,9 @@ double lockstep_log(double x) {
   const DD& t = kLogTable[a.i];
   const DD h1 = two_sum(ed * kLn2Split[0], t.hi);
   const DD h2 = two_sum(h1.hi, a.r.hi);
-  return h2.hi + ((h1.lo + h2.lo) + ((ed * kLn2Split[1] + t.lo) + (a.r.lo + log1p_tail(a.r.hi))));
+  // The tail (the longest chain) joins last, to the sum of the small parts.
+  const double small = (h1.lo + h2.lo) + ((ed * kLn2Split[1] + t.lo) + a.r.lo);
+  return h2.hi + (small + log1p_tail(a.r.hi));
 }
 
 double lockstep_log2(double x) {
@@ -334,8 +352,9 @@ double lockstep_log2(double x) {
   const DD s1 = quick_sum(static_cast<double>(a.e), t.hi);  // |e| >= 1 > |log2 v|, or e = 0
   const DD p = two_prod(a.r.hi, kInvLn2.hi);
   const DD s2 = two_sum(s1.hi, p.hi);
-  const double rest = a.r.hi * kInvLn2.lo + (a.r.lo + log1p_tail(a.r.hi)) * kInvLn2.hi;
-  return s2.hi + ((s1.lo + s2.lo) + (t.lo + (p.lo + rest)));
+  // The tail (the longest chain) joins last, to the sum of the small parts.
+  const double small = ((s1.lo + s2.lo) + (t.lo + p.lo)) + (a.r.hi * kInvLn2.lo + a.r.lo * kInvLn2.hi);
+  return s2.hi + (small + log1p_tail(a.r.hi) * kInvLn2.hi);
 }
 
 double lockstep_pow(double x, double y) {
@@ -375,9 +394,7 @@ double lockstep_atan(double x) {
   if (u >= std::uint64_t{0x43b0000000000000}) return copysign_d(kPiOver2.hi, x);  // |x| >= 2^60, inf included
   const double a = from_bits(u);
   if (a <= 1.0) return copysign_d(atan_core(a, 0.0).hi, x);
-  const double th = 1.0 / a;  // 1/a as th + tl, from the exact remainder
-  const DD p = two_prod(a, th);
-  return copysign_d(pi_over_2_minus(atan_core(th, ((1.0 - p.hi) - p.lo) * th)).hi, x);
+  return copysign_d(pi_over_2_minus(atan_of_inverse(a)).hi, x);
 }
 
 double lockstep_atan2(double y, double x) {

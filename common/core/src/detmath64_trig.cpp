@@ -15,7 +15,7 @@ namespace {
 /// |x| >= 2^19 pi reduced modulo pi/2 exactly: |x| 2/pi formed in integers from 224 bits of 2/pi
 /// (the window that matters for x's exponent), as in detmath.cpp's binary32 reduction. The
 /// fraction keeps more than 64 significant bits however close |x| is to a multiple of pi/2.
-DD reduce_large(double ax, int* q) {
+__attribute__((noinline)) DD reduce_large(double ax, int* q) {
   const std::uint64_t u = bits(ax);
   const int ex = static_cast<int>(u >> 52) - 1075;  // ax = m 2^ex
   const std::uint64_t m = (u & std::uint64_t{0x000fffffffffffff}) | std::uint64_t{0x0010000000000000};
@@ -56,7 +56,7 @@ DD reduce_large(double ax, int* q) {
 }
 
 /// |x| = (4n + q) pi/2 + r with |r| <= pi/4 (a hair more where k's rounding is a tie): r, and q.
-DD reduce(double ax, int* q) {
+LOCKSTEP_DD DD reduce(double ax, int* q) {
   if (ax < 0x1.921fb54442d18p+20) {
     // |x| < 2^19 pi, k < 2^20: Cody-Waite with pi/2 in four parts, k P1, k P2, k P3 exact (33
     // bits each) and |x| - k P1 exact (within a factor of 2); pi/2's parts reach 2^-152.
@@ -70,17 +70,16 @@ DD reduce(double ax, int* q) {
   return reduce_large(ax, q);
 }
 
-/// c[first] - x (c[first + 2] - x (c[first + 4] - ... - x c[last])): every other coefficient of an
-/// alternating series, by Horner's scheme from the top (sin's and cos's terms after their leading
-/// ones, x = r^2).
-double every_other(const double* c, int first, int last, double x) {
-  double p = c[last];
-  for (int k = last - 2; k >= first; k -= 2) p = c[k] - x * p;
-  return p;
+/// c[f] - x c[f + 2] + x^2 c[f + 4] - ... + x^6 c[f + 12]: seven of every other coefficient of an
+/// alternating series (sin's and cos's terms after their leading ones, x = r^2), by Estrin's
+/// scheme: pairs joined by x^2 and x^4, a chain of four steps where Horner's has six.
+LOCKSTEP_DD double every_other(const double* c, int f, double x) {
+  const double x2 = x * x, x4 = x2 * x2;
+  return ((c[f] - x * c[f + 2]) + x2 * (c[f + 4] - x * c[f + 6])) + x4 * ((c[f + 8] - x * c[f + 10]) + x2 * c[f + 12]);
 }
 
 /// |x| (finite) as (4n + q) pi/2 + r: r as is below pi/4 (q = 0), else reduce()'s.
-DD reduced(double ax, int* q) {
+LOCKSTEP_DD DD reduced(double ax, int* q) {
   if (bits(ax) < std::uint64_t{0x3fe921fb54442d18}) {
     *q = 0;
     return {ax, 0.0};
@@ -91,12 +90,12 @@ DD reduced(double ax, int* q) {
 /// sin r for |r| <= pi/4 + 2^-40: r - r^3/3! + ... + r^17/17! (r^19/19! < 2^-63 |r|); r^3/6 as a
 /// double-double (it reaches 0.08 |r|), r and it summed exactly, the rest (with r.lo's share of
 /// the cubic term) rounded.
-DD sin_dd(DD r) {
+LOCKSTEP_DD DD sin_dd(DD r) {
   const double x = r.hi;
   const DD sq = two_prod(x, x);
   const double x2 = sq.hi;
   const DD c3 = mul(mul(sq, x), kSixth);
-  const double rest = x * x2 * x2 * every_other(kInvFact, 5, 17, x2);
+  const double rest = x * x2 * x2 * every_other(kInvFact, 5, x2);
   const DD s = quick_sum(x, -c3.hi);  // |r| > r^3/6
   return quick_sum(s.hi, s.lo + ((r.lo - c3.lo) + (rest - 0.5 * x2 * r.lo)));
 }
@@ -104,12 +103,12 @@ DD sin_dd(DD r) {
 /// cos r for |r| <= pi/4 + 2^-40: 1 - r^2/2! + r^4/4! - ... - r^18/18! (r^20/20! < 2^-67);
 /// r^2/2 and r^4/24 as double-doubles (the second reaches 0.016, too much to round in double),
 /// 1 and their leading parts summed exactly, the rest (with r.lo's share) rounded.
-DD cos_dd(DD r) {
+LOCKSTEP_DD DD cos_dd(DD r) {
   const double x = r.hi;
   const DD sq = two_prod(x, x);
   const double x2 = sq.hi;
   const DD c4 = mul(mul(sq, sq), kTwentyFourth);
-  const double rest = -x2 * x2 * x2 * every_other(kInvFact, 6, 18, x2);
+  const double rest = -x2 * x2 * x2 * every_other(kInvFact, 6, x2);
   const DD s1 = quick_sum(1.0, -0.5 * x2);  // 1 > r^2/2
   const DD s2 = quick_sum(s1.hi, c4.hi);     // > 0.69 > r^4/24
   const double lo = (s1.lo + s2.lo) + ((c4.lo - (0.5 * sq.lo + x * r.lo)) + (rest + x * x2 * r.lo * kInvFact[3]));
