@@ -56,8 +56,44 @@ function(lockstep_add_synctest)
       endforeach()
       add_test(NAME ${S_NAME}/lint COMMAND ${lint} ${allow} --json ${out}.lint.json --junit ${out}.lint.xml
                                            $<TARGET_FILE:${S_MODULE}>)
+      # An allowance scoped to a library (LIB:NAME) must name the module or a library it links:
+      # checked at configure time, once the module's directory has linked it.
+      set(scoped "")
+      foreach(k IN LISTS S_LINT_ALLOW_SYMBOL S_LINT_ALLOW_FUNCTION)
+        if(k MATCHES "^([^:]+):([^:]|$)")
+          list(APPEND scoped "${k}")
+        endif()
+      endforeach()
+      if(scoped AND TARGET ${S_MODULE})
+        get_target_property(dir ${S_MODULE} SOURCE_DIR)
+        cmake_language(EVAL CODE "cmake_language(DEFER DIRECTORY [[${dir}]] CALL _lockstep_check_lint_scopes [[${S_NAME}]] [[${S_MODULE}]] [[${scoped}]])")
+      endif()
     endif()
   endif()
+endfunction()
+
+# A scoped lint allowance whose library is neither the module nor one it links would allow nothing
+# ("box2d:sinf" for libbox2d.so.2): an error at configure time, naming what the module links.
+function(_lockstep_check_lint_scopes test module scoped)
+  _lockstep_linked_sonames(${module} names known)
+  if(NOT known)
+    return()
+  endif()
+  get_target_property(output ${module} OUTPUT_NAME)
+  if(NOT output)
+    set(output ${module})
+  endif()
+  list(APPEND names "lib${output}.so")
+  foreach(k IN LISTS scoped)
+    string(REGEX MATCH "^[^:]+" lib "${k}")
+    _lockstep_names_library("${names}" "${lib}" matched)
+    if(NOT matched)
+      list(JOIN names ", " linked)
+      message(FATAL_ERROR "lockstep_add_synctest(${test}): the lint allowance \"${k}\" names the library \"${lib}\", "
+                          "which is neither ${module} nor a library it links (${linked}); name the soname or its start, "
+                          "as \"libbox2d\" for libbox2d.so.2")
+    endif()
+  endforeach()
 endfunction()
 
 # lockstep_add_determinism_gate(<module target> REPLAY <file> [NAME <test>] [PACKAGES <package>...]
