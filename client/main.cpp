@@ -136,6 +136,7 @@ int play_once(Options o, const Module* module, bool fresh, bool* stale) {
   cfg.factory = module->create;
   cfg.module_name = std::string(module->name);
   cfg.libraries.assign(module->libraries.begin(), module->libraries.end());
+  cfg.code = module->code;
   if (!o.connect_token.empty()) {
     std::ifstream in(o.connect_token, std::ios::binary);
     const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

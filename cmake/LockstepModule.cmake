@@ -5,8 +5,10 @@
 # headers whose contents change results too), its compile definitions and options. Write
 # `LOCKSTEP_BUILD_ID` as the table's build_id and any change to the rules changes the module's
 # fingerprint, so peers built from other code are refused at join instead of desyncing in play.
-# The id does not depend on the compiler or architecture: an x86-64 server and an aarch64 client
-# built from the same sources still meet (unless a library the module links is covered, below). Editing a listed file re-runs CMake's configure step.
+# The id does not depend on the compiler or architecture: an x86-64 and an aarch64 build of the
+# same sources share it (unless a library the module links is covered, below); their machine code,
+# which the server also checks at join, meets only when the determinism gate replayed both builds
+# equal (lockstep-server --equal-builds). Editing a listed file re-runs CMake's configure step.
 # The libraries the module links directly (its DT_NEEDED, less the C and C++ runtimes) join its fingerprint
 # when it is loaded: each one's GNU build id, so a peer with another build of a physics engine is
 # refused at join with the library named. UNCOVERED names libraries left out ("libbox2d", or a full

@@ -57,6 +57,7 @@ struct Options {
   bool agones = false;
   std::string sim = std::string(default_module().name), sim_lib, world;
   std::string relay;  // a game description (lockstep-synctest --describe): host without the simulation
+  std::string equal_builds;  // lockstep-gate's equal-builds report: other machine code admitted
   std::optional<std::uint64_t> seed;
   std::optional<std::uint32_t> bodies;
   // Operating in a fleet: the ops port, the drain on SIGTERM, the log format, the session's id.
@@ -117,6 +118,10 @@ void declare_options(CLI::App& app, Options& o) {
                  "host without the simulation: the game described in FILE (lockstep-synctest --describe writes it); "
                  "each tick is settled by a strict majority of the players' hashes, and joins and resyncs load a "
                  "player's saved state checked against that hash (--sim, --world are not used)");
+  app.add_option("--equal-builds", o.equal_builds,
+                 "admit peers whose module is other machine code than this server's (another flag, architecture "
+                 "or statically linked library) when the determinism gate replayed both equal: the equal-builds "
+                 "report lockstep-gate writes (docs/CI.md); without it only this build's machine code joins");
   app.add_flag("--spectators-vote", cfg.spectators_vote,
                "with --relay: spectators' hashes count in the majority (a backend's trusted observer)");
   app.add_option("--hash-log", o.hash_log_path, "write '<tick> <hash>' per executed tick to this file (with --relay: "
@@ -295,6 +300,7 @@ int host(Options o) {
   }
   cfg.factory = module->create;
   cfg.libraries.assign(module->libraries.begin(), module->libraries.end());
+  cfg.code = module->code;
   return serve(std::move(o), std::string(module->name), module->settings_text(cfg.world.settings));
 }
 
@@ -315,6 +321,7 @@ int host_relay(Options o) {
   }
   o.cfg.relay = d.game;
   o.cfg.libraries = d.libraries;
+  o.cfg.code = d.code;
   o.cfg.world.settings = d.settings;
   o.cfg.world.players = o.cfg.players;
   const std::string name = d.name.empty() ? "relay" : d.name;
@@ -325,6 +332,31 @@ int host_relay(Options o) {
 int serve(Options o, const std::string& module_name, const std::string& settings_text) {
   ServerConfig& cfg = o.cfg;
   if (!load_keys(o)) return 2;
+  if (!o.equal_builds.empty()) {
+    std::ifstream in(o.equal_builds, std::ios::binary);
+    std::string text(64 * 1024 + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    std::string why;
+    if (!in.eof() && text.size() > 64 * 1024) why = "over 64 KiB";
+    else if (text.empty()) why = "cannot read it";
+    if (!why.empty() || !parse_equal_builds(text, &cfg.equal_builds, &why)) {
+      LOCKSTEP_LOG_ERROR("--equal-builds %s: %s", o.equal_builds.c_str(), why.c_str());
+      return 2;
+    }
+  }
+  if (!cfg.code.empty()) {
+    const bool listed = std::find(cfg.equal_builds.begin(), cfg.equal_builds.end(), cfg.code) != cfg.equal_builds.end();
+    if (cfg.equal_builds.empty())
+      LOCKSTEP_LOG_INFO("machine code %s: peers with this build of the module join (--equal-builds admits others the determinism gate replayed equal)",
+                        cfg.code.c_str());
+    else if (listed)
+      LOCKSTEP_LOG_INFO("machine code %s: peers with this build or any of the %zu builds --equal-builds lists join",
+                        cfg.code.c_str(), cfg.equal_builds.size());
+    else
+      LOCKSTEP_LOG_WARN("machine code %s is not among the %zu builds --equal-builds lists: only this build joins",
+                        cfg.code.c_str(), cfg.equal_builds.size());
+  }
   cfg.last_tick = o.ticks;
   cfg.on_desync = o.on_desync == "stop" ? OnDesync::Stop : o.on_desync == "resync" ? OnDesync::Resync : OnDesync::Report;
   cfg.record_path = o.record_path;

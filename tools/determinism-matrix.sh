@@ -137,6 +137,8 @@ CONFIGS=(
 )
 failed=0
 ran=0
+equal_builds=()  # "module index<TAB>leg<TAB>code<TAB>file": the module builds that reproduced its replay
+module_failed=()  # "module index<TAB>leg": where a module's build did not (a +glibc leg's base included)
 passed=()      # "replay|build dir|runner|module": the builds that reproduce each replay
 mismatches=()  # "name|build dir|runner|replay|module|tick|options": the builds that do not, and where
 mismatch() {  # mismatch NAME DIR RUNNER REPLAY MODULE OUTPUT [OPTIONS]: remember where a build parted from a replay
@@ -205,9 +207,13 @@ for c in "${CONFIGS[@]}"; do
     fi
     if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $target: $out"; passed+=("$mreplay|$dir|$runner|$so")
       record "$name" "module $target" ok "$out"
+      # Its machine code, for the equal-builds report (a +glibc leg runs its base's file again).
+      code=$(readelf -n "$so" 2>/dev/null | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p' | head -1)
+      [ "${name#*+}" = "$name" ] && equal_builds+=("$k"$'\t'"$name"$'\t'"$code"$'\t'"$so")
     else
       echo "matrix: FAIL $name ($cxx $flags): module $target, exit $rc: $out"; failed=1
       record "$name" "module $target" fail "exit $rc: $out"
+      module_failed+=("$k"$'\t'"$name")
       mismatch "$name" "$dir" "$runner" "$mreplay" "$so" "$out"
     fi
   done
@@ -256,6 +262,33 @@ for m in "${mismatches[@]}"; do
   parts+=("$name"$'\t'"${replay#"$PWD"/}"$'\t'"$tick"$'\t'"$where")
 done
 json_str() { local v=$1; v=${v//\\/\\\\}; v=${v//\"/\\\"}; v=${v//$'\t'/ }; printf '"%s"' "$v"; }
+# Each module's equal-builds report: the machine code of every build that reproduced its golden
+# replay tick by tick, which lockstep-server --equal-builds admits together (docs/CI.md). A build
+# without a GNU build id is left out, saying so.
+for k in "${!MOD_SRC[@]}"; do
+  target=${MOD_TARGET[$k]} n=0
+  {
+    printf '{"format": "lockstep-equal-builds/1", "module": %s, "replay": %s, "builds": [' "$(json_str "$target")" \
+      "$(json_str "${MOD_REPLAY[$k]}")"
+    sep=""
+    for e in "${equal_builds[@]+"${equal_builds[@]}"}"; do
+      IFS=$'\t' read -r mk leg code file <<<"$e"
+      [ "$mk" = "$k" ] || continue
+      # A build that parted on one of glibc's paths (leg BASE+glibc-...) is not equal everywhere.
+      bad=0
+      for f in "${module_failed[@]+"${module_failed[@]}"}"; do
+        IFS=$'\t' read -r fk fleg <<<"$f"
+        [ "$fk" = "$k" ] && { [ "$fleg" = "$leg" ] || [ "${fleg%%+*}" = "$leg" ]; } && bad=1
+      done
+      [ $bad = 0 ] || continue
+      if [ -z "$code" ]; then echo "matrix: $leg: $target's build has no GNU build id (link with -Wl,--build-id): not in the equal-builds report" >&2; continue; fi
+      printf '%s\n  {"leg": %s, "code": %s, "file": %s}' "$sep" "$(json_str "$leg")" "$(json_str "$code")" "$(json_str "$file")"
+      sep=","; n=$((n + 1))
+    done
+    printf ']}\n'
+  } >"$ROOT/$target.equal-builds.json"
+  echo "matrix: $ROOT/$target.equal-builds.json: $n builds of $target replayed equal (lockstep-server --equal-builds admits them together)"
+done
 xml_str() { local v=$1; v=${v//&/&amp;}; v=${v//</&lt;}; v=${v//>/&gt;}; v=${v//\"/&quot;}; printf '%s' "$v"; }
 if [ -n "$JSON" ]; then
   {

@@ -215,7 +215,9 @@ TEST_SUITE("api/embed") {
   // every tick this player sampled, from the update that sampled it to the presentation of the
   // first frame that shows it (the game presents each frame at the next vsync, a frame after its
   // draw). Reported with presented() and without it (then the library adds one frame), the
-  // figure must be the game's own, within a millisecond at the median.
+  // figure must be the game's own, within a millisecond at the median. Without presented() the
+  // library sees the frames' real spacing, which a busy machine stretches past the period: the
+  // bound then grows by twice what the loop measured of that stretch at the median.
   TEST_CASE("own input to screen as reported equals what the game measures, at 30, 60 and 144 fps") {
     for (const int fps : {30, 60, 144}) {
       for (const bool tells : {true, false}) {
@@ -238,8 +240,11 @@ TEST_SUITE("api/embed") {
         const std::int64_t period = 1'000'000'000 / fps;
         std::map<Tick, std::int64_t> sampled_at;  // by the game: the update after which each tick was sampled
         Tick sampled = 0, shown = 0;
-        Histogram measured;
+        Histogram measured, stretch;  // stretch: how much later than the period each update came
+        std::int64_t last_update = 0;
         auto loop = lockstep::testing::Driven{[&](std::int64_t now) {
+                                                 if (last_update != 0) stretch.add_us(std::max<std::int64_t>(0, now - last_update - period) / 1000);
+                                                 last_update = now;
                                                  (void)c->update(now);
                                                  for (Tick t = sampled + 1; t <= c->session().last_sampled(); ++t) sampled_at[t] = now;
                                                  sampled = std::max(sampled, c->session().last_sampled());
@@ -268,7 +273,9 @@ TEST_SUITE("api/embed") {
                     << f.input_to_screen_p50_ms << " ms p99 " << f.input_to_screen_p99_ms << " ms; the game measured p50 "
                     << game_p50 << " ms p99 " << measured.percentile_us(99) / 1e3 << " ms");
         REQUIRE(measured.count() > 100);
-        CHECK(std::abs(f.input_to_screen_p50_ms - game_p50) <= 1.0);
+        const double bound = 1.0 + (tells ? 0.0 : 2.0 * stretch.percentile_us(50) / 1e3);
+        CAPTURE(bound);
+        CHECK(std::abs(f.input_to_screen_p50_ms - game_p50) <= bound);
       }
     }
   }

@@ -23,6 +23,20 @@ if crates:
     assert statuses[("aarch64-gcc-O2", "module crates")] == "refused_as_expected", statuses
     where = [p for p in d["parts"] if p["leg"] == "aarch64-gcc-O2" and "crates" in p["replay"]]
     assert where and where[0]["tick"] > 0 and where[0]["where"], d["parts"]
+# Each module's equal-builds report: the machine code of every build that reproduced its replay
+# (lockstep-server --equal-builds), none that did not, each code the file's GNU build id.
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    return out.split("Build ID: ")[1].split()[0]
+eq = json.load(open(f"{root}/orbits.equal-builds.json"))
+assert eq["format"] == "lockstep-equal-builds/1" and eq["module"] == "orbits", eq
+assert sorted(b["leg"] for b in eq["builds"]) == sorted(["gcc-O0", "gcc-O2", "clang-O2", "clang-O3-native", "aarch64-gcc-O2"]), eq
+assert all(b["code"] == build_id(b["file"]) for b in eq["builds"]), eq
+assert len({b["code"] for b in eq["builds"]}) == 5, eq  # five builds, five machine codes
+if crates:
+    eqc = json.load(open(f"{root}/crates.equal-builds.json"))
+    assert "aarch64-gcc-O2" not in [b["leg"] for b in eqc["builds"]] and eqc["builds"], eqc  # refused there
+print(f"ok: the equal-builds reports list the {len(eq['builds'])} builds of orbits that reproduced its replay")
 suite = ET.parse(f"{root}/report.xml").getroot()
 assert suite.get("failures") == "0" and int(suite.get("tests")) == len(legs), suite.attrib
 print(f"ok: {len(legs)} legs in the JSON and JUnit reports, all ok, refused as expected or skipped")

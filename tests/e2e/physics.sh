@@ -93,7 +93,7 @@ echo "ok: with Box2D opted out (lockstep_add_module UNCOVERED) the same player p
 # with another libbox2d is refused (exit 2, the library named) unless told to go on.
 "$BIN/lockstep-replay" --sim-lib "$CRATES" record-scenario "$WORK/crates.replay" --ticks 300 2>/dev/null || fail "record-scenario"
 json_check <("$BIN/lockstep-replay" --sim-lib "$CRATES" info "$WORK/crates.replay" 2>/dev/null) \
-  '[l["name"] for l in d["libraries"]] == ["'"$SONAME"'"] and len(d["settings_hex"]) == 24' "info lists the recorded libraries"
+  '[l["name"] for l in d["libraries"]] == ["'"$SONAME"'"] and len(d["settings_hex"]) == 32' "info lists the recorded libraries"
 LD_LIBRARY_PATH="$WORK/other:${LD_LIBRARY_PATH:-}" "$BIN/lockstep-replay" --sim-lib "$CRATES" verify "$WORK/crates.replay" \
   >/dev/null 2>"$WORK/verify-other.err"; rc=$?
 [ $rc = 2 ] && grep -q "refused: $SONAME is another build: this build's" "$WORK/verify-other.err" ||

@@ -40,6 +40,11 @@
 /* What lockstep_add_module(... UNCOVERED <names>) writes: here a name that matches no library. */
 __attribute__((visibility("default"))) const char lockstep_uncovered_libraries[] = WALKERS_UNCOVERED;
 #endif
+#ifdef WALKERS_ENGINE
+/* A stand-in for a statically linked engine's arithmetic (walkers_plain and walkers_fma): built
+ * with FMA contraction it is other machine code under the same fingerprint (tests/e2e/equal_builds.sh). */
+__attribute__((visibility("default"))) float walkers_engine_mix(float a, float b, float c) { return a * b + c; }
+#endif
 #ifdef WALKERS_ROUTED
 /* What lockstep_add_module(... ROUTED <names>) writes: the libraries whose libm calls the loader
  * sends to lockstep's math (the test's is route_probe.c). */

@@ -192,6 +192,47 @@ TEST_SUITE("session/parts") {
     CHECK(err == protocol::DecodeError::FieldOutOfRange);
   }
 
+  TEST_CASE("the same rules in other machine code meet only when the determinism gate showed the builds equal") {
+    using R = wire::RefuseReason;
+    using K = JoinDecision::Kind;
+    std::vector<SeatView> seats(2);
+    auto server = rules();
+    server.code = "5e6f7a8b9c0d1e2f3a4b";
+    auto q = request();  // the same fingerprint: the same sources
+    q.code = server.code;
+    CHECK(decide_join(q, server, seats).kind == K::Seat);
+    q.code = "1a2b3c4d5e6f7a8b9c0d";  // built with FMA contraction, say
+    const JoinDecision d = decide_join(q, server, seats);
+    CHECK(d.reason == R::WrongFingerprint);
+    CHECK_MESSAGE(d.detail.find("the module's machine code differs: the joining peer's 1a2b3c4d5e6f7a8b, the server's "
+                                "5e6f7a8b9c0d1e2f; no gate run showed them equal (another flag, FMA") != std::string::npos,
+                  d.detail);
+    CHECK(d.detail.size() <= 256);  // what a Refuse carries
+    // The gate's list admits it only with the server's own build in it.
+    server.equal_builds = {q.code};
+    CHECK(decide_join(q, server, seats).reason == R::WrongFingerprint);
+    server.equal_builds = {q.code, server.code};
+    CHECK(decide_join(q, server, seats).kind == K::Seat);
+    // Rules not from a module file (an embedding game, a built-in module) carry no code: not checked.
+    q.code = "";
+    server.equal_builds.clear();
+    CHECK(decide_join(q, server, seats).kind == K::Seat);
+
+    // On the wire: the code arrives as sent; longer than 80 bytes is refused by decode.
+    const auto bytes = protocol::join_request(kProtocolVersion, 42, "", "p", false, "", {}, "1a2b3c4d");
+    const wire::Message* m = protocol::decode(bytes, nullptr);
+    REQUIRE(m);
+    REQUIRE(m->body_as_JoinRequest()->code());
+    CHECK(m->body_as_JoinRequest()->code()->str() == "1a2b3c4d");
+    flatbuffers::FlatBufferBuilder fbb;
+    const auto jr = wire::CreateJoinRequest(fbb, kProtocolVersion, 42, 0, fbb.CreateString("p"), false, 0, 0,
+                                            fbb.CreateString(std::string(81, 'a')));
+    fbb.Finish(wire::CreateMessage(fbb, wire::Body::JoinRequest, jr.Union()), "LSK1");
+    protocol::DecodeError err{};
+    CHECK(protocol::decode({fbb.GetBufferPointer(), fbb.GetSize()}, &err) == nullptr);
+    CHECK(err == protocol::DecodeError::FieldOutOfRange);
+  }
+
   TEST_CASE("a draining server refuses new players and spectators as Draining and still takes a seated player back") {
     using K = JoinDecision::Kind;
     using R = wire::RefuseReason;

@@ -153,6 +153,9 @@ lockstep_status lockstep_client_create(const lockstep_client_config* given, lock
   if (config->module) {
     c.factory = config->module->module->create;
     o.input_size = config->module->module->input_size;
+    // Its libraries and machine code go with the join, as the stock client's do.
+    c.libraries.assign(config->module->module->libraries.begin(), config->module->module->libraries.end());
+    c.code = config->module->module->code;
   } else {
     lockstep_game g;
     lockstep_game_defaults(&g);

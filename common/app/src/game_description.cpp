@@ -33,6 +33,7 @@ GameDescription describe_module(const Module& m, const WorldParams& world) {
     d.game.input_size = sim->input_size();
   }
   d.libraries.assign(m.libraries.begin(), m.libraries.end());
+  d.code = std::string(m.code);
   d.settings = world.settings;
   d.settings_text = m.settings_text ? m.settings_text(world.settings) : "";
   return d;
@@ -50,7 +51,8 @@ Json description_json(const GameDescription& d) {
               {"settings_text", d.settings_text},
               {"join_fingerprint", hash_hex(d.game.join_fingerprint)},
               {"world_fingerprint", hash_hex(d.game.world_fingerprint)},
-              {"libraries", libs}};
+              {"libraries", libs},
+              {"code", d.code}};
 }
 
 bool parse_description(std::string_view text, GameDescription* out, std::string* error) {
@@ -97,6 +99,11 @@ bool parse_description(std::string_view text, GameDescription* out, std::string*
       d.libraries.push_back({l["name"].get<std::string>(), l["build"].get<std::string>()});
     }
   }
+  if (j.contains("code")) {
+    if (!j["code"].is_string() || j["code"].get<std::string>().size() > kMaxLibraryBuildBytes)
+      return fail("\"code\" must be a string of at most " + std::to_string(kMaxLibraryBuildBytes) + " bytes");
+    d.code = j["code"].get<std::string>();
+  }
   const bool has_join = j.contains("join_fingerprint"), has_world = j.contains("world_fingerprint");
   if (has_join != has_world) return fail("give both \"join_fingerprint\" and \"world_fingerprint\", or neither");
   if (has_join) {
@@ -113,6 +120,28 @@ bool parse_description(std::string_view text, GameDescription* out, std::string*
     d.game.world_fingerprint = world_fingerprint(code, d.settings);
   }
   *out = std::move(d);
+  return true;
+}
+
+bool parse_equal_builds(std::string_view text, std::vector<std::string>* codes, std::string* error) {
+  auto fail = [&](const std::string& why) {
+    *error = why;
+    return false;
+  };
+  const Json j = Json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return fail("not a JSON object");
+  if (!j.contains("format") || j["format"] != "lockstep-equal-builds/1")
+    return fail("\"format\" must be \"lockstep-equal-builds/1\" (lockstep-gate writes it)");
+  if (!j.contains("builds") || !j["builds"].is_array() || j["builds"].size() > 64)
+    return fail("\"builds\" must be a list of at most 64 {\"leg\", \"code\"}");
+  std::vector<std::string> out;
+  for (const Json& b : j["builds"]) {
+    if (!b.is_object() || !b.contains("code") || !b["code"].is_string() || b["code"].get<std::string>().empty() ||
+        b["code"].get<std::string>().size() > kMaxLibraryBuildBytes)
+      return fail("each of \"builds\" must have a \"code\" of 1-" + std::to_string(kMaxLibraryBuildBytes) + " bytes");
+    out.push_back(b["code"].get<std::string>());
+  }
+  *codes = std::move(out);
   return true;
 }
 

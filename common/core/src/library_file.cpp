@@ -144,6 +144,17 @@ std::string check_list(std::string_view list, const char* option, const std::vec
 
 }  // namespace
 
+std::string module_code(void* lib, const std::string& path) {
+  link_map* lm = nullptr;
+  if (dlinfo(lib, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
+    NoteSearch q{lm->l_addr, ""};
+    dl_iterate_phdr(find_build_id, &q);
+    if (!q.build.empty() && q.build.size() <= kMaxLibraryBuildBytes) return q.build;
+  }
+  const std::optional<std::uint64_t> h = file_hash(path);
+  return h ? "xxh3:" + hash_hex(*h) : "";
+}
+
 std::vector<RoutedLibrary> route_module_libraries(void* lib, std::string* note, std::string* error) {
   std::vector<RoutedLibrary> out;
   const auto* list = static_cast<const char*>(dlsym(lib, "lockstep_routed_libraries"));

@@ -24,6 +24,9 @@ std::string check_library_file(const std::string& path);
 /// runtimes, each with its build ("opted out" for those it leaves out); {} with `error` set when
 /// its list of opted-out libraries names one it does not link, or it links too many.
 std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::string* error);
+/// The loaded module `lib`'s machine code (Module::code): the GNU build id of the copy this process
+/// loaded, or "xxh3:" and the hash of the file at `path` when it has none.
+std::string module_code(void* lib, const std::string& path);
 /// The libraries the loaded module `lib` lists as ROUTED (its `lockstep_routed_libraries`), each
 /// with its libm calls rebound to lockstep's math (route_libm), what was done said in `note`; {}
 /// with `error` set when the list names a library it does not link or a rebinding fails.

@@ -34,6 +34,7 @@ struct Loaded {
   std::string name, description, controls_help, golden;
   std::uint64_t build_id = 0;  // the table's build_id (or the library file's hash), and the libraries it covers
   std::vector<LibraryBuild> libraries;  // the libraries the fingerprint covers
+  std::string code;                     // the library file's machine code (Module::code)
   // The library's optional exports for the desync tools (module_abi.h), or nullptr.
   lockstep_entity_kind_fn kind = nullptr;
   lockstep_entity_position_fn position = nullptr;
@@ -321,6 +322,8 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   slot.input_text = reinterpret_cast<lockstep_bytes_text_fn>(dlsym(lib, "lockstep_input_text"));
   slot.command_text = reinterpret_cast<lockstep_bytes_text_fn>(dlsym(lib, "lockstep_command_text"));
   bind_slot(g_loaded_count - 1, slot.module, std::make_index_sequence<kMaxLoaded>());
+  slot.code = module_lib::module_code(lib, path);
+  slot.module.code = slot.code;
   if (libraries.empty()) return m;
   std::vector<LibraryBuild>& libs = slot.libraries;
   libs = std::move(libraries);

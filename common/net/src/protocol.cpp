@@ -27,7 +27,8 @@ bool field_ranges_ok(const wire::Message& m) {
     case Body::JoinRequest: {
       const auto* b = m.body_as_JoinRequest();
       if (!at_most(b->token(), kMaxJoinSecretBytes) || !at_most(b->name(), kMaxNameBytes) ||
-          !at_most(b->rejoin_secret(), kMaxSecretBytes) || !at_most(b->libraries(), kMaxLibraries))
+          !at_most(b->rejoin_secret(), kMaxSecretBytes) || !at_most(b->libraries(), kMaxLibraries) ||
+          !at_most(b->code(), kMaxLibraryBuildBytes))
         return false;
       if (b->libraries())
         for (const auto* l : *b->libraries())
@@ -148,7 +149,7 @@ const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* er
 
 Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, const std::string& token,
                    const std::string& name, bool spectate, const std::string& rejoin_secret,
-                   std::span<const LibraryBuild> libraries) {
+                   std::span<const LibraryBuild> libraries, const std::string& code) {
   FlatBufferBuilder fbb(256);
   const auto t = fbb.CreateString(token);
   const auto n = fbb.CreateString(name);
@@ -161,8 +162,9 @@ Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, co
                                            fbb.CreateString(l.build.substr(0, kMaxLibraryBuildBytes))));
     libs = fbb.CreateVector(v);
   }
+  const auto c = code.empty() ? flatbuffers::Offset<flatbuffers::String>() : fbb.CreateString(code.substr(0, kMaxLibraryBuildBytes));
   return finish(fbb, wire::Body::JoinRequest,
-                wire::CreateJoinRequest(fbb, protocol_version, fingerprint, t, n, spectate, r, libs).Union());
+                wire::CreateJoinRequest(fbb, protocol_version, fingerprint, t, n, spectate, r, libs, c).Union());
 }
 
 std::vector<LibraryBuild> join_libraries(const wire::JoinRequest& m) {

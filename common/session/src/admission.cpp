@@ -59,6 +59,17 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
       why = "simulation fingerprint differs: " + libs;
     return refuse(R::WrongFingerprint, why);
   }
+  // The same rules, but other machine code: another compiler flag (FMA contraction), another
+  // architecture or a statically linked library built otherwise can compute other results. Only
+  // code the determinism gate replayed equal to the server's meets it.
+  const auto shown = [&](const std::string& c) {
+    return std::find(rules.equal_builds.begin(), rules.equal_builds.end(), c) != rules.equal_builds.end();
+  };
+  if (!rules.code.empty() && !q.code.empty() && q.code != rules.code && !(shown(q.code) && shown(rules.code)))
+    return refuse(R::WrongFingerprint, "the module's machine code differs: the joining peer's " + q.code.substr(0, 16) +
+                                           ", the server's " + rules.code.substr(0, 16) +
+                                           "; no gate run showed them equal (another flag, FMA, architecture or "
+                                           "static library; --equal-builds)");
   if (!same_secret(q.join_secret, rules.join_secret)) return refuse(R::WrongToken, "wrong join token");
   if (!protocol::valid_name(q.name)) return refuse(R::BadRequest, "a name must be 1-32 printable ASCII characters");
   if (rules.draining && q.rejoin_secret.empty())

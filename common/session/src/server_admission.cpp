@@ -301,6 +301,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   q.rejoin_secret = m.rejoin_secret() ? m.rejoin_secret()->str() : "";
   q.spectate = m.spectate();
   q.libraries = protocol::join_libraries(m);
+  q.code = m.code() ? m.code()->str() : "";
   if (e.by_token) {  // joined with a connect token: the seat is bound to its client
     q.has_client_id = true;
     q.client_id = e.client_id;
@@ -310,6 +311,8 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   rules.protocol_version = kProtocolVersion;
   rules.fingerprint = join_fingerprint;
   rules.libraries = cfg.libraries;
+  rules.code = cfg.code;
+  rules.equal_builds = cfg.equal_builds;
   rules.join_secret = cfg.token;
   rules.lobby = phase == Phase::Lobby;
   rules.allow_late_join = cfg.allow_late_join;

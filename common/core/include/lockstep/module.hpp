@@ -86,6 +86,12 @@ struct LOCKSTEP_API Module {
   bool (*entity_position)(const Simulation& sim, std::uint32_t entity, float* x, float* y) = nullptr;
   std::string (*input_text)(std::span<const std::uint8_t> input) = nullptr;
   std::string (*command_text)(std::span<const std::uint8_t> command) = nullptr;
+  /// A loaded module's machine code: its library file's GNU build id (hex), or "xxh3:" and the
+  /// hash of the file's bytes when it has none. Two builds of the same sources with other flags,
+  /// for another architecture or with a statically linked library built otherwise differ here
+  /// while their fingerprints agree; a server admits only its own code or code the determinism
+  /// gate showed equal to it. "" for a built-in or passed-in module (not checked).
+  std::string_view code = {};
 };
 
 /// The fingerprint a JoinRequest carries: that of the module's default world (no settings, one

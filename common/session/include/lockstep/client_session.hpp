@@ -69,6 +69,9 @@ struct LOCKSTEP_API ClientConfig {
   /// The libraries the module's fingerprint covers (Module::libraries), sent with the join so a
   /// refusal can name one whose build differs from the server's.
   std::vector<LibraryBuild> libraries;
+  /// The module file's machine code (Module::code), sent with the join: a server admits only its
+  /// own or code the determinism gate showed equal to it. "" for rules not from a module file.
+  std::string code;
   /// Snapshots arrive in 16 KiB chunks; a burst of them may wait in ENet before they are read.
   TransportLimits limits{64 * 1024, 4 * 1024 * 1024};
   /// Ticks of past states kept to answer desync probes, at least; more as the round trip to the

@@ -118,6 +118,12 @@ struct LOCKSTEP_API ServerConfig {
   /// The libraries the module's fingerprint covers (Module::libraries; in relay mode the game
   /// description's), named in a refusal when a joining peer has another build of one.
   std::vector<LibraryBuild> libraries;
+  /// The module file's machine code (Module::code; in relay mode the game description's): a peer
+  /// that joins with other code is refused unless both are in `equal_builds`. "" = not checked.
+  std::string code;
+  /// Machine code the determinism gate replayed equal, one build to another (lockstep-gate's
+  /// equal-builds report, --equal-builds FILE).
+  std::vector<std::string> equal_builds;
   /// Set: the server runs no simulation (relay mode). It relays inputs and keeps time as always,
   /// and settles every tick by a strict majority of the voters' hashes; joins, rejoins and
   /// resyncs load a state a peer saved, forwarded only when its bytes hash to the settled value

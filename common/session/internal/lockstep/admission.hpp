@@ -28,6 +28,7 @@ struct JoinFacts {
   std::uint64_t client_id = 0;
   std::uint32_t token_slot = 0xffffffffu;  ///< 0xffffffff: any
   std::vector<LibraryBuild> libraries;  ///< the libraries the joining module's fingerprint covers
+  std::string code;  ///< the joining module file's machine code (Module::code), "" when not from a file
 };
 
 /// The server's side of the decision.
@@ -43,6 +44,10 @@ struct AdmissionRules {
   /// from one spectator seat at most, so one token cannot fill them all.
   std::vector<std::uint64_t> spectating_clients;
   std::vector<LibraryBuild> libraries;  ///< the server's module's covered libraries (ServerConfig::libraries)
+  std::string code;  ///< the server's module file's machine code (ServerConfig::code), "" = not checked
+  /// Machine code the determinism gate replayed equal, one build to another (ServerConfig::
+  /// equal_builds): a joining peer's other code is admitted when both it and `code` are listed.
+  std::vector<std::string> equal_builds;
 };
 
 
