@@ -67,6 +67,15 @@ function(lockstep_add_module target)
   endif()
 endfunction()
 
+# The file name a library target of this project gets: lib<OUTPUT_NAME or name>.so.
+function(_lockstep_target_soname target out)
+  get_target_property(output ${target} OUTPUT_NAME)
+  if(NOT output)
+    set(output ${target})
+  endif()
+  set(${out} "lib${output}.so" PARENT_SCOPE)
+endfunction()
+
 # The sonames (or their stems) of the shared libraries `target` links directly, as far as CMake
 # knows them: imported targets by their IMPORTED_SONAME or file, the project's own shared libraries
 # by name, plain names (m, -lfoo, a path) by the file they name. `known` is FALSE when some item
@@ -109,11 +118,8 @@ function(_lockstep_linked_sonames target out_names out_known)
           list(APPEND names "${found}")
         endif()
       else()
-        get_target_property(output ${lib} OUTPUT_NAME)
-        if(NOT output)
-          set(output ${lib})
-        endif()
-        list(APPEND names "lib${output}.so")
+        _lockstep_target_soname(${lib} soname)
+        list(APPEND names "${soname}")
       endif()
     elseif(IS_ABSOLUTE "${lib}")
       get_filename_component(n "${lib}" NAME)
