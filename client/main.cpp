@@ -137,6 +137,7 @@ int play_once(Options o, const Module* module, bool fresh, bool* stale) {
   cfg.module_name = std::string(module->name);
   cfg.libraries.assign(module->libraries.begin(), module->libraries.end());
   cfg.code = module->code;
+  cfg.code_fma = module->fma_instructions;
   if (!o.connect_token.empty()) {
     std::ifstream in(o.connect_token, std::ios::binary);
     const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

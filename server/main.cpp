@@ -301,6 +301,7 @@ int host(Options o) {
   cfg.factory = module->create;
   cfg.libraries.assign(module->libraries.begin(), module->libraries.end());
   cfg.code = module->code;
+  cfg.code_fma = module->fma_instructions;
   return serve(std::move(o), std::string(module->name), module->settings_text(cfg.world.settings));
 }
 
@@ -322,6 +323,7 @@ int host_relay(Options o) {
   o.cfg.relay = d.game;
   o.cfg.libraries = d.libraries;
   o.cfg.code = d.code;
+  o.cfg.code_fma = d.code_fma;
   o.cfg.world.settings = d.settings;
   o.cfg.world.players = o.cfg.players;
   const std::string name = d.name.empty() ? "relay" : d.name;

@@ -5,10 +5,12 @@
 
 #include <cstring>
 
+#include "fma_scan.hpp"
 #include "libm_route.hpp"
 #include "lockstep/detmath.h"
 
 #include "lockstep/desync_probe.hpp"
+#include "lockstep/games.hpp"
 #include "lockstep/module.hpp"
 #include "lockstep/scenario.hpp"
 #include "lockstep/state_hash.hpp"
@@ -138,5 +140,34 @@ TEST_SUITE("core/module-lib") {
     CHECK_FALSE(module_lib::route_libm("libnot_loaded_here.so.3", &r, &error));
     CHECK(error.find("it is not loaded in this process") != std::string::npos);
     dlclose(probe);
+  }
+
+  TEST_CASE("a module's machine code and its fused multiply-adds are read at load") {
+    std::string error;
+    const Module* plain = load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers_plain.so", &error);
+    REQUIRE_MESSAGE(plain != nullptr, error);
+    const Module* fma = load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers_fma.so", &error);
+    REQUIRE_MESSAGE(fma != nullptr, error);
+    // One fingerprint (the same sources and build id), two machine codes: their GNU build ids.
+    CHECK(plain->build_id == fma->build_id);
+    CHECK(plain->code.size() == 40);
+    CHECK(fma->code.size() == 40);
+    CHECK(plain->code != fma->code);
+    // walkers_engine_mix built with FMA contraction: a fused multiply-add; the plain build none.
+    CHECK(plain->fma_instructions == 0);
+    CHECK(fma->fma_instructions >= 1);
+    MESSAGE("walkers_fma: " << fma->fma_instructions << " fused multiply-adds");
+    // lockstep's own core is built without contraction (its AVX2 hash path included): none found
+    // in the object that holds it (this test program, or the core's shared library), megabytes
+    // of code where a byte-by-byte reading could be fooled by an immediate.
+    Dl_info info{};
+    REQUIRE(dladdr(reinterpret_cast<void*>(&lockstep_sinf), &info) != 0);
+    void* self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    if (!self) self = dlopen(nullptr, RTLD_NOW);  // linked into the program itself
+    REQUIRE(self != nullptr);
+    CHECK(module_lib::fma_instructions(self) == 0);
+    dlclose(self);
+    // A built-in module has no file: no code, not checked at join.
+    CHECK(find_module("arena")->code.empty());
   }
 }

@@ -208,6 +208,15 @@ TEST_SUITE("session/parts") {
                                 "5e6f7a8b9c0d1e2f; no gate run showed them equal (another flag, FMA") != std::string::npos,
                   d.detail);
     CHECK(d.detail.size() <= 256);  // what a Refuse carries
+    // When one build has fused multiply-adds and the other none, the refusal names the cause.
+    q.code_fma = 473;
+    const JoinDecision fma = decide_join(q, server, seats);
+    CHECK_MESSAGE(fma.detail.find("the module's machine code differs: the joining peer's build has 473 fused multiply-adds, "
+                                  "the server's 0 (FMA contraction gives other results); 1a2b3c4d5e6f vs 5e6f7a8b9c0d, no "
+                                  "gate run showed them equal (--equal-builds)") != std::string::npos,
+                  fma.detail);
+    CHECK(fma.detail.size() <= 256);
+    q.code_fma = 0;
     // The gate's list admits it only with the server's own build in it.
     server.equal_builds = {q.code};
     CHECK(decide_join(q, server, seats).reason == R::WrongFingerprint);

@@ -156,6 +156,7 @@ lockstep_status lockstep_client_create(const lockstep_client_config* given, lock
     // Its libraries and machine code go with the join, as the stock client's do.
     c.libraries.assign(config->module->module->libraries.begin(), config->module->module->libraries.end());
     c.code = config->module->module->code;
+    c.code_fma = config->module->module->fma_instructions;
   } else {
     lockstep_game g;
     lockstep_game_defaults(&g);

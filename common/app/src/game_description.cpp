@@ -34,6 +34,7 @@ GameDescription describe_module(const Module& m, const WorldParams& world) {
   }
   d.libraries.assign(m.libraries.begin(), m.libraries.end());
   d.code = std::string(m.code);
+  d.code_fma = m.fma_instructions;
   d.settings = world.settings;
   d.settings_text = m.settings_text ? m.settings_text(world.settings) : "";
   return d;
@@ -52,7 +53,8 @@ Json description_json(const GameDescription& d) {
               {"join_fingerprint", hash_hex(d.game.join_fingerprint)},
               {"world_fingerprint", hash_hex(d.game.world_fingerprint)},
               {"libraries", libs},
-              {"code", d.code}};
+              {"code", d.code},
+              {"fma", d.code_fma}};
 }
 
 bool parse_description(std::string_view text, GameDescription* out, std::string* error) {
@@ -103,6 +105,11 @@ bool parse_description(std::string_view text, GameDescription* out, std::string*
     if (!j["code"].is_string() || j["code"].get<std::string>().size() > kMaxLibraryBuildBytes)
       return fail("\"code\" must be a string of at most " + std::to_string(kMaxLibraryBuildBytes) + " bytes");
     d.code = j["code"].get<std::string>();
+  }
+  if (j.contains("fma")) {
+    if (!j["fma"].is_number_unsigned() || j["fma"].get<std::uint64_t>() > 0xffffffffu)
+      return fail("\"fma\" must be a count of instructions");
+    d.code_fma = j["fma"].get<std::uint32_t>();
   }
   const bool has_join = j.contains("join_fingerprint"), has_world = j.contains("world_fingerprint");
   if (has_join != has_world) return fail("give both \"join_fingerprint\" and \"world_fingerprint\", or neither");

@@ -15,6 +15,7 @@
 #include "lockstep/module.hpp"
 #include "lockstep/module_abi.h"
 #include "lockstep/state_hash.hpp"
+#include "fma_scan.hpp"
 #include "library_file.hpp"
 
 namespace lockstep {
@@ -41,7 +42,7 @@ struct Loaded {
   lockstep_bytes_text_fn input_text = nullptr, command_text = nullptr;
   Module module;
 };
-constexpr std::size_t kMaxLoaded = 4;
+constexpr std::size_t kMaxLoaded = 8;
 std::array<Loaded, kMaxLoaded> g_loaded;
 std::size_t g_loaded_count = 0;
 
@@ -324,6 +325,7 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   bind_slot(g_loaded_count - 1, slot.module, std::make_index_sequence<kMaxLoaded>());
   slot.code = module_lib::module_code(lib, path);
   slot.module.code = slot.code;
+  slot.module.fma_instructions = module_lib::fma_instructions(lib);
   if (libraries.empty()) return m;
   std::vector<LibraryBuild>& libs = slot.libraries;
   libs = std::move(libraries);

@@ -149,7 +149,7 @@ const wire::Message* decode(std::span<const std::uint8_t> bytes, DecodeError* er
 
 Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, const std::string& token,
                    const std::string& name, bool spectate, const std::string& rejoin_secret,
-                   std::span<const LibraryBuild> libraries, const std::string& code) {
+                   std::span<const LibraryBuild> libraries, const std::string& code, std::uint32_t fma) {
   FlatBufferBuilder fbb(256);
   const auto t = fbb.CreateString(token);
   const auto n = fbb.CreateString(name);
@@ -164,7 +164,7 @@ Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, co
   }
   const auto c = code.empty() ? flatbuffers::Offset<flatbuffers::String>() : fbb.CreateString(code.substr(0, kMaxLibraryBuildBytes));
   return finish(fbb, wire::Body::JoinRequest,
-                wire::CreateJoinRequest(fbb, protocol_version, fingerprint, t, n, spectate, r, libs, c).Union());
+                wire::CreateJoinRequest(fbb, protocol_version, fingerprint, t, n, spectate, r, libs, c, fma).Union());
 }
 
 std::vector<LibraryBuild> join_libraries(const wire::JoinRequest& m) {

@@ -65,11 +65,19 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
   const auto shown = [&](const std::string& c) {
     return std::find(rules.equal_builds.begin(), rules.equal_builds.end(), c) != rules.equal_builds.end();
   };
-  if (!rules.code.empty() && !q.code.empty() && q.code != rules.code && !(shown(q.code) && shown(rules.code)))
+  if (!rules.code.empty() && !q.code.empty() && q.code != rules.code && !(shown(q.code) && shown(rules.code))) {
+    // The cause, when the two builds' fused multiply-adds say it: one built with FMA contraction.
+    if (q.code_fma != rules.code_fma && (q.code_fma == 0 || rules.code_fma == 0))
+      return refuse(R::WrongFingerprint, "the module's machine code differs: the joining peer's build has " +
+                                             std::to_string(q.code_fma) + " fused multiply-adds, the server's " +
+                                             std::to_string(rules.code_fma) + " (FMA contraction gives other results); " +
+                                             q.code.substr(0, 12) + " vs " + rules.code.substr(0, 12) +
+                                             ", no gate run showed them equal (--equal-builds)");
     return refuse(R::WrongFingerprint, "the module's machine code differs: the joining peer's " + q.code.substr(0, 16) +
                                            ", the server's " + rules.code.substr(0, 16) +
                                            "; no gate run showed them equal (another flag, FMA, architecture or "
                                            "static library; --equal-builds)");
+  }
   if (!same_secret(q.join_secret, rules.join_secret)) return refuse(R::WrongToken, "wrong join token");
   if (!protocol::valid_name(q.name)) return refuse(R::BadRequest, "a name must be 1-32 printable ASCII characters");
   if (rules.draining && q.rejoin_secret.empty())

@@ -487,7 +487,7 @@ void ClientSession::Impl::send_join() {
   const std::uint64_t fingerprint = sim_fingerprint();
   if (fingerprint == 0) return end(1, "the simulation cannot build its default world: there is nothing to join with");
   send(Channel::Control, protocol::join_request(cfg.protocol_version, fingerprint, cfg.token, cfg.name, cfg.spectate,
-                                                cfg.rejoin_secret, cfg.libraries, cfg.code));
+                                                cfg.rejoin_secret, cfg.libraries, cfg.code, cfg.code_fma));
 }
 
 std::unique_ptr<ClientSession> ClientSession::create(const ClientConfig& config, Error* error) {

@@ -302,6 +302,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   q.spectate = m.spectate();
   q.libraries = protocol::join_libraries(m);
   q.code = m.code() ? m.code()->str() : "";
+  q.code_fma = m.fma();
   if (e.by_token) {  // joined with a connect token: the seat is bound to its client
     q.has_client_id = true;
     q.client_id = e.client_id;
@@ -312,6 +313,7 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
   rules.fingerprint = join_fingerprint;
   rules.libraries = cfg.libraries;
   rules.code = cfg.code;
+  rules.code_fma = cfg.code_fma;
   rules.equal_builds = cfg.equal_builds;
   rules.join_secret = cfg.token;
   rules.lobby = phase == Phase::Lobby;

@@ -24,13 +24,14 @@ struct GameDescription {
   std::string settings_text;   ///< "key=value,..." as the module reads them ("" when not known)
   std::vector<LibraryBuild> libraries;  ///< the libraries the module's fingerprint covers
   std::string code;  ///< the module file's machine code (Module::code), "" when not from a file
+  std::uint32_t code_fma = 0;  ///< fused multiply-adds in it (Module::fma_instructions)
 };
 
 /// The description of module `m`'s world `world` (its settings parsed already).
 GameDescription describe_module(const Module& m, const WorldParams& world);
 /// {"format": "lockstep-game/1", "name", "version", "build_id", "input_size", "settings" (hex),
 ///  "settings_text", "join_fingerprint", "world_fingerprint", "libraries": [{"name", "build"}],
-///  "code"}; hashes as 16 hex digits.
+///  "code", "fma"}; hashes as 16 hex digits.
 Json description_json(const GameDescription& d);
 /// Reads a description (untrusted text). With both fingerprints given they are taken as they
 /// are; without them, name, version, a non-zero build_id and input_size make them, as

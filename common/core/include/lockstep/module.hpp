@@ -92,6 +92,9 @@ struct LOCKSTEP_API Module {
   /// while their fingerprints agree; a server admits only its own code or code the determinism
   /// gate showed equal to it. "" for a built-in or passed-in module (not checked).
   std::string_view code = {};
+  /// Fused multiply-add instructions in that machine code (counted at load): a build with FMA
+  /// contraction computes other results, and a refusal at join names it by this count.
+  std::uint32_t fma_instructions = 0;
 };
 
 /// The fingerprint a JoinRequest carries: that of the module's default world (no settings, one

@@ -56,7 +56,8 @@ using Bytes = std::vector<std::uint8_t>;
 using lockstep::kMaxLibraries, lockstep::kMaxLibraryNameBytes, lockstep::kMaxLibraryBuildBytes;  // simulation.hpp
 Bytes join_request(std::uint32_t protocol_version, std::uint64_t fingerprint, const std::string& token,
                    const std::string& name, bool spectate, const std::string& rejoin_secret = "",
-                   std::span<const LibraryBuild> libraries = {}, const std::string& code = "");
+                   std::span<const LibraryBuild> libraries = {}, const std::string& code = "",
+                   std::uint32_t fma = 0);
 /// A JoinRequest's libraries (already bounded by decode).
 std::vector<LibraryBuild> join_libraries(const wire::JoinRequest& m);
 struct Seat {

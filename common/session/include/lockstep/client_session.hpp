@@ -72,6 +72,7 @@ struct LOCKSTEP_API ClientConfig {
   /// The module file's machine code (Module::code), sent with the join: a server admits only its
   /// own or code the determinism gate showed equal to it. "" for rules not from a module file.
   std::string code;
+  std::uint32_t code_fma = 0;  ///< fused multiply-adds in it (Module::fma_instructions)
   /// Snapshots arrive in 16 KiB chunks; a burst of them may wait in ENet before they are read.
   TransportLimits limits{64 * 1024, 4 * 1024 * 1024};
   /// Ticks of past states kept to answer desync probes, at least; more as the round trip to the

@@ -121,6 +121,7 @@ struct LOCKSTEP_API ServerConfig {
   /// The module file's machine code (Module::code; in relay mode the game description's): a peer
   /// that joins with other code is refused unless both are in `equal_builds`. "" = not checked.
   std::string code;
+  std::uint32_t code_fma = 0;  ///< fused multiply-adds in it (Module::fma_instructions)
   /// Machine code the determinism gate replayed equal, one build to another (lockstep-gate's
   /// equal-builds report, --equal-builds FILE).
   std::vector<std::string> equal_builds;

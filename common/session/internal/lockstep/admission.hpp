@@ -29,6 +29,7 @@ struct JoinFacts {
   std::uint32_t token_slot = 0xffffffffu;  ///< 0xffffffff: any
   std::vector<LibraryBuild> libraries;  ///< the libraries the joining module's fingerprint covers
   std::string code;  ///< the joining module file's machine code (Module::code), "" when not from a file
+  std::uint32_t code_fma = 0;  ///< fused multiply-adds in it (Module::fma_instructions)
 };
 
 /// The server's side of the decision.
@@ -45,6 +46,7 @@ struct AdmissionRules {
   std::vector<std::uint64_t> spectating_clients;
   std::vector<LibraryBuild> libraries;  ///< the server's module's covered libraries (ServerConfig::libraries)
   std::string code;  ///< the server's module file's machine code (ServerConfig::code), "" = not checked
+  std::uint32_t code_fma = 0;  ///< fused multiply-adds in it
   /// Machine code the determinism gate replayed equal, one build to another (ServerConfig::
   /// equal_builds): a joining peer's other code is admitted when both it and `code` are listed.
   std::vector<std::string> equal_builds;
