@@ -41,9 +41,17 @@
 __attribute__((visibility("default"))) const char lockstep_uncovered_libraries[] = WALKERS_UNCOVERED;
 #endif
 #ifdef WALKERS_ENGINE
-/* A stand-in for a statically linked engine's arithmetic (walkers_plain and walkers_fma): built
- * with FMA contraction it is other machine code under the same fingerprint (tests/e2e/equal_builds.sh). */
-__attribute__((visibility("default"))) float walkers_engine_mix(float a, float b, float c) { return a * b + c; }
+/* A stand-in for a statically linked engine's arithmetic (walkers_plain and walkers_fma): in the
+ * FMA build it is the fused multiply-add that contraction makes of a * b + c (written out, so that
+ * every optimization level has it: contraction itself happens from -O2 on), other machine code
+ * under the same fingerprint (tests/e2e/equal_builds.sh). */
+__attribute__((visibility("default"))) float walkers_engine_mix(float a, float b, float c) {
+#ifdef WALKERS_ENGINE_FMA
+  return __builtin_fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
 #endif
 #ifdef WALKERS_ROUTED
 /* What lockstep_add_module(... ROUTED <names>) writes: the libraries whose libm calls the loader
