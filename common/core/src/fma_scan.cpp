@@ -18,14 +18,11 @@ std::uint32_t fma_instructions(void*) { return 0; }  // a page loads no library 
 
 #include <cstring>
 
+#include "loaded_segments.hpp"
+
 namespace lockstep::module_lib {
 
 namespace {
-
-struct Scan {
-  ElfW(Addr) base;
-  std::uint32_t count = 0;
-};
 
 #if defined(__aarch64__)
 // Fixed 4-byte instructions: FMADD, FMSUB, FNMADD, FNMSUB (floating-point data-processing, three
@@ -54,25 +51,17 @@ std::uint32_t count_in(const std::uint8_t* p, std::size_t n) {
 }
 #endif
 
-int scan_object(dl_phdr_info* info, std::size_t, void* data) {
-  auto* s = static_cast<Scan*>(data);
-  if (info->dlpi_addr != s->base) return 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || !(ph.p_flags & PF_R)) continue;
-    s->count += count_in(reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + ph.p_vaddr), ph.p_filesz);
-  }
-  return 1;
-}
-
 }  // namespace
 
 std::uint32_t fma_instructions(void* lib) {
   link_map* lm = nullptr;
   if (dlinfo(lib, RTLD_DI_LINKMAP, &lm) != 0 || !lm) return 0;
-  Scan s{lm->l_addr};
-  dl_iterate_phdr(scan_object, &s);
-  return s.count;
+  std::uint32_t count = 0;
+  for_each_segment(lm->l_addr, [&](const ElfW(Phdr)& ph, ElfW(Addr) bias) {
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && (ph.p_flags & PF_R))
+      count += count_in(reinterpret_cast<const std::uint8_t*>(bias + ph.p_vaddr), ph.p_filesz);
+  });
+  return count;
 }
 
 }  // namespace lockstep::module_lib

@@ -32,6 +32,8 @@ bool route_libm(const std::string& soname, RoutedLibrary*, std::string* error) {
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "loaded_segments.hpp"
+
 namespace lockstep::module_lib {
 
 namespace {
@@ -87,20 +89,18 @@ bool is_other_transcendental(std::string_view n) {
 }
 
 struct Relro {
-  ElfW(Addr) base;
   std::uintptr_t begin = 0, end = 0;
 };
 
-int find_relro(dl_phdr_info* info, std::size_t, void* data) {
-  auto* r = static_cast<Relro*>(data);
-  if (info->dlpi_addr != r->base) return 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_GNU_RELRO) continue;
-    r->begin = info->dlpi_addr + ph.p_vaddr;
-    r->end = r->begin + ph.p_memsz;
-  }
-  return 1;
+// Where the object whose load bias is `base` keeps its read-only-after-relocation segment.
+Relro relro_of(ElfW(Addr) base) {
+  Relro r;
+  for_each_segment(base, [&](const ElfW(Phdr)& ph, ElfW(Addr) bias) {
+    if (ph.p_type != PT_GNU_RELRO) return;
+    r.begin = bias + ph.p_vaddr;
+    r.end = r.begin + ph.p_memsz;
+  });
+  return r;
 }
 
 // One pointer-sized slot set to `to`; a slot in the read-only-after-relocation segment (RELRO,
@@ -150,8 +150,7 @@ bool route_libm(const std::string& soname, RoutedLibrary* out, std::string* erro
     *error = "cannot route " + soname + "'s libm calls: its dynamic section has no symbol table or RELA relocations";
     return false;
   }
-  Relro relro{base};
-  dl_iterate_phdr(find_relro, &relro);
+  const Relro relro = relro_of(base);
   const auto* syms = reinterpret_cast<const ElfW(Sym)*>(symtab);
   const auto* names = reinterpret_cast<const char*>(strtab);
   bool ok = true;

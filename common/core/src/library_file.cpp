@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "loaded_segments.hpp"
 #include "lockstep/bytes.hpp"
 #include "lockstep/state_hash.hpp"
 
@@ -67,19 +68,13 @@ bool uncovered(std::string_view soname, std::string_view list) {
 }
 
 
-struct NoteSearch {
-  ElfW(Addr) base;
-  std::string build;  // hex of the NT_GNU_BUILD_ID note, "" when none
-};
-
-// The GNU build id of the loaded object at `base`, from its PT_NOTE segments in memory.
-int find_build_id(dl_phdr_info* info, std::size_t, void* data) {
-  auto* q = static_cast<NoteSearch*>(data);
-  if (info->dlpi_addr != q->base) return 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_NOTE) continue;
-    const auto* p = reinterpret_cast<const std::uint8_t*>(info->dlpi_addr + ph.p_vaddr);
+// The GNU build id of the loaded object whose load bias is `base`, from its PT_NOTE segments in
+// memory: hex, "" when it has none.
+std::string build_id_of(ElfW(Addr) base) {
+  std::string build;
+  for_each_segment(base, [&](const ElfW(Phdr)& ph, ElfW(Addr) bias) {
+    if (ph.p_type != PT_NOTE || !build.empty()) return;
+    const auto* p = reinterpret_cast<const std::uint8_t*>(bias + ph.p_vaddr);
     std::size_t at = 0;
     while (at + sizeof(ElfW(Nhdr)) <= ph.p_memsz) {
       ElfW(Nhdr) n;
@@ -88,13 +83,13 @@ int find_build_id(dl_phdr_info* info, std::size_t, void* data) {
       const std::size_t next = desc_at + ((n.n_descsz + 3u) & ~3u);
       if (next > ph.p_memsz) break;
       if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && std::memcmp(p + name_at, "GNU", 4) == 0) {
-        q->build = bytes_hex({p + desc_at, n.n_descsz});
-        return 1;
+        build = bytes_hex({p + desc_at, n.n_descsz});
+        return;
       }
       at = next;
     }
-  }
-  return 1;
+  });
+  return build;
 }
 
 }  // namespace
@@ -147,9 +142,8 @@ std::string check_list(std::string_view list, const char* option, const std::vec
 std::string module_code(void* lib, const std::string& path) {
   link_map* lm = nullptr;
   if (dlinfo(lib, RTLD_DI_LINKMAP, &lm) == 0 && lm) {
-    NoteSearch q{lm->l_addr, ""};
-    dl_iterate_phdr(find_build_id, &q);
-    if (!q.build.empty() && q.build.size() <= kMaxLibraryBuildBytes) return q.build;
+    const std::string build = build_id_of(lm->l_addr);
+    if (!build.empty() && build.size() <= kMaxLibraryBuildBytes) return build;
   }
   const std::optional<std::uint64_t> h = file_hash(path);
   return h ? "xxh3:" + hash_hex(*h) : "";
@@ -216,9 +210,7 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::s
       if (h) dlclose(h);
       continue;
     }
-    NoteSearch q{dep->l_addr, ""};
-    dl_iterate_phdr(find_build_id, &q);
-    std::string build = q.build;
+    std::string build = build_id_of(dep->l_addr);
     if (build.size() > kMaxLibraryBuildBytes) build = "xxh3:" + hash_hex(hash_bytes({reinterpret_cast<const std::uint8_t*>(build.data()),
                                                                    build.size()}));
     if (build.empty()) {
