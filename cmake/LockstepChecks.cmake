@@ -94,17 +94,19 @@ function(_lockstep_check_lint_scopes test module scoped)
 endfunction()
 
 # lockstep_add_determinism_gate(<module target> REPLAY <file> [NAME <test>] [PACKAGES <package>...]
-#                               [REFUSED_ON <leg>...] [ONLY <leg>...] [MONO_CHECK "<exe> <args>"...]
+#                               [REFUSED_ON <leg>...] [NOT_ON <leg>...] [ONLY <leg>...] [MONO_CHECK "<exe> <args>"...]
 #                               [PYTHON_CHECK "<script> <args>"...])
 # Adds a ctest case (label `gate`) that runs lockstep-gate on a module target of this project:
 # every leg its players may have (gcc -O0 and -O2, clang -O2 and -O3 -march=native, aarch64 under
-# qemu-user, glibc's baseline x86-64 paths) rebuilds lockstep's core and this project's module with
-# that leg's compiler, flags and architecture, and replays REPLAY (the module's golden replay,
+# qemu-user, glibc's baseline x86-64 paths, emscripten's wasm under Node) rebuilds lockstep's core
+# and this project's module with that leg's compiler, flags and architecture (on the wasm leg the
+# module is linked into a replay of its own), and replays REPLAY (the module's golden replay,
 # lockstep-replay record-scenario) comparing every tick's hash. A leg that parts fails the case,
 # named with its tick, entity and field; a leg that cannot run here is reported skipped, with why.
 # PACKAGES are Debian packages the module builds against (installed for the host and arm64 when
 # missing, as root); REFUSED_ON names a leg whose build of a linked library differs from the
-# recording's (the replay must be refused there). ONLY, or the cache variable
+# recording's (the replay must be refused there); NOT_ON names a leg the module is not built for
+# (a library it links does not exist there: reported skipped, saying so). ONLY, or the cache variable
 # LOCKSTEP_GATE_ONLY, runs some legs alone (a quick look; CI runs them all). MONO_CHECK and
 # PYTHON_CHECK are a C# or Python implementation's own check (a program that compares it with the
 # module or with another implementation's trace and exits 0 when they agree), run under Mono with
@@ -114,7 +116,7 @@ endfunction()
 # other tests with `ctest -LE gate`.
 set(LOCKSTEP_GATE_ONLY "" CACHE STRING "lockstep_add_determinism_gate: run only these legs (a list; empty: every leg)")
 function(lockstep_add_determinism_gate target)
-  cmake_parse_arguments(G "" "REPLAY;NAME" "PACKAGES;REFUSED_ON;ONLY;MONO_CHECK;PYTHON_CHECK" ${ARGN})
+  cmake_parse_arguments(G "" "REPLAY;NAME" "PACKAGES;REFUSED_ON;NOT_ON;ONLY;MONO_CHECK;PYTHON_CHECK" ${ARGN})
   if(NOT G_REPLAY)
     message(FATAL_ERROR "lockstep_add_determinism_gate(${target}): REPLAY <the module's golden replay> is required")
   endif()
@@ -139,6 +141,9 @@ function(lockstep_add_determinism_gate target)
   endif()
   foreach(leg IN LISTS G_REFUSED_ON)
     list(APPEND args --module-refused-on ${leg})
+  endforeach()
+  foreach(leg IN LISTS G_NOT_ON)
+    list(APPEND args --module-not-on ${leg})
   endforeach()
   foreach(check IN LISTS G_MONO_CHECK)
     list(APPEND args --mono-check "${check}")

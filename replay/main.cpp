@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "lockstep/cli.hpp"
+#include "lockstep/linked_module.hpp"
 #include <unistd.h>
 
 #include <algorithm>
@@ -151,7 +152,11 @@ int verify(const Module& module, const std::string& path, Tick perturb_at, bool 
   auto sim = replay_world(module, path, r);
   if (!sim) return kExitBadInput;
   // (A replay of another module would mismatch at tick 1: the warning above says why.)
+#ifdef __EMSCRIPTEN__
+  const bool bar = false;  // (emscripten calls its standard streams terminals, whatever Node was given)
+#else
   const bool bar = isatty(STDERR_FILENO);
+#endif
   const std::size_t n = r.frames.size();
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < n; ++i) {
@@ -666,6 +671,18 @@ int main(int argc, char** argv) {
   }
   // A party's stored state needs no module: the bundle holds it.
   if (sk->parsed() && !party.empty()) return party_state(file, at, party, state_out);
+#ifdef LOCKSTEP_LINKED_MODULE
+  if (!sim_lib.empty() || !sim.empty() || bs->parsed()) {
+    LOCKSTEP_LOG_ERROR("this lockstep-replay replays the module linked into it: it takes no --sim, --sim-lib or bisect");
+    return kExitBadInput;
+  }
+  std::string linked_error;
+  const Module* linked = linked_module(&linked_error);
+  if (!linked) {
+    LOCKSTEP_LOG_ERROR("%s", linked_error.c_str());
+    return kExitBadInput;
+  }
+#else
   // Without --sim, a replay is read with the built-in module it names.
   if (sim.empty() && sim_lib.empty() && (v->parsed() || i->parsed() || st->parsed() || cmp->parsed() || sk->parsed() || vw->parsed() ||
                                             bs->parsed())) {
@@ -685,10 +702,15 @@ int main(int argc, char** argv) {
       return kExitBadInput;
     }
   }
+#endif
   if (sim.empty()) sim = std::string(default_module().name);
   int code = 0;
+#ifdef LOCKSTEP_LINKED_MODULE
+  const Module* module = linked;
+#else
   const Module* module = module_from_options(sim, sim_lib, &code);
   if (!module) return code;
+#endif
   if (v->parsed()) return verify(*module, file, perturb_at, allow_incomplete, state_out, from);
   if (sk->parsed()) return seek(*module, file, at, state_out);
   if (vw->parsed()) return view(*module, file, page_out, session_file);

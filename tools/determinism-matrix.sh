@@ -11,6 +11,11 @@
 # installs its core build into a prefix, builds the team's CMake project against it with the same
 # compiler and flags (find_package(lockstep) and lockstep::module, as in examples/orbits), and has
 # that configuration's lockstep-replay verify the team's golden replay with --sim-lib.
+# The wasm leg (wasm-node) builds the core and lockstep-replay with emscripten (-O2) and runs them
+# under Node: a browser's code generator and emscripten's libm. WebAssembly loads no module built
+# apart, so each team module is linked into a replay of its own there (its project built unchanged
+# inside lockstep's wasm build: replay/CMakeLists.txt, LOCKSTEP_LINKED_MODULES). Without emscripten
+# or Node the leg is reported skipped (Debian: emscripten, nodejs), never installed here.
 # A missing toolchain is installed from Debian's packages when running as root (and said so);
 # otherwise the script fails: it never skips silently.
 # Several modules may be given, each as --module-source, --module-target and --module-replay (and
@@ -39,6 +44,8 @@
 #                   missing, as root: "libbox2d-dev"
 #   --module-refused-on  a configuration (aarch64-gcc-O2) whose build of the module's libraries
 #                   differs from the recording's, so verify must refuse the replay there
+#   --module-not-on  a leg the module is not built for (a library it links does not exist there,
+#                   or its players have no such machine): reported skipped, with that reason
 #   --mono-check    a C# game's check, "EXE ARGS" as a shell would split them: legs mono and
 #                   mono-O=-float32 run `mono [-O=-float32] EXE ARGS`
 #   --python-check  a Python game's check, "SCRIPT ARGS": leg python3 runs `python3 SCRIPT ARGS`
@@ -47,7 +54,7 @@
 #   --junit FILE    the same as a JUnit report: one test case per leg and replay
 set -uo pipefail
 ROOT=build-matrix
-MOD_SRC=() MOD_TARGET=() MOD_REPLAY=() MOD_PACKAGES=() MOD_REFUSED=()
+MOD_SRC=() MOD_TARGET=() MOD_REPLAY=() MOD_PACKAGES=() MOD_REFUSED=() MOD_NOT_ON=()
 MONO_CHECKS=() PY_CHECKS=()
 REPLAYS=()
 JSON="" JUNIT=""
@@ -62,14 +69,15 @@ while [ $# -gt 0 ]; do
     --python-check) PY_CHECKS+=("$2"); shift 2 ;;
     --junit) JUNIT=$2; shift 2 ;;
     --module-source) MOD_SRC+=("$(cd "$2" && pwd)") || exit 2; MOD_TARGET+=(""); MOD_REPLAY+=(""); MOD_PACKAGES+=("")
-                     MOD_REFUSED+=(" "); shift 2 ;;
-    --module-target|--module-replay|--module-packages|--module-refused-on)
+                     MOD_REFUSED+=(" ") MOD_NOT_ON+=(" "); shift 2 ;;
+    --module-target|--module-replay|--module-packages|--module-refused-on|--module-not-on)
       [ ${#MOD_SRC[@]} -gt 0 ] || { echo "matrix: $1 comes after its --module-source"; exit 2; }
       case $1 in
         --module-target) MOD_TARGET[$(last)]=$2 ;;
         --module-replay) MOD_REPLAY[$(last)]=$(realpath "$2") || exit 2 ;;
         --module-packages) MOD_PACKAGES[$(last)]=$2 ;;
         --module-refused-on) MOD_REFUSED[$(last)]+="$2 " ;;
+        --module-not-on) MOD_NOT_ON[$(last)]+="$2 " ;;
       esac
       shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -139,9 +147,9 @@ failed=0
 ran=0
 equal_builds=()  # "module index<TAB>leg<TAB>code<TAB>file": the module builds that reproduced its replay
 module_failed=()  # "module index<TAB>leg": where a module's build did not (a +glibc leg's base included)
-passed=()      # "replay|build dir|runner|module": the builds that reproduce each replay
-mismatches=()  # "name|build dir|runner|replay|module|tick|options": the builds that do not, and where
-mismatch() {  # mismatch NAME DIR RUNNER REPLAY MODULE OUTPUT [OPTIONS]: remember where a build parted from a replay
+passed=()      # "replay|replay program|runner|module|leg": the builds that reproduce each replay
+mismatches=()  # "name|replay program|runner|replay|module|tick|options": the builds that do not, and where
+mismatch() {  # mismatch NAME PROGRAM RUNNER REPLAY MODULE OUTPUT [OPTIONS]: remember where a build parted from a replay
   local tick
   tick=$(sed -n 's/^MISMATCH at tick \([0-9]*\):.*/\1/p' <<<"$6" | head -1)
   [ -n "$tick" ] && mismatches+=("$1|$2|$3|$4|$5|$tick|${7:-}")
@@ -166,8 +174,8 @@ for c in "${CONFIGS[@]}"; do
   fi
   for replay in "${REPLAYS[@]}"; do
     out=$($runner "$dir/bin/lockstep-replay" verify "$replay" 2>&1); rc=$?
-    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"; passed+=("$replay|$dir|$runner|"); record "$name" "${replay#"$PWD"/}" ok "$out"
-    else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; mismatch "$name" "$dir" "$runner" "$replay" "" "$out"
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): $out"; passed+=("$replay|$dir/bin/lockstep-replay|$runner||$name"); record "$name" "${replay#"$PWD"/}" ok "$out"
+    else echo "matrix: FAIL $name ($cxx $flags), exit $rc: $out"; failed=1; mismatch "$name" "$dir/bin/lockstep-replay" "$runner" "$replay" "" "$out"
       record "$name" "${replay#"$PWD"/}" fail "exit $rc: $out"; fi
   done
   for k in "${!MOD_SRC[@]}"; do
@@ -198,14 +206,14 @@ for c in "${CONFIGS[@]}"; do
         echo "matrix: ok   $name ($cxx $flags): module $target refused, as expected here: $why than the recording's"
         record "$name" "module $target" refused_as_expected "$why than the recording's"
         anyout=$($runner "$dir/bin/lockstep-replay" --sim-lib "$so" --any-build verify "$mreplay" 2>&1)
-        mismatch "$name" "$dir" "$runner" "$mreplay" "$so" "$anyout" --any-build
+        mismatch "$name" "$dir/bin/lockstep-replay" "$runner" "$mreplay" "$so" "$anyout" --any-build
       else
         echo "matrix: FAIL $name ($cxx $flags): module $target should be refused here (another build of a library), exit $rc: $out"; failed=1
         record "$name" "module $target" fail "should be refused here (another build of a library), exit $rc: $out"
       fi
       continue
     fi
-    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $target: $out"; passed+=("$mreplay|$dir|$runner|$so")
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $target: $out"; passed+=("$mreplay|$dir/bin/lockstep-replay|$runner|$so|$name")
       record "$name" "module $target" ok "$out"
       # Its machine code, for the equal-builds report (a +glibc leg runs its base's file again).
       code=$(readelf -n "$so" 2>/dev/null | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p' | head -1)
@@ -214,13 +222,77 @@ for c in "${CONFIGS[@]}"; do
       echo "matrix: FAIL $name ($cxx $flags): module $target, exit $rc: $out"; failed=1
       record "$name" "module $target" fail "exit $rc: $out"
       module_failed+=("$k"$'\t'"$name")
-      mismatch "$name" "$dir" "$runner" "$mreplay" "$so" "$out"
+      mismatch "$name" "$dir/bin/lockstep-replay" "$runner" "$mreplay" "$so" "$out"
     fi
   done
   [ "${name#*+}" != "$name" ] && continue  # the lint read this build under its base's name
   objdump=objdump; [ -n "$toolchain" ] && objdump=aarch64-linux-gnu-objdump
   tools/determinism-lint.sh "$dir" "$objdump" | sed "s/^/matrix: $name: /" || failed=1
 done
+# The wasm leg (see the top): lockstep-replay.js for the built-in replays, and each module linked
+# into lockstep-replay-TARGET.js, all under Node.
+wasm_leg() {
+  local name=wasm-node dir="$ROOT/wasm-node" linked=() k target pair cfg
+  if ! command -v emcmake >/dev/null || ! command -v node >/dev/null; then
+    local why="emscripten or Node is not installed (Debian: apt-get install emscripten nodejs)"
+    echo "matrix: skip $name: $why"; record "$name" "*" skipped "$why"; return
+  fi
+  ran=$((ran + 1))
+  # Debian's emscripten runs its JavaScript tools from Debian's node modules.
+  export NODE_PATH=${NODE_PATH:+$NODE_PATH:}/usr/share/nodejs
+  cfg=(-S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O2 -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF -Wno-dev)
+  # Each module joins the build only when its project configures there; one that does not is
+  # reported with CMake's error and the others go on.
+  for k in "${!MOD_SRC[@]}"; do
+    target=${MOD_TARGET[$k]}
+    if [ "${MOD_NOT_ON[$k]#* $name }" != "${MOD_NOT_ON[$k]}" ]; then
+      echo "matrix: skip $name: module $target is not built for this leg (--module-not-on $name)"
+      record "$name" "module $target" skipped "not built for this leg (--module-not-on $name)"; continue
+    fi
+    pair="${MOD_SRC[$k]}=$target"
+    if emcmake cmake "${cfg[@]}" "-DLOCKSTEP_LINKED_MODULES=$(IFS=';'; echo "${linked[*]+"${linked[*]};"}$pair")" \
+         >"$ROOT/$name.$target.log" 2>&1; then
+      linked+=("$pair")
+    else
+      echo "matrix: FAIL $name: the module $target does not configure for wasm (see $ROOT/$name.$target.log)"; failed=1
+      record "$name" "module $target" fail "the module does not configure for wasm: $(grep -m3 -i -A2 'error' "$ROOT/$name.$target.log" | tr -s ' ')"
+    fi
+  done
+  if ! emcmake cmake "${cfg[@]}" "-DLOCKSTEP_LINKED_MODULES=$(IFS=';'; echo "${linked[*]+"${linked[*]}"}")" >"$ROOT/$name.configure.log" 2>&1 ||
+     ! cmake --build "$dir" -j 2 --target lockstep-replay >"$ROOT/$name.build.log" 2>&1; then
+    echo "matrix: FAIL $name: build failed (see $ROOT/$name.build.log)"; tail -5 "$ROOT/$name.build.log"; failed=1
+    record "$name" "build" fail "the build failed: $(grep -m3 'error' "$ROOT/$name.build.log")"; return
+  fi
+  local replay out rc program
+  for replay in "${REPLAYS[@]+"${REPLAYS[@]}"}"; do
+    program="$dir/bin/lockstep-replay.js"
+    out=$(node "$program" verify "$replay" 2>&1); rc=$?
+    if [ $rc = 0 ]; then echo "matrix: ok   $name (em++ -O2, node): $out"; passed+=("$replay|$program|node||$name"); record "$name" "${replay#"$PWD"/}" ok "$out"
+    else echo "matrix: FAIL $name (em++ -O2, node), exit $rc: $out"; failed=1; mismatch "$name" "$program" node "$replay" "" "$out"
+      record "$name" "${replay#"$PWD"/}" fail "exit $rc: $out"; fi
+  done
+  for k in "${!MOD_SRC[@]}"; do
+    target=${MOD_TARGET[$k]} mreplay=${MOD_REPLAY[$k]}
+    [[ " ${linked[*]+"${linked[*]}"} " == *" ${MOD_SRC[$k]}=$target "* ]] || continue
+    if ! cmake --build "$dir" -j 2 --target "lockstep-replay-$target" >>"$ROOT/$name.$target.log" 2>&1; then
+      echo "matrix: FAIL $name: the module $target did not build for wasm (see $ROOT/$name.$target.log)"
+      grep -m5 'error' "$ROOT/$name.$target.log"; failed=1
+      record "$name" "module $target" fail "the module did not build for wasm: $(grep -m3 'error' "$ROOT/$name.$target.log")"; continue
+    fi
+    program="$dir/bin/lockstep-replay-$target.js"
+    out=$(node "$program" verify "$mreplay" 2>&1); rc=$?
+    out=$(grep -v ': info: ' <<<"$out")
+    if [ $rc = 0 ]; then echo "matrix: ok   $name (em++ -O2, node): module $target: $out"; passed+=("$mreplay|$program|node||$name")
+      record "$name" "module $target" ok "$out"
+    else
+      echo "matrix: FAIL $name (em++ -O2, node): module $target, exit $rc: $out"; failed=1
+      record "$name" "module $target" fail "exit $rc: $out"
+      mismatch "$name" "$program" node "$mreplay" "" "$out"
+    fi
+  done
+}
+if [ "$ONLY" = " " ] || [ "${ONLY#* wasm-node }" != "$ONLY" ]; then wasm_leg; fi
+
 # The runtime legs of a C# or Python game's own check (see the top): its output's last lines are
 # the leg's detail (the check's report names the tick, entity and field where the game parts).
 RUNTIME_LEGS=()
@@ -245,20 +317,20 @@ parts=()  # "leg<TAB>replay<TAB>tick<TAB>where": where each failing leg parts fr
 # Each mismatch localized: the build that parted writes its state at that tick, and a build that
 # reproduces the replay compares it with its own, naming the entity and field.
 for m in "${mismatches[@]}"; do
-  IFS='|' read -r name dir runner replay so tick opts <<<"$m"
+  IFS='|' read -r name program runner replay so tick opts <<<"$m"
   ref=""
   for p in "${passed[@]}"; do [ "${p%%|*}" = "$replay" ] && { ref=$p; break; }; done
   if [ -z "$ref" ]; then echo "matrix: $name: no build reproduces $(basename "$replay"), so none can name the field"; continue; fi
-  IFS='|' read -r _ refdir refrunner refso <<<"$ref"
+  IFS='|' read -r _ refprogram refrunner refso refleg <<<"$ref"
   lib=(); [ -n "$so" ] && lib=(--sim-lib "$so")
   reflib=(); [ -n "$refso" ] && reflib=(--sim-lib "$refso")
-  if ! $runner "$dir/bin/lockstep-replay" "${lib[@]}" $opts state "$replay" --tick "$tick" -o "$ROOT/$name.state" >/dev/null 2>&1; then
+  if ! $runner "$program" "${lib[@]}" $opts state "$replay" --tick "$tick" -o "$ROOT/$name.state" >/dev/null 2>&1; then
     echo "matrix: $name: could not write its state at tick $tick"; continue
   fi
-  where=$($refrunner "$refdir/bin/lockstep-replay" "${reflib[@]}" compare "$replay" "$ROOT/$name.state" --tick "$tick" 2>&1 >/dev/null |
+  where=$($refrunner "$refprogram" "${reflib[@]}" compare "$replay" "$ROOT/$name.state" --tick "$tick" 2>&1 >/dev/null |
           sed -n 's/.*error: //p' | sed 's/ (this build vs .*)$//' | head -1)
-  [ -n "$where" ] || { echo "matrix: $name: $(basename "$refdir") could not compare its state at tick $tick"; continue; }
-  echo "matrix: $name parts from $(basename "$refdir") on ${replay#"$PWD"/} at $where ($(basename "$refdir")'s value first)"
+  [ -n "$where" ] || { echo "matrix: $name: ${refleg%%+*} could not compare its state at tick $tick"; continue; }
+  echo "matrix: $name parts from ${refleg%%+*} on ${replay#"$PWD"/} at $where (${refleg%%+*}'s value first)"
   parts+=("$name"$'\t'"${replay#"$PWD"/}"$'\t'"$tick"$'\t'"$where")
 done
 json_str() { local v=$1; v=${v//\\/\\\\}; v=${v//\"/\\\"}; v=${v//$'\t'/ }; printf '"%s"' "$v"; }
@@ -329,7 +401,7 @@ if [ -n "$JUNIT" ]; then
   } >"$JUNIT" || { echo "matrix: FAIL: cannot write $JUNIT"; failed=1; }
 fi
 if [ $ran = 0 ]; then
-  echo "matrix: FAIL: no leg ran (--only names one of: $(for c in "${CONFIGS[@]}" "${RUNTIME_LEGS[@]+"${RUNTIME_LEGS[@]}"}"; do printf '%s ' "${c%%|*}"; done))"
+  echo "matrix: FAIL: no leg ran (--only names one of: $(for c in "${CONFIGS[@]}" wasm-node "${RUNTIME_LEGS[@]+"${RUNTIME_LEGS[@]}"}"; do printf '%s ' "${c%%|*}"; done))"
   exit 1
 fi
 if [ $failed = 0 ]; then echo "PASS: $ran legs, one per-tick hash trace per replay${MOD_TARGET[*]:+, and modules ${MOD_TARGET[*]}}${RUNTIME_LEGS[*]:+, and the runtime legs of the C# and Python checks}"; else echo "FAIL: the legs disagree"; fi

@@ -18,6 +18,7 @@
 #include "lockstep/client.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/games.hpp"
+#include "lockstep/linked_module.hpp"
 #include "lockstep/log.hpp"
 #include "lockstep/state_hash.hpp"
 #include "lockstep/token_file.hpp"
@@ -64,6 +65,38 @@ struct Web {
 };
 Web g;
 
+// The games this page has, for an error: its own first, then the built-in ones.
+std::string page_games() {
+  std::string out;
+#ifdef LOCKSTEP_LINKED_MODULE
+  std::string error;
+  if (const Module* linked = linked_module(&error)) out = std::string(linked->name) + " (its own), ";
+#endif
+  for (const Module* m : builtin_modules()) out += std::string(m->name) + " ";
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
+// The game `sim` names: a built-in one, or this page's own (a team's module linked into its build,
+// LOCKSTEP_LINKED_MODULES), which an empty name also means; without one, empty means the arena.
+const Module* page_module(const char* sim) {
+  const std::string name = sim ? sim : "";
+#ifdef LOCKSTEP_LINKED_MODULE
+  std::string error;
+  const Module* linked = linked_module(&error);
+  if (!linked) {
+    LOCKSTEP_LOG_ERROR("%s", error.c_str());
+    return nullptr;
+  }
+  if (name.empty() || name == linked->name) return linked;
+#else
+  if (name.empty()) return &default_module();
+#endif
+  const Module* m = find_module(name);
+  if (!m) LOCKSTEP_LOG_ERROR("unknown game '%s': this page has %s", name.c_str(), page_games().c_str());
+  return m;
+}
+
 }  // namespace
 }  // namespace lockstep
 
@@ -79,11 +112,8 @@ EMSCRIPTEN_KEEPALIVE int ls_start(const char* host, int port, int secure, const 
                                   int predict, unsigned bot, unsigned inject_desync_at, const std::uint8_t* token,
                                   int token_len) {
   log_setup("lockstep-web");
-  g.module = find_module(sim);
-  if (!g.module) {
-    LOCKSTEP_LOG_ERROR("unknown game '%s': built in are %s", sim, module_list().c_str());
-    return 2;
-  }
+  g.module = page_module(sim);
+  if (!g.module) return 2;
   set_web_secure(secure != 0);
   ClientOptions options;
   ClientConfig& cfg = options.session;
@@ -202,11 +232,11 @@ EMSCRIPTEN_KEEPALIVE const char* ls_figures() {
   return g.text.c_str();
 }
 
-/// The step-time workload of bench/step_timing.hpp on the built-in game `sim` for `ticks` ticks:
+/// The step-time workload of bench/step_timing.hpp on the game `sim` (as ls_start names it) for `ticks` ticks:
 /// the final hash and the median and 90th percentile step time, as lockstep-bench --only web
 /// measures it natively.
 EMSCRIPTEN_KEEPALIVE const char* ls_bench_step(const char* sim, int ticks) {
-  const Module* m = find_module(sim);
+  const Module* m = page_module(sim);
   nlohmann::json j;
   if (m) {
     const bench::StepTiming s = bench::time_steps(*m, ticks);

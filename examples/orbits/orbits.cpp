@@ -262,7 +262,12 @@ int deserialize(lockstep_sim* s, const uint8_t* b, size_t n) {
 
 uint32_t entity_count(const lockstep_sim* s) { return s->moons + s->players; }
 
-uint64_t bits(double v) { return std::bit_cast<uint64_t>(v); }
+// memcpy, not std::bit_cast: the wasm build's C++ library (emscripten 3.1) has no std::bit_cast.
+uint64_t bits(double v) {
+  uint64_t u;
+  std::memcpy(&u, &v, 8);
+  return u;
+}
 
 size_t fields(const lockstep_sim* s, uint32_t e, lockstep_field* out, size_t cap) {
   lockstep_field f[7];
@@ -289,7 +294,10 @@ size_t fields(const lockstep_sim* s, uint32_t e, lockstep_field* out, size_t cap
   return k;
 }
 
-void flip(double* v) { *v = std::bit_cast<double>(std::bit_cast<uint64_t>(*v) ^ 1u); }
+void flip(double* v) {
+  const uint64_t u = bits(*v) ^ 1u;
+  std::memcpy(v, &u, 8);
+}
 
 void perturb(lockstep_sim* s, uint64_t selector) {
   const uint64_t values = uint64_t{s->moons} * 4 + uint64_t{s->players} * 7;

@@ -6,6 +6,8 @@
 # page and its wasm too), for 1500 ticks. The browser's hash log must equal the server's, a
 # screenshot must show the discs, a frozen tab (no frames, no timers: as hidden) must not slow the
 # others, and a desync injected into the browser must be caught and localized as a native one's.
+# Then a studio's own game (examples/orbits, a module built out of tree) in the page: the server
+# hosts its native build (--sim-lib), the page has it linked into its wasm, and they agree.
 # Usage: browser.sh BIN_DIR WEB_BUILD_DIR   (the web build is made or brought up to date there
 # with tools/build-web.sh; exit 77, skipped, when emscripten or Chromium is not installed)
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +17,9 @@ if ! command -v emcmake >/dev/null || ! command -v chromium >/dev/null || ! /usr
 fi
 E2E_TIMEOUT=${E2E_TIMEOUT:-500}  # the web build first, then two sessions
 source "$HERE/lib.sh" "$1"
-"$HERE/../../tools/build-web.sh" "${2:?web build dir}" >"$WORK/build-web.log" 2>&1 || { tail -30 "$WORK/build-web.log"; fail "tools/build-web.sh failed"; }
+# With a studio's own game (examples/orbits, its project unchanged) built into a page of its own.
+"$HERE/../../tools/build-web.sh" "${2:?web build dir}" --module "$HERE/../../examples/orbits=orbits" >"$WORK/build-web.log" 2>&1 ||
+  { tail -30 "$WORK/build-web.log"; fail "tools/build-web.sh failed"; }
 WEB=$2/web
 [ -f "$WEB/lockstep-web.wasm" ] || fail "no lockstep-web.wasm in $WEB"
 
@@ -143,6 +147,47 @@ json_check "$WORK/badtoken.json" 'd["exit"] == 2 and "is not base64" in d["hud"]
   "a token that is not base64 is not said on the page: $(json_get "$WORK/badtoken.json" 'd["hud"]')"
 kill $BS 2>/dev/null
 echo "ok: a bad token on the page: $(json_get "$WORK/badtoken.json" 'd["hud"]')"
+# 3. A studio's own game in the page: orbits, linked into the page's wasm (tools/build-web.sh
+#    --module), against the server's and a native bot's build of the same sources (--sim-lib).
+O=$WORK/orbits; mkdir -p "$O"
+g++ -std=c++20 -O2 -ffp-contract=off -fno-fast-math -fPIC -shared -fvisibility=hidden -I "$HERE/../../common/core/include" \
+    "$HERE/../../examples/orbits/orbits.cpp" -o "$O/liborbits.so" || fail "orbits did not build natively"
+[ -f "$2/web-orbits/lockstep-web.wasm" ] || fail "no page of orbits in $2/web-orbits"
+OP=$((PORT + 18))
+"$BIN/lockstep-server" --port "$OP" --bind 127.0.0.1 --players 2 --ticks 600 --sim-lib "$O/liborbits.so" \
+    --websocket-port $((OP + 1)) --web-root "$2/web-orbits" --hash-log "$O/server.log" --summary "$O/server.json" \
+    2>"$O/server.err" &
+OS=$!; PIDS+=($OS)
+sleep 0.5
+"$BIN/lockstep-client" --connect "127.0.0.1:$OP" --sim-lib "$O/liborbits.so" --name native --bot 2 \
+    --hash-log "$O/native.log" 2>"$O/native.err" &
+ON=$!; PIDS+=($ON)
+/usr/bin/python3 "$HERE/browser.py" "http://127.0.0.1:$((OP + 1))/?name=web&bot=5" --out "$O/page.json" --timeout 60 \
+    --screenshot "$O/shot.png" --screenshot-at 300 >/dev/null 2>"$O/browser.err" || { cat "$O/browser.err"; fail "orbits: browser.py failed"; }
+wait $OS || fail "orbits: the server exited $?: $(tail -3 "$O/server.err")"
+wait $ON
+json_check "$O/page.json" 'd["exit"] == 0 and not d["errors"]' "the orbits page ended cleanly"
+python3 -c 'import json, sys; open(sys.argv[2], "w").write(json.load(open(sys.argv[1]))["hashes"])' "$O/page.json" "$O/page.log"
+[ "$(wc -l <"$O/server.log")" = 600 ] || fail "orbits: the server's hash log is not 600 ticks"
+cmp -s "$O/server.log" "$O/page.log" || fail "orbits: the page's hash log differs from the server's"
+cmp -s "$O/server.log" "$O/native.log" || fail "orbits: the native bot's hash log differs from the server's"
+json_check "$O/server.json" 'd["desyncs"] == [] and d["websocket"]["upgraded"] >= 1' "orbits: one browser through the door, no desync"
+grep -q "orbits" "$O/server.err" || fail "orbits: the server does not say it hosts orbits"
+# The canvas shows the game: the moons and ships orbits draws, not the arena's field.
+python3 - "$O/shot.png" "$HERE" <<'PY' || fail "orbits: the screenshot shows nothing drawn"
+import sys
+sys.path.insert(0, sys.argv[2])
+import page_png as png
+colours = {}
+for row in png.rgb_rows(sys.argv[1]):
+    for px in row:
+        colours[px] = colours.get(px, 0) + 1
+background = max(colours, key=colours.get)
+drawn = sum(n for c, n in colours.items() if c != background)
+print(f"orbits screenshot: {drawn} pixels drawn over the background {background}, {len(colours)} colours")
+assert drawn > 500 and len(colours) >= 3, (drawn, len(colours))
+PY
+echo "ok: a studio's own game (orbits) in the page: its 600 tick hashes equal the server's and a native bot's"
 # The page's own key to screen (key event to the end of the first frame drawn after it): printed,
 # a figure, not a bound (a headless browser's frames are not a display's).
 echo "ok: key to drawn frame (page), ms: $(json_get "$D/page.json" 'sorted(d["key_to_drawn_ms"])')"

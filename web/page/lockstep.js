@@ -4,7 +4,9 @@
 // (the browser runs it at most once a second then), as a 1 fps client is.
 //
 // Address options (?name=alice&predict=8&bot=7&sim=arena&desync=250):
-//   name     the player's name (default "web")       sim      the built-in game (default "arena")
+//   name     the player's name (default "web")
+//   sim      the game: a built-in one by name; default the page's own (the team's module built
+//            into this page's wasm: web/CMakeLists.txt, LOCKSTEP_LINKED_MODULES), else "arena"
 //   predict  ticks of prediction (default 24: a 240 ms round trip; 0: off)  bot      play with the game's bot and this seed
 //   desync   test hook: perturb this client's state after this tick
 //   slow_at, slow_for  test hook: from this tick, serve the session once a second for this many
@@ -22,7 +24,7 @@ var Module = {};
     host: door[0] || "127.0.0.1",
     port: Number(door[1] || (secure ? 443 : 80)),
     name: q.get("name") || "web",
-    sim: q.get("sim") || "arena",
+    sim: q.get("sim") || "",
     predict: q.has("predict") ? Number(q.get("predict")) : 24,
     bot: Number(q.get("bot") || 0),
     desync: Number(q.get("desync") || 0),

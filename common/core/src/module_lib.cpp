@@ -297,6 +297,11 @@ const Module* load_module_library(const std::string& path, std::string* error) {
     *error = "--sim-lib " + path + ": " + why;
     return nullptr;
   };
+#if defined(__EMSCRIPTEN__)
+  // WebAssembly loads no library built apart: a module is linked into the program instead
+  // (replay/CMakeLists.txt, LOCKSTEP_LINKED_MODULES).
+  return fail("WebAssembly loads no module library: link the module into the program (LOCKSTEP_LINKED_MODULES)");
+#else
   if (const std::string bad = check_library_file(path); !bad.empty()) return fail(bad);
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return fail(std::string("cannot load it: ") + dlerror());
@@ -347,6 +352,7 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   slot.build_id = hash_bytes(bytes);
   slot.module.build_id = slot.build_id;
   return m;
+#endif
 }
 
 const Module* module_from_table(const lockstep_module_v2* table, std::string* error) {
