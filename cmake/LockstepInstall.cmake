@@ -67,9 +67,16 @@ set(LOCKSTEP_GATE_SOURCE ${CMAKE_INSTALL_DATADIR}/lockstep/source)
 install(FILES ${PROJECT_SOURCE_DIR}/CMakeLists.txt ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${LOCKSTEP_GATE_SOURCE})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/cmake ${PROJECT_SOURCE_DIR}/schemas ${PROJECT_SOURCE_DIR}/common
                   ${PROJECT_SOURCE_DIR}/games ${PROJECT_SOURCE_DIR}/replay ${PROJECT_SOURCE_DIR}/bindings
+                  ${PROJECT_SOURCE_DIR}/web
         DESTINATION ${LOCKSTEP_GATE_SOURCE} PATTERN "__pycache__" EXCLUDE)
+# ... and what the browser client compiles besides (lockstep_add_web_client(): a team's game in the page).
+install(FILES ${PROJECT_SOURCE_DIR}/client/front.cpp ${PROJECT_SOURCE_DIR}/client/front.hpp
+              ${PROJECT_SOURCE_DIR}/client/render.cpp ${PROJECT_SOURCE_DIR}/client/render.hpp
+        DESTINATION ${LOCKSTEP_GATE_SOURCE}/client)
+install(FILES ${PROJECT_SOURCE_DIR}/bench/step_timing.hpp DESTINATION ${LOCKSTEP_GATE_SOURCE}/bench)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/determinism-matrix.sh ${PROJECT_SOURCE_DIR}/tools/determinism-lint.sh
                  ${PROJECT_SOURCE_DIR}/tools/lockstep-lint ${PROJECT_SOURCE_DIR}/tools/lockstep-gate
+                 ${PROJECT_SOURCE_DIR}/tools/build-web.sh
         DESTINATION ${LOCKSTEP_GATE_SOURCE}/tools)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/lockstep-gate DESTINATION ${CMAKE_INSTALL_BINDIR})
 

@@ -208,3 +208,41 @@ function(_lockstep_build_id_now target)
   target_compile_definitions(${target} PRIVATE LOCKSTEP_BUILD_ID=0x${id}ull)
   set_target_properties(${target} PROPERTIES LOCKSTEP_BUILD_ID 0x${id})
 endfunction()
+
+# lockstep_add_web_client(<module target> [OUTPUT <dir>])
+# Adds the target <module target>-web: the browser client (the client in WebAssembly and its page)
+# with this module linked in, built by Debian's emscripten (tools/build-web.sh --module), so that
+# browser players play the team's own game. WebAssembly loads no module built apart, so the web
+# build builds this project again, unchanged, inside lockstep's emscripten build (its
+# find_package(lockstep) is answered there, the module target becomes a static library): the
+# project must configure there (guard what only builds natively with if(NOT EMSCRIPTEN)). The page
+# lands in OUTPUT (default <build>/web-<module target>), the folder to give lockstep-server
+# --web-root beside --sim-lib lib<module target>.so; it plays the module by default. Not part of
+# `all` (it needs emscripten): cmake --build build --target <module target>-web.
+function(lockstep_add_web_client target)
+  if(EMSCRIPTEN)
+    return()  # this project inside the web build itself
+  endif()
+  cmake_parse_arguments(W "" "OUTPUT" "" ${ARGN})
+  if(NOT W_OUTPUT)
+    set(W_OUTPUT ${CMAKE_BINARY_DIR}/web-${target})
+  endif()
+  get_filename_component(W_OUTPUT ${W_OUTPUT} ABSOLUTE BASE_DIR ${CMAKE_BINARY_DIR})
+  set(script "")
+  foreach(candidate ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../tools/build-web.sh
+                    ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../../../share/lockstep/source/tools/build-web.sh)
+    if(EXISTS ${candidate} AND script STREQUAL "")
+      get_filename_component(script ${candidate} REALPATH)
+    endif()
+  endforeach()
+  if(script STREQUAL "")
+    message(WARNING "lockstep_add_web_client(${target}): this lockstep install has no tools/build-web.sh")
+    return()
+  endif()
+  set(work ${CMAKE_BINARY_DIR}/lockstep-web-build)
+  add_custom_target(${target}-web
+    COMMAND ${script} ${work} --module ${CMAKE_SOURCE_DIR}=${target} --modules-only
+    COMMAND ${CMAKE_COMMAND} -E copy_directory ${work}/web-${target} ${W_OUTPUT}
+    COMMENT "the browser client with ${target} linked in: ${W_OUTPUT}"
+    USES_TERMINAL VERBATIM)
+endfunction()

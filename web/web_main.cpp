@@ -107,11 +107,20 @@ extern "C" {
 /// Starts joining `host`:`port` (the WebSocket door) as `name`. bot: 0 steers with the keys,
 /// else the module's bot with that seed. token (token_len bytes, 0: none): a connect token file's
 /// bytes, for a server that admits only players with one (through wss://, PROTOCOL.md §17).
-/// Returns 0, or 2 for bad options (logged).
+/// rejoin: a rejoin secret from an earlier welcome ("" : join afresh), to come back into that seat
+/// after a lost connection or a reload; a client already started is ended and replaced (its hash
+/// log goes on). Returns 0, or 2 for bad options (logged).
 EMSCRIPTEN_KEEPALIVE int ls_start(const char* host, int port, int secure, const char* name, const char* sim,
                                   int predict, unsigned bot, unsigned inject_desync_at, const std::uint8_t* token,
-                                  int token_len) {
+                                  int token_len, const char* rejoin) {
   log_setup("lockstep-web");
+  const bool again = g.client != nullptr;
+  g.front.reset();
+  g.canvas = nullptr;
+  g.client.reset();
+  g.over = false;
+  g.first_tick = 0;
+  g.first_tick_at = 0;
   g.module = page_module(sim);
   if (!g.module) return 2;
   set_web_secure(secure != 0);
@@ -124,6 +133,7 @@ EMSCRIPTEN_KEEPALIVE int ls_start(const char* host, int port, int secure, const 
   cfg.module_name = std::string(g.module->name);
   cfg.libraries.assign(g.module->libraries.begin(), g.module->libraries.end());
   cfg.inject_desync_at = inject_desync_at;
+  cfg.rejoin_secret = rejoin ? rejoin : "";
   if (token_len > 0) {
     // The file's parts are not checked against their BLAKE2b here (no libsodium in a page): a
     // damaged token is refused by the server (BadToken) instead.
@@ -145,7 +155,7 @@ EMSCRIPTEN_KEEPALIVE int ls_start(const char* host, int port, int secure, const 
     return 2;
   }
   // The page reads the hash log from the in-memory file system: one line a tick, as native clients write.
-  g.hash_log.open("/hashes.log", false);
+  g.hash_log.open("/hashes.log", again);
   g.client->session().set_hash_log(&g.hash_log);
   if (bot) {
     const Module* m = g.module;
@@ -192,6 +202,16 @@ EMSCRIPTEN_KEEPALIVE const float* ls_shapes() { return g.canvas ? g.canvas->flat
 EMSCRIPTEN_KEEPALIVE int ls_shape_count() { return g.canvas ? static_cast<int>(g.canvas->flat_.size() / 7) : 0; }
 EMSCRIPTEN_KEEPALIVE float ls_world_width() { return g.canvas ? g.canvas->width_ : 0; }
 EMSCRIPTEN_KEEPALIVE float ls_world_height() { return g.canvas ? g.canvas->height_ : 0; }
+
+/// The rejoin secret from the welcome ("" before it), which the page keeps in sessionStorage.
+EMSCRIPTEN_KEEPALIVE const char* ls_rejoin_secret() {
+  g.text = g.client ? g.client->rejoin_secret() : "";
+  return g.text.c_str();
+}
+
+/// 1 when the session ended because the network went away (no connection, the connection lost,
+/// the server silent), which the page retries with its rejoin secret; 0 otherwise.
+EMSCRIPTEN_KEEPALIVE int ls_connection_lost() { return g.client && g.client->session().connection_lost() ? 1 : 0; }
 
 /// Leaves the session (the page is closing).
 EMSCRIPTEN_KEEPALIVE void ls_leave() {

@@ -2,13 +2,14 @@
 """Plays a lockstep-web page in headless Chromium, driven through the DevTools protocol.
 
   browser.py URL --out RESULT.json [--screenshot PNG] [--timeout S] [--keys KEYS]
-             [--bench TICKS]
+             [--bench TICKS] [--reload-at TICK]
 
 Opens URL in a fresh headless Chromium, waits until the page's client has ended (window.lockstep.exit
 >= 0), and writes RESULT.json: the exit code, the page's figures, its per-tick hashes (the hash log
 the client wrote), the console's lines and any page errors. --screenshot captures the canvas once
 the session is under way; --keys holds arrow keys (e.g. "Right:2,Down:1": key:seconds in turn)
-through real key events; --bench runs the page's step benchmark after the session.
+through real key events; --bench runs the page's step benchmark after the session; --reload-at
+reloads the page once, as a player would (its rejoins are in RESULT.json's "rejoins").
 Uses python3-websockets (Debian) and the system's chromium.
 """
 import argparse, asyncio, base64, json, os, shutil, subprocess, sys, tempfile, time
@@ -95,6 +96,7 @@ async def run(args, port):
         start = time.monotonic()
         screenshot_done = not args.screenshot
         keys_task = None
+        reloaded = False
         while True:
             state = await page.eval("window.lockstep ? JSON.stringify({exit: lockstep.exit, figures: lockstep.figures}) : null")
             state = json.loads(state) if state else None
@@ -102,6 +104,13 @@ async def run(args, port):
             tick = tick.get("tick", 0)
             if state and state["exit"] >= 0:
                 break
+            if args.reload_at and not reloaded and tick > args.reload_at:
+                # A reload, as a player's: the page comes back with its sessionStorage (the rejoin secret).
+                result["reloaded_at_tick"] = tick
+                reloaded = True
+                await page.call("Page.reload")
+                await asyncio.sleep(0.5)
+                continue
             if args.keys and keys_task is None and tick > 40:
                 keys_task = asyncio.create_task(hold_keys(page, args.keys.split(",")))
             if not screenshot_done and tick > args.screenshot_at:
@@ -125,6 +134,8 @@ async def run(args, port):
         result["slowed"] = await page.eval("lockstep.slowed || null")
         result["key_to_drawn_ms"] = await page.eval("lockstep.key_to_drawn_ms") or []
         result["own_disc"] = own_track
+        result["rejoins"] = await page.eval("lockstep.rejoins") or []
+        result["resumed"] = await page.eval("lockstep.resumed || false")
         result["hud"] = await page.eval("document.getElementById('hud').textContent")
         result["error"] = await page.eval("lockstep.error || null")
         if args.bench:
@@ -145,6 +156,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--keys")
     ap.add_argument("--bench", type=int, default=0)
+    ap.add_argument("--reload-at", type=int, default=0, help="reload the page once after this tick")
     ap.add_argument("--insecure", action="store_true", help="take the server's self-signed certificate")
     args = ap.parse_args()
     chromium = shutil.which("chromium") or "/usr/bin/chromium"

@@ -147,7 +147,52 @@ json_check "$WORK/badtoken.json" 'd["exit"] == 2 and "is not base64" in d["hud"]
   "a token that is not base64 is not said on the page: $(json_get "$WORK/badtoken.json" 'd["hud"]')"
 kill $BS 2>/dev/null
 echo "ok: a bad token on the page: $(json_get "$WORK/badtoken.json" 'd["hud"]')"
-# 3. A studio's own game in the page: orbits, linked into the page's wasm (tools/build-web.sh
+# 3. The page survives a reload and a lost connection: it keeps the welcome's rejoin secret in
+#    sessionStorage, a reload at tick 300 comes back into its seat with it, and when the relay to
+#    the door is cut for 3 s after tick 800 the page says so and rejoins by itself.
+J=$WORK/rejoin; mkdir -p "$J"; RP=$((PORT + 4))  # (the ports between the two sessions' blocks)
+"$BIN/lockstep-server" --port "$RP" --bind 127.0.0.1 --players 3 --ticks 1500 --websocket-port $((RP + 1)) \
+    --web-root "$WEB" --hash-log "$J/server.log" --summary "$J/server.json" 2>"$J/server.err" &
+RS=$!; PIDS+=($RS)
+relay() { "$BIN/lockstep-netsim" --tcp --listen $((RP + 2)) --forward "127.0.0.1:$((RP + 1))" --delay 20 --seed 3 2>>"$J/ns.err" & RN=$!; PIDS+=($RN); }
+relay
+sleep 0.3
+for i in 1 2; do
+  "$BIN/lockstep-client" --connect "127.0.0.1:$RP" --name "bot$i" --bot "$i" --hash-log "$J/bot$i.log" 2>"$J/bot$i.err" &
+  PIDS+=($!)
+done
+/usr/bin/python3 "$HERE/browser.py" "http://127.0.0.1:$((RP + 2))/?name=web&bot=9" --reload-at 300 --out "$J/page.json" \
+    --timeout 120 >/dev/null 2>"$J/browser.err" &
+RB=$!; PIDS+=($RB)
+for _ in $(seq 1200); do [ "$(wc -l <"$J/server.log" 2>/dev/null || echo 0)" -ge 800 ] && break; sleep 0.05; done
+kill -INT $RN; wait $RN
+cut_at=$(wc -l <"$J/server.log")
+sleep 3
+relay
+wait $RB || { cat "$J/browser.err"; fail "rejoin: browser.py failed"; }
+wait $RS || fail "rejoin: the server exited $?: $(tail -3 "$J/server.err")"
+kill -INT $RN 2>/dev/null; wait $RN 2>/dev/null
+# (Chromium reports the connections refused while the relay is down as page errors: those only.)
+json_check "$J/page.json" 'd["exit"] == 0 and all("WebSocket connection" in e and "REFUSED" in e for e in d["errors"])' \
+  "rejoin: the page did not end cleanly: $(json_get "$J/page.json" 'd["hud"], d["errors"]')"
+json_check "$J/page.json" 'd["resumed"] and d["reloaded_at_tick"] > 300' "rejoin: the reloaded page did not start from its stored secret"
+json_check "$J/page.json" 'len(d["rejoins"]) >= 1 and d["rejoins"][0]["attempt"] >= 1' "rejoin: the page did not rejoin after the cut: $(json_get "$J/page.json" 'd["rejoins"]')"
+json_check "$J/server.json" 'd["joins_running"] >= 2 and d["desyncs"] == [] and len(d["seats"]) == 3' \
+  "rejoin: the server did not take the page back into its seat twice: joins_running $(json_get "$J/server.json" 'd["joins_running"]')"
+python3 -c 'import json, sys; open(sys.argv[2], "w").write(json.load(open(sys.argv[1]))["hashes"])' "$J/page.json" "$J/page.log"
+python3 - "$J/server.log" "$J/page.log" "$cut_at" <<'PY' || fail "rejoin: the page's hashes after its rejoins are not the server's"
+import sys
+server = set(open(sys.argv[1]).read().split("\n")) - {""}
+page = [l for l in open(sys.argv[2]).read().split("\n") if l]
+assert page and all(l in server for l in page), [l for l in page if l not in server][:3]
+ticks = [int(l.split()[0]) for l in page]
+assert ticks[-1] == 1500 and any(t > int(sys.argv[3]) + 300 for t in ticks), (ticks[0], ticks[-1])
+print(f"page after its reload: ticks {ticks[0]}..{ticks[-1]}, {len(ticks)} hashes, every one the server's")
+PY
+for i in 1 2; do cmp -s "$J/server.log" "$J/bot$i.log" || fail "rejoin: bot$i's hash log differs"; done
+echo "ok: the page came back into its seat after a reload (tick $(json_get "$J/page.json" 'd["reloaded_at_tick"]')) and after its connection was cut at tick $cut_at ($(json_get "$J/page.json" 'd["rejoins"]'))"
+
+# 4. A studio's own game in the page: orbits, linked into the page's wasm (tools/build-web.sh
 #    --module), against the server's and a native bot's build of the same sources (--sim-lib).
 O=$WORK/orbits; mkdir -p "$O"
 g++ -std=c++20 -O2 -ffp-contract=off -fno-fast-math -fPIC -shared -fvisibility=hidden -I "$HERE/../../common/core/include" \

@@ -191,6 +191,22 @@ json_check "$WORK/orbits/server.json" 'd["desyncs"] == [] and d["hashes_compared
 grep -q '^OK 800 ticks verified (orbits seed=1,moons=30, 2 players)' "$WORK/verify.out" || fail "verify: $(cat "$WORK/verify.out")"
 echo "ok: the installed server and clients played 800 ticks of orbits (one client at 40 ms, 2 % loss), hash-equal; the replay verifies"
 
+# The team's game in the page, from the package: lockstep_add_web_client(orbits) builds the
+# browser client with orbits linked in (the sources the package carries, Debian's emscripten).
+# (e2e/browser plays such a page against native players.)
+if command -v emcmake >/dev/null && command -v node >/dev/null; then
+  cmake --build "$WORK/orbits" --target orbits-web >"$WORK/orbits-web.log" 2>&1 ||
+    fail "lockstep_add_web_client(orbits): $(grep -m5 -i error "$WORK/orbits-web.log"; tail -5 "$WORK/orbits-web.log")"
+  for f in index.html lockstep.js lockstep-web.js lockstep-web.wasm; do
+    [ -s "$WORK/orbits/web-orbits/$f" ] || fail "lockstep_add_web_client(orbits) left no $f in web-orbits"
+  done
+  grep -q "ships and moons around a star" "$WORK/orbits/web-orbits/lockstep-web.wasm" ||
+    fail "the page's wasm does not hold the orbits module"
+  echo "ok: lockstep_add_web_client(orbits) built the page with orbits linked in ($(du -k "$WORK/orbits/web-orbits/lockstep-web.wasm" | cut -f1) KB of wasm)"
+else
+  echo "skip: lockstep_add_web_client (emscripten or Node is not installed)"
+fi
+
 # Programs built against the package: CMake targets (C API shared, C++ static with its deps) ...
 cmake -S "$SRC/tests/package/consumer" -B "$WORK/consumer" -DCMAKE_PREFIX_PATH="$PREFIX" >"$WORK/consumer.log" 2>&1 &&
   cmake --build "$WORK/consumer" -j 2 >>"$WORK/consumer.log" 2>&1 || fail "the consumer project: $(tail -5 "$WORK/consumer.log")"

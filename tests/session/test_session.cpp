@@ -517,6 +517,7 @@ TEST_SUITE("session/refusals") {
       REQUIRE(s.until([&] { return late.finished(); }, 10 * kSeconds));
       CHECK(late.exit_code() == 4);
       CHECK(late.end_message().find(rc.expect) != std::string::npos);
+      CHECK_FALSE(late.connection_lost());  // the server's word: not a network to retry
       CHECK(s.server->stats().refused == 1);
     }
   }
@@ -547,6 +548,7 @@ TEST_SUITE("session/refusals") {
     REQUIRE(drive({{[&](std::int64_t now) { return client->update(now); }, [&] { return client->fd(); }}},
                   [&] { return client->finished(); }, 10 * kSeconds));
     CHECK(client->exit_code() == 4);
+    CHECK(client->connection_lost());  // the network's doing: a page retries with its rejoin secret
   }
 
   TEST_CASE("sessions that cannot start say why with a typed error, mapped to DESIGN.md's exit codes") {
@@ -929,6 +931,7 @@ TEST_SUITE("session/hostile") {
     CHECK(s.server->stats().kicked == 0);
     CHECK(s.clients[0]->exit_code() == 0);
     CHECK(s.clients[1]->exit_code() == 0);
+    CHECK_FALSE(s.clients[0]->connection_lost());  // ended by the session's end, nothing to retry
     CHECK(s.traces[0]->hashes == s.server_trace.hashes);
   }
 

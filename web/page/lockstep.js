@@ -3,6 +3,12 @@
 // keys to the client. A hidden tab gets no animation frames: a timer keeps the session served
 // (the browser runs it at most once a second then), as a 1 fps client is.
 //
+// A session that survives the network: the rejoin secret of the welcome is kept in sessionStorage
+// (per server), so a reload comes back into the same seat; a session that ends because the network
+// went away (no connection, the connection lost, the server silent) is rejoined with it, up to 6
+// times over at most 60 s, 1, 2, 4, 8, 8, 8 s apart, the page saying so meanwhile. A secret the
+// server no longer knows (its session is another one) is dropped and the page joins afresh once.
+//
 // Address options (?name=alice&predict=8&bot=7&sim=arena&desync=250):
 //   name     the player's name (default "web")
 //   sim      the game: a built-in one by name; default the page's own (the team's module built
@@ -57,7 +63,14 @@ var Module = {};
   const hud = document.getElementById("hud");
   const ctx = canvas.getContext("2d");
   // What tests and people read: the figures, the end, and the per-tick hashes the client logged.
-  const lockstep = (window.lockstep = { options, exit: -1, figures: null, frames: 0, key_to_drawn_ms: [] });
+  const lockstep = (window.lockstep = { options, exit: -1, figures: null, frames: 0, key_to_drawn_ms: [], rejoins: [] });
+  const secret_key = `lockstep.rejoin:${options.host}:${options.port}`;
+  const stored = () => { try { return sessionStorage.getItem(secret_key) || ""; } catch (e) { return ""; } };
+  const store = (v) => { try { if (v) sessionStorage.setItem(secret_key, v); else sessionStorage.removeItem(secret_key); } catch (e) { /* storage off */ } };
+  const retry_delays_s = [1, 2, 4, 8, 8, 8], retry_window_ms = 60000;
+  let retry = null;  // while rejoining: { attempt, since, why }
+  let waiting = false;  // a rejoin or a fresh join is scheduled: no client to serve meanwhile
+  let joined_with = "";  // the secret this client started with ("" : a fresh join)
   // Key to screen as the page sees it: from a key event to the end of the first frame drawn after
   // it (that frame samples the key into the input and, predicting, steps and draws it); the
   // browser shows that frame at its next vsync.
@@ -113,6 +126,7 @@ var Module = {};
 
   let last_hud = 0;
   function frame() {
+    if (waiting) return false;
     const code = Module._ls_frame();
     lockstep.frames++;
     draw();
@@ -130,8 +144,50 @@ var Module = {};
         `input to screen ${figures.input_to_screen_ms.p50.toFixed(1)} ms  hash ${figures.hash}` +
         (figures.desynced ? "  DESYNCED" : "") + (code >= 0 ? `\n${figures.end_message}` : "");
     }
-    if (code >= 0) { lockstep.exit = code; return false; }
-    return true;
+    if (code < 0) {
+      if (!joined_with || retry) {  // the welcome's secret, once, for a reload or a rejoin
+        const secret = Module.UTF8ToString(Module._ls_rejoin_secret());
+        if (secret) {
+          store(secret);
+          joined_with = secret;
+          if (retry) { lockstep.rejoins.push({ attempt: retry.attempt, after_ms: performance.now() - retry.since, tick: lockstep.figures ? lockstep.figures.tick : 0 }); retry = null; }
+        }
+      }
+      return true;
+    }
+    return ended(code);
+  }
+  // The session ended: rejoin when the network took it and the secret is known, join afresh once
+  // when the server no longer knows the secret, else the end is the page's.
+  function ended(code) {
+    const figures = lockstep.figures || {};
+    const lost = Module._ls_connection_lost() === 1;
+    if (code === 0) store("");
+    // (Not after this client diverged: the server drops a diverged player, and coming back with a
+    // fresh state would hide what the desync report shows.)
+    if (lost && joined_with && !figures.desynced) {
+      const now = performance.now();
+      if (!retry) retry = { attempt: 0, since: now, why: figures.end_message || "the connection was lost" };
+      if (retry.attempt < retry_delays_s.length && now - retry.since < retry_window_ms) {
+        const wait = retry_delays_s[retry.attempt++];
+        hud.textContent = `${options.name}: ${retry.why}. Rejoining in ${wait} s (attempt ${retry.attempt} of ${retry_delays_s.length})…`;
+        waiting = true;
+        setTimeout(() => { waiting = false; if (start(joined_with)) requestAnimationFrame(animate); }, wait * 1000);
+        return false;
+      }
+      hud.textContent = `${options.name}: ${retry.why}. Gave up rejoining after ${retry.attempt} attempts.`;
+    } else if (code !== 0 && joined_with && /unknown rejoin secret/.test(figures.end_message || "") && !lockstep.fresh) {
+      // A secret from an earlier session (a reload long after, another match): join afresh, once.
+      store("");
+      lockstep.fresh = true;
+      joined_with = "";
+      hud.textContent = `${options.name}: the server no longer knows this page's seat; joining afresh…`;
+      waiting = true;
+      setTimeout(() => { waiting = false; if (start("")) requestAnimationFrame(animate); }, 200);
+      return false;
+    }
+    lockstep.exit = code;
+    return false;
   }
   function animate() {
     if (!frame()) return;
@@ -154,6 +210,18 @@ var Module = {};
   // then) keeps the session served, and the client steps what waits when it comes back.
   function keep_served() { if (document.hidden && lockstep.exit < 0) frame(); if (lockstep.exit < 0) setTimeout(keep_served, 100); }
 
+  // Starts (or restarts) the client, with a rejoin secret or "" for a fresh join; false when it
+  // cannot start (said on the page).
+  function start(secret) {
+    joined_with = secret;
+    const code = Module.ccall("ls_start", "number",
+      ["string", "number", "number", "string", "string", "number", "number", "number", "array", "number", "string"],
+      [options.host, options.port, secure ? 1 : 0, options.name, options.sim, options.predict, options.bot,
+       secret ? 0 : options.desync, token, token.length, secret]);
+    if (code !== 0) { hud.textContent = "cannot start: see the console"; lockstep.exit = code; return false; }
+    return true;
+  }
+
   Module.print = (t) => console.log(t);
   Module.printErr = (t) => console.log(t);
   Module.onRuntimeInitialized = function () {
@@ -163,11 +231,9 @@ var Module = {};
       lockstep.exit = 2;
       return;
     }
-    const code = Module.ccall("ls_start", "number",
-      ["string", "number", "number", "string", "string", "number", "number", "number", "array", "number"],
-      [options.host, options.port, secure ? 1 : 0, options.name, options.sim, options.predict, options.bot, options.desync,
-       token, token.length]);
-    if (code !== 0) { hud.textContent = "cannot start: see the console"; lockstep.exit = code; return; }
+    const secret = stored();
+    lockstep.resumed = secret !== "";  // a reload: back into the seat this tab had
+    if (!start(secret)) return;
     lockstep.bench = (ticks) => JSON.parse(Module.ccall("ls_bench_step", "string", ["string", "number"], [options.sim, ticks]));
     addEventListener("keydown", (e) => {
       const k = keyOf(e);

@@ -61,6 +61,11 @@ void ClientSession::Impl::send(Channel channel, const protocol::Bytes& bytes) {
 #endif
 }
 
+void ClientSession::Impl::lose(const std::string& why) {
+  connection_lost = true;
+  end(4, why);
+}
+
 void ClientSession::Impl::end(int code, const std::string& why) {
   if (phase == Phase::Ended) return;
   const Phase phase_before = phase;
@@ -186,8 +191,8 @@ void ClientSession::Impl::on_disconnect(std::int64_t now) {
   // token's next server, if any.
   if (phase == Phase::Connecting && next_server(now, "closed the connection before a welcome")) return;
   if (phase == Phase::Connecting && stats.frames_received == 0 && last_heard == started_at)
-    return end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port));
-  end(4, "the connection to the server was lost");
+    return lose("could not connect to " + cfg.host + ":" + std::to_string(cfg.port));
+  lose("the connection to the server was lost");
 }
 
 // The connect token's next server, if there is one: the connection to this one is dropped.
@@ -251,7 +256,7 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
     reconnect(now);
   }
   if (phase == Phase::Connecting && now - started_at > cfg.connect_timeout_ns)
-    end(4, "could not connect to " + cfg.host + ":" + std::to_string(cfg.port) +
+    lose("could not connect to " + cfg.host + ":" + std::to_string(cfg.port) +
                (servers.size() > 1 ? " or the token's " + std::to_string(servers.size() - 1) + " other server(s)" : "") +
                " (no answer in " + std::to_string(cfg.connect_timeout_ns / 1'000'000'000) + " s, " +
                std::to_string(stats.connect_attempts) + " attempts)");
@@ -261,7 +266,7 @@ void ClientSession::Impl::check_connection(std::int64_t now) {
       end(0, "the session reached its last tick " + std::to_string(session_last_tick) +
                  "; the server went quiet before its end message arrived");
     else
-      end(4, "the server stopped answering at tick " + std::to_string(executed));
+      lose("the server stopped answering at tick " + std::to_string(executed));
   } else if (phase == Phase::Leaving && now >= leave_deadline)
     end(desynced ? 3 : 0, message);
 }
@@ -585,6 +590,7 @@ Tick ClientSession::executed_tick() const { return impl_->executed; }
 std::uint64_t ClientSession::last_hash() const { return impl_->last_hash; }
 std::int32_t ClientSession::slot() const { return impl_->slot; }
 bool ClientSession::desynced() const { return impl_->desynced; }
+bool ClientSession::connection_lost() const { return impl_->phase == Phase::Ended && impl_->connection_lost; }
 const std::string& ClientSession::rejoin_secret() const { return impl_->secret; }
 Tick ClientSession::joined_at() const { return impl_->joined_at; }
 std::uint32_t ClientSession::players() const { return impl_->world.players; }

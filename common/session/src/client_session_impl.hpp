@@ -117,6 +117,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   std::int64_t hash_ack_moved = 0;  // when hash_ack last advanced
   GapResend hash_gap;
   bool desynced = false;
+  bool connection_lost = false;  // ended by the network (no answer, no connection), not by a word from the server
   std::uint32_t epoch = 0;
 
   // The session's end.
@@ -164,6 +165,7 @@ struct LOCKSTEP_LOCAL ClientSession::Impl {
   [[nodiscard]] Tick end_target() const { return cfg.last_tick != 0 ? std::min(cfg.last_tick, end_tick) : end_tick; }
   void begin_leave(std::int64_t now, const std::string& reason);
   void end(int code, const std::string& why);
+  void lose(const std::string& why);  // end(4, why), the network having gone away (connection_lost)
   void drop(ClientDrop reason, const std::string& detail);
   [[nodiscard]] std::uint64_t sim_fingerprint() const;
   /// The JoinRequest, presenting the simulation's fingerprint; a simulation that cannot build its

@@ -178,6 +178,10 @@ class LOCKSTEP_API ClientSession {
   [[nodiscard]] std::uint64_t last_hash() const;
   [[nodiscard]] std::int32_t slot() const;  ///< -1 for a spectator or before the welcome
   [[nodiscard]] bool desynced() const;
+  /// Ended because the network went away (no connection, the connection lost, the server silent),
+  /// not by the server's word (an end, a refusal, a kick): what a client may retry with its rejoin
+  /// secret.
+  [[nodiscard]] bool connection_lost() const;
   /// The secret that brings this player back into its slot after a lost connection ("" before the welcome).
   [[nodiscard]] const std::string& rejoin_secret() const;
   /// The world's player slots (0 before the welcome).
