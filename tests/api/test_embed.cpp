@@ -217,7 +217,9 @@ TEST_SUITE("api/embed") {
   // draw). Reported with presented() and without it (then the library adds one frame), the
   // figure must be the game's own, within a millisecond at the median. Without presented() the
   // library sees the frames' real spacing, which a busy machine stretches past the period: the
-  // bound then grows by twice what the loop measured of that stretch at the median.
+  // bound then grows by twice what the loop measured of that stretch at its 90th percentile (at
+  // the median it was too tight beside two CPU hogs: 1.53 ms apart against a bound of 1.14). A
+  // library that forgot the frame would be a whole period off (7 to 33 ms).
   TEST_CASE("own input to screen as reported equals what the game measures, at 30, 60 and 144 fps") {
     for (const int fps : {30, 60, 144}) {
       for (const bool tells : {true, false}) {
@@ -273,7 +275,7 @@ TEST_SUITE("api/embed") {
                     << f.input_to_screen_p50_ms << " ms p99 " << f.input_to_screen_p99_ms << " ms; the game measured p50 "
                     << game_p50 << " ms p99 " << measured.percentile_us(99) / 1e3 << " ms");
         REQUIRE(measured.count() > 100);
-        const double bound = 1.0 + (tells ? 0.0 : 2.0 * stretch.percentile_us(50) / 1e3);
+        const double bound = 1.0 + (tells ? 0.0 : 2.0 * stretch.percentile_us(90) / 1e3);
         CAPTURE(bound);
         CHECK(std::abs(f.input_to_screen_p50_ms - game_p50) <= bound);
       }

@@ -233,6 +233,10 @@ print(f"orbits screenshot: {drawn} pixels drawn over the background {background}
 assert drawn > 500 and len(colours) >= 3, (drawn, len(colours))
 PY
 echo "ok: a studio's own game (orbits) in the page: its 600 tick hashes equal the server's and a native bot's"
+# The page shows its own key to screen once keys were pressed (it once showed only the library's
+# figure, 0.0 ms in a bot's session and a frame short with keys).
+json_check "$WORK/desync/page.json" '__import__("re").search(r"key to screen [0-9.]+ ms", d["hud"])' \
+  "the page does not show its key to screen figure: $(json_get "$WORK/desync/page.json" 'd["hud"]')"
 # The page's own key to screen (key event to the end of the first frame drawn after it): printed,
 # a figure, not a bound (a headless browser's frames are not a display's).
 echo "ok: key to drawn frame (page), ms: $(json_get "$D/page.json" 'sorted(d["key_to_drawn_ms"])')"

@@ -51,13 +51,18 @@ echo "ok: every hostile peer was refused with its reason and counted"
 echo 'secret outside the web root' >"$WORK/secret.txt"
 ln -s "$WORK/secret.txt" "$WORK/web/leak.txt"
 ln -s index.html "$WORK/web/inside.html"
+# The page's files beside their gzip, as web/CMakeLists.txt writes them; a .gz link out of the web
+# root is not followed either (the plain file goes instead).
+gzip -9 -n -k "$WORK/web/index.html"
+echo 'secret gzip outside the web root' | gzip -n >"$WORK/secret.html.gz"
+ln -s "$WORK/secret.html.gz" "$WORK/web/inside.html.gz"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
     >/dev/null 2>&1 || fail "openssl could not make a certificate"
 "$BIN/lockstep-server" --port $((PORT + 2)) --bind 127.0.0.1 --players 1 --websocket-port $((PORT + 3)) \
     --web-root "$WORK/web" --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" --summary "$WORK/tls.json" 2>"$WORK/tls.err" &
 T=$!; PIDS+=($T)
 sleep 0.5
-/usr/bin/python3 - $((PORT + 3)) <<'PY' || fail "the TLS door did not serve wss:// and https://"
+/usr/bin/python3 - $((PORT + 3)) "$WORK/web/index.html" <<'PY' || fail "the TLS door did not serve wss:// and https:// (and the page's gzip)"
 import asyncio, ssl, sys, urllib.request
 import websockets
 port = int(sys.argv[1])
@@ -71,6 +76,26 @@ try:
 except Exception:
     leaked = b""
 assert b"secret" not in leaked, "a link out of the web root was followed"
+# A browser that takes gzip gets index.html.gz as the page, Content-Encoding: gzip; one that does
+# not, the file itself; a second load with the ETag is a 304 without the body.
+import gzip, urllib.error
+def get(path, **headers):
+    r = urllib.request.urlopen(urllib.request.Request(f"https://127.0.0.1:{port}{path}", headers=headers), context=ctx)
+    return r.headers, r.read()
+plain = open(sys.argv[2], "rb").read()
+h, body = get("/", **{"Accept-Encoding": "gzip, deflate"})
+assert h["Content-Encoding"] == "gzip" and gzip.decompress(body) == plain, (dict(h), body[:40])
+assert "must-revalidate" in h["Cache-Control"] and h["ETag"], dict(h)
+h2, body2 = get("/")
+assert h2["Content-Encoding"] is None and body2 == plain, dict(h2)
+try:
+    get("/", **{"Accept-Encoding": "gzip", "If-None-Match": h["ETag"]})
+    raise SystemExit("a second load with the ETag was not a 304")
+except urllib.error.HTTPError as e:
+    assert e.code == 304, e.code
+h3, body3 = get("/inside.html", **{"Accept-Encoding": "gzip"})
+assert b"secret" not in body3 and h3["Content-Encoding"] is None and body3 == plain, (dict(h3), body3[:40])
+print("ok: the page in gzip to a browser that takes it, plain otherwise, 304 with its ETag; no .gz link out of the root")
 
 async def main():
     async with websockets.connect(f"wss://127.0.0.1:{port}/", subprotocols=["lockstep"], ssl=ctx) as ws:

@@ -140,8 +140,12 @@ var Module = {};
       last_hud = now;
       const figures = JSON.parse(Module.UTF8ToString(Module._ls_figures()));
       lockstep.figures = figures;
+      // Key to screen as the page measured it (the last 64 keys' median; "-" before the first
+      // key), beside the library's sampling-to-presentation figure.
+      const keys = lockstep.key_to_drawn_ms.slice(-64).sort((x, y) => x - y);
+      const key_ms = keys.length ? keys[Math.floor(keys.length / 2)].toFixed(1) + " ms" : "-";
       hud.textContent = `${options.name}  tick ${figures.tick}  ${figures.ticks_per_second.toFixed(1)} ticks/s  ` +
-        `input to screen ${figures.input_to_screen_ms.p50.toFixed(1)} ms  hash ${figures.hash}` +
+        `key to screen ${key_ms}  input to screen ${figures.input_to_screen_ms.p50.toFixed(1)} ms  hash ${figures.hash}` +
         (figures.desynced ? "  DESYNCED" : "") + (code >= 0 ? `\n${figures.end_message}` : "");
     }
     if (code < 0) {

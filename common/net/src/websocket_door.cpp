@@ -154,6 +154,11 @@ bool WsDoor::start(Error* error) {
     mount_.def = "index.html";
     mount_.origin_protocol = LWSMPRO_FILE;
     mount_.extra_mimetypes = &js_type_;
+    // Cached and revalidated on every load: a warm load costs a 304 a file (the ETag is the
+    // file's length and time), and a page rebuilt in place is never served stale.
+    mount_.cache_max_age = 1;
+    mount_.cache_reusable = 1;
+    mount_.cache_revalidate = 1;
   }
   lws_context_creation_info info{};
   info.port = cfg_.port;
@@ -177,6 +182,32 @@ bool WsDoor::start(Error* error) {
     return fail(cfg_.tls_cert.empty() ? "cannot open the WebSocket door on port " + std::to_string(cfg_.port)
                                       : "cannot open the WebSocket door on port " + std::to_string(cfg_.port) +
                                             " (does the certificate '" + cfg_.tls_cert + "' load with its key?)");
+  if (!cfg_.web_root.empty()) {
+    // A browser that takes gzip gets FILE.gz when the web root has one: libwebsockets tells the
+    // open that gzip is acceptable, and sends Content-Encoding: gzip when the open says it is.
+    gzip_files_.plain = lws_get_fops(context_);
+    gzip_files_.root = web_root_real_;
+    gzip_files_.ops = *gzip_files_.plain;
+    gzip_files_.ops.next = nullptr;
+    gzip_files_.ops.LWS_FOP_OPEN = [](const lws_plat_file_ops* fops, const char* filename, const char* vpath,
+                                      lws_fop_flags_t* flags) -> lws_fop_fd_t {
+      const auto* self = reinterpret_cast<const GzipFiles*>(fops);
+      if (*flags & LWS_FOP_FLAG_COMPR_ACCEPTABLE_GZIP) {
+        const std::string gz = std::string(filename) + ".gz";
+        char real[PATH_MAX];
+        lws_fop_flags_t gz_flags = *flags;
+        if (realpath(gz.c_str(), real) == nullptr || std::string_view(real).rfind(self->root + "/", 0) != 0) {
+          // none, or a link out of the web root (not followed, as for the plain files)
+        } else if (lws_fop_fd_t fd = self->plain->LWS_FOP_OPEN(fops, real, vpath, &gz_flags)) {
+          *flags = gz_flags | LWS_FOP_FLAG_COMPR_IS_GZIP;
+          fd->flags = *flags;  // what the response's headers are written from
+          return fd;
+        }
+      }
+      return self->plain->LWS_FOP_OPEN(fops, filename, vpath, flags);
+    };
+    lws_set_fops(context_, &gzip_files_.ops);
+  }
   lws_vhost* vhost = lws_get_vhost_by_name(context_, "default");
   const int port = vhost ? lws_get_vhost_listen_port(vhost) : -1;
   if (port <= 0) return fail("the WebSocket door did not open a port");

@@ -265,6 +265,13 @@ class WsDoor final : public Transport {
   lws_protocols protocols_[2]{};
   lws_http_mount mount_{};
   lws_protocol_vhost_options wasm_type_{}, js_type_{};
+  // The page's files as libwebsockets reads them: its own file operations, except that a browser
+  // that takes gzip gets FILE.gz where the web root has one (web/CMakeLists.txt writes them).
+  struct GzipFiles {
+    lws_plat_file_ops ops;                 // first: libwebsockets hands these back to open()
+    const lws_plat_file_ops* plain = nullptr;
+    std::string root;  // the web root's real path: a .gz that resolves outside it is not opened
+  } gzip_files_{};
 };
 
 }  // namespace ws
