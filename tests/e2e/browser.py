@@ -2,7 +2,7 @@
 """Plays a lockstep-web page in headless Chromium, driven through the DevTools protocol.
 
   browser.py URL --out RESULT.json [--screenshot PNG] [--timeout S] [--keys KEYS]
-             [--bench TICKS] [--reload-at TICK]
+             [--bench TICKS] [--reload-at TICK] [--measure-load]
 
 Opens URL in a fresh headless Chromium, waits until the page's client has ended (window.lockstep.exit
 >= 0), and writes RESULT.json: the exit code, the page's figures, its per-tick hashes (the hash log
@@ -97,6 +97,7 @@ async def run(args, port):
         screenshot_done = not args.screenshot
         keys_task = None
         reloaded = False
+        loads = []
         while True:
             state = await page.eval("window.lockstep ? JSON.stringify({exit: lockstep.exit, figures: lockstep.figures}) : null")
             state = json.loads(state) if state else None
@@ -104,6 +105,18 @@ async def run(args, port):
             tick = tick.get("tick", 0)
             if state and state["exit"] >= 0:
                 break
+            if args.measure_load and tick > 50 and len(loads) < 2:
+                # What this load cost: every file's bytes on the wire (headers too; a 304's are its
+                # headers alone) and decoded, and when the wasm was ready. The second is a reload.
+                load = await page.eval("""JSON.stringify({ready_ms: lockstep.ready_ms, files:
+                    performance.getEntriesByType("navigation").concat(performance.getEntriesByType("resource"))
+                      .filter((e) => !e.name.startsWith("ws"))
+                      .map((e) => [e.name.split("/").pop() || "/", e.transferSize, e.encodedBodySize, e.decodedBodySize])})""")
+                loads.append(json.loads(load))
+                if len(loads) == 1:
+                    await page.call("Page.reload")
+                    await asyncio.sleep(0.5)
+                continue
             if args.reload_at and not reloaded and tick > args.reload_at:
                 # A reload, as a player's: the page comes back with its sessionStorage (the rejoin secret).
                 result["reloaded_at_tick"] = tick
@@ -135,6 +148,8 @@ async def run(args, port):
         result["key_to_drawn_ms"] = await page.eval("lockstep.key_to_drawn_ms") or []
         result["own_disc"] = own_track
         result["rejoins"] = await page.eval("lockstep.rejoins") or []
+        if loads:
+            result["load"] = {"cold": loads[0], "warm": loads[1] if len(loads) > 1 else None}
         result["resumed"] = await page.eval("lockstep.resumed || false")
         result["hud"] = await page.eval("document.getElementById('hud').textContent")
         result["error"] = await page.eval("lockstep.error || null")
@@ -157,6 +172,8 @@ def main():
     ap.add_argument("--keys")
     ap.add_argument("--bench", type=int, default=0)
     ap.add_argument("--reload-at", type=int, default=0, help="reload the page once after this tick")
+    ap.add_argument("--measure-load", action="store_true",
+                    help="the bytes and time of a cold load and of a warm one (a reload), in RESULT.json's load")
     ap.add_argument("--insecure", action="store_true", help="take the server's self-signed certificate")
     args = ap.parse_args()
     chromium = shutil.which("chromium") or "/usr/bin/chromium"

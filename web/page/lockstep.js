@@ -229,6 +229,7 @@ var Module = {};
   Module.print = (t) => console.log(t);
   Module.printErr = (t) => console.log(t);
   Module.onRuntimeInitialized = function () {
+    lockstep.ready_ms = performance.now();  // the page and its wasm loaded and compiled
     if (token_error) {
       hud.textContent = "cannot join: " + token_error;
       lockstep.error = token_error;
