@@ -233,6 +233,12 @@ EMSCRIPTEN_KEEPALIVE const char* ls_figures() {
     j["ticks_per_second"] = g.first_tick_at && since_first > 0 ? (s.executed_tick() - g.first_tick) / since_first : 0.0;
     j["input_to_screen_ms"] = {{"p50", f.input_to_screen_p50_ms}, {"p99", f.input_to_screen_p99_ms}};
     j["predict"] = f.predict;
+    j["frames_clamped"] = f.frames_clamped;  // frames whose view waited at the prediction limit
+    j["rtt_ms"] = f.rtt_ms;
+    j["loss"] = f.loss;
+    j["players"] = s.players();
+    j["game"] = std::string(g.module->name);
+    j["controls"] = std::string(g.module->controls_help);
     j["mispredictions"] = f.mispredictions;
     j["frames_drawn"] = f.frames_drawn;
     j["frames_at_alpha_1"] = f.frames_clamped;

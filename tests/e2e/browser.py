@@ -90,7 +90,11 @@ async def run(args, port):
         await page.call("Runtime.enable")
         await page.call("Log.enable")
         await page.call("Page.enable")
-        await page.call("Emulation.setDeviceMetricsOverride", width=800, height=600, deviceScaleFactor=1, mobile=False)
+        width, height = (int(v) for v in args.viewport.split("x"))
+        await page.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
+                        mobile=args.mobile)
+        if args.mobile:  # a phone: touch events, a coarse pointer
+            await page.call("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
         await page.call("Page.navigate", url=args.url)
         result = {"url": args.url}
         start = time.monotonic()
@@ -98,6 +102,7 @@ async def run(args, port):
         keys_task = None
         reloaded = False
         loads = []
+        joined = False
         while True:
             state = await page.eval("window.lockstep ? JSON.stringify({exit: lockstep.exit, figures: lockstep.figures}) : null")
             state = json.loads(state) if state else None
@@ -105,6 +110,20 @@ async def run(args, port):
             tick = tick.get("tick", 0)
             if state and state["exit"] >= 0:
                 break
+            if args.join_as and not joined:
+                # The join screen: the name typed into its field, its button pressed.
+                ready = await page.eval("!!document.getElementById('name')")
+                if ready:
+                    if args.screenshot_join:
+                        shot = await page.call("Page.captureScreenshot", format="png")
+                        with open(args.screenshot_join, "wb") as f:
+                            f.write(base64.b64decode(shot["data"]))
+                    await page.eval("document.getElementById('name').focus()")
+                    await page.call("Input.insertText", text=args.join_as)
+                    await page.eval("document.querySelector('#panel button').click()")
+                    joined = True
+                await asyncio.sleep(0.2)
+                continue
             if args.measure_load and tick > 50 and len(loads) < 2:
                 # What this load cost: every file's bytes on the wire (headers too; a 304's are its
                 # headers alone) and decoded, and when the wasm was ready. The second is a reload.
@@ -152,6 +171,11 @@ async def run(args, port):
             result["load"] = {"cold": loads[0], "warm": loads[1] if len(loads) > 1 else None}
         result["resumed"] = await page.eval("lockstep.resumed || false")
         result["hud"] = await page.eval("document.getElementById('hud').textContent")
+        result["panel"] = await page.eval("document.getElementById('panel').hidden ? null : document.getElementById('panel').textContent")
+        if args.screenshot_end:
+            shot = await page.call("Page.captureScreenshot", format="png")
+            with open(args.screenshot_end, "wb") as f:
+                f.write(base64.b64decode(shot["data"]))
         result["error"] = await page.eval("lockstep.error || null")
         if args.bench:
             result["bench"] = await page.eval(f"JSON.stringify(lockstep.bench({args.bench}))")
@@ -172,6 +196,11 @@ def main():
     ap.add_argument("--keys")
     ap.add_argument("--bench", type=int, default=0)
     ap.add_argument("--reload-at", type=int, default=0, help="reload the page once after this tick")
+    ap.add_argument("--viewport", default="800x600", help="the page's size, WxH")
+    ap.add_argument("--mobile", action="store_true", help="as a phone: touch, a coarse pointer")
+    ap.add_argument("--join-as", help="the page opens on its join screen: type this name and join")
+    ap.add_argument("--screenshot-join", help="the join screen, before the name is typed")
+    ap.add_argument("--screenshot-end", help="the page once the session ended (its end screen)")
     ap.add_argument("--measure-load", action="store_true",
                     help="the bytes and time of a cold load and of a warm one (a reload), in RESULT.json's load")
     ap.add_argument("--insecure", action="store_true", help="take the server's self-signed certificate")

@@ -257,6 +257,42 @@ PY
 # figure, 0.0 ms in a bot's session and a frame short with keys).
 json_check "$WORK/desync/page.json" '__import__("re").search(r"key to screen [0-9.]+ ms", d["hud"])' \
   "the page does not show its key to screen figure: $(json_get "$WORK/desync/page.json" 'd["hud"]')"
+# 5. A player's page on a phone (390x844, touch): no name in the address, so it opens on its join
+#    screen; the name typed there joins; the status overlay shows the round trip, the players and
+#    the prediction; the touch controls fill the space under the world; the session's end is said
+#    on an end screen. Screenshots of each (SHOTS_DIR keeps them, as docs/ has them).
+P=$WORK/phone; mkdir -p "$P"; PP=$((PORT + 12))
+"$BIN/lockstep-server" --port "$PP" --bind 127.0.0.1 --players 2 --ticks 500 --websocket-port $((PP + 1)) \
+    --web-root "$WEB" --hash-log "$P/server.log" --summary "$P/server.json" 2>"$P/server.err" &
+PS=$!; PIDS+=($PS)
+sleep 0.3
+"$BIN/lockstep-client" --connect "127.0.0.1:$PP" --name native --bot 2 --hash-log "$P/native.log" 2>"$P/native.err" &
+PIDS+=($!)
+/usr/bin/python3 "$HERE/browser.py" "http://127.0.0.1:$((PP + 1))/" --viewport 390x844 --mobile --join-as carol \
+    --screenshot-join "$P/join.png" --screenshot "$P/play.png" --screenshot-at 250 --screenshot-end "$P/end.png" \
+    --out "$P/page.json" --timeout 60 >/dev/null 2>"$P/browser.err" || { cat "$P/browser.err"; fail "phone: browser.py failed"; }
+wait $PS || fail "phone: the server exited $?"
+json_check "$P/page.json" 'd["exit"] == 0 and not d["errors"]' "phone: the page did not end cleanly"
+json_check "$P/server.json" '"carol" in [s["name"] for s in d["seats"]]' "phone: the name typed on the join screen is not the seat's"
+json_check "$P/page.json" '"carol" in d["hud"] and "round trip" in d["hud"] and "2 players" in d["hud"] and "prediction" in d["hud"]' "phone: the status overlay: $(json_get "$P/page.json" 'd["hud"]')"
+json_check "$P/page.json" 'd["panel"] and "The session is over" in d["panel"] and "reached the last tick 500" in d["panel"]' "phone: the end screen: $(json_get "$P/page.json" 'd["panel"]')"
+python3 - "$P" "$HERE" <<'PY' || fail "phone: the screenshots"
+import sys
+sys.path.insert(0, sys.argv[2])
+import page_png as png
+d = sys.argv[1]
+for name in ("join", "play", "end"):
+    rows = list(png.rgb_rows(f"{d}/{name}.png"))
+    assert len(rows) == 844 and len(rows[0]) == 390, (name, len(rows), len(rows[0]))
+play = list(png.rgb_rows(f"{d}/play.png"))
+# The world in the upper part, the touch controls' buttons (their border colour) in the lower third.
+lower = sum(row.count((90, 95, 110)) for row in play[560:])
+drawn = sum(1 for row in play[60:450] for px in row if px != (20, 22, 28))
+print(f"phone screenshot: {drawn} pixels drawn in the world's part, {lower} of the controls' borders below it")
+assert drawn > 2000 and lower > 200, (drawn, lower)
+PY
+[ -n "${SHOTS_DIR:-}" ] && cp "$P/join.png" "$P/play.png" "$P/end.png" "$SHOTS_DIR/"
+echo "ok: a phone's page: joined from its join screen as carol, status overlay, touch controls, end screen"
 # The page's own key to screen (key event to the end of the first frame drawn after it): printed,
 # a figure, not a bound (a headless browser's frames are not a display's).
 echo "ok: key to drawn frame (page), ms: $(json_get "$D/page.json" 'sorted(d["key_to_drawn_ms"])')"

@@ -10,7 +10,8 @@
 // server no longer knows (its session is another one) is dropped and the page joins afresh once.
 //
 // Address options (?name=alice&predict=8&bot=7&sim=arena&desync=250):
-//   name     the player's name (default "web")
+//   name     the player's name; without it (and without bot) the page opens on a join screen
+//            that asks for it (remembered in localStorage)
 //   sim      the game: a built-in one by name; default the page's own (the team's module built
 //            into this page's wasm: web/CMakeLists.txt, LOCKSTEP_LINKED_MODULES), else "arena"
 //   predict  ticks of prediction (default 24: a 240 ms round trip; 0: off)  bot      play with the game's bot and this seed
@@ -18,6 +19,8 @@
 //   slow_at, slow_for  test hook: from this tick, serve the session once a second for this many
 //            seconds, as a hidden tab's throttled timer does (no animation frames), then resume
 //   ws       HOST:PORT of the WebSocket door (default: where the page came from)
+//   touch    1: show the touch controls on any screen (they show by themselves on a touch screen)
+// Keys, touch buttons and the first gamepad (stick or pad, and its first button) all steer.
 // and in the fragment, never sent to a server over HTTP: #token=BASE64, the player's connect token
 // (lockstep-token mint --format base64), for a server that admits only token holders.
 "use strict";
@@ -29,7 +32,7 @@ var Module = {};
   const options = {
     host: door[0] || "127.0.0.1",
     port: Number(door[1] || (secure ? 443 : 80)),
-    name: q.get("name") || "web",
+    name: q.get("name") || "",
     sim: q.get("sim") || "",
     predict: q.has("predict") ? Number(q.get("predict")) : 24,
     bot: Number(q.get("bot") || 0),
@@ -96,7 +99,9 @@ var Module = {};
     ctx.fillRect(0, 0, w, h);
     const ww = Module._ls_world_width(), wh = Module._ls_world_height();
     if (!(ww > 0 && wh > 0)) return;
-    const scale = Math.min(w / ww, h / wh), ox = (w - ww * scale) / 2, oy = (h - wh * scale) / 2;
+    // The world between the status overlay (top) and the keys' line or the touch controls (bottom).
+    const top = 58 * dpr, bottom = (touch_shown ? 190 : 26) * dpr, free = Math.max(h - top - bottom, h / 3);
+    const scale = Math.min(w / ww, free / wh), ox = (w - ww * scale) / 2, oy = top + (free - wh * scale) / 2;
     ctx.strokeStyle = "#5a5f6e";
     ctx.strokeRect(ox, oy, ww * scale, wh * scale);
     const n = Module._ls_shape_count();
@@ -124,9 +129,91 @@ var Module = {};
     }
   }
 
+  const keys_line = document.getElementById("keys");
+  const panel = document.getElementById("panel");
+  const controls = document.getElementById("controls");
+  const touch_shown = q.get("touch") === "1" || matchMedia("(pointer: coarse)").matches;
+  controls.hidden = !touch_shown;
+  // The prediction held at its limit: frames whose view waited for confirmed frames since the last
+  // look (the round trip is longer than the prediction covers).
+  let clamped_before = 0, held_at_limit = false;
+  // The status overlay: who, where, the connection as measured all along, and the prediction.
+  function status_lines(f, code) {
+    held_at_limit = f.frames_clamped > clamped_before;
+    clamped_before = f.frames_clamped;
+    const keys = lockstep.key_to_drawn_ms.slice(-64).sort((x, y) => x - y);
+    const key_ms = keys.length ? keys[Math.floor(keys.length / 2)].toFixed(1) + " ms" : "-";
+    const line1 = `${options.name}  ${f.game}  tick ${f.tick}  ${f.ticks_per_second.toFixed(1)} ticks/s  ` +
+      `${f.players} players  round trip ${f.rtt_ms} ms  loss ${(100 * f.loss).toFixed(1)} %`;
+    const predict = document.createElement("span");
+    predict.textContent = f.predict ? `prediction ${f.predict} ticks` + (held_at_limit ? " (held at its limit)" : "") : "no prediction";
+    if (held_at_limit) predict.className = "warn";
+    const rest = `  key to screen ${key_ms}  input to screen ${f.input_to_screen_ms.p50.toFixed(1)} ms  hash ${f.hash}` +
+      (f.desynced ? "  DESYNCED" : "") + (code >= 0 ? `\n${f.end_message}` : "");
+    return [line1 + "\n", predict, rest];
+  }
+  // The panel: the join screen, and what ended the session, in words.
+  function show_panel(title, lines, button, on_button, input) {
+    const box = document.createElement(input ? "form" : "div");
+    box.className = "box";
+    const h = document.createElement("h1");
+    h.textContent = title;
+    box.append(h);
+    for (const l of lines) {
+      const p = document.createElement("div");
+      p.textContent = l.text || l;
+      if (l.error) p.className = "error";
+      box.append(p);
+    }
+    if (input) box.append(input, document.createElement("br"));
+    if (button) {
+      const b = document.createElement("button");
+      b.textContent = button;
+      b.type = input ? "submit" : "button";
+      if (!input) b.onclick = on_button;
+      box.append(b);
+    }
+    if (input) box.onsubmit = (e) => { e.preventDefault(); on_button(); };
+    panel.replaceChildren(box);
+    panel.hidden = false;
+  }
+  function show_end(code) {
+    const f = lockstep.figures || {};
+    const title = code === 0 ? "The session is over" : f.desynced ? "This player's game diverged" : "The session ended";
+    const lines = [f.end_message || lockstep.error || lockstep.last_error || "", `tick ${f.tick || 0}` + (f.hash ? `, state ${f.hash}` : "")];
+    if (code !== 0) lines[0] = { text: lines[0], error: true };
+    show_panel(title, lines, "Play again", () => location.reload());
+  }
+  // Touch and pointer: each button holds its key while pressed.
+  for (const b of controls.querySelectorAll("button")) {
+    const k = Number(b.dataset.key);
+    const down = (e) => { e.preventDefault(); b.setPointerCapture(e.pointerId); b.classList.add("held"); press(k, true, e.timeStamp); };
+    const up = (e) => { e.preventDefault(); b.classList.remove("held"); press(k, false); };
+    b.addEventListener("pointerdown", down);
+    b.addEventListener("pointerup", up);
+    b.addEventListener("pointercancel", up);
+  }
+  // The first gamepad, read every frame: its stick or pad steers, its first button is the action.
+  const pad_held = new Map();
+  function poll_gamepad() {
+    const pads = navigator.getGamepads ? navigator.getGamepads() : [];
+    const pad = pads && Array.from(pads).find((p) => p && p.connected);
+    if (!pad) return;
+    const b = (i) => pad.buttons[i] && pad.buttons[i].pressed;
+    const x = pad.axes[0] || 0, y = pad.axes[1] || 0;
+    const want = [y < -0.5 || b(12), y > 0.5 || b(13), x < -0.5 || b(14), x > 0.5 || b(15), b(0)];
+    want.forEach((on, k) => { if (!!pad_held.get(k) !== on) { pad_held.set(k, on); press(k, on, performance.now()); } });
+  }
+  function press(k, held, when) {
+    if (!Module._ls_key) return;
+    Module._ls_key(k, held ? 1 : 0);
+    if (held && when !== undefined) keys_waiting.push(when);
+  }
+
   let last_hud = 0;
   function frame() {
     if (waiting) return false;
+    poll_gamepad();
     const code = Module._ls_frame();
     lockstep.frames++;
     draw();
@@ -140,13 +227,9 @@ var Module = {};
       last_hud = now;
       const figures = JSON.parse(Module.UTF8ToString(Module._ls_figures()));
       lockstep.figures = figures;
-      // Key to screen as the page measured it (the last 64 keys' median; "-" before the first
-      // key), beside the library's sampling-to-presentation figure.
-      const keys = lockstep.key_to_drawn_ms.slice(-64).sort((x, y) => x - y);
-      const key_ms = keys.length ? keys[Math.floor(keys.length / 2)].toFixed(1) + " ms" : "-";
-      hud.textContent = `${options.name}  tick ${figures.tick}  ${figures.ticks_per_second.toFixed(1)} ticks/s  ` +
-        `key to screen ${key_ms}  input to screen ${figures.input_to_screen_ms.p50.toFixed(1)} ms  hash ${figures.hash}` +
-        (figures.desynced ? "  DESYNCED" : "") + (code >= 0 ? `\n${figures.end_message}` : "");
+      hud.replaceChildren(...status_lines(figures, code));
+      keys_line.textContent = figures.controls ? `${figures.game}: ${figures.controls}` +
+        (touch_shown ? "" : "  (a gamepad's stick and first button work too)") : "";
     }
     if (code < 0) {
       if (!joined_with || retry) {  // the welcome's secret, once, for a reload or a rejoin
@@ -191,6 +274,7 @@ var Module = {};
       return false;
     }
     lockstep.exit = code;
+    show_end(code);
     return false;
   }
   function animate() {
@@ -222,20 +306,59 @@ var Module = {};
       ["string", "number", "number", "string", "string", "number", "number", "number", "array", "number", "string"],
       [options.host, options.port, secure ? 1 : 0, options.name, options.sim, options.predict, options.bot,
        secret ? 0 : options.desync, token, token.length, secret]);
-    if (code !== 0) { hud.textContent = "cannot start: see the console"; lockstep.exit = code; return false; }
+    if (code !== 0) {
+      hud.textContent = "cannot start: " + (lockstep.last_error || "see the console");
+      lockstep.exit = code;
+      show_end(code);
+      return false;
+    }
     return true;
   }
 
+  // The client's log lines go to the console; its last error is what the page says when it ends.
   Module.print = (t) => console.log(t);
-  Module.printErr = (t) => console.log(t);
+  Module.printErr = (t) => {
+    console.log(t);
+    const m = /(?:error|warn): (.*)$/.exec(t);
+    if (m && / error: /.test(" " + t)) lockstep.last_error = m[1];
+  };
+  // The join screen: the player's name (remembered), the server the page came from or ?ws= names.
+  function ask_name(then) {
+    const input = document.createElement("input");
+    input.id = "name";
+    input.maxLength = 32;
+    input.autocomplete = "nickname";
+    try { input.value = localStorage.getItem("lockstep.name") || ""; } catch (e) { /* storage off */ }
+    input.placeholder = "your name";
+    show_panel("Join the game", [`server ${options.host}:${options.port}` + (token.length ? ", with your connect token" : ""),
+      "Your name:"], "Join", () => {
+      const name = input.value.trim().replace(/[^\x20-\x7e]/g, "").slice(0, 32);
+      if (!name) { input.focus(); return; }
+      try { localStorage.setItem("lockstep.name", name); } catch (e) { /* storage off */ }
+      options.name = name;
+      panel.hidden = true;
+      then();
+    }, input);
+    input.focus();
+  }
   Module.onRuntimeInitialized = function () {
     lockstep.ready_ms = performance.now();  // the page and its wasm loaded and compiled
     if (token_error) {
       hud.textContent = "cannot join: " + token_error;
       lockstep.error = token_error;
       lockstep.exit = 2;
+      show_end(2);
       return;
     }
+    if (!options.name && !options.bot) {
+      hud.textContent = "";
+      ask_name(begin);
+      return;
+    }
+    if (!options.name) options.name = "web";
+    begin();
+  };
+  function begin() {
     const secret = stored();
     lockstep.resumed = secret !== "";  // a reload: back into the seat this tab had
     if (!start(secret)) return;
@@ -251,5 +374,5 @@ var Module = {};
     addEventListener("pagehide", () => Module._ls_leave());
     requestAnimationFrame(animate);
     setTimeout(keep_served, 100);
-  };
+  }
 })();
