@@ -233,7 +233,11 @@ EMSCRIPTEN_KEEPALIVE const char* ls_figures() {
     j["ticks_per_second"] = g.first_tick_at && since_first > 0 ? (s.executed_tick() - g.first_tick) / since_first : 0.0;
     j["input_to_screen_ms"] = {{"p50", f.input_to_screen_p50_ms}, {"p99", f.input_to_screen_p99_ms}};
     j["predict"] = f.predict;
-    j["frames_clamped"] = f.frames_clamped;  // frames whose view waited at the prediction limit
+    // How far the predicted world runs ahead of the verified one now: the round trip's worth of
+    // this player's sampled inputs, up to the limit (predict).
+    j["predicted_ahead"] = g.client->predicted() && g.client->predicted()->tick() > s.executed_tick()
+                               ? g.client->predicted()->tick() - s.executed_tick()
+                               : 0;
     j["rtt_ms"] = f.rtt_ms;
     j["loss"] = f.loss;
     j["players"] = s.players();

@@ -106,8 +106,13 @@ async def run(args, port):
         while True:
             state = await page.eval("window.lockstep ? JSON.stringify({exit: lockstep.exit, figures: lockstep.figures}) : null")
             state = json.loads(state) if state else None
-            tick = (state or {}).get("figures") or {}
-            tick = tick.get("tick", 0)
+            figures = (state or {}).get("figures") or {}
+            tick = figures.get("tick", 0)
+            # How far the prediction ran ahead (it follows the round trip), and whether the page
+            # ever said it was held at its limit.
+            result["predicted_ahead_max"] = max(result.get("predicted_ahead_max", 0), figures.get("predicted_ahead", 0))
+            if figures and not result.get("held_said"):
+                result["held_said"] = "held at its limit" in (await page.eval("document.getElementById('hud').textContent") or "")
             if state and state["exit"] >= 0:
                 break
             if args.join_as and not joined:

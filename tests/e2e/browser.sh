@@ -89,6 +89,10 @@ D=$WORK/play
 json_check "$D/page.json" 'd["exit"] == 0' "the browser's client ended cleanly"
 json_check "$D/page.json" 'not d["errors"]' "the page had no errors"
 json_check "$D/page.json" 'd["slowed"]["at_tick"] >= 600 and d["slowed"]["frames"] >= 3' "the tab ran at 1 fps for 3 s"
+# The prediction follows the round trip (40 ms each way): well past a loopback's few ticks, well
+# under its limit of 64, and never said to be held there.
+json_check "$D/page.json" '8 <= d["predicted_ahead_max"] < 64 and not d["held_said"]' \
+  "the prediction did not follow the round trip: $(json_get "$D/page.json" 'd["predicted_ahead_max"], d["held_said"]')"
 [ "$(wc -l <"$D/server.log")" = 1500 ] || fail "play: the server's hash log is not 1500 ticks"
 cmp -s "$D/server.log" "$D/page.log" || fail "play: the browser's hash log differs from the server's"
 for n in bot1 bot2 native; do cmp -s "$D/server.log" "$D/$n.log" || fail "play: $n's hash log differs"; done
@@ -161,7 +165,7 @@ for i in 1 2; do
   "$BIN/lockstep-client" --connect "127.0.0.1:$RP" --name "bot$i" --bot "$i" --hash-log "$J/bot$i.log" 2>"$J/bot$i.err" &
   PIDS+=($!)
 done
-/usr/bin/python3 "$HERE/browser.py" "http://127.0.0.1:$((RP + 2))/?name=web&bot=9" --reload-at 300 --out "$J/page.json" \
+/usr/bin/python3 "$HERE/browser.py" "http://127.0.0.1:$((RP + 2))/?name=web&bot=9&predict=2" --reload-at 300 --out "$J/page.json" \
     --timeout 120 >/dev/null 2>"$J/browser.err" &
 RB=$!; PIDS+=($RB)
 for _ in $(seq 1200); do [ "$(wc -l <"$J/server.log" 2>/dev/null || echo 0)" -ge 800 ] && break; sleep 0.05; done
@@ -176,6 +180,8 @@ kill -INT $RN 2>/dev/null; wait $RN 2>/dev/null
 json_check "$J/page.json" 'd["exit"] == 0 and all("WebSocket connection" in e and "REFUSED" in e for e in d["errors"])' \
   "rejoin: the page did not end cleanly: $(json_get "$J/page.json" 'd["hud"], d["errors"]')"
 json_check "$J/page.json" 'd["resumed"] and d["reloaded_at_tick"] > 300' "rejoin: the reloaded page did not start from its stored secret"
+# Its prediction limited to 2 ticks at 20 ms each way: the page says it is held at its limit.
+json_check "$J/page.json" 'd["held_said"] and d["predicted_ahead_max"] == 2' "rejoin: the page did not say its prediction was held at its limit"
 json_check "$J/page.json" 'len(d["rejoins"]) >= 1 and d["rejoins"][0]["attempt"] >= 1' "rejoin: the page did not rejoin after the cut: $(json_get "$J/page.json" 'd["rejoins"]')"
 json_check "$J/server.json" 'd["joins_running"] >= 2 and d["desyncs"] == [] and len(d["seats"]) == 3' \
   "rejoin: the server did not take the page back into its seat twice: joins_running $(json_get "$J/server.json" 'd["joins_running"]')"

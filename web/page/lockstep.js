@@ -14,7 +14,9 @@
 //            that asks for it (remembered in localStorage)
 //   sim      the game: a built-in one by name; default the page's own (the team's module built
 //            into this page's wasm: web/CMakeLists.txt, LOCKSTEP_LINKED_MODULES), else "arena"
-//   predict  ticks of prediction (default 24: a 240 ms round trip; 0: off)  bot      play with the game's bot and this seed
+//   predict  the prediction's limit in ticks (default 64: a 640 ms round trip; 0: off); within it
+//            the prediction follows the round trip
+//   bot      play with the game's bot and this seed
 //   desync   test hook: perturb this client's state after this tick
 //   slow_at, slow_for  test hook: from this tick, serve the session once a second for this many
 //            seconds, as a hidden tab's throttled timer does (no animation frames), then resume
@@ -34,7 +36,10 @@ var Module = {};
     port: Number(door[1] || (secure ? 443 : 80)),
     name: q.get("name") || "",
     sim: q.get("sim") || "",
-    predict: q.has("predict") ? Number(q.get("predict")) : 24,
+    // The limit of prediction; within it the predicted world runs as far ahead as this player's
+    // inputs are sampled ahead of the confirmed frames, which follows the round trip (64 ticks
+    // covers 640 ms, and the library lowers it when the steps do not fit a frame).
+    predict: q.has("predict") ? Number(q.get("predict")) : 64,
     bot: Number(q.get("bot") || 0),
     desync: Number(q.get("desync") || 0),
     slow_at: Number(q.get("slow_at") || 0),
@@ -134,19 +139,18 @@ var Module = {};
   const controls = document.getElementById("controls");
   const touch_shown = q.get("touch") === "1" || matchMedia("(pointer: coarse)").matches;
   controls.hidden = !touch_shown;
-  // The prediction held at its limit: frames whose view waited for confirmed frames since the last
-  // look (the round trip is longer than the prediction covers).
-  let clamped_before = 0, held_at_limit = false;
+  // The prediction held at its limit: the predicted world as far ahead as it may go (the round
+  // trip is longer than the limit covers, and the view waits for confirmed frames).
   // The status overlay: who, where, the connection as measured all along, and the prediction.
   function status_lines(f, code) {
-    held_at_limit = f.frames_clamped > clamped_before;
-    clamped_before = f.frames_clamped;
+    const held_at_limit = f.predict > 0 && f.predicted_ahead >= f.predict;
     const keys = lockstep.key_to_drawn_ms.slice(-64).sort((x, y) => x - y);
     const key_ms = keys.length ? keys[Math.floor(keys.length / 2)].toFixed(1) + " ms" : "-";
     const line1 = `${options.name}  ${f.game}  tick ${f.tick}  ${f.ticks_per_second.toFixed(1)} ticks/s  ` +
       `${f.players} players  round trip ${f.rtt_ms} ms  loss ${(100 * f.loss).toFixed(1)} %`;
     const predict = document.createElement("span");
-    predict.textContent = f.predict ? `prediction ${f.predict} ticks` + (held_at_limit ? " (held at its limit)" : "") : "no prediction";
+    predict.textContent = f.predict ? `prediction ${f.predicted_ahead} ticks ahead (limit ${f.predict})` +
+      (held_at_limit ? ", held at its limit" : "") : "no prediction";
     if (held_at_limit) predict.className = "warn";
     const rest = `  key to screen ${key_ms}  input to screen ${f.input_to_screen_ms.p50.toFixed(1)} ms  hash ${f.hash}` +
       (f.desynced ? "  DESYNCED" : "") + (code >= 0 ? `\n${f.end_message}` : "");
