@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "lockstep/state_hash.hpp"
 
@@ -291,6 +292,9 @@ Json report_json(const DesyncReport& r) {
 std::string write_report(const DesyncReport& r, const std::string& dir, std::string* error) {
   const std::string path = (dir.empty() ? std::string(".") : dir) + "/desync-" + std::to_string(r.tick) + "-" +
                            std::to_string(r.slot) + ".json";
+  // A folder of its own (a session of several in one process) is made with its first report.
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) {
     if (error) *error = "cannot write " + path + ": " + std::strerror(errno);

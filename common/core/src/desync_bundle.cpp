@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -89,6 +90,8 @@ bool write_bundle(const std::string& path, const DesyncBundle& b, std::string* e
   w.u64(hash_bytes({fbb.GetBufferPointer(), fbb.GetSize()}));
   // Written beside and renamed, so a reader never sees half a bundle.
   const std::string tmp = path + ".part";
+  std::error_code ec;  // a folder of its own is made with its first file, as write_report does
+  std::filesystem::create_directories(std::filesystem::path(tmp).parent_path(), ec);
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) {
     if (error) *error = "cannot write " + tmp + ": " + std::strerror(errno);

@@ -22,6 +22,7 @@ void* g_sink_user = nullptr;
 thread_local std::int64_t t_tick = -1;
 thread_local int t_slot = -1;
 thread_local const char* t_event = nullptr;
+thread_local const std::string* t_session = nullptr;  // a LogSessionScope's, over g_session
 
 const char* const kLevelNames[] = {"debug", "info", "warn", "error"};
 
@@ -46,7 +47,8 @@ std::string json_line(LogLevel level, std::string_view kind, const char* line) {
   j["time"] = when;
   j["level"] = kLevelNames[static_cast<int>(level)];
   j["program"] = g_program;
-  j["session"] = g_session.empty() ? Json(nullptr) : Json(g_session);
+  const std::string& session = t_session ? *t_session : g_session;
+  j["session"] = session.empty() ? Json(nullptr) : Json(session);
   j["tick"] = t_tick < 0 ? Json(nullptr) : Json(t_tick);
   j["slot"] = t_slot < 0 ? Json(nullptr) : Json(t_slot);
   j["event"] = t_event ? std::string(t_event) : kind.empty() ? std::string("log") : std::string(kind);
@@ -64,7 +66,10 @@ void vlog(LogLevel level, const char* file, const char* fmt, va_list args) {
     std::fwrite(text.data(), 1, text.size(), stderr);
     return;
   }
-  std::fprintf(stderr, "%s: %s: %s\n", g_program, kLevelNames[static_cast<int>(level)], line);
+  if (t_session)
+    std::fprintf(stderr, "%s: %s: session %s: %s\n", g_program, kLevelNames[static_cast<int>(level)], t_session->c_str(), line);
+  else
+    std::fprintf(stderr, "%s: %s: %s\n", g_program, kLevelNames[static_cast<int>(level)], line);
 }
 }  // namespace
 
@@ -81,6 +86,9 @@ void log_setup(const char* program, LogLevel level) {
 void set_log_format(LogFormat format) { g_format = format; }
 void set_log_session(const std::string& id) { g_session = id; }
 void set_log_tick(std::uint32_t tick) { t_tick = tick; }
+
+LogSessionScope::LogSessionScope(const std::string& id) : previous_(t_session) { t_session = &id; }
+LogSessionScope::~LogSessionScope() { t_session = previous_; }
 
 LogScope::LogScope(int slot, const char* event) : slot_(t_slot), event_(t_event) {
   t_slot = slot;

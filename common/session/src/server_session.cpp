@@ -329,16 +329,18 @@ void ServerSession::Impl::begin(std::int64_t now) {
   const std::int64_t start_delay =
       std::clamp(longest + longest / 4 + 50'000'000 - std::int64_t{cfg.input_delay} * kTickNs, cfg.start_delay_ns,
                  std::max(cfg.start_delay_ns, kMaxStartDelayNs));
-  pacer.start(now + start_delay + kTickNs);  // tick 0's deadline is now + start_delay; the first deadline is tick 1's
+  std::int64_t tick0 = now + start_delay;
+  if (cfg.tick_phase_ns >= 0) tick0 += ((cfg.tick_phase_ns - tick0) % kTickNs + kTickNs) % kTickNs;
+  pacer.start(tick0 + kTickNs);  // the first deadline is tick 1's
   first_input_tick = std::max<Tick>(1, cfg.input_delay);
   for (Slot& s : slots) {
     s.present = s.taken;
-    s.last_heard = now + start_delay;
+    s.last_heard = tick0;
   }
   for (auto& [id, p] : peers)
     if (p.role != Role::Pending) send_start(p, now);
   LOCKSTEP_LOG_INFO("session starting in %lld ms: %u players, input delay %u, %s",
-                    static_cast<long long>(start_delay / 1'000'000), cfg.players, cfg.input_delay,
+                    static_cast<long long>((tick0 - now) / 1'000'000), cfg.players, cfg.input_delay,
                     cfg.last_tick ? ("until tick " + std::to_string(cfg.last_tick)).c_str() : "until stopped");
 }
 

@@ -34,6 +34,7 @@ std::unique_ptr<ServerSession> ServerSession::create_on(Network& network, const 
   if (config.players < 1 || config.players > static_cast<std::uint32_t>(kMaxPlayers))
     return fail(ErrorKind::Usage, "players must be 1..32", "players");
   if (config.input_delay > protocol::kMaxInputDelay) return fail(ErrorKind::Usage, "input_delay must be 0..50", "input_delay");
+  if (config.tick_phase_ns >= kTickNs) return fail(ErrorKind::Usage, "tick_phase_ns must be below a tick (10 ms)", "tick_phase_ns");
   if (config.send_every < 1 || config.send_every > protocol::kMaxSendEvery)
     return fail(ErrorKind::Usage, "send_every must be 1..5", "send_every");
   if (config.input_delay + config.send_every - 1 > protocol::kMaxInputDelay)

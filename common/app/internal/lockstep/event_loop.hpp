@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "lockstep/pacer.hpp"
 
@@ -31,5 +32,12 @@ struct Wake {
 /// waits end: the default spins the last stretch for precision; sleep_only() never spins.
 void run_event_loop(int fd, const std::function<Wake(std::int64_t)>& update, const std::function<bool()>& done,
                     PacerConfig pacing = {});
+
+/// Runs several loops on one thread (a server hosting several sessions): `update(i, now)` runs loop
+/// i when its Wake is due or, if it asked, when fds[i] became readable; `done(i)` ends loop i.
+/// Returns when every loop is done. One wait serves them all (epoll, to the nanosecond), so N
+/// sessions cost one wake per distinct deadline, not N processes' wakes and switches. Nothing spins.
+void run_event_loops(const std::vector<int>& fds, const std::function<Wake(std::size_t, std::int64_t)>& update,
+                     const std::function<bool(std::size_t)>& done);
 
 }  // namespace lockstep

@@ -44,6 +44,19 @@ class LOCKSTEP_API LogScope {
   int slot_;
   const char* event_;
 };
+/// Within its scope, this thread's lines belong to session `id` in place of set_log_session()'s:
+/// JSON lines name it, text lines begin with "session ID: " (a server hosting several sessions on
+/// one thread, lockstep-server --sessions). `id` must outlive the scope.
+class LOCKSTEP_API LogSessionScope {
+ public:
+  explicit LogSessionScope(const std::string& id);
+  ~LogSessionScope();
+  LogSessionScope(const LogSessionScope&) = delete;
+  LogSessionScope& operator=(const LogSessionScope&) = delete;
+
+ private:
+  const std::string* previous_;
+};
 /// log() from a source file, whose name (without folder, extension or "server_") is the line's
 /// event kind in the JSON format unless a LogScope names one. The LOCKSTEP_LOG_ macros call it.
 LOCKSTEP_API void log_from(LogLevel level, const char* file, const char* fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -65,6 +65,11 @@ struct LOCKSTEP_API ServerConfig {
   std::int64_t input_grace_ns = 20'000'000;
   std::int64_t start_delay_ns = 200'000'000;   ///< from "everyone is in" to tick 0's deadline, at least
                                                ///< (more when a player's join round trip needs it)
+  /// When 0 or more: every tick's deadline falls this many nanoseconds into a 10 ms period of the
+  /// monotonic clock (tick 0 waits up to a tick more for it). A process hosting several sessions
+  /// gives them phases apart, so that their ticks do not all fall due at once. -1: wherever the
+  /// start puts them.
+  std::int64_t tick_phase_ns = -1;
   std::int64_t drain_timeout_ns = 3'000'000'000;  ///< after the last tick, wait this long for final hashes
   /// After the session's end is sent, wait this long for every peer to take it (ENet resends it
   /// until acknowledged; at 10 % loss a 1 s wait left one client in a few hundred without it).

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# One lockstep-server process hosting three relay-mode sessions on one thread (--sessions 3), as
+# an operator packs matches on a core:
+# - session 0: three bots, each through its own lockstep-netsim relay at 40 ms +- 10 ms one way
+#   with 2 % loss: every settled hash equals every player's, to the last tick;
+# - session 1: three bots on loopback, one perturbed at tick 200: it is named by the majority and
+#   resynced, its report lands in session 1's own folder, and nobody else hears of it;
+# - session 2: three bots, one killed midway: its seat is vacated, the other two play on to the end.
+# Each session writes its own hash log, summary and recording ({session} in the paths), and its
+# log lines name it. The process exits with the first session's outcome that is not 0 (3: the
+# desync). The usage errors of --sessions are refused first.
+source "$(dirname "$0")/lib.sh" "$1"
+E2E_TIMEOUT=100
+TICKS=800
+"$BIN/lockstep-synctest" --describe >"$WORK/game.json" 2>"$WORK/describe.err" || fail "lockstep-synctest --describe failed"
+
+# Paths one session would share with another, and the options that serve one session a process.
+"$BIN/lockstep-server" --sessions 2 --relay "$WORK/game.json" --port "$PORT" --record "$WORK/one.replay" \
+    >/dev/null 2>"$WORK/usage.err"
+[ $? = 2 ] && grep -q "{session}" "$WORK/usage.err" || fail "--record without {session} was not refused: $(cat "$WORK/usage.err")"
+"$BIN/lockstep-server" --sessions 2 --relay "$WORK/game.json" --port "$PORT" --metrics-port 0 >/dev/null 2>"$WORK/usage2.err"
+[ $? = 2 ] && grep -q "metrics-port" "$WORK/usage2.err" || fail "--metrics-port with --sessions was not refused"
+"$BIN/lockstep-server" --sessions 3 --relay "$WORK/game.json" --port 65534 >/dev/null 2>"$WORK/usage3.err"
+[ $? = 2 ] && grep -q "65535" "$WORK/usage3.err" || fail "ports past 65535 were not refused"
+
+mkdir -p "$WORK/reports"
+"$BIN/lockstep-server" --sessions 3 --relay "$WORK/game.json" --port "$PORT" --players 3 --ticks $TICKS \
+    --on-desync resync --desync-dir "$WORK/reports" --play-silence-ms 1000 --session-id host \
+    --hash-log "$WORK/settled-{session}.log" --summary "$WORK/summary-{session}.json" \
+    --record "$WORK/session-{session}.replay" 2>"$WORK/server.err" &
+S=$!; PIDS+=($S)
+for i in 1 2 3; do
+  "$BIN/lockstep-netsim" --listen $((PORT + 4 + i)) --forward "127.0.0.1:$PORT" --delay 40 --jitter 10 --loss 2 --seed $i \
+      2>"$WORK/netsim$i.err" &
+  PIDS+=($!)
+done
+sleep 0.3
+bot() {  # bot NAME PORT SEED [options]: its hash log in $WORK/NAME.log
+  local name=$1 port=$2 seed=$3
+  shift 3
+  "$BIN/lockstep-client" --connect "127.0.0.1:$port" --name "$name" --bot "$seed" --hash-log "$WORK/$name.log" "$@" \
+      >/dev/null 2>"$WORK/$name.err" &
+  BOT=$!; PIDS+=($BOT)
+}
+A=(); B=(); C=()
+for i in 1 2 3; do bot "a$i" $((PORT + 4 + i)) $i; A+=($BOT); done
+bot b1 $((PORT + 1)) 11; B+=($BOT)
+bot b2 $((PORT + 1)) 12; B+=($BOT)
+bot odd $((PORT + 1)) 13 --inject-desync-at 200; B+=($BOT)
+bot c1 $((PORT + 2)) 21; C+=($BOT)
+bot c2 $((PORT + 2)) 22; C+=($BOT)
+bot gone $((PORT + 2)) 23; GONE=$BOT; PIDS+=($GONE)
+# The third player of session 2 dies once play is under way (its hash log has passed tick 100).
+for _ in $(seq 200); do
+  [ "$(wc -l 2>/dev/null <"$WORK/gone.log" || echo 0)" -gt 100 ] && break
+  sleep 0.05
+done
+kill -9 $GONE
+for p in "${A[@]}"; do expect_exit "$p" 0 "session 0 player"; done
+for p in "${B[@]::2}"; do expect_exit "$p" 0 "session 1 player"; done
+expect_exit "${B[2]}" 0 "session 1's resynced player"
+for p in "${C[@]::2}"; do expect_exit "$p" 0 "session 2 player"; done
+expect_exit $S 3 "the host (session 1 saw a desync)"
+
+grep -q "hosting 3 sessions on one thread, UDP ports $PORT-$((PORT + 2))" "$WORK/server.err" || fail "the host does not say what it hosts"
+for s in 0 1 2; do
+  [ "$(wc -l <"$WORK/settled-$s.log")" = $TICKS ] || fail "session $s did not settle all $TICKS ticks"
+  json_check "$WORK/summary-$s.json" "d['session_id'] == 'host-$s' and d['host'] == {'sessions': 3, 'index': $s} and d['relay']['ticks_settled'] == $TICKS" \
+    "session $s's summary is not its own"
+  grep -q "session host-$s: done at tick $TICKS" "$WORK/server.err" || fail "session $s's lines do not name it"
+done
+for n in a1 a2 a3; do cmp "$WORK/settled-0.log" "$WORK/$n.log" || fail "session 0: $n's hashes differ from the settled ones"; done
+for n in b1 b2; do cmp "$WORK/settled-1.log" "$WORK/$n.log" || fail "session 1: $n's hashes differ from the settled ones"; done
+for n in c1 c2; do cmp "$WORK/settled-2.log" "$WORK/$n.log" || fail "session 2: $n's hashes differ from the settled ones"; done
+# The desync is session 1's alone: its report in its own folder, its resync in its summary.
+ls "$WORK"/reports/host-1/desync-200-*.json >/dev/null 2>&1 || fail "no report of tick 200 in session 1's folder: $(ls -R "$WORK/reports")"
+[ "$(ls "$WORK/reports")" = host-1 ] || fail "reports outside session 1's folder: $(ls -R "$WORK/reports")"
+json_check "$WORK/summary-1.json" 'd["resyncs"] >= 1 and len(d["desyncs"]) >= 1' "session 1 did not resync its odd player"
+json_check "$WORK/summary-0.json" 'd["resyncs"] == 0 and len(d["desyncs"]) == 0 and d["filled_inputs"] < 100' \
+  "session 0 saw a desync or lost its inputs"
+json_check "$WORK/summary-2.json" 'd["resyncs"] == 0 and len(d["desyncs"]) == 0' "session 2 saw a desync"
+grep -q "session host-2: .*gone" "$WORK/server.err" || fail "session 2 does not say its player was dropped: $(grep host-2 "$WORK/server.err" | tail -5)"
+for s in 0 2; do
+  "$BIN/lockstep-replay" verify "$WORK/session-$s.replay" >"$WORK/verify-$s.txt" 2>&1 \
+    || fail "session $s's recording does not verify: $(tail -3 "$WORK/verify-$s.txt")"
+done
+echo "PASS: one process hosted 3 relay-mode sessions on one thread: 40 ms with 2 % loss hash-equal, a desync named and resynced in its own session, a player killed and the rest played on; each session's files and lines its own"
