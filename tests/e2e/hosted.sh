@@ -8,7 +8,8 @@
 # - session 2: three bots, one killed midway: its seat is vacated, the other two play on to the end.
 # Each session writes its own hash log, summary and recording ({session} in the paths), and its
 # log lines name it. The process exits with the first session's outcome that is not 0 (3: the
-# desync). The usage errors of --sessions are refused first.
+# desync). The usage errors of --sessions are refused first; a simulating server hosts two
+# sessions the same way last.
 source "$(dirname "$0")/lib.sh" "$1"
 E2E_TIMEOUT=100
 TICKS=800
@@ -84,4 +85,17 @@ for s in 0 2; do
   "$BIN/lockstep-replay" verify "$WORK/session-$s.replay" >"$WORK/verify-$s.txt" 2>&1 \
     || fail "session $s's recording does not verify: $(tail -3 "$WORK/verify-$s.txt")"
 done
-echo "PASS: one process hosted 3 relay-mode sessions on one thread: 40 ms with 2 % loss hash-equal, a desync named and resynced in its own session, a player killed and the rest played on; each session's files and lines its own"
+# The simulating server hosts the same way: two sessions of two bots, each hash-equal to its own.
+"$BIN/lockstep-server" --sessions 2 --port $((PORT + 10)) --players 2 --ticks 300 --hash-log "$WORK/sim-{session}.log" \
+    --summary "$WORK/sim-{session}.json" 2>"$WORK/sim.err" &
+S=$!; PIDS+=($S)
+sleep 0.2
+SIM=()
+for i in 1 2 3 4; do bot "s$i" $((PORT + 10 + (i - 1) / 2)) $((30 + i)); SIM+=($BOT); done
+for p in "${SIM[@]}"; do expect_exit "$p" 0 "a simulating session's player"; done
+expect_exit $S 0 "the simulating host"
+for i in 1 2 3 4; do
+  cmp "$WORK/sim-$(((i - 1) / 2)).log" "$WORK/s$i.log" || fail "the simulating host's session $(((i - 1) / 2)) and its player s$i differ"
+done
+[ "$(wc -l <"$WORK/sim-0.log")" = 300 ] && [ "$(wc -l <"$WORK/sim-1.log")" = 300 ] || fail "a simulating session did not run 300 ticks"
+echo "PASS: one process hosted 3 relay-mode sessions on one thread: 40 ms with 2 % loss hash-equal, a desync named and resynced in its own session, a player killed and the rest played on; each session's files and lines its own; and 2 simulating sessions"
