@@ -123,11 +123,12 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   for (std::uint32_t i = 0; i < count; ++i) {
     auto h = std::make_unique<Hosted>();
     const std::string index = std::to_string(i);
-    auto own = [&](const std::string& path) { return count > 1 ? replace_all(path, "{session}", index) : path; };
+    auto own = [&](const std::string& path) { return replace_all(path, "{session}", index); };  // 0 when alone
     h->id = count > 1 ? o.session_id + "-" + index : o.session_id;
     h->summary_path = own(o.summary_path);
     h->result_path = own(o.result_path);
     ServerConfig c = cfg;
+    c.record_path = own(c.record_path);
     if (count > 1) {
       // Ticks in groups of up to kSessionsPerWake sessions, the groups' phases spread over the
       // period: one wake serves a group (fewer wakes than sessions), and the last of a group
@@ -136,7 +137,6 @@ int serve(Options o, const std::string& module_name, const std::string& settings
       c.tick_phase_ns = static_cast<std::int64_t>(i % groups) * (kTickNs / groups);
       if (c.port != 0) c.port = static_cast<std::uint16_t>(c.port + i);
       if (c.websocket_port && *c.websocket_port != 0) c.websocket_port = static_cast<std::uint16_t>(*c.websocket_port + i);
-      c.record_path = own(c.record_path);
       // Reports are named by tick and seat: each session writes into a folder of its own, made
       // with its first report.
       c.desync_dir = (std::filesystem::path(cfg.desync_dir) / h->id).string();
@@ -164,9 +164,11 @@ int serve(Options o, const std::string& module_name, const std::string& settings
                         cfg.web_root.empty() ? "" : (", serving " + cfg.web_root).c_str());
     hosted.push_back(std::move(h));
   }
-  if (count > 1)
+  if (count > 1 && cfg.port != 0)
     LOCKSTEP_LOG_INFO("hosting %u sessions on one thread, UDP ports %u-%u", count, hosted.front()->session->port(),
                       hosted.back()->session->port());
+  else if (count > 1)
+    LOCKSTEP_LOG_INFO("hosting %u sessions on one thread, each on the free UDP port it names above", count);
   std::string batching_off;
   const bool batching = Transport::enet_batching(&batching_off);
   if (batching) LOCKSTEP_LOG_INFO("socket batching: on (recvmmsg and sendmmsg under ENet, with kernel arrival stamps)");
