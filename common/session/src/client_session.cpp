@@ -543,19 +543,6 @@ std::vector<SessionEvent> ClientSession::take_events() {
   return out;
 }
 
-const char* to_string(SessionEvent::Kind k) {
-  switch (k) {
-    case SessionEvent::Kind::Joined: return "joined";
-    case SessionEvent::Kind::Started: return "started";
-    case SessionEvent::Kind::PlayerJoined: return "player_joined";
-    case SessionEvent::Kind::PlayerLeft: return "player_left";
-    case SessionEvent::Kind::Desync: return "desync";
-    case SessionEvent::Kind::Resynced: return "resynced";
-    case SessionEvent::Kind::Kicked: return "kicked";
-    case SessionEvent::Kind::Ended: return "ended";
-  }
-  return "?";
-}
 int ClientSession::fd() const { return impl_->transport->fd(); }
 void ClientSession::set_input_source(InputSource source) { impl_->input_source = std::move(source); }
 void ClientSession::set_hash_log(HashLogWriter* log) { impl_->hash_log = log; }
