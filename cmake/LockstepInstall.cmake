@@ -106,7 +106,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 # A module needs only the compiler (lockstep::module is module_abi.h and two flags); building
 # against the C++ libraries needs the headers' dependencies, which apt installs as recommended.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libflatbuffers-dev, nlohmann-json3-dev, libxxhash-dev, libenet-dev, libsodium-dev, zlib1g-dev, libwebsockets-dev, pkg-config")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libflatbuffers-dev, nlohmann-json3-dev, libxxhash-dev, libenet-dev, libsodium-dev, zlib1g-dev, libwebsockets-dev, libnice-dev, libusrsctp-dev, libssl-dev, pkg-config")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "lockstep steps an identical fixed-dt simulation on a server and its clients,
  hashes the whole state every tick to catch divergence, and ships the desync checks a team runs
  on its own simulation module in CI (lockstep-synctest).")

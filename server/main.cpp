@@ -63,6 +63,23 @@ void declare_options(CLI::App& app, Options& o) {
                  "unfinished WebSocket handshakes held at once (default 1024); when full, a new connection "
                  "takes the place of the oldest")
       ->check(CLI::Range(1, 100000));
+  app.add_flag("--webrtc", cfg.webrtc,
+               "offer pages a datagram path beside their WebSocket: a WebRTC data channel, unordered and "
+               "unreliable, for their play messages (needs --websocket-port)");
+  app.add_option_function<std::string>(
+         "--webrtc-ports",
+         [&cfg](const std::string& range) {
+           unsigned lo = 0, hi = 0;
+           char tail = 0;
+           if (std::sscanf(range.c_str(), "%u-%u%c", &lo, &hi, &tail) != 2 || lo == 0 || lo > hi || hi > 65535)
+             throw CLI::ValidationError("--webrtc-ports", "not a range of UDP ports FIRST-LAST: " + range);
+           cfg.webrtc_port_min = static_cast<std::uint16_t>(lo);
+           cfg.webrtc_port_max = static_cast<std::uint16_t>(hi);
+         },
+         "UDP ports for the data channels, FIRST-LAST (one a browser player; default any free port)");
+  app.add_option("--webrtc-address", cfg.webrtc_advertise,
+                 "the address pages are told to send their datagrams to, HOST or HOST:PORT (a public address "
+                 "in front of NAT, or a relay's; default the local addresses)");
   app.add_option("--trusted-proxy", cfg.trusted_proxies,
                  "an address (IP) of a proxy in front of the WebSocket door, as a TLS proxy on this machine: "
                  "its connections are held to the per-address bound by X-Forwarded-For (repeat for more)")
@@ -260,6 +277,11 @@ int host(Options o) {
   set_log_session(o.session_id);
   if (o.log_format == "json") set_log_format(LogFormat::JsonLines);
   if (!load_keys(o)) return 2;
+  if ((cfg.webrtc || cfg.webrtc_port_max || !cfg.webrtc_advertise.empty()) && !cfg.websocket_port) {
+    LOCKSTEP_LOG_ERROR("--webrtc, --webrtc-ports and --webrtc-address need --websocket-port: the data channel is offered over a page's WebSocket");
+    return 2;
+  }
+  if (cfg.webrtc_port_max || !cfg.webrtc_advertise.empty()) cfg.webrtc = true;
   if (!o.relay.empty()) return host_relay(std::move(o));
   int code = 0;
   const Module* module = module_from_options(o.sim, o.sim_lib, &code);

@@ -110,6 +110,9 @@ extern "C" {
 /// rejoin: a rejoin secret from an earlier welcome ("" : join afresh), to come back into that seat
 /// after a lost connection or a reload; a client already started is ended and replaced (its hash
 /// log goes on). Returns 0, or 2 for bad options (logged).
+/// Whether the next ls_start offers the server a data channel for play (default 1; ?datagrams=0).
+EMSCRIPTEN_KEEPALIVE void ls_set_datagrams(int on) { set_web_datagrams(on != 0); }
+
 EMSCRIPTEN_KEEPALIVE int ls_start(const char* host, int port, int secure, const char* name, const char* sim,
                                   int predict, unsigned bot, unsigned inject_desync_at, const std::uint8_t* token,
                                   int token_len, const char* rejoin) {
@@ -239,6 +242,8 @@ EMSCRIPTEN_KEEPALIVE const char* ls_figures() {
                                ? g.client->predicted()->tick() - s.executed_tick()
                                : 0;
     j["rtt_ms"] = f.rtt_ms;
+    j["play_path"] = web_play_path();
+    j["datagrams"] = {{"sent", web_datagrams_sent()}, {"received", web_datagrams_received()}};
     j["loss"] = f.loss;
     j["players"] = s.players();
     j["game"] = std::string(g.module->name);

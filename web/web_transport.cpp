@@ -1,7 +1,11 @@
 // The browser's transport: one WebSocket to the server's WebSocket door (docs/PROTOCOL.md §17),
-// over the browser's own WebSocket (emscripten/websocket.h). A browser has no UDP, so this is
-// the network the client session gets in the web build (udp_network() below). The browser calls
-// back from its event loop between the page's frames; events wait in a queue for poll().
+// over the browser's own WebSocket (emscripten/websocket.h), and beside it, when the server offers
+// one, a WebRTC data channel for the play messages (§17.1, datagram_channel.js): unordered and
+// unreliable, as ENet's play channel is, so a lost message holds up nothing after it. The page
+// offers the channel as soon as the WebSocket opens; until it opens, and whenever it fails, play
+// goes over the WebSocket. A browser has no UDP socket of its own, so this is the network the
+// client session gets in the web build (udp_network() below). The browser calls back from its
+// event loop between the page's frames; events wait in a queue for poll().
 #include <emscripten/websocket.h>
 
 #include <cstring>
@@ -13,10 +17,23 @@
 #include "lockstep/transport.hpp"
 #include "web_transport.hpp"
 
+extern "C" {
+// datagram_channel.js
+void ls_rtc_open();
+void ls_rtc_answer(const char* text, int length);
+int ls_rtc_send(const std::uint8_t* bytes, int length);
+void ls_rtc_close();
+}
+
 namespace lockstep {
 namespace {
 
 bool g_secure = false;
+bool g_datagrams = true;
+constexpr std::uint8_t kSignalChannel = 2;               // the door's signalling messages (§17.1)
+constexpr std::int64_t kDatagramOpenWithinNs = 5'000'000'000;  // from the WebSocket's open
+class WebTransport;
+WebTransport* g_transport = nullptr;  // the one the data channel's reports go to
 
 class WebLink final : public NetPeer {
  public:
@@ -61,7 +78,10 @@ struct Pending {
 
 class WebTransport final : public Transport {
  public:
+  WebTransport() { g_transport = this; }
   ~WebTransport() override {
+    if (g_transport == this) g_transport = nullptr;
+    close_datagrams("");
     if (link_.socket) {
       link_.close(1000, "leaving");
       emscripten_websocket_delete(link_.socket);
@@ -69,6 +89,7 @@ class WebTransport final : public Transport {
   }
   NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) override {
     if (link_.socket) {  // a new connection: the old one closed, and nothing of it delivered
+      close_datagrams("");
       link_.close(1000, "reconnecting");
       emscripten_websocket_delete(link_.socket);
       link_ = WebLink{};
@@ -93,6 +114,8 @@ class WebTransport final : public Transport {
     return &link_;
   }
   NetEvent poll() override {
+    if (datagrams_ == Path::Offered && monotonic_ns() - offered_at_ > kDatagramOpenWithinNs)
+      close_datagrams("the data channel did not open within 5 s (UDP blocked?)");
     while (!events_.empty()) {
       Pending p = std::move(events_.front());
       events_.pop_front();
@@ -113,6 +136,15 @@ class WebTransport final : public Transport {
   }
   void send(NetPeer*, Channel channel, std::span<const std::uint8_t> bytes) override {
     if (!link_.open || link_.closed) return;
+    if (channel == Channel::Play && datagrams_ == Path::Open) {
+      if (ls_rtc_send(bytes.data(), static_cast<int>(bytes.size()))) {
+        traffic_.bytes_sent += bytes.size() + kDatagramOverhead;
+        ++traffic_.packets_sent;
+        ++datagrams_sent_;
+        return;
+      }
+      close_datagrams("the data channel would not send");
+    }
     scratch_.resize(bytes.size() + 1);
     scratch_[0] = static_cast<std::uint8_t>(channel);
     std::memcpy(scratch_.data() + 1, bytes.data(), bytes.size());
@@ -129,12 +161,77 @@ class WebTransport final : public Transport {
   [[nodiscard]] std::uint16_t port() const override { return 0; }
   [[nodiscard]] NetTraffic traffic() const override { return traffic_; }
 
+  // The data channel's reports (datagram_channel.js through the exported functions below).
+  void on_offer(const char* sdp) {
+    if (datagrams_ != Path::Offering || !link_.open || link_.closed) return;
+    scratch_.assign(1, kSignalChannel);
+    scratch_.insert(scratch_.end(), sdp, sdp + std::strlen(sdp));
+    emscripten_websocket_send_binary(link_.socket, scratch_.data(), static_cast<std::uint32_t>(scratch_.size()));
+    datagrams_ = Path::Offered;
+  }
+  void on_state(bool open, const char* why) {
+    if (open) {
+      if (datagrams_ != Path::Offered) return;
+      datagrams_ = Path::Open;
+      path_ = "datagrams (WebRTC data channel)";
+      LOCKSTEP_LOG_INFO("playing over a WebRTC data channel");
+      return;
+    }
+    if (datagrams_ == Path::None) return;
+    datagrams_ = Path::None;
+    path_ = std::string("WebSocket (") + (why ? why : "no data channel") + ")";
+    LOCKSTEP_LOG_INFO("playing over the WebSocket: %s", why ? why : "");
+  }
+  void on_datagram(const std::uint8_t* bytes, std::size_t length) {
+    if (datagrams_ != Path::Open || length == 0) return;
+    const std::int64_t now = monotonic_ns();
+    heard_ = now;
+    traffic_.bytes_received += length + kDatagramOverhead;
+    ++traffic_.packets_received;
+    ++datagrams_received_;
+    events_.push_back({NetEvent::Type::Receive, static_cast<std::uint8_t>(Channel::Play), {bytes, bytes + length}, now});
+  }
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] std::uint64_t datagrams_sent() const { return datagrams_sent_; }
+  [[nodiscard]] std::uint64_t datagrams_received() const { return datagrams_received_; }
+
  private:
+  // The data channel: none (play over the WebSocket), its offer being made, offered, or open.
+  enum class Path { None, Offering, Offered, Open };
+  // A data channel message's headers on the wire: IP and UDP, DTLS's record, SCTP's common
+  // header and DATA chunk.
+  static constexpr std::size_t kDatagramOverhead = 20 + 8 + 13 + 16 + 12 + 16;
+
+  void close_datagrams(const char* why) {
+    if (datagrams_ == Path::None) return;
+    ls_rtc_close();
+    on_state(false, why);
+  }
+  // The connection is over: the channel goes with it, and the path says what play went over.
+  void end_datagrams() {
+    if (datagrams_ == Path::None) return;
+    ls_rtc_close();
+    datagrams_ = Path::None;
+  }
+  void on_signal(const std::uint8_t* data, std::size_t length) {
+    if (length < 1) return;
+    const std::string_view text(reinterpret_cast<const char*>(data) + 1, length - 1);
+    if (data[0] == 'a' && datagrams_ == Path::Offered) return ls_rtc_answer(text.data(), static_cast<int>(text.size()));
+    if (data[0] == 'n' || data[0] == 'x') close_datagrams(std::string(text).c_str());
+  }
+
   static EM_BOOL on_open(int, const EmscriptenWebSocketOpenEvent*, void* user) {
     auto* self = static_cast<WebTransport*>(user);
     self->link_.open = true;
     self->heard_ = monotonic_ns();
     self->events_.push_back({NetEvent::Type::Connect, 0, {}, self->heard_});
+    self->path_ = "WebSocket";
+    if (g_datagrams) {
+      self->datagrams_ = Path::Offering;
+      self->offered_at_ = self->heard_;
+      self->path_ = "WebSocket (a data channel is being opened)";
+      ls_rtc_open();
+    }
     return EM_TRUE;
   }
   static EM_BOOL on_message(int, const EmscriptenWebSocketMessageEvent* e, void* user) {
@@ -145,6 +242,10 @@ class WebTransport final : public Transport {
     ++self->traffic_.packets_received;
     // The server sends binary messages of a channel byte and a protocol message; anything else is
     // not from a lockstep server and is dropped.
+    if (!e->isText && e->numBytes >= 1 && e->data[0] == kSignalChannel) {
+      self->on_signal(e->data + 1, e->numBytes - 1);
+      return EM_TRUE;
+    }
     if (e->isText || e->numBytes < 2 || e->data[0] >= kChannelCount) return EM_TRUE;
     self->events_.push_back({NetEvent::Type::Receive, e->data[0], {e->data + 1, e->data + e->numBytes}, now});
     return EM_TRUE;
@@ -153,6 +254,7 @@ class WebTransport final : public Transport {
     auto* self = static_cast<WebTransport*>(user);
     if (self->link_.closed) return EM_TRUE;
     self->link_.closed = true;
+    self->end_datagrams();
     if (e->code != 1000) LOCKSTEP_LOG_WARN("the WebSocket closed: %u %s", e->code, e->reason);
     self->events_.push_back({NetEvent::Type::Disconnect, 0, {}, monotonic_ns()});
     return EM_TRUE;
@@ -161,11 +263,16 @@ class WebTransport final : public Transport {
     auto* self = static_cast<WebTransport*>(user);
     if (self->link_.closed) return EM_TRUE;
     self->link_.closed = true;
+    self->end_datagrams();
     self->events_.push_back({NetEvent::Type::Disconnect, 0, {}, monotonic_ns()});
     return EM_TRUE;
   }
 
   WebLink link_;
+  Path datagrams_ = Path::None;
+  std::int64_t offered_at_ = 0;
+  std::string path_ = "WebSocket";
+  std::uint64_t datagrams_sent_ = 0, datagrams_received_ = 0;
   std::deque<Pending> events_;
   std::vector<std::uint8_t> scratch_;
   NetTraffic traffic_;
@@ -187,6 +294,10 @@ class WebNetwork final : public Network {
 }  // namespace
 
 void set_web_secure(bool secure) { g_secure = secure; }
+void set_web_datagrams(bool datagrams) { g_datagrams = datagrams; }
+std::string web_play_path() { return g_transport ? g_transport->path() : "none"; }
+std::uint64_t web_datagrams_sent() { return g_transport ? g_transport->datagrams_sent() : 0; }
+std::uint64_t web_datagrams_received() { return g_transport ? g_transport->datagrams_received() : 0; }
 
 // The browser has no UDP: in the web build the sessions' network is the WebSocket one.
 Network& udp_network() {
@@ -195,3 +306,16 @@ Network& udp_network() {
 }
 
 }  // namespace lockstep
+
+// The data channel's reports, called from datagram_channel.js.
+extern "C" {
+EMSCRIPTEN_KEEPALIVE void ls_rtc_offer(const char* sdp) {
+  if (lockstep::g_transport) lockstep::g_transport->on_offer(sdp);
+}
+EMSCRIPTEN_KEEPALIVE void ls_rtc_state(int open, const char* why) {
+  if (lockstep::g_transport) lockstep::g_transport->on_state(open != 0, why);
+}
+EMSCRIPTEN_KEEPALIVE void ls_rtc_message(const std::uint8_t* bytes, int length) {
+  if (lockstep::g_transport && length > 0) lockstep::g_transport->on_datagram(bytes, static_cast<std::size_t>(length));
+}
+}

@@ -215,6 +215,8 @@ def main():
     port_file = os.path.join(profile, "DevToolsActivePort")
     proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                              "--disable-dev-shm-usage", "--disable-background-timer-throttling",
+                             # the data channel to a server on this machine (WebRTC leaves loopback out otherwise)
+                             "--allow-loopback-in-peer-connection",
                              "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
                              f"--user-data-dir={profile}", "--remote-debugging-port=0"] +
                             (["--ignore-certificate-errors"] if args.insecure else []) + ["about:blank"],

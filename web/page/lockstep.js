@@ -21,6 +21,8 @@
 //   slow_at, slow_for  test hook: from this tick, serve the session once a second for this many
 //            seconds, as a hidden tab's throttled timer does (no animation frames), then resume
 //   ws       HOST:PORT of the WebSocket door (default: where the page came from)
+//   datagrams  0: play over the WebSocket even when the server offers a data channel (default 1:
+//            a WebRTC data channel when the server has one; the overlay says which is in use)
 //   touch    1: show the touch controls on any screen (they show by themselves on a touch screen)
 // Keys, touch buttons and the first gamepad (stick or pad, and its first button) all steer.
 // and in the fragment, never sent to a server over HTTP: #token=BASE64, the player's connect token
@@ -44,6 +46,9 @@ var Module = {};
     desync: Number(q.get("desync") || 0),
     slow_at: Number(q.get("slow_at") || 0),
     slow_for: Number(q.get("slow_for") || 0),
+    // Play over a WebRTC data channel when the server offers one (lockstep-server --webrtc),
+    // else over the WebSocket; ?datagrams=0 keeps play on the WebSocket.
+    datagrams: q.get("datagrams") !== "0",
   };
   // The connect token from the fragment; a token that is not base64 is said on the page, not left
   // to stop the page on "loading" (atob throws on it).
@@ -147,7 +152,7 @@ var Module = {};
     const keys = lockstep.key_to_drawn_ms.slice(-64).sort((x, y) => x - y);
     const key_ms = keys.length ? keys[Math.floor(keys.length / 2)].toFixed(1) + " ms" : "-";
     const line1 = `${options.name}  ${f.game}  tick ${f.tick}  ${f.ticks_per_second.toFixed(1)} ticks/s  ` +
-      `${f.players} players  round trip ${f.rtt_ms} ms  loss ${(100 * f.loss).toFixed(1)} %`;
+      `${f.players} players  round trip ${f.rtt_ms} ms  loss ${(100 * f.loss).toFixed(1)} %  over ${f.play_path}`;
     const predict = document.createElement("span");
     predict.textContent = f.predict ? `prediction ${f.predicted_ahead} ticks ahead (limit ${f.predict})` +
       (held_at_limit ? ", held at its limit" : "") : "no prediction";
@@ -306,6 +311,7 @@ var Module = {};
   // cannot start (said on the page).
   function start(secret) {
     joined_with = secret;
+    Module.ccall("ls_set_datagrams", null, ["number"], [options.datagrams ? 1 : 0]);
     const code = Module.ccall("ls_start", "number",
       ["string", "number", "number", "string", "string", "number", "number", "number", "array", "number", "string"],
       [options.host, options.port, secure ? 1 : 0, options.name, options.sim, options.predict, options.bot,

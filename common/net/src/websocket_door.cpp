@@ -54,6 +54,10 @@ void WsDoor::send(NetPeer* peer, Channel channel, std::span<const std::uint8_t> 
   auto* link = static_cast<WsLink*>(peer);
   std::lock_guard lock(mutex_);
   if (!link->for_session || link->close_now || link->close_when_sent || !link->wsi) return;
+  if (channel == Channel::Play && link->datagrams) {
+    if (rtc_->send({link, link->generation}, bytes)) return;
+    link->datagrams = false;  // the channel is gone: the stream carries play again
+  }
   if (channel == Channel::Play && link->out_bytes > kDoorPlayBacklogBytes) {
     ++stats_.play_dropped;  // as a datagram lost: the play messages after it carry it again
     return;
@@ -212,6 +216,15 @@ bool WsDoor::start(Error* error) {
   const int port = vhost ? lws_get_vhost_listen_port(vhost) : -1;
   if (port <= 0) return fail("the WebSocket door did not open a port");
   port_ = static_cast<std::uint16_t>(port);
+  if (cfg_.webrtc) {
+    rtc::RtcConfig rc;
+    rc.bind = cfg_.bind;
+    rc.port_min = cfg_.webrtc_port_min;
+    rc.port_max = cfg_.webrtc_port_max;
+    rc.advertise = cfg_.webrtc_advertise;
+    rtc_ = rtc::RtcDoor::start(rc, this, error);
+    if (!rtc_) return false;
+  }
   lws_sul_schedule(context_, 0, &sweep_.sul, &WsDoor::sweep, 100 * LWS_US_PER_MS);
   thread_ = std::thread([this] {
     while (!stopping_) lws_service(context_, 0);

@@ -40,6 +40,7 @@
 #include "lockstep/busiest_sources.hpp"
 #include "lockstep/clock.hpp"
 #include "lockstep/log.hpp"
+#include "webrtc_door.hpp"
 
 
 namespace lockstep {
@@ -112,6 +113,10 @@ class WsLink final : public NetPeer {
   std::int64_t window_start = 0;
   std::uint32_t window_messages = 0;
   bool ping_due = false;
+  // The datagram path (under the mutex): offers made, and whether the page's play messages come
+  // over its data channel (the last one did), so that the server's go that way too.
+  std::uint32_t offers = 0;
+  bool datagrams = false;
 };
 
 struct InEvent {
@@ -123,10 +128,11 @@ struct InEvent {
   std::int64_t arrived_ns = 0;
 };
 
-class WsDoor final : public Transport {
+class WsDoor final : public Transport, public rtc::RtcSink {
  public:
   WsDoor(const WebSocketDoorConfig& cfg, const TransportLimits& limits) : cfg_(cfg), limits_(limits) {}
   ~WsDoor() override {
+    rtc_.reset();  // its thread calls back into the door: stopped first
     stopping_ = true;
     if (context_) lws_cancel_service(context_);
     if (thread_.joinable()) thread_.join();
@@ -167,11 +173,30 @@ class WsDoor final : public Transport {
   }
   [[nodiscard]] bool owns(const NetPeer* peer) const override { return dynamic_cast<const WsLink*>(peer) != nullptr; }
   [[nodiscard]] DoorStats door_stats() const override {
-    std::lock_guard lock(mutex_);
-    DoorStats out = stats_;
-    out.traffic = traffic_;
+    DoorStats out;
+    {
+      std::lock_guard lock(mutex_);
+      out = stats_;
+      out.traffic = traffic_;
+    }
+    if (rtc_) {
+      const rtc::RtcStats r = rtc_->stats();
+      out.datagram_offers = r.offers;
+      out.datagram_channels = r.opened;
+      out.datagram_failed = r.failed + r.refused;
+      out.datagram_messages_in = r.messages_in;
+      out.datagram_messages_out = r.messages_out;
+      out.datagram_dropped = r.dropped_out;
+      out.traffic.bytes_received += r.bytes_in;
+      out.traffic.bytes_sent += r.bytes_out;
+    }
     return out;
   }
+
+  // The datagram path's calls, on its thread (rtc::RtcSink).
+  void on_answer(rtc::RtcKey key, std::string answer, std::string why) override;
+  void on_message(rtc::RtcKey key, std::span<const std::uint8_t> bytes, std::int64_t arrived_ns) override;
+  void on_closed(rtc::RtcKey key, const std::string& why) override;
 
   // Called under the mutex: the link's connection is closed with `code` and `reason` on the
   // door's thread.
@@ -205,6 +230,10 @@ class WsDoor final : public Transport {
     return -1;
   }
   int on_receive(lws* wsi, WsLink& link, const std::uint8_t* data, std::size_t len);
+  // Under the mutex: a signalling message to the page ('a' answer, 'n' refusal, 'x' close).
+  void signal(WsLink& link, char kind, std::string_view text);
+  // The link `key` names, while that connection of it is open and the session's; else null.
+  WsLink* link_of(rtc::RtcKey key);
   bool take_request(lws* wsi);
   [[nodiscard]] bool trusted(const std::string& address) const {
     return std::find(cfg_.trusted_proxies.begin(), cfg_.trusted_proxies.end(), address) != cfg_.trusted_proxies.end();
@@ -218,6 +247,7 @@ class WsDoor final : public Transport {
   std::string web_root_real_;  // the web root with every link resolved: no file outside it is served
   TransportLimits limits_;
   lws_context* context_ = nullptr;
+  std::unique_ptr<rtc::RtcDoor> rtc_;  // the datagram path, with cfg_.webrtc
   std::uint16_t port_ = 0;
   int event_fd_ = -1;
   std::thread thread_;

@@ -147,6 +147,8 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       link->wsi = nullptr;
       link->out.clear();
       link->out_bytes = 0;
+      link->datagrams = false;
+      if (rtc_) rtc_->close({link, link->generation});
       if (link->for_session) push({NetEvent::Type::Disconnect, link, link->generation, 0, {}, monotonic_ns()});
       else free_.push_back(link);
       break;
@@ -234,15 +236,77 @@ int WsDoor::on_receive(lws* wsi, WsLink& link, const std::uint8_t* data, std::si
   const std::size_t n = link.in.size();
   traffic_.bytes_received += n + frame_header_bytes(n, true);
   ++traffic_.packets_received;
+  if (n >= 2 && link.in[0] == kSignalChannel) {  // an offer of a data channel (§17.1)
+    if (++link.offers > kDoorOffersPerConnection)
+      return refuse(wsi, link, stats_.flooding_cut, LWS_CLOSE_STATUS_POLICY_VIOLATION, "over the offers a connection may make");
+    if (!rtc_) signal(link, 'n', "this server offers no datagram path (lockstep-server --webrtc)");
+    else rtc_->offer({&link, link.generation}, std::string(link.in.begin() + 1, link.in.end()));
+    link.in.clear();
+    return 0;
+  }
   if (n < 2 || link.in[0] >= kChannelCount)
     return refuse(wsi, link, stats_.malformed, LWS_CLOSE_STATUS_POLICY_VIOLATION, "a message without a channel");
   if (link.waiting_bytes + n > limits_.max_waiting_bytes)
     return refuse(wsi, link, stats_.flooding_cut, LWS_CLOSE_STATUS_POLICY_VIOLATION, "over the bytes that may wait");
   link.waiting_bytes += n - 1;
+  if (link.in[0] == static_cast<std::uint8_t>(Channel::Play)) link.datagrams = false;  // the page plays over this stream again
   push({NetEvent::Type::Receive, &link, link.generation, link.in[0],
         std::vector<std::uint8_t>(link.in.begin() + 1, link.in.end()), now});
   link.in.clear();
   return 0;
+}
+
+void WsDoor::signal(WsLink& link, char kind, std::string_view text) {
+  std::vector<std::uint8_t> frame(LWS_PRE + 2 + text.size());
+  frame[LWS_PRE] = kSignalChannel;
+  frame[LWS_PRE + 1] = static_cast<std::uint8_t>(kind);
+  std::memcpy(frame.data() + LWS_PRE + 2, text.data(), text.size());
+  link.out_bytes += frame.size() - LWS_PRE;
+  link.out.push_back(std::move(frame));
+  dirty_ = true;
+}
+
+WsLink* WsDoor::link_of(rtc::RtcKey key) {
+  auto* link = static_cast<WsLink*>(const_cast<void*>(key.link));
+  if (link->generation != key.generation || !link->wsi || !link->for_session) return nullptr;
+  return link;
+}
+
+void WsDoor::on_answer(rtc::RtcKey key, std::string answer, std::string why) {
+  {
+    std::lock_guard lock(mutex_);
+    WsLink* link = link_of(key);
+    if (!link) return;
+    if (answer.empty()) LOCKSTEP_LOG_INFO("no data channel for WebSocket peer %s: %s", link->address_.c_str(), why.c_str());
+    signal(*link, answer.empty() ? 'n' : 'a', answer.empty() ? why : answer);
+  }
+  request_service();
+}
+
+void WsDoor::on_message(rtc::RtcKey key, std::span<const std::uint8_t> bytes, std::int64_t arrived_ns) {
+  std::lock_guard lock(mutex_);
+  WsLink* link = link_of(key);
+  if (!link || bytes.empty() || link->close_now || link->close_when_sent) return;
+  link->heard = std::max(link->heard, arrived_ns);
+  if (link->waiting_bytes + bytes.size() > limits_.max_waiting_bytes) return;  // dropped, as a datagram over a full buffer
+  if (!link->datagrams) LOCKSTEP_LOG_INFO("WebSocket peer %s plays over its data channel", link->address_.c_str());
+  link->datagrams = true;
+  link->waiting_bytes += bytes.size();
+  push({NetEvent::Type::Receive, link, link->generation, static_cast<std::uint8_t>(Channel::Play),
+        std::vector<std::uint8_t>(bytes.begin(), bytes.end()), arrived_ns});
+}
+
+void WsDoor::on_closed(rtc::RtcKey key, const std::string& why) {
+  {
+    std::lock_guard lock(mutex_);
+    WsLink* link = link_of(key);
+    if (!link) return;
+    LOCKSTEP_LOG_INFO("WebSocket peer %s: its data channel closed (%s); play goes over the WebSocket", link->address_.c_str(),
+                      why.c_str());
+    link->datagrams = false;
+    signal(*link, 'x', why);
+  }
+  request_service();
 }
 
 int WsDoor::on_writable(lws* wsi, WsLink& link) {

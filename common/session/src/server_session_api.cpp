@@ -78,6 +78,10 @@ std::unique_ptr<ServerSession> ServerSession::create_on(Network& network, const 
     door.max_peers = config.players + config.max_spectators + 16;
     if (config.websocket_handshakes) door.max_handshakes = config.websocket_handshakes;
     door.trusted_proxies = config.trusted_proxies;
+    door.webrtc = config.webrtc;
+    door.webrtc_port_min = config.webrtc_port_min;
+    door.webrtc_port_max = config.webrtc_port_max;
+    door.webrtc_advertise = config.webrtc_advertise;
     auto ws = listen_websocket(door, config.limits, &err);
     if (!ws) return fail(err.kind, err.detail, "websocket_port");
     if (config.tls_cert.empty() && !loopback)

@@ -76,6 +76,11 @@ struct DoorStats {
   /// closed for taking longer than the handshake time (5 s, 1 s while the budget is half taken).
   std::uint64_t handshakes_evicted = 0, handshakes_timed_out = 0;
   std::uint64_t handshakes_peak = 0;      ///< the most unfinished handshakes open at once
+  /// The datagram path (WebRTC data channels, docs/PROTOCOL.md §17.1): offers from pages,
+  /// channels opened, offers refused and channels that failed or went silent, play messages each
+  /// way over them, and play messages dropped because the path's queue was full.
+  std::uint64_t datagram_offers = 0, datagram_channels = 0, datagram_failed = 0;
+  std::uint64_t datagram_messages_in = 0, datagram_messages_out = 0, datagram_dropped = 0;
   /// Connections refused or closed for a reason above (refused_* to backlog_cut), all together.
   [[nodiscard]] std::uint64_t refused() const {
     return refused_address + refused_full + refused_protocol + refused_outside_root + malformed + text_refused +

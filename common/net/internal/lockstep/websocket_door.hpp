@@ -37,7 +37,18 @@ struct WebSocketDoorConfig {
   /// Addresses of proxies in front of the door (a TLS proxy on the same machine, say): their
   /// connections are held to the per-address bound by the last address of X-Forwarded-For.
   std::vector<std::string> trusted_proxies;
+  /// The datagram path (§17.1): a page may move its play messages to a WebRTC data channel,
+  /// offered over its WebSocket. UDP ports for the channels (0, 0 = any free port), and the
+  /// address the answer names ("HOST" or "HOST:PORT"; "" = the local addresses).
+  bool webrtc = false;
+  std::uint16_t webrtc_port_min = 0, webrtc_port_max = 0;
+  std::string webrtc_advertise;
 };
+/// The WebSocket message channel byte of the datagram path's signalling (§17.1): a page's offer,
+/// the server's answer ('a' and the SDP), refusal ('n' and why) or close ('x' and why).
+inline constexpr std::uint8_t kSignalChannel = 2;
+/// Offers one connection may make (a page that retries after a failed channel).
+inline constexpr std::uint32_t kDoorOffersPerConnection = 8;
 
 /// Play messages to a peer are dropped (as a datagram would be lost) while this much waits to be
 /// written to it: a hidden tab or a slow link falls behind alone.

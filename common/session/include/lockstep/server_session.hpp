@@ -159,6 +159,14 @@ struct LOCKSTEP_API ServerConfig {
   /// Proxies in front of the door (addresses, as "127.0.0.1"): their connections are held to
   /// the per-address bound by the browser's address, the last one of X-Forwarded-For.
   std::vector<std::string> trusted_proxies;
+  /// The door's datagram path (docs/PROTOCOL.md §17.1): pages may move their play messages to a
+  /// WebRTC data channel (unordered, unreliable), offered over their WebSocket, on UDP ports
+  /// webrtc_port_min..webrtc_port_max (0, 0 = any free port). webrtc_advertise ("HOST" or
+  /// "HOST:PORT") is the address the answer names, for a server behind NAT or a relay; "" names
+  /// the local addresses.
+  bool webrtc = false;
+  std::uint16_t webrtc_port_min = 0, webrtc_port_max = 0;
+  std::string webrtc_advertise;
 };
 
 /// Why an incoming message was dropped. Every drop is counted; the first few of each kind are logged.
