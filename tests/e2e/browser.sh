@@ -46,14 +46,27 @@ session() {
     fragment="#token=$(/usr/bin/python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(open(sys.argv[1]).read().strip(), safe=""))' "$dir/t4.token")"
     set -- "$@" --insecure
   fi
+  # With DATAGRAMS=1 the server offers pages a data channel (--webrtc) on one UDP port, and tells
+  # them to send to a lockstep-netsim in front of it with the native players' faults; with
+  # DATAGRAMS=blocked it tells them an address where nothing answers (UDP blocked on the way).
+  local webrtc=() dg=""
+  case ${DATAGRAMS:-0} in
+    1) webrtc=(--webrtc-ports $((base + 4))-$((base + 4)) --webrtc-address 127.0.0.1:$((base + 5))) ;;
+    blocked) webrtc=(--webrtc-ports $((base + 4))-$((base + 4)) --webrtc-address 127.0.0.1:$((base + 6))) ;;
+  esac
   "$BIN/lockstep-server" --port "$base" --bind 127.0.0.1 --players 4 --ticks "$ticks" --websocket-port $((base + 1)) \
       --web-root "$WEB" --hash-log "$dir/server.log" --summary "$dir/server.json" --desync-dir "$dir" "${secure[@]}" \
-      2>"$dir/server.err" &
+      "${webrtc[@]}" 2>"$dir/server.err" &
   local s=$!; PIDS+=($s)
-  "$BIN/lockstep-netsim" --listen $((base + 2)) --forward "127.0.0.1:$base" --delay 40 --jitter 5 --loss 2 --seed 1 \
+  if [ "${DATAGRAMS:-0}" = 1 ]; then
+    "$BIN/lockstep-netsim" --listen $((base + 5)) --forward "127.0.0.1:$((base + 4))" --delay 40 --jitter 5 \
+        --loss "${LOSS:-2}" --seed 3 --summary "$dir/dg.json" 2>"$dir/dg.err" &
+    dg=$!; PIDS+=($dg)
+  fi
+  "$BIN/lockstep-netsim" --listen $((base + 2)) --forward "127.0.0.1:$base" --delay 40 --jitter 5 --loss "${LOSS:-2}" --seed 1 \
       --summary "$dir/ns.json" 2>"$dir/ns.err" &
   local ns=$!; PIDS+=($ns)
-  "$BIN/lockstep-netsim" --tcp --listen $((base + 3)) --forward "127.0.0.1:$((base + 1))" --delay 40 --jitter 5 --loss 2 \
+  "$BIN/lockstep-netsim" --tcp --listen $((base + 3)) --forward "127.0.0.1:$((base + 1))" --delay 40 --jitter 5 --loss "${LOSS:-2}" \
       --seed 2 --summary "$dir/tcp.json" 2>"$dir/tcp.err" &
   local tcp=$!; PIDS+=($tcp)
   sleep 0.3
@@ -73,7 +86,7 @@ session() {
   SERVER_PID=$s CLIENT_PIDS=("${c[@]}")
   wait $s; SERVER_EXIT=$?
   for i in "${c[@]}"; do wait "$i"; done
-  kill -INT $ns $tcp; wait $ns $tcp
+  kill -INT $ns $tcp $dg; wait $ns $tcp $dg
   python3 - "$dir/page.json" "$dir/page.log" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -119,6 +132,49 @@ print(f"screenshot: {yellow} yellow, {blue} blue, {grey} grey pixels")
 assert yellow > 200 and blue > 600 and grey > 2000, (yellow, blue, grey)
 PY
 echo "ok: the canvas shows the browser player's disc, the three others' and the bodies"
+
+json_check "$D/page.json" '"offers no datagram path" in d["figures"]["play_path"] and d["figures"]["datagrams"]["received"] == 0' \
+  "a page whose server offers no data channel plays over its WebSocket and says why"
+
+# 1b. Datagrams: the server offers a data channel (--webrtc), through a lockstep-netsim at 40 ms
+#     with 2 % loss as the native players' datagrams are. The browser player's inputs are filled
+#     no more often than a native player's (within 0.5 % of the ticks), and its hashes are theirs.
+DATAGRAMS=1 session datagrams 3000 "bot=7"
+D=$WORK/datagrams
+[ "$SERVER_EXIT" = 0 ] || fail "datagrams: the server exited $SERVER_EXIT"
+json_check "$D/page.json" 'd["exit"] == 0 and not d["errors"]' "the browser's client ended cleanly"
+json_check "$D/page.json" 'd["figures"]["play_path"].startswith("datagrams") and d["figures"]["datagrams"]["received"] > 2500 and d["figures"]["datagrams"]["sent"] > 1000' \
+  "the page played over its data channel: $(json_get "$D/page.json" 'd["figures"]["play_path"], d["figures"]["datagrams"]')"
+json_check "$D/server.json" 'd["websocket"]["datagrams"]["channels"] == 1 and d["websocket"]["datagrams"]["messages_in"] > 1000 and d["websocket"]["datagrams"]["messages_out"] > 2500' \
+  "the server's door counted the channel and its messages: $(json_get "$D/server.json" 'd["websocket"]["datagrams"]')"
+json_check "$D/dg.json" 'd["up"]["lost"] > 10 and d["down"]["lost"] > 10' "the data channel's datagrams met losses: $(json_get "$D/dg.json" 'd["up"]["lost"], d["down"]["lost"]')"
+cmp -s "$D/server.log" "$D/page.log" || fail "datagrams: the browser's hash log differs from the server's"
+for n in bot1 bot2 native; do cmp -s "$D/server.log" "$D/$n.log" || fail "datagrams: $n's hash log differs"; done
+FILLS='{s["name"]: sum(s["fills"].values()) for s in d["seats"]}'
+echo "datagrams at 40 ms, 2 % loss, 3000 ticks: inputs filled by seat $(json_get "$D/server.json" "$FILLS")"
+json_check "$D/server.json" "(lambda f: f['web'] <= max(f['native'], f['bot1'], f['bot2']) + 0.005 * 3000)($FILLS)" \
+  "the browser player's inputs were filled more often than a native player's"
+json_check "$D/server.json" 'd["ticks_per_second_after_2s"] > 97' "the session kept its pace"
+echo "ok: a browser player over a data channel at 40 ms and 2 % loss: hash-equal, its inputs filled as a native player's"
+
+# 1c. At 5 % loss on every path the session still runs at 100 ticks a second.
+LOSS=5 DATAGRAMS=1 session datagrams5 1500 "bot=8"
+D=$WORK/datagrams5
+[ "$SERVER_EXIT" = 0 ] || fail "datagrams5: the server exited $SERVER_EXIT"
+json_check "$D/page.json" 'd["exit"] == 0 and d["figures"]["play_path"].startswith("datagrams")' "the page played over its data channel at 5 % loss"
+cmp -s "$D/server.log" "$D/page.log" || fail "datagrams5: the browser's hash log differs from the server's"
+echo "5 % loss: $(json_get "$D/server.json" 'd["ticks_per_second_after_2s"]') ticks/s, inputs filled by seat $(json_get "$D/server.json" "$FILLS")"
+json_check "$D/server.json" 'd["ticks_per_second_after_2s"] > 97' "the session did not hold 100 ticks/s at 5 % loss"
+
+# 1d. UDP blocked on the way: the channel never opens, the page says so after 5 s and plays on
+#     over its WebSocket, hash-equal.
+DATAGRAMS=blocked session blocked 900 "bot=9"
+D=$WORK/blocked
+[ "$SERVER_EXIT" = 0 ] || fail "blocked: the server exited $SERVER_EXIT"
+json_check "$D/page.json" 'd["exit"] == 0 and "did not open within 5 s" in d["figures"]["play_path"] and d["figures"]["datagrams"]["received"] == 0' \
+  "the page fell back to its WebSocket and said why: $(json_get "$D/page.json" 'd["figures"]["play_path"]')"
+cmp -s "$D/server.log" "$D/page.log" || fail "blocked: the browser's hash log differs from the server's"
+echo "ok: with UDP blocked the page fell back to its WebSocket by itself and said so"
 
 # 2. A desync injected into the browser player is caught and localized as a native one's, in a
 #    session of connect tokens over wss:// (and ENet's sealing for the native players).
