@@ -10,7 +10,7 @@ Each attack is one connection (or a few) that does one bad thing; what the door 
 written to OUT.json for the test to check: a close code and reason, or the time the server took
 to cut it off. Uses python3-websockets (Debian) and plain sockets.
 """
-import asyncio, json, socket, sys, time
+import asyncio, json, os, socket, sys, time
 
 import websockets
 
@@ -86,6 +86,60 @@ async def other_subprotocols():
         await ws.recv()
 
 
+OFFER = ("v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n"
+         "m=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\n"
+         "a=ice-ufrag:abcd\r\na=ice-pwd:abcdefghijklmnopqrstuvwx\r\n"
+         "a=fingerprint:sha-256 " + ":".join(["AB"] * 32) + "\r\na=setup:actpass\r\na=mid:0\r\na=sctp-port:5000\r\n")
+
+
+async def bad_offer():
+    """Signalling that is not an offer: answered with a refusal and its reason, the connection kept."""
+    async with websockets.connect(URL, subprotocols=["lockstep"]) as ws:
+        await ws.send(b"\x02" + b"not an SDP offer \xff\x00")
+        while True:
+            m = await asyncio.wait_for(ws.recv(), 5)
+            if isinstance(m, bytes) and m[:1] == b"\x02":
+                return {"kind": m[1:2].decode(), "reason": m[2:].decode(errors="replace")}
+
+
+async def offers_flood():
+    """More offers than a connection may make: each answered in turn, then the connection closed."""
+    answers = 0
+    async with websockets.connect(URL, subprotocols=["lockstep"]) as ws:
+        for _ in range(12):
+            await ws.send(b"\x02" + OFFER.encode())
+        while True:
+            m = await ws.recv()
+            if isinstance(m, bytes) and m[:2] == b"\x02a":
+                answers += 1
+                result["offers_answered"] = answers
+
+
+async def udp_garbage():
+    """A good offer, then junk at the port its answer names instead of ICE: dropped; the channel
+    never opens and is closed with its connection."""
+    async with websockets.connect(URL, subprotocols=["lockstep"]) as ws:
+        await ws.send(b"\x02" + OFFER.encode())
+        while True:
+            m = await asyncio.wait_for(ws.recv(), 5)
+            if isinstance(m, bytes) and m[:1] == b"\x02":
+                break
+        if m[:2] != b"\x02a":
+            return {"answer": m.decode(errors="replace")}
+        lines = [l.split() for l in m[2:].decode().split("\r\n") if l.startswith("a=candidate:")]
+        ports = {(l[4], int(l[5])) for l in lines}
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sent = 0
+        for host, port in ports:
+            for i in range(200):
+                size = [1, 20, 1200, 1500, 9000][i % 5]
+                first = [0, 1, 22, 23, 128][i % 5]  # STUN-like, DTLS-like, other
+                s.sendto(bytes([first]) + os.urandom(size - 1), (host, port))
+                sent += 1
+        s.close()
+        return {"candidates": len(ports), "sent": sent}
+
+
 def slow_loris(count=3):
     """Upgrade requests sent a byte a second, never finished: how long until the door cuts each."""
     socks = []
@@ -152,6 +206,10 @@ async def main():
     t0 = time.monotonic()
     result["pings_without_end"] = dict(await closed_with(pings_without_end()), seconds=round(time.monotonic() - t0, 1))
     result["slow_loris_seconds"] = await asyncio.get_running_loop().run_in_executor(None, slow_loris)
+    # The datagram path's signalling (the server runs with --webrtc).
+    result["bad_offer"] = await bad_offer()
+    result["offers_flood"] = await closed_with(offers_flood())
+    result["udp_garbage"] = await udp_garbage()
 
 
 asyncio.run(main())

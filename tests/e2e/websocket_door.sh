@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # The WebSocket door under hostile peers (websocket_abuse.py) while two native bots play 2000
 # ticks through ENet: text frames, oversized messages whole and in fragments, a flood, an upgrade
-# without the protocol, pings without a join, slow-loris handshakes and too many connections from
-# one address are each refused with a reason (a close code) and counted, and the native players'
-# session is untouched. Then the door over TLS: wss:// and https:// with a certificate from options.
+# without the protocol, pings without a join, slow-loris handshakes, too many connections from
+# one address, and on the datagram path (--webrtc) a bad offer, too many offers and junk at a
+# channel's port, are each refused with a reason (a close code) and counted, and the native
+# players' session is untouched. Then the door over TLS: wss:// and https:// with a certificate from options.
 source "$(dirname "$0")/lib.sh" "$1"
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$WORK/web" && echo '<!doctype html><title>door</title>' >"$WORK/web/index.html"
 # All addresses: the per-address bound is checked from this machine's own address (loopback is exempt).
 OTHER=$(hostname -I 2>/dev/null | awk '{print $1}')
-"$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 2000 --websocket-port $((PORT + 1)) \
+"$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 2000 --websocket-port $((PORT + 1)) --webrtc \
     --web-root "$WORK/web" --join-timeout 3 --hash-log "$WORK/server.log" --summary "$WORK/server.json" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
 sleep 0.3
@@ -44,6 +45,12 @@ json_check "$X" 'd["fragmented_small"]["reason"] != "not closed" and d["fragment
 json_check "$X" 'all(t is not None and t <= 9 for t in d["slow_loris_seconds"])' "slow-loris handshakes were cut within the handshake time"
 json_check "$WORK/server.json" 'd["websocket"]["refused"]["text"] >= 1 and d["websocket"]["refused"]["oversized"] >= 2 and d["websocket"]["refused"]["protocol"] >= 2 and d["websocket"]["refused"]["address"] >= (4 if "'"$OTHER"'" else 0) and d["websocket"]["refused"]["before_request"] >= 3' "the door counted every refusal"
 json_check "$WORK/server.json" 'd["drops"].get("malformed", 0) >= 1' "the session dropped the small fragmented message as malformed"
+# The datagram path: signalling that is no offer is refused with why (the connection kept), a 9th
+# offer on one connection closes it, and junk at a channel's port instead of ICE changes nothing.
+json_check "$X" 'd["bad_offer"]["kind"] == "n" and "no data channel" in d["bad_offer"]["reason"]' "a bad offer was refused with its reason"
+json_check "$X" 'd["offers_flood"]["code"] == 1008 and "offers" in d["offers_flood"]["reason"] and d.get("offers_answered", 0) <= 8' "a connection's 9th offer closed it"
+json_check "$X" 'd["udp_garbage"]["candidates"] >= 1 and d["udp_garbage"]["sent"] >= 200' "junk was sent at a channel's port"
+json_check "$WORK/server.json" 'd["websocket"]["datagrams"]["offers"] >= 10 and d["websocket"]["datagrams"]["channels"] == 0 and d["websocket"]["datagrams"]["failed"] >= 1 and d["websocket"]["datagrams"]["messages_in"] == 0' "the datagram path counted the offers and opened nothing: $(json_get "$WORK/server.json" 'd["websocket"]["datagrams"]')"
 echo "ok: every hostile peer was refused with its reason and counted"
 
 # The door over TLS: a self-signed certificate; wss:// takes the protocol, https:// serves the page.

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "webrtc_door.hpp"
@@ -44,7 +45,17 @@ struct Sink final : RtcSink {
     cv.notify_all();
   }
   void on_message(RtcKey, std::span<const std::uint8_t>, std::int64_t) override {}
-  void on_closed(RtcKey, const std::string&) override {}
+  std::vector<std::string> closes;
+  void on_closed(RtcKey, const std::string& why) override {
+    std::lock_guard lock(m);
+    closes.push_back(why);
+    cv.notify_all();
+  }
+  std::string next_close() {
+    std::unique_lock lock(m);
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return !closes.empty(); }));
+    return closes.front();
+  }
   std::pair<std::string, std::string> next(std::size_t n) {
     std::unique_lock lock(m);
     REQUIRE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return answers.size() >= n; }));
@@ -137,5 +148,43 @@ TEST_SUITE("net/webrtc_door") {
     const auto at = answer.find("a=candidate:1 1 udp ");
     REQUIRE(at != std::string::npos);
     CHECK(answer.find(" 127.0.0.1 ", at) < answer.find("\r\n", at));
+  }
+
+  TEST_CASE("a channel offered and never opened (no ICE, no DTLS) is closed at its deadline, with why, and counted") {
+    Sink sink;
+    RtcConfig config;
+    config.bind = "127.0.0.1";
+    config.open_within_ns = 300'000'000;
+    lockstep::Error error;
+    auto door = RtcDoor::start(config, &sink, &error);
+    REQUIRE(door);
+    int link = 0;
+    const auto start = std::chrono::steady_clock::now();
+    door->offer({&link, 1}, kOffer);
+    REQUIRE_FALSE(sink.next(1).first.empty());
+    const std::string why = sink.next_close();
+    CHECK(why.find("did not open") != std::string::npos);
+    CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(300));
+    CHECK(door->stats().failed == 1);
+    const std::uint8_t byte = 1;
+    CHECK_FALSE(door->send({&link, 1}, {&byte, 1}));
+  }
+
+  TEST_CASE("a channel closed by the door's side is closed without a report") {
+    Sink sink;
+    RtcConfig config;
+    config.bind = "127.0.0.1";
+    config.open_within_ns = 1'000'000'000;
+    lockstep::Error error;
+    auto door = RtcDoor::start(config, &sink, &error);
+    REQUIRE(door);
+    int link = 0;
+    door->offer({&link, 1}, kOffer);
+    REQUIRE_FALSE(sink.next(1).first.empty());
+    door->close({&link, 1});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the deadline it would have met
+    std::lock_guard lock(sink.m);
+    CHECK(sink.closes.empty());
+    CHECK(door->stats().failed == 0);
   }
 }

@@ -83,8 +83,6 @@ namespace {
 
 constexpr std::size_t kMaxOfferBytes = 16 * 1024;
 constexpr std::size_t kMaxChannels = 1024;             // pages with a channel (or one on its way) at once
-constexpr std::int64_t kOpenWithinNs = 10'000'000'000;  // from the offer to an open association
-constexpr std::int64_t kSilentNs = 20'000'000'000;      // an open channel that hears nothing this long is closed
 constexpr std::size_t kOutboxMessages = 256;            // queued to the thread, all pages together
 constexpr int kMtu = 1200;
 constexpr std::uint32_t kPpidControl = 50, kPpidBinary = 53, kPpidBinaryEmpty = 57;
@@ -133,7 +131,19 @@ class Door final : public RtcDoor {
  private:
   void run_queue();
   void answer(RtcKey key, const std::string& sdp);
-  void tick();
+  // DTLS retransmissions, SCTP timers and the channels' deadlines, every 20 ms while there is a
+  // channel (a door without one does not wake).
+  bool tick();
+  void start_ticks() {
+    if (ticking_) return;
+    ticking_ = true;
+    GSource* timer = g_timeout_source_new(20);
+    g_source_set_callback(
+        timer, [](gpointer self) -> gboolean { return static_cast<Door*>(self)->tick() ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE; },
+        this, nullptr);
+    g_source_attach(timer, context_);
+    g_source_unref(timer);
+  }
   void start_sctp(Channel& c);
   void post(std::function<void()> work) {
     {
@@ -164,6 +174,7 @@ class Door final : public RtcDoor {
   // the next tick, outside every call into the libraries.
   std::map<const void*, std::unique_ptr<Channel>> channels_;
   std::vector<std::unique_ptr<Channel>> graveyard_;
+  bool ticking_ = false;
 };
 
 // One page's channel: its ICE agent, DTLS and SCTP association.
@@ -284,15 +295,6 @@ bool Door::start(Error* error) {
       this, nullptr);
   g_source_attach(wake, context_);
   g_source_unref(wake);
-  GSource* timer = g_timeout_source_new(20);  // DTLS retransmissions, SCTP timers, deadlines
-  g_source_set_callback(
-      timer, [](gpointer self) -> gboolean {
-        static_cast<Door*>(self)->tick();
-        return G_SOURCE_CONTINUE;
-      },
-      this, nullptr);
-  g_source_attach(timer, context_);
-  g_source_unref(timer);
   thread_ = std::thread([this] {
     g_main_context_push_thread_default(context_);
     g_main_loop_run(loop_);
@@ -465,6 +467,7 @@ void Door::answer(RtcKey key, const std::string& sdp) {
   g_free(ufrag);
   g_free(pwd);
   channels_[key.link] = std::move(c);
+  start_ticks();
   {
     std::lock_guard lock(mutex_);
     ++stats_.answered;
@@ -639,7 +642,7 @@ void Door::drop(Channel& c, const std::string& why, bool tell) {
   if (tell) sink_->on_closed(key, why);
 }
 
-void Door::tick() {
+bool Door::tick() {
   graveyard_.clear();
   const std::int64_t now = monotonic_ns();
   {
@@ -657,11 +660,17 @@ void Door::tick() {
   std::vector<Channel*> late;
   for (auto& [link, c] : channels_) {
     if (!c->dtls_done && DTLSv1_handle_timeout(c->ssl) > 0) dtls_out(*c);
-    if (!c->sctp_up && now - c->created_ns > kOpenWithinNs) late.push_back(c.get());
-    else if (c->sctp_up && now - c->heard_ns > kSilentNs) late.push_back(c.get());
+    if (!c->sctp_up && now - c->created_ns > cfg_.open_within_ns) late.push_back(c.get());
+    else if (c->sctp_up && now - c->heard_ns > cfg_.silent_ns) late.push_back(c.get());
   }
   for (Channel* c : late)
-    drop(*c, c->sctp_up ? "the data channel went silent" : "the data channel did not open within 10 s (is UDP blocked?)", true);
+    drop(*c,
+         c->sctp_up ? "the data channel went silent"
+                    : "the data channel did not open within " + std::to_string(cfg_.open_within_ns / 1'000'000'000) +
+                          " s (UDP blocked on the way?)",
+         true);
+  ticking_ = !channels_.empty() || !graveyard_.empty();
+  return ticking_;
 }
 
 }  // namespace

@@ -28,6 +28,10 @@ struct RtcConfig {
   /// The one candidate the answer names, "HOST" or "HOST:PORT" (a public address in front of a
   /// NAT, or a relay's): "" names the local addresses with the channel's own port.
   std::string advertise;
+  /// A channel not open this long after its offer (ICE, DTLS or SCTP stalled: UDP blocked, or a
+  /// peer that never finishes) is closed, as is an open one that hears nothing this long.
+  std::int64_t open_within_ns = 10'000'000'000;
+  std::int64_t silent_ns = 20'000'000'000;
 };
 
 /// What a page's data channel is known by: the door's link and which connection of it.

@@ -287,6 +287,10 @@ void WsDoor::on_message(rtc::RtcKey key, std::span<const std::uint8_t> bytes, st
   std::lock_guard lock(mutex_);
   WsLink* link = link_of(key);
   if (!link || bytes.empty() || link->close_now || link->close_when_sent) return;
+  if (bytes.size() > limits_.max_packet_bytes) {  // as a datagram over ENet's bound: dropped, counted
+    ++stats_.datagram_oversized;
+    return;
+  }
   link->heard = std::max(link->heard, arrived_ns);
   if (link->waiting_bytes + bytes.size() > limits_.max_waiting_bytes) return;  // dropped, as a datagram over a full buffer
   if (!link->datagrams) LOCKSTEP_LOG_INFO("WebSocket peer %s plays over its data channel", link->address_.c_str());

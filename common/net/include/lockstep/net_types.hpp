@@ -81,6 +81,7 @@ struct DoorStats {
   /// way over them, and play messages dropped because the path's queue was full.
   std::uint64_t datagram_offers = 0, datagram_channels = 0, datagram_failed = 0;
   std::uint64_t datagram_messages_in = 0, datagram_messages_out = 0, datagram_dropped = 0;
+  std::uint64_t datagram_oversized = 0;  ///< messages from a page's channel over the message bound, dropped
   /// Connections refused or closed for a reason above (refused_* to backlog_cut), all together.
   [[nodiscard]] std::uint64_t refused() const {
     return refused_address + refused_full + refused_protocol + refused_outside_root + malformed + text_refused +
