@@ -31,7 +31,7 @@ namespace {
 bool g_secure = false;
 bool g_datagrams = true;
 constexpr std::uint8_t kSignalChannel = 2;               // the door's signalling messages (§17.1)
-constexpr std::int64_t kDatagramOpenWithinNs = 5'000'000'000;  // from the WebSocket's open
+constexpr std::int64_t kDatagramOpenWithinNs = 10'000'000'000;  // from the WebSocket's open
 class WebTransport;
 WebTransport* g_transport = nullptr;  // the one the data channel's reports go to
 
@@ -114,8 +114,16 @@ class WebTransport final : public Transport {
     return &link_;
   }
   NetEvent poll() override {
-    if (datagrams_ == Path::Offered && monotonic_ns() - offered_at_ > kDatagramOpenWithinNs)
-      close_datagrams("the data channel did not open within 5 s (UDP blocked?)");
+    const std::int64_t now = monotonic_ns();
+    if (datagrams_ == Path::Offered && now - offered_at_ > kDatagramOpenWithinNs)
+      close_datagrams("the data channel did not open within 10 s (UDP blocked on the way?)");
+    if (!fallback_.empty() && now - fallback_at_ > 500'000'000) {
+      if (link_.open && !link_.closed) {
+        path_ = fallback_;
+        LOCKSTEP_LOG_INFO("playing over the %s", fallback_.c_str());
+      }
+      fallback_.clear();
+    }
     while (!events_.empty()) {
       Pending p = std::move(events_.front());
       events_.pop_front();
@@ -178,9 +186,18 @@ class WebTransport final : public Transport {
       return;
     }
     if (datagrams_ == Path::None) return;
+    const bool was_open = datagrams_ == Path::Open;
     datagrams_ = Path::None;
-    path_ = std::string("WebSocket (") + (why ? why : "no data channel") + ")";
-    LOCKSTEP_LOG_INFO("playing over the WebSocket: %s", why ? why : "");
+    const std::string said = std::string("WebSocket (") + (why ? why : "no data channel") + ")";
+    if (!was_open) {
+      path_ = said;
+      LOCKSTEP_LOG_INFO("playing over the WebSocket: %s", why ? why : "");
+      return;
+    }
+    // An open channel that closes as its connection ends (the session over, the server gone) is
+    // not a fallback: the path is said to change only if the WebSocket is still open a moment on.
+    fallback_ = said;
+    fallback_at_ = monotonic_ns();
   }
   void on_datagram(const std::uint8_t* bytes, std::size_t length) {
     if (datagrams_ != Path::Open || length == 0) return;
@@ -272,6 +289,8 @@ class WebTransport final : public Transport {
   Path datagrams_ = Path::None;
   std::int64_t offered_at_ = 0;
   std::string path_ = "WebSocket";
+  std::string fallback_;  // an open channel closed: said as the path once the WebSocket outlives it
+  std::int64_t fallback_at_ = 0;
   std::uint64_t datagrams_sent_ = 0, datagrams_received_ = 0;
   std::deque<Pending> events_;
   std::vector<std::uint8_t> scratch_;

@@ -166,12 +166,12 @@ cmp -s "$D/server.log" "$D/page.log" || fail "datagrams5: the browser's hash log
 echo "5 % loss: $(json_get "$D/server.json" 'd["ticks_per_second_after_2s"]') ticks/s, inputs filled by seat $(json_get "$D/server.json" "$FILLS")"
 json_check "$D/server.json" 'd["ticks_per_second_after_2s"] > 97' "the session did not hold 100 ticks/s at 5 % loss"
 
-# 1d. UDP blocked on the way: the channel never opens, the page says so after 5 s and plays on
+# 1d. UDP blocked on the way: the channel never opens, the page says so after 10 s and plays on
 #     over its WebSocket, hash-equal.
-DATAGRAMS=blocked session blocked 900 "bot=9"
+DATAGRAMS=blocked session blocked 1500 "bot=9"
 D=$WORK/blocked
 [ "$SERVER_EXIT" = 0 ] || fail "blocked: the server exited $SERVER_EXIT"
-json_check "$D/page.json" 'd["exit"] == 0 and "did not open within 5 s" in d["figures"]["play_path"] and d["figures"]["datagrams"]["received"] == 0' \
+json_check "$D/page.json" 'd["exit"] == 0 and "did not open within 10 s" in d["figures"]["play_path"] and d["figures"]["datagrams"]["received"] == 0' \
   "the page fell back to its WebSocket and said why: $(json_get "$D/page.json" 'd["figures"]["play_path"]')"
 cmp -s "$D/server.log" "$D/page.log" || fail "blocked: the browser's hash log differs from the server's"
 echo "ok: with UDP blocked the page fell back to its WebSocket by itself and said so"

@@ -124,6 +124,8 @@ class Door final : public RtcDoor {
   // The thread's own, and what usrsctp and libnice call back.
   void on_ice_data(Channel& c, const std::uint8_t* data, std::size_t len);
   void dtls_out(Channel& c);
+  void send_datagram(Channel& c, std::vector<std::uint8_t> datagram);
+  void send_unsent(Channel& c);
   void sctp_out(Channel& c, const void* data, std::size_t len);
   void on_sctp(Channel& c, const std::uint8_t* data, std::size_t len, std::uint32_t ppid, std::uint16_t sid, int flags);
   void drop(Channel& c, const std::string& why, bool tell);
@@ -192,6 +194,7 @@ struct Channel {
   struct socket* sctp = nullptr;
   std::int64_t created_ns = 0, heard_ns = 0;
   std::uint16_t play_sid = 0;
+  std::deque<std::vector<std::uint8_t>> unsent;  // DTLS datagrams ICE could not send yet
   ~Channel() {
     if (sctp) {
       usrsctp_close(sctp);
@@ -483,6 +486,7 @@ void Door::on_ice_data(Channel& c, const std::uint8_t* data, std::size_t len) {
   }
   if (len == 0 || data[0] < 20 || data[0] > 63) return;  // only DTLS records come this way
   c.heard_ns = monotonic_ns();
+  send_unsent(c);
   BIO_write(c.in, data, static_cast<int>(len));
   if (!c.dtls_done) {
     const int r = SSL_do_handshake(c.ssl);
@@ -533,12 +537,33 @@ void Door::dtls_out(Channel& c) {
       end += record;
     }
     if (end == at || end > pending.size()) end = pending.size();
-    nice_agent_send(c.agent, c.stream, 1, static_cast<guint>(end - at), reinterpret_cast<const gchar*>(pending.data() + at));
+    send_datagram(c, std::vector<std::uint8_t>(pending.begin() + static_cast<std::ptrdiff_t>(at),
+                                              pending.begin() + static_cast<std::ptrdiff_t>(end)));
+    at = end;
+  }
+}
+
+void Door::send_datagram(Channel& c, std::vector<std::uint8_t> datagram) {
+  // The page's first DTLS flight can come before ICE has a pair to answer on: what cannot be sent
+  // yet waits (a few datagrams) and goes at the next tick, not at DTLS's retransmission a second on.
+  if (!c.unsent.empty() || nice_agent_send(c.agent, c.stream, 1, static_cast<guint>(datagram.size()),
+                                           reinterpret_cast<const gchar*>(datagram.data())) < 0) {
+    if (c.unsent.size() < 16) c.unsent.push_back(std::move(datagram));
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  stats_.bytes_out += datagram.size();
+}
+
+void Door::send_unsent(Channel& c) {
+  while (!c.unsent.empty()) {
+    const std::vector<std::uint8_t>& d = c.unsent.front();
+    if (nice_agent_send(c.agent, c.stream, 1, static_cast<guint>(d.size()), reinterpret_cast<const gchar*>(d.data())) < 0) return;
     {
       std::lock_guard lock(mutex_);
-      stats_.bytes_out += end - at;
+      stats_.bytes_out += d.size();
     }
-    at = end;
+    c.unsent.pop_front();
   }
 }
 
@@ -659,6 +684,7 @@ bool Door::tick() {
   }
   std::vector<Channel*> late;
   for (auto& [link, c] : channels_) {
+    send_unsent(*c);
     if (!c->dtls_done && DTLSv1_handle_timeout(c->ssl) > 0) dtls_out(*c);
     if (!c->sctp_up && now - c->created_ns > cfg_.open_within_ns) late.push_back(c.get());
     else if (c->sctp_up && now - c->heard_ns > cfg_.silent_ns) late.push_back(c.get());
