@@ -2,14 +2,16 @@
 """Plays a lockstep-web page in headless Chromium, driven through the DevTools protocol.
 
   browser.py URL --out RESULT.json [--screenshot PNG] [--timeout S] [--keys KEYS]
-             [--bench TICKS] [--reload-at TICK] [--measure-load]
+             [--bench TICKS] [--reload-at TICK] [--measure-load] [--hide-at TICK --hide-for S [--throttled]]
 
 Opens URL in a fresh headless Chromium, waits until the page's client has ended (window.lockstep.exit
 >= 0), and writes RESULT.json: the exit code, the page's figures, its per-tick hashes (the hash log
 the client wrote), the console's lines and any page errors. --screenshot captures the canvas once
 the session is under way; --keys holds arrow keys (e.g. "Right:2,Down:1": key:seconds in turn)
 through real key events; --bench runs the page's step benchmark after the session; --reload-at
-reloads the page once, as a player would (its rejoins are in RESULT.json's "rejoins").
+reloads the page once, as a player would (its rejoins are in RESULT.json's "rejoins"); --hide-at
+switches to another tab for --hide-for seconds (the page hidden, as a player's is; with --throttled
+Chromium throttles it as it does a background tab), sampling the page meanwhile ("hidden").
 Uses python3-websockets (Debian) and the system's chromium.
 """
 import argparse, asyncio, base64, json, os, shutil, subprocess, sys, tempfile, time
@@ -101,6 +103,8 @@ async def run(args, port):
         screenshot_done = not args.screenshot
         keys_task = None
         reloaded = False
+        hidden = None
+        target_id = pages[0]["id"]
         loads = []
         joined = False
         while True:
@@ -148,6 +152,22 @@ async def run(args, port):
                 await page.call("Page.reload")
                 await asyncio.sleep(0.5)
                 continue
+            if args.hide_at and hidden is None and tick > args.hide_at:
+                # The player switches to another tab: this one is hidden (its timers throttled as
+                # Chromium throttles a background tab's, with --throttled), then shown again.
+                other = (await page.call("Target.createTarget", url="about:blank"))["targetId"]
+                await page.call("Target.activateTarget", targetId=other)
+                hidden = {"at_tick": tick, "seconds": args.hide_for, "samples": []}
+                result["hidden"] = hidden
+                hide_start = time.monotonic()
+                while time.monotonic() - hide_start < args.hide_for:
+                    await asyncio.sleep(min(10, args.hide_for / 4))
+                    sample = await page.eval("JSON.stringify([document.visibilityState, lockstep.figures && lockstep.figures.tick, lockstep.exit, lockstep.hidden_serves || 0])")
+                    hidden["samples"].append([round(time.monotonic() - hide_start, 1)] + json.loads(sample or "[]"))
+                await page.call("Target.closeTarget", targetId=other)
+                await page.call("Target.activateTarget", targetId=target_id)
+                hidden["shown_at_tick"] = (await page.eval("lockstep.figures && lockstep.figures.tick")) or 0
+                continue
             if args.keys and keys_task is None and tick > 40:
                 keys_task = asyncio.create_task(hold_keys(page, args.keys.split(",")))
             if not screenshot_done and tick > args.screenshot_at:
@@ -172,6 +192,9 @@ async def run(args, port):
         result["key_to_drawn_ms"] = await page.eval("lockstep.key_to_drawn_ms") or []
         result["own_disc"] = own_track
         result["rejoins"] = await page.eval("lockstep.rejoins") or []
+        result["shown_rejoins"] = await page.eval("lockstep.shown_rejoins || 0")
+        result["clock"] = await page.eval("lockstep.clock || null")
+        result["hidden_serves"] = await page.eval("lockstep.hidden_serves || 0")
         if loads:
             result["load"] = {"cold": loads[0], "warm": loads[1] if len(loads) > 1 else None}
         result["resumed"] = await page.eval("lockstep.resumed || false")
@@ -209,16 +232,21 @@ def main():
     ap.add_argument("--measure-load", action="store_true",
                     help="the bytes and time of a cold load and of a warm one (a reload), in RESULT.json's load")
     ap.add_argument("--insecure", action="store_true", help="take the server's self-signed certificate")
+    ap.add_argument("--hide-at", type=int, default=0, help="after this tick, switch to another tab (this one hidden) ...")
+    ap.add_argument("--hide-for", type=float, default=20, help="... for this many seconds, then back to it")
+    ap.add_argument("--throttled", action="store_true",
+                    help="keep Chromium's throttling of background tabs (the test's default turns it off)")
     args = ap.parse_args()
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     profile = tempfile.mkdtemp(prefix="lockstep-chromium-")
     port_file = os.path.join(profile, "DevToolsActivePort")
+    unthrottled = [] if args.throttled else ["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                                             "--disable-backgrounding-occluded-windows"]
     proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                             "--disable-dev-shm-usage", "--disable-background-timer-throttling",
+                             "--disable-dev-shm-usage",
                              # the data channel to a server on this machine (WebRTC leaves loopback out otherwise)
                              "--allow-loopback-in-peer-connection",
-                             "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
-                             f"--user-data-dir={profile}", "--remote-debugging-port=0"] +
+                             f"--user-data-dir={profile}", "--remote-debugging-port=0"] + unthrottled +
                             (["--ignore-certificate-errors"] if args.insecure else []) + ["about:blank"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

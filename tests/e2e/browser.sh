@@ -176,6 +176,21 @@ json_check "$D/page.json" 'd["exit"] == 0 and "did not open within 10 s" in d["f
 cmp -s "$D/server.log" "$D/page.log" || fail "blocked: the browser's hash log differs from the server's"
 echo "ok: with UDP blocked the page fell back to its WebSocket by itself and said so"
 
+# 1e. A hidden tab: the player switches to another tab for 30 s, Chromium throttling the hidden one
+#     as it does a background tab (its timers once a second, then by a budget). The page's worker
+#     clock serves it meanwhile: it stays in its seat (no rejoin, the server never drops it) and its
+#     hashes stay the server's.
+session hidden 4000 "bot=10" --throttled --hide-at 300 --hide-for 30
+D=$WORK/hidden
+[ "$SERVER_EXIT" = 0 ] || fail "hidden: the server exited $SERVER_EXIT"
+echo "hidden tab: $(json_get "$D/page.json" 'd["hidden"]'), served $(json_get "$D/page.json" 'd["hidden_serves"]') times hidden by its $(json_get "$D/page.json" 'd["clock"]')"
+json_check "$D/page.json" 'd["exit"] == 0 and all(s[1] == "hidden" for s in d["hidden"]["samples"]) and d["hidden"]["shown_at_tick"] > d["hidden"]["at_tick"] + 2500' "the tab was hidden for 30 s while its session went on"
+json_check "$D/page.json" 'd["clock"] == "worker" and d["hidden_serves"] >= 100 and d["rejoins"] == []' \
+  "the hidden page was not served by its worker's clock, or had to rejoin"
+! grep -q "silent for" "$D/server.err" || fail "hidden: the server dropped the hidden page for silence"
+cmp -s "$D/server.log" "$D/page.log" || fail "hidden: the browser's hash log differs from the server's"
+echo "ok: a tab hidden for 30 s under Chromium's throttling stayed in its seat, hash-equal"
+
 # 2. A desync injected into the browser player is caught and localized as a native one's, in a
 #    session of connect tokens over wss:// (and ENet's sealing for the native players).
 #    The page is steered by real key events here (no bot): thrust moves the player's own disc.

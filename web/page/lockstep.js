@@ -257,7 +257,9 @@ var Module = {};
   // when the server no longer knows the secret, else the end is the page's.
   function ended(code) {
     const figures = lockstep.figures || {};
-    const lost = Module._ls_connection_lost() === 1;
+    // The network took the session: the connection lost, or the server dropped this player for
+    // silence (a tab hidden and throttled past the server's bound, a network gone quiet).
+    const lost = Module._ls_connection_lost() === 1 || /dropped by the server: silent for/.test(figures.end_message || "");
     if (code === 0) store("");
     // (Not after this client diverged: the server drops a diverged player, and coming back with a
     // fresh state would hide what the desync report shows.)
@@ -272,6 +274,9 @@ var Module = {};
         return false;
       }
       hud.textContent = `${options.name}: ${retry.why}. Gave up rejoining after ${retry.attempt} attempts.`;
+      // Rejoins that ran out while the tab was hidden (its timers throttled) start again when the
+      // player comes back to it.
+      lockstep.rejoin_when_shown = true;
     } else if (code !== 0 && joined_with && /unknown rejoin secret/.test(figures.end_message || "") && !lockstep.fresh) {
       // A secret from an earlier session (a reload long after, another match): join afresh, once.
       store("");
@@ -305,7 +310,37 @@ var Module = {};
   }
   // A hidden tab gets no animation frames; the timer (throttled to about 1 Hz by the browser
   // then) keeps the session served, and the client steps what waits when it comes back.
-  function keep_served() { if (document.hidden && lockstep.exit < 0) frame(); if (lockstep.exit < 0) setTimeout(keep_served, 100); }
+  // Chromium throttles a hidden tab's timers to once a second, and after five minutes hidden to
+  // once a minute, which would leave the session silent past the server's bound; a worker's timer
+  // is not throttled so. The worker ticks every 100 ms and the page serves its session on each
+  // tick while hidden (and falls back to its own timer where workers are not to be had).
+  function keep_served() {
+    if (!document.hidden || lockstep.exit >= 0) return;
+    lockstep.hidden_serves = (lockstep.hidden_serves || 0) + 1;
+    frame();
+  }
+  function keep_served_by_timer() { keep_served(); if (lockstep.exit < 0) setTimeout(keep_served_by_timer, 100); }
+  function start_clock() {
+    try {
+      const code = "setInterval(() => postMessage(0), 100);";
+      const clock = new Worker(URL.createObjectURL(new Blob([code], { type: "text/javascript" })));
+      clock.onmessage = keep_served;
+      lockstep.clock = "worker";
+    } catch (e) {
+      lockstep.clock = "timer";
+      setTimeout(keep_served_by_timer, 100);
+    }
+  }
+  // Shown again after rejoins ran out while hidden: rejoin now, with the seat's secret.
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden || !lockstep.rejoin_when_shown || !joined_with) return;
+    lockstep.rejoin_when_shown = false;
+    lockstep.exit = -1;
+    panel.hidden = true;
+    retry = { attempt: 0, since: performance.now(), why: "back after the tab was hidden" };
+    lockstep.shown_rejoins = (lockstep.shown_rejoins || 0) + 1;
+    if (start(joined_with)) requestAnimationFrame(animate);
+  });
 
   // Starts (or restarts) the client, with a rejoin secret or "" for a fresh join; false when it
   // cannot start (said on the page).
@@ -383,6 +418,6 @@ var Module = {};
     addEventListener("keyup", (e) => { const k = keyOf(e); if (k >= 0) { Module._ls_key(k, 0); e.preventDefault(); } });
     addEventListener("pagehide", () => Module._ls_leave());
     requestAnimationFrame(animate);
-    setTimeout(keep_served, 100);
+    start_clock();
   }
 })();
