@@ -1,7 +1,7 @@
 // The page around lockstep-web: it starts the client from the page's address, calls ls_frame()
 // at requestAnimationFrame's rate, draws the shapes the frame left on the canvas, and hands the
-// keys to the client. A hidden tab gets no animation frames: a timer keeps the session served
-// (the browser runs it at most once a second then), as a 1 fps client is.
+// keys to the client. A hidden tab gets no animation frames: a worker's clock keeps the session
+// served ten times a second (the page's own timers are throttled then), as a 10 fps client is.
 //
 // A session that survives the network: the rejoin secret of the welcome is kept in sessionStorage
 // (per server), so a reload comes back into the same seat; a session that ends because the network
@@ -308,8 +308,7 @@ var Module = {};
     }
     requestAnimationFrame(animate);
   }
-  // A hidden tab gets no animation frames; the timer (throttled to about 1 Hz by the browser
-  // then) keeps the session served, and the client steps what waits when it comes back.
+  // A hidden tab gets no animation frames, and the client steps what waits when it comes back.
   // Chromium throttles a hidden tab's timers to once a second, and after five minutes hidden to
   // once a minute, which would leave the session silent past the server's bound; a worker's timer
   // is not throttled so. The worker ticks every 100 ms and the page serves its session on each
