@@ -45,6 +45,7 @@ struct Sink final : RtcSink {
     cv.notify_all();
   }
   void on_message(RtcKey, std::span<const std::uint8_t>, std::int64_t) override {}
+  void on_loss(RtcKey, std::uint32_t) override {}
   std::vector<std::string> closes;
   void on_closed(RtcKey, const std::string& why) override {
     std::lock_guard lock(m);
@@ -186,5 +187,34 @@ TEST_SUITE("net/webrtc_door") {
     std::lock_guard lock(sink.m);
     CHECK(sink.closes.empty());
     CHECK(door->stats().failed == 0);
+  }
+
+  TEST_CASE("a page's datagrams lost on the way are counted from the gaps in its DTLS records' numbers") {
+    RecordLoss none;
+    for (std::uint64_t i = 1; i <= 1000; ++i) none.saw(i);
+    CHECK(none.lost() == 0);
+    CHECK(none.loss_ppm() == 0);
+    RecordLoss some;  // every 50th lost (2 %), neighbours swapped (reordered), every 13th twice
+    for (std::uint64_t i = 1; i <= 5000; i += 2) {
+      for (const std::uint64_t n : {i + 1, i}) {
+        if (n % 50 == 0) continue;
+        some.saw(n);
+        if (n % 13 == 0) some.saw(n);
+      }
+    }
+    some.saw(5000 + 64);  // the last 63 judged: none was lost
+    CHECK(some.lost() == 100);
+    // Received: 4900 sent, less number 1 (it came after number 2, the first seen), and 5064.
+    CHECK(some.received() == 4900);
+    CHECK(some.loss_ppm() == 100 * 1'000'000 / (4900 + 100));
+    RecordLoss jump;
+    jump.saw(10);
+    jump.saw(10 + 1000);
+    CHECK(jump.lost() == 1000 - 64);  // past the window at once; the window's own are judged later
+    jump.saw(10 + 1000 + 64);
+    CHECK(jump.lost() == 999);  // 11 to 1009; 1011 to 1073 are still in the window
+    CHECK(jump.received() == 3);
+    jump.saw(5);  // before the first: not counted
+    CHECK(jump.received() == 3);
   }
 }

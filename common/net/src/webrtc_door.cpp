@@ -79,6 +79,36 @@ bool parse_offer(std::string_view sdp, Offer* out, std::string* error) {
   return true;
 }
 
+void RecordLoss::saw(std::uint64_t seq) {
+  constexpr std::uint64_t kWindow = 64;
+  if (!started_) {
+    started_ = true;
+    first_ = top_ = seq;
+    bits_ = 1;
+    ++received_;
+    return;
+  }
+  if (seq < first_) return;  // before the first seen: not judged
+  if (seq > top_) {
+    const std::uint64_t shift = seq - top_;
+    // The numbers leaving the window unseen were lost; a jump past the window loses the rest.
+    const std::uint64_t leaving = std::min(shift, kWindow);
+    for (std::uint64_t i = 0; i < leaving; ++i)
+      if (((bits_ >> (kWindow - 1 - i)) & 1u) == 0 && top_ >= kWindow - 1 - i && top_ - (kWindow - 1 - i) >= first_) ++lost_;
+    if (shift > kWindow) lost_ += shift - kWindow;
+    bits_ = shift >= kWindow ? 1 : (bits_ << shift) | 1;
+    top_ = seq;
+    ++received_;
+    return;
+  }
+  const std::uint64_t back = top_ - seq;
+  if (back >= kWindow) return;  // judged already
+  if (((bits_ >> back) & 1u) == 0) {
+    bits_ |= std::uint64_t{1} << back;
+    ++received_;
+  }
+}
+
 namespace {
 
 constexpr std::size_t kMaxOfferBytes = 16 * 1024;
@@ -195,6 +225,8 @@ struct Channel {
   std::int64_t created_ns = 0, heard_ns = 0;
   std::uint16_t play_sid = 0;
   std::deque<std::vector<std::uint8_t>> unsent;  // DTLS datagrams ICE could not send yet
+  RecordLoss loss;             // the page's datagrams, by their first DTLS record's number
+  std::int64_t loss_said_ns = 0;
   ~Channel() {
     if (sctp) {
       usrsctp_close(sctp);
@@ -487,6 +519,12 @@ void Door::on_ice_data(Channel& c, const std::uint8_t* data, std::size_t len) {
   if (len == 0 || data[0] < 20 || data[0] > 63) return;  // only DTLS records come this way
   c.heard_ns = monotonic_ns();
   send_unsent(c);
+  // A record of epoch 1 or later (past the handshake): its 48-bit number counts the page's datagrams.
+  if (len >= 13 && (data[3] | data[4]) != 0) {
+    std::uint64_t seq = 0;
+    for (int i = 5; i < 11; ++i) seq = seq << 8 | data[i];
+    c.loss.saw(seq);
+  }
   BIO_write(c.in, data, static_cast<int>(len));
   if (!c.dtls_done) {
     const int r = SSL_do_handshake(c.ssl);
@@ -686,6 +724,10 @@ bool Door::tick() {
   for (auto& [link, c] : channels_) {
     send_unsent(*c);
     if (!c->dtls_done && DTLSv1_handle_timeout(c->ssl) > 0) dtls_out(*c);
+    if (c->sctp_up && now - c->loss_said_ns > 1'000'000'000) {
+      c->loss_said_ns = now;
+      sink_->on_loss(c->key, c->loss.loss_ppm());
+    }
     if (!c->sctp_up && now - c->created_ns > cfg_.open_within_ns) late.push_back(c.get());
     else if (c->sctp_up && now - c->heard_ns > cfg_.silent_ns) late.push_back(c.get());
   }

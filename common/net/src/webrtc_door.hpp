@@ -50,6 +50,10 @@ class RtcSink {
   /// The channel is gone (ICE, DTLS or SCTP failed, timed out or closed): play goes back to the
   /// WebSocket.
   virtual void on_closed(RtcKey key, const std::string& why) = 0;
+  /// The share of the page's datagrams lost on the way, in millionths: the gaps in its DTLS
+  /// records' sequence numbers (every datagram it sends on an open channel is one or more), over
+  /// all its datagrams so far. Called about once a second while the channel is open.
+  virtual void on_loss(RtcKey key, std::uint32_t loss_ppm) = 0;
 
  protected:
   ~RtcSink() = default;
@@ -60,6 +64,24 @@ struct RtcStats {
   std::uint64_t offers = 0, answered = 0, refused = 0, opened = 0, failed = 0;
   std::uint64_t messages_in = 0, messages_out = 0, dropped_out = 0;
   std::uint64_t bytes_in = 0, bytes_out = 0;  ///< UDP payloads (DTLS records), both ways
+};
+
+/// Datagrams a peer sent and lost, from the sequence numbers of the DTLS records that arrived
+/// (each datagram's first record): numbers never seen within a window of 64 behind the newest are
+/// lost; duplicates and late ones in the window count once. Pure: no clock, no sockets.
+class RecordLoss {
+ public:
+  void saw(std::uint64_t seq);
+  [[nodiscard]] std::uint64_t received() const { return received_; }
+  [[nodiscard]] std::uint64_t lost() const { return lost_; }
+  [[nodiscard]] std::uint32_t loss_ppm() const {
+    const std::uint64_t all = received_ + lost_;
+    return all ? static_cast<std::uint32_t>(lost_ * 1'000'000 / all) : 0;
+  }
+
+ private:
+  bool started_ = false;
+  std::uint64_t first_ = 0, top_ = 0, bits_ = 0, received_ = 0, lost_ = 0;
 };
 
 /// Data channels for every page of one door.

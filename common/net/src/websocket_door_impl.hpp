@@ -197,6 +197,7 @@ class WsDoor final : public Transport, public rtc::RtcSink {
   void on_answer(rtc::RtcKey key, std::string answer, std::string why) override;
   void on_message(rtc::RtcKey key, std::span<const std::uint8_t> bytes, std::int64_t arrived_ns) override;
   void on_closed(rtc::RtcKey key, const std::string& why) override;
+  void on_loss(rtc::RtcKey key, std::uint32_t loss_ppm) override;
 
   // Called under the mutex: the link's connection is closed with `code` and `reason` on the
   // door's thread.

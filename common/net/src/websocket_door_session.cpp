@@ -313,6 +313,11 @@ void WsDoor::on_closed(rtc::RtcKey key, const std::string& why) {
   request_service();
 }
 
+void WsDoor::on_loss(rtc::RtcKey key, std::uint32_t loss_ppm) {
+  std::lock_guard lock(mutex_);
+  if (WsLink* link = link_of(key)) link->net_.loss_ppm = loss_ppm;  // the page's datagrams lost on the way up
+}
+
 int WsDoor::on_writable(lws* wsi, WsLink& link) {
   std::vector<std::uint8_t> frame;
   {
