@@ -72,6 +72,50 @@ async def hold_keys(page, plan):
         own_track.append([name, json.loads(before or "null"), json.loads(after or "null")])
 
 
+TOUCH_BUTTONS = {"Up": 0, "Down": 1, "Left": 2, "Right": 3}
+PAD_AXES = {"Up": (1, -1.0), "Down": (1, 1.0), "Left": (0, -1.0), "Right": (0, 1.0)}
+touch_track, pad_track = [], []
+
+
+async def hold_touches(page, plan):
+    """Presses the page's touch buttons with real touch events (CDP's touch input, which the page
+    gets as pointer events), each held for its seconds, as a thumb would."""
+    for step in plan:
+        name, seconds = step.split(":")
+        at = json.loads(await page.eval(
+            "JSON.stringify((() => { const r = document.querySelector('#controls button[data-key=\"%d\"]')"
+            ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })())" % TOUCH_BUTTONS[name]))
+        before = await page.eval("JSON.stringify(lockstep.own())")
+        await page.call("Input.dispatchTouchEvent", type="touchStart", touchPoints=[{"x": at[0], "y": at[1], "id": 1}])
+        await asyncio.sleep(float(seconds))
+        await page.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[])
+        after = await page.eval("JSON.stringify(lockstep.own())")
+        touch_track.append([name, json.loads(before or "null"), json.loads(after or "null")])
+
+
+async def hold_pad(page, plan):
+    """A gamepad plugged in (navigator.getGamepads answers with it, and gamepadconnected fires), its
+    stick pushed each way for its seconds: the page reads it every frame, as the Gamepad API has it."""
+    await page.eval("""(() => {
+        const pad = { connected: true, id: "test pad", index: 0, mapping: "standard", timestamp: 0,
+                      axes: [0, 0, 0, 0], buttons: Array.from({ length: 17 }, () => ({ pressed: false, value: 0 })) };
+        window.test_pad = pad;
+        navigator.getGamepads = () => [pad];
+        const e = new Event("gamepadconnected");
+        e.gamepad = pad;
+        window.dispatchEvent(e);
+      })()""")
+    for step in plan:
+        name, seconds = step.split(":")
+        axis, value = PAD_AXES[name]
+        before = await page.eval("JSON.stringify(lockstep.own())")
+        await page.eval(f"test_pad.axes[{axis}] = {value}; test_pad.timestamp = performance.now()")
+        await asyncio.sleep(float(seconds))
+        await page.eval(f"test_pad.axes[{axis}] = 0; test_pad.timestamp = performance.now()")
+        after = await page.eval("JSON.stringify(lockstep.own())")
+        pad_track.append([name, json.loads(before or "null"), json.loads(after or "null")])
+
+
 async def run(args, port):
     import urllib.request
     deadline = time.monotonic() + 20
@@ -168,8 +212,15 @@ async def run(args, port):
                 await page.call("Target.activateTarget", targetId=target_id)
                 hidden["shown_at_tick"] = (await page.eval("lockstep.figures && lockstep.figures.tick")) or 0
                 continue
-            if args.keys and keys_task is None and tick > 40:
-                keys_task = asyncio.create_task(hold_keys(page, args.keys.split(",")))
+            if (args.keys or args.touch or args.pad) and keys_task is None and tick > 40:
+                async def steer():
+                    if args.keys:
+                        await hold_keys(page, args.keys.split(","))
+                    if args.touch:
+                        await hold_touches(page, args.touch.split(","))
+                    if args.pad:
+                        await hold_pad(page, args.pad.split(","))
+                keys_task = asyncio.create_task(steer())
             if not screenshot_done and tick > args.screenshot_at:
                 shot = await page.call("Page.captureScreenshot", format="png")
                 with open(args.screenshot, "wb") as f:
@@ -191,6 +242,8 @@ async def run(args, port):
         result["slowed"] = await page.eval("lockstep.slowed || null")
         result["key_to_drawn_ms"] = await page.eval("lockstep.key_to_drawn_ms") or []
         result["own_disc"] = own_track
+        result["own_disc_touch"] = touch_track
+        result["own_disc_pad"] = pad_track
         result["rejoins"] = await page.eval("lockstep.rejoins") or []
         result["shown_rejoins"] = await page.eval("lockstep.shown_rejoins || 0")
         result["clock"] = await page.eval("lockstep.clock || null")
@@ -222,6 +275,8 @@ def main():
     ap.add_argument("--screenshot-at", type=int, default=300, help="the tick after which the screenshot is taken")
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--keys")
+    ap.add_argument("--touch", help="touch buttons held in turn after the keys, e.g. Up:1,Left:0.3")
+    ap.add_argument("--pad", help="a gamepad's stick held each way in turn after the touches, e.g. Up:1,Down:1")
     ap.add_argument("--bench", type=int, default=0)
     ap.add_argument("--reload-at", type=int, default=0, help="reload the page once after this tick")
     ap.add_argument("--viewport", default="800x600", help="the page's size, WxH")

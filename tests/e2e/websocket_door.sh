@@ -61,6 +61,8 @@ ln -s index.html "$WORK/web/inside.html"
 # The page's files beside their gzip, as web/CMakeLists.txt writes them; a .gz link out of the web
 # root is not followed either (the plain file goes instead).
 gzip -9 -n -k "$WORK/web/index.html"
+# A file under h/, where the web build puts the page's files named by their content's hash.
+mkdir -p "$WORK/web/h" && echo 'hashed' >"$WORK/web/h/page.0123456789abcdef.js"
 echo 'secret gzip outside the web root' | gzip -n >"$WORK/secret.html.gz"
 ln -s "$WORK/secret.html.gz" "$WORK/web/inside.html.gz"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
@@ -100,6 +102,9 @@ try:
     raise SystemExit("a second load with the ETag was not a 304")
 except urllib.error.HTTPError as e:
     assert e.code == 304, e.code
+# A file named by its hash is kept a year unasked; the page that names it is revalidated.
+h4, body4 = get("/h/page.0123456789abcdef.js")
+assert body4 == b"hashed\n" and "max-age=31536000" in h4["Cache-Control"] and "must-revalidate" not in h4["Cache-Control"], dict(h4)
 h3, body3 = get("/inside.html", **{"Accept-Encoding": "gzip"})
 assert b"secret" not in body3 and h3["Content-Encoding"] is None and body3 == plain, (dict(h3), body3[:40])
 print("ok: the page in gzip to a browser that takes it, plain otherwise, 304 with its ETag; no .gz link out of the root")

@@ -28,7 +28,10 @@
 // and in the fragment, never sent to a server over HTTP: #token=BASE64, the player's connect token
 // (lockstep-token mint --format base64), for a server that admits only token holders.
 "use strict";
-var Module = {};
+// index.html names the wasm by its content's hash (web/hashed_names.cmake) in lockstep_wasm.
+var Module = {
+  locateFile: (path, prefix) => (path.endsWith(".wasm") && typeof lockstep_wasm === "string" ? lockstep_wasm : prefix + path),
+};
 (function () {
   const q = new URLSearchParams(location.search);
   const door = (q.get("ws") || location.host).split(":");

@@ -163,6 +163,17 @@ bool WsDoor::start(Error* error) {
     mount_.cache_max_age = 1;
     mount_.cache_reusable = 1;
     mount_.cache_revalidate = 1;
+    // Files named by their content's hash (web/hashed_names.cmake writes them in h/): a new build
+    // is a new name, so a browser keeps them a year without asking.
+    hashed_root_ = cfg_.web_root + "/h";
+    hashed_mount_ = mount_;
+    hashed_mount_.mountpoint = "/h";
+    hashed_mount_.mountpoint_len = 2;
+    hashed_mount_.origin = hashed_root_.c_str();
+    hashed_mount_.def = nullptr;
+    hashed_mount_.cache_max_age = 365 * 24 * 3600;
+    hashed_mount_.cache_revalidate = 0;
+    mount_.mount_next = &hashed_mount_;
   }
   lws_context_creation_info info{};
   info.port = cfg_.port;

@@ -294,7 +294,8 @@ class WsDoor final : public Transport, public rtc::RtcSink {
     WsDoor* door;
   } sweep_{{}, this};
   lws_protocols protocols_[2]{};
-  lws_http_mount mount_{};
+  lws_http_mount mount_{}, hashed_mount_{};
+  std::string hashed_root_;
   lws_protocol_vhost_options wasm_type_{}, js_type_{};
   // The page's files as libwebsockets reads them: its own file operations, except that a browser
   // that takes gzip gets FILE.gz where the web root has one (web/CMakeLists.txt writes them).
