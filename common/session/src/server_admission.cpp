@@ -137,7 +137,10 @@ void ServerSession::Impl::kick(Peer& p, const std::string& reason) {
     Slot& s = slots[static_cast<std::size_t>(p.slot)];
     s.leaving = true;
     s.leave_reason = "dropped: " + reason;
-    if (p.link) s.net = peer_net(p.link);
+    if (p.link) {
+      s.net = peer_net(p.link);
+      s.stream = peer_stream(p.link);
+    }
   }
   send(p, Channel::Control, protocol::kick(reason));  // reliable, so it arrives before the disconnect
   p.closing = true;

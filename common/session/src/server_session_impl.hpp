@@ -84,6 +84,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     std::int64_t last_heard = 0;  // when this player's last message arrived
     std::int32_t lead_us = 0;     // as the client reports it
     PeerNet net;                  // ENet's figures of its connection, as last measured while it was open
+    bool stream = false;          // that connection came through the WebSocket door (net.loss_ppm: its data channel's)
     Tick hashes_checked = 0;      // its hashes compared with the server's up to here
     InputWindow inputs;
     SeenLoss up_loss;             // its play messages that never came, counted by their newest input tick
