@@ -32,6 +32,7 @@
 
 #include "lockstep/clock.hpp"
 #include "lockstep/log.hpp"
+#include "lockstep/seen_loss.hpp"
 
 namespace lockstep {
 namespace rtc {
@@ -77,36 +78,6 @@ bool parse_offer(std::string_view sdp, Offer* out, std::string* error) {
   for (char c : out->ice_ufrag + out->ice_pwd)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '/') return fail("the offer's ICE credentials are not ICE characters");
   return true;
-}
-
-void RecordLoss::saw(std::uint64_t seq) {
-  constexpr std::uint64_t kWindow = 64;
-  if (!started_) {
-    started_ = true;
-    first_ = top_ = seq;
-    bits_ = 1;
-    ++received_;
-    return;
-  }
-  if (seq < first_) return;  // before the first seen: not judged
-  if (seq > top_) {
-    const std::uint64_t shift = seq - top_;
-    // The numbers leaving the window unseen were lost; a jump past the window loses the rest.
-    const std::uint64_t leaving = std::min(shift, kWindow);
-    for (std::uint64_t i = 0; i < leaving; ++i)
-      if (((bits_ >> (kWindow - 1 - i)) & 1u) == 0 && top_ >= kWindow - 1 - i && top_ - (kWindow - 1 - i) >= first_) ++lost_;
-    if (shift > kWindow) lost_ += shift - kWindow;
-    bits_ = shift >= kWindow ? 1 : (bits_ << shift) | 1;
-    top_ = seq;
-    ++received_;
-    return;
-  }
-  const std::uint64_t back = top_ - seq;
-  if (back >= kWindow) return;  // judged already
-  if (((bits_ >> back) & 1u) == 0) {
-    bits_ |= std::uint64_t{1} << back;
-    ++received_;
-  }
 }
 
 namespace {
@@ -225,7 +196,7 @@ struct Channel {
   std::int64_t created_ns = 0, heard_ns = 0;
   std::uint16_t play_sid = 0;
   std::deque<std::vector<std::uint8_t>> unsent;  // DTLS datagrams ICE could not send yet
-  RecordLoss loss;             // the page's datagrams, by their first DTLS record's number
+  SeenLoss loss;               // the page's datagrams, by their first DTLS record's number
   std::int64_t loss_said_ns = 0;
   ~Channel() {
     if (sctp) {
@@ -726,7 +697,7 @@ bool Door::tick() {
     if (!c->dtls_done && DTLSv1_handle_timeout(c->ssl) > 0) dtls_out(*c);
     if (c->sctp_up && now - c->loss_said_ns > 1'000'000'000) {
       c->loss_said_ns = now;
-      sink_->on_loss(c->key, c->loss.loss_ppm());
+      sink_->on_loss(c->key, static_cast<std::uint32_t>(c->loss.loss() * 1e6 + 0.5));
     }
     if (!c->sctp_up && now - c->created_ns > cfg_.open_within_ns) late.push_back(c.get());
     else if (c->sctp_up && now - c->heard_ns > cfg_.silent_ns) late.push_back(c.get());

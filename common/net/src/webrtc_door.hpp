@@ -66,24 +66,6 @@ struct RtcStats {
   std::uint64_t bytes_in = 0, bytes_out = 0;  ///< UDP payloads (DTLS records), both ways
 };
 
-/// Datagrams a peer sent and lost, from the sequence numbers of the DTLS records that arrived
-/// (each datagram's first record): numbers never seen within a window of 64 behind the newest are
-/// lost; duplicates and late ones in the window count once. Pure: no clock, no sockets.
-class RecordLoss {
- public:
-  void saw(std::uint64_t seq);
-  [[nodiscard]] std::uint64_t received() const { return received_; }
-  [[nodiscard]] std::uint64_t lost() const { return lost_; }
-  [[nodiscard]] std::uint32_t loss_ppm() const {
-    const std::uint64_t all = received_ + lost_;
-    return all ? static_cast<std::uint32_t>(lost_ * 1'000'000 / all) : 0;
-  }
-
- private:
-  bool started_ = false;
-  std::uint64_t first_ = 0, top_ = 0, bits_ = 0, received_ = 0, lost_ = 0;
-};
-
 /// Data channels for every page of one door.
 class RtcDoor {
  public:

@@ -1,7 +1,9 @@
 // The loss a session sees on one direction of a link: play messages are due at fixed ticks (one
 // every `every` ticks, named by the newest tick each carries), so the receiver counts the ones that
 // never came. ENet's own estimate counts its datagrams and acknowledgements instead, and read
-// 0.0002 while a relay dropped 5 % of the play messages. Pure: no clock, no sockets.
+// 0.0002 while a relay dropped 5 % of the play messages. The same count serves any numbered
+// stream of datagrams (every = 1): the WebSocket door's data channels count a page's datagrams by
+// their DTLS records' sequence numbers. Pure: no clock, no sockets.
 #pragma once
 
 #include <algorithm>
@@ -22,8 +24,8 @@ class SeenLoss {
   /// A new connection: the gap before it is not loss. The totals stay.
   void restart() { started_ = false; }
 
-  /// A message whose newest tick is `newest` arrived (duplicates and late ones count once).
-  void saw(Tick newest) {
+  /// A message whose newest tick (or number) is `newest` arrived (duplicates and late ones count once).
+  void saw(std::uint64_t newest) {
     const std::uint64_t slot = newest / every_;
     if (!started_) {
       started_ = true;
