@@ -43,6 +43,7 @@ struct Hosted {
   std::unique_ptr<SessionRecorder> recorder;
   std::unique_ptr<ResultWebhook> webhook;
   TickCpuMeter play_cpu;
+  std::unique_ptr<ServerMetrics> metrics;  // what the ops port says of it
   bool draining = false, stopping = false;
   std::int64_t drain_deadline = 0;
 };
@@ -101,9 +102,9 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   }
   const std::uint32_t count = o.sessions;
   if (count > 1) {
-    // One match per Agones GameServer, and the ops port describes one session.
-    if (o.agones || o.metrics_port) {
-      LOCKSTEP_LOG_ERROR("--sessions %u: --agones and --metrics-port serve one session a process", count);
+    // One match per Agones GameServer.
+    if (o.agones) {
+      LOCKSTEP_LOG_ERROR("--sessions %u: --agones serves one session a process (one match a GameServer)", count);
       return 2;
     }
     for (auto [path, option] : {std::pair{&o.record_path, "--record"}, std::pair{&o.hash_log_path, "--hash-log"},
@@ -176,14 +177,19 @@ int serve(Options o, const std::string& module_name, const std::string& settings
   std::unique_ptr<AgonesHeartbeat> agones;
   if (o.agones) agones = std::make_unique<AgonesHeartbeat>(AgonesSdk::port_from_env(), monotonic_ns());
   bool awaiting_key = o.token_key == "agones";
-  // The ops port answers from its own thread; the loop below publishes what it reads.
-  ServerMetrics metrics(o.session_id, module_name, cfg.relay.has_value());
+  // The ops port answers from its own thread, for every session hosted; the loop below publishes
+  // what it reads, each session's figures apart.
+  std::vector<const ServerMetrics*> all_metrics;
+  for (auto& h : hosted) {
+    h->metrics = std::make_unique<ServerMetrics>(h->id, module_name, cfg.relay.has_value());
+    all_metrics.push_back(h->metrics.get());
+  }
   std::unique_ptr<OpsHttp> ops;
   if (o.metrics_port) {
     std::string ops_error;
     ops = OpsHttp::start({o.metrics_bind, *o.metrics_port},
-                         [&metrics](std::string_view path, const OpsHttpStats& counts) {
-                           return metrics.answer(path, monotonic_ns(), counts);
+                         [&all_metrics](std::string_view path, const OpsHttpStats& counts) {
+                           return ServerMetrics::answer_all(all_metrics, path, monotonic_ns(), counts);
                          },
                          &ops_error);
     if (!ops) {
@@ -226,8 +232,8 @@ int serve(Options o, const std::string& module_name, const std::string& settings
     if (ops) {
       const std::int64_t after = monotonic_ns();
       // Published at once when the drain begins and when the session ends, else once a second.
-      metrics.observe(session, after, after - now, session.executed_tick() != before, h.draining,
-                      drain_begins || session.finished());
+      h.metrics->observe(session, after, after - now, session.executed_tick() != before, h.draining,
+                         drain_begins || session.finished());
       wake = std::min(wake, after + ServerMetrics::kPublishNs);
     }
     if (h.draining && !session.finished()) wake = std::min(wake, h.drain_deadline);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <initializer_list>
+#include <map>
 
 #include "lockstep/version.hpp"
 #include "lockstep/protocol.hpp"
@@ -208,7 +209,7 @@ std::string ServerMetrics::text(std::int64_t now, const OpsHttpStats& ops) const
   f.gauge("lockstep_metrics_age_seconds", "how old these figures are (the tick loop publishes once a second)",
           static_cast<double>(now - v.at_ns) / 1e9);
   const char* phase = v.finished ? "finished" : !v.started ? "lobby" : "running";
-  f.labelled<int>("lockstep_sessions", "sessions on this server, by phase (a server hosts one)", "gauge",
+  f.labelled<int>("lockstep_sessions", "sessions on this server, by phase", "gauge",
                   "phase", {{"lobby", phase[0] == 'l'}, {"running", phase[0] == 'r'}, {"finished", phase[0] == 'f'}});
   f.gauge("lockstep_players", "players in the session", v.players);
   f.gauge("lockstep_peers_peak", "the most clients (players and spectators) connected at once", v.peak_peers);
@@ -296,6 +297,101 @@ std::string ServerMetrics::text(std::int64_t now, const OpsHttpStats& ops) const
   drop("websocket_refused_address", v.door.refused_address);
   drop("websocket_malformed", v.door.malformed);
   return f.take();
+}
+
+std::string ServerMetrics::merge(const std::vector<std::string>& ids, const std::vector<std::string>& texts) {
+  // Each text is families in one order, each a HELP and a TYPE line and its samples. The merged
+  // text keeps the first text's order of families (a family another text has alone follows), each
+  // family's header once, and its samples from every text in turn, with session="ID" added.
+  struct Family {
+    std::string header;
+    std::string samples;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Family, std::less<>> families;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const std::string label = Exposition::pair("session", ids[i]);
+    std::string_view rest = texts[i];
+    Family* current = nullptr;
+    std::string_view current_name;
+    while (!rest.empty()) {
+      const std::size_t nl = rest.find('\n');
+      const std::string_view line = rest.substr(0, nl == std::string_view::npos ? rest.size() : nl + 1);
+      rest.remove_prefix(line.size());
+      if (line.rfind("# HELP ", 0) == 0) {
+        const std::string_view name = line.substr(7, line.find(' ', 7) - 7);
+        auto [it, fresh] = families.try_emplace(std::string(name));
+        if (fresh) order.emplace_back(name);
+        current = &it->second;
+        current_name = name;
+        if (fresh) current->header += line;
+        continue;
+      }
+      if (line.rfind("# TYPE ", 0) == 0) {
+        if (current && current->header.find("# TYPE ") == std::string::npos) current->header += line;
+        continue;
+      }
+      if (!current) continue;
+      // The ops port's counters are the process's: once, from the first session.
+      if (current_name == "lockstep_ops_requests_total") {
+        if (i == 0) current->samples += line;
+        continue;
+      }
+      // lockstep_info names its session already.
+      if (line.find("session=\"") != std::string_view::npos) {
+        current->samples += line;
+        continue;
+      }
+      const std::size_t brace = line.find('{'), space = line.find(' ');
+      if (brace != std::string_view::npos && brace < space) {
+        current->samples.append(line.substr(0, brace + 1)).append(label).append(",").append(line.substr(brace + 1));
+      } else {
+        current->samples.append(line.substr(0, space)).append("{").append(label).append("}").append(line.substr(space));
+      }
+    }
+  }
+  std::string out;
+  for (const std::string& name : order) {
+    const Family& f = families.find(name)->second;
+    out += f.header;
+    out += f.samples;
+  }
+  return out;
+}
+
+OpsReply ServerMetrics::answer_all(const std::vector<const ServerMetrics*>& sessions, std::string_view path,
+                                   std::int64_t now, const OpsHttpStats& ops) {
+  if (sessions.size() == 1) return sessions.front()->answer(path, now, ops);
+  if (path == "/metrics") {
+    std::vector<std::string> ids, texts;
+    for (const ServerMetrics* m : sessions) {
+      ids.push_back(m->session_id_);
+      texts.push_back(m->text(now, ops));
+    }
+    return {200, "text/plain; version=0.0.4; charset=utf-8", merge(ids, texts)};
+  }
+  if (path == "/healthz" || path == "/readyz") {
+    // Every session's own answer, a line each; healthy when all are, ready when any is.
+    int healthy = 0, ready = 0;
+    std::string lines;
+    for (const ServerMetrics* m : sessions) {
+      const OpsReply r = m->answer(path, now, ops);
+      const int ok = r.status == 200 ? 1 : 0;
+      if (path == "/healthz") healthy += ok;
+      else ready += ok;
+      lines += m->session_id_ + ": " + r.body;
+      if (lines.empty() || lines.back() != '\n') lines += '\n';
+    }
+    const auto n = static_cast<int>(sessions.size());
+    if (path == "/healthz")
+      return {healthy == n ? 200u : 503u, "text/plain; charset=utf-8",
+              (healthy == n ? "ok\n" : std::to_string(n - healthy) + " of " + std::to_string(n) + " sessions unhealthy\n") + lines};
+    return {ready > 0 ? 200u : 503u, "text/plain; charset=utf-8",
+            (ready > 0 ? "ready: " + std::to_string(ready) + " of " + std::to_string(n) + " sessions admit players\n"
+                       : std::string("not ready: no session admits players\n")) +
+                lines};
+  }
+  return {404, "", ""};
 }
 
 }  // namespace lockstep

@@ -54,6 +54,17 @@ class ServerMetrics {
   /// The text exposition of the latest view.
   [[nodiscard]] std::string text(std::int64_t now, const OpsHttpStats& ops) const;
 
+  /// A process hosting several sessions (lockstep-server --sessions): one ops port for them all.
+  /// /metrics gives each family once, its samples from every session, each labelled with its
+  /// session (as lockstep_info names it); the ops port's own counters once, unlabelled. /healthz is
+  /// ok while every session's loop publishes; /readyz is ready while any session admits players,
+  /// and names each session's state.
+  [[nodiscard]] static OpsReply answer_all(const std::vector<const ServerMetrics*>& sessions, std::string_view path,
+                                           std::int64_t now, const OpsHttpStats& ops);
+  /// Expositions of several sessions merged as answer_all's /metrics gives them: `texts[i]` is
+  /// session `ids[i]`'s text(). Pure.
+  [[nodiscard]] static std::string merge(const std::vector<std::string>& ids, const std::vector<std::string>& texts);
+
  private:
   [[nodiscard]] std::shared_ptr<const ServerView> latest() const;
   void publish(const ServerSession& session, std::int64_t now, bool draining);

@@ -270,4 +270,43 @@ TEST_SUITE("app/ops") {
     has("lockstep_datagrams_total{direction=\"in\"} ");
     CHECK(text.find("name=") == std::string::npos);  // no player names in labels
   }
+
+  TEST_CASE("several sessions on one ops port: each family once, every session's samples labelled with it, the port's counters once") {
+    const std::string a =
+        "# HELP lockstep_info the session\n# TYPE lockstep_info gauge\nlockstep_info{session=\"h-0\",mode=\"relay\"} 1\n"
+        "# HELP lockstep_ops_requests_total requests\n# TYPE lockstep_ops_requests_total counter\n"
+        "lockstep_ops_requests_total{outcome=\"answered\"} 4\n"
+        "# HELP lockstep_tick the newest tick\n# TYPE lockstep_tick gauge\nlockstep_tick 120\n"
+        "# HELP lockstep_lat lateness\n# TYPE lockstep_lat histogram\nlockstep_lat_count 3\nlockstep_lat_bucket{le=\"+Inf\"} 3\n";
+    const std::string b =
+        "# HELP lockstep_info the session\n# TYPE lockstep_info gauge\nlockstep_info{session=\"h-1\",mode=\"relay\"} 1\n"
+        "# HELP lockstep_ops_requests_total requests\n# TYPE lockstep_ops_requests_total counter\n"
+        "lockstep_ops_requests_total{outcome=\"answered\"} 4\n"
+        "# HELP lockstep_tick the newest tick\n# TYPE lockstep_tick gauge\nlockstep_tick 80\n"
+        "# HELP lockstep_seat seats\n# TYPE lockstep_seat gauge\nlockstep_seat{slot=\"0\"} 0.5\n";
+    const std::string merged = lockstep::ServerMetrics::merge({"h-0", "h-1"}, {a, b});
+    CHECK(merged ==
+          "# HELP lockstep_info the session\n# TYPE lockstep_info gauge\n"
+          "lockstep_info{session=\"h-0\",mode=\"relay\"} 1\nlockstep_info{session=\"h-1\",mode=\"relay\"} 1\n"
+          "# HELP lockstep_ops_requests_total requests\n# TYPE lockstep_ops_requests_total counter\n"
+          "lockstep_ops_requests_total{outcome=\"answered\"} 4\n"
+          "# HELP lockstep_tick the newest tick\n# TYPE lockstep_tick gauge\n"
+          "lockstep_tick{session=\"h-0\"} 120\nlockstep_tick{session=\"h-1\"} 80\n"
+          "# HELP lockstep_lat lateness\n# TYPE lockstep_lat histogram\n"
+          "lockstep_lat_count{session=\"h-0\"} 3\nlockstep_lat_bucket{session=\"h-0\",le=\"+Inf\"} 3\n"
+          "# HELP lockstep_seat seats\n# TYPE lockstep_seat gauge\nlockstep_seat{session=\"h-1\",slot=\"0\"} 0.5\n");
+    // Real expositions of two sessions that have published nothing yet: every HELP once.
+    lockstep::ServerMetrics m0("host-0", "arena", false), m1("host-1", "arena", false);
+    const lockstep::OpsReply r = lockstep::ServerMetrics::answer_all({&m0, &m1}, "/metrics", 0, {});
+    CHECK(r.status == 200);
+    std::set<std::string> helps;
+    std::istringstream lines(r.body);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind("# HELP ", 0) == 0) CHECK(helps.insert(line.substr(7, line.find(' ', 7) - 7)).second);
+    CHECK(r.body.find("lockstep_info{session=\"host-0\"") != std::string::npos);
+    CHECK(r.body.find("lockstep_info{session=\"host-1\"") != std::string::npos);
+    const lockstep::OpsReply health = lockstep::ServerMetrics::answer_all({&m0, &m1}, "/healthz", 0, {});
+    CHECK(health.status == 503);  // nothing published: starting
+    CHECK(health.body.find("host-1: starting") != std::string::npos);
+  }
 }

@@ -8,8 +8,8 @@
 # - session 2: three bots, one killed midway: its seat is vacated, the other two play on to the end.
 # Each session writes its own hash log, summary and recording ({session} in the paths), and its
 # log lines name it. The process exits with the first session's outcome that is not 0 (3: the
-# desync). The usage errors of --sessions are refused first; a simulating server hosts two
-# sessions the same way last.
+# desync). One ops port (--metrics-port) describes the three sessions. The usage errors of
+# --sessions are refused first; a simulating server hosts two sessions the same way last.
 source "$(dirname "$0")/lib.sh" "$1"
 E2E_TIMEOUT=100
 TICKS=800
@@ -19,8 +19,8 @@ TICKS=800
 "$BIN/lockstep-server" --sessions 2 --relay "$WORK/game.json" --port "$PORT" --record "$WORK/one.replay" \
     >/dev/null 2>"$WORK/usage.err"
 [ $? = 2 ] && grep -q "{session}" "$WORK/usage.err" || fail "--record without {session} was not refused: $(cat "$WORK/usage.err")"
-"$BIN/lockstep-server" --sessions 2 --relay "$WORK/game.json" --port "$PORT" --metrics-port 0 >/dev/null 2>"$WORK/usage2.err"
-[ $? = 2 ] && grep -q "metrics-port" "$WORK/usage2.err" || fail "--metrics-port with --sessions was not refused"
+"$BIN/lockstep-server" --sessions 2 --relay "$WORK/game.json" --port "$PORT" --agones >/dev/null 2>"$WORK/usage2.err"
+[ $? = 2 ] && grep -q "agones" "$WORK/usage2.err" || fail "--agones with --sessions was not refused"
 "$BIN/lockstep-server" --sessions 3 --relay "$WORK/game.json" --port 65534 >/dev/null 2>"$WORK/usage3.err"
 [ $? = 2 ] && grep -q "65535" "$WORK/usage3.err" || fail "ports past 65535 were not refused"
 
@@ -28,7 +28,7 @@ mkdir -p "$WORK/reports"
 "$BIN/lockstep-server" --sessions 3 --relay "$WORK/game.json" --port "$PORT" --players 3 --ticks $TICKS \
     --on-desync resync --desync-dir "$WORK/reports" --play-silence-ms 1000 --session-id host \
     --hash-log "$WORK/settled-{session}.log" --summary "$WORK/summary-{session}.json" \
-    --record "$WORK/session-{session}.replay" 2>"$WORK/server.err" &
+    --record "$WORK/session-{session}.replay" --metrics-port $((PORT + 20)) --metrics-bind 127.0.0.1 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
 for i in 1 2 3; do
   "$BIN/lockstep-netsim" --listen $((PORT + 4 + i)) --forward "127.0.0.1:$PORT" --delay 40 --jitter 10 --loss 2 --seed $i \
@@ -57,6 +57,33 @@ for _ in $(seq 200); do
   sleep 0.05
 done
 kill -9 $GONE
+# One ops port for the three sessions: each family once, each session's samples labelled with it,
+# the port's own counters once; healthy, and ready while a session admits players.
+/usr/bin/python3 - $((PORT + 20)) <<'PY' || fail "the ops port of a host of three sessions"
+import re, sys, urllib.error, urllib.request
+port = int(sys.argv[1])
+def get(path):
+    try:
+        r = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5)
+        return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+status, text = get("/metrics")
+assert status == 200, status
+helps = re.findall(r"^# HELP (\S+)", text, re.M)
+assert len(helps) == len(set(helps)) and "lockstep_tick" in helps, helps
+ticks = re.findall(r'^lockstep_tick\{session="(host-\d)"\} (\d+)$', text, re.M)
+assert sorted(s for s, _ in ticks) == ["host-0", "host-1", "host-2"] and all(int(t) > 100 for _, t in ticks), ticks
+assert len(re.findall(r'^lockstep_info\{session="host-\d",', text, re.M)) == 3, "lockstep_info"
+assert len(re.findall(r'^lockstep_ops_requests_total\{outcome="answered"\}', text, re.M)) == 1, "the ops counters"
+assert len(re.findall(r'^lockstep_seat_loss_ratio\{session="host-0",slot="\d"\}', text, re.M)) == 3, "session 0's seats"
+assert len(re.findall(r'^lockstep_tick_lateness_seconds_bucket\{session="host-2",le="\+Inf"\}', text, re.M)) == 1
+status, body = get("/healthz")
+assert status == 200 and body.startswith("ok") and body.count("host-") == 3, (status, body)
+status, body = get("/readyz")
+assert body.count("host-") == 3, body
+print(f"ops port: {len(helps)} families, lockstep_tick {dict(ticks)}; /readyz {status}: {body.splitlines()[0]}")
+PY
 for p in "${A[@]}"; do expect_exit "$p" 0 "session 0 player"; done
 for p in "${B[@]::2}"; do expect_exit "$p" 0 "session 1 player"; done
 expect_exit "${B[2]}" 0 "session 1's resynced player"
