@@ -82,7 +82,7 @@ std::unique_ptr<RtcDoor> loopback_door(Sink& sink, std::int64_t open_within_ns =
 }  // namespace
 
 TEST_SUITE("net/webrtc_door") {
-  TEST_CASE("an offer's credentials, fingerprint, mid and SCTP port are read; its fingerprint in upper case") {
+  TEST_CASE("an offer's credentials, fingerprint, mid and SCTP port are read, its fingerprint in upper case") {
     Offer o;
     std::string why;
     REQUIRE(parse_offer(kOffer, &o, &why));
