@@ -94,7 +94,7 @@ function(_lockstep_check_lint_scopes test module scoped)
 endfunction()
 
 # lockstep_add_determinism_gate(<module target> REPLAY <file> [NAME <test>] [PACKAGES <package>...]
-#                               [REFUSED_ON <leg>...] [NOT_ON <leg>...] [ONLY <leg>...] [MONO_CHECK "<exe> <args>"...]
+#                               [SOURCE_PACKAGES <package>[:<cmake option>,...]...] [REFUSED_ON <leg>...] [NOT_ON <leg>...] [ONLY <leg>...] [MONO_CHECK "<exe> <args>"...]
 #                               [PYTHON_CHECK "<script> <args>"...])
 # Adds a ctest case (label `gate`) that runs lockstep-gate on a module target of this project:
 # every leg its players may have (gcc -O0 and -O2, clang -O2 and -O3 -march=native, aarch64 under
@@ -104,7 +104,12 @@ endfunction()
 # lockstep-replay record-scenario) comparing every tick's hash. A leg that parts fails the case,
 # named with its tick, entity and field; a leg that cannot run here is reported skipped, with why.
 # PACKAGES are Debian packages the module builds against (installed for the host and arm64 when
-# missing, as root); REFUSED_ON names a leg whose build of a linked library differs from the
+# missing, as root); SOURCE_PACKAGES are Debian source packages of CMake libraries the team builds
+# itself (Box2D: Debian's arm64 binary has fused multiply-adds), each built on every native leg
+# with that leg's compiler and flags and -ffp-contract=off, for this module alone, with the CMake
+# options after its name ("box2d:-DBOX2D_BUILD_UNIT_TESTS=OFF,-DBOX2D_BUILD_TESTBED=OFF"); the
+# module opts such a library out of its fingerprint (UNCOVERED) and the gate's machine code covers
+# it. REFUSED_ON names a leg whose build of a linked library differs from the
 # recording's (the replay must be refused there); NOT_ON names a leg the module is not built for
 # (a library it links does not exist there: reported skipped, saying so). ONLY, or the cache variable
 # LOCKSTEP_GATE_ONLY, runs some legs alone (a quick look; CI runs them all). MONO_CHECK and
@@ -116,7 +121,7 @@ endfunction()
 # other tests with `ctest -LE gate`.
 set(LOCKSTEP_GATE_ONLY "" CACHE STRING "lockstep_add_determinism_gate: run only these legs (a list; empty: every leg)")
 function(lockstep_add_determinism_gate target)
-  cmake_parse_arguments(G "" "REPLAY;NAME" "PACKAGES;REFUSED_ON;NOT_ON;ONLY;MONO_CHECK;PYTHON_CHECK" ${ARGN})
+  cmake_parse_arguments(G "" "REPLAY;NAME" "PACKAGES;SOURCE_PACKAGES;REFUSED_ON;NOT_ON;ONLY;MONO_CHECK;PYTHON_CHECK" ${ARGN})
   if(NOT G_REPLAY)
     message(FATAL_ERROR "lockstep_add_determinism_gate(${target}): REPLAY <the module's golden replay> is required")
   endif()
@@ -138,6 +143,10 @@ function(lockstep_add_determinism_gate target)
   if(G_PACKAGES)
     string(REPLACE ";" " " packages "${G_PACKAGES}")
     list(APPEND args --module-packages "${packages}")
+  endif()
+  if(G_SOURCE_PACKAGES)
+    string(REPLACE ";" " " sources "${G_SOURCE_PACKAGES}")
+    list(APPEND args --module-source-packages "${sources}")
   endif()
   foreach(leg IN LISTS G_REFUSED_ON)
     list(APPEND args --module-refused-on ${leg})

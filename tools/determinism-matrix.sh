@@ -24,6 +24,13 @@
 # refused where that build differs from the recording's: --module-refused-on CONFIG expects that
 # refusal there (exit 2, the library named), then replays with --any-build to show where the
 # builds part. Expected refusals are reported, never skipped.
+# A team that builds a library itself on every platform rather than take Debian's binaries (Box2D:
+# Debian builds its arm64 libbox2d with fused multiply-adds) names its Debian source package with
+# --module-source-packages: fetched once with apt from Debian's archive (checked against its signed
+# index), built on every native leg with that leg's compiler and flags and -ffp-contract=off, and
+# installed where only that module's build finds it. Its builds then differ in bytes, so the
+# module opts the library out of its fingerprint (UNCOVERED), and the machine code the gate
+# reports equal covers the library's build (lockstep-server --equal-builds).
 # A game whose rules run in C# or Python (mode b, docs/EMBEDDING.md) brings its own check: a
 # command that compares the game with the module (CompareGame) or with another implementation's
 # trace (CompareTrace) and exits 0 when they agree. The matrix runs it under each runtime setting
@@ -42,6 +49,9 @@
 #   --module-replay the team's golden replay (lockstep-replay record-scenario --sim-lib ...)
 #   --module-packages  Debian packages the module builds against, installed (and for arm64) when
 #                   missing, as root: "libbox2d-dev"
+#   --module-source-packages  Debian source packages of CMake libraries the module links, built on
+#                   each native leg with its flags: "box2d:-DBOX2D_BUILD_UNIT_TESTS=OFF,-DBOX2D_BUILD_TESTBED=OFF"
+#                   (a package, then the CMake options its build needs, comma-separated)
 #   --module-refused-on  a configuration (aarch64-gcc-O2) whose build of the module's libraries
 #                   differs from the recording's, so verify must refuse the replay there
 #   --module-not-on  a leg the module is not built for (a library it links does not exist there,
@@ -54,7 +64,7 @@
 #   --junit FILE    the same as a JUnit report: one test case per leg and replay
 set -uo pipefail
 ROOT=build-matrix
-MOD_SRC=() MOD_TARGET=() MOD_REPLAY=() MOD_PACKAGES=() MOD_REFUSED=() MOD_NOT_ON=()
+MOD_SRC=() MOD_TARGET=() MOD_REPLAY=() MOD_PACKAGES=() MOD_REFUSED=() MOD_NOT_ON=() MOD_SOURCES=()
 MONO_CHECKS=() PY_CHECKS=()
 REPLAYS=()
 JSON="" JUNIT=""
@@ -69,13 +79,14 @@ while [ $# -gt 0 ]; do
     --python-check) PY_CHECKS+=("$2"); shift 2 ;;
     --junit) JUNIT=$2; shift 2 ;;
     --module-source) MOD_SRC+=("$(cd "$2" && pwd)") || exit 2; MOD_TARGET+=(""); MOD_REPLAY+=(""); MOD_PACKAGES+=("")
-                     MOD_REFUSED+=(" ") MOD_NOT_ON+=(" "); shift 2 ;;
-    --module-target|--module-replay|--module-packages|--module-refused-on|--module-not-on)
+                     MOD_REFUSED+=(" ") MOD_NOT_ON+=(" ") MOD_SOURCES+=(""); shift 2 ;;
+    --module-target|--module-replay|--module-packages|--module-refused-on|--module-not-on|--module-source-packages)
       [ ${#MOD_SRC[@]} -gt 0 ] || { echo "matrix: $1 comes after its --module-source"; exit 2; }
       case $1 in
         --module-target) MOD_TARGET[$(last)]=$2 ;;
         --module-replay) MOD_REPLAY[$(last)]=$(realpath "$2") || exit 2 ;;
         --module-packages) MOD_PACKAGES[$(last)]=$2 ;;
+        --module-source-packages) MOD_SOURCES[$(last)]=$2 ;;
         --module-refused-on) MOD_REFUSED[$(last)]+="$2 " ;;
         --module-not-on) MOD_NOT_ON[$(last)]+="$2 " ;;
       esac
@@ -113,6 +124,46 @@ ensure aarch64-linux-gnu-g++ g++-aarch64-linux-gnu
 ensure qemu-aarch64 qemu-user
 ensure flatc flatbuffers-compiler
 ensure ninja ninja-build
+[ -n "${MOD_SOURCES[*]+"${MOD_SOURCES[*]}"}" ] && [ -n "$(tr -d ' ' <<<"${MOD_SOURCES[*]}")" ] && ensure dpkg-source dpkg-dev
+# A Debian source package, unpacked once into ROOT/sources/PKG: apt fetches it with a list of
+# its own (deb-src of this system's Debian release, checked against the archive's key), so the
+# system's apt configuration is left as it is. Three tries, a pause between them.
+fetch_source() {  # fetch_source PKG -> prints the unpacked folder, or says why not on stderr
+  local pkg=$1 top="$ROOT/sources" codename tries
+  [ -d "$top/$pkg/src" ] && { echo "$top/$pkg/src"; return 0; }
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [ -n "$codename" ] || { echo "no Debian release named in /etc/os-release" >&2; return 1; }
+  mkdir -p "$top/apt/lists/partial" "$top/apt/parts" "$top/apt/cache" "$top/$pkg"
+  printf 'Types: deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "${LOCKSTEP_DEBIAN_MIRROR:-http://deb.debian.org/debian}" "$codename" >"$top/apt/parts/debian-src.sources"
+  local opts=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$top/apt/parts" -o "Dir::State::Lists=$top/apt/lists"
+              -o "Dir::Cache=$top/apt/cache" -o "APT::Sandbox::User=root" -o "Acquire::Retries=2")
+  for tries in 1 2 3; do
+    apt-get "${opts[@]}" -qq update >"$top/$pkg/fetch.log" 2>&1 &&
+      (cd "$top/$pkg" && apt-get "${opts[@]}" -qq source --download-only "$pkg" >>fetch.log 2>&1) && break
+    [ $tries = 3 ] && { echo "apt could not fetch Debian's source package $pkg: $(tail -2 "$top/$pkg/fetch.log" | tr '\n' ' ')" >&2; return 1; }
+    sleep 5
+  done
+  local dsc
+  dsc=$(ls "$top/$pkg"/*.dsc 2>/dev/null | head -1)
+  [ -n "$dsc" ] && dpkg-source -x --skip-debianization "$dsc" "$top/$pkg/src" >>"$top/$pkg/fetch.log" 2>&1 ||
+    { echo "dpkg-source could not unpack $pkg (see $top/$pkg/fetch.log)" >&2; return 1; }
+  echo "$top/$pkg/src"
+}
+# The module's source packages built with a leg's compiler and flags and installed in PREFIX.
+build_sources() {  # build_sources SPECS PREFIX LOG CMAKE-ARGS...: "" on success, else why on stderr
+  local specs=$1 prefix=$2 log=$3 spec pkg cmopts src; shift 3
+  for spec in $specs; do
+    pkg=${spec%%:*} cmopts=(); [ "$spec" != "$pkg" ] && IFS=',' read -r -a cmopts <<<"${spec#*:}"
+    src=$(fetch_source "$pkg") || return 1
+    [ -f "$src/CMakeLists.txt" ] || { echo "Debian's source package $pkg is no CMake project: the gate builds only those" >&2; return 1; }
+    if ! cmake -S "$src" -B "$prefix.build-$pkg" -G Ninja -DBUILD_SHARED_LIBS=ON "-DCMAKE_INSTALL_PREFIX=$prefix" \
+           -DCMAKE_INSTALL_LIBDIR=lib "$@" "${cmopts[@]+"${cmopts[@]}"}" >>"$log" 2>&1 ||
+       ! cmake --build "$prefix.build-$pkg" -j 2 >>"$log" 2>&1 || ! cmake --install "$prefix.build-$pkg" >>"$log" 2>&1; then
+      echo "Debian's source package $pkg did not build here: $(grep -m2 -i 'error' "$log" | tr -s ' ')" >&2; return 1
+    fi
+  done
+}
 # The modules' own packages, for the host and for arm64 (multiarch), as root.
 for pkgs in "${MOD_PACKAGES[@]+"${MOD_PACKAGES[@]}"}"; do
   for pkg in $pkgs; do
@@ -182,13 +233,25 @@ for c in "${CONFIGS[@]}"; do
     # A team's module, built by its own project against this configuration's install.
     src=${MOD_SRC[$k]} target=${MOD_TARGET[$k]} mreplay=${MOD_REPLAY[$k]}
     mdir="$dir/module-$target"
-    margs=(--no-warn-unused-cli -S "$src" -B "$mdir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_PREFIX_PATH=$dir/prefix"
-           "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags")
-    if [ -n "$toolchain" ]; then margs+=("-DCMAKE_TOOLCHAIN_FILE=$PWD/$toolchain")
+    ccargs=()
+    if [ -n "$toolchain" ]; then ccargs+=("-DCMAKE_TOOLCHAIN_FILE=$PWD/$toolchain")
     else
       cc=gcc; [ "$cxx" = clang++ ] && cc=clang
-      margs+=("-DCMAKE_CXX_COMPILER=$cxx" "-DCMAKE_C_COMPILER=$cc")
+      ccargs+=("-DCMAKE_CXX_COMPILER=$cxx" "-DCMAKE_C_COMPILER=$cc")
     fi
+    prefixes="$dir/prefix"
+    if [ -n "${MOD_SOURCES[$k]// /}" ]; then
+      # The libraries the team builds itself, with this leg's compiler and flags, for this module only.
+      rm -rf "$mdir-deps"
+      if ! why=$(build_sources "${MOD_SOURCES[$k]}" "$mdir-deps" "$ROOT/$name.$target.sources.log" -DCMAKE_BUILD_TYPE=None \
+                   "-DCMAKE_CXX_FLAGS=$flags -ffp-contract=off" "-DCMAKE_C_FLAGS=$flags -ffp-contract=off" "${ccargs[@]}" 2>&1); then
+        echo "matrix: FAIL $name: $why"; failed=1; record "$name" "module $target" fail "$why"; continue
+      fi
+      echo "matrix: $name: built ${MOD_SOURCES[$k]%%:*} from Debian's source package for module $target ($flags -ffp-contract=off)"
+      prefixes="$mdir-deps;$prefixes"
+    fi
+    margs=(--no-warn-unused-cli -S "$src" -B "$mdir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_PREFIX_PATH=$prefixes"
+           "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" "${ccargs[@]}")
     if ! cmake --install "$dir" --prefix "$dir/prefix" >"$ROOT/$name.install.log" 2>&1 ||
        ! cmake "${margs[@]}" >"$ROOT/$name.$target.log" 2>&1 ||
        ! cmake --build "$mdir" -j 2 --target "$target" >>"$ROOT/$name.$target.log" 2>&1; then
@@ -198,6 +261,9 @@ for c in "${CONFIGS[@]}"; do
     fi
     so=$(find "$mdir" -name "lib$target.so" -o -name "$target.so" | head -1)
     out=$($runner "$dir/bin/lockstep-replay" --sim-lib "$so" verify "$mreplay" 2>&1); rc=$?
+    # Its machine code as lockstep computes it at load (the module's build id, and the builds of
+    # the libraries it opts out of its fingerprint), for the equal-builds report.
+    code=$(sed -n 's/.*: machine code \([^ ]*\) (.*/\1/p' <<<"$out" | head -1)
     out=$(grep -v ': info: ' <<<"$out")
     if [ "${MOD_REFUSED[$k]#* $name }" != "${MOD_REFUSED[$k]}" ]; then
       # Expected: refused, the library named; then where this build would part, for the record.
@@ -215,8 +281,7 @@ for c in "${CONFIGS[@]}"; do
     fi
     if [ $rc = 0 ]; then echo "matrix: ok   $name ($cxx $flags): module $target: $out"; passed+=("$mreplay|$dir/bin/lockstep-replay|$runner|$so|$name")
       record "$name" "module $target" ok "$out"
-      # Its machine code, for the equal-builds report (a +glibc leg runs its base's file again).
-      code=$(readelf -n "$so" 2>/dev/null | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p' | head -1)
+      # For the equal-builds report (a +glibc leg runs its base's file again).
       [ "${name#*+}" = "$name" ] && equal_builds+=("$k"$'\t'"$name"$'\t'"$code"$'\t'"$so")
     else
       echo "matrix: FAIL $name ($cxx $flags): module $target, exit $rc: $out"; failed=1
@@ -361,7 +426,7 @@ for k in "${!MOD_SRC[@]}"; do
         [ "$fk" = "$k" ] && { [ "$fleg" = "$leg" ] || [ "${fleg%%+*}" = "$leg" ]; } && bad=1
       done
       [ $bad = 0 ] || continue
-      if [ -z "$code" ]; then echo "matrix: $leg: $target's build has no GNU build id (link with -Wl,--build-id): not in the equal-builds report" >&2; continue; fi
+      if [ -z "$code" ]; then echo "matrix: $leg: lockstep-replay logged no machine code for $target: not in the equal-builds report" >&2; continue; fi
       printf '%s\n  {"leg": %s, "code": %s, "file": %s}' "$sep" "$(json_str "$leg")" "$(json_str "$code")" "$(json_str "$file")"
       sep=","; n=$((n + 1))
     done

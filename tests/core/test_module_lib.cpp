@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "fma_scan.hpp"
+#include "library_file.hpp"
 #include "libm_route.hpp"
 #include "lockstep/detmath.h"
 
@@ -169,5 +170,26 @@ TEST_SUITE("core/module-lib") {
     dlclose(self);
     // A built-in module has no file: no code, not checked at join.
     CHECK(find_module("arena")->code.empty());
+  }
+
+  TEST_CASE("a module's machine code covers the libraries it opts out of its fingerprint") {
+    // walkers_wengine links libwengine.so (no run path) and opts it out: the engine loaded first
+    // by its path, the module's needed soname finds it.
+    void* engine = dlopen(LOCKSTEP_MODULE_DIR "/wengine-plain/libwengine.so", RTLD_NOW | RTLD_GLOBAL);
+    REQUIRE_MESSAGE(engine != nullptr, dlerror());
+    std::string error;
+    const Module* m = load_module_library(LOCKSTEP_MODULE_DIR "/libwalkers_wengine.so", &error);
+    REQUIRE_MESSAGE(m != nullptr, error);
+    REQUIRE(m->libraries.size() == 1);
+    CHECK(m->libraries[0].name == "libwengine.so");
+    CHECK(m->libraries[0].build == "opted out");
+    // Not the file's own build id: that and the engine's build, hashed.
+    const std::string own = module_lib::module_code(dlopen(LOCKSTEP_MODULE_DIR "/libwalkers_wengine.so", RTLD_NOW | RTLD_NOLOAD),
+                                                    LOCKSTEP_MODULE_DIR "/libwalkers_wengine.so");
+    CHECK(own.size() == 40);
+    CHECK(m->code.substr(0, 5) == "xxh3:");
+    CHECK(m->code.size() == 21);
+    CHECK(m->code != own);
+    CHECK(m->fma_instructions == 0);  // neither the module nor this engine build has one
   }
 }

@@ -7,6 +7,9 @@
 #   log says which machine code it admits;
 # - with --equal-builds listing both (the report lockstep-gate writes), the client joins and plays
 #   with equal hash logs; a report without the server's own build admits nobody else, and says so;
+# - one module file over two builds of an engine library it opts out of its fingerprint (UNCOVERED),
+#   one with FMA contraction: the machine code covers the engine, so the FMA one is refused, naming
+#   the engine's fused multiply-adds, until a gate report lists both;
 # - a report that is not one is bad usage with a sentence.
 source "$(dirname "$0")/lib.sh" "$1"
 PLAIN="$BIN/libwalkers_plain.so" FMA="$BIN/libwalkers_fma.so"
@@ -55,6 +58,38 @@ grep -q "machine code $plain is not among the 1 builds --equal-builds lists: onl
   fail "the server should warn: $(head -5 "$WORK/s3.err")"
 kill $S 2>/dev/null; wait $S 2>/dev/null
 echo "ok: a report without the server's own build admits nobody else, and the server says so"
+
+# An engine the module links and opts out of its fingerprint (UNCOVERED libwengine): one module
+# file, two builds of the engine (one with FMA contraction) under one soname. The fingerprint
+# cannot tell them apart, so the machine code does: the module's and the opted-out engine's.
+WMOD="$BIN/libwalkers_wengine.so"
+[ -f "$WMOD" ] && [ -f "$BIN/wengine-plain/libwengine.so" ] && [ -f "$BIN/wengine-fma/libwengine.so" ] || fail "the wengine builds are missing"
+LD_LIBRARY_PATH="$BIN/wengine-plain" "$BIN/lockstep-server" --sim-lib "$WMOD" --port "$PORT" --players 2 --ticks 300 \
+    --hash-log "$WORK/s4.log" >/dev/null 2>"$WORK/s4.err" &
+S=$!; PIDS+=($S)
+LD_LIBRARY_PATH="$BIN/wengine-plain" start_bot e 5 --sim-lib "$WMOD"; E=$BOT_PID
+LD_LIBRARY_PATH="$BIN/wengine-fma" "$BIN/lockstep-client" --connect "127.0.0.1:$PORT" --name wfma --sim-lib "$WMOD" \
+    >"$WORK/wfma.json" 2>"$WORK/wfma.err"
+[ $? = 4 ] || fail "a client whose opted-out engine is an FMA build should be refused (exit 4)"
+grep -q "the module's machine code differs: the joining peer's build has [1-9][0-9]* fused multiply-adds, the server's 0" "$WORK/wfma.err" ||
+  fail "the refusal should name the engine's fused multiply-adds: $(cat "$WORK/wfma.err")"
+wplain=$(sed -n 's/.*machine code \(xxh3:[0-9a-f]*\) (0 fused multiply-adds; with the libraries it opts out: libwengine.so (build [0-9a-f]*, 0 fused.*/\1/p' "$WORK/s4.err" | head -1)
+wfma=$(sed -n 's/.*machine code \(xxh3:[0-9a-f]*\) ([1-9][0-9]* fused multiply-adds; with the libraries it opts out: libwengine.so .*/\1/p' "$WORK/wfma.err" | head -1)
+[ -n "$wplain" ] && [ -n "$wfma" ] && [ "$wplain" != "$wfma" ] || fail "each process should log its machine code with the engine's build: '$wplain' '$wfma'"
+LD_LIBRARY_PATH="$BIN/wengine-plain" start_bot f 6 --sim-lib "$WMOD"; F=$BOT_PID
+expect_exit $E 0 e; expect_exit $F 0 f; expect_exit $S 0 server
+echo "ok: an FMA build of an opted-out engine refused: $(grep -o "the module's machine code differs[^\"]*" "$WORK/wfma.err" | head -1)"
+# The gate's report admits both: they play.
+printf '{"format": "lockstep-equal-builds/1", "builds": [{"leg": "plain", "code": "%s"}, {"leg": "fma", "code": "%s"}]}\n' \
+  "$wplain" "$wfma" >"$WORK/wequal.json"
+LD_LIBRARY_PATH="$BIN/wengine-plain" "$BIN/lockstep-server" --sim-lib "$WMOD" --port "$PORT" --players 2 --ticks 300 \
+    --hash-log "$WORK/s5.log" --equal-builds "$WORK/wequal.json" >/dev/null 2>"$WORK/s5.err" &
+S=$!; PIDS+=($S)
+LD_LIBRARY_PATH="$BIN/wengine-plain" start_bot g 7 --sim-lib "$WMOD"; G=$BOT_PID
+LD_LIBRARY_PATH="$BIN/wengine-fma" start_bot h 8 --sim-lib "$WMOD"; H=$BOT_PID
+expect_exit $G 0 g; expect_exit $H 0 h; expect_exit $S 0 server
+cmp "$WORK/s5.log" "$WORK/h.log" || fail "hash logs differ"
+echo "ok: with the gate's report both engine builds play"
 
 # Bad reports: bad usage with a sentence.
 echo '{"format": "lockstep-equal-builds/1", "builds": [{"leg": "x"}]}' >"$WORK/bad.json"

@@ -7,8 +7,9 @@
 #   lockstep-netsim (80 ms one way, 3 % loss) with a late joiner loaded from a snapshot, all
 #   hash-equal to the end;
 # - a player whose libbox2d is another build (here Debian's with its build id changed, as an
-#   aarch64 or self-built copy would differ) is refused at join, the library named, unless the
-#   module opts Box2D out of its fingerprint (then it plays, hash-equal: the same code).
+#   aarch64 or self-built copy would differ) is refused at join, the library named; with Box2D
+#   opted out of the fingerprint it is refused by its machine code instead, and plays, hash-equal,
+#   once a gate report lists both builds.
 # Usage: physics.sh BIN_DIR LIBCRATES LIBCRATES_NAIVE LIBCRATES_UNCOVERED
 source "$(dirname "$0")/lib.sh" "$1"
 CRATES=$2 NAIVE=$3 UNCOVERED=$4
@@ -71,8 +72,8 @@ data = open(src, "rb").read()
 assert data.count(build) == 1
 open(dst, "wb").write(data.replace(build, bytes(b ^ 0xff for b in build)))
 PY
-refused_join() {  # refused_join MODULE: a server and a player with the other libbox2d
-  "$BIN/lockstep-server" --port $((PORT + 5)) --players 1 --ticks 300 --sim-lib "$1" --hash-log "$WORK/s2.log" \
+refused_join() {  # refused_join MODULE [SERVER OPTIONS]: a server and a player with the other libbox2d
+  "$BIN/lockstep-server" --port $((PORT + 5)) --players 1 --ticks 300 --sim-lib "$1" --hash-log "$WORK/s2.log" "${@:2}" \
       >/dev/null 2>"$WORK/s2.err" &
   S2=$!; PIDS+=($S2)
   LD_LIBRARY_PATH="$WORK/other:${LD_LIBRARY_PATH:-}" "$BIN/lockstep-client" --connect "127.0.0.1:$((PORT + 5))" \
@@ -83,11 +84,24 @@ refused_join "$CRATES"; rc=$?
 grep -q "$SONAME is another build" "$WORK/other.err" || fail "the refusal does not name the library: $(tail -3 "$WORK/other.err")"
 kill $S2 2>/dev/null; wait $S2 2>/dev/null
 echo "ok: refused at join (exit $rc): $(grep -o "$SONAME is another build[^(]*" "$WORK/other.err" | head -1)"
-refused_join "$UNCOVERED" || fail "with Box2D opted out the player should play: $(tail -3 "$WORK/other.err")"
+# Opted out, Box2D is not in the fingerprint, but the machine code covers it: the other build is
+# refused as other code, until a gate report lists both codes.
+refused_join "$UNCOVERED"; rc=$?
+[ $rc = 4 ] || fail "with Box2D opted out, another build should still be refused by its machine code (exit $rc)"
+grep -q "the module's machine code differs: the joining peer's xxh3:" "$WORK/other.err" ||
+  fail "the refusal should name the machine codes: $(tail -3 "$WORK/other.err")"
+grep -q "libbox2d.* (opted out" "$WORK/other.err" || fail "the client does not say Box2D is opted out"
+kill $S2 2>/dev/null; wait $S2 2>/dev/null
+code_here=$(sed -n 's/.*machine code \(xxh3:[0-9a-f]*\): peers.*/\1/p' "$WORK/s2.err" | head -1)
+code_other=$(sed -n 's/.*machine code \(xxh3:[0-9a-f]*\) (.*/\1/p' "$WORK/other.err" | head -1)
+[ -n "$code_here" ] && [ -n "$code_other" ] && [ "$code_here" != "$code_other" ] || fail "two machine codes expected: '$code_here' '$code_other'"
+echo "ok: with Box2D opted out (UNCOVERED) another build is refused by its machine code: $(grep -o "the module's machine code differs[^;]*" "$WORK/other.err" | head -1)"
+printf '{"format": "lockstep-equal-builds/1", "builds": [{"leg": "here", "code": "%s"}, {"leg": "other", "code": "%s"}]}\n' \
+  "$code_here" "$code_other" >"$WORK/equal.json"
+refused_join "$UNCOVERED" --equal-builds "$WORK/equal.json" || fail "with the gate's report the player should play: $(tail -3 "$WORK/other.err")"
 wait $S2 || fail "the server with Box2D opted out"
 cmp -s "$WORK/s2.log" "$WORK/other.log" || fail "the opted-out session's hashes differ"
-grep -q "libbox2d.* (opted out" "$WORK/other.err" || fail "the client does not say Box2D is opted out"
-echo "ok: with Box2D opted out (lockstep_add_module UNCOVERED) the same player plays, hash-equal"
+echo "ok: given a gate report listing both builds, the other build plays, hash-equal"
 
 # Offline the same: a replay records the builds of the libraries its module linked, and a build
 # with another libbox2d is refused (exit 2, the library named) unless told to go on.

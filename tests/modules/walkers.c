@@ -53,6 +53,12 @@ __attribute__((visibility("default"))) float walkers_engine_mix(float a, float b
 #endif
 }
 #endif
+#ifdef WALKERS_WENGINE
+/* A module that links an engine library (wengine.c) and opts it out of its fingerprint: it calls
+ * the engine at load so that the link is needed. */
+float wengine_mix(float a, float b, float c);
+__attribute__((visibility("default"))) float walkers_wengine_mix(float a, float b, float c) { return wengine_mix(a, b, c); }
+#endif
 #ifdef WALKERS_ROUTED
 /* What lockstep_add_module(... ROUTED <names>) writes: the libraries whose libm calls the loader
  * sends to lockstep's math (the test's is route_probe.c). */

@@ -216,6 +216,18 @@ TEST_SUITE("session/parts") {
                                   "gate run showed them equal (--equal-builds)") != std::string::npos,
                   fma.detail);
     CHECK(fma.detail.size() <= 256);
+    {  // Codes that hash a module with the libraries it opts out are named whole, still within a Refuse.
+      JoinFacts h = q;
+      AdmissionRules hs = server;
+      h.code = "xxh3:e27786e617b710f7";
+      hs.code = "xxh3:a76908469ec850f7";
+      h.code_fma = 1645;
+      const JoinDecision hd = decide_join(h, hs, seats);
+      CHECK_MESSAGE(hd.detail.find("has 1645 fused multiply-adds, the server's 0 (FMA contraction gives other results); "
+                                   "xxh3:e27786e617b710f7 vs xxh3:a76908469ec850f7, no gate") != std::string::npos,
+                    hd.detail);
+      CHECK(hd.detail.size() <= 256);
+    }
     q.code_fma = 0;
     // The gate's list admits it only with the server's own build in it.
     server.equal_builds = {q.code};

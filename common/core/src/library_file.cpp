@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "fma_scan.hpp"
 #include "loaded_segments.hpp"
 #include "lockstep/bytes.hpp"
 #include "lockstep/state_hash.hpp"
@@ -89,6 +90,28 @@ std::string build_id_of(ElfW(Addr) base) {
       at = next;
     }
   });
+  return build;
+}
+
+// The build of the library `soname` as this process loaded it: its GNU build id, or "xxh3:" and
+// the hash of its file's bytes when it has none; "" when it is not loaded. `fma`, when given,
+// gets its fused multiply-adds.
+std::string loaded_build(const std::string& soname, std::uint32_t* fma) {
+  void* h = dlopen(soname.c_str(), RTLD_NOLOAD | RTLD_LAZY);
+  link_map* dep = nullptr;
+  if (!h || dlinfo(h, RTLD_DI_LINKMAP, &dep) != 0 || !dep) {
+    if (h) dlclose(h);
+    return "";
+  }
+  std::string build = build_id_of(dep->l_addr);
+  if (build.size() > kMaxLibraryBuildBytes)
+    build = "xxh3:" + hash_hex(hash_bytes({reinterpret_cast<const std::uint8_t*>(build.data()), build.size()}));
+  if (build.empty()) {
+    const std::optional<std::uint64_t> bytes_hash = file_hash(dep->l_name);
+    build = bytes_hash ? "xxh3:" + hash_hex(*bytes_hash) : "unreadable";
+  }
+  if (fma) *fma = fma_instructions(h);
+  dlclose(h);
   return build;
 }
 
@@ -204,25 +227,31 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::s
       out.push_back({soname, kOptedOut});
       continue;
     }
-    void* h = dlopen(soname.c_str(), RTLD_NOLOAD | RTLD_LAZY);
-    link_map* dep = nullptr;
-    if (!h || dlinfo(h, RTLD_DI_LINKMAP, &dep) != 0 || !dep) {
-      if (h) dlclose(h);
-      continue;
-    }
-    std::string build = build_id_of(dep->l_addr);
-    if (build.size() > kMaxLibraryBuildBytes) build = "xxh3:" + hash_hex(hash_bytes({reinterpret_cast<const std::uint8_t*>(build.data()),
-                                                                   build.size()}));
-    if (build.empty()) {
-      const std::optional<std::uint64_t> bytes_hash = file_hash(dep->l_name);
-      build = bytes_hash ? "xxh3:" + hash_hex(*bytes_hash) : "unreadable";
-    }
-    dlclose(h);
+    std::string build = loaded_build(soname, nullptr);
+    if (build.empty()) continue;
     *note += (note->empty() ? "" : ", ") + soname + " (build " + build + ")";
     out.push_back({soname, build});
   }
   std::sort(out.begin(), out.end(), [](const LibraryBuild& a, const LibraryBuild& b) { return a.name < b.name; });
   return out;
+}
+
+void add_opted_out_code(const std::vector<LibraryBuild>& libraries, std::string* code, std::uint32_t* fma,
+                        std::string* note) {
+  std::string bytes = *code;
+  bool any = false;
+  for (const LibraryBuild& l : libraries) {
+    if (l.build != kOptedOut) continue;
+    std::uint32_t its_fma = 0;
+    std::string build = loaded_build(l.name, &its_fma);
+    if (build.empty()) build = "not loaded";
+    bytes += '\0' + l.name + '\0' + build;
+    *fma += its_fma;
+    *note += (note->empty() ? "" : ", ") + l.name + " (build " + build + ", " + std::to_string(its_fma) +
+             " fused multiply-adds)";
+    any = true;
+  }
+  if (any) *code = "xxh3:" + hash_hex(hash_bytes({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}));
 }
 
 // dlopen maps what a file's headers claim, and a truncated file faults (SIGBUS) when the loader

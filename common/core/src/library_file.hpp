@@ -27,6 +27,14 @@ std::vector<LibraryBuild> covered_libraries(void* lib, std::string* note, std::s
 /// The loaded module `lib`'s machine code (Module::code): the GNU build id of the copy this process
 /// loaded, or "xxh3:" and the hash of the file at `path` when it has none.
 std::string module_code(void* lib, const std::string& path);
+/// A module's machine code (`code`, module_code's) widened by the libraries it opts out of its
+/// fingerprint (`libraries`' "opted out" ones): they run inside its results, and with no
+/// fingerprint naming their builds, its code must. Unchanged when it opts none out; else "xxh3:"
+/// and the hash of its own code and each such library's name and build (so two players with one
+/// module file and two builds of an opted-out engine are other code, which only a gate run
+/// admits together). `fma` gains each such library's fused multiply-adds; `note` names them.
+void add_opted_out_code(const std::vector<LibraryBuild>& libraries, std::string* code, std::uint32_t* fma,
+                        std::string* note);
 /// The libraries the loaded module `lib` lists as ROUTED (its `lockstep_routed_libraries`), each
 /// with its libm calls rebound to lockstep's math (route_libm), what was done said in `note`; {}
 /// with `error` set when the list names a library it does not link or a rebinding fails.

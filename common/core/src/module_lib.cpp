@@ -329,8 +329,13 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   slot.command_text = reinterpret_cast<lockstep_bytes_text_fn>(dlsym(lib, "lockstep_command_text"));
   bind_slot(g_loaded_count - 1, slot.module, std::make_index_sequence<kMaxLoaded>());
   slot.code = module_lib::module_code(lib, path);
-  slot.module.code = slot.code;
   slot.module.fma_instructions = module_lib::fma_instructions(lib);
+  std::string opted_out;
+  module_lib::add_opted_out_code(libraries, &slot.code, &slot.module.fma_instructions, &opted_out);
+  slot.module.code = slot.code;
+  LOCKSTEP_LOG_INFO("--sim-lib %s: machine code %s (%u fused multiply-adds%s%s)", path.c_str(), slot.code.c_str(),
+                    slot.module.fma_instructions, opted_out.empty() ? "" : "; with the libraries it opts out: ",
+                    opted_out.c_str());
   if (libraries.empty()) return m;
   std::vector<LibraryBuild>& libs = slot.libraries;
   libs = std::move(libraries);

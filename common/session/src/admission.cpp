@@ -62,6 +62,8 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
   // The same rules, but other machine code: another compiler flag (FMA contraction), another
   // architecture or a statically linked library built otherwise can compute other results. Only
   // code the determinism gate replayed equal to the server's meets it.
+  // A code as a refusal names it: a build id's first hex digits, or a hash of several whole.
+  const auto brief = [](const std::string& c, std::size_t n) { return c.rfind("xxh3:", 0) == 0 ? c : c.substr(0, n); };
   const auto shown = [&](const std::string& c) {
     return std::find(rules.equal_builds.begin(), rules.equal_builds.end(), c) != rules.equal_builds.end();
   };
@@ -71,10 +73,10 @@ JoinDecision decide_join(const JoinFacts& q, const AdmissionRules& rules, std::s
       return refuse(R::WrongFingerprint, "the module's machine code differs: the joining peer's build has " +
                                              std::to_string(q.code_fma) + " fused multiply-adds, the server's " +
                                              std::to_string(rules.code_fma) + " (FMA contraction gives other results); " +
-                                             q.code.substr(0, 12) + " vs " + rules.code.substr(0, 12) +
+                                             brief(q.code, 12) + " vs " + brief(rules.code, 12) +
                                              ", no gate run showed them equal (--equal-builds)");
-    return refuse(R::WrongFingerprint, "the module's machine code differs: the joining peer's " + q.code.substr(0, 16) +
-                                           ", the server's " + rules.code.substr(0, 16) +
+    return refuse(R::WrongFingerprint, "the module's machine code differs: the joining peer's " + brief(q.code, 16) +
+                                           ", the server's " + brief(rules.code, 16) +
                                            "; no gate run showed them equal (another flag, FMA, architecture or "
                                            "static library; --equal-builds)");
   }
