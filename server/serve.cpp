@@ -118,6 +118,10 @@ int serve(Options o, const std::string& module_name, const std::string& settings
       LOCKSTEP_LOG_ERROR("--sessions %u from --port %u: the ports run past 65535", count, cfg.port);
       return 2;
     }
+    if (cfg.websocket_port && *cfg.websocket_port != 0 && *cfg.websocket_port + count - 1 > 65535) {
+      LOCKSTEP_LOG_ERROR("--sessions %u from --websocket-port %u: the ports run past 65535", count, *cfg.websocket_port);
+      return 2;
+    }
   }
   // Each session's own: its ports, its files, its id (the process's id, then "-N" when several).
   std::vector<std::unique_ptr<Hosted>> hosted;

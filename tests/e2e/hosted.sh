@@ -23,6 +23,10 @@ TICKS=800
 [ $? = 2 ] && grep -q "agones" "$WORK/usage2.err" || fail "--agones with --sessions was not refused"
 "$BIN/lockstep-server" --sessions 3 --relay "$WORK/game.json" --port 65534 >/dev/null 2>"$WORK/usage3.err"
 [ $? = 2 ] && grep -q "65535" "$WORK/usage3.err" || fail "ports past 65535 were not refused"
+timeout 10 "$BIN/lockstep-server" --sessions 3 --relay "$WORK/game.json" --port "$PORT" --websocket-port 65534 \
+    >/dev/null 2>"$WORK/usage4.err"
+[ $? = 2 ] && grep -q "from --websocket-port 65534: the ports run past 65535" "$WORK/usage4.err" ||
+  fail "WebSocket ports past 65535 were not refused: $(tail -2 "$WORK/usage4.err")"
 
 mkdir -p "$WORK/reports"
 "$BIN/lockstep-server" --sessions 3 --relay "$WORK/game.json" --port "$PORT" --players 3 --ticks $TICKS \
