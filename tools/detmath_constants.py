@@ -106,6 +106,11 @@ def binary64():
         idx.append(round(32 / mid))
     o.append("// For atan a, a in [1, 64): i of the i/32 nearest 1/a over a's bucket (64 e + its first 6 fraction bits)")
     o.append("static const unsigned char kAtanInverseIndex[384] = {" + ", ".join(str(i) for i in idx) + "};")
+    o.append("// tan(i / 64), i = 0..51 (pi/4 is 50.3 / 64), and tan's series after u: u^3 1/3, u^5 2/15, ... u^13")
+    o.append("static const DD kTanTable[52] = {" + ", ".join("{%s, %s}" % dd(mpmath.tan(mpmath.mpf(i) / 64)) for i in range(52)) + "};")
+    tan_series = [Fraction(1, 3), Fraction(2, 15), Fraction(17, 315), Fraction(62, 2835), Fraction(1382, 155925),
+                  Fraction(21844, 6081075)]
+    o.append("static const double kTanC[6] = {" + ", ".join(d(c) for c in tan_series) + "};")
     o.append("// Series coefficients: 1/k (k = 1..19; kInv[0] unused), 1/k! (k = 0..21), 1/6 and 1/24 as double-doubles")
     o.append("static const double kInv[20] = {0.0, " + ", ".join(d(Fraction(1, k)) for k in range(1, 20)) + "};")
     o.append("static const DD kSixth = {%s, %s};" % dd(mpmath.mpf(1) / 6))
