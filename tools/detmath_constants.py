@@ -111,6 +111,13 @@ def binary64():
     tan_series = [Fraction(1, 3), Fraction(2, 15), Fraction(17, 315), Fraction(62, 2835), Fraction(1382, 155925),
                   Fraction(21844, 6081075)]
     o.append("static const double kTanC[6] = {" + ", ".join(d(c) for c in tan_series) + "};")
+    o.append("// asin's Taylor series about c = i/64, i = 0..32: asin c and asin'(c) as double-doubles, then the")
+    o.append("// coefficients of h^2 .. h^9 (asin^(k)(c) / k!), for asin(c + h), |h| <= 1/128")
+    rows = []
+    for i in range(33):
+        t = mpmath.taylor(mpmath.asin, mpmath.mpf(i) / 64, 9)
+        rows.append("{%s, %s, %s, %s, %s}" % (*dd(t[0]), *dd(t[1]), ", ".join(d(t[k]) for k in range(2, 10))))
+    o.append("static const double kAsinTaylor[33][12] = {" + ", ".join(rows) + "};")
     o.append("// Series coefficients: 1/k (k = 1..19; kInv[0] unused), 1/k! (k = 0..21), 1/6 and 1/24 as double-doubles")
     o.append("static const double kInv[20] = {0.0, " + ", ".join(d(Fraction(1, k)) for k in range(1, 20)) + "};")
     o.append("static const DD kSixth = {%s, %s};" % dd(mpmath.mpf(1) / 6))

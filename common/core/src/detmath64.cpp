@@ -188,31 +188,30 @@ LOCKSTEP_DD DD angle(DD ay, DD ax) {
   return pi_over_2_minus(atan_core(t.hi, t.lo));
 }
 
-/// asin a (want_acos false) or acos a (true) for 0 <= a < 1, as a double-double: the triangle's
-/// other side c = sqrt(1 - a^2) as s + clo (1 - a^2 exact as a double-double, so c keeps its
-/// relative accuracy as a approaches 1), then the smaller of its angles, atan(a / c) or atan(c / a)
-/// (one division each for the quotient and its exact remainder), and the other as pi/2 less it.
-LOCKSTEP_DD DD asin_acos(double a, bool want_acos) {
-  const DD a2 = two_prod(a, a);
-  const DD s1 = two_sum(1.0, -a2.hi);
-  const DD w = quick_sum(s1.hi, s1.lo - a2.lo);
-  const double s = __builtin_sqrt(w.hi);
+/// asin t for t = th + tl, th in [0, 1/2] and |tl| <= 2^-52 th (0, or a square root's
+/// correction), as a double-double within about 2^-63 of it: asin's Taylor series about c = i/64,
+/// the nearest to th (a table: asin c and asin'(c) as double-doubles, then h^2's to h^9's
+/// coefficients; h^10's term is below 2^-65 of the result for |h| = |th - c| <= 1/128). asin c and
+/// h asin'(c) (exact as a double-double) summed exactly, the rest rounded; tl adds tl asin'(c).
+LOCKSTEP_DD DD asin_series(double th, double tl) {
+  const int i = nearest_int(th * 64.0);
+  const double* k = kAsinTaylor[i];
+  const double h = th - i * 0.015625;  // exact: within a factor of 2, or c = 0
+  const double rest = h * h * (k[4] + h * (k[5] + h * (k[6] + h * (k[7] + h * (k[8] + h * (k[9] + h * (k[10] + h * k[11])))))));
+  const DD p = two_prod(h, k[2]);
+  const DD s = quick_sum(k[0], p.hi);  // asin c >= c >= 1/64 > |h asin'(c)|, or c = 0
+  return quick_sum(s.hi, s.lo + ((k[1] + p.lo) + ((h * k[3] + tl * k[2]) + rest)));
+}
+
+/// For a in (1/2, 1]: t = sqrt((1 - a) / 2) as a double-double (t in [0, 1/2)), so that asin a =
+/// pi/2 - 2 asin t and acos a = 2 asin t. (1 - a) / 2 is exact; the root gets one correction from
+/// its exact remainder.
+LOCKSTEP_DD DD half_root(double a) {
+  const double z = (1.0 - a) * 0.5;
+  const double s = __builtin_sqrt(z);
+  if (s == 0.0) return {0.0, 0.0};
   const DD ss = two_prod(s, s);
-  const double res = ((w.hi - ss.hi) - ss.lo) + w.lo;  // w - s^2; c = s + res / 2s
-  if (a <= s) {  // asin a = atan(a / c) <= pi/4
-    const double inv = 1.0 / s;
-    const double clo = 0.5 * res * inv;
-    const double th = a * inv;
-    const DD p = two_prod(th, s);
-    const DD asin = atan_core(th, (((a - p.hi) - p.lo) - th * clo) * inv);
-    return want_acos ? pi_over_2_minus(asin) : asin;
-  }
-  const double inv = 1.0 / a;  // acos a = atan(c / a) < pi/4
-  const double clo = 0.5 * res / s;
-  const double th = s * inv;
-  const DD p = two_prod(th, a);
-  const DD acos = atan_core(th, (((s - p.hi) - p.lo) + clo) * inv);
-  return want_acos ? acos : pi_over_2_minus(acos);
+  return {s, ((z - ss.hi) - ss.lo) / (s + s)};
 }
 
 /// floor(log2 |a|) for a finite a != 0, subnormals included.
@@ -433,8 +432,10 @@ double lockstep_asin(double x) {
   if (u > std::uint64_t{0x3ff0000000000000}) return kNaN64;  // |x| > 1, NaN
   if (u < std::uint64_t{0x3e50000000000000}) return x;       // |x| < 2^-26: asin x rounds to x
   const double a = from_bits(u);
-  if (a == 1.0) return copysign_d(kPiOver2.hi, x);
-  return copysign_d(asin_acos(a, false).hi, x);
+  if (a <= 0.5) return copysign_d(asin_series(a, 0.0).hi, x);
+  const DD t = half_root(a);
+  const DD v = asin_series(t.hi, t.lo);
+  return copysign_d(pi_over_2_minus({2.0 * v.hi, 2.0 * v.lo}).hi, x);  // 2 asin t <= pi/3
 }
 
 double lockstep_acos(double x) {
@@ -442,8 +443,15 @@ double lockstep_acos(double x) {
   if (u > std::uint64_t{0x3ff0000000000000}) return kNaN64;
   if (x == 1.0) return 0.0;
   if (x == -1.0) return kPi.hi;
-  const DD r = asin_acos(from_bits(u), true);  // acos |x|
-  return (bits(x) >> 63 ? add(kPi, neg(r)) : r).hi;
+  const double a = from_bits(u);
+  const bool negative = bits(x) >> 63;
+  if (a <= 0.5) {  // pi/2 -+ asin a, asin a <= pi/6
+    const DD v = asin_series(a, 0.0);
+    return (negative ? add(kPiOver2, v) : pi_over_2_minus(v)).hi;
+  }
+  const DD t = half_root(a);
+  const DD v = asin_series(t.hi, t.lo);  // acos a = 2 asin t, acos(-a) = pi - 2 asin t
+  return negative ? add(kPi, DD{-2.0 * v.hi, -2.0 * v.lo}).hi : 2.0 * v.hi;
 }
 
 double lockstep_hypot(double x, double y) {
