@@ -101,25 +101,27 @@ LOCKSTEP_DD double log1p_tail(double r) {
 }
 
 /// ln x for finite x > 0 as a double-double, for pow, where y ln x must keep 2^-66 relative: as
-/// log_reduce, with ln(1 + r) = r - r^2/2 + r^3/3 - ... + r^9/9 (r^10/10 < 2^-84); the leading
-/// parts (e ln 2's first part, -ln v, r, r^2/2) summed exactly, the rest (below 2^-22 of the
-/// result) rounded.
-LOCKSTEP_DD DD log_dd(double x) {
+/// log_reduce, with ln(1 + r) = r - r^2/2 + r^3/3 - ... + r^9/9 (r^10/10 < 2^-84). r^2/2 without
+/// Dekker's splitting: r's first 26 bits (rh, by masking) square exactly, and the rest of r^2/2,
+/// rl (r + rh) / 2 with rl = r - rh, is below 2^-17 of it. e ln 2's first part and -ln v, r, and
+/// -rh^2/2 summed exactly (each sum of two doubles whose larger comes first: |e ln 2 - ln v| >
+/// |r| unless it is 0, and |r| > r^2/2), the rest (below 2^-7 of the result) rounded.
+LOCKSTEP_DD DD log_for_pow(double x) {
   const LogReduced a = log_reduce(x);
-  const double x1 = a.r.hi;
-  const DD sq = two_prod(x1, x1);
+  const double r = a.r.hi;
+  const double rh = from_bits(bits(r) & std::uint64_t{0xfffffffff8000000});
+  const double rl = (r - rh) + a.r.lo;
   const double* v = kInv;
+  const double r2 = r * r, r4 = r2 * r2;
   // The tail by Estrin's scheme (pairs joined by r^2 and r^4: a shorter chain than Horner's), in
   // an order written out, so every machine rounds the same operations.
-  const double x2 = sq.hi, x4 = x2 * x2;
-  const double tail = x1 * x2 * (((v[3] - x1 * v[4]) + x2 * (v[5] - x1 * v[6])) + x4 * ((v[7] - x1 * v[8]) + x2 * v[9]));
+  const double tail = r * r2 * (((v[3] - r * v[4]) + r2 * (v[5] - r * v[6])) + r4 * ((v[7] - r * v[8]) + r2 * v[9]));
   const double ed = a.e;
   const DD& t = kLogTable[a.i];
   const DD s1 = quick_sum(ed * kLn2Split[0], t.hi);  // |e ln 2| > |ln v| unless e = 0
-  const DD s2 = two_sum(s1.hi, x1);
-  const DD s3 = two_sum(s2.hi, -0.5 * x2);
-  const double lo = ((s1.lo + s2.lo) + s3.lo) +
-                    ((ed * kLn2Split[1] + t.lo) + ((a.r.lo - (0.5 * sq.lo + x1 * a.r.lo)) + tail));
+  const DD s2 = quick_sum(s1.hi, r);
+  const DD s3 = quick_sum(s2.hi, -0.5 * (rh * rh));
+  const double lo = ((s1.lo + s2.lo) + s3.lo) + ((ed * kLn2Split[1] + t.lo) + ((a.r.lo - 0.5 * (rl * (r + rh))) + tail));
   return quick_sum(s3.hi, lo);
 }
 
@@ -281,6 +283,46 @@ DD exp_accurate(DD z, int* scale2) {
   return mul(kExp2Table[k & 63], p);
 }
 
+/// x^y for x > 0 finite, y finite and nonzero, x != 1: e^(y ln x), y ln x as a double-double.
+LOCKSTEP_DD double pow_positive(double x, double y) {
+  const DD l = log_for_pow(x);
+  if ((bits(y) & kAbs) >= std::uint64_t{0x43f0000000000000})  // |y| >= 2^64 and x != 1: |y ln x| > 2^11
+    return (l.hi > 0) == (y > 0) ? kInf64 : 0.0;
+  // y ln x exactly enough without Dekker's splitting: y and l.hi cut to 26 significant bits by
+  // masking, so that their product is exact; the rest (below 2^-25 of the whole) rounds once.
+  constexpr std::uint64_t kHigh26 = std::uint64_t{0xfffffffff8000000};
+  const double yh = from_bits(bits(y) & kHigh26), yl = y - yh;
+  const double lh = from_bits(bits(l.hi) & kHigh26), ll = (l.hi - lh) + l.lo;
+  const DD z = {yh * lh, yl * lh + y * ll};
+  if (z.hi > 709.8) return kInf64;
+  if (z.hi < -745.2) return 0.0;
+  return exp_dd(z);
+}
+
+/// pow's other cases: a zero, infinite or NaN operand, or x negative.
+__attribute__((noinline)) double pow_special(double x, double y) {
+  const std::uint64_t ux = bits(x) & kAbs, uy = bits(y) & kAbs;
+  if (uy == 0 || x == 1.0) return 1.0;
+  if (ux > kInfBits || uy > kInfBits) return kNaN64;
+  const bool x_negative = bits(x) >> 63;
+  if (uy == kInfBits) {  // |x| against 1
+    if (ux == std::uint64_t{0x3ff0000000000000}) return 1.0;  // (-1)^+-inf
+    return (ux < std::uint64_t{0x3ff0000000000000}) == (y < 0) ? kInf64 : 0.0;
+  }
+  const int kind = integer_kind(y);
+  const bool odd = kind == 1;
+  if (ux == 0 || ux == kInfBits) {  // +-0 and +-inf: 0^y = 1 / inf^y
+    const bool big = (ux == kInfBits) == (y > 0);
+    const double v = big ? kInf64 : 0.0;
+    return x_negative && odd ? -v : v;
+  }
+  if (x_negative && kind == 0) return kNaN64;
+  const double sign = x_negative && odd ? -1.0 : 1.0;
+  const double ax = from_bits(ux);
+  if (ax == 1.0) return sign;  // (-1)^y for an integer y
+  return sign * pow_positive(ax, y);
+}
+
 }  // namespace
 
 namespace lockstep::detmath_accurate {
@@ -357,33 +399,9 @@ double lockstep_log2(double x) {
 }
 
 double lockstep_pow(double x, double y) {
-  const std::uint64_t ux = bits(x) & kAbs, uy = bits(y) & kAbs;
-  if (uy == 0 || x == 1.0) return 1.0;
-  if (ux > kInfBits || uy > kInfBits) return kNaN64;
-  const bool x_negative = bits(x) >> 63;
-  if (uy == kInfBits) {  // |x| against 1
-    if (ux == std::uint64_t{0x3ff0000000000000}) return 1.0;  // (-1)^+-inf
-    return (ux < std::uint64_t{0x3ff0000000000000}) == (y < 0) ? kInf64 : 0.0;
-  }
-  const int kind = integer_kind(y);
-  const bool odd = kind == 1;
-  if (ux == 0 || ux == kInfBits) {  // +-0 and +-inf: 0^y = 1 / inf^y
-    const bool big = (ux == kInfBits) == (y > 0);
-    const double v = big ? kInf64 : 0.0;
-    return x_negative && odd ? -v : v;
-  }
-  if (x_negative && kind == 0) return kNaN64;
-  const double sign = x_negative && odd ? -1.0 : 1.0;
-  const double ax = from_bits(ux);
-  if (ax == 1.0) return sign;  // (-1)^y for an integer y
-  const DD l = log_dd(ax);
-  if (uy >= std::uint64_t{0x43f0000000000000}) {  // |y| >= 2^64 and |x| != 1: |y ln x| > 2^11
-    return sign * ((l.hi > 0) == (y > 0) ? kInf64 : 0.0);
-  }
-  const DD z = mul(l, y);
-  if (z.hi > 709.8) return sign * kInf64;
-  if (z.hi < -745.2) return sign * 0.0;
-  return sign * exp_dd(z);
+  // The common case apart, the rest out of line: x positive and finite, y finite and nonzero.
+  if (bits(x) - 1 < kInfBits - 1 && (bits(y) & kAbs) - 1 < kInfBits - 1) return x == 1.0 ? 1.0 : pow_positive(x, y);
+  return pow_special(x, y);
 }
 
 double lockstep_atan(double x) {
