@@ -293,10 +293,15 @@ LOCKSTEP_DD double pow_positive(double x, double y) {
   constexpr std::uint64_t kHigh26 = std::uint64_t{0xfffffffff8000000};
   const double yh = from_bits(bits(y) & kHigh26), yl = y - yh;
   const double lh = from_bits(bits(l.hi) & kHigh26), ll = (l.hi - lh) + l.lo;
-  const DD z = {yh * lh, yl * lh + y * ll};
-  if (z.hi > 709.8) return kInf64;
-  if (z.hi < -745.2) return 0.0;
-  return exp_dd(z);
+  const double zh = yh * lh, zl = yl * lh + y * ll;
+  if (zh > 709.8) return kInf64;
+  if (zh < -745.2) return 0.0;
+  // e^z: k and r as exp_reduce, but r rounded once (r = zh - k L1 exact, then the small rest:
+  // 2^-53 of |r| <= 2^-60.5), the exact split left to exp itself.
+  const int k = nearest_int(zh * k64OverLn2);
+  const double kd = k;
+  const double r = (zh - kd * kLn2Over64[0]) + (zl - kd * kLn2Over64[1]);
+  return exp_finish(k, r, -(kd * kLn2Over64[2]));
 }
 
 /// pow's other cases: a zero, infinite or NaN operand, or x negative.
