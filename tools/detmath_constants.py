@@ -76,6 +76,8 @@ def binary64():
     o.append("static const DD kInvLn2 = {%s, %s};" % dd(1 / mpmath.log(2)))
     o.append("// ln(2) in two parts, the first of 42 bits (e times it exact for |e| < 2^11)")
     o.append("static const double kLn2Split[2] = {%s};" % ", ".join(parts(mpmath.log(2), 42, 2)))
+    o.append("// 1/ln(2) in two parts, the first of 26 bits (r's first 26 bits times it exact), for log2")
+    o.append("static const double kInvLn2Split[2] = {%s};" % ", ".join(parts(1 / mpmath.log(2), 26, 2)))
     o.append("static const double k64OverLn2 = %s;" % d(64 / mpmath.log(2)))
     o.append("static const double kTwoOverPi = %s;" % d(2 / pi))
     o.append("// pi / 2 in four parts for the Cody-Waite reduction below 2^20: the first three of 33 bits")

@@ -396,10 +396,14 @@ double lockstep_log2(double x) {
   const LogReduced a = log_reduce(x);
   const DD& t = kLog2Table[a.i];
   const DD s1 = quick_sum(static_cast<double>(a.e), t.hi);  // |e| >= 1 > |log2 v|, or e = 0
-  const DD p = two_prod(a.r.hi, kInvLn2.hi);
-  const DD s2 = two_sum(s1.hi, p.hi);
+  // r / ln 2 without Dekker's splitting: r's first 26 bits (by masking) times 1/ln 2's first 26
+  // exact, the rest (below 2^-25 of it) rounded.
+  const double rh = from_bits(bits(a.r.hi) & std::uint64_t{0xfffffffff8000000}), rl = a.r.hi - rh;
+  const double ph = rh * kInvLn2Split[0];
+  const double pl = rl * kInvLn2Split[0] + a.r.hi * kInvLn2Split[1];
+  const DD s2 = two_sum(s1.hi, ph);
   // The tail (the longest chain) joins last, to the sum of the small parts.
-  const double small = ((s1.lo + s2.lo) + (t.lo + p.lo)) + (a.r.hi * kInvLn2.lo + a.r.lo * kInvLn2.hi);
+  const double small = ((s1.lo + s2.lo) + (t.lo + pl)) + a.r.lo * kInvLn2.hi;
   return s2.hi + (small + log1p_tail(a.r.hi) * kInvLn2.hi);
 }
 
