@@ -281,7 +281,7 @@ int main(int argc, char** argv) {
                 "// correctly rounded results (MPFR), sorted by input bits; the last entry of each is a sentinel.\n"
                 "// Do not edit: a change to a function's evaluation needs a new table.\n");
     for (const One& f : kOnes) {
-      if (!f.table) continue;
+      if (!f.table || !wanted(only, f.name)) continue;  // with --only, those tables alone (to splice in)
       const auto t0 = Clock::now();
       std::mutex mu;
       std::vector<std::pair<std::uint32_t, std::uint32_t>> hard;

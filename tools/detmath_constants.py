@@ -156,6 +156,14 @@ out.append("static const double kLog2C[10] = {" + ", ".join(d(mpmath.mpf(2) / (2
 out.append(f"static const double kTwoOverLn2 = {d(2 / mpmath.log(2))};")
 out.append("// atan(i / 16), i = 0..16")
 out.append("static const double kAtanTable[17] = {" + ", ".join(d(mpmath.atan(mpmath.mpf(i) / 16)) for i in range(17)) + "};")
+out.append("// asin's Taylor series about c = i/64, i = 0..32: asin c as hi + lo, then asin'(c) and the")
+out.append("// coefficients of h^2 .. h^9 (asin^(k)(c) / k!), for asin(c + h), |h| <= 1/128")
+rows = []
+for i in range(33):
+    t = mpmath.taylor(mpmath.asin, mpmath.mpf(i) / 64, 9)
+    hi = d(t[0])
+    rows.append("{%s, %s, %s}" % (hi, d(t[0] - mpmath.mpf(float.fromhex(hi))), ", ".join(d(t[k]) for k in range(1, 10))))
+out.append("static const double kAsinTaylor[33][11] = {" + ", ".join(rows) + "};")
 out.append("// 2^(j / 64), j = 0..63")
 out.append("static const double kExp2Table[64] = {" + ", ".join(d(mpmath.power(2, mpmath.mpf(j) / 64)) for j in range(64)) + "};")
 hi, lo = split(mpmath.pi / 2, 53)

@@ -220,6 +220,23 @@ double cos_of(int q, double r) {
 
 /// atan(a) for a >= 0 (a may be +inf): a > 1 through pi/2 - atan(1/a); on [0, 1] from the nearest
 /// i/16, atan(a) = atan(i/16) + atan(t), t = (a - i/16) / (1 + a i/16), |t| < 1/30.
+/// asin t for t in [0, 1/2], within 2^-52 of it: asin's Taylor series about c = i/64, the
+/// nearest to t (h = t - c exact, |h| <= 1/128; h^10's term is below 2^-65 of the result), the
+/// series in h by Horner's scheme. With `lo`, the value is returned as its leading part (asin c's
+/// double) and *lo the rest, which a caller subtracting it from pi/2 adds separately; without,
+/// summed.
+double asin_near(double t, double* lo) {
+  const int i = round_to_int(t * 64.0);
+  const double* k = kAsinTaylor[i];
+  const double h = t - i * 0.015625;
+  const double p = h * (k[2] + h * (k[3] + h * (k[4] + h * (k[5] + h * (k[6] + h * (k[7] + h * (k[8] + h * (k[9] + h * k[10]))))))));
+  if (lo) {
+    *lo = k[1] + p;
+    return k[0];
+  }
+  return k[0] + (k[1] + p);
+}
+
 double atan_pos(double a) {
   const bool inverted = a > 1.0;
   if (inverted) a = 1.0 / a;
@@ -423,8 +440,14 @@ float lockstep_asinf(float x) {
   if (ax > 0x7f800000u) return kNaN;
   if (ax > 0x3f800000u) return kNaN;  // |x| > 1
   const double a = from_bits(ax);
-  // asin(a) = atan(a / sqrt((1 - a)(1 + a))); 1 - a and 1 + a are exact.
-  const double r = atan_pos(a / __builtin_sqrt((1.0 - a) * (1.0 + a)));
+  double r;
+  if (a <= 0.5) {
+    r = asin_near(a, nullptr);
+  } else {  // asin a = pi/2 - 2 asin t, t = sqrt((1 - a) / 2) (exact but for the root)
+    double lo;
+    const double v = asin_near(__builtin_sqrt((1.0 - a) * 0.5), &lo);
+    r = (kPiOver2Hi - 2.0 * v) + (kPiOver2Lo - 2.0 * lo);
+  }
   return round(bits(x) >> 31 ? -r : r, x, kHardAsin);
 }
 
@@ -432,9 +455,17 @@ float lockstep_acosf(float x) {
   const std::uint32_t ax = bits(x) & 0x7fffffffu;
   if (ax > 0x7f800000u) return kNaN;
   if (ax > 0x3f800000u) return kNaN;
-  const double v = from_bits(bits(x));
-  // acos(v) = 2 atan(sqrt((1 - v)/(1 + v))); v = -1 gives 2 atan(inf) = pi.
-  return round(2.0 * atan_pos(__builtin_sqrt((1.0 - v) / (1.0 + v))), x, kHardAcos);
+  const double a = from_bits(ax);
+  const bool negative = bits(x) >> 31;
+  double lo, r;
+  if (a <= 0.5) {  // pi/2 -+ asin a
+    const double v = asin_near(a, &lo);
+    r = negative ? (kPiOver2Hi + v) + (kPiOver2Lo + lo) : (kPiOver2Hi - v) + (kPiOver2Lo - lo);
+  } else {  // 2 asin t, or pi - 2 asin t for negative x, t = sqrt((1 - a) / 2)
+    const double v = asin_near(__builtin_sqrt((1.0 - a) * 0.5), &lo);
+    r = negative ? (2.0 * kPiOver2Hi - 2.0 * v) + (2.0 * kPiOver2Lo - 2.0 * lo) : 2.0 * v + 2.0 * lo;
+  }
+  return round(r, x, kHardAcos);
 }
 
 float lockstep_atan2f(float y, float x) {
