@@ -81,7 +81,7 @@ class WebTransport final : public Transport {
   WebTransport() { g_transport = this; }
   ~WebTransport() override {
     if (g_transport == this) g_transport = nullptr;
-    close_datagrams("");
+    end_datagrams();
     if (link_.socket) {
       link_.close(1000, "leaving");
       emscripten_websocket_delete(link_.socket);
@@ -89,7 +89,7 @@ class WebTransport final : public Transport {
   }
   NetPeer* connect(const std::string& host, std::uint16_t port, std::string* error) override {
     if (link_.socket) {  // a new connection: the old one closed, and nothing of it delivered
-      close_datagrams("");
+      end_datagrams();  // the next connection says which way its play goes
       link_.close(1000, "reconnecting");
       emscripten_websocket_delete(link_.socket);
       link_ = WebLink{};
@@ -153,14 +153,7 @@ class WebTransport final : public Transport {
       }
       close_datagrams("the data channel would not send");
     }
-    scratch_.resize(bytes.size() + 1);
-    scratch_[0] = static_cast<std::uint8_t>(channel);
-    std::memcpy(scratch_.data() + 1, bytes.data(), bytes.size());
-    if (emscripten_websocket_send_binary(link_.socket, scratch_.data(), static_cast<std::uint32_t>(scratch_.size())) ==
-        EMSCRIPTEN_RESULT_SUCCESS) {
-      traffic_.bytes_sent += scratch_.size() + (scratch_.size() < 126 ? 6 : 8);  // with the frame's header and mask
-      ++traffic_.packets_sent;
-    }
+    send_frame(static_cast<std::uint8_t>(channel), bytes);
   }
   void flush() override {}  // the browser sends at once
   [[nodiscard]] int fd() const override { return -1; }
@@ -172,9 +165,7 @@ class WebTransport final : public Transport {
   // The data channel's reports (datagram_channel.js through the exported functions below).
   void on_offer(const char* sdp) {
     if (datagrams_ != Path::Offering || !link_.open || link_.closed) return;
-    scratch_.assign(1, kSignalChannel);
-    scratch_.insert(scratch_.end(), sdp, sdp + std::strlen(sdp));
-    emscripten_websocket_send_binary(link_.socket, scratch_.data(), static_cast<std::uint32_t>(scratch_.size()));
+    send_frame(kSignalChannel, {reinterpret_cast<const std::uint8_t*>(sdp), std::strlen(sdp)});
     datagrams_ = Path::Offered;
   }
   void on_state(bool open, const char* why) {
@@ -294,6 +285,17 @@ class WebTransport final : public Transport {
   std::uint64_t datagrams_sent_ = 0, datagrams_received_ = 0;
   std::deque<Pending> events_;
   std::vector<std::uint8_t> scratch_;
+  // One WebSocket message: the channel byte, then `bytes`, counted with its frame's header and mask.
+  void send_frame(std::uint8_t channel, std::span<const std::uint8_t> bytes) {
+    scratch_.resize(bytes.size() + 1);
+    scratch_[0] = channel;
+    if (!bytes.empty()) std::memcpy(scratch_.data() + 1, bytes.data(), bytes.size());
+    if (emscripten_websocket_send_binary(link_.socket, scratch_.data(), static_cast<std::uint32_t>(scratch_.size())) ==
+        EMSCRIPTEN_RESULT_SUCCESS) {
+      traffic_.bytes_sent += scratch_.size() + (scratch_.size() < 126 ? 6 : 8);
+      ++traffic_.packets_sent;
+    }
+  }
   NetTraffic traffic_;
   std::int64_t heard_ = 0;
 };

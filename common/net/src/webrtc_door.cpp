@@ -88,6 +88,22 @@ constexpr std::size_t kOutboxMessages = 256;            // queued to the thread,
 constexpr int kMtu = 1200;
 constexpr std::uint32_t kPpidControl = 50, kPpidBinary = 53, kPpidBinaryEmpty = 57;
 
+/// One SCTP message on stream `sid` with payload protocol `ppid`: a play message unordered and
+/// never sent again (a datagram), a control message ordered and reliable. True when SCTP took it.
+bool sctp_send(struct socket* sctp, std::uint16_t sid, std::uint32_t ppid, bool play, const void* data, std::size_t len) {
+  sctp_sendv_spa spa{};
+  spa.sendv_flags = SCTP_SEND_SNDINFO_VALID;
+  spa.sendv_sndinfo.snd_sid = sid;
+  spa.sendv_sndinfo.snd_ppid = htonl(ppid);
+  if (play) {
+    spa.sendv_flags |= SCTP_SEND_PRINFO_VALID;
+    spa.sendv_sndinfo.snd_flags = SCTP_UNORDERED;
+    spa.sendv_prinfo.pr_policy = SCTP_PR_SCTP_RTX;
+    spa.sendv_prinfo.pr_value = 0;
+  }
+  return usrsctp_sendv(sctp, data, len, nullptr, 0, &spa, sizeof spa, SCTP_SENDV_SPA, 0) >= 0;
+}
+
 std::string hex_fingerprint(const unsigned char* md, unsigned len) {
   std::string out;
   char b[4];
@@ -346,15 +362,7 @@ bool Door::send(RtcKey key, std::span<const std::uint8_t> bytes) {
     if (it == channels_.end() || it->second->key.generation != key.generation || !it->second->sctp_up || it->second->dead)
       return;
     Channel& c = *it->second;
-    sctp_sendv_spa spa{};
-    spa.sendv_flags = SCTP_SEND_SNDINFO_VALID | SCTP_SEND_PRINFO_VALID;
-    spa.sendv_sndinfo.snd_sid = c.play_sid;
-    spa.sendv_sndinfo.snd_flags = SCTP_UNORDERED;
-    spa.sendv_sndinfo.snd_ppid = htonl(kPpidBinary);
-    spa.sendv_prinfo.pr_policy = SCTP_PR_SCTP_RTX;
-    spa.sendv_prinfo.pr_value = 0;
-    const bool sent = usrsctp_sendv(c.sctp, message.data(), message.size(), nullptr, 0, &spa, sizeof spa,
-                                    SCTP_SENDV_SPA, 0) >= 0;
+    const bool sent = sctp_send(c.sctp, c.play_sid, kPpidBinary, true, message.data(), message.size());
     std::lock_guard lock(mutex_);
     if (sent) ++stats_.messages_out;
     else ++stats_.dropped_out;
@@ -643,11 +651,7 @@ void Door::on_sctp(Channel& c, const std::uint8_t* data, std::size_t len, std::u
     if (len >= 1 && data[0] == 3) {
       c.play_sid = sid;
       const std::uint8_t ack = 2;
-      sctp_sendv_spa spa{};
-      spa.sendv_flags = SCTP_SEND_SNDINFO_VALID;
-      spa.sendv_sndinfo.snd_sid = sid;
-      spa.sendv_sndinfo.snd_ppid = htonl(kPpidControl);
-      usrsctp_sendv(c.sctp, &ack, 1, nullptr, 0, &spa, sizeof spa, SCTP_SENDV_SPA, 0);
+      sctp_send(c.sctp, sid, kPpidControl, false, &ack, 1);
     }
     return;
   }

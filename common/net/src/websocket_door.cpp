@@ -70,12 +70,7 @@ void WsDoor::send(NetPeer* peer, Channel channel, std::span<const std::uint8_t> 
     link->out_bytes = 0;
     return;
   }
-  std::vector<std::uint8_t> frame(LWS_PRE + 1 + bytes.size());
-  frame[LWS_PRE] = static_cast<std::uint8_t>(channel);
-  std::memcpy(frame.data() + LWS_PRE + 1, bytes.data(), bytes.size());
-  link->out_bytes += frame.size() - LWS_PRE;
-  link->out.push_back(std::move(frame));
-  dirty_ = true;
+  queue_frame(*link, static_cast<std::uint8_t>(channel), {}, bytes);
 }
 
 void WsLink::disconnect_later() {

@@ -233,6 +233,9 @@ class WsDoor final : public Transport, public rtc::RtcSink {
   int on_receive(lws* wsi, WsLink& link, const std::uint8_t* data, std::size_t len);
   // Under the mutex: a signalling message to the page ('a' answer, 'n' refusal, 'x' close).
   void signal(WsLink& link, char kind, std::string_view text);
+  // Under the mutex: one frame queued for `link` (LWS_PRE, the channel byte, `head`, then `bytes`),
+  // its bytes counted as waiting, the service loop told.
+  void queue_frame(WsLink& link, std::uint8_t channel, std::string_view head, std::span<const std::uint8_t> bytes);
   // The link `key` names, while that connection of it is open and the session's; else null.
   WsLink* link_of(rtc::RtcKey key);
   bool take_request(lws* wsi);

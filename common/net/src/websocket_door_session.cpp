@@ -257,10 +257,15 @@ int WsDoor::on_receive(lws* wsi, WsLink& link, const std::uint8_t* data, std::si
 }
 
 void WsDoor::signal(WsLink& link, char kind, std::string_view text) {
-  std::vector<std::uint8_t> frame(LWS_PRE + 2 + text.size());
-  frame[LWS_PRE] = kSignalChannel;
-  frame[LWS_PRE + 1] = static_cast<std::uint8_t>(kind);
-  std::memcpy(frame.data() + LWS_PRE + 2, text.data(), text.size());
+  queue_frame(link, kSignalChannel, std::string_view(&kind, 1),
+              {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
+}
+
+void WsDoor::queue_frame(WsLink& link, std::uint8_t channel, std::string_view head, std::span<const std::uint8_t> bytes) {
+  std::vector<std::uint8_t> frame(LWS_PRE + 1 + head.size() + bytes.size());
+  frame[LWS_PRE] = channel;
+  if (!head.empty()) std::memcpy(frame.data() + LWS_PRE + 1, head.data(), head.size());
+  if (!bytes.empty()) std::memcpy(frame.data() + LWS_PRE + 1 + head.size(), bytes.data(), bytes.size());
   link.out_bytes += frame.size() - LWS_PRE;
   link.out.push_back(std::move(frame));
   dirty_ = true;

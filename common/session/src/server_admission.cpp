@@ -137,10 +137,7 @@ void ServerSession::Impl::kick(Peer& p, const std::string& reason) {
     Slot& s = slots[static_cast<std::size_t>(p.slot)];
     s.leaving = true;
     s.leave_reason = "dropped: " + reason;
-    if (p.link) {
-      s.net = peer_net(p.link);
-      s.stream = peer_stream(p.link);
-    }
+    if (p.link) remember_link(s, p.link);
   }
   send(p, Channel::Control, protocol::kick(reason));  // reliable, so it arrives before the disconnect
   p.closing = true;
@@ -391,6 +388,12 @@ void ServerSession::Impl::bind_seat(Slot& s, const Peer& p) {
   s.bound = e.by_token;
   s.client_id = e.client_id;
   s.user_data = e.user_data;
+  if (p.link) remember_link(s, p.link);
+}
+
+void ServerSession::Impl::remember_link(Slot& s, NetPeer* link) {
+  s.net = peer_net(link);
+  s.stream = peer_stream(link);
 }
 
 void ServerSession::Impl::seat_in_lobby(Peer& p, std::size_t slot, const std::string& name) {

@@ -110,10 +110,7 @@ void ServerSession::Impl::check_peers(std::int64_t now) {
   for (auto& [id, p] : peers) {
     // A player's ENet figures, copied while its connection is open: ENet resets them before it
     // reports the disconnect, and the summary and status give them after.
-    if (p.role == Role::Player && p.link) {
-      slots[static_cast<std::size_t>(p.slot)].net = peer_net(p.link);
-      slots[static_cast<std::size_t>(p.slot)].stream = peer_stream(p.link);
-    }
+    if (p.role == Role::Player && p.link) remember_link(slots[static_cast<std::size_t>(p.slot)], p.link);
     if (p.closing) continue;
     if (p.role == Role::Pending) {
       if (now - p.connected_at > cfg.join_timeout_ns) {

@@ -250,6 +250,10 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void record_tick(Tick t, std::uint64_t h, bool settled = true);
   [[nodiscard]] std::vector<protocol::Seat> roster() const;
   [[nodiscard]] PeerNet net_of(const Slot& s) const;
+  /// A player's connection as the slot keeps it (ENet resets its figures before it reports the
+  /// disconnect, and the summary and status give them after): its figures, and whether it came
+  /// through the WebSocket door. At the seat's binding, each update while open, and at a kick.
+  void remember_link(Slot& s, NetPeer* link);
   [[nodiscard]] protocol::SeatStatus seat_status(std::size_t i) const;
   [[nodiscard]] std::vector<protocol::SeatStatus> seat_statuses() const;
 

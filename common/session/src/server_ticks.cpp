@@ -159,9 +159,7 @@ protocol::SeatStatus ServerSession::Impl::seat_status(std::size_t i) const {
   // The loss the session sees (its play messages that never came), not ENet's estimate. A page's
   // stream loses nothing; over its data channel, the door counts the datagrams that never came.
   st.loss_ppm = static_cast<std::uint32_t>(s.up_loss.loss() * 1e6 + 0.5);
-  const auto it = s.taken ? peers.find(s.peer_id) : peers.end();
-  if (it != peers.end() && it->second.link ? peer_stream(it->second.link) : s.stream)
-    st.loss_ppm = std::max(st.loss_ppm, net.loss_ppm);
+  if (s.stream) st.loss_ppm = std::max(st.loss_ppm, net.loss_ppm);  // set when it took the seat
   st.lead_us = s.lead_us;
   st.hashes_checked = s.hashes_checked;
   st.fills_late = static_cast<std::uint32_t>(s.inputs.fills_late());
