@@ -154,7 +154,7 @@ TEST_SUITE("core/module-lib") {
     CHECK(plain->code.size() == 40);
     CHECK(fma->code.size() == 40);
     CHECK(plain->code != fma->code);
-    // walkers_engine_mix built with FMA contraction: a fused multiply-add; the plain build none.
+    // The engine (wengine.c, compiled in) built with FMA contraction: a fused multiply-add; the plain build none.
     CHECK(plain->fma_instructions == 0);
     CHECK(fma->fma_instructions >= 1);
     MESSAGE("walkers_fma: " << fma->fma_instructions << " fused multiply-adds");

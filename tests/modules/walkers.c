@@ -41,17 +41,14 @@
 __attribute__((visibility("default"))) const char lockstep_uncovered_libraries[] = WALKERS_UNCOVERED;
 #endif
 #ifdef WALKERS_ENGINE
-/* A stand-in for a statically linked engine's arithmetic (walkers_plain and walkers_fma): in the
- * FMA build it is the fused multiply-add that contraction makes of a * b + c (written out, so that
- * every optimization level has it: contraction itself happens from -O2 on), other machine code
- * under the same fingerprint (tests/e2e/equal_builds.sh). */
-__attribute__((visibility("default"))) float walkers_engine_mix(float a, float b, float c) {
+/* A stand-in for a statically linked engine's arithmetic (walkers_plain and walkers_fma): the
+ * engine of wengine.c compiled into the module itself, in walkers_fma with the fused multiply-add
+ * that contraction makes of a * b + c: other machine code under the same fingerprint
+ * (tests/e2e/equal_builds.sh). */
 #ifdef WALKERS_ENGINE_FMA
-  return __builtin_fmaf(a, b, c);
-#else
-  return a * b + c;
+#define WENGINE_FMA
 #endif
-}
+#include "wengine.c"
 #endif
 #ifdef WALKERS_WENGINE
 /* A module that links an engine library (wengine.c) and opts it out of its fingerprint: it calls

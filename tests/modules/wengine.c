@@ -1,8 +1,9 @@
-/* A stand-in for an engine a module links as a shared library and opts out of its fingerprint
- * (lockstep_add_module(... UNCOVERED libwengine)), built twice under one soname: once as lockstep's
- * flags build it, once with FMA contraction (WENGINE_FMA: the fused multiply-add written out, so
- * every optimization level has it). The module file is the same; only the machine code it runs
- * differs (tests/e2e/equal_builds.sh). */
+/* A stand-in for an engine's arithmetic, plain or with the fused multiply-add that FMA contraction
+ * makes of a * b + c (WENGINE_FMA: written out, so that every optimization level has it). Built as
+ * a shared library that a module links and opts out of its fingerprint (lockstep_add_module(...
+ * UNCOVERED libwengine)), twice under one soname: the module file is the same, only the machine
+ * code it runs differs. walkers.c compiles it in as a statically linked engine (walkers_plain,
+ * walkers_fma). tests/e2e/equal_builds.sh. */
 __attribute__((visibility("default"))) float wengine_mix(float a, float b, float c) {
 #ifdef WENGINE_FMA
   return __builtin_fmaf(a, b, c);
