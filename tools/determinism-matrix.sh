@@ -240,16 +240,17 @@ for c in "${CONFIGS[@]}"; do
       ccargs+=("-DCMAKE_CXX_COMPILER=$cxx" "-DCMAKE_C_COMPILER=$cc")
     fi
     prefixes="$dir/prefix"
-    if [ -n "${MOD_SOURCES[$k]// /}" ]; then
-      # The libraries the team builds itself, with this leg's compiler and flags, for this module only.
+    if [ -n "${MOD_SOURCES[$k]// /}" ] && { [ "${name#*+}" = "$name" ] || [ ! -d "$mdir-deps" ]; }; then
+      # The libraries the team builds itself, with this leg's compiler and flags, for this module
+      # only (a +glibc leg runs its base's build again).
       rm -rf "$mdir-deps"
       if ! why=$(build_sources "${MOD_SOURCES[$k]}" "$mdir-deps" "$ROOT/$name.$target.sources.log" -DCMAKE_BUILD_TYPE=None \
                    "-DCMAKE_CXX_FLAGS=$flags -ffp-contract=off" "-DCMAKE_C_FLAGS=$flags -ffp-contract=off" "${ccargs[@]}" 2>&1); then
         echo "matrix: FAIL $name: $why"; failed=1; record "$name" "module $target" fail "$why"; continue
       fi
       echo "matrix: $name: built ${MOD_SOURCES[$k]%%:*} from Debian's source package for module $target ($flags -ffp-contract=off)"
-      prefixes="$mdir-deps;$prefixes"
     fi
+    [ -n "${MOD_SOURCES[$k]// /}" ] && prefixes="$mdir-deps;$prefixes"
     margs=(--no-warn-unused-cli -S "$src" -B "$mdir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_PREFIX_PATH=$prefixes"
            "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" "${ccargs[@]}")
     if ! cmake --install "$dir" --prefix "$dir/prefix" >"$ROOT/$name.install.log" 2>&1 ||
@@ -261,9 +262,11 @@ for c in "${CONFIGS[@]}"; do
     fi
     so=$(find "$mdir" -name "lib$target.so" -o -name "$target.so" | head -1)
     out=$($runner "$dir/bin/lockstep-replay" --sim-lib "$so" verify "$mreplay" 2>&1); rc=$?
-    # Its machine code as lockstep computes it at load (the module's build id, and the builds of
-    # the libraries it opts out of its fingerprint), for the equal-builds report.
+    # Its machine code as lockstep computes it, for the equal-builds report: the file's GNU build
+    # id, or, for a module that opts libraries out of its fingerprint, the hash lockstep logs at
+    # load (its build id and theirs).
     code=$(sed -n 's/.*: machine code \([^ ]*\) (.*/\1/p' <<<"$out" | head -1)
+    [ -n "$code" ] || code=$(readelf -n "$so" 2>/dev/null | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p' | head -1)
     out=$(grep -v ': info: ' <<<"$out")
     if [ "${MOD_REFUSED[$k]#* $name }" != "${MOD_REFUSED[$k]}" ]; then
       # Expected: refused, the library named; then where this build would part, for the record.
@@ -426,7 +429,7 @@ for k in "${!MOD_SRC[@]}"; do
         [ "$fk" = "$k" ] && { [ "$fleg" = "$leg" ] || [ "${fleg%%+*}" = "$leg" ]; } && bad=1
       done
       [ $bad = 0 ] || continue
-      if [ -z "$code" ]; then echo "matrix: $leg: lockstep-replay logged no machine code for $target: not in the equal-builds report" >&2; continue; fi
+      if [ -z "$code" ]; then echo "matrix: $leg: $target's build has no GNU build id (link with -Wl,--build-id): not in the equal-builds report" >&2; continue; fi
       printf '%s\n  {"leg": %s, "code": %s, "file": %s}' "$sep" "$(json_str "$leg")" "$(json_str "$code")" "$(json_str "$file")"
       sep=","; n=$((n + 1))
     done

@@ -333,9 +333,11 @@ const Module* load_module_library(const std::string& path, std::string* error) {
   std::string opted_out;
   module_lib::add_opted_out_code(libraries, &slot.code, &slot.module.fma_instructions, &opted_out);
   slot.module.code = slot.code;
-  LOCKSTEP_LOG_INFO("--sim-lib %s: machine code %s (%u fused multiply-adds%s%s)", path.c_str(), slot.code.c_str(),
-                    slot.module.fma_instructions, opted_out.empty() ? "" : "; with the libraries it opts out: ",
-                    opted_out.c_str());
+  // Said where it is more than the file's build id (a module with no such library loads quietly,
+  // as an embedding game may load one before it has a log sink).
+  if (!opted_out.empty())
+    LOCKSTEP_LOG_INFO("--sim-lib %s: machine code %s (%u fused multiply-adds; with the libraries it opts out: %s)",
+                      path.c_str(), slot.code.c_str(), slot.module.fma_instructions, opted_out.c_str());
   if (libraries.empty()) return m;
   std::vector<LibraryBuild>& libs = slot.libraries;
   libs = std::move(libraries);
