@@ -64,6 +64,7 @@ void WsDoor::send(NetPeer* peer, Channel channel, std::span<const std::uint8_t> 
   }
   if (link->out_bytes + bytes.size() > kDoorBacklogBytes) {
     ++stats_.backlog_cut;
+    cut_sources_.note(link->ip_);
     LOCKSTEP_LOG_WARN("closing WebSocket peer %s: %zu bytes sent to it wait unread", link->address_.c_str(), link->out_bytes);
     close_link(*link, LWS_CLOSE_STATUS_POLICY_VIOLATION, "not reading what it is sent");
     link->out.clear();

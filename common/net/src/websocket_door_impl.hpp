@@ -231,6 +231,11 @@ class WsDoor final : public Transport, public rtc::RtcSink {
     return -1;
   }
   int on_receive(lws* wsi, WsLink& link, const std::uint8_t* data, std::size_t len);
+  // Under the mutex: the source of a connection refused or cut, for the log of what was cut.
+  void note_cut(lws* wsi) {
+    const auto it = open_.find(wsi);
+    if (it != open_.end()) cut_sources_.note(it->second.forwarded.ok ? it->second.forwarded.ip : it->second.ip);
+  }
   // Under the mutex: a signalling message to the page ('a' answer, 'n' refusal, 'x' close).
   void signal(WsLink& link, char kind, std::string_view text);
   // Under the mutex: one frame queued for `link` (LWS_PRE, the channel byte, `head`, then `bytes`),

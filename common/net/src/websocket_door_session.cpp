@@ -77,6 +77,7 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       std::lock_guard lock(mutex_);
       if (!inside) {
         ++stats_.refused_outside_root;
+        note_cut(wsi);
         return 1;
       }
       if (page) ++stats_.pages_served;
@@ -90,6 +91,7 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       std::lock_guard lock(mutex_);
       if (lws_hdr_copy(wsi, wanted, sizeof wanted, WSI_TOKEN_PROTOCOL) <= 0 || !names_subprotocol(wanted)) {
         ++stats_.refused_protocol;
+        note_cut(wsi);
         return -1;
       }
       return 0;
@@ -99,6 +101,7 @@ int WsDoor::on_callback(lws* wsi, lws_callback_reasons reason, WsLink** slot, vo
       std::lock_guard lock(mutex_);
       if (lws_hdr_copy(wsi, wanted, sizeof wanted, WSI_TOKEN_PROTOCOL) <= 0 || !names_subprotocol(wanted)) {
         ++stats_.refused_protocol;
+        note_cut(wsi);
         return 1;
       }
       return 0;
