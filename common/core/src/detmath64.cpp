@@ -109,7 +109,7 @@ LOCKSTEP_DD double log1p_tail(double r) {
 LOCKSTEP_DD DD log_for_pow(double x) {
   const LogReduced a = log_reduce(x);
   const double r = a.r.hi;
-  const double rh = from_bits(bits(r) & std::uint64_t{0xfffffffff8000000});
+  const double rh = high26(r);
   const double rl = (r - rh) + a.r.lo;
   const double* v = kInv;
   const double r2 = r * r, r4 = r2 * r2;
@@ -290,9 +290,8 @@ LOCKSTEP_DD double pow_positive(double x, double y) {
     return (l.hi > 0) == (y > 0) ? kInf64 : 0.0;
   // y ln x exactly enough without Dekker's splitting: y and l.hi cut to 26 significant bits by
   // masking, so that their product is exact; the rest (below 2^-25 of the whole) rounds once.
-  constexpr std::uint64_t kHigh26 = std::uint64_t{0xfffffffff8000000};
-  const double yh = from_bits(bits(y) & kHigh26), yl = y - yh;
-  const double lh = from_bits(bits(l.hi) & kHigh26), ll = (l.hi - lh) + l.lo;
+  const double yh = high26(y), yl = y - yh;
+  const double lh = high26(l.hi), ll = (l.hi - lh) + l.lo;
   const double zh = yh * lh, zl = yl * lh + y * ll;
   if (zh > 709.8) return kInf64;
   if (zh < -745.2) return 0.0;
@@ -398,7 +397,7 @@ double lockstep_log2(double x) {
   const DD s1 = quick_sum(static_cast<double>(a.e), t.hi);  // |e| >= 1 > |log2 v|, or e = 0
   // r / ln 2 without Dekker's splitting: r's first 26 bits (by masking) times 1/ln 2's first 26
   // exact, the rest (below 2^-25 of it) rounded.
-  const double rh = from_bits(bits(a.r.hi) & std::uint64_t{0xfffffffff8000000}), rl = a.r.hi - rh;
+  const double rh = high26(a.r.hi), rl = a.r.hi - rh;
   const double ph = rh * kInvLn2Split[0];
   const double pl = rl * kInvLn2Split[0] + a.r.hi * kInvLn2Split[1];
   const DD s2 = two_sum(s1.hi, ph);

@@ -23,6 +23,10 @@ constexpr std::uint64_t kInfBits = std::uint64_t{0x7ff0000000000000};
 
 inline double copysign_d(double v, double sign) { return from_bits((bits(v) & kAbs) | (bits(sign) & ~kAbs)); }
 
+/// v cut to its first 26 significant bits (its low 27 cleared): two such values multiply exactly, so
+/// a product's split (v = high26(v) + the rest) costs a mask instead of Dekker's splitting.
+inline double high26(double v) { return from_bits(bits(v) & std::uint64_t{0xfffffffff8000000}); }
+
 /// v rounded to the nearest integer (ties to even), |v| < 2^31.
 inline int nearest_int(double v) {
   const double t = v + 0x1.8p52;
