@@ -191,6 +191,35 @@ TEST_SUITE("net/play_wire") {
         }
   }
 
+  TEST_CASE("frames without commands are encoded as §6.6 writes them: the XOR chain from the frames, run-length encoded") {
+    // Three frames of 2 players with 2-byte inputs, no commands and every slot present: the items
+    // chained (each frame XOR the one before, the first as it is, or XOR the base), then zero runs
+    // (control 0..127) and literal runs (128..255).
+    std::vector<InputFrame> frames(4);
+    const std::uint8_t inputs[4][4] = {{9, 9, 9, 9}, {1, 2, 3, 4}, {1, 2, 3, 5}, {1, 2, 3, 5}};
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      frames[i].reset(100 + i, 2, 2);
+      frames[i].present = slot_mask(2);
+      std::copy(inputs[i], inputs[i] + 4, frames[i].inputs.begin());
+    }
+    const std::vector<const InputFrame*> window{&frames[1], &frames[2], &frames[3]};
+    protocol::EncodedFrames out;
+    protocol::encode_frames(window, nullptr, out);
+    // 1 2 3 4 | 0 0 0 1 | 0 0 0 0: four literals, three zeros, one literal, four zeros.
+    CHECK(out.bytes == Bytes{131, 1, 2, 3, 4, 2, 128, 1, 3});
+    CHECK(out.count == 3);
+    CHECK(out.first_tick == 101);
+    protocol::encode_frames(window, &frames[0], out);
+    // 8 11 10 13 | 0 0 0 1 | 0 0 0 0 against the base 9 9 9 9.
+    CHECK(out.bytes == Bytes{131, 8, 11, 10, 13, 2, 128, 1, 3});
+    // A frame with a slot missing writes the masks first, per frame against the one before (all
+    // present, none filled, before the first): unchanged (0), or changed (1, then both).
+    frames[2].present = 1;
+    frames[2].filled = 1;
+    protocol::encode_frames(window, nullptr, out);
+    CHECK(out.bytes == Bytes{0, 1, 1, 1, 1, 3, 0, 131, 1, 2, 3, 4, 2, 128, 1, 3});
+  }
+
   TEST_CASE("a ServerPlay laid out by hand is FlatBufferBuilder's buffer for every body length") {
     // Frames of 1..kMaxWindow ticks whose commands make bodies of every length from a few bytes
     // to a few kilobytes, each under headers with and without the optional fields.

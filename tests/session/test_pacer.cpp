@@ -37,6 +37,22 @@ TEST_SUITE("session/pacer") {
     CHECK(pacer.next_deadline() >= 1'000'000'000 + kTickNs - 5 * kTickNs);
   }
 
+  TEST_CASE("the lateness histogram counts each deadline served unless it is turned off; the other figures either way") {
+    for (const bool on : {true, false}) {
+      PacerConfig cfg;
+      cfg.lateness_histogram = on;
+      Pacer pacer(cfg);
+      pacer.start(0);
+      pacer.reached(250'000);
+      pacer.reached(kTickNs + 2 * kTickNs);
+      CHECK(pacer.stats().ticks == 2);
+      CHECK(pacer.stats().late_ticks == 1);
+      CHECK(pacer.stats().max_lateness_ns == 2 * kTickNs);
+      CHECK(pacer.stats().lateness.count() == (on ? 2u : 0u));
+      if (on) CHECK(pacer.stats().lateness.max_us() == 20'000);
+    }
+  }
+
   TEST_CASE("a small backlog is caught up, not skipped") {
     Pacer pacer;
     pacer.start(0);

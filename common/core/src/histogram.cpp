@@ -16,6 +16,7 @@ void Histogram::add_us(std::int64_t us) {
   if (count_ == 0 || us > max_us_) max_us_ = us;
   ++count_;
   sum_us_ += std::max<std::int64_t>(us, 0);
+  if (buckets_.empty()) buckets_.resize(kBuckets, 0);
   ++buckets_[bucket_of(us)];
 }
 
@@ -37,8 +38,8 @@ void Histogram::counts_at_most(std::span<const std::int64_t> edges, std::span<st
     // Bucket b holds [its lower edge, the next one's): every bucket up to us's own counts when us
     // is the top of its bucket's range, those below it otherwise.
     const std::size_t b = bucket_of(us);
-    const bool whole = b == buckets_.size() - 1 || bucket_of(us + 1) != b;
-    for (const std::size_t end = b + (whole ? 1 : 0); i < end; ++i) n += buckets_[i];
+    const bool whole = b == kBuckets - 1 || bucket_of(us + 1) != b;
+    for (const std::size_t end = std::min(b + (whole ? 1 : 0), buckets_.size()); i < end; ++i) n += buckets_[i];
     out[e] = n;
   }
 }

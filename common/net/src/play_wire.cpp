@@ -321,36 +321,64 @@ DecodeError decode_client_play(std::span<const std::uint8_t> bytes, std::uint32_
   return DecodeError::None;
 }
 
+namespace {
+
+// Frames without commands, the common case: the XOR chain of their inputs taken straight from the
+// frames (each frame's players x input_size bytes, what packing them lays end to end), the first
+// against `base` (or as it is), without packing them first: the same bytes as put_chain() of the
+// packed items.
+void put_frames_chain(Bytes& out, std::span<const InputFrame* const> frames, const InputFrame* base) {
+  const std::size_t stride = frames.front()->inputs.size();
+  thread_local std::vector<std::uint8_t> chain;
+  chain.resize(frames.size() * stride);
+  const std::uint8_t* before = base != nullptr ? base->inputs.data() : nullptr;
+  for (std::size_t k = 0; k < frames.size(); ++k) {
+    const std::uint8_t* now = frames[k]->inputs.data();
+    std::uint8_t* to = chain.data() + k * stride;
+    if (before == nullptr) std::memcpy(to, now, stride);
+    else
+      for (std::size_t i = 0; i < stride; ++i) to[i] = static_cast<std::uint8_t>(now[i] ^ before[i]);
+    before = now;
+  }
+  put_rle(out, chain);
+}
+
+}  // namespace
+
 void encode_frames(std::span<const InputFrame* const> frames, const InputFrame* base, EncodedFrames& out) {
-  thread_local PackedFrames packed;
   Bytes& body = out.bytes;
   body.clear();
   out.count = static_cast<std::uint32_t>(frames.size());
   out.first_tick = frames.empty() ? 0 : frames.front()->tick;
   out.flags = 0;
   if (frames.empty()) return;
-  pack_frames(frames, packed);
-  const std::size_t n = frames.size();
   const std::uint32_t players = frames.front()->players;
-  bool masks = false;
-  for (std::size_t i = 0; i < n; ++i) masks = masks || packed.present[i] != slot_mask(players) || packed.filled[i] != 0;
-  const bool commands = has_commands(packed.items);
+  const std::size_t stride = frames.front()->inputs.size();
+  bool masks = false, commands = false, whole = base == nullptr || base->inputs.size() == stride;
+  for (const InputFrame* f : frames) {
+    masks = masks || f->present != slot_mask(players) || f->filled != 0;
+    commands = commands || !f->commands.empty();
+    whole = whole && f->inputs.size() == stride && stride == std::size_t{f->players} * f->input_size;
+  }
   out.flags = static_cast<std::uint8_t>(kFrames | (masks ? kMasks : 0) | (commands ? kServerCommands : 0) |
                                         (base != nullptr ? kBased : 0));
   if (masks) {
     std::uint32_t present = slot_mask(players), filled = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const bool same = packed.present[i] == present && packed.filled[i] == filled;
+    for (const InputFrame* f : frames) {
+      const bool same = f->present == present && f->filled == filled;
       body.push_back(same ? 0 : 1);
       if (same) continue;
-      present = packed.present[i];
-      filled = packed.filled[i];
+      present = f->present;
+      filled = f->filled;
       put_varint(body, present);
       put_varint(body, filled);
     }
   }
   // The first frame against the base frame, or zeros.
-  put_chain(body, packed.items.input_bytes, packed.items.input_bytes.size() / n,
+  if (!commands && whole) return put_frames_chain(body, frames, base);
+  thread_local PackedFrames packed;
+  pack_frames(frames, packed);
+  put_chain(body, packed.items.input_bytes, packed.items.input_bytes.size() / frames.size(),
             base != nullptr ? std::span<const std::uint8_t>(base->inputs) : std::span<const std::uint8_t>());
   if (commands) put_commands(body, packed.items);
 }

@@ -195,7 +195,7 @@ void EnetTransport::tend() {
   for (std::size_t i = 0; i < host_->peerCount; ++i) {
     ENetPeer& p = host_->peers[i];
     if (p.state == ENET_PEER_STATE_DISCONNECTED) {  // most slots, most of the time
-      half_open_since_[i] = 0;
+      if (half_open_since_[i] != 0) half_open_since_[i] = 0;  // (written only when it changes: a line kept clean)
       continue;
     }
     if (p.state == ENET_PEER_STATE_ACKNOWLEDGING_CONNECT) {
@@ -210,7 +210,7 @@ void EnetTransport::tend() {
       for_each_sent(p, [](ENetOutgoingCommand& c) { c.roundTripTimeout = kNeverMs; });
       continue;
     }
-    half_open_since_[i] = 0;
+    if (half_open_since_[i] != 0) half_open_since_[i] = 0;
     if (enet_list_empty(&p.sentReliableCommands)) continue;
     const enet_uint32 cap = std::clamp<enet_uint32>(2 * (p.roundTripTime + 4 * p.roundTripTimeVariance),
                                                     kResendFloorMs, kResendCeilingMs);

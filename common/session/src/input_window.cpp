@@ -8,9 +8,7 @@
 namespace lockstep {
 
 InputWindow::InputWindow(std::uint32_t input_size)
-    : input_size_(input_size), input_(kSize * input_size, 0), last_(input_size, 0) {
-  delivered_.fill(UINT32_MAX);
-}
+    : input_size_(input_size), input_(kSize * input_size, 0), last_(input_size, 0) {}
 
 bool InputWindow::receive(Tick first, const PackedView& inputs, std::size_t count, Tick next_tick,
                           std::int64_t next_deadline, std::int64_t arrived) {
@@ -40,8 +38,9 @@ bool InputWindow::receive(Tick first, const PackedView& inputs, std::size_t coun
     if (t < next_tick) {
       // Already assembled: a redundant copy, or too late. Commands of a filled tick (whose ring
       // place still holds tick t - kSize or older) go with the next tick instead, once.
-      if (delivered_[at] != t && next_tick - t < kSize && tick_[at] != t) {
-        delivered_[at] = t;
+      Entry& e = ring_[at];
+      if (e.delivered != t && next_tick - t < kSize && e.tick != t) {
+        e.delivered = t;
         if (!cmds.empty()) {
           commands_carried_ += cmds.size();
           queue(cmds);
@@ -49,10 +48,16 @@ bool InputWindow::receive(Tick first, const PackedView& inputs, std::size_t coun
       }
       continue;
     }
-    if (tick_[at] != t) arrived_[at] = arrived;
-    tick_[at] = t;
+    Entry& e = ring_[at];
+    if (e.tick != t) e.arrived = arrived;
+    e.tick = t;
     std::copy(input.begin(), input.end(), input_.begin() + static_cast<std::ptrdiff_t>(at * input_size_));
-    commands_[at] = cmds;
+    // Most inputs carry no commands: their place is read and written only when they or it hold some.
+    const std::uint64_t bit = std::uint64_t{1} << (at % 64);
+    if (!cmds.empty() || (with_commands_[at / 64] & bit)) {
+      commands_[at] = cmds;
+      with_commands_[at / 64] = cmds.empty() ? with_commands_[at / 64] & ~bit : with_commands_[at / 64] | bit;
+    }
   }
   if (worst_tick > slack_tick_) {
     slack_us_ = static_cast<std::int32_t>(std::clamp<std::int64_t>(worst / 1000, -10'000'000, 10'000'000));
@@ -74,10 +79,14 @@ InputWindow::Fill InputWindow::take(Tick t, std::int64_t now, std::uint32_t rtt_
   const std::size_t at = t % kSize;
   if (has(t)) {
     std::copy_n(input_.begin() + static_cast<std::ptrdiff_t>(at * input_size_), input_size_, last_.begin());
-    latency_.add_us((now - arrived_[at]) / 1000 + rtt_us);
-    delivered_[at] = t;
-    queue(commands_[at]);
-    commands_[at].clear();
+    Entry& e = ring_[at];
+    latency_.add_us((now - e.arrived) / 1000 + rtt_us);
+    e.delivered = t;
+    if (const std::uint64_t bit = std::uint64_t{1} << (at % 64); with_commands_[at / 64] & bit) {
+      queue(commands_[at]);
+      commands_[at].clear();
+      with_commands_[at / 64] &= ~bit;
+    }
   } else if (silent(now, last_heard)) {
     fill = Fill::Silent;  // nothing heard for a while
     ++fills_silent_;
@@ -112,7 +121,7 @@ void InputWindow::reset_last() {
 void InputWindow::settle(Tick t) { ack_ = std::max(ack_, t); }
 
 void InputWindow::advance_ack(Tick next_tick) {
-  while (tick_[(ack_ + 1) % kSize] == ack_ + 1 && ack_ + 1 < next_tick + kSize) ++ack_;
+  while (ring_[(ack_ + 1) % kSize].tick == ack_ + 1 && ack_ + 1 < next_tick + kSize) ++ack_;
 }
 
 }  // namespace lockstep

@@ -76,7 +76,7 @@ void Pacer::reached(std::int64_t now_ns) {
   const std::int64_t lateness = now_ns - next_deadline();
   ++stats_.ticks;
   stats_.max_lateness_ns = std::max(stats_.max_lateness_ns, lateness);
-  stats_.lateness.add_us(lateness / 1000);
+  if (config_.lateness_histogram) stats_.lateness.add_us(lateness / 1000);
   if (lateness > config_.period_ns) ++stats_.late_ticks;
   ++next_;
   const std::int64_t behind = (now_ns - next_deadline()) / config_.period_ns;

@@ -86,12 +86,12 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     PeerNet net;                  // ENet's figures of its connection, as last measured while it was open
     bool stream = false;          // that connection came through the WebSocket door (net.loss_ppm: its data channel's)
     Tick hashes_checked = 0;      // its hashes compared with the server's up to here
-    InputWindow inputs;
     SeenLoss up_loss;             // its play messages that never came, counted by their newest input tick
     bool result_reported = false;  // its game reported a result (GameResult): the newest is kept
     std::vector<std::uint8_t> result;
     std::uint32_t outvoted = 0;    // relay mode: divergences its hash lost to a settled majority ...
     std::map<std::uint32_t, std::uint32_t> outvoted_by;  // ... by the majority's slots (a mask)
+    InputWindow inputs;           // last: its figures follow the slot's, its rings after them
   };
 
   ServerConfig cfg;
@@ -115,7 +115,12 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   FrameFeed feed;  // the executed frames, and each peer's stream of them (frame_feed.hpp)
   Tick next_tick = 1;
   Tick first_input_tick = 1;
-  Pacer pacer;  // only its schedule is used here; waiting is the caller's
+  // Only its schedule is used here; waiting is the caller's, and the lateness is in `stats`.
+  Pacer pacer{[] {
+    PacerConfig c;
+    c.lateness_histogram = false;
+    return c;
+  }()};
   std::int64_t phase_deadline = 0;
   std::int64_t last_resend = 0;
   // Datagrams dropped unread: one log line per window with the counts and the busiest source.

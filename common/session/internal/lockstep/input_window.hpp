@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -25,23 +26,30 @@ class InputWindow {
   enum class Fill { None, Late, Lost, Silent };
 
  private:
+  // Laid out for the tick's few cache lines: the figures first, then one 16-byte entry a tick (what
+  // a message and an assembly read and write together), the commands last and read only where a
+  // tick has some.
+  struct Entry {
+    Tick tick = 0;                  // == t: tick t's input is in
+    Tick delivered = UINT32_MAX;    // == t: tick t's commands are taken
+    std::int64_t arrived = 0;       // when tick t's input first arrived
+  };
   std::uint32_t input_size_ = 0;
-  std::array<Tick, kSize> tick_{};                // tick_[t % kSize] == t: tick t's input is in
-  std::array<Tick, kSize> delivered_{};           // delivered_[t % kSize] == t: tick t's commands are taken
-  std::vector<std::uint8_t> input_;               // kSize x input_size_
-  std::array<Commands, kSize> commands_{};
-  std::array<std::int64_t, kSize> arrived_{};     // when tick t's input first arrived
-  std::vector<std::uint8_t> carry_bytes_;         // commands waiting for a tick: their bytes ...
-  std::vector<std::uint16_t> carry_sizes_;        // ... and sizes, oldest first
-  Commands taken_;                                // the commands of the last assembled tick
-  std::uint64_t commands_carried_ = 0;
   Tick ack_ = 0;          // every input up to here is in or settled
   Tick seen_ = 0;         // the newest input tick seen
   std::int32_t slack_us_ = 0;  // slack of the newest input first seen ...
   Tick slack_tick_ = 0;        // ... and its tick (0: none yet)
-  std::vector<std::uint8_t> last_;  // the input of the last assembled tick (repeated when one is missing)
   std::uint64_t fills_late_ = 0, fills_lost_ = 0, fills_silent_ = 0;
+  std::uint64_t commands_carried_ = 0;
   Histogram latency_;          // first arrival -> execution, plus the round trip, microseconds
+  std::vector<std::uint8_t> input_;               // kSize x input_size_
+  std::vector<std::uint8_t> last_;  // the input of the last assembled tick (repeated when one is missing)
+  std::vector<std::uint8_t> carry_bytes_;         // commands waiting for a tick: their bytes ...
+  std::vector<std::uint16_t> carry_sizes_;        // ... and sizes, oldest first
+  Commands taken_;                                // the commands of the last assembled tick
+  std::array<std::uint64_t, kSize / 64> with_commands_{};  // bit t % kSize: commands_[t % kSize] holds some
+  std::array<Entry, kSize> ring_{};
+  std::array<Commands, kSize> commands_{};
 
  public:
   explicit InputWindow(std::uint32_t input_size = 0);
@@ -52,7 +60,7 @@ class InputWindow {
   /// filled, wait for the next tick); inputs kSize or more ticks ahead are dropped (returns false).
   bool receive(Tick first, const PackedView& inputs, std::size_t count, Tick next_tick, std::int64_t next_deadline,
                std::int64_t arrived);
-  [[nodiscard]] bool has(Tick t) const { return tick_[t % kSize] == t; }
+  [[nodiscard]] bool has(Tick t) const { return ring_[t % kSize].tick == t; }
   /// A player last heard from at `last_heard` is silent at `now`: its missing inputs are filled
   /// as Fill::Silent, and the server does not wait for them.
   [[nodiscard]] static bool silent(std::int64_t now, std::int64_t last_heard) {

@@ -17,6 +17,9 @@ struct PacerConfig {
   std::int64_t min_spin_ns = 20'000;         ///< bounds of the learned spin margin
   std::int64_t max_spin_ns = 300'000;
   int max_catch_up = 5;  ///< deadlines more than this many periods behind are skipped, not run
+  /// Whether PacerStats::lateness counts each deadline. A server session, which keeps the same
+  /// figure in its own statistics, leaves it off: one cold line a tick fewer.
+  bool lateness_histogram = true;
 
   /// Sleeps to each deadline and never spins: for processes that share a core with many others
   /// (servers), where a spin takes time from its neighbours and tens of microseconds of wake-up
@@ -34,7 +37,7 @@ struct PacerStats {
   std::uint64_t late_ticks = 0;   ///< deadlines reached more than one period late
   std::uint64_t skipped = 0;      ///< deadlines dropped by the catch-up cap
   std::int64_t max_lateness_ns = 0;
-  Histogram lateness;             ///< per deadline, microseconds
+  Histogram lateness;             ///< per deadline, microseconds (unless PacerConfig::lateness_histogram is off)
 };
 
 /// Waits for deadline `start + n * period`, n = 0, 1, 2, ... Time is read from the monotonic clock.
