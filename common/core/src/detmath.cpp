@@ -25,6 +25,7 @@ namespace {
 using namespace lockstep::detmath_bits;
 
 #include "detmath_constants.inc"
+#include "detmath_asin_taylor.inc"
 
 __extension__ typedef unsigned __int128 u128;  // GCC and Clang on every target lockstep builds for
 __extension__ typedef __int128 i128;
@@ -229,7 +230,8 @@ double asin_near(double t, double* lo) {
   const int i = round_to_int(t * 64.0);
   const double* k = kAsinTaylor[i];
   const double h = t - i * 0.015625;
-  const double p = h * (k[2] + h * (k[3] + h * (k[4] + h * (k[5] + h * (k[6] + h * (k[7] + h * (k[8] + h * (k[9] + h * k[10]))))))));
+  // The binary64 functions' table: asin c (k[0] + k[1]), asin'(c) (k[2]; its lo k[3] unused here), h^2 .. h^9.
+  const double p = h * (k[2] + h * (k[4] + h * (k[5] + h * (k[6] + h * (k[7] + h * (k[8] + h * (k[9] + h * (k[10] + h * k[11]))))))));
   if (lo) {
     *lo = k[1] + p;
     return k[0];

@@ -16,6 +16,7 @@ __extension__ typedef unsigned __int128 u128;  // GCC and Clang on every target 
 __extension__ typedef __int128 i128;
 
 #include "detmath64_constants.inc"
+#include "detmath_asin_taylor.inc"
 
 const double kInf64 = from_bits(std::uint64_t{0x7ff0000000000000});
 constexpr std::uint64_t kAbs = std::uint64_t{0x7fffffffffffffff};
