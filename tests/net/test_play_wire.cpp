@@ -220,6 +220,41 @@ TEST_SUITE("net/play_wire") {
     CHECK(out.bytes == Bytes{0, 1, 1, 1, 1, 3, 0, 131, 1, 2, 3, 4, 2, 128, 1, 3});
   }
 
+  TEST_CASE("frames of no input bytes encode to no chain, and a command of no player's slot is left out, not announced") {
+    std::vector<InputFrame> frames(2);
+    for (std::uint32_t i = 0; i < 2; ++i) {
+      frames[i].reset(10 + i, 2, 0);
+      frames[i].present = slot_mask(2);
+    }
+    const std::vector<const InputFrame*> window{&frames[0], &frames[1]};
+    protocol::EncodedFrames out;
+    protocol::encode_frames(window, nullptr, out);
+    CHECK(out.bytes.empty());
+    // A command of slot 5 in a 2-player frame: packing drops it, so the message carries no
+    // commands block (announcing one with no item would be refused by every decoder).
+    std::vector<InputFrame> two(2);
+    for (std::uint32_t i = 0; i < 2; ++i) {
+      two[i].reset(20 + i, 2, 1);
+      two[i].present = slot_mask(2);
+      two[i].inputs = {std::uint8_t(i), 7};
+    }
+    Commands c;
+    c.add(std::vector<std::uint8_t>{1, 2, 3});
+    two[1].add_commands(5, c);
+    const std::vector<const InputFrame*> ptrs{&two[0], &two[1]};
+    const Bytes bytes = protocol::server_play(ptrs, nullptr, protocol::ServerPlayHeader{});
+    protocol::ServerPlay back;
+    REQUIRE(protocol::decode_server_play(bytes, 2, 1, [](Tick) -> const InputFrame* { return nullptr; }, back) ==
+            DecodeError::None);
+    std::uint32_t i = 0;
+    protocol::read_frames(back, 2, 1, [&](const InputFrame& f) {
+      CHECK(f.inputs == two[i].inputs);
+      CHECK(f.commands.empty());
+      ++i;
+    });
+    CHECK(i == 2);
+  }
+
   TEST_CASE("a ServerPlay laid out by hand is FlatBufferBuilder's buffer for every body length") {
     // Frames of 1..kMaxWindow ticks whose commands make bodies of every length from a few bytes
     // to a few kilobytes, each under headers with and without the optional fields.

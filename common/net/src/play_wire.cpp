@@ -329,6 +329,7 @@ namespace {
 // packed items.
 void put_frames_chain(Bytes& out, std::span<const InputFrame* const> frames, const InputFrame* base) {
   const std::size_t stride = frames.front()->inputs.size();
+  if (stride == 0) return;  // no input bytes: no chain (and no copies from empty vectors' null data)
   thread_local std::vector<std::uint8_t> chain;
   chain.resize(frames.size() * stride);
   const std::uint8_t* before = base != nullptr ? base->inputs.data() : nullptr;
@@ -354,12 +355,18 @@ void encode_frames(std::span<const InputFrame* const> frames, const InputFrame* 
   if (frames.empty()) return;
   const std::uint32_t players = frames.front()->players;
   const std::size_t stride = frames.front()->inputs.size();
-  bool masks = false, commands = false, whole = base == nullptr || base->inputs.size() == stride;
+  bool masks = false, any_commands = false, whole = base == nullptr || base->inputs.size() == stride;
   for (const InputFrame* f : frames) {
     masks = masks || f->present != slot_mask(players) || f->filled != 0;
-    commands = commands || !f->commands.empty();
+    any_commands = any_commands || !f->commands.empty();
     whole = whole && f->inputs.size() == stride && stride == std::size_t{f->players} * f->input_size;
   }
+  // Frames with commands, or of uneven sizes, are packed, and the commands flag is what packing
+  // kept (it drops a command of a slot past the frame's players).
+  thread_local PackedFrames packed;
+  const bool packs = any_commands || !whole;
+  if (packs) pack_frames(frames, packed);
+  const bool commands = packs && has_commands(packed.items);
   out.flags = static_cast<std::uint8_t>(kFrames | (masks ? kMasks : 0) | (commands ? kServerCommands : 0) |
                                         (base != nullptr ? kBased : 0));
   if (masks) {
@@ -375,9 +382,7 @@ void encode_frames(std::span<const InputFrame* const> frames, const InputFrame* 
     }
   }
   // The first frame against the base frame, or zeros.
-  if (!commands && whole) return put_frames_chain(body, frames, base);
-  thread_local PackedFrames packed;
-  pack_frames(frames, packed);
+  if (!packs) return put_frames_chain(body, frames, base);
   put_chain(body, packed.items.input_bytes, packed.items.input_bytes.size() / frames.size(),
             base != nullptr ? std::span<const std::uint8_t>(base->inputs) : std::span<const std::uint8_t>());
   if (commands) put_commands(body, packed.items);
