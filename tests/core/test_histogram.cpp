@@ -23,7 +23,7 @@ TEST_SUITE("core/histogram") {
     CHECK(h.sum_us() == 0 + 1999 + 2000 + 2099 + 2100 + 5000 + 250'000 + 9'000'000);
   }
 
-  TEST_CASE("the buckets live apart from the object, which stays small; with no value every answer is 0") {
+  TEST_CASE("the buckets live apart from the object, which stays small, and with no value every answer is 0") {
     // An object holding a histogram keeps its other fields together (70 KB of buckets inline put
     // them pages apart, a cache and TLB miss each a tick).
     CHECK(sizeof(Histogram) <= 64);

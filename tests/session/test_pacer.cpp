@@ -37,7 +37,7 @@ TEST_SUITE("session/pacer") {
     CHECK(pacer.next_deadline() >= 1'000'000'000 + kTickNs - 5 * kTickNs);
   }
 
-  TEST_CASE("the lateness histogram counts each deadline served unless it is turned off; the other figures either way") {
+  TEST_CASE("the lateness histogram counts each deadline served unless it is turned off, the other figures either way") {
     for (const bool on : {true, false}) {
       PacerConfig cfg;
       cfg.lateness_histogram = on;
