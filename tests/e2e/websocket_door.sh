@@ -23,7 +23,10 @@ expect_exit $B 0 "bot b"
 expect_exit $S 0 server
 cmp -s "$WORK/server.log" "$WORK/a.log" && cmp -s "$WORK/server.log" "$WORK/b.log" || fail "a native player's hashes differ"
 [ "$(wc -l <"$WORK/server.log")" = 2000 ] || fail "the session did not reach tick 2000"
-for n in a b; do json_check "$WORK/$n.json" 'd["inputs_filled"] == 0' "$n was held back by the hostile peers"; done
+# Held back by the hostile peers, a player's inputs would be filled by the hundred; a few fills are
+# a starved bot's own lateness on a machine busy beside the suite (4 of 2000 with two CPU hogs and
+# a build beside it, tools/under-load.sh), the bound the browser test allows too.
+for n in a b; do json_check "$WORK/$n.json" 'd["inputs_filled"] <= 15' "$n was held back by the hostile peers"; done
 echo "ok: the native players' 2000 ticks were untouched"
 X=$WORK/abuse.json
 if [ -n "$OTHER" ]; then
