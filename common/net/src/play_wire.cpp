@@ -321,31 +321,6 @@ DecodeError decode_client_play(std::span<const std::uint8_t> bytes, std::uint32_
   return DecodeError::None;
 }
 
-namespace {
-
-// Frames without commands, the common case: the XOR chain of their inputs taken straight from the
-// frames (each frame's players x input_size bytes, what packing them lays end to end), the first
-// against `base` (or as it is), without packing them first: the same bytes as put_chain() of the
-// packed items.
-void put_frames_chain(Bytes& out, std::span<const InputFrame* const> frames, const InputFrame* base) {
-  const std::size_t stride = frames.front()->inputs.size();
-  if (stride == 0) return;  // no input bytes: no chain (and no copies from empty vectors' null data)
-  thread_local std::vector<std::uint8_t> chain;
-  chain.resize(frames.size() * stride);
-  const std::uint8_t* before = base != nullptr ? base->inputs.data() : nullptr;
-  for (std::size_t k = 0; k < frames.size(); ++k) {
-    const std::uint8_t* now = frames[k]->inputs.data();
-    std::uint8_t* to = chain.data() + k * stride;
-    if (before == nullptr) std::memcpy(to, now, stride);
-    else
-      for (std::size_t i = 0; i < stride; ++i) to[i] = static_cast<std::uint8_t>(now[i] ^ before[i]);
-    before = now;
-  }
-  put_rle(out, chain);
-}
-
-}  // namespace
-
 void encode_frames(std::span<const InputFrame* const> frames, const InputFrame* base, EncodedFrames& out) {
   Bytes& body = out.bytes;
   body.clear();
@@ -382,8 +357,15 @@ void encode_frames(std::span<const InputFrame* const> frames, const InputFrame* 
     }
   }
   // The first frame against the base frame, or zeros.
-  if (!packs) return put_frames_chain(body, frames, base);
-  put_chain(body, packed.items.input_bytes, packed.items.input_bytes.size() / frames.size(),
+  // Frames without commands, the common case, chain their inputs as they lie (each frame's players x
+  // input_size bytes, what packing would lay end to end), gathered without packing them.
+  thread_local std::vector<std::uint8_t> gathered;
+  if (!packs) {
+    gathered.clear();
+    for (const InputFrame* f : frames) gathered.insert(gathered.end(), f->inputs.begin(), f->inputs.end());
+  }
+  const std::vector<std::uint8_t>& items = packs ? packed.items.input_bytes : gathered;
+  put_chain(body, items, items.size() / frames.size(),
             base != nullptr ? std::span<const std::uint8_t>(base->inputs) : std::span<const std::uint8_t>());
   if (commands) put_commands(body, packed.items);
 }

@@ -53,10 +53,9 @@ bool InputWindow::receive(Tick first, const PackedView& inputs, std::size_t coun
     e.tick = t;
     std::copy(input.begin(), input.end(), input_.begin() + static_cast<std::ptrdiff_t>(at * input_size_));
     // Most inputs carry no commands: their place is read and written only when they or it hold some.
-    const std::uint64_t bit = std::uint64_t{1} << (at % 64);
-    if (!cmds.empty() || (with_commands_[at / 64] & bit)) {
+    if (!cmds.empty() || with_commands_.test(at)) {
       commands_[at] = cmds;
-      with_commands_[at / 64] = cmds.empty() ? with_commands_[at / 64] & ~bit : with_commands_[at / 64] | bit;
+      with_commands_.set(at, !cmds.empty());
     }
   }
   if (worst_tick > slack_tick_) {
@@ -82,10 +81,10 @@ InputWindow::Fill InputWindow::take(Tick t, std::int64_t now, std::uint32_t rtt_
     Entry& e = ring_[at];
     latency_.add_us((now - e.arrived) / 1000 + rtt_us);
     e.delivered = t;
-    if (const std::uint64_t bit = std::uint64_t{1} << (at % 64); with_commands_[at / 64] & bit) {
+    if (with_commands_.test(at)) {
       queue(commands_[at]);
       commands_[at].clear();
-      with_commands_[at / 64] &= ~bit;
+      with_commands_.reset(at);
     }
   } else if (silent(now, last_heard)) {
     fill = Fill::Silent;  // nothing heard for a while

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <climits>
 #include <cstdint>
 #include <span>
@@ -47,7 +48,7 @@ class InputWindow {
   std::vector<std::uint8_t> carry_bytes_;         // commands waiting for a tick: their bytes ...
   std::vector<std::uint16_t> carry_sizes_;        // ... and sizes, oldest first
   Commands taken_;                                // the commands of the last assembled tick
-  std::array<std::uint64_t, kSize / 64> with_commands_{};  // bit t % kSize: commands_[t % kSize] holds some
+  std::bitset<kSize> with_commands_;  // bit t % kSize: commands_[t % kSize] holds some
   std::array<Entry, kSize> ring_{};
   std::array<Commands, kSize> commands_{};
 
