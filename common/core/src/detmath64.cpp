@@ -283,6 +283,18 @@ DD exp_accurate(DD z, int* scale2) {
   return mul(kExp2Table[k & 63], p);
 }
 
+/// e^(zh + zl) for |zh| <= 746, |zl| < 2^-25 |zh|, rounded to a double: k and r as exp_reduce, but
+/// r rounded once (r = zh - k L1 exact, then the small rest: 2^-53 of |r| <= 2^-60.5), the exact
+/// split left to exp_finish. Out of line: only y ln x near the ends of the range comes here.
+__attribute__((noinline)) double pow_exp_extreme(double zh, double zl) {
+  if (zh > 709.8) return kInf64;
+  if (zh < -745.2) return 0.0;
+  const int k = nearest_int(zh * k64OverLn2);
+  const double kd = k;
+  const double r = (zh - kd * kLn2Over64[0]) + (zl - kd * kLn2Over64[1]);
+  return exp_finish(k, r, -(kd * kLn2Over64[2]));
+}
+
 /// x^y for x > 0 finite, y finite and nonzero, x != 1: e^(y ln x), y ln x as a double-double.
 LOCKSTEP_DD double pow_positive(double x, double y) {
   const DD l = log_for_pow(x);
@@ -293,14 +305,22 @@ LOCKSTEP_DD double pow_positive(double x, double y) {
   const double yh = high26(y), yl = y - yh;
   const double lh = high26(l.hi), ll = (l.hi - lh) + l.lo;
   const double zh = yh * lh, zl = yl * lh + y * ll;
-  if (zh > 709.8) return kInf64;
-  if (zh < -745.2) return 0.0;
-  // e^z: k and r as exp_reduce, but r rounded once (r = zh - k L1 exact, then the small rest:
-  // 2^-53 of |r| <= 2^-60.5), the exact split left to exp itself.
-  const int k = nearest_int(zh * k64OverLn2);
-  const double kd = k;
+  if (!(fabs_d(zh) < 708.0)) return pow_exp_extreme(zh, zl);
+  // |z| < 708 (a hair more with zl): k = round(z 64 / ln 2) in [-65373, 65372], so 2^(k >> 6) and
+  // the result are normal doubles, and the result is the table's 2^(j/64) e^r scaled by a power
+  // of two, exactly. k and k as a double both from one addition of 1.5 2^52 (its last bits hold
+  // k; taking it away again is exact), without converting an integer to a double.
+  const double shifted = zh * k64OverLn2 + 0x1.8p52;
+  const int k = static_cast<int>(static_cast<std::uint32_t>(bits(shifted)));
+  const double kd = shifted - 0x1.8p52;
   const double r = (zh - kd * kLn2Over64[0]) + (zl - kd * kLn2Over64[1]);
-  return exp_finish(k, r, -(kd * kLn2Over64[2]));
+  const double rlo = -(kd * kLn2Over64[2]);
+  const double* c = kInvFact;
+  const double r2 = r * r;
+  const double q = r2 * (((c[2] + r * c[3]) + r2 * (c[4] + r * c[5])) + (r2 * r2) * c[6]);
+  const double p = r + (rlo + q);
+  const DD& t = kExp2Table[k & 63];
+  return (t.hi + (t.lo + t.hi * p)) * pow2(k >> 6);
 }
 
 /// pow's other cases: a zero, infinite or NaN operand, or x negative.
