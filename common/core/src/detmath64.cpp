@@ -23,11 +23,15 @@ namespace {
 /// hi + lo (a table), and e^r - 1 = r + r^2/2! + ... + r^6/6! (r^7/7! < 2^-64), the terms after r
 /// by Estrin's scheme. Only the last addition rounds at the result's scale, so the error is below
 /// 0.5 ulp + 2^-59 relative; a subnormal result is rounded once too, on the subnormals' grid.
-LOCKSTEP_DD double exp_finish(int k, double r, double rlo) {
+/// e^(r + rlo) - 1 for exp_finish and exp_normal.
+LOCKSTEP_DD double expm1_short(double r, double rlo) {
   const double* c = kInvFact;
   const double r2 = r * r;
   const double q = r2 * (((c[2] + r * c[3]) + r2 * (c[4] + r * c[5])) + (r2 * r2) * c[6]);
-  const double p = r + (rlo + q);
+  return r + (rlo + q);
+}
+LOCKSTEP_DD double exp_finish(int k, double r, double rlo) {
+  const double p = expm1_short(r, rlo);
   const DD& t = kExp2Table[k & 63];
   const int n = k >> 6;  // floor(k / 64)
   const double tail = t.lo + t.hi * p;
@@ -41,6 +45,25 @@ LOCKSTEP_DD double exp_finish(int k, double r, double rlo) {
   double i = (h + 0x1p52) - 0x1p52;  // h (>= 0) to the nearest integer, ties to even
   if (fabs_d(h - i) == 0.5 && l != 0.0) i = l > 0.0 ? i + (h > i ? 1.0 : 0.0) : i - (h < i ? 1.0 : 0.0);
   return i * 0x1p-1074;
+}
+
+/// exp_finish where the result is known normal (|k| <= 65344: 2^(k >> 6) and the result normal
+/// doubles): the same value, scaled by one multiplication and no test.
+LOCKSTEP_DD double exp_normal(int k, double r, double rlo) {
+  const double p = expm1_short(r, rlo);
+  const DD& t = kExp2Table[k & 63];
+  return (t.hi + (t.lo + t.hi * p)) * pow2(k >> 6);
+}
+
+/// round(v) for |v| < 2^31, as an int and as a double, from one addition of 1.5 2^52 (its last
+/// bits hold the integer; taking the constant away again is exact): no conversion from an int.
+struct Nearest {
+  int k;
+  double kd;
+};
+LOCKSTEP_DD Nearest nearest(double v) {
+  const double shifted = v + 0x1.8p52;
+  return {static_cast<int>(static_cast<std::uint32_t>(bits(shifted))), shifted - 0x1.8p52};
 }
 
 /// z = k ln(2)/64 + r for |z.hi| <= 746: r as a normalized double-double (z.lo may be large), k in
@@ -62,11 +85,13 @@ LOCKSTEP_DD double exp_dd(DD z) {
 
 // --- log, log2 ---------------------------------------------------------------------------------
 
-/// Finite x > 0 as 2^e m, m in [sqrt(1/2), sqrt(2)), and m v - 1 = r exactly as a double-double
-/// with v = 256/k to 9 significant bits (a table), k/256 the nearest to m (k from m's bits, half
-/// rounded up): (m - k/256) v is exact (m - k/256 has at most 44 significant bits), and so is
-/// k/256 v - 1, so r is their exact sum (|r| < 2^-8.1), with no division and no split product.
-/// Then ln x = e ln 2 - ln v + ln(1 + r), -ln v from a table (entry k - 181).
+/// Finite x > 0 as 2^e m, m in [sqrt(1/2), sqrt(2)), and m v - 1 = r exactly as a double-double:
+/// c, m rounded to 8 fraction bits of its binade (half up: a multiple of 2^-9 below 1, of 2^-8
+/// from 1 on), and v = 1/c to 10 significant bits (a table): (m - c) v is exact (m - c has at most
+/// 43 significant bits), and so is c v - 1 (c has 9), so r is their exact sum (|r| < 2^-8.7), with
+/// no division and no split product. Then ln x = e ln 2 - ln v + ln(1 + r), -ln v from a table.
+/// e and m from one subtraction of sqrt(1/2)'s bits (its exponent field then holds e, m's
+/// exponent what is left), c and its table entry from m's bits: no compare, no conversion.
 struct LogReduced {
   int e, i;
   DD r;
@@ -78,30 +103,25 @@ LOCKSTEP_DD LogReduced log_reduce(double x) {
     u = bits(x * 0x1p54);
     e = -54;
   }
-  e += static_cast<int>(u >> 52) - 1023;
-  std::uint64_t mu = (u & std::uint64_t{0x000fffffffffffff}) | std::uint64_t{0x3ff0000000000000};  // m in [1, 2)
-  // m >= sqrt(2): halved. Then k = round(256 m) from m's fraction bits: 256 + round(256 f) for m
-  // in [1, sqrt(2)), 128 + round(128 f) for m in [sqrt(1/2), 1) (m = (1 + f) / 2).
-  const int halved = mu > std::uint64_t{0x3ff6a09e667f3bcc};
-  mu -= static_cast<std::uint64_t>(halved) << 52;
-  e += halved;
-  const int shift = 43 + halved;
-  const int k = (256 >> halved) + static_cast<int>((((mu & std::uint64_t{0x000fffffffffffff}) >> shift) + 1) >> 1);  // 181..362
-  const double m = from_bits(mu);
-  const double c = k * 0x1p-8, v = kLogInv[k - 181];
-  return {e, k - 181, two_sum((m - c) * v, c * v - 1.0)};
+  const std::uint64_t t = u - std::uint64_t{0x3fe6a09e667f3bcd};  // sqrt(1/2) rounded up
+  e += static_cast<int>(static_cast<std::int64_t>(t) >> 52);
+  const std::uint64_t mu = u - (t & std::uint64_t{0xfff0000000000000});
+  const std::uint64_t cu = (mu + (std::uint64_t{1} << 43)) & ~((std::uint64_t{1} << 44) - 1);
+  const int i = static_cast<int>(cu >> 44) - 0x3fe6a;  // 0..256; 150 for c = 1
+  const double m = from_bits(mu), c = from_bits(cu), v = kLogRows[i][0];
+  return {e, i, two_sum((m - c) * v, c * v - 1.0)};
 }
 
-/// ln(1 + r) - r for |r| < 2^-8.1 in double: -r^2/2 + r^3/3 - ... - r^8/8 (r^9/9 < 2^-75), by
-/// Estrin's scheme.
-LOCKSTEP_DD double log1p_tail(double r) {
-  const double* v = kInv;
+/// ln(1 + r) - r for |r| < 2^-8.7 in double: -r^2/2 + r^3/3 - ... - r^8/8 (r^9/9 < 2^-81), by
+/// Estrin's scheme; with v = kInvLn2Over, that over ln 2 (log2's), each coefficient 1/(k ln 2).
+LOCKSTEP_DD double log1p_tail(double r, const double* v = kInv) {
   const double r2 = r * r, r4 = r2 * r2;
   return r2 * (((r * v[3] - v[2]) + r2 * (r * v[5] - v[4])) + r4 * ((r * v[7] - v[6]) - r2 * v[8]));
 }
 
 /// ln x for finite x > 0 as a double-double, for pow, where y ln x must keep 2^-66 relative: as
-/// log_reduce, with ln(1 + r) = r - r^2/2 + r^3/3 - ... + r^9/9 (r^10/10 < 2^-84). r^2/2 without
+/// log_reduce, with ln(1 + r) = r - r^2/2 + r^3/3 - ... - r^8/8 (r^9/9 < 2^-81.6, below 2^-71 of
+/// ln x: |ln x| >= 2^-10 where c != 1, and r = m - 1 where c = 1). r^2/2 without
 /// Dekker's splitting: r's first 26 bits (rh, by masking) square exactly, and the rest of r^2/2,
 /// rl (r + rh) / 2 with rl = r - rh, is below 2^-17 of it. e ln 2's first part and -ln v, r, and
 /// -rh^2/2 summed exactly (each sum of two doubles whose larger comes first: |e ln 2 - ln v| >
@@ -115,9 +135,9 @@ LOCKSTEP_DD DD log_for_pow(double x) {
   const double r2 = r * r, r4 = r2 * r2;
   // The tail by Estrin's scheme (pairs joined by r^2 and r^4: a shorter chain than Horner's), in
   // an order written out, so every machine rounds the same operations.
-  const double tail = r * r2 * (((v[3] - r * v[4]) + r2 * (v[5] - r * v[6])) + r4 * ((v[7] - r * v[8]) + r2 * v[9]));
+  const double tail = r * r2 * (((v[3] - r * v[4]) + r2 * (v[5] - r * v[6])) + r4 * (v[7] - r * v[8]));
   const double ed = a.e;
-  const DD& t = kLogTable[a.i];
+  const DD t = {kLogRows[a.i][1], kLogRows[a.i][2]};
   const DD s1 = quick_sum(ed * kLn2Split[0], t.hi);  // |e ln 2| > |ln v| unless e = 0
   const DD s2 = quick_sum(s1.hi, r);
   const DD s3 = quick_sum(s2.hi, -0.5 * (rh * rh));
@@ -263,7 +283,7 @@ DD log_accurate(double x) {
   const double q = v[8] - h * (v[9] - h * (v[10] - h * (v[11] - h * (v[12] - h * (v[13] - h * (v[14] - h * v[15]))))));
   DD p = add(kInvDD[7], -(h * q));
   for (int k = 6; k >= 1; --k) p = add(kInvDD[k], neg(mul(r, p)));
-  const DD ln_m = add(kLogTable[a.i], mul(r, p));
+  const DD ln_m = add(DD{kLogRows[a.i][1], kLogRows[a.i][2]}, mul(r, p));
   const double ed = a.e;
   return add(add(DD{ed * kLn2Split[0], 0.0}, mul(kLn2Rest, ed)), ln_m);
 }
@@ -306,21 +326,11 @@ LOCKSTEP_DD double pow_positive(double x, double y) {
   const double lh = high26(l.hi), ll = (l.hi - lh) + l.lo;
   const double zh = yh * lh, zl = yl * lh + y * ll;
   if (!(fabs_d(zh) < 708.0)) return pow_exp_extreme(zh, zl);
-  // |z| < 708 (a hair more with zl): k = round(z 64 / ln 2) in [-65373, 65372], so 2^(k >> 6) and
-  // the result are normal doubles, and the result is the table's 2^(j/64) e^r scaled by a power
-  // of two, exactly. k and k as a double both from one addition of 1.5 2^52 (its last bits hold
-  // k; taking it away again is exact), without converting an integer to a double.
-  const double shifted = zh * k64OverLn2 + 0x1.8p52;
-  const int k = static_cast<int>(static_cast<std::uint32_t>(bits(shifted)));
-  const double kd = shifted - 0x1.8p52;
-  const double r = (zh - kd * kLn2Over64[0]) + (zl - kd * kLn2Over64[1]);
-  const double rlo = -(kd * kLn2Over64[2]);
-  const double* c = kInvFact;
-  const double r2 = r * r;
-  const double q = r2 * (((c[2] + r * c[3]) + r2 * (c[4] + r * c[5])) + (r2 * r2) * c[6]);
-  const double p = r + (rlo + q);
-  const DD& t = kExp2Table[k & 63];
-  return (t.hi + (t.lo + t.hi * p)) * pow2(k >> 6);
+  // |z| < 708 (a hair more with zl): k = round(z 64 / ln 2) in [-65373, 65372], so the result is
+  // normal (exp_normal).
+  const Nearest k = nearest(zh * k64OverLn2);
+  const double r = (zh - k.kd * kLn2Over64[0]) + (zl - k.kd * kLn2Over64[1]);
+  return exp_normal(k.k, r, -(k.kd * kLn2Over64[2]));
 }
 
 /// pow's other cases: a zero, infinite or NaN operand, or x negative.
@@ -372,21 +382,31 @@ double pow(double x, double y, double* lo) {
 extern "C" {
 
 double lockstep_exp(double x) {
+  if (fabs_d(x) < 708.0) {  // the common case: a normal result (exp_normal), k and r as exp_reduce
+    const Nearest k = nearest(x * k64OverLn2);
+    const DD t = two_sum(x - k.kd * kLn2Over64[0], -(k.kd * kLn2Over64[1]));
+    const DD r = two_sum(t.hi, t.lo - k.kd * kLn2Over64[2]);
+    return exp_normal(k.k, r.hi, r.lo);
+  }
   if (x != x) return kNaN64;
   if (x > 709.8) return kInf64;
   if (x < -745.2) return 0.0;
-  if (fabs_d(x) < 0x1p-54) return 1.0;  // e^x rounds to 1
   return exp_dd({x, 0.0});
 }
 
 double lockstep_exp2(double x) {
+  if (fabs_d(x) < 1020.0) {  // the common case: a normal result (exp_normal)
+    const Nearest k = nearest(x * 64.0);  // x 64 exact
+    const double r = x - k.kd * 0.015625;   // exact, |r| <= 1/128
+    const DD z = two_prod(r, kLn2.hi);      // r ln 2
+    return exp_normal(k.k, z.hi, z.lo + r * kLn2.lo);
+  }
   if (x != x) return kNaN64;
   if (x >= 1024.0) return kInf64;
   if (x < -1080.0) return 0.0;
-  if (fabs_d(x) < 0x1p-54) return 1.0;
-  const int k = nearest_int(x * 64.0);  // x 64 exact
-  const double r = x - k * 0.015625;   // exact, |r| <= 1/128
-  const DD z = two_prod(r, kLn2.hi);    // r ln 2
+  const int k = nearest_int(x * 64.0);
+  const double r = x - k * 0.015625;
+  const DD z = two_prod(r, kLn2.hi);
   return exp_finish(k, z.hi, z.lo + r * kLn2.lo);
 }
 
@@ -398,9 +418,9 @@ double lockstep_log(double x) {
   // 0.5 ulp + 2^-60 relative.
   const LogReduced a = log_reduce(x);
   const double ed = a.e;
-  const DD& t = kLogTable[a.i];
-  const DD h1 = two_sum(ed * kLn2Split[0], t.hi);
-  const DD h2 = two_sum(h1.hi, a.r.hi);
+  const DD t = {kLogRows[a.i][1], kLogRows[a.i][2]};
+  const DD h1 = quick_sum(ed * kLn2Split[0], t.hi);  // |e ln 2| > |ln v| unless e = 0
+  const DD h2 = quick_sum(h1.hi, a.r.hi);  // |e ln 2 - ln v| > 1.98 |r| unless it is 0 (checked over the table)
   // The tail (the longest chain) joins last, to the sum of the small parts.
   const double small = (h1.lo + h2.lo) + ((ed * kLn2Split[1] + t.lo) + a.r.lo);
   return h2.hi + (small + log1p_tail(a.r.hi));
@@ -413,17 +433,17 @@ double lockstep_log2(double x) {
   // e - log2 v (a table) and r / ln 2 (its leading part exact) summed exactly, the rest rounded:
   // powers of two exact.
   const LogReduced a = log_reduce(x);
-  const DD& t = kLog2Table[a.i];
+  const DD t = {kLogRows[a.i][3], kLogRows[a.i][4]};
   const DD s1 = quick_sum(static_cast<double>(a.e), t.hi);  // |e| >= 1 > |log2 v|, or e = 0
   // r / ln 2 without Dekker's splitting: r's first 26 bits (by masking) times 1/ln 2's first 26
   // exact, the rest (below 2^-25 of it) rounded.
   const double rh = high26(a.r.hi), rl = a.r.hi - rh;
   const double ph = rh * kInvLn2Split[0];
   const double pl = rl * kInvLn2Split[0] + a.r.hi * kInvLn2Split[1];
-  const DD s2 = two_sum(s1.hi, ph);
+  const DD s2 = quick_sum(s1.hi, ph);  // |e - log2 v| > 1.98 |r / ln 2| unless it is 0, as in log
   // The tail (the longest chain) joins last, to the sum of the small parts.
   const double small = ((s1.lo + s2.lo) + (t.lo + pl)) + a.r.lo * kInvLn2.hi;
-  return s2.hi + (small + log1p_tail(a.r.hi) * kInvLn2.hi);
+  return s2.hi + (small + log1p_tail(a.r.hi, kInvLn2Over));
 }
 
 double lockstep_pow(double x, double y) {
