@@ -26,6 +26,7 @@ using namespace lockstep::detmath_bits;
 
 #include "detmath_constants.inc"
 #include "detmath_asin_taylor.inc"
+#include "detmath_log_table.inc"
 
 __extension__ typedef unsigned __int128 u128;  // GCC and Clang on every target lockstep builds for
 __extension__ typedef __int128 i128;
@@ -300,23 +301,6 @@ double log_series(double s2) {
   return p;
 }
 
-/// The first 10 terms of a series c[0] + c[1] x + ... (log_series()'s, or those divided by ln(2))
-/// by Estrin's scheme, for logf and log2f; powf keeps log_series(). With x = s^2 < 0.0295 the
-/// first term left out, 2/23 s^23, is below 2^-55 of the result.
-[[gnu::always_inline]] inline double log_series_short(const double* c, double x) {
-  const double x2 = x * x, x4 = x2 * x2, x8 = x4 * x4;
-  return (((c[0] + c[1] * x) + x2 * (c[2] + c[3] * x)) + x4 * ((c[4] + c[5] * x) + x2 * (c[6] + c[7] * x))) +
-         x8 * (c[8] + c[9] * x);
-}
-
-/// log(m) (`scale` 2 and the log series) or log2(m) (2/ln(2) and the series divided by ln(2)), for m
-/// in [sqrt(1/2), sqrt(2)]: scale s + s^3 series(s^2), s = (m - 1)/(m + 1), |s| < 0.172.
-[[gnu::always_inline]] inline double log_mantissa(double m, double scale, const double* series) {
-  const double s = (m - 1.0) / (m + 1.0);
-  const double s2 = s * s;
-  return scale * s + s * s2 * log_series_short(series, s2);
-}
-
 /// x > 0 finite as m 2^e, m in [sqrt(1/2), sqrt(2)).
 double split_log(float x, int* e) {
   std::uint32_t u = bits(x);
@@ -526,22 +510,39 @@ float lockstep_exp2f(float x) {
   return round(exp_scaled_short(k, r), x, kHardExp2);
 }
 
+/// ln x (log2 false) or log2 x (log2 true) for a positive finite float, in double within about
+/// 2^-51 of it: x = 2^e m, m in [sqrt(1/2), sqrt(2)), reduced as the binary64 log (log's table,
+/// detmath_log_table.inc): c, m rounded to 8 fraction bits of its binade, v = 1/c to 10 bits, and
+/// r = (m - c) v + (c v - 1), exact in double (m has 24 significant bits, so the sum fits in 26),
+/// |r| < 2^-8.7. Then ln x = e ln 2 - ln v + r + (ln(1 + r) - r), the last to r^6/6 (r^7/7 < 2^-63)
+/// by Estrin's scheme; log2 the same over ln 2 (its series' coefficients divided by ln 2). The
+/// leading parts first and the small rest added to them once: where e = 0 and c != 1, |ln x| >
+/// 2^-10.1, so the rest's rounding (2^-53 of |r|) stays below 2^-51.5 of it; where c = 1, ln v = 0
+/// and the sum is r's; powers of two give e exactly.
+[[gnu::always_inline]] inline double log_positive(float x, bool log2) {
+  const std::uint64_t u = bits(static_cast<double>(x));  // exact; a subnormal float is a normal double
+  const std::uint64_t t = u - std::uint64_t{0x3fe6a09e667f3bcd};
+  const int e = static_cast<int>(static_cast<std::int64_t>(t) >> 52);
+  const std::uint64_t mu = u - (t & std::uint64_t{0xfff0000000000000});
+  const std::uint64_t cu = (mu + (std::uint64_t{1} << 43)) & ~((std::uint64_t{1} << 44) - 1);
+  const double* row = kLogRows[static_cast<int>(cu >> 44) - 0x3fe6a];
+  const double m = from_bits(mu), c = from_bits(cu), v = row[0];
+  const double r = (m - c) * v + (c * v - 1.0);
+  const double* k = log2 ? kLog2fSeries : kLogfSeries;
+  const double r2 = r * r;
+  const double tail = r2 * (((k[0] + r * k[1]) + r2 * (k[2] + r * k[3])) + (r2 * r2) * k[4]);
+  if (log2) return (e + row[3]) + ((r * kInvLn2Hi + (tail + row[4])) + r * kInvLn2Lo);
+  return (e * kLn2Hi + row[1]) + ((r + (tail + row[2])) + e * kLn2Lo);
+}
+
 float lockstep_logf(float x) {
   if (float special; log_special(x, &special)) return special;
-  int e;
-  const double m = split_log(x, &e);
-  const double y = (e * kLn2Hi + log_mantissa(m, 2.0, kLogC)) + e * kLn2Lo;
-  return round(y, x, kHardLog);
+  return round(log_positive(x, false), x, kHardLog);
 }
 
 float lockstep_log2f(float x) {
   if (float special; log_special(x, &special)) return special;
-  int e;
-  const double m = split_log(x, &e);
-  // log2(m) from the series divided by ln(2): its rounded coefficients and 2/ln(2) add 2^-52 at
-  // most, within the 2^-50 the result carries.
-  const double y = e + log_mantissa(m, kTwoOverLn2, kLog2C);
-  return round(y, x, kHardLog2);
+  return round(log_positive(x, true), x, kHardLog2);
 }
 
 float lockstep_powf(float x, float y) {
