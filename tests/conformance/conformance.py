@@ -303,13 +303,25 @@ class WsConn:
         payload, mask = bytes([channel]) + bytes(data), os.urandom(4)
         n = len(payload)
         size = bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + struct.pack(">H", n)
-        self.sock.sendall(bytes([0x82]) + size + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+        self._write(bytes([0x82]) + size + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    def _write(self, data):
+        # A server that has ended the session closes the connection; a player behind it (a busy
+        # machine) may still be sending. As a browser's WebSocket does, the send is dropped, and
+        # what arrived before the close (the SessionEnd) is still read by events().
+        try:
+            self.sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def events(self, timeout_ms=10):
         """Yields (type, channel, bytes) as Conn does, with ENet's event type numbers."""
         import select
         if not self.closed and select.select([self.sock], [], [], timeout_ms / 1000)[0]:
-            chunk = self.sock.recv(1 << 16)
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except ConnectionResetError:
+                chunk = b""
             self.buf += chunk
             if not chunk:
                 self.closed = True
@@ -335,7 +347,7 @@ class WsConn:
                 return
             elif op == 9:  # a ping: the same bytes back, masked as everything a client sends
                 mask = os.urandom(4)
-                self.sock.sendall(bytes([0x8A, 0x80 | len(body)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(body)))
+                self._write(bytes([0x8A, 0x80 | len(body)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(body)))
 
     def wait_connect(self, seconds=5):
         return self.connected
