@@ -2,6 +2,9 @@
 # Seeing a desync: a broken module's synctest writes a bundle and page that a real browser shows;
 # a long replay with keyframes seeks to any tick and verifies from one; bisect names where two
 # builds part; a server's recording has keyframes; damaged files are refused with exit 2.
+# Seven pages in headless Chromium and three sessions: past 105 s beside the
+# determinism matrix in CI.
+E2E_TIMEOUT=220
 source "$(dirname "$0")/lib.sh" "$1"
 R="$BIN/lockstep-replay"
 
