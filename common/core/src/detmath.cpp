@@ -520,14 +520,11 @@ float lockstep_exp2f(float x) {
 /// 2^-10.1, so the rest's rounding (2^-53 of |r|) stays below 2^-51.5 of it; where c = 1, ln v = 0
 /// and the sum is r's; powers of two give e exactly.
 [[gnu::always_inline]] inline double log_positive(float x, bool log2) {
-  const std::uint64_t u = bits(static_cast<double>(x));  // exact; a subnormal float is a normal double
-  const std::uint64_t t = u - std::uint64_t{0x3fe6a09e667f3bcd};
-  const int e = static_cast<int>(static_cast<std::int64_t>(t) >> 52);
-  const std::uint64_t mu = u - (t & std::uint64_t{0xfff0000000000000});
-  const std::uint64_t cu = (mu + (std::uint64_t{1} << 43)) & ~((std::uint64_t{1} << 44) - 1);
-  const double* row = kLogRows[static_cast<int>(cu >> 44) - 0x3fe6a];
-  const double m = from_bits(mu), c = from_bits(cu), v = row[0];
-  const double r = (m - c) * v + (c * v - 1.0);
+  const LogSplit s = log_split(bits(static_cast<double>(x)));  // exact; a subnormal float is a normal double
+  const double* row = kLogRows[s.i];
+  const double v = row[0];
+  const double r = (s.m - s.c) * v + (s.c * v - 1.0);
+  const int e = s.e;
   const double* k = log2 ? kLog2fSeries : kLogfSeries;
   const double r2 = r * r;
   const double tail = r2 * (((k[0] + r * k[1]) + r2 * (k[2] + r * k[3])) + (r2 * r2) * k[4]);

@@ -55,23 +55,13 @@ LOCKSTEP_DD double exp_normal(int k, double r, double rlo) {
   return (t.hi + (t.lo + t.hi * p)) * pow2(k >> 6);
 }
 
-/// round(v) for |v| < 2^31, as an int and as a double, from one addition of 1.5 2^52 (its last
-/// bits hold the integer; taking the constant away again is exact): no conversion from an int.
-struct Nearest {
-  int k;
-  double kd;
-};
-LOCKSTEP_DD Nearest nearest(double v) {
-  const double shifted = v + 0x1.8p52;
-  return {static_cast<int>(static_cast<std::uint32_t>(bits(shifted))), shifted - 0x1.8p52};
-}
-
 /// z = k ln(2)/64 + r for |z.hi| <= 746: r as a normalized double-double (z.lo may be large), k in
 /// *k. ln(2)/64 in three parts: k L1 and k L2 exact for |k| < 2^17, and z.hi - k L1 exact (both
 /// lie on L1's grid or finer and within 2^-7 of each other).
 LOCKSTEP_DD DD exp_reduce(DD z, int* k) {
-  *k = nearest_int(z.hi * k64OverLn2);
-  const double kd = *k;
+  const Nearest n = nearest(z.hi * k64OverLn2);
+  *k = n.k;
+  const double kd = n.kd;
   const DD t = two_sum(z.hi - kd * kLn2Over64[0], -(kd * kLn2Over64[1]));
   return two_sum(t.hi, t.lo + (z.lo - kd * kLn2Over64[2]));
 }
@@ -90,8 +80,7 @@ LOCKSTEP_DD double exp_dd(DD z) {
 /// from 1 on), and v = 1/c to 10 significant bits (a table): (m - c) v is exact (m - c has at most
 /// 43 significant bits), and so is c v - 1 (c has 9), so r is their exact sum (|r| < 2^-8.7), with
 /// no division and no split product. Then ln x = e ln 2 - ln v + ln(1 + r), -ln v from a table.
-/// e and m from one subtraction of sqrt(1/2)'s bits (its exponent field then holds e, m's
-/// exponent what is left), c and its table entry from m's bits: no compare, no conversion.
+/// e, m, c and c's row from log_split (detmath_bits.hpp).
 struct LogReduced {
   int e, i;
   DD r;
@@ -103,13 +92,9 @@ LOCKSTEP_DD LogReduced log_reduce(double x) {
     u = bits(x * 0x1p54);
     e = -54;
   }
-  const std::uint64_t t = u - std::uint64_t{0x3fe6a09e667f3bcd};  // sqrt(1/2) rounded up
-  e += static_cast<int>(static_cast<std::int64_t>(t) >> 52);
-  const std::uint64_t mu = u - (t & std::uint64_t{0xfff0000000000000});
-  const std::uint64_t cu = (mu + (std::uint64_t{1} << 43)) & ~((std::uint64_t{1} << 44) - 1);
-  const int i = static_cast<int>(cu >> 44) - 0x3fe6a;  // 0..256; 150 for c = 1
-  const double m = from_bits(mu), c = from_bits(cu), v = kLogRows[i][0];
-  return {e, i, two_sum((m - c) * v, c * v - 1.0)};
+  const LogSplit s = log_split(u);
+  const double v = kLogRows[s.i][0];
+  return {e + s.e, s.i, two_sum((s.m - s.c) * v, s.c * v - 1.0)};
 }
 
 /// ln(1 + r) - r for |r| < 2^-8.7 in double: -r^2/2 + r^3/3 - ... - r^8/8 (r^9/9 < 2^-81), by
@@ -382,11 +367,10 @@ double pow(double x, double y, double* lo) {
 extern "C" {
 
 double lockstep_exp(double x) {
-  if (fabs_d(x) < 708.0) {  // the common case: a normal result (exp_normal), k and r as exp_reduce
-    const Nearest k = nearest(x * k64OverLn2);
-    const DD t = two_sum(x - k.kd * kLn2Over64[0], -(k.kd * kLn2Over64[1]));
-    const DD r = two_sum(t.hi, t.lo - k.kd * kLn2Over64[2]);
-    return exp_normal(k.k, r.hi, r.lo);
+  if (fabs_d(x) < 708.0) {  // the common case: a normal result (exp_normal)
+    int k;
+    const DD r = exp_reduce({x, 0.0}, &k);
+    return exp_normal(k, r.hi, r.lo);
   }
   if (x != x) return kNaN64;
   if (x > 709.8) return kInf64;

@@ -42,11 +42,18 @@ inline double high26(double v) {
 inline double high26(double v) { return from_bits(bits(v) & std::uint64_t{0xfffffffff8000000}); }
 #endif
 
-/// v rounded to the nearest integer (ties to even), |v| < 2^31.
-inline int nearest_int(double v) {
+/// v rounded to the nearest integer (ties to even), |v| < 2^31, as an int and as a double, from
+/// one addition of 1.5 2^52 (its last bits hold the integer; taking the constant away again is
+/// exact): no conversion from an int.
+struct Nearest {
+  int k;
+  double kd;
+};
+inline Nearest nearest(double v) {
   const double t = v + 0x1.8p52;
-  return static_cast<int>(static_cast<std::uint32_t>(bits(t)));
+  return {static_cast<int>(static_cast<std::uint32_t>(bits(t))), t - 0x1.8p52};
 }
+inline int nearest_int(double v) { return nearest(v).k; }
 
 /// v * 2^n with one rounding at most (none while the result is normal), |n| <= 2100.
 inline double scale(double v, int n) {

@@ -14,6 +14,22 @@ inline double from_bits(std::uint64_t u) { return __builtin_bit_cast(double, u);
 inline double fabs_d(double x) { return from_bits(static_cast<std::uint64_t>(bits(x) & 0x7fffffffffffffffULL)); }
 /// 2^n as a double, for -1022 <= n <= 1023.
 inline double pow2(int n) { return from_bits(static_cast<std::uint64_t>(n + 1023) << 52); }
+/// A positive normal double's bits u as 2^e m, m in [sqrt(1/2), sqrt(2)), for log's table
+/// (detmath_log_table.inc): e and m from one subtraction of sqrt(1/2)'s bits (rounded up; the
+/// difference's exponent field is e, what is left m's exponent), c = m rounded to 8 fraction bits
+/// of its binade (half up) and its row i (0..256; 150 for c = 1) from m's bits: no compare, no
+/// conversion. The binary32 logf and log2f and the binary64 log family share it.
+struct LogSplit {
+  int e, i;
+  double m, c;
+};
+inline LogSplit log_split(std::uint64_t u) {
+  const std::uint64_t t = u - std::uint64_t{0x3fe6a09e667f3bcd};
+  const std::uint64_t mu = u - (t & std::uint64_t{0xfff0000000000000});
+  const std::uint64_t cu = (mu + (std::uint64_t{1} << 43)) & ~((std::uint64_t{1} << 44) - 1);
+  return {static_cast<int>(static_cast<std::int64_t>(t) >> 52), static_cast<int>(cu >> 44) - 0x3fe6a, from_bits(mu),
+          from_bits(cu)};
+}
 inline const float kInf = from_bits(std::uint32_t{0x7f800000u});
 // Every NaN result: one bit pattern, whatever the input's. The CPUs' own NaNs differ (x86's
 // inf - inf is 0xffc00000, aarch64's 0x7fc00000; wasm leaves it open), and a NaN's bits end up in
