@@ -26,7 +26,9 @@ done
 PORT=$(( 20000 + 20 * block ))
 fail() { echo "FAIL: $*"; for f in "$WORK"/*.err; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done; exit 1; }
 # A test that hangs fails on its own before ctest's 120 s timeout, so its processes' logs are shown.
-E2E_TIMEOUT=${E2E_TIMEOUT:-105}
+# LOCKSTEP_TIMEOUT_SCALE stretches it where every process runs slower on purpose (the sanitizer
+# tree sets it, and stretches ctest's timeouts by the same factor: tests/CMakeLists.txt).
+E2E_TIMEOUT=$(( ${E2E_TIMEOUT:-105} * ${LOCKSTEP_TIMEOUT_SCALE:-1} ))
 trap 'fail "timed out after $E2E_TIMEOUT s"' USR1
 ( sleep "$E2E_TIMEOUT" && kill -USR1 $$ ) >/dev/null 2>&1 &
 WATCHDOG=$!
