@@ -62,18 +62,25 @@
 #   --json FILE     also write every leg's result (ok, fail, refused as expected, skipped, with
 #                   why) and where each failing leg parts, as JSON
 #   --junit FILE    the same as a JUnit report: one test case per leg and replay
+#   --reuse-build CONFIG=DIR  take CONFIG's build from DIR, a lockstep build tree of the same
+#                   compiler and optimization (the project's own gcc -O2 tree: -g changes no code
+#                   gcc generates), instead of configuring and building it again; its modules and
+#                   its install still go under ROOT/CONFIG
 set -uo pipefail
 ROOT=build-matrix
 MOD_SRC=() MOD_TARGET=() MOD_REPLAY=() MOD_PACKAGES=() MOD_REFUSED=() MOD_NOT_ON=() MOD_SOURCES=()
 MONO_CHECKS=() PY_CHECKS=()
 REPLAYS=()
 JSON="" JUNIT=""
+declare -A REUSE=()  # --reuse-build CONFIG=DIR
 ONLY=" "  # --only CONFIG: run these configurations alone (a developer's quick look; CI runs them all)
 last() { echo $((${#MOD_SRC[@]} - 1)); }
 while [ $# -gt 0 ]; do
   case $1 in
     --root) ROOT=$2; shift 2 ;;
     --only) ONLY+="$2 "; shift 2 ;;
+    --reuse-build) [[ $2 == ?*=?* ]] || { echo "matrix: --reuse-build takes CONFIG=DIR"; exit 2; }
+                   REUSE[${2%%=*}]=$(cd "${2#*=}" && pwd) || exit 2; shift 2 ;;
     --json) JSON=$2; shift 2 ;;
     --mono-check) MONO_CHECKS+=("$2"); shift 2 ;;
     --python-check) PY_CHECKS+=("$2"); shift 2 ;;
@@ -216,10 +223,20 @@ for c in "${CONFIGS[@]}"; do
     echo "matrix: skip $name: $why"; record "$name" "*" skipped "$why"; continue
   fi
   ran=$((ran + 1))
-  dir="$ROOT/${name%%+*}"
+  legdir="$ROOT/${name%%+*}"  # the leg's build, its modules' builds and its install
+  dir=$legdir
   args=(-S . -B "$dir" -G Ninja -DLOCKSTEP_CORE_ONLY=ON -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=$flags")
   if [ -n "$toolchain" ]; then args+=("-DCMAKE_TOOLCHAIN_FILE=$toolchain"); else args+=("-DCMAKE_CXX_COMPILER=$cxx"); fi
-  if ! cmake "${args[@]}" >"$ROOT/$name.configure.log" 2>&1 || ! cmake --build "$dir" -j 2 >"$ROOT/$name.build.log" 2>&1; then
+  if [ -n "${REUSE[${name%%+*}]:-}" ]; then
+    # Built already (--reuse-build), and left as it is: other tests may be using that tree.
+    dir=${REUSE[${name%%+*}]}
+    mkdir -p "$legdir"
+    echo "matrix: $name: the build in $dir" | tee "$ROOT/$name.configure.log" "$ROOT/$name.build.log"
+    if [ ! -x "$dir/bin/lockstep-replay" ]; then
+      echo "matrix: FAIL $name: --reuse-build $dir has no bin/lockstep-replay (build it first)"; failed=1
+      record "$name" "build" fail "--reuse-build $dir has no bin/lockstep-replay"; continue
+    fi
+  elif ! cmake "${args[@]}" >"$ROOT/$name.configure.log" 2>&1 || ! cmake --build "$dir" -j 2 >"$ROOT/$name.build.log" 2>&1; then
     echo "matrix: FAIL $name: build failed (see $ROOT/$name.build.log)"; tail -5 "$ROOT/$name.build.log"; failed=1
     record "$name" "build" fail "the build failed: $(tail -3 "$ROOT/$name.build.log")"; continue
   fi
@@ -232,14 +249,14 @@ for c in "${CONFIGS[@]}"; do
   for k in "${!MOD_SRC[@]}"; do
     # A team's module, built by its own project against this configuration's install.
     src=${MOD_SRC[$k]} target=${MOD_TARGET[$k]} mreplay=${MOD_REPLAY[$k]}
-    mdir="$dir/module-$target"
+    mdir="$legdir/module-$target"
     ccargs=()
     if [ -n "$toolchain" ]; then ccargs+=("-DCMAKE_TOOLCHAIN_FILE=$PWD/$toolchain")
     else
       cc=gcc; [ "$cxx" = clang++ ] && cc=clang
       ccargs+=("-DCMAKE_CXX_COMPILER=$cxx" "-DCMAKE_C_COMPILER=$cc")
     fi
-    prefixes="$dir/prefix"
+    prefixes="$legdir/prefix"
     if [ -n "${MOD_SOURCES[$k]// /}" ] && { [ "${name#*+}" = "$name" ] || [ ! -d "$mdir-deps" ]; }; then
       # The libraries the team builds itself, with this leg's compiler and flags, for this module
       # only (a +glibc leg runs its base's build again).
@@ -253,7 +270,7 @@ for c in "${CONFIGS[@]}"; do
     [ -n "${MOD_SOURCES[$k]// /}" ] && prefixes="$mdir-deps;$prefixes"
     margs=(--no-warn-unused-cli -S "$src" -B "$mdir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_PREFIX_PATH=$prefixes"
            "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" "${ccargs[@]}")
-    if ! cmake --install "$dir" --prefix "$dir/prefix" >"$ROOT/$name.install.log" 2>&1 ||
+    if ! cmake --install "$dir" --prefix "$legdir/prefix" >"$ROOT/$name.install.log" 2>&1 ||
        ! cmake "${margs[@]}" >"$ROOT/$name.$target.log" 2>&1 ||
        ! cmake --build "$mdir" -j 2 --target "$target" >>"$ROOT/$name.$target.log" 2>&1; then
       echo "matrix: FAIL $name: the module $target did not build (see $ROOT/$name.$target.log)"

@@ -62,7 +62,7 @@ print(f"ok: {len(legs)} legs in the JSON and JUnit reports, all ok, refused as e
 
 # A replay no build reproduces (the arena's old format 3 replay): its leg is reported failed.
 out = f"{root}/fail.json"
-r = subprocess.run(["bash", f"{src}/tools/determinism-matrix.sh", "--root", root, "--only", "gcc-O2", "--json", out,
+r = subprocess.run(["bash", f"{src}/tools/determinism-matrix.sh", "--root", root, "--reuse-build", f"gcc-O2={root}/..", "--only", "gcc-O2", "--json", out,
                     f"{src}/tests/golden/format3.replay"], cwd=src, capture_output=True, text=True)
 assert r.returncode == 1, (r.returncode, r.stdout[-2000:])
 f = json.load(open(out))
@@ -77,7 +77,7 @@ if have_wasm:
     subprocess.run([f"{bin_dir}/lockstep-replay", "--sim-lib", f"{bin_dir}/libswing.so", "record-scenario", replay,
                     "--ticks", "500"], check=True, capture_output=True)
     out = f"{root}/swing.json"
-    r = subprocess.run(["bash", f"{src}/tools/determinism-matrix.sh", "--root", root, "--only", "gcc-O2", "--only",
+    r = subprocess.run(["bash", f"{src}/tools/determinism-matrix.sh", "--root", root, "--reuse-build", f"gcc-O2={root}/..", "--only", "gcc-O2", "--only",
                         "wasm-node", "--module-source", f"{src}/tests/modules/swing", "--module-target", "swing",
                         "--module-replay", replay, "--json", out], cwd=src, capture_output=True, text=True)
     assert r.returncode == 1, (r.returncode, r.stdout[-3000:])
