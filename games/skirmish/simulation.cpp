@@ -14,10 +14,10 @@ using namespace skirmish_rules;
 
 // ---- the Simulation ----
 
-constexpr std::size_t kHeaderBytes = 4 + 4 + 20 + 4;
+constexpr std::size_t kStateHeaderBytes = 4 + 4 + 20 + 4;
 
 void write_state(const SkirmishState& s, std::vector<std::uint8_t>& out) {
-  out.reserve(out.size() + kHeaderBytes + std::size_t{s.count()} * kFields * 4);
+  out.reserve(out.size() + kStateHeaderBytes + std::size_t{s.count()} * kFields * 4);
   ByteWriter w(out);
   w.u32(s.tick);
   w.u32(s.players);

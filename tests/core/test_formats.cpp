@@ -21,7 +21,11 @@
 #include "lockstep/skirmish.hpp"
 #include "lockstep/version.hpp"
 
+#include "support/files.hpp"
+
 using namespace lockstep;
+using lockstep::testing::slurp;
+using lockstep::testing::spit;
 using protocol::Bytes;
 using protocol::DecodeError;
 
@@ -40,15 +44,6 @@ Bytes raw_message(wire::Body type, Build build) {
 
 fs::path temp_file(const std::string& name) {
   return fs::temp_directory_path() / ("lockstep-formats-" + std::to_string(::getpid()) + "-" + name);
-}
-
-std::vector<std::uint8_t> slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void spit(const fs::path& p, const std::vector<std::uint8_t>& b) {
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
 }
 
 }  // namespace

@@ -18,8 +18,11 @@
 #include "lockstep/state_hash.hpp"
 #include "lockstep/wire/replay_generated.h"
 #include "support/parting_arena.hpp"
+#include "support/files.hpp"
 
 using namespace lockstep;
+using lockstep::testing::slurp;
+using lockstep::testing::spit;
 
 namespace {
 
@@ -28,14 +31,6 @@ namespace fs = std::filesystem;
 fs::path temp_path(const std::string& name) {
   return fs::temp_directory_path() / ("lockstep-kf-" + std::to_string(::getpid()) + "-" + name);
 }
-std::vector<std::uint8_t> slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-void spit(const fs::path& p, const std::vector<std::uint8_t>& b) {
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
-
 // The arena's state at tick t of its golden scenario, stepped from tick 0.
 std::vector<std::uint8_t> state_at(Tick t) {
   const Scenario sc = golden_scenario(arena_module());

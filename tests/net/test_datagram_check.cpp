@@ -36,7 +36,7 @@ std::vector<std::uint8_t> from_hex(const char* hex) {
   }
   return out;
 }
-std::vector<std::uint8_t> wire(std::uint32_t check) {
+std::vector<std::uint8_t> check_bytes(std::uint32_t check) {
   std::vector<std::uint8_t> out(4);
   std::memcpy(out.data(), &check, 4);
   return out;
@@ -167,7 +167,7 @@ TEST_SUITE("net/datagram_check") {
 
   TEST_CASE("the keyless and keyed checks and the datagram key match the vectors") {
     const auto d = from_hex(kDatagram);
-    CHECK(wire(keyless_check(d)) == from_hex("44372266"));
+    CHECK(check_bytes(keyless_check(d)) == from_hex("44372266"));
     ConnectionKeys keys;
     for (std::size_t i = 0; i < keys.send.size(); ++i) keys.send[i] = static_cast<std::uint8_t>(i);
     keys.receive = keys.send;
@@ -175,7 +175,7 @@ TEST_SUITE("net/datagram_check") {
     const DatagramKeys dk = datagram_keys(keys);
     CHECK(std::vector<std::uint8_t>(dk.send.begin(), dk.send.end()) == from_hex("ba264274c2736d7df72cd24c4c22705f"));
     CHECK(dk.receive != dk.send);  // each direction its own key
-    CHECK(wire(keyed_check(dk.send, d)) == from_hex("969e95c2"));
+    CHECK(check_bytes(keyed_check(dk.send, d)) == from_hex("969e95c2"));
   }
 
   TEST_CASE("one flipped bit anywhere changes both checks") {

@@ -7,11 +7,12 @@
 
 #include "lockstep/lead.hpp"
 #include "lockstep/rng.hpp"
+#include "support/time.hpp"
 
 using namespace lockstep;
 
 namespace {
-constexpr std::int64_t kMs = 1'000'000;
+using lockstep::testing::kMs;
 constexpr std::int64_t kDelay = 2 * kTickNs;  // input delay
 
 struct Path {

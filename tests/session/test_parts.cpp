@@ -21,12 +21,13 @@
 #include "support/localize.hpp"
 #include "support/ticks.hpp"
 #include "support/tiny_sim.hpp"
+#include "support/time.hpp"
 
 using namespace lockstep;
 
 namespace {
 
-constexpr std::int64_t kMs = 1'000'000;
+using lockstep::testing::kMs;
 
 // Consecutive player ticks packed as a ClientPlay carries them once decoded.
 struct Packed {

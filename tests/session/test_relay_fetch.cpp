@@ -24,12 +24,12 @@ using lockstep::testing::Session;
 namespace {
 
 // Where the tests' desync reports go, removed at the end of the run.
-const lockstep::testing::ReportDir reports("relay-fetch");
+const lockstep::testing::ReportDir fetch_reports("relay-fetch");
 
 // A relay server of the arena for `players`, until `last_tick`, that reports desyncs.
 ServerConfig relay_server(std::uint32_t players, Tick last_tick) {
   ServerConfig cfg;
-  cfg.desync_dir = reports.path.string();
+  cfg.desync_dir = fetch_reports.path.string();
   cfg.players = players;
   cfg.last_tick = last_tick;
   cfg.world = arena_world(3, 40, players);

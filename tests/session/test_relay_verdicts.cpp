@@ -21,11 +21,11 @@ using lockstep::testing::Session;
 
 namespace {
 
-const lockstep::testing::ReportDir reports("relay-verdicts");
+const lockstep::testing::ReportDir verdict_reports("relay-verdicts");
 
 ServerConfig relay_server(std::uint32_t players, Tick last_tick, OnDesync on_desync) {
   ServerConfig cfg;
-  cfg.desync_dir = reports.path.string();
+  cfg.desync_dir = verdict_reports.path.string();
   cfg.players = players;
   cfg.last_tick = last_tick;
   cfg.world = arena_world(3, 40, players);

@@ -14,12 +14,13 @@
 #include "lockstep/tick_consensus.hpp"
 #include "server_simulation.hpp"
 #include "support/tiny_sim.hpp"
+#include "support/time.hpp"
 
 using namespace lockstep;
 
 namespace {
 
-constexpr std::int64_t kMs = 1'000'000;
+using lockstep::testing::kMs;
 
 WorldFactory tiny() { return [](const WorldParams& w) { return lockstep::testing::make_tiny_sim(w); }; }
 
