@@ -166,7 +166,16 @@ TEST_SUITE("core/module-lib") {
     void* self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
     if (!self) self = dlopen(nullptr, RTLD_NOW);  // linked into the program itself
     REQUIRE(self != nullptr);
+#if defined(__SANITIZE_ADDRESS__)
+    // Under AddressSanitizer (tools/sanitize.sh, a unity build) this program is about 40 MB of
+    // instrumented code, and the byte-by-byte reading finds the pattern inside three RIP-relative
+    // displacements (objdump finds no fused multiply-add): the core's code is checked in the
+    // suite's own build, and the simulation's objects by the lint, which disassembles.
+    MESSAGE("the program's own code, under AddressSanitizer: " << module_lib::fma_instructions(self)
+                                                               << " byte patterns, not checked");
+#else
     CHECK(module_lib::fma_instructions(self) == 0);
+#endif
     dlclose(self);
     // A built-in module has no file: no code, not checked at join.
     CHECK(find_module("arena")->code.empty());

@@ -49,6 +49,13 @@ PY
 }
 # json_get FILE EXPR: prints the value of a Python expression over the parsed JSON document `d`.
 json_get() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+# wait_tcp PORT [WHAT]: waits until something accepts TCP connections on 127.0.0.1:PORT (10 s,
+# then fails): a server's WebSocket door or ops port before the first request, which unlike an
+# ENet connect is not retried. A fixed sleep was too short under the sanitizers on a busy machine.
+wait_tcp() {
+  for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
+  fail "nothing accepted TCP connections on port $1${2:+ ($2)} within 10 s"
+}
 # Waits for pid $1 and checks its exit code is $2.
 expect_exit() {
   local pid=$1 want=$2 what=$3 got

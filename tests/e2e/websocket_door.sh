@@ -13,7 +13,7 @@ OTHER=$(hostname -I 2>/dev/null | awk '{print $1}')
 "$BIN/lockstep-server" --port "$PORT" --players 2 --ticks 2000 --websocket-port $((PORT + 1)) --webrtc \
     --web-root "$WORK/web" --join-timeout 3 --hash-log "$WORK/server.log" --summary "$WORK/server.json" 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
-sleep 0.3
+wait_tcp $((PORT + 1)) "the WebSocket door"
 start_bot a 1 --summary "$WORK/a.json"; A=$BOT_PID
 start_bot b 2 --summary "$WORK/b.json"; B=$BOT_PID
 /usr/bin/python3 "$HERE/websocket_abuse.py" 127.0.0.1 $((PORT + 1)) "$WORK/abuse.json" $OTHER >"$WORK/abuse.out" 2>"$WORK/abuse.err" \
@@ -73,7 +73,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost -keyout "$
 "$BIN/lockstep-server" --port $((PORT + 2)) --bind 127.0.0.1 --players 1 --websocket-port $((PORT + 3)) \
     --web-root "$WORK/web" --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" --summary "$WORK/tls.json" 2>"$WORK/tls.err" &
 T=$!; PIDS+=($T)
-sleep 0.5
+wait_tcp $((PORT + 3)) "the TLS door"
 /usr/bin/python3 - $((PORT + 3)) "$WORK/web/index.html" <<'PY' || fail "the TLS door did not serve wss:// and https:// (and the page's gzip)"
 import asyncio, ssl, sys, urllib.request
 import websockets
