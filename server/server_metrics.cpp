@@ -220,6 +220,9 @@ std::string ServerMetrics::text(std::int64_t now, const OpsHttpStats& ops) const
   f.counter("lockstep_ticks_skipped_total", "ticks the clock moved later because the server fell behind",
             static_cast<double>(s.ticks_skipped));
   f.histogram("lockstep_tick_lateness_seconds", "each tick executed against its deadline", s.lateness, kTickBuckets);
+  f.histogram("lockstep_tick_own_lateness_seconds",
+              "each tick executed against the later of its deadline and its last input's arrival: the server's own delay",
+              s.own_lateness, kTickBuckets);
   f.histogram("lockstep_tick_duration_seconds", "the tick loop's updates that executed ticks: their wall time",
               v.update_duration, kTickBuckets);
   f.counter("lockstep_inputs_filled_total", "inputs repeated because they were late, lost or never sent",

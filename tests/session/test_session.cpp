@@ -1054,6 +1054,11 @@ TEST_SUITE("session/hostile") {
     CHECK(late.max_us() >= 50'000);
     // ... then it counted as silent and no tick waited for it: most ran at their deadline.
     CHECK_MESSAGE(late.percentile_us(50) < 25'000, "lateness p50 ", late.percentile_us(50), " us");
+    // None of that was the server's own: each tick ran when its last input came or its grace
+    // ended (simulated time: to the microsecond).
+    const Histogram& own = s.server->stats().own_lateness;
+    CHECK(own.count() == late.count());
+    CHECK_MESSAGE(own.max_us() == 0, "own lateness max ", own.max_us(), " us");
   }
 
   TEST_CASE("a peer that takes the session's end and never completes the disconnect is not counted as kicked") {

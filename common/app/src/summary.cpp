@@ -190,6 +190,7 @@ Json server_summary(const ServerSession& s, double cpu_us_per_tick) {
               {"refused", st.refused},
               {"dropped", st.total_drops()},
               {"lateness_us", percentiles(st.lateness)},
+              {"own_lateness_us", percentiles(st.own_lateness)},
               {"desyncs", desyncs},
               {"spectator_desyncs", st.spectator_desyncs},
               {"divergent_ticks", st.divergent_ticks},

@@ -128,6 +128,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   std::int64_t drops_noted_at = 0;
   std::array<std::uint64_t, 5> drops_noted{};  // refused, empty, oversized, unknown, socket buffer full
   std::int64_t last_overload_log = 0;
+  std::int64_t last_ready = 0;  // when the last tick executed could have run (stats.own_lateness)
   std::int64_t last_start_send = INT64_MIN / 2;
   std::int64_t final_acks_from = 0;  // when every final hash was in (0: not yet)
   std::int64_t last_lobby_beat = 0;  // when the lobby's last heartbeat went out

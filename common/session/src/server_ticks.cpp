@@ -59,15 +59,27 @@ void ServerSession::Impl::assemble_and_step(std::int64_t now) {
   const Tick t = next_tick;
   InputFrame& f = feed.at(t);
   f.reset(t, cfg.players, input_size);
+  // When the tick could run: its deadline, or after it the arrival of the last input it took, or
+  // the end of its wait for an input that did not come (the grace, or the player's silence), and
+  // not before the tick ahead of it could. Lateness past that is the server's own.
+  const std::int64_t deadline = pacer.next_deadline();
+  std::int64_t ready = std::max(deadline, last_ready);
   for (std::size_t i = 0; i < slots.size(); ++i) {
     update_presence(i, t);
     Slot& s = slots[i];
     if (!s.taken || !s.present) continue;
     f.present |= 1u << i;
     if (t < first_input_tick) continue;  // before the first sampled input: neutral
-    if (s.inputs.take(t, now, s.inputs.has(t) ? net_of(s).rtt_us : 0, s.last_heard) != InputWindow::Fill::None) {
+    ready = std::max(ready, s.inputs.arrived(t));
+    const InputWindow::Fill fill = s.inputs.take(t, now, s.inputs.has(t) ? net_of(s).rtt_us : 0, s.last_heard);
+    if (fill != InputWindow::Fill::None) {
       f.filled |= 1u << i;
       ++stats.filled_inputs;
+      // Waited for, to the grace's end: a late or lost input, or a player that went silent only
+      // after the tick fell due (the server wakes for inputs and the grace's end, not for a
+      // silence beginning). One silent before that was not waited for.
+      if (fill != InputWindow::Fill::Silent || s.last_heard + InputWindow::kSilentFillNs > deadline)
+        ready = std::max(ready, deadline + cfg.input_grace_ns);
     }
     const auto in = s.inputs.last();
     std::copy(in.begin(), in.end(), f.input(static_cast<std::uint32_t>(i)).begin());
@@ -78,6 +90,8 @@ void ServerSession::Impl::assemble_and_step(std::int64_t now) {
   }
   // Without the simulation the tick's hash is settled later, by the voters (server_relay.cpp).
   const std::uint64_t h = simulation ? simulation->step(f) : 0;
+  stats.own_lateness.add_us(std::max<std::int64_t>(0, now - ready) / 1000);
+  last_ready = ready;
   ++next_tick;
   after_step(t, now);
   if (simulation) record_tick(t, h);

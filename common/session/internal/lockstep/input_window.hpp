@@ -62,6 +62,8 @@ class InputWindow {
   bool receive(Tick first, const PackedView& inputs, std::size_t count, Tick next_tick, std::int64_t next_deadline,
                std::int64_t arrived);
   [[nodiscard]] bool has(Tick t) const { return ring_[t % kSize].tick == t; }
+  /// When tick t's input first arrived (0 when it is not in).
+  [[nodiscard]] std::int64_t arrived(Tick t) const { return has(t) ? ring_[t % kSize].arrived : 0; }
   /// A player last heard from at `last_heard` is silent at `now`: its missing inputs are filled
   /// as Fill::Silent, and the server does not wait for them.
   [[nodiscard]] static bool silent(std::int64_t now, std::int64_t last_heard) {
