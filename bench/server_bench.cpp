@@ -71,8 +71,8 @@ struct FleetResult {
   bool ok = false;
   double cpu_us_per_client_tick = 0;  ///< summed over processes, divided by players
   double worst_p99_us = 0, median_p99_us = 0;
-  /// The worst server's p99 of its own lateness: from the later of a tick's deadline and its last
-  /// input's arrival (lockstep's servers; the bare relay's summary has none, 0).
+  /// The worst server's p99 of its own lateness (ServerStats::own_lateness: without the wait for
+  /// players' late inputs; lockstep's servers only, the bare relay's summary has none, 0).
   double worst_own_p99_us = 0;
   double up = 0, down = 0;            ///< wire bytes per client-tick, mean over processes
   std::vector<double> cpu_us_per_tick, p99_us;  ///< each server's, in session order

@@ -57,7 +57,7 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
 PY
 F=$!; PIDS+=($F)
-for i in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$SDK) 2>/dev/null && break; sleep 0.1; done
+wait_tcp "$SDK" "the fake Agones SDK server"
 AGONES_SDK_HTTP_PORT=$SDK "$BIN/lockstep-server" --port "$PORT" --players 1 --ticks 600 --agones >/dev/null 2>"$WORK/server.err" &
 S=$!; PIDS+=($S)
 sleep 0.3

@@ -228,8 +228,9 @@ struct LOCKSTEP_API ServerStats {
   std::uint64_t ticks_skipped = 0;   ///< ticks the session clock moved later because the server fell behind
   std::array<std::uint64_t, static_cast<std::size_t>(DropReason::Count)> drops{};
   Histogram lateness;  ///< tick executed vs its deadline, microseconds
-  /// Tick executed vs the later of its deadline and the arrival of the last input it waited for:
-  /// the server's own delay, without the wait for players' late inputs, microseconds.
+  /// Tick executed vs the latest of its deadline, the arrival of the last input it took, the end of
+  /// a wait for an input that did not come, and when the tick before it could run: the server's
+  /// own delay, without the wait for players' late inputs, microseconds.
   Histogram own_lateness;
   Histogram join_latency;  ///< players and spectators admitted: from their connection to their seat, microseconds
   [[nodiscard]] std::uint64_t total_drops() const;
