@@ -66,12 +66,17 @@
 #                   compiler and optimization (the project's own gcc -O2 tree: -g changes no code
 #                   gcc generates), instead of configuring and building it again; its modules and
 #                   its install still go under ROOT/CONFIG
+#   --wasm-tree DIR the wasm leg builds in DIR, configured as tools/build-web.sh configures the
+#                   browser client (Release, the same modules linked in), instead of ROOT/wasm-node:
+#                   the leg then checks the compiler flags the page ships with, and a web build in
+#                   DIR (e2e/browser's) shares the core's objects with it. Not at once with a
+#                   build-web.sh in DIR (CI: the tests' RESOURCE_LOCK web-build).
 set -uo pipefail
 ROOT=build-matrix
 MOD_SRC=() MOD_TARGET=() MOD_REPLAY=() MOD_PACKAGES=() MOD_REFUSED=() MOD_NOT_ON=() MOD_SOURCES=()
 MONO_CHECKS=() PY_CHECKS=()
 REPLAYS=()
-JSON="" JUNIT=""
+JSON="" JUNIT="" WASM_TREE=""
 declare -A REUSE=()  # --reuse-build CONFIG=DIR
 ONLY=" "  # --only CONFIG: run these configurations alone (a developer's quick look; CI runs them all)
 last() { echo $((${#MOD_SRC[@]} - 1)); }
@@ -82,6 +87,7 @@ while [ $# -gt 0 ]; do
     --reuse-build) [[ $2 == ?*=?* ]] || { echo "matrix: --reuse-build takes CONFIG=DIR"; exit 2; }
                    REUSE[${2%%=*}]=$(cd "${2#*=}" && pwd) || exit 2; shift 2 ;;
     --json) JSON=$2; shift 2 ;;
+    --wasm-tree) WASM_TREE=$(realpath -m "$2"); shift 2 ;;
     --mono-check) MONO_CHECKS+=("$2"); shift 2 ;;
     --python-check) PY_CHECKS+=("$2"); shift 2 ;;
     --junit) JUNIT=$2; shift 2 ;;
@@ -326,6 +332,12 @@ wasm_leg() {
   # Debian's emscripten runs its JavaScript tools from Debian's node modules.
   export NODE_PATH=${NODE_PATH:+$NODE_PATH:}/usr/share/nodejs
   cfg=(-S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O2 -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF -Wno-dev)
+  local how="em++ -O2, node"
+  if [ -n "$WASM_TREE" ]; then  # (tools/build-web.sh's configuration, option for option)
+    dir=$WASM_TREE how="em++ Release as tools/build-web.sh, node"
+    cfg=(-S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOCKSTEP_WERROR=ON -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF -Wno-dev)
+    echo "matrix: $name: builds in $dir, configured as tools/build-web.sh"
+  fi
   # Each module joins the build only when its project configures there; one that does not is
   # reported with CMake's error and the others go on.
   for k in "${!MOD_SRC[@]}"; do
@@ -360,8 +372,8 @@ wasm_leg() {
   for replay in "${REPLAYS[@]+"${REPLAYS[@]}"}"; do
     program="$dir/bin/lockstep-replay.js"
     out=$(node "$program" verify "$replay" 2>&1); rc=$?
-    if [ $rc = 0 ]; then echo "matrix: ok   $name (em++ -O2, node): $out"; passed+=("$replay|$program|node||$name"); record "$name" "${replay#"$PWD"/}" ok "$out"
-    else echo "matrix: FAIL $name (em++ -O2, node), exit $rc: $out"; failed=1; mismatch "$name" "$program" node "$replay" "" "$out"
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($how): $out"; passed+=("$replay|$program|node||$name"); record "$name" "${replay#"$PWD"/}" ok "$out"
+    else echo "matrix: FAIL $name ($how), exit $rc: $out"; failed=1; mismatch "$name" "$program" node "$replay" "" "$out"
       record "$name" "${replay#"$PWD"/}" fail "exit $rc: $out"; fi
   done
   for k in "${!MOD_SRC[@]}"; do
@@ -375,10 +387,10 @@ wasm_leg() {
     program="$dir/bin/lockstep-replay-$target.js"
     out=$(node "$program" verify "$mreplay" 2>&1); rc=$?
     out=$(grep -v ': info: ' <<<"$out")
-    if [ $rc = 0 ]; then echo "matrix: ok   $name (em++ -O2, node): module $target: $out"; passed+=("$mreplay|$program|node||$name")
+    if [ $rc = 0 ]; then echo "matrix: ok   $name ($how): module $target: $out"; passed+=("$mreplay|$program|node||$name")
       record "$name" "module $target" ok "$out"
     else
-      echo "matrix: FAIL $name (em++ -O2, node): module $target, exit $rc: $out"; failed=1
+      echo "matrix: FAIL $name ($how): module $target, exit $rc: $out"; failed=1
       record "$name" "module $target" fail "exit $rc: $out"
       mismatch "$name" "$program" node "$mreplay" "" "$out"
     fi

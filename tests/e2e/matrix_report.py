@@ -77,7 +77,7 @@ if have_wasm:
     subprocess.run([f"{bin_dir}/lockstep-replay", "--sim-lib", f"{bin_dir}/libswing.so", "record-scenario", replay,
                     "--ticks", "500"], check=True, capture_output=True)
     out = f"{root}/swing.json"
-    r = subprocess.run(["bash", f"{src}/tools/determinism-matrix.sh", "--root", root, "--reuse-build", f"gcc-O2={root}/..", "--only", "gcc-O2", "--only",
+    r = subprocess.run(["bash", f"{src}/tools/determinism-matrix.sh", "--root", root, "--reuse-build", f"gcc-O2={root}/..", "--wasm-tree", f"{root}/../web-build", "--only", "gcc-O2", "--only",
                         "wasm-node", "--module-source", f"{src}/tests/modules/swing", "--module-target", "swing",
                         "--module-replay", replay, "--json", out], cwd=src, capture_output=True, text=True)
     assert r.returncode == 1, (r.returncode, r.stdout[-3000:])
