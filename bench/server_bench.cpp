@@ -329,8 +329,9 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
                                          : std::string(")")) +
                         fmt("; run apart %.2f against %.2f us, %.3fx", median(hosted_cpu), median(relay_cpu), median(hosted_ratio)) +
                         fmt("; a process a session, run apart: %.2f us, %.3fx", median(rm_cpu), median(rm_ratio)) +
-                        fmt("; lateness p99 of the worst session %.0f us (a process a session: %.0f), its own, from the "
-                            "later of the deadline and the last input's arrival, %.0f us",
+                        fmt("; lateness p99 of the worst session %.0f us (a process a session: %.0f), its own (from the "
+                            "latest of the deadline, the last input's arrival, a wait for a missing input's end and the "
+                            "tick before), %.0f us",
                             median(hosted_worst), median(rm_worst), median(hosted_own)) +
                         fmt("; bytes up/down %.0f/%.0f", hosted.up, hosted.down) +
                         fmt("; the simulating server %.2f us", median(cpu)) +

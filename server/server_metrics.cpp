@@ -221,7 +221,8 @@ std::string ServerMetrics::text(std::int64_t now, const OpsHttpStats& ops) const
             static_cast<double>(s.ticks_skipped));
   f.histogram("lockstep_tick_lateness_seconds", "each tick executed against its deadline", s.lateness, kTickBuckets);
   f.histogram("lockstep_tick_own_lateness_seconds",
-              "each tick executed against the later of its deadline and its last input's arrival: the server's own delay",
+              "each tick executed against the latest of its deadline, its last input's arrival, the end of a wait for an "
+              "input that did not come and when the tick before it could run: the server's own delay",
               s.own_lateness, kTickBuckets);
   f.histogram("lockstep_tick_duration_seconds", "the tick loop's updates that executed ticks: their wall time",
               v.update_duration, kTickBuckets);
