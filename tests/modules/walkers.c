@@ -201,7 +201,8 @@ static void step(lockstep_sim* s, const lockstep_frame* f) {
 #if WALKERS_BROKEN == 2
   /* The value its serialization leaves out reaches the hashed state at every tick, so a state
    * loaded without it parts at the first tick after the load (e2e/join_mismatch), not only when
-   * the pulse's top bits happen to move a walker otherwise (one join in about 25 they do not). */
+   * the pulse's top bits happen to move a walker otherwise (one join in about 25 they do not).
+   * The seed is a declared field here (fields), so the server's probe names it too. */
   s->seed ^= s->pulse & 0xffffu;
 #endif
 #if WALKERS_BROKEN == 5
@@ -305,6 +306,13 @@ static size_t fields(const lockstep_sim* s, uint32_t e, lockstep_field* out, siz
       out[0] = (lockstep_field){"tick", 2, s->tick};
       out[1] = (lockstep_field){"pulse", 3, s->pulse};
     }
+#if WALKERS_BROKEN == 2
+    /* The seed carries the pulse its serialization leaves out (step). The server localizes a desync
+     * on the states both sides hold for the tick, serialized, where the pulse is 0 on both: without
+     * this field, at one join tick in about 7 no declared field differed there ("outside fields"). */
+    if (cap >= 3) out[2] = (lockstep_field){"seed", 3, s->seed};
+    return 3;
+#endif
     return 2 + (EXTRA_BYTES ? 2 : 0);
   }
 #if WALKERS_BROKEN == 3
