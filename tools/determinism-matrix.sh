@@ -333,9 +333,11 @@ wasm_leg() {
   export NODE_PATH=${NODE_PATH:+$NODE_PATH:}/usr/share/nodejs
   cfg=(-S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O2 -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF -Wno-dev)
   local how="em++ -O2, node"
-  if [ -n "$WASM_TREE" ]; then  # (tools/build-web.sh's configuration, option for option)
-    dir=$WASM_TREE how="em++ Release as tools/build-web.sh, node"
-    cfg=(-S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLOCKSTEP_WERROR=ON -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF -Wno-dev)
+  if [ -n "$WASM_TREE" ]; then  # (tools/build-web.sh's configuration, read from it)
+    local web_args
+    mapfile -t web_args < <(bash tools/build-web.sh --cmake-args)
+    dir=$WASM_TREE how="em++ as tools/build-web.sh, node"
+    cfg=(-S . -B "$dir" "${web_args[@]}")
     echo "matrix: $name: builds in $dir, configured as tools/build-web.sh"
   fi
   # Each module joins the build only when its project configures there; one that does not is

@@ -205,7 +205,7 @@ TEST_SUITE("core/module-lib") {
   // loaded from the server's snapshot, parts from the server's at the first tick after the load.
   // The server localizes that desync from the states both sides hold for the tick (serialized,
   // ServerSimulation::state_at), where the pulse is out on both sides: the difference must reach a
-  // declared field by then, whatever the tick of the join. (It did not at one tick in about 25: the
+  // declared field by then, whatever the tick of the join. (It did not at 43 of these 300 ticks: the
   // report said "outside fields" and the e2e test failed now and then.)
   TEST_CASE("a join snapshot without the pulse (walkers_broken2) parts in a declared field at the next tick, at any tick") {
     std::string error;
