@@ -201,6 +201,12 @@ echo "ok: a tab hidden for 30 s under Chromium's throttling stayed in its seat, 
 TOKENS=1 session desync 600 "desync=250" --keys "Up:1.2,Left:0.3,Down:1.2"
 D=$WORK/desync
 json_check "$D/server.json" 'len(d["desyncs"]) == 1 and d["desyncs"][0]["tick"] == 250 and d["desyncs"][0]["name"] == "web"' "the server caught the browser's desync at tick 250, naming it alone"
+# Over wss:// the page stays connected to the end. (Chromium once carried its WebSocket in an
+# HTTP/2 stream, whose connection the door's 5 s handshake deadline closed mid-session: the
+# browser's seat was gone at about tick 370, and on a busy machine before its desync's report.)
+json_check "$D/server.json" 'd["departures"] == []' "the browser left the wss:// session: $(json_get "$D/server.json" 'd["departures"]')"
+json_check "$D/page.json" '"connection to the server was lost" not in d["figures"]["end_message"]' \
+  "the page lost its wss:// connection: $(json_get "$D/page.json" 'd["figures"]["end_message"]')"
 R=$(ls "$D"/desync-250-*.json 2>/dev/null | head -1)
 [ -n "$R" ] || fail "desync: no desync-250 report"
 json_check "$R" 'd["tick"] == 250 and d["where"] == "entity" and d["entity"] is not None and d["field"]' "the report localizes the browser's desync to an entity's field"

@@ -37,6 +37,18 @@ sleep 0.5
 /usr/bin/python3 "$HERE/websocket_handshakes.py" 127.0.0.1 $((PORT + 3)) "$WORK/tls-attack.json" --tls --count 1500 \
     >"$WORK/tls-attack.out" 2>"$WORK/tls-attack.err" || fail "websocket_handshakes.py --tls failed"
 cat "$WORK/tls-attack.out"
+# A browser offered HTTP/2 carries its WebSocket in a stream of a shared connection, which the
+# door's per-connection handshake deadline would close 5 s in: the door answers HTTP/1.1 alone.
+ALPN=$(/usr/bin/python3 - $((PORT + 3)) <<'PY'
+import socket, ssl, sys
+ctx = ssl.create_default_context()
+ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+ctx.set_alpn_protocols(["h2", "http/1.1"])
+with ctx.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)) as s:
+    print(s.selected_alpn_protocol())
+PY
+)
+[ "$ALPN" = "http/1.1" ] || fail "the wss:// door chose '$ALPN' for a client offering h2 and http/1.1, not http/1.1"
 kill -INT $T; wait $T
 json_check "$WORK/tls-attack.json" 'all(t is not None for t in d["good_seconds"])' "a good wss:// upgrade was kept out by stalled ClientHellos"
 json_check "$WORK/tls.json" 'd["websocket"]["handshakes"]["evicted"] >= 500 and d["websocket"]["handshakes"]["peak"] <= 1024' \

@@ -122,4 +122,67 @@ TEST_SUITE("session/desync") {
     CHECK(std::filesystem::exists(dir / ("desync-" + std::to_string(plan.begin()->first) + "-1.json")));
     std::filesystem::remove_all(dir);
   }
+  TEST_CASE("a player that leaves while its desync is being localized is still reported, as far as the probe got") {
+    const std::uint32_t bodies = 300, players = 2;
+    const Tick diverge_at = 60;
+    const auto dir = std::filesystem::temp_directory_path() / ("lockstep-desync-left-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    ServerConfig cfg;
+    cfg.port = 0;
+    cfg.players = players;
+    cfg.last_tick = 400;
+    cfg.world = arena_world(1, bodies, players);
+    cfg.factory = make_arena;
+    cfg.on_desync = OnDesync::Report;
+    cfg.desync_dir = dir.string();
+    cfg.start_delay_ns = 50'000'000;
+    SimNetwork net;
+    Error err;
+    auto server = SessionTesting::create_server(net, cfg, &err);
+    REQUIRE_MESSAGE(server, err.detail);
+    std::vector<std::unique_ptr<ClientSession>> clients;
+    for (std::uint32_t i = 0; i < players; ++i) {
+      ClientConfig cc;
+      cc.port = server->port();
+      cc.factory = make_arena;
+      cc.name = i == 0 ? "honest" : "leaving";
+      if (i == 1)
+        cc.after_step = [](Tick t, Simulation& sim) {
+          if (t == diverge_at) sim.perturb(7);
+        };
+      clients.push_back(SessionTesting::create_client(net, cc, &err));
+      REQUIRE_MESSAGE(clients.back(), err.detail);
+      clients.back()->set_input_source([i](Tick t, PlayerTick* out) { bot_input(i + 1, t).encode(out->input); });
+    }
+    // The diverging player leaves in the update that tells it of its desync: the server's probe
+    // (several questions for 300 bodies) has had at most one answer.
+    bool left = false;
+    std::vector<Driven> parts{{[&](std::int64_t now) { return server->update(now); }, [&] { return server->fd(); },
+                               [&] { return net.next_due(server->port()); }}};
+    for (auto& c : clients) {
+      ClientSession* raw = c.get();
+      const bool leaving = raw == clients[1].get();
+      parts.push_back({[raw, leaving, &left](std::int64_t now) {
+                         if (raw->finished()) return now + 50'000'000;
+                         const std::int64_t next = raw->update(now);
+                         if (leaving && !left && raw->desynced()) {
+                           left = true;
+                           raw->leave("the player closed the game");
+                         }
+                         return next;
+                       },
+                       [raw] { return raw->fd(); }, [&net, raw] { return net.next_due(SessionTesting::client_port(*raw)); }});
+    }
+    REQUIRE(drive_simulated(net, parts, [&] { return server->finished() && clients[0]->finished() && clients[1]->finished(); },
+                            60'000'000'000LL));
+    CHECK(left);
+    CHECK(server->executed_tick() == cfg.last_tick);
+    REQUIRE(server->reports().size() == 1);
+    const DesyncReport& r = server->reports()[0];
+    CHECK(r.tick == diverge_at);
+    CHECK(r.slot == 1);
+    CHECK(r.note.find("its connection closed before the desync was localized") != std::string::npos);
+    CHECK(std::filesystem::exists(dir / ("desync-" + std::to_string(diverge_at) + "-1.json")));
+    std::filesystem::remove_all(dir);
+  }
 }

@@ -187,6 +187,11 @@ bool WsDoor::start(Error* error) {
     info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
     info.ssl_cert_filepath = cfg_.tls_cert.c_str();
     info.ssl_private_key_filepath = cfg_.tls_key.c_str();
+    // HTTP/1.1 only: offered HTTP/2, Chromium carries its WebSocket in a stream of a shared
+    // connection (RFC 8441), which the door's accounting (one TCP connection, one handshake, one
+    // player) would close at the handshake deadline, 5 s in. A WebSocket of its own keeps a
+    // player's stream free of the page's other traffic too.
+    info.alpn = "http/1.1";
   }
   context_ = lws_create_context(&info);
   if (!context_)

@@ -69,7 +69,7 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
   for (auto it = peers.begin(); it != peers.end();) {
     if (it->second.role == Role::Pending && it->second.closing && peer_told_all(it->second.link)) {
       peer_disconnect_now(it->second.link);
-      it = erase_peer(it);
+      it = erase_peer(it, now);
     } else {
       ++it;
     }
@@ -93,11 +93,11 @@ bool ServerSession::Impl::admit_pending(std::uint32_t ip, std::int64_t now) {
                       peer_address(it->second.link).c_str());
   ++stats.pending_evicted;
   peer_disconnect_now(it->second.link);
-  erase_peer(it);
+  erase_peer(it, now);
   return true;
 }
 
-void ServerSession::Impl::on_disconnect(NetPeer* link) {
+void ServerSession::Impl::on_disconnect(NetPeer* link, std::int64_t now) {
   const auto it = peers.find(static_cast<std::uint32_t>(peer_tag(link)));
   if (it == peers.end()) return;
   Peer& p = it->second;
@@ -113,11 +113,12 @@ void ServerSession::Impl::on_disconnect(NetPeer* link) {
   } else if (p.role == Role::Spectator) {
     LOCKSTEP_LOG_INFO("spectator %s left", p.name.c_str());
   }
-  erase_peer(it);
+  erase_peer(it, now);
 }
 
 std::map<std::uint32_t, ServerSession::Impl::Peer>::iterator ServerSession::Impl::erase_peer(
-    std::map<std::uint32_t, Peer>::iterator it) {
+    std::map<std::uint32_t, Peer>::iterator it, std::int64_t now) {
+  if (it->second.role != Role::Pending) close_report(it->second, "its connection closed", now);
   const std::uint32_t index = it->second.index;
   gate.forget(index);
   feed.forget(index);
@@ -337,25 +338,25 @@ void ServerSession::Impl::on_join(Peer& p, const wire::JoinRequest& m, std::int6
     case JoinDecision::Kind::Spectate: return seat_spectator(p, q.name, now);
     case JoinDecision::Kind::Seat: return seat_in_lobby(p, d.slot, q.name);
     case JoinDecision::Kind::LateJoin:
-      close_old_holder(d.slot, p, "a late joiner takes its seat");
+      close_old_holder(d.slot, p, "a late joiner takes its seat", now);
       return admit_running(p, d.slot, q.name, /*rejoin=*/false, now);
     case JoinDecision::Kind::Rejoin:
       // The old connection may not have timed out yet: the holder of the secret wins.
-      close_old_holder(d.slot, p, "it is back");
+      close_old_holder(d.slot, p, "it is back", now);
       return admit_running(p, d.slot, q.name, /*rejoin=*/true, now);
   }
 }
 
 // The connection that held `slot` before p, still open or on its way out, is closed at once
 // (no event follows), so that it can never touch the seat again.
-void ServerSession::Impl::close_old_holder(std::size_t slot, const Peer& p, const char* why) {
+void ServerSession::Impl::close_old_holder(std::size_t slot, const Peer& p, const char* why, std::int64_t now) {
   const Slot& s = slots[slot];
   if (s.peer_id == p.id) return;
   const auto old = peers.find(s.peer_id);
   if (old == peers.end()) return;
   LOCKSTEP_LOG_INFO("player %zu (%s): %s; closing its old connection", slot, s.name.c_str(), why);
   peer_disconnect_now(old->second.link);
-  erase_peer(old);
+  erase_peer(old, now);
 }
 
 void ServerSession::Impl::seat_spectator(Peer& p, const std::string& name, std::int64_t now) {

@@ -79,14 +79,19 @@ void ServerSession::Impl::expire_probes(std::int64_t now) {
 
 // The session ends: every report still open is written as far as it got, and nothing more is done.
 void ServerSession::Impl::close_reports(std::int64_t now) {
-  for (auto& [id, p] : peers) {
-    if (audit(p).probe.active()) {
-      audit(p).probe.give_up("the session ended before the desync was localized");
-      queue_report(p, now);
-    }
-    if (relay_of(p).locating) locate_failed(p, "the session ended before the peer localized its desync", now);
-  }
+  for (auto& [id, p] : peers) close_report(p, "the session ended", now);
   settle_reports(now, /*force=*/true, /*act=*/false);
+}
+
+// p's desync being localized (its probe, or in relay mode its state compared) ends unfinished,
+// `cause` saying why: its report is queued as far as it got. A peer that leaves mid-probe is still
+// reported (its audit is forgotten with it).
+void ServerSession::Impl::close_report(Peer& p, const std::string& cause, std::int64_t now) {
+  if (audit(p).probe.active()) {
+    audit(p).probe.give_up(cause + " before the desync was localized");
+    queue_report(p, now);
+  }
+  if (relay_of(p).locating) locate_failed(p, cause + " before the peer localized its desync", now);
 }
 
 // The first hash after a join snapshot decides: equal to `ours` (the server's, or the settled

@@ -50,7 +50,7 @@ std::int64_t ServerSession::Impl::update(std::int64_t now) {
   for (NetEvent ev = transport->poll(); ev.type != NetEvent::Type::None; ev = transport->poll()) {
     switch (ev.type) {
       case NetEvent::Type::Connect: on_connect(ev.peer, now); break;
-      case NetEvent::Type::Disconnect: on_disconnect(ev.peer); break;
+      case NetEvent::Type::Disconnect: on_disconnect(ev.peer, now); break;
       case NetEvent::Type::Receive: on_receive(ev, now); break;
       case NetEvent::Type::None: break;
     }

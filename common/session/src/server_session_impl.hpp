@@ -210,7 +210,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void on_connect(NetPeer* link, std::int64_t now);
   /// Makes room for a connection from `ip`; false when it must be turned away.
   bool admit_pending(std::uint32_t ip, std::int64_t now);
-  void on_disconnect(NetPeer* link);
+  void on_disconnect(NetPeer* link, std::int64_t now);
   /// An index for a new peer's records: one a peer that went left, or the next.
   std::uint32_t take_index() {
     if (free_indices.empty()) return next_index++;
@@ -219,7 +219,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
     return i;
   }
   /// A peer gone: out of `peers` and out of every part's records. The next peer in order.
-  std::map<std::uint32_t, Peer>::iterator erase_peer(std::map<std::uint32_t, Peer>::iterator it);
+  std::map<std::uint32_t, Peer>::iterator erase_peer(std::map<std::uint32_t, Peer>::iterator it, std::int64_t now);
   void kick(Peer& p, const std::string& reason);
   void refuse(Peer& p, wire::RefuseReason reason, const std::string& detail);
   /// Players must bring a connect token: the server has its key, or will be handed it.
@@ -243,7 +243,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void free_slot(std::size_t slot);
   void on_leave(Peer& p, const wire::Leave& m);
   [[nodiscard]] bool vacant(const Slot& s) const;
-  void close_old_holder(std::size_t slot, const Peer& p, const char* why);
+  void close_old_holder(std::size_t slot, const Peer& p, const char* why, std::int64_t now);
   void on_status(Peer& p, const wire::StatusRequest& m, std::size_t request_bytes);
 
   // ---- server_ticks.cpp: inputs, frames, stepping ----
@@ -282,6 +282,7 @@ struct LOCKSTEP_LOCAL ServerSession::Impl {
   void check_hash_silence(Peer& p, std::int64_t now);
   void expire_probes(std::int64_t now);
   void close_reports(std::int64_t now);
+  void close_report(Peer& p, const std::string& cause, std::int64_t now);
   /// A desync of p's is being localized (a probe, or in relay mode its own comparison).
   [[nodiscard]] bool examined(const Peer& p) const { return audit(p).probe.active() || relay_of(p).locating; }
   void take_hashes(Peer& p, const protocol::ClientPlay& m, std::int64_t now);
