@@ -30,6 +30,22 @@ struct Perturbation {
   std::uint64_t selector;
 };
 
+// An arena session of `players` over `bodies` bodies to tick `last`, on the simulated network,
+// its desync reports written in `dir`.
+ServerConfig arena_server(std::uint32_t players, std::uint32_t bodies, Tick last, OnDesync on_desync,
+                          const std::filesystem::path& dir) {
+  ServerConfig cfg;
+  cfg.port = 0;
+  cfg.players = players;
+  cfg.last_tick = last;
+  cfg.world = arena_world(1, bodies, players);
+  cfg.factory = make_arena;
+  cfg.on_desync = on_desync;
+  cfg.desync_dir = dir.string();
+  cfg.start_delay_ns = 50'000'000;
+  return cfg;
+}
+
 }  // namespace
 
 TEST_SUITE("session/desync") {
@@ -51,16 +67,8 @@ TEST_SUITE("session/desync") {
 
     const auto dir = std::filesystem::temp_directory_path() / ("lockstep-desync-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
-    ServerConfig cfg;
-    cfg.port = 0;
-    cfg.players = players;
-    cfg.last_tick = last;
-    cfg.world = arena_world(1, bodies, players);
-    cfg.factory = make_arena;
-    cfg.on_desync = OnDesync::Resync;
+    ServerConfig cfg = arena_server(players, bodies, last, OnDesync::Resync, dir);
     cfg.max_resyncs = 0;  // 200 divergences on purpose: each is localized and resynced, none is a reason to drop
-    cfg.desync_dir = dir.string();
-    cfg.start_delay_ns = 50'000'000;
     SimNetwork net;
     Error err;
     auto server = SessionTesting::create_server(net, cfg, &err);
@@ -127,15 +135,7 @@ TEST_SUITE("session/desync") {
     const Tick diverge_at = 60;
     const auto dir = std::filesystem::temp_directory_path() / ("lockstep-desync-left-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
-    ServerConfig cfg;
-    cfg.port = 0;
-    cfg.players = players;
-    cfg.last_tick = 400;
-    cfg.world = arena_world(1, bodies, players);
-    cfg.factory = make_arena;
-    cfg.on_desync = OnDesync::Report;
-    cfg.desync_dir = dir.string();
-    cfg.start_delay_ns = 50'000'000;
+    ServerConfig cfg = arena_server(players, bodies, 400, OnDesync::Report, dir);
     SimNetwork net;
     Error err;
     auto server = SessionTesting::create_server(net, cfg, &err);
