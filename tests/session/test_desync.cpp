@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <memory>
@@ -25,11 +26,6 @@ using lockstep::testing::SimNetwork;
 
 namespace {
 
-struct Perturbation {
-  Tick tick;
-  std::uint64_t selector;
-};
-
 // An arena session of `players` over `bodies` bodies to tick `last`, on the simulated network,
 // its desync reports written in `dir`.
 ServerConfig arena_server(std::uint32_t players, std::uint32_t bodies, Tick last, OnDesync on_desync,
@@ -44,6 +40,25 @@ ServerConfig arena_server(std::uint32_t players, std::uint32_t bodies, Tick last
   cfg.desync_dir = dir.string();
   cfg.start_delay_ns = 50'000'000;
   return cfg;
+}
+
+// Two arena bots on the server at `port`: player 0 "honest", player 1 named `name`, whose state
+// `diverge` may change after each step.
+std::vector<std::unique_ptr<ClientSession>> honest_and_diverging(SimNetwork& net, std::uint16_t port, const char* name,
+                                                                 std::function<void(Tick, Simulation&)> diverge) {
+  std::vector<std::unique_ptr<ClientSession>> clients;
+  for (std::uint32_t i = 0; i < 2; ++i) {
+    ClientConfig cc;
+    cc.port = port;
+    cc.factory = make_arena;
+    cc.name = i == 0 ? "honest" : name;
+    if (i == 1) cc.after_step = diverge;
+    Error err;
+    clients.push_back(SessionTesting::create_client(net, cc, &err));
+    REQUIRE_MESSAGE(clients.back(), err.detail);
+    clients.back()->set_input_source([i](Tick t, PlayerTick* out) { bot_input(i + 1, t).encode(out->input); });
+  }
+  return clients;
 }
 
 }  // namespace
@@ -76,21 +91,10 @@ TEST_SUITE("session/desync") {
     std::map<Tick, std::uint64_t> server_hashes;
     server->on_tick([&](const InputFrame& f, std::uint64_t h) { server_hashes[f.tick] = h; });
 
-    std::vector<std::unique_ptr<ClientSession>> clients;
     std::map<Tick, std::uint64_t> diverged_hashes;
-    for (std::uint32_t i = 0; i < players; ++i) {
-      ClientConfig cc;
-      cc.port = server->port();
-      cc.factory = make_arena;
-      cc.name = i == 0 ? "honest" : "diverging";
-      if (i == 1)
-        cc.after_step = [&plan](Tick t, Simulation& sim) {
-          if (auto it = plan.find(t); it != plan.end()) sim.perturb(it->second);
-        };
-      clients.push_back(SessionTesting::create_client(net, cc, &err));
-      REQUIRE_MESSAGE(clients.back(), err.detail);
-      clients.back()->set_input_source([i](Tick t, PlayerTick* out) { bot_input(i + 1, t).encode(out->input); });
-    }
+    auto clients = honest_and_diverging(net, server->port(), "diverging", [&plan](Tick t, Simulation& sim) {
+      if (auto it = plan.find(t); it != plan.end()) sim.perturb(it->second);
+    });
     std::vector<Driven> parts{{[&](std::int64_t now) { return server->update(now); }, [&] { return server->fd(); },
                                [&] { return net.next_due(server->port()); }}};
     for (auto& c : clients) {
@@ -140,20 +144,9 @@ TEST_SUITE("session/desync") {
     Error err;
     auto server = SessionTesting::create_server(net, cfg, &err);
     REQUIRE_MESSAGE(server, err.detail);
-    std::vector<std::unique_ptr<ClientSession>> clients;
-    for (std::uint32_t i = 0; i < players; ++i) {
-      ClientConfig cc;
-      cc.port = server->port();
-      cc.factory = make_arena;
-      cc.name = i == 0 ? "honest" : "leaving";
-      if (i == 1)
-        cc.after_step = [](Tick t, Simulation& sim) {
-          if (t == diverge_at) sim.perturb(7);
-        };
-      clients.push_back(SessionTesting::create_client(net, cc, &err));
-      REQUIRE_MESSAGE(clients.back(), err.detail);
-      clients.back()->set_input_source([i](Tick t, PlayerTick* out) { bot_input(i + 1, t).encode(out->input); });
-    }
+    auto clients = honest_and_diverging(net, server->port(), "leaving", [](Tick t, Simulation& sim) {
+      if (t == diverge_at) sim.perturb(7);
+    });
     // The diverging player leaves in the update that tells it of its desync: the server's probe
     // (several questions for 300 bodies) has had at most one answer.
     bool left = false;
