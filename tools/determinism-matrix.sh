@@ -231,10 +231,11 @@ for c in "${CONFIGS[@]}"; do
   ran=$((ran + 1))
   legdir="$ROOT/${name%%+*}"  # the leg's build, its modules' builds and its install
   dir=$legdir
-  # lockstep itself is a unity build here (half the compiler's time: each header parsed
-  # once per batch): IEEE arithmetic without contraction gives the same bits whatever the compiler inlines
-  # where, so what a leg varies is its compiler, flags, CPU paths and architecture; a leg that
-  # parted for the build's shape would be a finding like any other. Modules build as their teams do.
+  # lockstep itself is a unity build here (a fifth less processor time for the whole matrix: each
+  # header parsed once per batch): IEEE arithmetic without contraction gives the same bits whatever
+  # the compiler inlines where, so what a leg varies is its compiler, flags, CPU paths and
+  # architecture; a leg that parted for the build's shape would be a finding like any other.
+  # Modules build as their teams do.
   args=(-S . -B "$dir" -G Ninja -DLOCKSTEP_CORE_ONLY=ON -DCMAKE_UNITY_BUILD=ON -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=$flags")
   if [ -n "$toolchain" ]; then args+=("-DCMAKE_TOOLCHAIN_FILE=$toolchain"); else args+=("-DCMAKE_CXX_COMPILER=$cxx"); fi
   if [ -n "${REUSE[${name%%+*}]:-}" ]; then
