@@ -199,8 +199,13 @@ void declare_options(CLI::App& app, Options& o) {
                  "host this many sessions of the game at once, on one thread: UDP ports --port, --port+1, ... (and "
                  "WebSocket ports likewise); each plays its match, and the process ends when all have. The paths of "
                  "--summary, --record, --hash-log and --result name each session's file with {session}; desync "
-                 "reports go to a folder per session in --desync-dir. Not with --agones or --metrics-port")
+                 "reports go to a folder per session in --desync-dir. Not with --agones")
       ->check(CLI::Range(1u, 1024u))->capture_default_str();
+  app.add_flag("--realtime", o.realtime,
+               "run the ticks at real-time priority (SCHED_FIFO 1; the ops port's and webhooks' threads stay "
+               "ordinary): an ordinary process or kernel thread on the core gives way to a tick that falls due at its "
+               "next chance instead of at the end of its turn, which on a busy core is milliseconds later. Needs "
+               "CAP_SYS_NICE or ulimit -r of 1 or more; without, the server says so and plays on at ordinary priority");
   app.add_option("--status", o.status_of,
                  "do not host: ask the server at HOST:PORT for its status, print it as JSON, exit 0 (or 4 when it "
                  "does not answer); for health checks");

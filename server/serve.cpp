@@ -256,6 +256,13 @@ int serve(Options o, const std::string& module_name, const std::string& settings
     // In steady play the socket is read once per tick, at the tick's deadline.
     return Wake{wake, !session.receive_can_wait()};
   };
+  // Real-time priority for the loop's thread alone: the ops port's thread started above keeps its
+  // own, and any started from here on is ordinary (enter_realtime).
+  std::string realtime_off = "not asked (--realtime)";
+  const bool realtime = o.realtime && enter_realtime(&realtime_off);
+  if (realtime) LOCKSTEP_LOG_INFO("real-time priority: on (SCHED_FIFO 1 for the thread that runs the ticks)");
+  else if (o.realtime) LOCKSTEP_LOG_WARN("--realtime: %s; the ticks run at ordinary priority", realtime_off.c_str());
+  Histogram wake_delay;
   if (count == 1) {
     run_event_loop(
         hosted[0]->session->fd(), [&](std::int64_t now) { return update(*hosted[0], now); },
@@ -265,8 +272,9 @@ int serve(Options o, const std::string& module_name, const std::string& settings
     for (const auto& h : hosted) fds.push_back(h->session->fd());
     run_event_loops(
         fds, [&](std::size_t i, std::int64_t now) { return update(*hosted[i], now); },
-        [&](std::size_t i) { return hosted[i]->session->finished(); });
+        [&](std::size_t i) { return hosted[i]->session->finished(); }, &wake_delay);
   }
+  if (realtime) leave_realtime();
   // Each session's result, every way asked for; the webhooks post in the background meanwhile.
   for (auto& h : hosted) {
     LogSessionScope scope(h->id);
@@ -312,6 +320,17 @@ int serve(Options o, const std::string& module_name, const std::string& settings
     summary["session_id"] = h.id;
     summary["socket_batching"] = batching;
     if (count > 1) summary["host"] = Json{{"sessions", count}, {"index", i}};
+    // How the process's thread was scheduled: at real-time priority or not, and (hosting several
+    // sessions) how late the machine woke it for its deadlines, the part of a tick's lateness
+    // that is not the server's own work.
+    Json scheduling{{"realtime", realtime}};
+    if (!realtime && o.realtime) scheduling["realtime_refused"] = realtime_off;
+    if (count > 1)
+      scheduling["wake_delay_us"] = Json{{"p50", wake_delay.percentile_us(50)},  {"p99", wake_delay.percentile_us(99)},
+                                         {"p99.9", wake_delay.percentile_us(99.9)}, {"max", wake_delay.max_us()},
+                                         {"wakes", wake_delay.count()},
+                                         {"over_1ms", wake_delay.count() - wake_delay.count_at_most(1000)}};
+    summary["scheduling"] = scheduling;
     if (h.draining) summary["drained"] = Json{{"grace_s", o.drain_grace_s}, {"stopped", g_terms_received.load() > 1 ||
                                                                                   (session.result() && session.result()->incomplete)}};
     if (count == 1) {

@@ -35,6 +35,7 @@ struct Options {
   double drain_grace_s = 300;
   std::string log_format = "text", session_id;
   std::uint32_t sessions = 1;  // hosted at once on one thread
+  bool realtime = false;       // the loop's thread at real-time priority (SCHED_FIFO)
 };
 
 /// Hosts the sessions of a configured game (one, or --sessions of them on one thread): keys

@@ -1,12 +1,15 @@
 // run_event_loops (lockstep/event_loop.hpp): several loops on one thread, as lockstep-server
 // --sessions hosts its sessions, over real file descriptors (pipes) and the real clock. The
-// checks count runs and order them; none bounds how long anything took.
+// checks count runs and order them; none bounds how long anything took. And enter_realtime().
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "lockstep/clock.hpp"
@@ -94,4 +97,42 @@ TEST_CASE("run_event_loops takes loops that are done from the start, and a loop 
       {a.fd[0], -1}, [&](std::size_t, std::int64_t now) { return ++runs, Wake{now + kMs, true}; },
       [&](std::size_t i) { return i == 0 || runs >= 3; });
   CHECK(runs == 3);
+}
+
+TEST_CASE("run_event_loops counts how late each sleep toward a deadline woke, and not the waits its own work overran") {
+  Pipe a;
+  Histogram delay;
+  int runs = 0;
+  run_event_loops(
+      {a.fd[0]},
+      [&](std::size_t, std::int64_t now) {
+        ++runs;
+        // The third run's work runs past its own next deadline: the wait after it sleeps not at
+        // all, and is not the machine's delay.
+        const std::int64_t next = now + 20 * kMs;
+        if (runs == 3)
+          while (monotonic_ns() < next + kMs) {
+          }
+        return Wake{next, false};
+      },
+      [&](std::size_t) { return runs >= 6; }, &delay);
+  // Six runs, five waits between them, one of which did not sleep: four counted (fewer only if
+  // the thread lost the processor for 20 ms between a run and its wait, which then sleeps not).
+  CHECK(delay.count() <= 4);
+  CHECK(delay.count() >= 1);
+}
+
+TEST_CASE("enter_realtime puts the calling thread alone at SCHED_FIFO, or says why not and changes nothing") {
+  std::string why;
+  if (enter_realtime(&why)) {
+    CHECK((sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO);
+    int started = -1;
+    std::thread([&] { started = sched_getscheduler(0); }).join();
+    CHECK(started == SCHED_OTHER);  // a thread started after it is ordinary
+    leave_realtime();
+    CHECK(sched_getscheduler(0) == SCHED_OTHER);
+  } else {
+    CHECK(why.find("CAP_SYS_NICE") != std::string::npos);
+    CHECK(sched_getscheduler(0) == SCHED_OTHER);
+  }
 }

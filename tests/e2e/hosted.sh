@@ -9,7 +9,8 @@
 # Each session writes its own hash log, summary and recording ({session} in the paths), and its
 # log lines name it. The process exits with the first session's outcome that is not 0 (3: the
 # desync). One ops port (--metrics-port) describes the three sessions. The usage errors of
-# --sessions are refused first; a simulating server hosts two sessions the same way last.
+# --sessions are refused first; a simulating server hosts two sessions the same way last, its
+# ticks at real-time priority (--realtime), and one refused it plays on.
 source "$(dirname "$0")/lib.sh" "$1"
 E2E_TIMEOUT=100
 TICKS=800
@@ -116,17 +117,49 @@ for s in 0 2; do
   "$BIN/lockstep-replay" verify "$WORK/session-$s.replay" >"$WORK/verify-$s.txt" 2>&1 \
     || fail "session $s's recording does not verify: $(tail -3 "$WORK/verify-$s.txt")"
 done
-# The simulating server hosts the same way: two sessions of two bots, each hash-equal to its own.
+# The simulating server hosts the same way: two sessions of two bots, each hash-equal to its own;
+# with --realtime, its ticks' thread at SCHED_FIFO and the ops port's thread ordinary (where this
+# machine lets a process ask: chrt; otherwise the server must say it could not, and play on).
+if chrt -f 1 true 2>/dev/null; then RT=1; else RT=0; fi
 "$BIN/lockstep-server" --sessions 2 --port $((PORT + 10)) --players 2 --ticks 300 --hash-log "$WORK/sim-{session}.log" \
-    --summary "$WORK/sim-{session}.json" 2>"$WORK/sim.err" &
+    --summary "$WORK/sim-{session}.json" --realtime --metrics-port $((PORT + 21)) --metrics-bind 127.0.0.1 2>"$WORK/sim.err" &
 S=$!; PIDS+=($S)
 sleep 0.2
 SIM=()
 for i in 1 2 3 4; do bot "s$i" $((PORT + 10 + (i - 1) / 2)) $((30 + i)); SIM+=($BOT); done
+# Each thread's scheduling policy while the match plays (/proc's stat, field 41: 0 ordinary, 1 FIFO).
+/usr/bin/python3 - "$S" "$RT" <<'PY' || fail "the threads of a --realtime server"
+import os, sys
+pid, rt = sys.argv[1], sys.argv[2] == "1"
+policy = {}
+for tid in os.listdir(f"/proc/{pid}/task"):
+    with open(f"/proc/{pid}/task/{tid}/stat") as f:
+        policy[int(tid)] = int(f.read().rsplit(")", 1)[1].split()[38])
+main = policy.pop(int(pid))
+assert main == (1 if rt else 0), f"the ticks' thread has policy {main}"
+assert policy and all(p == 0 for p in policy.values()), f"other threads: {policy}"
+print(f"ok: the ticks' thread has policy {main}, its {len(policy)} other threads 0")
+PY
 for p in "${SIM[@]}"; do expect_exit "$p" 0 "a simulating session's player"; done
 expect_exit $S 0 "the simulating host"
 for i in 1 2 3 4; do
   cmp "$WORK/sim-$(((i - 1) / 2)).log" "$WORK/s$i.log" || fail "the simulating host's session $(((i - 1) / 2)) and its player s$i differ"
 done
 [ "$(wc -l <"$WORK/sim-0.log")" = 300 ] && [ "$(wc -l <"$WORK/sim-1.log")" = 300 ] || fail "a simulating session did not run 300 ticks"
-echo "PASS: one process hosted 3 relay-mode sessions on one thread: 40 ms with 2 % loss hash-equal, a desync named and resynced in its own session, a player killed and the rest played on; each session's files and lines its own; and 2 simulating sessions"
+if [ $RT = 1 ]; then
+  grep -q "real-time priority: on" "$WORK/sim.err" || fail "the --realtime server does not say it runs at real-time priority"
+  json_check "$WORK/sim-1.json" "d['scheduling']['realtime'] is True and d['scheduling']['wake_delay_us']['wakes'] > 100" \
+    "the summary does not give the --realtime host's scheduling"
+  # Refused (no CAP_SYS_NICE, ulimit -r 0): said, and the server hosts on at ordinary priority.
+  prlimit --rtprio=0 setpriv --bounding-set -sys_nice "$BIN/lockstep-server" --realtime --port $((PORT + 12)) --players 1 \
+      --ticks 50 --summary "$WORK/refused.json" 2>"$WORK/refused.err" &
+  S=$!; PIDS+=($S)
+  sleep 0.2
+  bot r1 $((PORT + 12)) 41
+  expect_exit $BOT 0 "the player of a server refused real-time priority"
+  expect_exit $S 0 "a server refused real-time priority"
+  grep -q -- "--realtime: not permitted (it needs CAP_SYS_NICE" "$WORK/refused.err" || fail "the refusal is not said: $(cat "$WORK/refused.err")"
+  json_check "$WORK/refused.json" "d['scheduling']['realtime'] is False and 'CAP_SYS_NICE' in d['scheduling']['realtime_refused']" \
+    "the refused server's summary"
+fi
+echo "PASS: one process hosted 3 relay-mode sessions on one thread: 40 ms with 2 % loss hash-equal, a desync named and resynced in its own session, a player killed and the rest played on; each session's files and lines its own; and 2 simulating sessions, their ticks at real-time priority (or refused, and said)"

@@ -1,6 +1,7 @@
 // The loop every executable runs, and its stop signals (event_loop.hpp).
 #include "lockstep/event_loop.hpp"
 
+#include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -48,7 +49,7 @@ void run_event_loop(int fd, const std::function<Wake(std::int64_t)>& update, con
 }
 
 void run_event_loops(const std::vector<int>& fds, const std::function<Wake(std::size_t, std::int64_t)>& update,
-                     const std::function<bool(std::size_t)>& done) {
+                     const std::function<bool(std::size_t)>& done, Histogram* wake_delay) {
   const int ep = epoll_create1(EPOLL_CLOEXEC);
   if (ep < 0) throw std::runtime_error(std::string("epoll_create1: ") + std::strerror(errno));
   struct Closer {
@@ -102,7 +103,8 @@ void run_event_loops(const std::vector<int>& fds, const std::function<Wake(std::
       next = std::min(next, l.at);
     }
     if (live == 0) break;
-    const std::int64_t wait_ns = std::max<std::int64_t>(0, next - monotonic_ns());
+    const std::int64_t wait_from = monotonic_ns();
+    const std::int64_t wait_ns = std::max<std::int64_t>(0, next - wait_from);
     const timespec timeout{static_cast<time_t>(wait_ns / 1'000'000'000), static_cast<long>(wait_ns % 1'000'000'000)};
     int n = -1;
     if (pwait2) {
@@ -113,8 +115,27 @@ void run_event_loops(const std::vector<int>& fds, const std::function<Wake(std::
       n = epoll_wait(ep, events.data(), static_cast<int>(events.size()),
                      static_cast<int>(std::min<std::int64_t>((wait_ns + 999'999) / 1'000'000, 1'000'000)));
     }
+    // A wait that slept toward a deadline and ended at or past it: how far past.
+    if (wake_delay && next > wait_from && next != std::numeric_limits<std::int64_t>::max()) {
+      const std::int64_t woke = monotonic_ns();
+      if (woke >= next) wake_delay->add_us((woke - next) / 1000);
+    }
     for (int e = 0; e < n; ++e) loops[events[static_cast<std::size_t>(e)].data.u64].readable = true;
   }
+}
+
+bool enter_realtime(std::string* why) {
+  sched_param param{};
+  param.sched_priority = 1;
+  if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0) return true;
+  if (why) *why = errno == EPERM ? "not permitted (it needs CAP_SYS_NICE, or an RLIMIT_RTPRIO of 1 or more: ulimit -r)"
+                                 : std::strerror(errno);
+  return false;
+}
+
+void leave_realtime() {
+  sched_param param{};
+  sched_setscheduler(0, SCHED_OTHER, &param);
 }
 
 }  // namespace lockstep

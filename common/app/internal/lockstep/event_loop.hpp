@@ -6,8 +6,10 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
+#include "lockstep/histogram.hpp"
 #include "lockstep/pacer.hpp"
 
 namespace lockstep {
@@ -37,7 +39,21 @@ void run_event_loop(int fd, const std::function<Wake(std::int64_t)>& update, con
 /// i when its Wake is due or, if it asked, when fds[i] became readable; `done(i)` ends loop i.
 /// Returns when every loop is done. One wait serves them all (epoll, to the nanosecond), so N
 /// sessions cost one wake per distinct deadline, not N processes' wakes and switches. Nothing spins.
+/// With `wake_delay`, each wait that slept toward a deadline and ended at or past it adds how far
+/// past: the time the machine took to wake this thread (its timer and scheduler), apart from the
+/// loops' own work.
 void run_event_loops(const std::vector<int>& fds, const std::function<Wake(std::size_t, std::int64_t)>& update,
-                     const std::function<bool(std::size_t)>& done);
+                     const std::function<bool(std::size_t)>& done, Histogram* wake_delay = nullptr);
+
+/// Real-time priority for the calling thread: SCHED_FIFO at priority 1, above every ordinary
+/// thread, so that a kernel thread or another process on its core cannot hold it past a tick's
+/// deadline for milliseconds (on a kernel that preempts only where the running code allows it,
+/// the woken thread waits for that point; a real-time one is the next to run). Threads and
+/// processes it starts afterwards are ordinary again (SCHED_RESET_ON_FORK); threads started
+/// before keep their own. Needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least 1: false and why
+/// otherwise, and nothing changed. Linux bounds real-time threads to 95 % of a core by default.
+bool enter_realtime(std::string* why);
+/// The calling thread back to ordinary scheduling (SCHED_OTHER) after enter_realtime().
+void leave_realtime();
 
 }  // namespace lockstep
