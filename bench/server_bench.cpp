@@ -75,6 +75,9 @@ struct FleetResult {
   /// players' late inputs; lockstep's servers only, the bare relay's summary has none, 0).
   double worst_own_p99_us = 0;
   double up = 0, down = 0;            ///< wire bytes per client-tick, mean over processes
+  /// A process hosting several sessions (--sessions): how late the machine woke its thread for its
+  /// deadlines (the summaries' scheduling.wake_delay_us), worst and count over 1 ms; -1 if not given.
+  double wake_delay_max_us = -1, wakes_over_1ms = -1;
   std::vector<double> cpu_us_per_tick, p99_us;  ///< each server's, in session order
   std::string error;
 };
@@ -94,7 +97,8 @@ struct Fleet {
 /// machine with other tests, leaves it off.
 Fleet start_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessions, std::uint32_t ticks, bool relay,
                   int up_payload, int down_payload, bool busy_poll, const std::string& token_key = "",
-                  const std::string& game_file = "", int lane = 0, bool odd_ops_ports = false, bool hosted = false) {
+                  const std::string& game_file = "", int lane = 0, bool odd_ops_ports = false, bool hosted = false,
+                  bool realtime = false) {
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const int server_cpu = cpus >= 2 ? 0 : -1, load_cpu = cpus >= 2 ? 1 : -1;
   // Below Linux's ephemeral range (32768 and up), so no client socket can hold a server's port,
@@ -119,6 +123,7 @@ Fleet start_fleet(const fs::path& bin, const fs::path& dir, std::uint32_t sessio
     if (!token_key.empty()) argv.insert(argv.end(), {"--token-key", token_key});
     if (!game_file.empty()) argv.insert(argv.end(), {"--relay", game_file});  // lockstep-server without the simulation
     if (hosted) argv.insert(argv.end(), {"--sessions", std::to_string(sessions)});
+    if (realtime) argv.push_back("--realtime");
     if (odd_ops_ports && s % 2 == 1) argv.insert(argv.end(), {"--metrics-port", port, "--metrics-bind", "127.0.0.1"});  // TCP, the UDP port's number
     f.servers.push_back(spawn(argv, server_cpu, (dir / (f.prefix + "server-" + std::to_string(s) + ".log")).string()));
   }
@@ -156,6 +161,10 @@ FleetResult finish_fleet(const Fleet& f) {
     r.worst_own_p99_us = std::max(r.worst_own_p99_us, json_number(t, "/own_lateness_us/p99"));
     r.cpu_us_per_tick.push_back(json_number(t, "/cpu_us_per_tick"));
     r.p99_us.push_back(p99.back());
+    if (s == 0 && json_number(t, "/scheduling/wake_delay_us/wakes") > 0) {
+      r.wake_delay_max_us = json_number(t, "/scheduling/wake_delay_us/max");
+      r.wakes_over_1ms = json_number(t, "/scheduling/wake_delay_us/over_1ms");
+    }
     r.up += json_number(t, "/wire_bytes_per_client_tick/up") / f.sessions;
     r.down += json_number(t, "/wire_bytes_per_client_tick/down") / f.sessions;
   }
@@ -237,7 +246,7 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
   }
   // The most sessions of 4 players each of the three held with a worst-server p99 lateness of
   // 2 ms or less.
-  std::uint32_t held_ours = 0, held_relay_mode = 0, held_relay_apart = 0, held_bare = 0;
+  std::uint32_t held_ours = 0, held_relay_mode = 0, held_relay_ordinary = 0, held_relay_apart = 0, held_bare = 0;
   // Each count runs ours, ours in relay mode and the bare relay, side by side, `reps` times;
   // medians are reported. A run of 128 sessions takes about 25 s, so at most 3 repetitions when
   // 128 is among the counts; up to 7 for smaller ones (--sessions), the ratio's runs vary by 10 %.
@@ -252,8 +261,10 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
     std::vector<double> cpu, relay_cpu, ratio, worst, mid, relay_worst, rm_cpu, rm_ratio, rm_worst;
     std::vector<double> pair_rm_cpu, pair_bare_cpu, pair_ratio;  // relay mode and the bare relay at once
     std::vector<double> hosted_cpu, hosted_ratio, hosted_worst, hosted_own;  // relay mode hosting all n in one process
+    // The same with --realtime: its sessions' worst and median p99, and how late its thread was woken.
+    std::vector<double> rt_worst, rt_mid, rt_own, rt_wake_max, rt_wakes_late, wake_max, wakes_late;
     int pair_failed = 0;  // paired runs that did not finish (the core saturated)
-    FleetResult ours, relay, relay_mode, hosted;
+    FleetResult ours, relay, relay_mode, hosted, hosted_rt;
     bool ok = true;
     for (int rep = 0; rep < reps; ++rep) {
       std::fprintf(stderr, "lockstep-bench: server row, %u sessions, run %d of %d ...\n", n, rep + 1, reps);
@@ -264,6 +275,9 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
       relay = run_fleet(bin, dir, n, ticks, true, up, down, !opt.quick);
       relay_mode = run_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, "", game_file);
       hosted = finish_fleet(start_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, "", game_file, 0, false, true));
+      // As an operator packing sessions on a core runs it: the ticks' thread at real-time priority,
+      // so that other threads on the core, the kernel's own included, give way when a tick falls due.
+      hosted_rt = finish_fleet(start_fleet(bin, dir, n, ticks, false, 0, 0, !opt.quick, "", game_file, 0, false, true, true));
       // Relay mode's CPU against the bare relay's, both fleets on the server core at once, so
       // that both meet the same neighbours, caches and machine: runs minutes apart on this VM
       // differ by more than the gap being measured. Each fleet has its own load process. Which
@@ -276,9 +290,9 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
         pair[lane] = start_fleet(bin, dir, n, ticks, lane == 1, up, down, !opt.quick, "", lane == 0 ? game_file : "", lane,
                                  false, lane == 0);
       const FleetResult pair_rm = finish_fleet(pair[0]), pair_bare = finish_fleet(pair[1]);
-      if (!ours.ok || !relay.ok || !relay_mode.ok || !hosted.ok) {
+      if (!ours.ok || !relay.ok || !relay_mode.ok || !hosted.ok || !hosted_rt.ok) {
         std::fprintf(stderr, "lockstep-bench: server row at %u sessions: %s\n", n,
-                     (!ours.ok ? ours : !relay.ok ? relay : !relay_mode.ok ? relay_mode : hosted).error.c_str());
+                     (!ours.ok ? ours : !relay.ok ? relay : !relay_mode.ok ? relay_mode : !hosted.ok ? hosted : hosted_rt).error.c_str());
         failed = true;
         ok = false;
         g_section_failed = true;
@@ -308,9 +322,17 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
       hosted_ratio.push_back(relay.cpu_us_per_client_tick > 0 ? hosted.cpu_us_per_client_tick / relay.cpu_us_per_client_tick : 0);
       hosted_worst.push_back(hosted.worst_p99_us);
       hosted_own.push_back(hosted.worst_own_p99_us);
+      rt_worst.push_back(hosted_rt.worst_p99_us);
+      rt_mid.push_back(hosted_rt.median_p99_us);
+      rt_own.push_back(hosted_rt.worst_own_p99_us);
+      rt_wake_max.push_back(hosted_rt.wake_delay_max_us);
+      rt_wakes_late.push_back(hosted_rt.wakes_over_1ms);
+      wake_max.push_back(hosted.wake_delay_max_us);
+      wakes_late.push_back(hosted.wakes_over_1ms);
     }
     if (ok && median(worst) <= 2000) held_ours = n;
-    if (ok && median(hosted_worst) <= 2000) held_relay_mode = n;
+    if (ok && median(rt_worst) <= 2000) held_relay_mode = n;
+    if (ok && median(hosted_worst) <= 2000) held_relay_ordinary = n;
     if (ok && median(rm_worst) <= 2000) held_relay_apart = n;
     if (ok && median(relay_worst) <= 2000) held_bare = n;
     const double rm = median(pair_ratio);
@@ -336,6 +358,18 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
                         fmt("; bytes up/down %.0f/%.0f", hosted.up, hosted.down) +
                         fmt("; the simulating server %.2f us", median(cpu)) +
                         fmt("; medians of %.0f paired runs; ", reps) + machine});
+    // Relay mode hosting the n sessions in one process, at real-time priority and at ordinary, run
+    // apart: the worst session's p99 lateness, and the machine's part in it (how late the kernel
+    // woke the thread for a deadline: its timer, and whatever held the core).
+    rows.push_back({"server", "tick lateness p99, " + std::to_string(n) + " relay-mode sessions in one process, --realtime (worst session)",
+                    median(rt_worst) / 1000.0, "ms", median(hosted_worst) / 1000.0, "ordinary priority",
+                    n == 64 ? "<= 2 ms" : "report", ok && (n != 64 || median(rt_worst) <= 2000),
+                    fmt("median session %.0f us, the worst session's own (after its inputs were in) %.0f us", median(rt_mid),
+                        median(rt_own)) +
+                        fmt("; the thread woken late by the machine: worst %.0f us, %.0f wakes over 1 ms", median(rt_wake_max),
+                            median(rt_wakes_late)) +
+                        fmt("; at ordinary priority: worst %.0f us, %.0f wakes over 1 ms", median(wake_max), median(wakes_late)) +
+                        fmt("; medians of %.0f runs; ", reps) + machine});
     const double r = median(ratio);
     const auto [lo, hi] = std::minmax_element(worst.begin(), worst.end());
     rows.push_back({"server", "server CPU per client-tick, " + std::to_string(n) + " sessions (" + std::to_string(4 * n) +
@@ -359,12 +393,13 @@ void run_server(const Options& opt, std::vector<Row>& rows) {
     return n == 0 ? -1 : static_cast<long>(std::find(counts.begin(), counts.end(), n) - counts.begin());
   };
   const bool tried_64 = std::find(counts.begin(), counts.end(), 64u) != counts.end();
-  rows.push_back({"server", "sessions of 4 per core at p99 <= 2 ms, relay mode in one process (of the counts tried)",
+  rows.push_back({"server", "sessions of 4 per core at p99 <= 2 ms, relay mode in one process, --realtime (of the counts tried)",
                   static_cast<double>(held_relay_mode), "sessions", static_cast<double>(held_bare), "bare ENet relay",
                   tried_64 ? ">= 64" : "within one step",
                   !failed && step_of(held_relay_mode) >= 0 &&
                       (tried_64 ? held_relay_mode >= 64 : step_of(held_bare) - step_of(held_relay_mode) <= 1),
-                  fmt("the simulating server %.0f sessions (a process a session)", held_ours) +
+                  fmt("at ordinary priority %.0f", held_relay_ordinary) +
+                      fmt("; the simulating server %.0f sessions (a process a session)", held_ours) +
                       fmt("; relay mode a process a session %.0f; counts tried: ", held_relay_apart) + [&] {
                     std::string c;
                     for (std::uint32_t n : counts) c += (c.empty() ? "" : ", ") + std::to_string(n);
