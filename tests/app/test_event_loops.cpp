@@ -136,3 +136,24 @@ TEST_CASE("enter_realtime puts the calling thread alone at SCHED_FIFO, or says w
     CHECK(sched_getscheduler(0) == SCHED_OTHER);
   }
 }
+
+TEST_CASE("run_event_loops runs the loops due in a wake earliest deadline first, not in their order") {
+  Pipe a, b;
+  const std::int64_t start = monotonic_ns();
+  std::vector<std::size_t> order;
+  run_event_loops(
+      {a.fd[0], b.fd[0]},
+      [&](std::size_t i, std::int64_t) {
+        order.push_back(i);
+        if (order.size() > 2) return Wake{start + 100 * kMs, false};
+        if (i == 0) return Wake{start + 5 * kMs, false};
+        // Loop 1's first run overruns both deadlines: the next pass finds both due, and loop 1's,
+        // the earlier, has waited longer.
+        while (monotonic_ns() < start + 6 * kMs) {
+        }
+        return Wake{start + 4 * kMs, false};
+      },
+      [&](std::size_t) { return order.size() >= 3; });
+  // Loop 1 ends after its second run, loop 0 after its.
+  CHECK(order == std::vector<std::size_t>{0, 1, 1, 0});
+}

@@ -74,34 +74,42 @@ void run_event_loops(const std::vector<int>& fds, const std::function<Wake(std::
   }
   std::vector<epoll_event> events(std::max<std::size_t>(fds.size(), 1));
   bool pwait2 = true;
+  // The loops to run in a wake, earliest deadline first: after a late wake that finds several
+  // groups' ticks due, the tick that has waited longest runs first.
+  std::vector<std::pair<std::int64_t, std::size_t>> due;
+  due.reserve(fds.size());
   while (live > 0) {
     const std::int64_t now = monotonic_ns();
-    std::int64_t next = std::numeric_limits<std::int64_t>::max();
+    due.clear();
     for (std::size_t i = 0; i < loops.size(); ++i) {
-      Loop& l = loops[i];
-      if (!l.live) continue;
-      if (l.at <= now || l.readable) {
-        const Wake w = update(i, monotonic_ns());  // its own time: the loops before it took some
-        l.at = w.at;
-        l.readable = false;
-        if (done(i)) {
-          l.live = false;
-          --live;
-          if (l.watching) epoll_ctl(ep, EPOLL_CTL_DEL, fds[i], nullptr);
-          continue;
-        }
-        // A loop that reads its socket at its deadline is not woken by it: level-triggered, an
-        // unread socket would wake this thread again at once. Its fd leaves the set (masking
-        // would not do: an error condition is reported even with no events asked).
-        if (w.on_readable != l.watching && fds[i] >= 0) {
-          epoll_event ev{};
-          ev.events = EPOLLIN;
-          ev.data.u64 = i;
-          if (epoll_ctl(ep, w.on_readable ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fds[i], &ev) == 0) l.watching = w.on_readable;
-        }
-      }
-      next = std::min(next, l.at);
+      const Loop& l = loops[i];
+      if (l.live && (l.at <= now || l.readable)) due.emplace_back(std::min(l.at, now), i);
     }
+    std::sort(due.begin(), due.end());
+    for (const auto& [at, i] : due) {
+      Loop& l = loops[i];
+      const Wake w = update(i, monotonic_ns());  // its own time: the loops before it took some
+      l.at = w.at;
+      l.readable = false;
+      if (done(i)) {
+        l.live = false;
+        --live;
+        if (l.watching) epoll_ctl(ep, EPOLL_CTL_DEL, fds[i], nullptr);
+        continue;
+      }
+      // A loop that reads its socket at its deadline is not woken by it: level-triggered, an
+      // unread socket would wake this thread again at once. Its fd leaves the set (masking
+      // would not do: an error condition is reported even with no events asked).
+      if (w.on_readable != l.watching && fds[i] >= 0) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = i;
+        if (epoll_ctl(ep, w.on_readable ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fds[i], &ev) == 0) l.watching = w.on_readable;
+      }
+    }
+    std::int64_t next = std::numeric_limits<std::int64_t>::max();
+    for (const Loop& l : loops)
+      if (l.live) next = std::min(next, l.at);
     if (live == 0) break;
     const std::int64_t wait_from = monotonic_ns();
     const std::int64_t wait_ns = std::max<std::int64_t>(0, next - wait_from);

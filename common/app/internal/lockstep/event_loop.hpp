@@ -39,6 +39,7 @@ void run_event_loop(int fd, const std::function<Wake(std::int64_t)>& update, con
 /// i when its Wake is due or, if it asked, when fds[i] became readable; `done(i)` ends loop i.
 /// Returns when every loop is done. One wait serves them all (epoll, to the nanosecond), so N
 /// sessions cost one wake per distinct deadline, not N processes' wakes and switches. Nothing spins.
+/// The loops due in a wake run earliest deadline first (a readable one as if due then).
 /// With `wake_delay`, each wait that slept toward a deadline and ended at or past it adds how far
 /// past: the time the machine took to wake this thread (its timer and scheduler), apart from the
 /// loops' own work.
